@@ -22,6 +22,14 @@ public final class ReadRouter {
      * @param bound  the namespace's coverage bound, null when unknown (treated as nothing covered)
      */
     public static ReadRoute route(BsonDocument filter, CollectionPolicy policy, CoverageBound bound) {
+        return route(filter, policy, bound, null);
+    }
+
+    /**
+     * As {@link #route(BsonDocument, CollectionPolicy, CoverageBound)}, for a read with an explicit
+     * {@code collation}: a string {@code _id} under a non-simple collation is not a point read.
+     */
+    public static ReadRoute route(BsonDocument filter, CollectionPolicy policy, CoverageBound bound, BsonDocument collation) {
         if (policy == null) {
             return new ReadRoute.Archive(Reason.UNTIERED_NAMESPACE);
         }
@@ -30,7 +38,7 @@ public final class ReadRouter {
         if (proven.isPresent() && coverage.covers(proven.get())) {
             return new ReadRoute.FastTier(Reason.AGE_BOUND_COVERED);
         }
-        Optional<BsonValue> pointId = AgeProof.pureIdEquality(filter);
+        Optional<BsonValue> pointId = AgeProof.pureIdEquality(filter).filter(id -> Collations.pinsOneValue(id, collation));
         if (pointId.isPresent()) {
             return new ReadRoute.PointReadFastFirst(pointId.get(), Reason.POINT_READ_BY_ID);
         }

@@ -140,4 +140,19 @@ class ReadRouterTest {
         BsonDocument parsed = doc(filter);
         assertThat(ReadRouter.route(parsed, policy, bound)).isEqualTo(expected);
     }
+
+    static Stream<Arguments> collations() {
+        return Stream.of(
+                arguments("stringIdUnderCaseInsensitiveCollationIsNotAPointRead", "{_id: 'o1'}", "{locale: 'en', strength: 2}", archive(Reason.NO_AGE_BOUND)),
+                arguments("embeddedStringIdUnderCaseInsensitiveCollationIsNotAPointRead", "{_id: {k: 'o1'}}", "{locale: 'fr', strength: 1}", archive(Reason.NO_AGE_BOUND)),
+                arguments("numericIdUnderAnyCollationIsAPointRead", "{_id: 7}", "{locale: 'en', strength: 2}", point(new BsonInt32(7))),
+                arguments("stringIdUnderSimpleCollationIsAPointRead", "{_id: 'o1'}", "{locale: 'simple'}", point(new BsonString("o1"))),
+                arguments("collationNeverChangesADateProof", "{createdAt: {$gte: " + date(AFTER) + "}}", "{locale: 'en', strength: 1}", fast()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("collations")
+    void routesWithCollation(String name, String filter, String collation, ReadRoute expected) {
+        assertThat(ReadRouter.route(doc(filter), ORDERS, BOUND, doc(collation))).isEqualTo(expected);
+    }
 }
