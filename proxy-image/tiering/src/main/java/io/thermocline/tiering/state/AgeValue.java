@@ -78,8 +78,9 @@ public record AgeValue(Instant instant, Encoding encoding) implements Comparable
 
     /**
      * The age of one value of the age field. An array is aged by its latest element, matching how a
-     * {@code $gte} filter matches an array when any element matches; nested arrays are not looked into,
-     * like MongoDB's comparisons. Empty for null, missing, NaN and every unreadable value.
+     * {@code $gte} filter matches an array when any element matches (elements in an order-preserving
+     * encoding first, strings only when there is no other); nested arrays are not looked into, like
+     * MongoDB's comparisons. Empty for null, missing, NaN and every unreadable value.
      */
     public static Optional<AgeValue> of(CollectionPolicy policy, BsonValue value) {
         Objects.requireNonNull(policy, "policy");
@@ -159,11 +160,22 @@ public record AgeValue(Instant instant, Encoding encoding) implements Comparable
                 continue;
             }
             AgeValue age = scalar(policy, element).orElse(null);
-            if (age != null && (best == null || age.compareTo(best) > 0)) {
+            if (age != null && (best == null || ranksAbove(age, best))) {
                 best = age;
             }
         }
         return Optional.ofNullable(best);
+    }
+
+    /**
+     * Order-preserving ages outrank string ages, so an array's age is covered exactly when
+     * {@link #atOrAfter} selects it; among equals in that respect, the later instant wins.
+     */
+    private static boolean ranksAbove(AgeValue candidate, AgeValue best) {
+        if (candidate.orderMatchesTime() != best.orderMatchesTime()) {
+            return candidate.orderMatchesTime();
+        }
+        return candidate.compareTo(best) > 0;
     }
 
     private static Optional<AgeValue> scalar(CollectionPolicy policy, BsonValue value) {

@@ -53,7 +53,11 @@ class AgeValueTest {
                 arguments("bareIsoDateIsMidnightUtc", BY_DATE, new BsonString("2026-03-01"), Instant.parse("2026-03-01T00:00:00Z"), AgeValue.Encoding.ISO_STRING),
                 arguments("objectIdUnderIdPolicyIsItsCreationSecond", BY_ID, new BsonObjectId(oid), T, AgeValue.Encoding.OBJECT_ID),
                 arguments("objectIdTimestampIsUnsignedPast2038", BY_ID, new BsonObjectId(after2038), Instant.ofEpochSecond(0x9000_0000L), AgeValue.Encoding.OBJECT_ID),
-                arguments("arrayIsAgedByItsLatestElement", BY_DATE, new BsonArray(List.of(new BsonDateTime(0), new BsonDateTime(T.toEpochMilli()), new BsonString("x"))), T, AgeValue.Encoding.DATE));
+                arguments("arrayIsAgedByItsLatestElement", BY_DATE, new BsonArray(List.of(new BsonDateTime(0), new BsonDateTime(T.toEpochMilli()), new BsonString("x"))), T, AgeValue.Encoding.DATE),
+                arguments("arrayPrefersOrderPreservingElementsOverLaterStrings", BY_DATE,
+                        new BsonArray(List.of(new BsonDateTime(T.toEpochMilli()), new BsonString("2030-01-01T00:00:00Z"))), T, AgeValue.Encoding.DATE),
+                arguments("arrayOfOnlyStringsIsAgedByItsLatestString", BY_DATE,
+                        new BsonArray(List.of(new BsonString("2020-01-01"), new BsonString("2026-03-01T10:00:00Z"))), T, AgeValue.Encoding.ISO_STRING));
     }
 
     @ParameterizedTest(name = "{0}")
