@@ -107,13 +107,19 @@ public final class CommandClassifier {
         if (pipeline == null || !pipeline.isArray()) {
             return new CommandClass.PassThrough("aggregate", Reason.MALFORMED_COMMAND);
         }
+        CommandClass.Aggregate aggregate;
         if (target.isString() && !target.asString().getValue().isEmpty()) {
-            return new CommandClass.Aggregate(db, target.asString().getValue(), pipeline.asArray());
+            aggregate = new CommandClass.Aggregate(db, target.asString().getValue(), pipeline.asArray());
+        } else if (target.isNumber() && target.asNumber().intValue() == 1) {
+            aggregate = new CommandClass.Aggregate(db, null, pipeline.asArray());
+        } else {
+            return new CommandClass.PassThrough("aggregate", Reason.MALFORMED_COMMAND);
         }
-        if (target.isNumber() && target.asNumber().intValue() == 1) {
-            return new CommandClass.Aggregate(db, null, pipeline.asArray());
-        }
-        return new CommandClass.PassThrough("aggregate", Reason.MALFORMED_COMMAND);
+        // The legacy {aggregate, explain: true} form is an explain, answered like {explain: {aggregate}}.
+        BsonValue explain = command.get("explain");
+        return explain != null && explain.isBoolean() && explain.asBoolean().getValue()
+                ? new CommandClass.Explain(aggregate, command, "queryPlanner")
+                : aggregate;
     }
 
     private static CommandClass write(String name, CommandClass.WriteKind kind, BsonValue collection, String db, BsonValue statements,

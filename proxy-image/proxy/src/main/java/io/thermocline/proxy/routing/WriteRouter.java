@@ -71,25 +71,29 @@ public final class WriteRouter {
 
     private static WriteRoute route(BsonDocument q, BsonDocument sort, boolean multi, boolean upsert, Optional<BsonValue> createdId,
                                     BsonDocument collation, CollectionPolicy policy, CoverageBound bound) {
-        Optional<BsonValue> idEquality = AgeProof.idEquality(q).filter(id -> Collations.pinsOneValue(id, collation));
+        Optional<BsonValue> idEquality = AgeProof.idEquality(q);
+        // Under a non-simple collation a string _id equality may match several documents: not a point write,
+        // but still the _id an upsert would give the document it creates.
+        Optional<BsonValue> pinnedId = idEquality.filter(id -> Collations.pinsOneValue(id, collation));
+        Optional<BsonValue> newId = idEquality.isPresent() ? idEquality : createdId;
         Optional<Instant> proven = AgeProof.lowerBound(q, policy);
         boolean hot = proven.isPresent() && coverage(bound).covers(proven.get());
-        if (upsert && idEquality.isPresent()) {
+        if (upsert && pinnedId.isPresent()) {
             // The upsert may create this _id: an archived copy must be promoted first or we would duplicate it.
-            return new WriteRoute.PointWrite(idEquality.get(), Reason.UPSERT_WITH_EXPLICIT_ID);
+            return new WriteRoute.PointWrite(pinnedId.get(), Reason.UPSERT_WITH_EXPLICIT_ID);
         }
         if (hot) {
-            return upsert && createdId.isPresent()
-                    ? new WriteRoute.PointWrite(createdId.get(), Reason.UPSERT_WITH_EXPLICIT_ID)
+            return upsert && newId.isPresent()
+                    ? new WriteRoute.PointWrite(newId.get(), Reason.UPSERT_WITH_EXPLICIT_ID)
                     : new WriteRoute.FastTier(Reason.PROVABLY_HOT_WRITE);
         }
-        if (idEquality.isPresent()) {
-            return new WriteRoute.PointWrite(idEquality.get(), Reason.POINT_WRITE_BY_ID);
+        if (pinnedId.isPresent()) {
+            return new WriteRoute.PointWrite(pinnedId.get(), Reason.POINT_WRITE_BY_ID);
         }
         if (!multi) {
-            return new WriteRoute.ResolveOneThenPointWrite(q, sort, upsert, upsert ? createdId : Optional.empty(), Reason.SINGLE_WRITE_NOT_PROVABLY_HOT);
+            return new WriteRoute.ResolveOneThenPointWrite(q, sort, upsert, upsert ? newId : Optional.empty(), Reason.SINGLE_WRITE_NOT_PROVABLY_HOT);
         }
-        return new WriteRoute.BothTiers(upsert, upsert ? createdId : Optional.empty(), Reason.MULTI_WRITE_NOT_PROVABLY_HOT);
+        return new WriteRoute.BothTiers(upsert, upsert ? newId : Optional.empty(), Reason.MULTI_WRITE_NOT_PROVABLY_HOT);
     }
 
     /**

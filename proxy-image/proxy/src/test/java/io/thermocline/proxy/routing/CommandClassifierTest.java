@@ -56,6 +56,8 @@ class CommandClassifierTest {
                         new CommandClass.Aggregate("shop", "customers", array("[{$out: 'orders'}]"))),
                 c("aggregateOnDatabaseHasNoCollection", "{aggregate: 1, pipeline: [{$documents: []}], cursor: {}}",
                         new CommandClass.Aggregate("shop", null, array("[{$documents: []}]"))),
+                c("aggregateWithExplainFlagIsAnExplain", "{aggregate: 'orders', pipeline: [], explain: true}",
+                        new CommandClass.Explain(new CommandClass.Aggregate("shop", "orders", new BsonArray()), doc("{aggregate: 'orders', pipeline: [], explain: true}"), "queryPlanner")),
                 c("aggregateWithoutPipelineIsMalformed", "{aggregate: 'orders', cursor: {}}", pass("aggregate", Reason.MALFORMED_COMMAND)));
     }
 
