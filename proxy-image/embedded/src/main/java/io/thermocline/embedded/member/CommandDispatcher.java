@@ -45,6 +45,8 @@ final class CommandDispatcher {
     private static final Set<String> READS = Set.of("find", "aggregate", "count", "distinct", "listcollections",
         "listindexes", "dbstats", "collstats", "mapreduce");
     private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
+    /** Errors after which drivers re-check the server; they carry the member's topologyVersion. */
+    private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
     private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
     private static final Duration TXN_LOCK_WAIT = Duration.ofMillis(500);
@@ -84,7 +86,7 @@ final class CommandDispatcher {
             gossip(command);
             Optional<FailPoints.FailCommand> fail = failPoints.trigger(name);
             if (fail.isPresent()) {
-                Result failed = applyFailPoint(fail.get(), channel);
+                Result failed = applyFailPoint(fail.get(), channel, name, command);
                 if (failed != null) {
                     return decorate(failed);
                 }
@@ -98,13 +100,16 @@ final class CommandDispatcher {
             if (!labels.isEmpty()) {
                 error.append("errorLabels", labels);
             }
+            if (STATE_CHANGE_CODES.contains(e.code())) {
+                error.append("topologyVersion", HelloReply.topologyVersion(self));
+            }
             return decorate(new Result(error, coordinator.operationTime(self)));
         } catch (RuntimeException e) {
             return decorate(new Result(MemberStore.errorReply(1, "InternalError", name + " failed: " + e), coordinator.operationTime(self)));
         }
     }
 
-    private Result applyFailPoint(FailPoints.FailCommand fail, Channel channel) {
+    private Result applyFailPoint(FailPoints.FailCommand fail, Channel channel, String name, BsonDocument command) {
         if (fail.blockMillis() > 0) {
             long until = System.currentTimeMillis() + fail.blockMillis();
             coordinator.topology().await(() -> !channel.isActive() || System.currentTimeMillis() >= until,
@@ -118,8 +123,9 @@ final class CommandDispatcher {
         }
         if (fail.errorCode() != 0) {
             BsonDocument error = MemberStore.errorReply(fail.errorCode(), "FailPoint", "Failing command via 'failCommand' failpoint");
-            if (!fail.errorLabels().isEmpty()) {
-                error.append("errorLabels", fail.errorLabels());
+            BsonArray labels = fail.errorLabels().isEmpty() ? labels(fail.errorCode(), name, command) : fail.errorLabels();
+            if (!labels.isEmpty()) {
+                error.append("errorLabels", labels);
             }
             return new Result(error, coordinator.operationTime(self));
         }
