@@ -3,6 +3,7 @@ package io.thermocline.proxy.routing;
 import static io.thermocline.proxy.routing.RoutingFixtures.AUDIT;
 import static io.thermocline.proxy.routing.RoutingFixtures.BOUND;
 import static io.thermocline.proxy.routing.RoutingFixtures.C;
+import static io.thermocline.proxy.routing.RoutingFixtures.EVENTS;
 import static io.thermocline.proxy.routing.RoutingFixtures.ORDERS;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,8 +17,10 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.tiering.state.AgeValue;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -34,6 +37,7 @@ import org.bson.BsonNull;
 import org.bson.BsonObjectId;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.bson.types.ObjectId;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -74,16 +78,18 @@ class RoutingSoundnessTest {
         long seed = Long.getLong("routing.seed", System.nanoTime());
         Random random = new Random(seed);
         MongoCollection<BsonDocument> all = db.getCollection("all_" + Long.toHexString(seed), BsonDocument.class);
+        List<BsonDocument> documents = new ArrayList<>();
         for (int i = 0; i < DOCUMENTS; i++) {
-            all.insertOne(randomDocument(i, random));
+            documents.add(randomDocument(i, random));
         }
+        all.insertMany(documents);
         int fastRouted = 0;
         for (CollectionPolicy policy : List.of(ORDERS, AUDIT)) {
             MongoCollection<BsonDocument> fast = db.getCollection("fast_" + policy.collection() + "_" + Long.toHexString(seed), BsonDocument.class);
             fast.insertMany(all.find(AgeValue.atOrAfter(policy, C)).into(new ArrayList<>()));
             assertCoverageFilterAgreesWithAgeValue(all, fast, policy, seed);
             for (int f = 0; f < FILTERS; f++) {
-                BsonDocument filter = randomFilter(policy.ageField(), random, 0);
+                BsonDocument filter = randomFilter(policy.ageField(), 0, random, 0);
                 if (!(ReadRouter.route(filter, policy, BOUND) instanceof ReadRoute.FastTier)) {
                     continue;
                 }
@@ -103,6 +109,53 @@ class RoutingSoundnessTest {
         }
         // The check is only meaningful if many random filters were actually routed to the fast tier.
         assertThat(fastRouted).as("filters routed to the fast tier, seed %d", seed).isGreaterThan(100);
+    }
+
+    @Test
+    void idPolicyFastTierAnswerEqualsFullAnswerWheneverRouterSaysFastTier() {
+        long seed = Long.getLong("routing.seed", System.nanoTime());
+        Random random = new Random(seed);
+        MongoCollection<BsonDocument> all = db.getCollection("ids_" + Long.toHexString(seed), BsonDocument.class);
+        List<BsonDocument> documents = new ArrayList<>();
+        for (int i = 0; i < DOCUMENTS; i++) {
+            BsonValue id = switch (random.nextInt(6)) {
+                case 0 -> new BsonString("k" + i);
+                case 1 -> new BsonInt64(C.toEpochMilli() + i);
+                case 2 -> new BsonDateTime(C.toEpochMilli() - 50 * DAY + 1000L * i);
+                default -> new BsonObjectId(objectIdNearBound(random));
+            };
+            documents.add(new BsonDocument("_id", id).append("s", new BsonInt32(random.nextInt(4))));
+        }
+        all.insertMany(documents);
+        MongoCollection<BsonDocument> fast = db.getCollection("fast_ids_" + Long.toHexString(seed), BsonDocument.class);
+        fast.insertMany(all.find(AgeValue.atOrAfter(EVENTS, C)).into(new ArrayList<>()));
+        assertCoverageFilterAgreesWithAgeValue(all, fast, EVENTS, seed);
+        int fastRouted = 0;
+        for (int f = 0; f < FILTERS; f++) {
+            BsonDocument filter = randomFilter("_id", 4, random, 0);
+            if (!(ReadRouter.route(filter, EVENTS, BOUND) instanceof ReadRoute.FastTier)) {
+                continue;
+            }
+            Set<BsonValue> expected;
+            try {
+                expected = ids(all, filter);
+            } catch (MongoException unsupportedByTestServer) {
+                continue;
+            }
+            fastRouted++;
+            Set<BsonValue> actual = ids(fast, filter);
+            assertThat(actual)
+                    .as("seed %d (rerun with -Drouting.seed=%d), _id policy, filter %s, documents only in the full answer: %s",
+                            seed, seed, filter.toJson(), missing(all, expected, actual))
+                    .isEqualTo(expected);
+        }
+        assertThat(fastRouted).as("filters routed to the fast tier, seed %d", seed).isGreaterThan(50);
+    }
+
+    private static ObjectId objectIdNearBound(Random random) {
+        byte[] rest = new byte[8];
+        random.nextBytes(rest);
+        return new ObjectId(ByteBuffer.allocate(12).putInt((int) nearBound(random).getEpochSecond()).put(rest).array());
     }
 
     private static void assertCoverageFilterAgreesWithAgeValue(MongoCollection<BsonDocument> all, MongoCollection<BsonDocument> fast,
@@ -181,13 +234,17 @@ class RoutingSoundnessTest {
             case 0 -> new BsonDateTime(t.toEpochMilli());
             case 1 -> new BsonInt64(t.toEpochMilli());
             case 2 -> new BsonDouble(t.toEpochMilli() + 0.5);
-            case 3 -> new BsonString(random.nextBoolean() ? t.toString() : t.atOffset(java.time.ZoneOffset.ofHours(9)).toString());
-            case 4 -> new BsonObjectId(AgeValue.smallestObjectIdOfSecond(t.getEpochSecond()));
+            case 3 -> new BsonString(random.nextBoolean() ? t.toString() : t.atOffset(ZoneOffset.ofHours(9)).toString());
+            case 4 -> new BsonObjectId(random.nextBoolean() ? AgeValue.smallestObjectIdOfSecond(t.getEpochSecond()) : objectIdNearBound(random));
             default -> new BsonInt32(random.nextInt(1000));
         };
     }
 
-    private static BsonValue operand(Random random) {
+    private static BsonValue operand(int preferred, Random random) {
+        // Half of the operands use the encoding the policy reads, so many filters prove something.
+        if (random.nextBoolean()) {
+            return scalar(random, preferred);
+        }
         return switch (random.nextInt(10)) {
             case 0 -> BsonNull.VALUE;
             case 1 -> new BsonArray(List.of(scalar(random, 0)));
@@ -195,45 +252,45 @@ class RoutingSoundnessTest {
         };
     }
 
-    private static BsonDocument randomFilter(String ageField, Random random, int depth) {
+    private static BsonDocument randomFilter(String ageField, int preferred, Random random, int depth) {
         int choice = random.nextInt(depth >= 2 ? 3 : 8);
         return switch (choice) {
-            case 0, 1 -> ageLeaf(ageField, random);
+            case 0, 1 -> ageLeaf(ageField, preferred, random);
             case 2 -> new BsonDocument("s", new BsonDocument(random.nextBoolean() ? "$gte" : "$lt", new BsonInt32(random.nextInt(4))));
-            case 3 -> new BsonDocument("$and", branches(ageField, random, depth));
-            case 4 -> new BsonDocument("$or", branches(ageField, random, depth));
-            case 5 -> new BsonDocument("$nor", branches(ageField, random, depth));
-            case 6 -> ageLeaf(ageField, random).append("s", new BsonInt32(random.nextInt(4)));
+            case 3 -> new BsonDocument("$and", branches(ageField, preferred, random, depth));
+            case 4 -> new BsonDocument("$or", branches(ageField, preferred, random, depth));
+            case 5 -> new BsonDocument("$nor", branches(ageField, preferred, random, depth));
+            case 6 -> ageLeaf(ageField, preferred, random).append("s", new BsonInt32(random.nextInt(4)));
             default -> new BsonDocument("$expr", new BsonDocument("$gte",
                     new BsonArray(List.of(new BsonString("$" + ageField), scalar(random, 0)))));
         };
     }
 
-    private static BsonArray branches(String ageField, Random random, int depth) {
+    private static BsonArray branches(String ageField, int preferred, Random random, int depth) {
         BsonArray out = new BsonArray();
         int n = 1 + random.nextInt(3);
         for (int i = 0; i < n; i++) {
-            out.add(randomFilter(ageField, random, depth + 1));
+            out.add(randomFilter(ageField, preferred, random, depth + 1));
         }
         return out;
     }
 
-    private static BsonDocument ageLeaf(String ageField, Random random) {
-        BsonValue v = operand(random);
+    private static BsonDocument ageLeaf(String ageField, int preferred, Random random) {
+        BsonValue v = operand(preferred, random);
         BsonValue condition = switch (random.nextInt(14)) {
             case 0, 1 -> new BsonDocument("$gte", v);
             case 2 -> new BsonDocument("$gt", v);
             case 3 -> v;
             case 4 -> new BsonDocument("$eq", v);
             case 5 -> new BsonDocument("$lt", v);
-            case 6 -> new BsonDocument("$gte", v).append("$lt", operand(random));
-            case 7 -> new BsonDocument("$in", new BsonArray(List.of(v, operand(random))));
+            case 6 -> new BsonDocument("$gte", v).append("$lt", operand(preferred, random));
+            case 7 -> new BsonDocument("$in", new BsonArray(List.of(v, operand(preferred, random))));
             case 8 -> new BsonDocument("$ne", v);
             case 9 -> new BsonDocument("$not", new BsonDocument("$lt", v));
             case 10 -> new BsonDocument("$exists", BsonBoolean.TRUE);
             case 11 -> new BsonDocument("$elemMatch", new BsonDocument("$gte", v));
             case 12 -> new BsonDocument("$nin", new BsonArray(List.of(v)));
-            default -> new BsonDocument("$gte", v).append("$lte", operand(random));
+            default -> new BsonDocument("$gte", v).append("$lte", operand(preferred, random));
         };
         return new BsonDocument(ageField, condition);
     }
