@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.bson.BsonDocument;
 
 /**
  * What routing needs to know about namespaces ({@code db.coll}): which are tiered, with which
@@ -56,7 +57,7 @@ public record RoutingTable(Map<String, CollectionPolicy> policies, TieringState 
     }
 
     /** Routes a filtered read on {@code namespace} with the namespace's policy and bound. */
-    public ReadRoute routeRead(String namespace, org.bson.BsonDocument filter) {
+    public ReadRoute routeRead(String namespace, BsonDocument filter) {
         return ReadRouter.route(filter, policies.get(namespace), coverage(namespace));
     }
 }

@@ -17,11 +17,13 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.tiering.state.CoverageBound;
+import io.thermocline.tiering.state.TieringState;
 import java.util.stream.Stream;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -154,5 +156,23 @@ class ReadRouterTest {
     @MethodSource("collations")
     void routesWithCollation(String name, String filter, String collation, ReadRoute expected) {
         assertThat(ReadRouter.route(doc(filter), ORDERS, BOUND, doc(collation))).isEqualTo(expected);
+    }
+
+    @Test
+    void routingTableRoutesWithEachNamespacesPolicyAndBound() {
+        BsonDocument hot = doc("{createdAt: {$gte: " + date(AFTER) + "}}");
+        assertThat(RoutingFixtures.TABLE.routeRead("shop.orders", hot)).isEqualTo(fast());
+        assertThat(RoutingFixtures.TABLE.routeRead("shop.customers", hot)).isEqualTo(archive(Reason.UNTIERED_NAMESPACE));
+        assertThat(RoutingFixtures.TABLE.routeRead("ops.metrics", doc("{at: {$gte: " + date(AFTER) + "}}"))).isEqualTo(archive(Reason.NOTHING_COVERED));
+        assertThat(RoutingFixtures.TABLE.withState(TieringState.initial()).routeRead("shop.orders", hot))
+                .isEqualTo(archive(Reason.NOTHING_COVERED));
+    }
+
+    @Test
+    void routingTableKnowsWhichDatabasesHoldTieredCollections() {
+        assertThat(RoutingFixtures.TABLE.hasTieredCollectionIn("shop")).isTrue();
+        assertThat(RoutingFixtures.TABLE.hasTieredCollectionIn("crm")).isFalse();
+        assertThat(RoutingFixtures.TABLE.hasTieredCollectionIn(null)).isTrue();
+        assertThat(RoutingTable.passThrough().hasTieredCollectionIn(null)).isFalse();
     }
 }
