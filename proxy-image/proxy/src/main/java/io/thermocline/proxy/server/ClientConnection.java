@@ -124,7 +124,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
         handled.whenComplete((v, e) -> {
             if (e != null) {
-                LOG.warn("event=request_failed connection={} error=\"{}\"", id, e);
+                if (channel.isActive()) {
+                    LOG.warn("event=request_failed connection={} error=\"{}\"", id, e.toString());
+                }
                 channel.close();
             }
             channel.eventLoop().execute(this::processNext);

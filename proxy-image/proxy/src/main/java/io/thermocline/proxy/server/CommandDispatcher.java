@@ -538,6 +538,11 @@ final class CommandDispatcher {
     private CompletableFuture<Void> unavailable(ClientConnection client, OpMsg msg, Compressor compressor, String name,
                                                 long start, CommandTraits traits, Throwable error) {
         Throwable cause = unwrap(error);
+        if (!client.isOpen() || cause instanceof java.nio.channels.ClosedChannelException) {
+            // The client went away while its request was in flight: nobody to answer.
+            metrics.commandFinished(name, "client_gone", System.nanoTime() - start);
+            return CompletableFuture.completedFuture(null);
+        }
         BsonDocument reply;
         if (cause instanceof BackendUnavailableException b) {
             reply = ErrorReplies.backendUnavailable(b.getMessage(), traits, b.requestSent());
