@@ -142,9 +142,7 @@ public final class Evictor implements AutoCloseable {
         this.ownWrites = new OwnWrites(fast, store, "evictor/" + options.instanceId());
         this.fences = new Fences(store);
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
-        this.documents = Counter.builder().name("thermocline_evictor_documents_total")
-                .help("Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)")
-                .labelNames("namespace", "outcome").register(options.registry());
+        this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "evictor", "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
         this.loop = new WorkerLoop("evictor", () -> {
             runPass();
             return config.interval();

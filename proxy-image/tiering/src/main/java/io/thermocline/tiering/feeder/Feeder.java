@@ -101,9 +101,9 @@ public final class Feeder implements AutoCloseable {
     private final FeederMetrics metrics;
     private final WorkerLoop loop;
 
-    private EventQueue stream;
+    private volatile EventQueue stream;
     private OwnTransactions own;
-    private FeederCheckpoint checkpoint;
+    private volatile FeederCheckpoint checkpoint;
     private long leaseValidUntilNanos;
     private long lastProbeNanos;
     private BsonTimestamp outstandingProbe;
@@ -136,7 +136,7 @@ public final class Feeder implements AutoCloseable {
         Set<String> namespaces = new LinkedHashSet<>();
         policies.forEach(p -> namespaces.add(p.namespace()));
         this.planner = new BatchPlanner(namespaces, config.coalesce());
-        this.metrics = new FeederMetrics(options.registry());
+        this.metrics = FeederMetrics.in(options.registry());
         this.loop = new WorkerLoop("feeder", this::step, options.errorBackoff());
     }
 
@@ -151,6 +151,23 @@ public final class Feeder implements AutoCloseable {
 
     public Throwable crash() {
         return loop.crash();
+    }
+
+    /**
+     * Waits until this feeder holds the lease and has checkpointed a position in the change stream.
+     * Writes made on the fast tier before the very first feeder start are not mirrored, so the
+     * embedded default and deployments start the feeder, wait for this, then accept user writes.
+     */
+    public boolean awaitStreaming(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline && loop.running()) {
+            FeederCheckpoint current = checkpoint;
+            if (current != null && current.resumeToken() != null && stream != null) {
+                return true;
+            }
+            Thread.sleep(10);
+        }
+        return false;
     }
 
     /** The checkpoint as this feeder last wrote it (null before its first). */

@@ -14,7 +14,14 @@ public final class FeederMetrics {
     final Counter archiveWrites;
     final Counter batches;
 
-    public FeederMetrics(PrometheusRegistry registry) {
+    private static final java.util.Map<PrometheusRegistry, FeederMetrics> BY_REGISTRY = new java.util.WeakHashMap<>();
+
+    /** One set per registry: a feeder restarted in the same process reuses it. */
+    public static synchronized FeederMetrics in(PrometheusRegistry registry) {
+        return BY_REGISTRY.computeIfAbsent(registry, FeederMetrics::new);
+    }
+
+    private FeederMetrics(PrometheusRegistry registry) {
         lagSeconds = Gauge.builder().name("thermocline_feeder_lag_seconds")
                 .help("Age of the oldest fast-tier write not yet acknowledged by the archive (0 when caught up)")
                 .register(registry);

@@ -119,9 +119,7 @@ public final class Warmer implements AutoCloseable {
         this.copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker), new MirrorBarrier(fast, store, marker),
                 options.barrierTimeout(), options.fenceRetention(), options.faults());
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
-        this.documents = Counter.builder().name("thermocline_warmer_documents_total")
-                .help("Archive documents the warmer considered, by outcome (COPY, SKIP_FAST_TIER_HAS_IT, SKIP_DELETED_SINCE_READ, ...)")
-                .labelNames("namespace", "outcome").register(options.registry());
+        this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "warmer", "Archive documents the warmer considered, by outcome (COPY, SKIP_FAST_TIER_HAS_IT, SKIP_DELETED_SINCE_READ, ...)");
         this.loop = new WorkerLoop("warmer", () -> warmAll() ? options.recheckInterval() : options.errorBackoff(),
                 options.errorBackoff());
     }
