@@ -88,14 +88,21 @@ public final class TwoTiers implements AutoCloseable {
                 .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
     }
 
+    /** Starts a feeder and waits until it streams (or stopped, for one that crashes at once). */
     public Feeder feeder(FeederConfig config, Feeder.Options options) {
-        Feeder feeder = new Feeder(fast, archive, List.of(POLICY), config, options).start();
-        workers.add(feeder);
+        Feeder feeder = startFeeder(config, options);
         try {
             feeder.awaitStreaming(Duration.ofSeconds(10));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        return feeder;
+    }
+
+    /** Starts a feeder without waiting for it. */
+    public Feeder startFeeder(FeederConfig config, Feeder.Options options) {
+        Feeder feeder = new Feeder(fast, archive, List.of(POLICY), config, options).start();
+        workers.add(feeder);
         return feeder;
     }
 

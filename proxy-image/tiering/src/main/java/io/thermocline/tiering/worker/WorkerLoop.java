@@ -29,6 +29,7 @@ public final class WorkerLoop implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean closing;
     private volatile Throwable crash;
+    private boolean started;
 
     public WorkerLoop(String name, Step step, Duration errorBackoff) {
         this.name = name;
@@ -38,7 +39,8 @@ public final class WorkerLoop implements AutoCloseable {
         this.thread.setDaemon(true);
     }
 
-    public WorkerLoop start() {
+    public synchronized WorkerLoop start() {
+        started = true;
         thread.start();
         return this;
     }
@@ -87,8 +89,11 @@ public final class WorkerLoop implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         closing = true;
+        if (!started) {
+            return;
+        }
         thread.interrupt();
         try {
             if (!stopped.await(10, TimeUnit.SECONDS)) {

@@ -89,7 +89,7 @@ class FeederIntegrationTest {
         FeederCheckpoint before = tiers.store.feederCheckpoint();
         tiers.fastOrders().insertOne(order(1, NOW, "a"));
         tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "b"));
-        Feeder crashing = tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
+        Feeder crashing = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
             if (point == FaultPoint.FEEDER_ARCHIVE_WRITTEN && armed.getAndSet(false)) {
                 throw new InjectedCrash(point);
             }
@@ -120,7 +120,7 @@ class FeederIntegrationTest {
     void aSecondFeederWaitsForTheFirstOnesLease() throws Exception {
         tiers.feeder();
         tiers.sync();
-        Feeder second = tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE)
+        Feeder second = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE)
                 .withInstanceId("second"));
         tiers.fastOrders().insertOne(order(1, NOW, "a"));
         tiers.sync();
