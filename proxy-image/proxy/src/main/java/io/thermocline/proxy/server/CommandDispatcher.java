@@ -13,6 +13,8 @@ import io.thermocline.proxy.pool.PoolTimeoutException;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.session.SessionUsage;
 import io.thermocline.proxy.session.TransactionPins;
+import io.thermocline.proxy.tiered.TieredRequest;
+import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
 import io.thermocline.proxy.topology.MemberSelector;
@@ -220,8 +222,46 @@ final class CommandDispatcher {
             case "getMore" -> getMore(client, msg, compressor, start);
             case "killCursors" -> killCursors(client, msg, compressor, start);
             case "endSessions" -> forward(client, msg, compressor, name, start).whenComplete((v, e) -> endSessions(body));
-            default -> forward(client, msg, compressor, name, start);
+            default -> server.tiered() == null ? forward(client, msg, compressor, name, start) : server.tiered()
+                    .route(new TieredRequest(client.id(), msg), (tier, request) -> callTier(client, tier, request))
+                    .map(reply -> reply.thenCompose(out -> finish(client, msg, compressor, name, start, out, 0))
+                            .exceptionallyCompose(e -> unavailable(client, msg, compressor, name, start, CommandTraits.of(name, body), e)))
+                    .orElseGet(() -> forward(client, msg, compressor, name, start));
         };
+    }
+
+    /**
+     * The tiered proxy's way to a tier: sends {@code msg} (already rewritten by the tiered layer) to the
+     * tier's member the command needs, and hands back the reply with cursors mapped to proxy cursors.
+     */
+    private CompletableFuture<RawBsonDocument> callTier(ClientConnection client, Tier tierName, OpMsg msg) {
+        TierBackend tier = server.tier(tierName);
+        BsonDocument body = msg.body();
+        String name = msg.commandName();
+        CommandTraits traits = CommandTraits.of(name, body);
+        Optional<SessionKey> session = SessionKey.of(body);
+        Optional<TransactionPins.Pin> pin = traits.inTransaction() && session.isPresent()
+                ? pins.find(session.get(), traits.txnNumber()) : Optional.empty();
+        CompletableFuture<ServerAddress> target;
+        if (pin.isPresent()) {
+            target = CompletableFuture.completedFuture(pin.get().member());
+        } else if (traits.inTransaction() || traits.endsTransaction()) {
+            target = tier.monitor().awaitPrimary(server.settings().primaryWaitTimeout()).thenApply(p -> {
+                if (traits.inTransaction() && session.isPresent()) {
+                    pins.pin(session.get(), traits.txnNumber(), tier.tier(), p);
+                }
+                return p;
+            });
+        } else {
+            target = select(tier, ReadPreference.parse(body.get("$readPreference")));
+        }
+        return target.thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, Map.of())).thenApply(reply -> {
+            RawBsonDocument out = observe(tier, member, reply.body());
+            if (traits.endsTransaction() && session.isPresent() && (name.equals("abortTransaction") || isOk(out))) {
+                pins.release(session.get());
+            }
+            return registerCursor(client, tier, member, out, body);
+        }));
     }
 
     private BsonDocument withClusterTime(BsonDocument reply) {

@@ -19,6 +19,7 @@ import io.thermocline.proxy.http.Readiness;
 import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.proxy.pool.BackendConnector;
 import io.thermocline.proxy.pool.BackendUnavailableException;
+import io.thermocline.proxy.tiered.TieredRouting;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.proxy.topology.WireLimits;
@@ -49,6 +50,7 @@ public final class ProxyServer implements AutoCloseable {
     private final TierBackend archive;
     private final TierBackend fast;
     private final CommandDispatcher dispatcher;
+    private final TieredRouting tiered;
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger acceptedClients = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -59,7 +61,19 @@ public final class ProxyServer implements AutoCloseable {
     private HttpEndpoints http;
 
     public ProxyServer(ProxySettings settings) {
+        this(settings, null);
+    }
+
+    /**
+     * A tiering proxy: {@code tiered} routes commands on tiered namespaces (see
+     * {@link io.thermocline.proxy.tiered.TieredProxy}); null makes a pass-through proxy. The server closes it.
+     */
+    public ProxyServer(ProxySettings settings, TieredRouting tiered) {
         this.settings = settings;
+        this.tiered = tiered;
+        if (tiered != null) {
+            tiered.countIn(metrics.registry());
+        }
         this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 NioIoHandler.newFactory());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
@@ -126,6 +140,10 @@ public final class ProxyServer implements AutoCloseable {
 
     public ProxyMetrics metrics() {
         return metrics;
+    }
+
+    TieredRouting tiered() {
+        return tiered;
     }
 
     ProxySettings settings() {
@@ -248,6 +266,9 @@ public final class ProxyServer implements AutoCloseable {
         }
         if (http != null) {
             http.close();
+        }
+        if (tiered != null) {
+            tiered.close();
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         LOG.info("event=proxy_stopped abandoned_requests={}", abandoned);

@@ -1,0 +1,25 @@
+package io.thermocline.proxy.tiered;
+
+import io.thermocline.proxy.routing.RoutingTable;
+import io.thermocline.proxy.server.CommandTraits;
+import io.thermocline.proxy.session.SessionKey;
+import io.thermocline.wire.OpMsg;
+import java.util.Optional;
+import org.bson.BsonDocument;
+
+/**
+ * One claimed command in flight: the client's request, the way to the tiers, the command as a
+ * server sees it (sequences folded in), and the routing table it is decided with (one table per
+ * command, so every decision of a command sees the same coverage).
+ */
+record Exchange(TieredRequest request, TierCall call, BsonDocument command, CommandTraits traits,
+                Optional<SessionKey> session, RoutingTable table) {
+
+    OpMsg msg() {
+        return request.msg();
+    }
+
+    String database() {
+        return msg().database();
+    }
+}

@@ -1,0 +1,99 @@
+package io.thermocline.proxy.tiered;
+
+import io.thermocline.proxy.server.CommandEnvelope;
+import io.thermocline.proxy.server.ErrorReplies;
+import io.thermocline.wire.OpMsg;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+
+/** Reading server replies and shaping commands and errors for the tiered paths. */
+final class Replies {
+
+    static final int EXCEEDED_TIME_LIMIT = 262;
+    static final int COMMAND_NOT_SUPPORTED = 115;
+    static final int OPERATION_NOT_SUPPORTED_IN_TRANSACTION = 263;
+
+    private Replies() {
+    }
+
+    static boolean isOk(BsonDocument reply) {
+        BsonValue ok = reply.get("ok");
+        return ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0;
+    }
+
+    static BsonTimestamp operationTime(BsonDocument reply) {
+        BsonValue t = reply.get("operationTime");
+        return t != null && t.isTimestamp() ? t.asTimestamp() : null;
+    }
+
+    /** True when a read reply holds no result: an exhausted empty cursor, {@code n: 0}, or no distinct values. */
+    static boolean empty(String command, BsonDocument reply) {
+        if (!isOk(reply)) {
+            return false;
+        }
+        if (command.equals("count")) {
+            BsonValue n = reply.get("n");
+            return n != null && n.isNumber() && n.asNumber().longValue() == 0;
+        }
+        if (command.equals("distinct")) {
+            BsonValue values = reply.get("values");
+            return values != null && values.isArray() && values.asArray().isEmpty();
+        }
+        BsonValue cursor = reply.get("cursor");
+        if (cursor == null || !cursor.isDocument()) {
+            return false;
+        }
+        BsonValue id = cursor.asDocument().get("id");
+        BsonValue batch = cursor.asDocument().get("firstBatch");
+        return id != null && id.isNumber() && id.asNumber().longValue() == 0 && batch != null && batch.isArray()
+                && batch.asArray().isEmpty();
+    }
+
+    /** The first document of a cursor reply's first batch, or null. */
+    static BsonDocument firstDocument(BsonDocument reply) {
+        BsonValue cursor = reply.get("cursor");
+        if (cursor == null || !cursor.isDocument()) {
+            return null;
+        }
+        BsonValue batch = cursor.asDocument().get("firstBatch");
+        return batch != null && batch.isArray() && !batch.asArray().isEmpty() && batch.asArray().get(0).isDocument()
+                ? batch.asArray().get(0).asDocument() : null;
+    }
+
+    /**
+     * The command as the tiered path sends it to a tier: the proxy decides causality itself (a client's
+     * {@code afterClusterTime} names one tier's clock and means nothing to the other), and tiered reads
+     * go to primaries, whose view covers every acknowledged write.
+     */
+    static OpMsg forTier(OpMsg msg) {
+        BsonValue readConcern = msg.body().get("readConcern");
+        boolean causal = readConcern != null && readConcern.isDocument()
+                && (readConcern.asDocument().containsKey("afterClusterTime") || readConcern.asDocument().containsKey("afterOpTime"));
+        if (!causal && !msg.body().containsKey("$readPreference")) {
+            return msg;
+        }
+        Map<String, BsonValue> replace = Map.of();
+        if (causal) {
+            BsonDocument rc = readConcern.asDocument().clone();
+            rc.remove("afterClusterTime");
+            rc.remove("afterOpTime");
+            replace = Map.of("readConcern", rc);
+        }
+        RawBsonDocument body = CommandEnvelope.edit(msg.body(), replace, Set.of("$readPreference"), new BsonDocument());
+        return new OpMsg(msg.requestId(), 0, 0, body, msg.sequences());
+    }
+
+    /** A new command body (no kind-1 sequences) built from the folded command. */
+    static OpMsg rewritten(BsonDocument command) {
+        return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
+    }
+
+    static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
+        return OpMsg.raw(ErrorReplies.error(code, codeName, message, labels));
+    }
+}

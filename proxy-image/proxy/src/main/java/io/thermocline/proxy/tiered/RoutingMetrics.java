@@ -1,0 +1,50 @@
+package io.thermocline.proxy.tiered;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.proxy.routing.Reason;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Every routing decision, counted by operation ({@code read}, {@code write}, {@code ddl},
+ * {@code transaction}, {@code explain}), the tier that served it ({@code fast}, {@code archive},
+ * {@code both}, {@code refused}) and the router's reason label. Registered in the proxy's registry,
+ * so {@code /metrics} shows it as {@code thermocline_proxy_routing_decisions_total}.
+ */
+public final class RoutingMetrics {
+
+    public enum Served { FAST, ARCHIVE, BOTH, REFUSED;
+        String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    private final Counter decisions;
+    private final Map<String, LongAdder> totals = new ConcurrentHashMap<>();
+
+    public RoutingMetrics(PrometheusRegistry registry) {
+        this.decisions = Counter.builder().name("thermocline_proxy_routing_decisions_total")
+                .help("Routing decisions of the tiered proxy by operation, serving tier and reason")
+                .labelNames("operation", "tier", "reason").register(registry);
+    }
+
+    public void decided(String operation, Served served, Reason reason) {
+        decisions.labelValues(operation, served.label(), reason.label()).inc();
+        totals.computeIfAbsent(operation + "/" + served.label(), k -> new LongAdder()).increment();
+    }
+
+    /** How many {@code operation}s {@code served} answered, over every reason. */
+    public long count(String operation, Served served) {
+        LongAdder adder = totals.get(operation + "/" + served.label());
+        return adder == null ? 0 : adder.sum();
+    }
+
+    /** The share of reads the fast tier answered (0 when there were none). */
+    public double fastTierReadShare() {
+        long fast = count("read", Served.FAST);
+        long all = fast + count("read", Served.ARCHIVE);
+        return all == 0 ? 0 : (double) fast / all;
+    }
+}

@@ -1,0 +1,106 @@
+package io.thermocline.proxy.tiered;
+
+import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.causal.CausalPoints;
+import io.thermocline.proxy.causal.MirrorProgress;
+import io.thermocline.proxy.server.ProxyServer;
+import io.thermocline.proxy.server.ProxySettings;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.metadata.StateFollower;
+import io.thermocline.tiering.provenance.CopyUp;
+import io.thermocline.tiering.provenance.Fences;
+import io.thermocline.tiering.provenance.OwnWrites;
+import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.TierClients;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Builds the tiering proxy from one {@link ThermoclineConfig}: with a fast tier and at least one
+ * collection policy it routes tiered namespaces across both tiers; otherwise it is the plain
+ * pass-through proxy in front of the archive.
+ *
+ * <pre>{@code
+ * ProxyServer proxy = TieredProxy.create(config).start();          // settings from config.proxy()/fleet()
+ * ProxyServer proxy = TieredProxy.create(config, settings, TieredProxy.Options.defaults()).start();
+ * }</pre>
+ */
+public final class TieredProxy {
+
+    /**
+     * Knobs that are not part of the config schema.
+     *
+     * @param followInterval how often the proxy re-reads the shared tiering state; evictors must wait
+     *                       {@link StateFollower#propagationDelay(Duration)} of it after raising a bound
+     * @param barrierTimeout how long a write waits for the feeder at a sync barrier or promotion
+     * @param fenceRetention the fence retention the evictor uses (a copy-up gives up after half of it)
+     */
+    public record Options(Duration followInterval, Duration barrierTimeout, Duration fenceRetention) {
+        public static Options defaults() {
+            return new Options(Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMinutes(10));
+        }
+
+        public Options withFollowInterval(Duration interval) {
+            return new Options(interval, barrierTimeout, fenceRetention);
+        }
+    }
+
+    private TieredProxy() {
+    }
+
+    public static ProxyServer create(ThermoclineConfig config) {
+        return create(config, ProxySettings.from(config), Options.defaults());
+    }
+
+    public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, Options options) {
+        if (config.tiers().fast() == null || config.collections().isEmpty()) {
+            return new ProxyServer(settings);
+        }
+        return new ProxyServer(settings, routing(config.tiers().fast().uri(), config.tiers().archive().uri(),
+                config.collections(), config.proxy().causalWaitTimeout(), settings.instanceId(), options));
+    }
+
+    /** The tiered layer alone, with its own driver clients for promotions, tombstones and barriers. */
+    public static TieredRouting routing(String fastUri, String archiveUri, List<CollectionPolicy> policies,
+                                        Duration causalWaitTimeout, String instanceId, Options options) {
+        MongoClient fast = TierClients.client(fastUri, "thermocline-proxy");
+        MongoClient archive = TierClients.client(archiveUri, "thermocline-proxy");
+        MetadataStore store = new MetadataStore(fast);
+        StateFollower follower = new StateFollower(store, options.followInterval());
+        MirrorProgress progress = new MirrorProgress(() -> store.feederCheckpoint().mirroredThrough());
+        TieringFollower tiering = new TieringFollower(policies, follower, progress);
+        String marker = "proxy/" + instanceId;
+        MirrorBarrier barrier = new MirrorBarrier(fast, store, marker);
+        ExecutorService workers = Executors.newCachedThreadPool(daemons("thermocline-tiered"));
+        CopyUp copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker), barrier,
+                options.barrierTimeout(), options.fenceRetention(), FaultInjection.NONE);
+        Promotion promotion = new Promotion(fast, archive, copyUp, workers, Clock.systemUTC());
+        Fences fences = new Fences(store);
+        RoutingMetrics metrics = new RoutingMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry());
+        TieredWrites writes = new TieredWrites(fast, archive, promotion, barrier, options.barrierTimeout(),
+                new UserDeletes(fast, store), fences, new RetryableReplies(10_000), metrics);
+        return new TieredRouting(tiering, new CausalPoints(100_000), progress, causalWaitTimeout, promotion, writes, fences,
+                workers, () -> {
+                    follower.close();
+                    fast.close();
+                    archive.close();
+                });
+    }
+
+    private static java.util.concurrent.ThreadFactory daemons(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

@@ -1,0 +1,350 @@
+package io.thermocline.proxy.tiered;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.causal.CausalPoints;
+import io.thermocline.proxy.causal.CausalWaitTimeout;
+import io.thermocline.proxy.causal.MirrorProgress;
+import io.thermocline.proxy.routing.CommandClass;
+import io.thermocline.proxy.routing.CommandClassifier;
+import io.thermocline.proxy.routing.PipelineRouter;
+import io.thermocline.proxy.routing.ReadRoute;
+import io.thermocline.proxy.routing.ReadRouter;
+import io.thermocline.proxy.routing.Reason;
+import io.thermocline.proxy.routing.RoutingExplanation;
+import io.thermocline.proxy.routing.RoutingTable;
+import io.thermocline.proxy.routing.TransactionRoute;
+import io.thermocline.proxy.routing.TransactionRouter;
+import io.thermocline.proxy.routing.TransactionTier;
+import io.thermocline.proxy.server.CommandTraits;
+import io.thermocline.proxy.session.SessionKey;
+import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
+import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The tiered proxy's decisions and I/O around them. The dispatcher offers every command; this class
+ * claims the ones that touch tiered namespaces (reads, pipelines, writes, DDL, explain, transactions
+ * that reached the fast tier) and leaves everything else to the pass-through path. Claimed commands
+ * run on a worker pool, because they may wait (causal point, sync barrier, promotion) and the
+ * network threads must not.
+ */
+public final class TieredRouting implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TieredRouting.class);
+
+    private final TieringFollower follower;
+    private final CausalPoints causal;
+    private final MirrorProgress progress;
+    private final Duration causalWaitTimeout;
+    private final Promotion promotion;
+    private final TieredWrites writes;
+    private final Fences fences;
+    private final ExecutorService workers;
+    private final AutoCloseable resources;
+    private final Map<SessionKey, PinnedTransaction> transactions = new ConcurrentHashMap<>();
+    private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
+
+    private record PinnedTransaction(long txnNumber, TransactionTier tier) {
+    }
+
+    TieredRouting(TieringFollower follower, CausalPoints causal, MirrorProgress progress, Duration causalWaitTimeout,
+                  Promotion promotion, TieredWrites writes, Fences fences, ExecutorService workers, AutoCloseable resources) {
+        this.follower = follower;
+        this.causal = causal;
+        this.progress = progress;
+        this.causalWaitTimeout = causalWaitTimeout;
+        this.promotion = promotion;
+        this.writes = writes;
+        this.fences = fences;
+        this.workers = workers;
+        this.resources = resources;
+    }
+
+    /** Counts decisions in the proxy's registry (called once by the server that owns this). */
+    public void countIn(PrometheusRegistry registry) {
+        this.metrics = new RoutingMetrics(registry);
+        writes.metrics(metrics);
+    }
+
+    public RoutingMetrics metrics() {
+        return metrics;
+    }
+
+    public RoutingTable table() {
+        return follower.table();
+    }
+
+    /**
+     * Claims a command when it involves tiered data; empty leaves it to the pass-through path. The
+     * classification is pure and cheap, so it runs on the network thread; the work does not.
+     */
+    public Optional<CompletableFuture<RawBsonDocument>> route(TieredRequest request, TierCall call) {
+        RoutingTable table = follower.table();
+        if (table.policies().isEmpty()) {
+            return Optional.empty();
+        }
+        OpMsg msg = request.msg();
+        BsonDocument command = msg.command();
+        CommandTraits traits = CommandTraits.of(msg.commandName(), command);
+        Optional<SessionKey> session = SessionKey.of(command);
+        CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
+        Exchange x = new Exchange(request, call, command, traits, session, table);
+        if (traits.inTransaction() || traits.endsTransaction()) {
+            return transaction(x, cls);
+        }
+        if (cls instanceof CommandClass.Read || cls instanceof CommandClass.Write || cls instanceof CommandClass.Ddl
+                || cls instanceof CommandClass.Rejected) {
+            return Optional.of(run(x, () -> serve(x, cls)));
+        }
+        if (cls instanceof CommandClass.Aggregate aggregate) {
+            ReadRoute route = PipelineRouter.route(aggregate.database(), aggregate.collection(), aggregate.pipeline(), table);
+            if (route instanceof ReadRoute.Archive a && a.reason() == Reason.UNTIERED_NAMESPACE) {
+                return Optional.empty();
+            }
+            String ns = aggregate.collection() == null ? aggregate.database() : aggregate.database() + "." + aggregate.collection();
+            return Optional.of(run(x, () -> read(x, "aggregate", ns, route)));
+        }
+        if (cls instanceof CommandClass.Explain explain && tiered(explain.explained())) {
+            return Optional.of(run(x, () -> explain(x, cls)));
+        }
+        return Optional.empty();
+    }
+
+    private static boolean tiered(CommandClass cls) {
+        return cls instanceof CommandClass.Read || cls instanceof CommandClass.Write || cls instanceof CommandClass.Ddl
+                || cls instanceof CommandClass.Aggregate || cls instanceof CommandClass.Rejected;
+    }
+
+    private interface Work {
+        RawBsonDocument run() throws InterruptedException;
+    }
+
+    private CompletableFuture<RawBsonDocument> run(Exchange x, Work work) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return work.run();
+            } catch (CausalWaitTimeout e) {
+                return Replies.error(Replies.EXCEEDED_TIME_LIMIT, "ExceededTimeLimit", e.getMessage(), retryLabels(x));
+            } catch (TierLagging e) {
+                return Replies.error(Replies.EXCEEDED_TIME_LIMIT, "ExceededTimeLimit", e.getMessage(), retryLabels(x));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Replies.error(91, "ShutdownInProgress", "the Thermocline proxy is shutting down", retryLabels(x));
+            }
+        }, workers);
+    }
+
+    private static List<String> retryLabels(Exchange x) {
+        if (x.traits().inTransaction()) {
+            return List.of("TransientTransactionError");
+        }
+        return x.traits().retryableWrite() ? List.of("RetryableWriteError") : List.of();
+    }
+
+    private RawBsonDocument serve(Exchange x, CommandClass cls) throws InterruptedException {
+        if (cls instanceof CommandClass.Read read) {
+            ReadRoute route = ReadRouter.route(read.filter(), x.table().policy(read.namespace()).orElse(null),
+                    x.table().coverage(read.namespace()), read.collation());
+            return read(x, read.commandName(), read.namespace(), route);
+        }
+        if (cls instanceof CommandClass.Write write) {
+            return writes.serve(x, write, this);
+        }
+        if (cls instanceof CommandClass.Ddl ddl) {
+            return ddl(x, ddl);
+        }
+        CommandClass.Rejected rejected = (CommandClass.Rejected) cls;
+        metrics.decided("other", Served.REFUSED, rejected.reason());
+        return Replies.error(Replies.COMMAND_NOT_SUPPORTED, "CommandNotSupported", rejected.message(), List.of());
+    }
+
+    // ---- reads -----------------------------------------------------------------------------
+
+    private RawBsonDocument read(Exchange x, String command, String namespace, ReadRoute route) throws InterruptedException {
+        if (route instanceof ReadRoute.FastTier) {
+            metrics.decided("read", Served.FAST, route.reason());
+            return fast(x, Replies.forTier(x.msg()));
+        }
+        if (route instanceof ReadRoute.Refused refused) {
+            metrics.decided("read", Served.REFUSED, refused.reason());
+            return Replies.error(Replies.COMMAND_NOT_SUPPORTED, "CommandNotSupported", refused.message(), List.of());
+        }
+        if (route instanceof ReadRoute.PointReadFastFirst point && !zeroBatch(x.command())) {
+            return pointRead(x, command, namespace, point);
+        }
+        metrics.decided("read", Served.ARCHIVE, route.reason());
+        return archive(x, Replies.forTier(x.msg()));
+    }
+
+    /** A find with batchSize 0 leaves an open cursor and an empty batch: not an answer a miss can be read from. */
+    private static boolean zeroBatch(BsonDocument command) {
+        BsonValue batch = command.get("batchSize");
+        return batch != null && batch.isNumber() && batch.asNumber().intValue() == 0;
+    }
+
+    private RawBsonDocument pointRead(Exchange x, String command, String namespace, ReadRoute.PointReadFastFirst point)
+            throws InterruptedException {
+        OpMsg msg = Replies.forTier(x.msg());
+        RawBsonDocument fastReply = fast(x, msg);
+        if (!Replies.empty(command, fastReply)) {
+            metrics.decided("read", Served.FAST, point.reason());
+            return fastReply;
+        }
+        Fence fence = fences.read(null, namespace, List.of(point.id())).get(point.id());
+        if (fence != null && fence.kind() == Fence.Kind.USER_DELETE) {
+            // deleted by a user after any archived version: the archive may still hold it until the feeder catches up
+            metrics.decided("read", Served.FAST, point.reason());
+            return fastReply;
+        }
+        metrics.decided("read", Served.ARCHIVE, point.reason());
+        RawBsonDocument archived = archive(x, msg);
+        BsonDocument document = Replies.firstDocument(archived);
+        CollectionPolicy policy = x.table().policy(namespace).orElse(null);
+        if (document != null && policy != null && command.equals("find") && !x.command().containsKey("projection")) {
+            promotion.promoteIfHot(policy, document);
+        }
+        return archived;
+    }
+
+    /** Runs on the fast tier and moves the client's causal point to the reply's operation time. */
+    RawBsonDocument fast(Exchange x, OpMsg msg) {
+        RawBsonDocument reply = x.call().call(Tier.FAST, msg).join();
+        observed(x, Replies.operationTime(reply));
+        return reply;
+    }
+
+    void observed(Exchange x, BsonTimestamp fastTierTime) {
+        causal.observed(x.session(), x.request().connectionId(), fastTierTime);
+    }
+
+    /** Runs on the archive once it holds every fast-tier write this client has seen. */
+    RawBsonDocument archive(Exchange x, OpMsg msg) throws InterruptedException {
+        awaitCausalPoint(x);
+        return x.call().call(Tier.ARCHIVE, msg).join();
+    }
+
+    void awaitCausalPoint(Exchange x) throws InterruptedException {
+        BsonTimestamp point = causal.point(x.session(), x.request().connectionId());
+        if (point != null && !progress.await(point, causalWaitTimeout)) {
+            throw new CausalWaitTimeout(x.msg().commandName(), point, causalWaitTimeout);
+        }
+    }
+
+    // ---- DDL, explain ----------------------------------------------------------------------
+
+    /** DDL applies to the archive first (the cluster the application believes in), then to the fast tier. */
+    private RawBsonDocument ddl(Exchange x, CommandClass.Ddl ddl) {
+        metrics.decided("ddl", Served.BOTH, Reason.DDL_ON_TIERED_NAMESPACE);
+        RawBsonDocument archived = x.call().call(Tier.ARCHIVE, x.msg()).join();
+        if (!Replies.isOk(archived)) {
+            return archived;
+        }
+        RawBsonDocument fastReply = fast(x, x.msg());
+        if (!Replies.isOk(fastReply) && !ignorableOnFastTier(fastReply)) {
+            LOG.warn("event=ddl_fast_tier_failed command={} namespaces={} code={}", ddl.commandName(), ddl.namespaces(),
+                    fastReply.get("code"));
+            return fastReply;
+        }
+        return archived;
+    }
+
+    /** The fast tier may lack a collection or index the archive has (nothing warmed yet), or have it already. */
+    private static boolean ignorableOnFastTier(BsonDocument reply) {
+        BsonValue code = reply.get("code");
+        int c = code != null && code.isNumber() ? code.asNumber().intValue() : -1;
+        return c == 26 || c == 27 || c == 48;
+    }
+
+    private RawBsonDocument explain(Exchange x, CommandClass cls) throws InterruptedException {
+        RoutingExplanation explanation = RoutingExplanation.of(cls, x.table());
+        boolean onFast = switch (explanation.served()) {
+            case FAST_TIER, FAST_TIER_THEN_ARCHIVE, PROMOTE_THEN_FAST_TIER, RESOLVE_THEN_FAST_TIER -> true;
+            default -> false;
+        };
+        metrics.decided("explain", onFast ? Served.FAST : Served.ARCHIVE, explanation.reason());
+        OpMsg msg = Replies.forTier(x.msg());
+        RawBsonDocument reply = onFast ? fast(x, msg) : archive(x, msg);
+        BsonDocument out = new BsonDocument();
+        reply.forEach(out::append);
+        out.append("thermocline", explanation.toBsonDocument());
+        return OpMsg.raw(out);
+    }
+
+    // ---- transactions ----------------------------------------------------------------------
+
+    private Optional<CompletableFuture<RawBsonDocument>> transaction(Exchange x, CommandClass cls) {
+        if (x.session().isEmpty()) {
+            return Optional.empty();
+        }
+        SessionKey key = x.session().get();
+        PinnedTransaction pinned = transactions.get(key);
+        if (pinned != null && (x.traits().txnNumber() == null || pinned.txnNumber() != x.traits().txnNumber())) {
+            transactions.remove(key);
+            pinned = null;
+        }
+        if (x.traits().endsTransaction()) {
+            transactions.remove(key);
+            if (pinned == null || pinned.tier() == TransactionTier.ARCHIVE) {
+                return Optional.empty();
+            }
+            return Optional.of(run(x, () -> fast(x, x.msg())));
+        }
+        if (cls instanceof CommandClass.CursorOwned || cls instanceof CommandClass.Session) {
+            return Optional.empty();
+        }
+        TransactionRoute route = TransactionRouter.route(cls, x.table(), pinned == null ? null : pinned.tier());
+        if (route instanceof TransactionRoute.Refused refused) {
+            metrics.decided("transaction", Served.REFUSED, refused.reason());
+            return Optional.of(CompletableFuture.completedFuture(Replies.error(Replies.OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+                    "OperationNotSupportedInTransaction", refused.message(), List.of())));
+        }
+        TransactionTier tier = route instanceof TransactionRoute.Run r ? r.tier() : TransactionTier.FAST;
+        transactions.put(key, new PinnedTransaction(x.traits().txnNumber(), tier));
+        metrics.decided("transaction", tier == TransactionTier.FAST ? Served.FAST : Served.ARCHIVE, route.reason());
+        if (tier == TransactionTier.ARCHIVE) {
+            return Optional.empty();
+        }
+        if (cls instanceof CommandClass.Write w && w.kind() == CommandClass.WriteKind.DELETE
+                || cls instanceof CommandClass.Write fam && fam.kind() == CommandClass.WriteKind.FIND_AND_MODIFY
+                && fam.statements().get(0).getBoolean("remove", org.bson.BsonBoolean.FALSE).getValue()) {
+            return Optional.of(CompletableFuture.completedFuture(Replies.error(Replies.OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+                    "OperationNotSupportedInTransaction", "deleting documents of a tiered collection inside a transaction is not"
+                            + " supported yet: a user delete must also leave a tombstone for the archive; delete outside the"
+                            + " transaction", List.of())));
+        }
+        return Optional.of(run(x, () -> {
+            if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Write w) {
+                promotion.ensureInFast(w.namespace(), promote.ids());
+            } else if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Read r) {
+                promotion.ensureInFast(r.namespace(), promote.ids());
+            }
+            return fast(x, Replies.forTier(x.msg()));
+        }));
+    }
+
+    @Override
+    public void close() {
+        workers.shutdownNow();
+        try {
+            resources.close();
+        } catch (Exception e) {
+            LOG.warn("event=tiered_close_failed error={}", e.toString());
+        }
+    }
+}

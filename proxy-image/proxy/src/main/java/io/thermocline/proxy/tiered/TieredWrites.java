@@ -1,0 +1,361 @@
+package io.thermocline.proxy.tiered;
+
+import com.mongodb.MongoException;
+import com.mongodb.ReadConcern;
+import com.mongodb.TransactionOptions;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.FindOneAndDeleteOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.reactivestreams.client.ClientSession;
+import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.routing.CommandClass;
+import io.thermocline.proxy.routing.Reason;
+import io.thermocline.proxy.routing.WriteRoute;
+import io.thermocline.proxy.routing.WriteRouter;
+import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
+import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.CoverageBound;
+import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonNull;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+
+/**
+ * Writes on tiered namespaces, per {@link WriteRouter}: every user write lands in the fast tier (the
+ * feeder mirrors it), after promoting the cold documents it touches, so the fast tier's own reply
+ * carries the exact counts one database would give. Deletes go through the workers' tombstone path
+ * ({@link UserDeletes}): fence and delete in one fast-tier transaction, so the feeder deletes the
+ * archive copy and no copy-up in flight resurrects it.
+ */
+final class TieredWrites {
+
+    private static final int RESOLVE_CANDIDATES = 100;
+
+    private final MongoClient fast;
+    private final MongoClient archive;
+    private final Promotion promotion;
+    private final MirrorBarrier barrier;
+    private final Duration barrierTimeout;
+    private final UserDeletes userDeletes;
+    private final Fences fences;
+    private final RetryableReplies replies;
+    private volatile RoutingMetrics metrics;
+
+    TieredWrites(MongoClient fast, MongoClient archive, Promotion promotion, MirrorBarrier barrier, Duration barrierTimeout,
+                 UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics) {
+        this.fast = fast;
+        this.archive = archive;
+        this.promotion = promotion;
+        this.barrier = barrier;
+        this.barrierTimeout = barrierTimeout;
+        this.userDeletes = userDeletes;
+        this.fences = fences;
+        this.replies = replies;
+        this.metrics = metrics;
+    }
+
+    void metrics(RoutingMetrics m) {
+        this.metrics = m;
+    }
+
+    RawBsonDocument serve(Exchange x, CommandClass.Write write, TieredRouting routing) throws InterruptedException {
+        CollectionPolicy policy = x.table().policy(write.namespace()).orElseThrow();
+        CoverageBound bound = x.table().coverage(write.namespace());
+        Optional<RawBsonDocument> replayed = replies.replay(x);
+        if (replayed.isPresent()) {
+            return replayed.get();
+        }
+        return switch (write.kind()) {
+            case INSERT -> insert(x, write, policy, bound, routing);
+            case UPDATE -> update(x, write, policy, bound, routing);
+            case DELETE -> delete(x, write, policy, bound, routing);
+            case FIND_AND_MODIFY -> findAndModify(x, write, policy, bound, routing);
+        };
+    }
+
+    // ---- insert ----------------------------------------------------------------------------
+
+    /**
+     * One archive lookup for all client-chosen {@code _id}s of the command (none when every route is
+     * provably hot); only an archived {@code _id} is promoted, so the fast tier's unique index then
+     * answers a duplicate as one database would.
+     */
+    private RawBsonDocument insert(Exchange x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound,
+                                   TieredRouting routing) {
+        List<BsonValue> maybeArchived = new ArrayList<>();
+        Reason reason = null;
+        for (BsonDocument document : write.statements()) {
+            WriteRoute route = WriteRouter.insert(document, policy, bound);
+            if (route instanceof WriteRoute.PointWrite point) {
+                maybeArchived.add(point.id());
+                reason = route.reason();
+            } else if (reason == null) {
+                reason = route.reason();
+            }
+        }
+        metrics.decided("write", Served.FAST, reason == null ? Reason.INSERT_SERVER_ASSIGNS_ID : reason);
+        if (!maybeArchived.isEmpty()) {
+            Set<BsonValue> archived = Promotion.idsIn(archive, write.namespace(), maybeArchived);
+            if (!archived.isEmpty()) {
+                promotion.ensureInFast(write.namespace(), new ArrayList<>(archived));
+            }
+        }
+        return routing.fast(x, x.msg());
+    }
+
+    // ---- update ----------------------------------------------------------------------------
+
+    private RawBsonDocument update(Exchange x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound,
+                                   TieredRouting routing) throws InterruptedException {
+        List<BsonDocument> sent = new ArrayList<>();
+        boolean rewritten = false;
+        boolean synced = false;
+        for (BsonDocument statement : write.statements()) {
+            WriteRoute route = WriteRouter.update(statement, policy, bound);
+            count(route);
+            BsonDocument filter = statement.isDocument("q") ? statement.getDocument("q") : new BsonDocument();
+            if (route instanceof WriteRoute.PointWrite point) {
+                promotion.ensureInFast(write.namespace(), List.of(point.id()));
+            } else if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
+                if (!synced) {
+                    sync();
+                    synced = true;
+                }
+                BsonValue id = firstInArchive(write.namespace(), resolve.filter(), resolve.sort());
+                if (id != null) {
+                    promotion.ensureInFast(write.namespace(), List.of(id));
+                    statement = statement.clone();
+                    statement.put("q", restricted(filter, id));
+                    rewritten = true;
+                } else {
+                    resolve.upsertId().ifPresent(u -> promotion.ensureInFast(write.namespace(), List.of(u)));
+                }
+            } else if (route instanceof WriteRoute.BothTiers both) {
+                // After promotion the fast tier holds every matching document, so its counts are the exact ones.
+                promotion.ensureInFast(write.namespace(), idsInArchive(write.namespace(), filter, 0));
+                both.upsertId().ifPresent(u -> promotion.ensureInFast(write.namespace(), List.of(u)));
+            }
+            sent.add(statement);
+        }
+        if (!rewritten) {
+            return routing.fast(x, x.msg());
+        }
+        BsonDocument command = x.command().clone();
+        command.put("updates", new BsonArray(sent));
+        return routing.fast(x, Replies.rewritten(command));
+    }
+
+    // ---- delete ----------------------------------------------------------------------------
+
+    private RawBsonDocument delete(Exchange x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound,
+                                   TieredRouting routing) {
+        long deleted = 0;
+        for (BsonDocument statement : write.statements()) {
+            WriteRoute route = WriteRouter.delete(statement, policy, bound);
+            count(route);
+            BsonDocument filter = statement.isDocument("q") ? statement.getDocument("q") : new BsonDocument();
+            boolean single = statement.isNumber("limit") && statement.getNumber("limit").intValue() == 1;
+            List<BsonValue> targets = targets(write.namespace(), filter, single, !(route instanceof WriteRoute.FastTier));
+            deleted += deleteWithTombstones(x, write.namespace(), targets, routing);
+        }
+        BsonDocument reply = new BsonDocument("n", new BsonInt32((int) deleted)).append("ok", new BsonDouble(1));
+        return replies.remember(x, OpMsg.raw(reply));
+    }
+
+    /**
+     * The documents a delete removes: those matching in the fast tier, plus (unless provably hot) those
+     * matching in the archive that the fast tier does not hold and no user deleted since; such a
+     * document's archive version is its latest (the evictor only removes documents the archive holds
+     * identically).
+     */
+    private List<BsonValue> targets(String namespace, BsonDocument filter, boolean single, boolean archiveToo) {
+        Set<BsonValue> ids = new LinkedHashSet<>(idsIn(fast, namespace, filter, single ? 1 : 0));
+        if (!archiveToo || (single && !ids.isEmpty())) {
+            return new ArrayList<>(ids);
+        }
+        List<BsonValue> candidates = idsInArchive(namespace, filter, single ? RESOLVE_CANDIDATES : 0);
+        if (!candidates.isEmpty()) {
+            Set<BsonValue> held = Promotion.idsIn(fast, namespace, candidates);
+            Map<BsonValue, Fence> fenced = fences.read(null, namespace, candidates);
+            for (BsonValue id : candidates) {
+                Fence fence = fenced.get(id);
+                if (!held.contains(id) && (fence == null || fence.kind() != Fence.Kind.USER_DELETE)) {
+                    ids.add(id);
+                    if (single) {
+                        break;
+                    }
+                }
+            }
+        }
+        return new ArrayList<>(ids);
+    }
+
+    /** Fence and delete of every target in one fast-tier transaction; returns how many documents were deleted. */
+    private long deleteWithTombstones(Exchange x, String namespace, List<BsonValue> ids, TieredRouting routing) {
+        if (ids.isEmpty()) {
+            return 0;
+        }
+        inTransaction(x, routing, session -> {
+            for (BsonValue id : ids) {
+                userDeletes.deleteInSession(session, namespace, id);
+            }
+            return null;
+        });
+        return ids.size();
+    }
+
+    // ---- findAndModify ---------------------------------------------------------------------
+
+    private RawBsonDocument findAndModify(Exchange x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound,
+                                          TieredRouting routing) throws InterruptedException {
+        BsonDocument command = write.statements().get(0);
+        WriteRoute route = WriteRouter.findAndModify(command, policy, bound);
+        count(route);
+        BsonDocument query = command.isDocument("query") ? command.getDocument("query") : new BsonDocument();
+        BsonDocument sort = command.isDocument("sort") ? command.getDocument("sort") : new BsonDocument();
+        boolean remove = command.getBoolean("remove", BsonBoolean.FALSE).getValue();
+        if (remove) {
+            return removeOne(x, write.namespace(), route, query, sort, command, routing);
+        }
+        if (route instanceof WriteRoute.PointWrite point) {
+            promotion.ensureInFast(write.namespace(), List.of(point.id()));
+        } else if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
+            sync();
+            BsonValue id = firstInArchive(write.namespace(), query, sort);
+            if (id != null) {
+                promotion.ensureInFast(write.namespace(), List.of(id));
+                BsonDocument rewritten = x.command().clone();
+                rewritten.put("query", restricted(query, id));
+                return routing.fast(x, Replies.rewritten(rewritten));
+            }
+            resolve.upsertId().ifPresent(u -> promotion.ensureInFast(write.namespace(), List.of(u)));
+        }
+        return routing.fast(x, x.msg());
+    }
+
+    private RawBsonDocument removeOne(Exchange x, String namespace, WriteRoute route, BsonDocument query, BsonDocument sort,
+                                      BsonDocument command, TieredRouting routing) throws InterruptedException {
+        BsonValue id;
+        if (route instanceof WriteRoute.FastTier) {
+            id = first(fast, namespace, query, sort);
+        } else if (route instanceof WriteRoute.ResolveOneThenPointWrite) {
+            sync();
+            id = firstInArchive(namespace, query, sort);
+        } else {
+            List<BsonValue> targets = targets(namespace, query, true, true);
+            id = targets.isEmpty() ? null : targets.get(0);
+        }
+        BsonDocument value = null;
+        if (id != null) {
+            promotion.ensureInFast(namespace, List.of(id));
+            BsonDocument fields = command.isDocument("fields") ? command.getDocument("fields") : null;
+            BsonValue target = id;
+            value = inTransaction(x, routing, session -> {
+                BsonDocument removed = Blocking.single(Promotion.collection(fast, namespace).findOneAndDelete(session,
+                        Filters.and(query, Filters.eq("_id", target)),
+                        new FindOneAndDeleteOptions().projection(fields))).orElse(null);
+                if (removed != null) {
+                    fences.write(session, namespace, target, Fence.Kind.USER_DELETE);
+                }
+                return removed;
+            });
+        }
+        BsonDocument reply = new BsonDocument("lastErrorObject", new BsonDocument("n", new BsonInt32(value == null ? 0 : 1)))
+                .append("value", value == null ? BsonNull.VALUE : value)
+                .append("ok", new BsonDouble(1));
+        return replies.remember(x, OpMsg.raw(reply));
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    private interface InSession<T> {
+        T apply(ClientSession session);
+    }
+
+    /** A user transaction on the fast tier (not marked as Thermocline's own: the feeder mirrors it). */
+    private <T> T inTransaction(Exchange x, TieredRouting routing, InSession<T> body) {
+        for (int attempt = 1; ; attempt++) {
+            ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
+            try {
+                session.startTransaction(TransactionOptions.builder()
+                        .readConcern(ReadConcern.MAJORITY).writeConcern(WriteConcern.MAJORITY).build());
+                T result = body.apply(session);
+                Blocking.run(session.commitTransaction());
+                routing.observed(x, session.getOperationTime());
+                return result;
+            } catch (MongoException e) {
+                if (session.hasActiveTransaction()) {
+                    try {
+                        Blocking.run(session.abortTransaction());
+                    } catch (RuntimeException ignored) {
+                        // nothing was committed; the server drops the transaction
+                    }
+                }
+                if (attempt < 10 && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                    continue;
+                }
+                throw e;
+            } finally {
+                session.close();
+            }
+        }
+    }
+
+    private void count(WriteRoute route) {
+        Served served = route instanceof WriteRoute.FastTier || route instanceof WriteRoute.PointWrite ? Served.FAST
+                : route instanceof WriteRoute.Archive ? Served.ARCHIVE : Served.BOTH;
+        metrics.decided("write", served, route.reason());
+    }
+
+    /** The sync barrier: the archive then holds the latest version of every document written before now. */
+    private void sync() throws InterruptedException {
+        if (barrier.sync(barrierTimeout).isEmpty()) {
+            throw new TierLagging("the feeder did not mirror the fast tier within " + barrierTimeout.toMillis()
+                    + " ms, so the archive cannot resolve this write yet; retry the operation");
+        }
+    }
+
+    private static BsonDocument restricted(BsonDocument filter, BsonValue id) {
+        return new BsonDocument("$and", new BsonArray(List.of(filter, new BsonDocument("_id", id))));
+    }
+
+    private BsonValue firstInArchive(String namespace, BsonDocument filter, BsonDocument sort) {
+        return first(archive, namespace, filter, sort);
+    }
+
+    private static BsonValue first(MongoClient client, String namespace, BsonDocument filter, BsonDocument sort) {
+        return Blocking.single(Promotion.collection(client, namespace).find(filter).sort(sort).limit(1)
+                .projection(Projections.include("_id")).first()).map(d -> d.get("_id")).orElse(null);
+    }
+
+    private List<BsonValue> idsInArchive(String namespace, BsonDocument filter, int limit) {
+        return idsIn(archive, namespace, filter, limit);
+    }
+
+    private static List<BsonValue> idsIn(MongoClient client, String namespace, BsonDocument filter, int limit) {
+        List<BsonValue> ids = new ArrayList<>();
+        for (BsonDocument d : Blocking.list(Promotion.collection(client, namespace).find(filter).limit(limit)
+                .projection(Projections.include("_id")))) {
+            ids.add(d.get("_id"));
+        }
+        return ids;
+    }
+}

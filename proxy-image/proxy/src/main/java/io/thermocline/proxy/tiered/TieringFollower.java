@@ -1,0 +1,59 @@
+package io.thermocline.proxy.tiered;
+
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.causal.MirrorProgress;
+import io.thermocline.proxy.routing.RoutingTable;
+import io.thermocline.tiering.metadata.NamespaceState;
+import io.thermocline.tiering.metadata.StateFollower;
+import io.thermocline.tiering.metadata.TieringSnapshot;
+import io.thermocline.tiering.state.CoverageBound;
+import io.thermocline.tiering.state.MirroredThrough;
+import io.thermocline.tiering.state.TieringState;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps this proxy's {@link RoutingTable} in step with the shared tiering state: every snapshot the
+ * {@link StateFollower} reads becomes a new immutable table (coverage bounds) and feeds the
+ * feeder's mirrored-through into {@link MirrorProgress}. Until the first snapshot arrives nothing is
+ * covered, so every read goes to the archive: slow, never wrong.
+ */
+public final class TieringFollower {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TieringFollower.class);
+
+    private final List<CollectionPolicy> policies;
+    private final MirrorProgress progress;
+    private volatile RoutingTable table;
+
+    public TieringFollower(List<CollectionPolicy> policies, StateFollower follower, MirrorProgress progress) {
+        this.policies = List.copyOf(policies);
+        this.progress = progress;
+        this.table = RoutingTable.of(policies, TieringState.initial());
+        follower.onChange(this::apply);
+        apply(follower.current());
+    }
+
+    public RoutingTable table() {
+        return table;
+    }
+
+    void apply(TieringSnapshot snapshot) {
+        Map<String, CoverageBound> coverage = new HashMap<>();
+        for (CollectionPolicy policy : policies) {
+            NamespaceState state = snapshot.namespace(policy.namespace());
+            coverage.put(policy.namespace(), state.oldestCovered() == null
+                    ? CoverageBound.nothing() : CoverageBound.from(state.oldestCovered()));
+        }
+        MirroredThrough mirrored = new MirroredThrough(snapshot.feeder().mirroredThrough());
+        progress.observed(mirrored);
+        RoutingTable previous = table;
+        table = RoutingTable.of(policies, new TieringState(coverage, progress.known()));
+        if (!previous.state().coverage().equals(table.state().coverage())) {
+            LOG.info("event=coverage_changed coverage={}", table.state().coverage());
+        }
+    }
+}
