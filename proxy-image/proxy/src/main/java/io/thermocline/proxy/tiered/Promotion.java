@@ -7,6 +7,9 @@ import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.tiering.provenance.CopyUp;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
+import java.util.Map;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.AgeValue;
 import java.time.Clock;
@@ -35,15 +38,18 @@ public final class Promotion {
 
     private static final Logger LOG = LoggerFactory.getLogger(Promotion.class);
     private static final int CHUNK = 500;
+    private static final int MAX_COPY_ATTEMPTS = 5;
 
     private final MongoClient fast;
     private final MongoClient archive;
     private final CopyUp copyUp;
+    private final Fences fences;
     private final Executor background;
     private final Clock clock;
 
-    public Promotion(MongoClient fast, MongoClient archive, CopyUp copyUp, Executor background, Clock clock) {
+    public Promotion(MongoClient fast, MongoClient archive, CopyUp copyUp, Fences fences, Executor background, Clock clock) {
         this.fast = fast;
+        this.fences = fences;
         this.archive = archive;
         this.copyUp = copyUp;
         this.background = background;
@@ -51,27 +57,57 @@ public final class Promotion {
     }
 
     /**
-     * Ensures the fast tier holds the latest version of each document that exists in either tier.
-     * Throws {@link TierLagging} when the feeder did not reach the copy's barrier in time.
+     * Ensures the fast tier holds the latest version of each document that exists in either tier, and
+     * returns the ids the fast tier held when it checked (documents in neither tier are absent from it).
+     * Throws {@link TierLagging} when the feeder did not reach the copy's barrier in time. A document
+     * can be evicted again right after; callers that write it check its presence in their transaction.
      */
-    public void ensureInFast(String namespace, List<BsonValue> ids) {
+    public Set<BsonValue> ensureInFast(String namespace, List<BsonValue> ids) {
+        Set<BsonValue> present = new HashSet<>();
         for (int from = 0; from < ids.size(); from += CHUNK) {
-            List<BsonValue> chunk = ids.subList(from, Math.min(ids.size(), from + CHUNK));
-            Set<BsonValue> held = idsIn(fast, namespace, chunk);
+            present.addAll(ensureChunk(namespace, ids.subList(from, Math.min(ids.size(), from + CHUNK))));
+        }
+        return present;
+    }
+
+    private Set<BsonValue> ensureChunk(String namespace, List<BsonValue> chunk) {
+        Set<BsonValue> held = idsIn(fast, namespace, chunk);
+        for (int attempt = 1; ; attempt++) {
             List<BsonValue> missing = new ArrayList<>();
             for (BsonValue id : chunk) {
                 if (!held.contains(id)) {
                     missing.add(id);
                 }
             }
-            if (missing.isEmpty()) {
-                continue;
+            List<BsonValue> archived = missing.isEmpty() ? List.of() : live(namespace, idsIn(archive, namespace, missing));
+            if (archived.isEmpty()) {
+                return held;
             }
-            List<BsonValue> archived = new ArrayList<>(idsIn(archive, namespace, missing));
-            if (!archived.isEmpty()) {
-                copy(namespace, archived);
+            if (attempt > MAX_COPY_ATTEMPTS) {
+                throw new TierLagging(archived.size() + " document(s) of " + namespace
+                        + " kept being evicted while this operation promoted them; retry");
+            }
+            // a copy skips a document the evictor removed meanwhile (its fence changed): copy it again
+            copy(namespace, archived);
+            held.addAll(idsIn(fast, namespace, archived));
+        }
+    }
+
+    /** Drops ids a user deleted (their tombstone stands until the feeder removed the archive copy). */
+    private List<BsonValue> live(String namespace, Set<BsonValue> archived) {
+        if (archived.isEmpty()) {
+            return List.of();
+        }
+        List<BsonValue> ids = new ArrayList<>(archived);
+        Map<BsonValue, Fence> fenced = fences.read(null, namespace, ids);
+        List<BsonValue> live = new ArrayList<>();
+        for (BsonValue id : ids) {
+            Fence fence = fenced.get(id);
+            if (fence == null || fence.kind() != Fence.Kind.USER_DELETE) {
+                live.add(id);
             }
         }
+        return live;
     }
 
     /** Read-through: copies an archive hit into the fast tier in the background when it is inside the window. */
@@ -115,6 +151,17 @@ public final class Promotion {
     static Set<BsonValue> idsIn(MongoClient client, String namespace, List<BsonValue> ids) {
         Set<BsonValue> found = new HashSet<>();
         for (BsonDocument d : Blocking.list(collection(client, namespace).find(Filters.in("_id", ids)).projection(Projections.include("_id")))) {
+            found.add(d.get("_id"));
+        }
+        return found;
+    }
+
+    /** The same, read inside a transaction of {@code session}. */
+    static Set<BsonValue> idsIn(MongoClient client, com.mongodb.reactivestreams.client.ClientSession session, String namespace,
+                                List<BsonValue> ids) {
+        Set<BsonValue> found = new HashSet<>();
+        for (BsonDocument d : Blocking.list(collection(client, namespace).find(session, Filters.in("_id", ids))
+                .projection(Projections.include("_id")))) {
             found.add(d.get("_id"));
         }
         return found;

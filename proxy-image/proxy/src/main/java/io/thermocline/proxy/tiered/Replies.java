@@ -88,6 +88,13 @@ final class Replies {
         return new OpMsg(msg.requestId(), 0, 0, body, msg.sequences());
     }
 
+    /** A top-level mutable copy (commands arrive as immutable raw documents). */
+    static BsonDocument mutable(BsonDocument document) {
+        BsonDocument copy = new BsonDocument();
+        document.forEach(copy::append);
+        return copy;
+    }
+
     /** A new command body (no kind-1 sequences) built from the folded command. */
     static OpMsg rewritten(BsonDocument command) {
         return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());

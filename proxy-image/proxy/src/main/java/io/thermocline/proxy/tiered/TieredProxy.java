@@ -82,8 +82,8 @@ public final class TieredProxy {
         ExecutorService workers = Executors.newCachedThreadPool(daemons("thermocline-tiered"));
         CopyUp copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker), barrier,
                 options.barrierTimeout(), options.fenceRetention(), FaultInjection.NONE);
-        Promotion promotion = new Promotion(fast, archive, copyUp, workers, Clock.systemUTC());
         Fences fences = new Fences(store);
+        Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
         RoutingMetrics metrics = new RoutingMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry());
         TieredWrites writes = new TieredWrites(fast, archive, promotion, barrier, options.barrierTimeout(),
                 new UserDeletes(fast, store), fences, new RetryableReplies(10_000), metrics);

@@ -115,7 +115,8 @@ final class TieredWrites {
         if (!maybeArchived.isEmpty()) {
             Set<BsonValue> archived = Promotion.idsIn(archive, write.namespace(), maybeArchived);
             if (!archived.isEmpty()) {
-                promotion.ensureInFast(write.namespace(), new ArrayList<>(archived));
+                // rare (a duplicate _id): insert in a transaction that also checks the promoted copies are still there
+                return guarded(x, write.namespace(), Replies.mutable(x.command()), new ArrayList<>(archived), routing);
             }
         }
         return routing.fast(x, x.msg());
@@ -126,14 +127,14 @@ final class TieredWrites {
     private RawBsonDocument update(Exchange x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound,
                                    TieredRouting routing) throws InterruptedException {
         List<BsonDocument> sent = new ArrayList<>();
-        boolean rewritten = false;
+        List<BsonValue> touched = new ArrayList<>();
         boolean synced = false;
         for (BsonDocument statement : write.statements()) {
             WriteRoute route = WriteRouter.update(statement, policy, bound);
             count(route);
             BsonDocument filter = statement.isDocument("q") ? statement.getDocument("q") : new BsonDocument();
             if (route instanceof WriteRoute.PointWrite point) {
-                promotion.ensureInFast(write.namespace(), List.of(point.id()));
+                touched.add(point.id());
             } else if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
                 if (!synced) {
                     sync();
@@ -141,26 +142,24 @@ final class TieredWrites {
                 }
                 BsonValue id = firstInArchive(write.namespace(), resolve.filter(), resolve.sort());
                 if (id != null) {
-                    promotion.ensureInFast(write.namespace(), List.of(id));
-                    statement = statement.clone();
+                    touched.add(id);
+                    statement = Replies.mutable(statement);
                     statement.put("q", restricted(filter, id));
-                    rewritten = true;
                 } else {
-                    resolve.upsertId().ifPresent(u -> promotion.ensureInFast(write.namespace(), List.of(u)));
+                    resolve.upsertId().ifPresent(touched::add);
                 }
             } else if (route instanceof WriteRoute.BothTiers both) {
-                // After promotion the fast tier holds every matching document, so its counts are the exact ones.
-                promotion.ensureInFast(write.namespace(), idsInArchive(write.namespace(), filter, 0));
-                both.upsertId().ifPresent(u -> promotion.ensureInFast(write.namespace(), List.of(u)));
+                touched.addAll(idsInArchive(write.namespace(), filter, 0));
+                both.upsertId().ifPresent(touched::add);
             }
             sent.add(statement);
         }
-        if (!rewritten) {
+        if (touched.isEmpty()) {
             return routing.fast(x, x.msg());
         }
-        BsonDocument command = x.command().clone();
+        BsonDocument command = Replies.mutable(x.command());
         command.put("updates", new BsonArray(sent));
-        return routing.fast(x, Replies.rewritten(command));
+        return guarded(x, write.namespace(), command, touched, routing);
     }
 
     // ---- delete ----------------------------------------------------------------------------
@@ -236,17 +235,19 @@ final class TieredWrites {
             return removeOne(x, write.namespace(), route, query, sort, command, routing);
         }
         if (route instanceof WriteRoute.PointWrite point) {
-            promotion.ensureInFast(write.namespace(), List.of(point.id()));
-        } else if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
+            return guarded(x, write.namespace(), Replies.mutable(x.command()), List.of(point.id()), routing);
+        }
+        if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
             sync();
             BsonValue id = firstInArchive(write.namespace(), query, sort);
             if (id != null) {
-                promotion.ensureInFast(write.namespace(), List.of(id));
-                BsonDocument rewritten = x.command().clone();
+                BsonDocument rewritten = Replies.mutable(x.command());
                 rewritten.put("query", restricted(query, id));
-                return routing.fast(x, Replies.rewritten(rewritten));
+                return guarded(x, write.namespace(), rewritten, List.of(id), routing);
             }
-            resolve.upsertId().ifPresent(u -> promotion.ensureInFast(write.namespace(), List.of(u)));
+            if (resolve.upsertId().isPresent()) {
+                return guarded(x, write.namespace(), Replies.mutable(x.command()), List.of(resolve.upsertId().get()), routing);
+            }
         }
         return routing.fast(x, x.msg());
     }
@@ -264,7 +265,8 @@ final class TieredWrites {
             id = targets.isEmpty() ? null : targets.get(0);
         }
         BsonDocument value = null;
-        if (id != null) {
+        for (int attempt = 1; id != null && value == null && attempt <= 3; attempt++) {
+            // a promoted document can be evicted again before the delete: promote and try again
             promotion.ensureInFast(namespace, List.of(id));
             BsonDocument fields = command.isDocument("fields") ? command.getDocument("fields") : null;
             BsonValue target = id;
@@ -282,6 +284,93 @@ final class TieredWrites {
                 .append("value", value == null ? BsonNull.VALUE : value)
                 .append("ok", new BsonDouble(1));
         return replies.remember(x, OpMsg.raw(reply));
+    }
+
+    // ---- guarded writes ----------------------------------------------------------------
+
+    /** Fields of a client command that belong to the client's session, not to the proxy's transaction. */
+    private static final Set<String> SESSION_FIELDS = Set.of("lsid", "txnNumber", "autocommit", "startTransaction", "$db",
+            "$clusterTime", "$readPreference", "readConcern", "writeConcern", "apiVersion", "apiStrict", "apiDeprecationErrors");
+
+    /**
+     * A write on documents that may have been cold: promote them, then run the client's command in a
+     * fast-tier transaction that also checks the promoted documents are still there. The evictor may
+     * remove a promoted (old, archive-identical) document right after its promotion; a write that
+     * missed it would report wrong counts, so the transaction aborts and the whole step repeats. The
+     * server's own reply, counts included, is what the client gets.
+     */
+    private RawBsonDocument guarded(Exchange x, String namespace, BsonDocument command, List<BsonValue> ids,
+                                    TieredRouting routing) {
+        BsonDocument cmd = new BsonDocument();
+        command.forEach((k, v) -> {
+            if (!SESSION_FIELDS.contains(k)) {
+                cmd.append(k, v);
+            }
+        });
+        String database = new com.mongodb.MongoNamespace(namespace).getDatabaseName();
+        for (int attempt = 1; ; attempt++) {
+            Set<BsonValue> present = promotion.ensureInFast(namespace, ids);
+            Optional<BsonDocument> reply = inTransactionUnless(x, routing, session -> {
+                BsonDocument answer;
+                try {
+                    answer = Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
+                } catch (com.mongodb.MongoCommandException e) {
+                    return new Outcome(e.getResponse(), false);
+                }
+                if (answer.containsKey("writeErrors") || answer.containsKey("writeConcernError")) {
+                    return new Outcome(answer, false);
+                }
+                boolean stillThere = present.isEmpty() || Promotion.idsIn(fast, session, namespace, new ArrayList<>(present)).size() == present.size();
+                return stillThere ? new Outcome(answer, true) : null;
+            });
+            if (reply.isPresent()) {
+                return replies.remember(x, OpMsg.raw(reply.get()));
+            }
+            if (attempt >= 8) {
+                throw new TierLagging("documents of " + namespace + " kept being evicted while a write promoted them; retry");
+            }
+        }
+    }
+
+    /** What the guarded transaction decided: commit (the write stands) or abort (an error reply, nothing applied). */
+    private record Outcome(BsonDocument reply, boolean commit) {
+    }
+
+    /** Runs {@code body} in a transaction; empty (aborted) when it returns null, so the caller retries. */
+    private Optional<BsonDocument> inTransactionUnless(Exchange x, TieredRouting routing, InSession<Outcome> body) {
+        for (int attempt = 1; ; attempt++) {
+            ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
+            try {
+                session.startTransaction(TransactionOptions.builder()
+                        .readConcern(ReadConcern.MAJORITY).writeConcern(WriteConcern.MAJORITY).build());
+                Outcome outcome = body.apply(session);
+                if (outcome == null || !outcome.commit()) {
+                    abortQuietly(session);
+                    return outcome == null ? Optional.empty() : Optional.of(outcome.reply());
+                }
+                Blocking.run(session.commitTransaction());
+                routing.observed(x, session.getOperationTime());
+                return Optional.of(outcome.reply());
+            } catch (MongoException e) {
+                abortQuietly(session);
+                if (attempt < 10 && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                    continue;
+                }
+                throw e;
+            } finally {
+                session.close();
+            }
+        }
+    }
+
+    private static void abortQuietly(ClientSession session) {
+        if (session.hasActiveTransaction()) {
+            try {
+                Blocking.run(session.abortTransaction());
+            } catch (RuntimeException ignored) {
+                // nothing was committed; the server drops the transaction
+            }
+        }
     }
 
     // ---- helpers ---------------------------------------------------------------------------
