@@ -315,6 +315,9 @@ final class TieredWrites {
                 try {
                     answer = Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
                 } catch (com.mongodb.MongoCommandException e) {
+                    if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                        throw e;
+                    }
                     return new Outcome(e.getResponse(), false);
                 }
                 if (answer.containsKey("writeErrors") || answer.containsKey("writeConcernError")) {
