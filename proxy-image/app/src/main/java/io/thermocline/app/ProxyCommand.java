@@ -4,7 +4,7 @@ import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.InvalidConfigException;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.server.ProxySettings;
+import io.thermocline.proxy.tiered.TieredProxy;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -84,7 +84,7 @@ public final class ProxyCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("thermocline proxy: " + e.getMessage());
             return 2;
         }
-        ProxyServer proxy = new ProxyServer(ProxySettings.from(loaded)).start();
+        ProxyServer proxy = TieredProxy.create(loaded).start();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             proxy.close();

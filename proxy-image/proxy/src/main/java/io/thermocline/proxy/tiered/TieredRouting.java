@@ -281,7 +281,12 @@ public final class TieredRouting implements AutoCloseable {
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument reply = onFast ? fast(x, msg) : archive(x, msg);
         BsonDocument out = new BsonDocument();
-        reply.forEach(out::append);
+        if (Replies.isOk(reply)) {
+            reply.forEach(out::append);
+        } else {
+            // a tier without explain (an embedded server) still gets the routing answer, which is the proxy's own
+            out.append("ok", new org.bson.BsonDouble(1)).append("tierExplainError", reply.get("errmsg", new org.bson.BsonString("")));
+        }
         out.append("thermocline", explanation.toBsonDocument());
         return OpMsg.raw(out);
     }
