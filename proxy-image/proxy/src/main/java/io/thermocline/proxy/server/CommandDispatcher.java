@@ -422,8 +422,10 @@ final class CommandDispatcher {
     private CompletableFuture<Void> getMoreRound(ClientConnection client, OpMsg msg, Compressor compressor, long start,
                                                  CursorRoute route, TierBackend tier, int respondTo) {
         OpMsg request = toMember(tier, route.member(), msg, Map.of("getMore", new BsonInt64(route.backendId())));
-        return roundTrip(tier, route.member(), request).thenCompose(reply -> {
-            RawBsonDocument out = observe(tier, route.member(), reply.body());
+        return roundTrip(tier, route.member(), request).thenCompose(reply -> server.tiered() == null
+                ? CompletableFuture.completedFuture(reply.body())
+                : server.tiered().filterBatch(route.proxyId(), reply.body())).thenCompose(body -> {
+            RawBsonDocument out = observe(tier, route.member(), body);
             boolean ok = isOk(out);
             long backendId = ok ? cursorId(out) : 0;
             if (backendId == 0) {

@@ -54,6 +54,16 @@ final class Replies {
                 && batch.asArray().isEmpty();
     }
 
+    /** The id of a cursor reply's cursor, 0 when there is none. */
+    static long cursorId(BsonDocument reply) {
+        BsonValue cursor = reply.get("cursor");
+        if (cursor == null || !cursor.isDocument()) {
+            return 0;
+        }
+        BsonValue id = cursor.asDocument().get("id");
+        return id != null && id.isNumber() ? id.asNumber().longValue() : 0;
+    }
+
     /** The first document of a cursor reply's first batch, or null. */
     static BsonDocument firstDocument(BsonDocument reply) {
         BsonValue cursor = reply.get("cursor");

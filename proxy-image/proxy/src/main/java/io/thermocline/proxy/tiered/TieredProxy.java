@@ -87,8 +87,9 @@ public final class TieredProxy {
         RoutingMetrics metrics = new RoutingMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry());
         TieredWrites writes = new TieredWrites(fast, archive, promotion, barrier, options.barrierTimeout(),
                 new UserDeletes(fast, store), fences, new RetryableReplies(10_000), metrics);
+        OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
         return new TieredRouting(tiering, new CausalPoints(100_000), progress, causalWaitTimeout, promotion, writes, fences,
-                workers, () -> {
+                ledger, workers, () -> {
                     follower.close();
                     fast.close();
                     archive.close();

@@ -58,13 +58,17 @@ public final class TieredRouting implements AutoCloseable {
     private final ExecutorService workers;
     private final AutoCloseable resources;
     private final Map<SessionKey, PinnedTransaction> transactions = new ConcurrentHashMap<>();
+    private final java.util.Set<Long> changeStreams = ConcurrentHashMap.newKeySet();
+    private final OwnTransactionLedger ledger;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
 
     private record PinnedTransaction(long txnNumber, TransactionTier tier) {
     }
 
     TieredRouting(TieringFollower follower, CausalPoints causal, MirrorProgress progress, Duration causalWaitTimeout,
-                  Promotion promotion, TieredWrites writes, Fences fences, ExecutorService workers, AutoCloseable resources) {
+                  Promotion promotion, TieredWrites writes, Fences fences, OwnTransactionLedger ledger, ExecutorService workers,
+                  AutoCloseable resources) {
+        this.ledger = ledger;
         this.follower = follower;
         this.causal = causal;
         this.progress = progress;
@@ -116,6 +120,9 @@ public final class TieredRouting implements AutoCloseable {
             ReadRoute route = PipelineRouter.route(aggregate.database(), aggregate.collection(), aggregate.pipeline(), table);
             if (route instanceof ReadRoute.Archive a && a.reason() == Reason.UNTIERED_NAMESPACE) {
                 return Optional.empty();
+            }
+            if (route.reason() == Reason.CHANGE_STREAM_ON_FAST_TIER) {
+                return Optional.of(run(x, () -> changeStream(x, route)));
             }
             String ns = aggregate.collection() == null ? aggregate.database() : aggregate.database() + "." + aggregate.collection();
             return Optional.of(run(x, () -> read(x, "aggregate", ns, route)));
@@ -246,6 +253,73 @@ public final class TieredRouting implements AutoCloseable {
         }
     }
 
+    // ---- change streams --------------------------------------------------------------------
+
+    /** An application change stream on a tiered namespace: the fast tier's, without Thermocline's own writes. */
+    private RawBsonDocument changeStream(Exchange x, ReadRoute route) throws InterruptedException {
+        ledger.start();
+        metrics.decided("change_stream", Served.FAST, route.reason());
+        RawBsonDocument reply = fast(x, Replies.forTier(x.msg()));
+        long id = Replies.cursorId(reply);
+        if (id != 0) {
+            changeStreams.add(id);
+        }
+        return withoutOwnWrites(reply, "firstBatch");
+    }
+
+    /**
+     * Called by the dispatcher with every getMore reply (before it maps the cursor id): batches of an
+     * application change stream lose the events of Thermocline's own transactions.
+     */
+    public CompletableFuture<RawBsonDocument> filterBatch(long proxyCursorId, RawBsonDocument reply) {
+        if (!changeStreams.contains(proxyCursorId)) {
+            return CompletableFuture.completedFuture(reply);
+        }
+        if (Replies.cursorId(reply) == 0) {
+            changeStreams.remove(proxyCursorId);
+        }
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return withoutOwnWrites(reply, "nextBatch");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return reply;
+            }
+        }, workers);
+    }
+
+    private RawBsonDocument withoutOwnWrites(RawBsonDocument reply, String batchField) throws InterruptedException {
+        BsonValue cursor = reply.get("cursor");
+        if (cursor == null || !cursor.isDocument() || !cursor.asDocument().isArray(batchField)) {
+            return reply;
+        }
+        org.bson.BsonArray kept = new org.bson.BsonArray();
+        boolean dropped = false;
+        for (BsonValue value : cursor.asDocument().getArray(batchField)) {
+            if (value.isDocument() && own(value.asDocument())) {
+                dropped = true;
+            } else {
+                kept.add(value);
+            }
+        }
+        if (!dropped) {
+            return reply;
+        }
+        BsonDocument newCursor = Replies.mutable(cursor.asDocument());
+        newCursor.put(batchField, kept);
+        BsonDocument out = Replies.mutable(reply);
+        out.put("cursor", newCursor);
+        return OpMsg.raw(out);
+    }
+
+    private boolean own(BsonDocument event) throws InterruptedException {
+        BsonValue lsid = event.get("lsid");
+        BsonValue txn = event.get("txnNumber");
+        BsonValue time = event.get("clusterTime");
+        return lsid != null && lsid.isDocument() && txn != null && txn.isNumber()
+                && time != null && time.isTimestamp() && ledger.isOwn(txn.asNumber().longValue(), time.asTimestamp());
+    }
+
     // ---- DDL, explain ----------------------------------------------------------------------
 
     /** DDL applies to the archive first (the cluster the application believes in), then to the fast tier. */
@@ -345,6 +419,7 @@ public final class TieredRouting implements AutoCloseable {
 
     @Override
     public void close() {
+        ledger.close();
         workers.shutdownNow();
         try {
             resources.close();

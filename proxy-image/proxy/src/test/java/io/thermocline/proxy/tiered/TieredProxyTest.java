@@ -7,6 +7,8 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoCommandException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoChangeStreamCursor;
+import com.mongodb.client.model.changestream.ChangeStreamDocument;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Indexes;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
@@ -159,5 +161,27 @@ class TieredProxyTest {
         List<BsonDocument> read = stack.orders().find(Filters.eq("state", "page")).sort(new Document("_id", 1)).batchSize(4)
                 .into(new ArrayList<>());
         assertThat(read).isEqualTo(old);
+    }
+
+    @Test
+    void applicationChangeStreamSeesUserWritesButNotThermoclinesOwn() throws Exception {
+        try (MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> stream = stack.orders().watch(BsonDocument.class).cursor()) {
+            BsonDocument archived = order(600, NOW.minus(Duration.ofMinutes(2)), "archived");
+            stack.archiveOrders().insertOne(archived);
+            assertThat(stack.orders().find(Filters.eq("_id", 600)).first()).isEqualTo(archived);
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (stack.fastOrders().find(Filters.eq("_id", 600)).first() == null) {
+                assertThat(System.nanoTime()).as("promoted into the fast tier").isLessThan(deadline);
+                Thread.sleep(20);
+            }
+            stack.orders().insertOne(order(601, NOW, "user"));
+            ChangeStreamDocument<BsonDocument> first = null;
+            deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (first == null && System.nanoTime() < deadline) {
+                first = stream.tryNext();
+            }
+            assertThat(first).isNotNull();
+            assertThat(first.getDocumentKey()).as("the promotion's insert is filtered out").isEqualTo(new BsonDocument("_id", new BsonInt32(601)));
+        }
     }
 }
