@@ -251,7 +251,7 @@ final class CommandDispatcher {
         }
         return target.thenCompose(member -> {
             OpMsg request = toMember(tier, member, msg, Map.of());
-            return roundTrip(tier, member, request).thenCompose(reply -> {
+            return roundTrip(tier, member, request, client.channel().eventLoop()).thenCompose(reply -> {
                 RawBsonDocument out = observe(tier, member, reply.body());
                 if (traits.endsTransaction() && session.isPresent()
                         && (name.equals("abortTransaction") || isOk(out))) {
@@ -294,8 +294,13 @@ final class CommandDispatcher {
     }
 
     private CompletableFuture<OpMsg> roundTrip(TierBackend tier, ServerAddress member, OpMsg request) {
+        return roundTrip(tier, member, request, null);
+    }
+
+    private CompletableFuture<OpMsg> roundTrip(TierBackend tier, ServerAddress member, OpMsg request,
+                                               io.netty.channel.EventLoop preferred) {
         MemberPool pool = tier.pool(member);
-        return pool.borrow().thenCompose(conn -> conn.roundTrip(request, null).handle((reply, error) -> {
+        return pool.borrow(preferred).thenCompose(conn -> conn.roundTrip(request, null).handle((reply, error) -> {
             if (error != null) {
                 pool.discard(conn);
                 tier.monitor().requestCheck();
@@ -382,7 +387,7 @@ final class CommandDispatcher {
     private CompletableFuture<Void> getMoreRound(ClientConnection client, OpMsg msg, Compressor compressor, long start,
                                                  CursorRoute route, TierBackend tier, int respondTo) {
         OpMsg request = toMember(tier, route.member(), msg, Map.of("getMore", new BsonInt64(route.backendId())));
-        return roundTrip(tier, route.member(), request).thenCompose(reply -> {
+        return roundTrip(tier, route.member(), request, client.channel().eventLoop()).thenCompose(reply -> {
             RawBsonDocument out = observe(tier, route.member(), reply.body());
             boolean ok = isOk(out);
             long backendId = ok ? cursorId(out) : 0;

@@ -29,7 +29,7 @@ class MemberPoolTest {
         group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         backend = new MongoServer(new MemoryBackend());
         backend.bind("127.0.0.1", 0);
-        BackendConnector connector = new BackendConnector(group, 48_000_000, Duration.ofSeconds(2));
+        BackendConnector connector = new BackendConnector(group, io.netty.channel.socket.nio.NioSocketChannel.class, 48_000_000, Duration.ofSeconds(2));
         pool = new MemberPool(Tier.ARCHIVE, new ServerAddress("127.0.0.1", backend.getLocalAddress().getPort()), 2,
                 Duration.ofMillis(300), connector, group.next(), PoolListener.NONE);
     }
@@ -68,5 +68,38 @@ class MemberPoolTest {
         backend.shutdownNow();
         assertThatThrownBy(() -> pool.borrow().get(5, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(BackendUnavailableException.class).hasMessageContaining("cannot connect");
+    }
+
+    @Test
+    void concurrentBorrowersAllGetAConnectionAndNoneLeaks() throws Exception {
+        int threads = 8;
+        int rounds = 400;
+        pool.close();
+        // A generous bound: a lost hand-off would still hang a borrower past it.
+        pool = new MemberPool(Tier.ARCHIVE, new ServerAddress("127.0.0.1", backend.getLocalAddress().getPort()), 2,
+                Duration.ofSeconds(10), new BackendConnector(group, io.netty.channel.socket.nio.NioSocketChannel.class,
+                48_000_000, Duration.ofSeconds(2)), group.next(), PoolListener.NONE);
+        java.util.List<Thread> workers = new java.util.ArrayList<>();
+        java.util.List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    for (int i = 0; i < rounds; i++) {
+                        BackendConnection c = pool.borrow().get(30, TimeUnit.SECONDS);
+                        pool.release(c);
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            workers.add(th);
+            th.start();
+        }
+        for (Thread th : workers) {
+            th.join(60_000);
+        }
+        assertThat(failures).isEmpty();
+        assertThat(pool.openConnections()).isLessThanOrEqualTo(2);
+        assertThat(pool.idleConnections()).isEqualTo(pool.openConnections());
     }
 }
