@@ -34,15 +34,28 @@ public final class ProxyFixture implements AutoCloseable {
         MongoServer backend = new MongoServer(new MemoryBackend());
         backend.bind("127.0.0.1", 0);
         InetSocketAddress address = backend.getLocalAddress();
+        try {
+            return new ProxyFixture(backend, address.getPort(), startProxy("mongodb://127.0.0.1:" + address.getPort(), proxyYaml, env));
+        } catch (RuntimeException e) {
+            backend.shutdownNow();
+            throw e;
+        }
+    }
+
+    /** A proxy in front of a backend the caller owns (e.g. an embedded replica set). */
+    public static ProxyFixture inFrontOf(String archiveUri, String proxyYaml) {
+        return new ProxyFixture(null, -1, startProxy(archiveUri, proxyYaml, Map.of()));
+    }
+
+    private static ProxyServer startProxy(String archiveUri, String proxyYaml, Map<String, String> env) {
         String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n" + proxyYaml
-                + "tiers:\n  archive:\n    uri: mongodb://127.0.0.1:" + address.getPort() + "\n    connectionBudget: 4\n"
+                + "tiers:\n  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: 4\n"
                 + "fleet:\n  instanceId: test-proxy-0\n";
         ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, env))
-                .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(3), Duration.ofMillis(200));
+                .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
         try {
-            return new ProxyFixture(backend, address.getPort(), new ProxyServer(settings).start());
+            return new ProxyServer(settings).start();
         } catch (Exception e) {
-            backend.shutdownNow();
             throw new IllegalStateException("proxy did not start", e);
         }
     }
@@ -77,6 +90,8 @@ public final class ProxyFixture implements AutoCloseable {
     @Override
     public void close() {
         proxy.close();
-        backend.shutdownNow();
+        if (backend != null) {
+            backend.shutdownNow();
+        }
     }
 }

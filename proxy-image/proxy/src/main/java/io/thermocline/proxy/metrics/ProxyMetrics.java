@@ -9,9 +9,15 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.pool.PoolListener;
 import io.thermocline.proxy.topology.Tier;
 
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.core.datapoints.GaugeDataPoint;
+
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The proxy's Prometheus metrics. Command names outside a fixed set are counted as
@@ -26,6 +32,17 @@ public final class ProxyMetrics implements PoolListener {
             "dbStats", "collStats", "legacyQuery");
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
+    /** Data points looked up once per label set: the request path then only increments. */
+    private final Map<String, Map<String, CounterDataPoint>> commandCounters = new ConcurrentHashMap<>();
+    private final Map<String, DistributionDataPoint> commandLatencies = new ConcurrentHashMap<>();
+    private final Map<PoolKey, PoolSeries> poolSeries = new ConcurrentHashMap<>();
+
+    private record PoolKey(Tier tier, ServerAddress member) {
+    }
+
+    private record PoolSeries(DistributionDataPoint waitTime, CounterDataPoint timeouts, GaugeDataPoint open,
+                              GaugeDataPoint inUse, GaugeDataPoint waiters) {
+    }
     private final Gauge clientConnections;
     private final Counter clientConnectionsOpened;
     private final Counter clientConnectionsRejected;
@@ -103,8 +120,9 @@ public final class ProxyMetrics implements PoolListener {
 
     public void commandFinished(String command, String outcome, long nanos) {
         String label = commandLabel(command);
-        commands.labelValues(label, outcome).inc();
-        commandLatency.labelValues(label).observe(nanos / 1e9);
+        commandCounters.computeIfAbsent(label, l -> new ConcurrentHashMap<>())
+                .computeIfAbsent(outcome, o -> commands.labelValues(label, o)).inc();
+        commandLatencies.computeIfAbsent(label, commandLatency::labelValues).observe(nanos / 1e9);
     }
 
     public void inFlight(int n) {
@@ -121,17 +139,29 @@ public final class ProxyMetrics implements PoolListener {
 
     @Override
     public void borrowed(Tier tier, ServerAddress member, long waitNanos, boolean timedOut) {
-        poolWait.labelValues(tier.label(), member.toString()).observe(waitNanos / 1e9);
+        PoolSeries series = pool(tier, member);
+        series.waitTime().observe(waitNanos / 1e9);
         if (timedOut) {
-            poolWaitTimeouts.labelValues(tier.label(), member.toString()).inc();
+            series.timeouts().inc();
         }
     }
 
     @Override
     public void sizeChanged(Tier tier, ServerAddress member, int open, int inUse, int waiters) {
-        poolConnections.labelValues(tier.label(), member.toString(), "open").set(open);
-        poolConnections.labelValues(tier.label(), member.toString(), "in_use").set(inUse);
-        poolConnections.labelValues(tier.label(), member.toString(), "waiters").set(waiters);
+        PoolSeries series = pool(tier, member);
+        series.open().set(open);
+        series.inUse().set(inUse);
+        series.waiters().set(waiters);
+    }
+
+    private PoolSeries pool(Tier tier, ServerAddress member) {
+        return poolSeries.computeIfAbsent(new PoolKey(tier, member), k -> {
+            String t = tier.label();
+            String m = member.toString();
+            return new PoolSeries(poolWait.labelValues(t, m), poolWaitTimeouts.labelValues(t, m),
+                    poolConnections.labelValues(t, m, "open"), poolConnections.labelValues(t, m, "in_use"),
+                    poolConnections.labelValues(t, m, "waiters"));
+        });
     }
 
     public String contentType() {

@@ -47,6 +47,10 @@ public final class BackendConnection {
         return generation;
     }
 
+    public io.netty.channel.EventLoop eventLoop() {
+        return channel.eventLoop();
+    }
+
     public boolean isOpen() {
         return channel.isActive();
     }

@@ -5,9 +5,9 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
 
@@ -19,9 +19,10 @@ public final class BackendConnector {
     private final Bootstrap bootstrap;
     private final Duration connectTimeout;
 
-    public BackendConnector(EventLoopGroup group, int maxMessageSize, Duration connectTimeout) {
+    public BackendConnector(EventLoopGroup group, Class<? extends SocketChannel> channelType, int maxMessageSize,
+                            Duration connectTimeout) {
         this.connectTimeout = connectTimeout;
-        this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
+        this.bootstrap = new Bootstrap().group(group).channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeout.toMillis())
@@ -39,8 +40,17 @@ public final class BackendConnector {
     }
 
     public CompletableFuture<BackendConnection> connect(ServerAddress address, long generation) {
+        return connect(address, generation, null);
+    }
+
+    /**
+     * Connects on {@code loop} when given: a client request and the backend connection it borrows
+     * then run on one thread, with no hand-off between event loops.
+     */
+    public CompletableFuture<BackendConnection> connect(ServerAddress address, long generation, EventLoop loop) {
         CompletableFuture<BackendConnection> result = new CompletableFuture<>();
-        ChannelFuture f = bootstrap.connect(address.getHost(), address.getPort());
+        Bootstrap b = loop == null ? bootstrap : bootstrap.clone(loop);
+        ChannelFuture f = b.connect(address.getHost(), address.getPort());
         f.addListener(done -> {
             if (done.isSuccess()) {
                 result.complete(new BackendConnection(f.channel(), address, generation));

@@ -66,6 +66,11 @@ public final class MemberPool {
     }
 
     public CompletableFuture<BackendConnection> borrow() {
+        return borrow(null);
+    }
+
+    /** Borrows a connection, preferring one on {@code preferred} (the caller's event loop). */
+    public CompletableFuture<BackendConnection> borrow(io.netty.channel.EventLoop preferred) {
         long start = System.nanoTime();
         List<BackendConnection> stale = new ArrayList<>();
         BackendConnection ready = null;
@@ -75,7 +80,17 @@ public final class MemberPool {
             if (closed) {
                 return CompletableFuture.failedFuture(new BackendUnavailableException("pool for " + address + " is closed", false));
             }
-            while (!idle.isEmpty()) {
+            if (preferred != null) {
+                for (var it = idle.descendingIterator(); it.hasNext(); ) {
+                    BackendConnection c = it.next();
+                    if (c.eventLoop() == preferred && c.isOpen() && c.generation() == generation) {
+                        it.remove();
+                        ready = c;
+                        break;
+                    }
+                }
+            }
+            while (ready == null && !idle.isEmpty()) {
                 BackendConnection c = idle.pollLast();
                 if (c.isOpen() && c.generation() == generation) {
                     ready = c;
@@ -91,8 +106,11 @@ public final class MemberPool {
                 inUse++;
                 create = true;
             } else {
-                waiter = new Waiter();
-                waiters.add(waiter);
+                Waiter w = new Waiter();
+                // The timeout is set before the waiter is visible to release(), which cancels it.
+                w.timeout = timer.schedule(() -> timeOut(w), maxWait.toMillis(), TimeUnit.MILLISECONDS);
+                waiters.add(w);
+                waiter = w;
             }
         }
         stale.forEach(BackendConnection::close);
@@ -103,12 +121,10 @@ public final class MemberPool {
         }
         if (create) {
             report();
-            return createFor(start);
+            return createFor(start, preferred);
         }
-        Waiter w = waiter;
-        w.timeout = timer.schedule(() -> timeOut(w), maxWait.toMillis(), TimeUnit.MILLISECONDS);
         report();
-        return w.future;
+        return waiter.future;
     }
 
     /** Returns a connection after a clean round trip. */
@@ -198,7 +214,7 @@ public final class MemberPool {
         }
         w.timeout.cancel(false);
         Waiter waiter = w;
-        createFor(w.startNanos).whenComplete((c, e) -> {
+        createFor(w.startNanos, null).whenComplete((c, e) -> {
             if (e != null) {
                 waiter.future.completeExceptionally(e);
             } else {
@@ -207,12 +223,12 @@ public final class MemberPool {
         });
     }
 
-    private CompletableFuture<BackendConnection> createFor(long startNanos) {
+    private CompletableFuture<BackendConnection> createFor(long startNanos, io.netty.channel.EventLoop loop) {
         long gen;
         synchronized (this) {
             gen = generation;
         }
-        return connector.connect(address, gen)
+        return connector.connect(address, gen, loop)
                 .thenCompose(c -> handshake(c).thenApply(ignored -> c))
                 .whenComplete((c, e) -> {
                     if (e == null) {

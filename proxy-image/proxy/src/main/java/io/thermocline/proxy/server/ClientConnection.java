@@ -129,7 +129,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
                 }
                 channel.close();
             }
-            channel.eventLoop().execute(this::processNext);
+            if (channel.eventLoop().inEventLoop()) {
+                processNext();
+            } else {
+                channel.eventLoop().execute(this::processNext);
+            }
         });
     }
 

@@ -255,7 +255,7 @@ final class CommandDispatcher {
         } else {
             target = select(tier, ReadPreference.parse(body.get("$readPreference")));
         }
-        return target.thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, Map.of())).thenApply(reply -> {
+        return target.thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, Map.of()), client.channel().eventLoop()).thenApply(reply -> {
             RawBsonDocument out = observe(tier, member, reply.body());
             if (traits.endsTransaction() && session.isPresent() && (name.equals("abortTransaction") || isOk(out))) {
                 pins.release(session.get());
@@ -291,7 +291,7 @@ final class CommandDispatcher {
         }
         return target.thenCompose(member -> {
             OpMsg request = toMember(tier, member, msg, Map.of());
-            return roundTrip(tier, member, request).thenCompose(reply -> {
+            return roundTrip(tier, member, request, client.channel().eventLoop()).thenCompose(reply -> {
                 RawBsonDocument out = observe(tier, member, reply.body());
                 if (traits.endsTransaction() && session.isPresent()
                         && (name.equals("abortTransaction") || isOk(out))) {
@@ -334,8 +334,13 @@ final class CommandDispatcher {
     }
 
     private CompletableFuture<OpMsg> roundTrip(TierBackend tier, ServerAddress member, OpMsg request) {
+        return roundTrip(tier, member, request, null);
+    }
+
+    private CompletableFuture<OpMsg> roundTrip(TierBackend tier, ServerAddress member, OpMsg request,
+                                               io.netty.channel.EventLoop preferred) {
         MemberPool pool = tier.pool(member);
-        return pool.borrow().thenCompose(conn -> conn.roundTrip(request, null).handle((reply, error) -> {
+        return pool.borrow(preferred).thenCompose(conn -> conn.roundTrip(request, null).handle((reply, error) -> {
             if (error != null) {
                 pool.discard(conn);
                 tier.monitor().requestCheck();
@@ -422,7 +427,7 @@ final class CommandDispatcher {
     private CompletableFuture<Void> getMoreRound(ClientConnection client, OpMsg msg, Compressor compressor, long start,
                                                  CursorRoute route, TierBackend tier, int respondTo) {
         OpMsg request = toMember(tier, route.member(), msg, Map.of("getMore", new BsonInt64(route.backendId())));
-        return roundTrip(tier, route.member(), request).thenCompose(reply -> server.tiered() == null
+        return roundTrip(tier, route.member(), request, client.channel().eventLoop()).thenCompose(reply -> server.tiered() == null
                 ? CompletableFuture.completedFuture(reply.body())
                 : server.tiered().filterBatch(route.proxyId(), reply.body())).thenCompose(body -> {
             RawBsonDocument out = observe(tier, route.member(), body);

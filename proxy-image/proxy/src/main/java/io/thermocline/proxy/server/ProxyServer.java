@@ -8,9 +8,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
@@ -46,6 +44,7 @@ public final class ProxyServer implements AutoCloseable {
 
     private final ProxySettings settings;
     private final ProxyMetrics metrics = new ProxyMetrics();
+    private final NettyTransport transport = NettyTransport.best();
     private final EventLoopGroup group;
     private final TierBackend archive;
     private final TierBackend fast;
@@ -75,9 +74,9 @@ public final class ProxyServer implements AutoCloseable {
             tiered.countIn(metrics.registry());
         }
         this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                NioIoHandler.newFactory());
+                transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
-        BackendConnector connector = new BackendConnector(group, Math.max(settings.maxMessageSizeBytes(), 48_000_000),
+        BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
                 settings.connectTimeout());
         this.archive = new TierBackend(Tier.ARCHIVE, settings.archive(), connector, group, settings.heartbeatInterval(),
                 settings.poolWaitTimeout(), metrics);
@@ -104,7 +103,7 @@ public final class ProxyServer implements AutoCloseable {
         if (fast != null) {
             fast.start();
         }
-        ServerBootstrap bootstrap = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+        ServerBootstrap bootstrap = new ServerBootstrap().group(group).channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
@@ -120,7 +119,7 @@ public final class ProxyServer implements AutoCloseable {
         if (settings.httpPort() >= 0) {
             http = new HttpEndpoints(settings.httpHost(), settings.httpPort(), metrics, this::readiness);
         }
-        LOG.info("event=proxy_started listen={} http={} archive={} fast={} instance={}", address(),
+        LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={}", transport.name(), address(),
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
                 settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
         return this;
