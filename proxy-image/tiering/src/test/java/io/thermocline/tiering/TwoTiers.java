@@ -50,7 +50,8 @@ public final class TwoTiers implements AutoCloseable {
     private final List<AutoCloseable> workers = new ArrayList<>();
 
     public TwoTiers() {
-        fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
+        // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
+        fastSet = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
         archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
         fast = io.thermocline.tiering.worker.TierClients.client(fastSet.connectionString(), "test-workers");
         archive = io.thermocline.tiering.worker.TierClients.client(archiveSet.connectionString(), "test-workers");

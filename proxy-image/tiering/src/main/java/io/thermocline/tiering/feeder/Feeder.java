@@ -208,6 +208,7 @@ public final class Feeder implements AutoCloseable {
         checkpoint = store.saveFeederCheckpoint(current, withLease(current, current.resumeToken(), current.mirroredThrough(),
                 current.openOwnTransaction(), current.mirroredEvents(), current.lagSeconds(), current.pendingEvents()));
         own = new OwnTransactions(checkpoint.openOwnTransaction());
+        LOG.debug("event=feeder_open instance={} openOwnTransaction={}", options.instanceId(), checkpoint.openOwnTransaction());
         ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
                 .fullDocument(FullDocument.UPDATE_LOOKUP)
                 .batchSize(config.batchSize())
@@ -303,6 +304,7 @@ public final class Feeder implements AutoCloseable {
                         new ReplaceOptions().upsert(true)));
                 upserts++;
             } else {
+                LOG.debug("event=feeder_mirrors_delete namespace={} id={}", namespace, action.documentId());
                 models.add(new DeleteOneModel<>(Filters.eq("_id", action.documentId())));
             }
         }

@@ -27,6 +27,14 @@ class MetadataBsonTest {
     }
 
     @Test
+    void transactionIdSurvivesAStoreThatRewritesUuidByteOrder() {
+        TransactionId id = new TransactionId(new BsonDocument("id", new BsonBinary(java.util.UUID.randomUUID())), 42);
+        BsonDocument stored = id.toBson();
+        assertThat(stored.values()).noneMatch(v -> v.isDocument() || v.isBinary());
+        assertThat(TransactionId.fromBson(stored)).isEqualTo(id);
+    }
+
+    @Test
     void namespaceStateRoundTripsIncludingNonDocumentWarmerPosition() {
         NamespaceState state = new NamespaceState("shop.orders", T, T.minusSeconds(5),
                 new io.thermocline.tiering.metadata.WarmerCheckpoint(T.minusSeconds(60), new BsonDateTime(T.toEpochMilli()), new BsonInt32(42), false, 12, T),
