@@ -47,7 +47,7 @@ class CrashRecoveryTest {
     static final int OPERATIONS = 120;
 
     @ParameterizedTest(name = "seed {0}")
-    @ValueSource(longs = {1, 2, 3, 4, 5, 6})
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
     void archiveEqualsReferenceAfterRandomCrashes(long seed) throws Exception {
         Instant now = Instant.now();
         try (TwoTiers tiers = new TwoTiers();
@@ -119,6 +119,7 @@ class CrashRecoveryTest {
                 }
             }
             assertThat(chaos.crashes.get()).as("seed %d: the workers did crash", seed).isPositive();
+            assertThat(chaos.crashedBetweenArchiveAndCheckpoint).as("seed %d: a feeder died between archive write and checkpoint", seed).isTrue();
         }
     }
 
@@ -145,6 +146,7 @@ class CrashRecoveryTest {
         final Random random;
         final AtomicInteger crashes = new AtomicInteger();
         final AtomicBoolean stopped = new AtomicBoolean();
+        final AtomicBoolean crashedBetweenArchiveAndCheckpoint = new AtomicBoolean();
         final AtomicInteger generation = new AtomicInteger();
         volatile Feeder feeder;
         volatile Evictor evictor;
@@ -160,7 +162,11 @@ class CrashRecoveryTest {
         public void reached(FaultPoint point) {
             boolean crash;
             synchronized (random) {
-                crash = !stopped.get() && random.nextInt(8) == 0;
+                crash = !stopped.get() && random.nextInt(25) == 0;
+            }
+            // every seed dies at least once between the archive's acknowledgement and the checkpoint
+            if (point == FaultPoint.FEEDER_ARCHIVE_WRITTEN && !stopped.get() && !crashedBetweenArchiveAndCheckpoint.getAndSet(true)) {
+                crash = true;
             }
             if (crash) {
                 crashes.incrementAndGet();
@@ -196,7 +202,7 @@ class CrashRecoveryTest {
 
         /** Called by the workload between operations: sometimes kills a worker wherever it is. */
         void maybeKill(Random workload) {
-            int pick = workload.nextInt(40);
+            int pick = workload.nextInt(60);
             if (pick == 0) {
                 feeder.close();
                 crashes.incrementAndGet();
@@ -212,7 +218,7 @@ class CrashRecoveryTest {
         Feeder newFeeder() {
             return tiers.startFeeder(new FeederConfig(20, Duration.ofMillis(10), generation.get() % 2 == 0),
                     TwoTiers.feederOptions(this).withInstanceId("feeder-" + generation.incrementAndGet())
-                            .withLeaseDuration(Duration.ofSeconds(1)));
+                            .withLeaseDuration(Duration.ofMillis(600)));
         }
 
         Evictor newEvictor() {

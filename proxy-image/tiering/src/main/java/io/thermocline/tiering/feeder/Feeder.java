@@ -216,13 +216,20 @@ public final class Feeder implements AutoCloseable {
         if (checkpoint.resumeToken() != null) {
             publisher = publisher.resumeAfter(checkpoint.resumeToken());
             LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
-        } else {
-            // first start: begin at a probe written now, so the first checkpoint exists as soon as it is seen
+        } else if (checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
+            // first start ever: begin at a probe written now, and persist that start before streaming, so a
+            // crash before the first batch restarts from the same point instead of skipping writes
             BsonTimestamp start = barrier.probe();
             outstandingProbe = start;
             lastProbeNanos = System.nanoTime();
+            checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, BatchPlanner.justBefore(start),
+                    null, 0, 0, 0));
             publisher = publisher.startAtOperationTime(start);
             LOG.info("event=feeder_started_fresh instance={} at={}", options.instanceId(), describe(start));
+        } else {
+            BsonTimestamp start = justAfter(checkpoint.mirroredThrough());
+            publisher = publisher.startAtOperationTime(start);
+            LOG.info("event=feeder_restarted_before_first_batch instance={} at={}", options.instanceId(), describe(start));
         }
         stream = new EventQueue(config.batchSize());
         publisher.subscribe(stream);
@@ -325,6 +332,14 @@ public final class Feeder implements AutoCloseable {
             stream.close();
             stream = null;
         }
+    }
+
+    /** The least cluster time strictly after {@code time}. */
+    static BsonTimestamp justAfter(BsonTimestamp time) {
+        if (time.getInc() == Integer.MAX_VALUE) {
+            return new BsonTimestamp(time.getTime() + 1, 0);
+        }
+        return new BsonTimestamp(time.getTime(), time.getInc() + 1);
     }
 
     static String describe(BsonTimestamp time) {
