@@ -85,7 +85,7 @@ public final class TwoTiers implements AutoCloseable {
     }
 
     public static Feeder.Options feederOptions(FaultInjection faults) {
-        return Feeder.Options.defaults().withProbeInterval(Duration.ofMillis(50)).withLeaseDuration(Duration.ofSeconds(5))
+        return Feeder.Options.defaults().withProbeInterval(Duration.ofMillis(50)).withLeaseDuration(Duration.ofSeconds(1))
                 .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
     }
 

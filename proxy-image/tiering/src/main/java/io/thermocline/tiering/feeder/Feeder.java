@@ -300,9 +300,16 @@ public final class Feeder implements AutoCloseable {
             return;
         }
         MongoNamespace ns = new MongoNamespace(namespace);
+        // a write still in flight when the lease runs out could land after a successor's newer writes:
+        // the driver abandons it (and the server stops it, maxTimeMS) before the lease expires
+        long leaseLeftMillis = (leaseValidUntilNanos - System.nanoTime()) / 1_000_000 + options.leaseDuration().toMillis() / 3;
+        if (leaseLeftMillis <= 0) {
+            throw new StaleStateException("the feeder's lease ran out during its archive writes; re-acquiring");
+        }
         MongoCollection<BsonDocument> collection = archive.getDatabase(ns.getDatabaseName())
                 .getCollection(ns.getCollectionName(), BsonDocument.class)
-                .withWriteConcern(com.mongodb.WriteConcern.MAJORITY);
+                .withWriteConcern(com.mongodb.WriteConcern.MAJORITY)
+                .withTimeout(leaseLeftMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
         List<WriteModel<BsonDocument>> models = new ArrayList<>(actions.size());
         int upserts = 0;
         for (MirrorAction action : actions) {
