@@ -31,7 +31,7 @@ class TransactionTest {
 
     @BeforeAll
     static void start() {
-        rs = EmbeddedReplicaSet.builder().name("txn").members(3).transactionLifetime(Duration.ofSeconds(1)).build().start();
+        rs = EmbeddedReplicaSet.builder().name("txn").members(3).build().start();
         client = MongoClients.create(rs.connectionString());
     }
 
@@ -91,6 +91,25 @@ class TransactionTest {
     }
 
     @Test
+    void readersOutsideTheTransactionSeeOnlyCommittedStateWhileItsOwnReadsSeeItsWrites() {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "c").append("v", 1));
+            coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 9));
+            coll.deleteOne(session, Filters.eq("_id", "b"));
+            assertThat(coll.find(session).sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+                new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
+            assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+                new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
+            assertThat(coll.countDocuments(Filters.eq("v", 1))).isEqualTo(2);
+            assertThat(coll.find(Filters.eq("_id", "c")).first()).isNull();
+            session.commitTransaction();
+        }
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+            new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
+    }
+
+    @Test
     void abortLeavesNoTraceInDataOrChangeStream() {
         try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
                  coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor();
@@ -131,15 +150,19 @@ class TransactionTest {
 
     @Test
     void anAbandonedTransactionExpiresAndIsRolledBack() throws InterruptedException {
-        try (ClientSession session = client.startSession()) {
+        try (EmbeddedReplicaSet shortLived = EmbeddedReplicaSet.builder().name("expiry")
+                .transactionLifetime(Duration.ofMillis(500)).build().start();
+             MongoClient expiring = MongoClients.create(shortLived.connectionString());
+             ClientSession session = expiring.startSession()) {
+            MongoCollection<Document> c = expiring.getDatabase("txn").getCollection("expiry");
             session.startTransaction();
-            coll.insertOne(session, new Document("_id", "abandoned"));
-            Thread.sleep(2_500);
+            c.insertOne(session, new Document("_id", "abandoned"));
+            Thread.sleep(2_000);
             assertThatThrownBy(session::commitTransaction)
                 .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(251));
+            assertThat(c.countDocuments(Filters.eq("_id", "abandoned"))).isZero();
+            c.insertOne(new Document("_id", "writable"));
+            assertThat(c.countDocuments()).isEqualTo(1);
         }
-        assertThat(coll.countDocuments(Filters.eq("_id", "abandoned"))).isZero();
-        coll.insertOne(new Document("_id", "writable"));
-        assertThat(coll.countDocuments()).isEqualTo(3);
     }
 }

@@ -207,6 +207,15 @@ final class CommandDispatcher {
         awaitCausalPoint(command);
         if (command.containsKey("autocommit")) {
             openTransaction(command);
+        } else if (coordinator.isPrimary(self) && command.isString(command.getFirstKey())) {
+            Map<BsonValue, BsonDocument> uncommitted = sessions.uncommittedPreImages(self.index(), db,
+                command.getString(command.getFirstKey()).getValue());
+            if (!uncommitted.isEmpty()) {
+                Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, uncommitted);
+                if (committed.isPresent()) {
+                    return new Result(committed.get(), coordinator.operationTime(self));
+                }
+            }
         }
         BsonDocument reply = self.store().command(channel, db, command);
         return new Result(reply, coordinator.operationTime(self));

@@ -101,6 +101,26 @@ public final class SessionCatalog {
         return open;
     }
 
+    /**
+     * For readers outside transactions: the committed version (null: absent) of every document of a
+     * collection that open transactions on a member have changed but not committed yet.
+     */
+    public Map<BsonValue, BsonDocument> uncommittedPreImages(int memberIndex, String database, String collection) {
+        Map<BsonValue, BsonDocument> committed = new java.util.LinkedHashMap<>();
+        for (Transaction t : openTransactions()) {
+            if (t.primaryIndex() != memberIndex) {
+                continue;
+            }
+            for (Change c : t.changes()) {
+                if (c.documentKey() != null && database.equals(c.database()) && collection.equals(c.collection())
+                    && !committed.containsKey(c.documentKey().get("_id"))) {
+                    committed.put(c.documentKey().get("_id"), c.preImage());
+                }
+            }
+        }
+        return committed;
+    }
+
     public void markCommitted(Transaction t) {
         t.state(Transaction.State.COMMITTED);
     }
