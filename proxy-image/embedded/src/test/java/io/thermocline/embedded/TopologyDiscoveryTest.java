@@ -76,6 +76,17 @@ class TopologyDiscoveryTest {
     }
 
     @Test
+    void compressedConnectionsWorkWithEveryCompressor() {
+        for (String compressor : List.of("snappy", "zlib", "zstd")) {
+            try (MongoClient client = MongoClients.create(rs.connectionString() + "&compressors=" + compressor)) {
+                var coll = client.getDatabase("disc").getCollection(compressor);
+                coll.insertOne(new Document("_id", 1).append("text", "x".repeat(2_000)));
+                assertThat(coll.find().first().getString("text")).hasSize(2_000);
+            }
+        }
+    }
+
+    @Test
     void replSetGetStatusListsMembersWithTheirStates() {
         try (MongoClient client = MongoClients.create(rs.connectionString())) {
             Document status = client.getDatabase("admin").runCommand(new Document("replSetGetStatus", 1));

@@ -110,6 +110,22 @@ class TransactionTest {
     }
 
     @Test
+    void startingANewTransactionOnASessionAbortsItsUnfinishedOne() {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "unfinished"));
+            org.bson.BsonDocument lsid = session.getServerSession().getIdentifier();
+            long next = session.getServerSession().getTransactionNumber() + 1;
+            client.getDatabase("txn").runCommand(new Document("insert", coll.getNamespace().getCollectionName())
+                .append("documents", List.of(new Document("_id", "next"))).append("lsid", lsid).append("txnNumber", next)
+                .append("startTransaction", true).append("autocommit", false));
+            client.getDatabase("admin").runCommand(new Document("commitTransaction", 1).append("lsid", lsid)
+                .append("txnNumber", next).append("autocommit", false));
+        }
+        assertThat(coll.find().map(d -> d.get("_id")).into(new ArrayList<>())).containsExactlyInAnyOrder("a", "b", "next");
+    }
+
+    @Test
     void abortLeavesNoTraceInDataOrChangeStream() {
         try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
                  coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor();

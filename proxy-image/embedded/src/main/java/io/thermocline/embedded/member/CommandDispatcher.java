@@ -333,6 +333,10 @@ final class CommandDispatcher {
         long txnNumber = command.getNumber("txnNumber").longValue();
         if (command.getBoolean("startTransaction", BsonBoolean.FALSE).getValue()) {
             requirePrimary();
+            sessions.openTransaction(lsid).filter(open -> open.txnNumber() < txnNumber).ifPresent(open -> {
+                sessions.abort(open, coordinator.members().get(open.primaryIndex()).store());
+                coordinator.writeLock().releaseAll(open);
+            });
             return sessions.begin(lsid, txnNumber, self.index());
         }
         Transaction t = sessions.transaction(lsid, txnNumber)

@@ -73,6 +73,12 @@ public final class SessionCatalog {
         }
     }
 
+    /** The session's open transaction, if any: a newer transaction on the session aborts it first. */
+    public synchronized Optional<Transaction> openTransaction(BsonDocument lsid) {
+        Transaction t = session(lsid).transaction;
+        return t != null && t.state() == Transaction.State.IN_PROGRESS ? Optional.of(t) : Optional.empty();
+    }
+
     public synchronized Transaction begin(BsonDocument lsid, long txnNumber, int primaryIndex) {
         Session s = session(lsid);
         if (txnNumber < s.highestTxnNumber || (txnNumber == s.highestTxnNumber && s.transaction != null)) {
