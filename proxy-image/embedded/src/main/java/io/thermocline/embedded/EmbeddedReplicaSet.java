@@ -158,9 +158,9 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         for (Transaction t : sessions.openTransactions()) {
             if (t.primaryIndex() != newPrimary) {
                 sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
-                coordinator.writeLock().releaseAll(t);
             }
         }
+        coordinator.progress().signalAll();
         if (newPrimary >= 0) {
             sessions.forgetAfter(coordinator.members().get(newPrimary).applied());
         }
@@ -172,8 +172,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             for (Transaction t : sessions.openTransactions()) {
                 if (now > t.deadlineMillis()) {
                     log.info("event=transactionExpired set={} txnNumber={}", config.name, t.txnNumber());
-                    sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
-                    coordinator.writeLock().releaseAll(t);
+                    Object owner = new Object();
+                    coordinator.writeLock().acquire(owner, 1, TimeUnit.MINUTES);
+                    try {
+                        sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+                    } finally {
+                        coordinator.writeLock().release(owner);
+                    }
+                    coordinator.progress().signalAll();
                 }
             }
             flush();

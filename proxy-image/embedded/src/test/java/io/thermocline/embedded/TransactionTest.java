@@ -110,6 +110,25 @@ class TransactionTest {
     }
 
     @Test
+    void writesOutsideATransactionProceedOnOtherDocumentsAndWaitForItsOwn() throws Exception {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 2));
+            coll.insertOne(new Document("_id", "outside"));
+            coll.updateOne(Filters.eq("_id", "b"), Updates.set("v", 5));
+            java.util.concurrent.CompletableFuture<Void> blocked = java.util.concurrent.CompletableFuture.runAsync(() ->
+                coll.updateOne(Filters.eq("_id", "a"), Updates.inc("v", 10)));
+            Thread.sleep(300);
+            assertThat(blocked).isNotDone();
+            session.commitTransaction();
+            blocked.get(10, TimeUnit.SECONDS);
+        }
+        assertThat(coll.find(Filters.eq("_id", "a")).first().getInteger("v")).isEqualTo(12);
+        assertThat(coll.find(Filters.eq("_id", "b")).first().getInteger("v")).isEqualTo(5);
+        assertThat(coll.countDocuments(Filters.eq("_id", "outside"))).isEqualTo(1);
+    }
+
+    @Test
     void startingANewTransactionOnASessionAbortsItsUnfinishedOne() {
         try (ClientSession session = client.startSession()) {
             session.startTransaction();

@@ -49,7 +49,6 @@ final class CommandDispatcher {
     private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
     private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
-    private static final Duration TXN_LOCK_WAIT = Duration.ofMillis(500);
 
     /** Thrown to make the connection close without a reply (failCommand closeConnection). */
     static final class CloseConnection extends RuntimeException {
@@ -267,16 +266,14 @@ final class CommandDispatcher {
             }
         }
         Object owner = new Object();
-        if (!coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(24, "LockTimeout", "could not take the write lock within " + WRITE_LOCK_WAIT.toSeconds()
-                + "s: a transaction holds it; commit or abort it");
-        }
+        lock(owner);
         OplogPosition[] last = {self.applied()};
         BsonDocument reply;
         try {
             requirePrimary();
             WriteExecutor executor = new WriteExecutor(self.store(), channel,
-                change -> last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false));
+                change -> last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false),
+                (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids));
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, reply, last[0]);
@@ -287,6 +284,47 @@ final class CommandDispatcher {
         BsonDocument mutableReply = BsonBridge.mutable(reply);
         awaitWriteConcern(command, last[0], mutableReply);
         return new Result(mutableReply, last[0].clusterTime());
+    }
+
+    private void lock(Object owner) {
+        if (!coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new ReplicationException(24, "LockTimeout", "could not take the write lock within "
+                + WRITE_LOCK_WAIT.toSeconds() + "s");
+        }
+    }
+
+    /**
+     * A write outside transactions that meets documents an open transaction changed waits for it
+     * to end (as MongoDB does), with the write lock released meanwhile; false = look again.
+     */
+    private boolean waitOutTransactions(Object owner, String db, String coll, List<BsonValue> ids) {
+        Optional<Transaction> holder = sessions.holder(self.index(), db, coll, ids, null);
+        if (holder.isEmpty()) {
+            return true;
+        }
+        Transaction t = holder.get();
+        coordinator.writeLock().release(owner);
+        boolean ended = coordinator.progress().await(() -> t.state() != Transaction.State.IN_PROGRESS,
+            WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        lock(owner);
+        if (!ended) {
+            throw new ReplicationException(50, "MaxTimeMSExpired", "waited " + WRITE_LOCK_WAIT.toSeconds()
+                + "s for a transaction holding a document of " + db + "." + coll + " to commit or abort");
+        }
+        requirePrimary();
+        return false;
+    }
+
+    /** Aborts a transaction, undoing its writes on the member it ran on, and wakes writers waiting for it. */
+    void abort(Transaction t) {
+        Object owner = new Object();
+        coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+        } finally {
+            coordinator.writeLock().release(owner);
+        }
+        coordinator.progress().signalAll();
     }
 
     private void requirePrimary() {
@@ -333,10 +371,7 @@ final class CommandDispatcher {
         long txnNumber = command.getNumber("txnNumber").longValue();
         if (command.getBoolean("startTransaction", BsonBoolean.FALSE).getValue()) {
             requirePrimary();
-            sessions.openTransaction(lsid).filter(open -> open.txnNumber() < txnNumber).ifPresent(open -> {
-                sessions.abort(open, coordinator.members().get(open.primaryIndex()).store());
-                coordinator.writeLock().releaseAll(open);
-            });
+            sessions.openTransaction(lsid).filter(open -> open.txnNumber() < txnNumber).ifPresent(this::abort);
             return sessions.begin(lsid, txnNumber, self.index());
         }
         Transaction t = sessions.transaction(lsid, txnNumber)
@@ -351,16 +386,24 @@ final class CommandDispatcher {
 
     private Result transactionalWrite(Channel channel, String db, String name, BsonDocument command) {
         Transaction t = openTransaction(command);
-        if (!coordinator.writeLock().acquire(t, TXN_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(112, "WriteConflict",
-                "Write conflict during plan execution and yielding is disabled.");
+        Object owner = new Object();
+        lock(owner);
+        try {
+            if (t.state() != Transaction.State.IN_PROGRESS) {
+                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
+            }
+            requirePrimary();
+            BsonDocument reply = new WriteExecutor(self.store(), channel, t::stage, (database, coll, ids) -> {
+                if (sessions.holder(self.index(), database, coll, ids, t).isPresent()) {
+                    throw new ReplicationException(112, "WriteConflict",
+                        "Write conflict during plan execution and yielding is disabled.");
+                }
+                return true;
+            }).execute(db, name, command);
+            return new Result(reply, coordinator.operationTime(self));
+        } finally {
+            coordinator.writeLock().release(owner);
         }
-        if (t.state() != Transaction.State.IN_PROGRESS) {
-            coordinator.writeLock().releaseAll(t);
-            throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
-        }
-        BsonDocument reply = new WriteExecutor(self.store(), channel, t::stage).execute(db, name, command);
-        return new Result(reply, coordinator.operationTime(self));
     }
 
     private Result commitTransaction(BsonDocument command) {
@@ -378,17 +421,20 @@ final class CommandDispatcher {
             return new Result(reply, committed.clusterTime());
         }
         requirePrimary();
-        if (!coordinator.writeLock().acquire(t, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(24, "LockTimeout", "could not take the write lock to commit");
-        }
+        Object owner = new Object();
+        lock(owner);
         OplogPosition position;
         try {
+            if (t.state() != Transaction.State.IN_PROGRESS || !coordinator.isPrimary(self)) {
+                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
+            }
             List<Change> changes = t.changes();
             position = coordinator.commit(self, changes, lsid, txnNumber, true);
             sessions.markCommitted(t);
         } finally {
-            coordinator.writeLock().releaseAll(t);
+            coordinator.writeLock().release(owner);
         }
+        coordinator.progress().signalAll();
         BsonDocument reply = MemberStore.okReply();
         awaitWriteConcern(command, position, reply);
         return new Result(reply, position.clusterTime());
@@ -402,10 +448,10 @@ final class CommandDispatcher {
         if (t.state() == Transaction.State.COMMITTED) {
             throw new ReplicationException(256, "TransactionCommitted", "Transaction " + txnNumber + " has been committed.");
         }
-        if (!sessions.abort(t, coordinator.members().get(t.primaryIndex()).store())) {
+        if (t.state() != Transaction.State.IN_PROGRESS) {
             throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
         }
-        coordinator.writeLock().releaseAll(t);
+        abort(t);
         return new Result(MemberStore.okReply(), coordinator.operationTime(self));
     }
 

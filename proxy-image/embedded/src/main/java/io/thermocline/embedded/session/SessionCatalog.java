@@ -127,6 +127,22 @@ public final class SessionCatalog {
         return committed;
     }
 
+    /** Another open transaction on this member holding one of these documents, if any. */
+    public Optional<Transaction> holder(int memberIndex, String database, String collection, List<BsonValue> ids,
+                                        Transaction except) {
+        for (Transaction t : openTransactions()) {
+            if (t == except || t.primaryIndex() != memberIndex) {
+                continue;
+            }
+            for (BsonValue id : ids) {
+                if (t.touches(database, collection, id)) {
+                    return Optional.of(t);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
     public void markCommitted(Transaction t) {
         t.state(Transaction.State.COMMITTED);
     }
