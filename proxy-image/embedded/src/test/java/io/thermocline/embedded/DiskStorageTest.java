@@ -38,6 +38,14 @@ class DiskStorageTest {
     }
 
     @Test
+    void aDirectoryInUseIsRefusedWithAClearError() {
+        try (EmbeddedReplicaSet rs = open()) {
+            assertThatThrownBy(this::open).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("may be using this storage directory");
+        }
+    }
+
+    @Test
     void dataIndexesAndResumeTokensSurviveARestart() {
         BsonDocument token;
         try (EmbeddedReplicaSet rs = open(); MongoClient client = MongoClients.create(rs.connectionString())) {

@@ -47,6 +47,7 @@ final class CommandDispatcher {
     private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
     /** Errors after which drivers re-check the server; they carry the member's topologyVersion. */
     private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
+    private static final Duration CURSOR_TIMEOUT = Duration.ofMinutes(10);
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
     private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
 
@@ -492,12 +493,25 @@ final class CommandDispatcher {
         long id = ThreadLocalRandom.current().nextLong(1L << 40, Long.MAX_VALUE);
         ChangeStreamCursor cursor = new ChangeStreamCursor(id, scope, options, rest, self, coordinator);
         int batchSize = command.getDocument("cursor", new BsonDocument()).getNumber("batchSize", new BsonInt32(101)).intValue();
-        ChangeStreamCursor.Batch batch = cursor.next(batchSize, 0);
+        ChangeStreamCursor.Batch batch = batchSize == 0 ? cursor.empty() : cursor.next(batchSize, 0);
+        reapIdleCursors();
         if (!batch.exhausted()) {
             cursors.put(id, cursor);
         }
         return new Result(cursorReply("firstBatch", batch, batch.exhausted() ? 0 : id, cursor.namespace()),
             coordinator.operationTime(self));
+    }
+
+    /** Change-stream cursors nobody asked for in 10 minutes are closed, as the server times cursors out. */
+    private void reapIdleCursors() {
+        long cutoff = System.currentTimeMillis() - CURSOR_TIMEOUT.toMillis();
+        cursors.values().removeIf(c -> {
+            if (c.lastUsedMillis() < cutoff) {
+                c.close();
+                return true;
+            }
+            return false;
+        });
     }
 
     private static BsonDocument cursorReply(String batchName, ChangeStreamCursor.Batch batch, long id, String ns) {

@@ -215,7 +215,7 @@ public abstract class ChangeStreamContract {
             });
             ChangeStreamDocument<Document> first = next(cursor);
             ChangeStreamDocument<Document> second = next(cursor);
-            assertThat(first.getLsid()).isEqualTo(session.getServerSession().getIdentifier());
+            assertThat(first.getLsid().get("id")).isEqualTo(session.getServerSession().getIdentifier().get("id"));
             assertThat(first.getTxnNumber()).isNotNull();
             assertThat(second.getTxnNumber()).isEqualTo(first.getTxnNumber());
             assertThat(second.getClusterTime()).isEqualTo(first.getClusterTime());
