@@ -97,6 +97,30 @@ class FailoverTest {
     }
 
     @Test
+    void theDriverResumesAChangeStreamOnTheNewPrimaryWithoutLosingEvents() {
+        try (var cursor = coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor()) {
+            coll.insertOne(new Document("_id", 1));
+            assertThat(nextId(cursor)).isEqualTo(1);
+            coll.insertOne(new Document("_id", 2));
+            rs.kill(rs.primary());
+            coll.insertOne(new Document("_id", 3));
+            assertThat(nextId(cursor)).isEqualTo(2);
+            assertThat(nextId(cursor)).isEqualTo(3);
+        }
+    }
+
+    private static int nextId(com.mongodb.client.MongoChangeStreamCursor<com.mongodb.client.model.changestream.ChangeStreamDocument<Document>> cursor) {
+        long deadline = System.currentTimeMillis() + 20_000;
+        while (System.currentTimeMillis() < deadline) {
+            var event = cursor.tryNext();
+            if (event != null) {
+                return event.getDocumentKey().getInt32("_id").getValue();
+            }
+        }
+        throw new AssertionError("no event within 20 s");
+    }
+
+    @Test
     void withoutAMajorityThereIsNoPrimaryUntilOneReturns() {
         Member a = rs.secondaries().get(0);
         Member b = rs.secondaries().get(1);
