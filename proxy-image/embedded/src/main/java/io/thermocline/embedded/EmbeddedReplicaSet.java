@@ -51,6 +51,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     private final Builder config;
     private final List<Member> members = new ArrayList<>();
     private final List<SecondaryApplier> appliers = new ArrayList<>();
+    private final List<MemberStore> opened = new ArrayList<>();
     private ReplicationCoordinator coordinator;
     private SessionCatalog sessions;
     private Oplog oplog;
@@ -77,6 +78,17 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             throw new IllegalStateException("replica set " + config.name + " is already started");
         }
         started = true;
+        try {
+            open();
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        log.info("event=replicaSetStarted set={} members={} uri={}", config.name, config.members, connectionString());
+        return this;
+    }
+
+    private void open() {
         ProgressSignal progress = new ProgressSignal();
         if (config.storage instanceof Storage.Directory dir) {
             oplogStore = new OplogStore(dir.path());
@@ -86,8 +98,9 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         clock.advanceTo(oplog.last().clusterTime());
         List<MemberState> states = new ArrayList<>();
         for (int i = 0; i < config.members; i++) {
-            MemberState state = new MemberState(i, MemberStore.open(config.storage, "member" + i));
-            states.add(state);
+            MemberStore store = MemberStore.open(config.storage, "member" + i);
+            opened.add(store);
+            states.add(new MemberState(i, store));
         }
         long term = oplog.lastEntry().map(OplogEntry::term).orElse(0L);
         coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
@@ -118,8 +131,6 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             return t;
         });
         housekeeping.scheduleWithFixedDelay(this::housekeeping, 1, 1, TimeUnit.SECONDS);
-        log.info("event=replicaSetStarted set={} members={} uri={}", config.name, config.members, connectionString());
-        return this;
     }
 
     /** On-disk restart: replays what each member had not durably applied (entries are idempotent). */
@@ -298,11 +309,15 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         }
         appliers.forEach(SecondaryApplier::stop);
         members.forEach(Member::shutdown);
-        flush();
-        for (MemberState state : coordinator.members()) {
-            state.store().close();
+        if (coordinator != null) {
+            flush();
         }
-        oplog.close();
+        opened.forEach(MemberStore::close);
+        if (oplog != null) {
+            oplog.close();
+        } else if (oplogStore != null) {
+            oplogStore.close();
+        }
         if (group != null) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
