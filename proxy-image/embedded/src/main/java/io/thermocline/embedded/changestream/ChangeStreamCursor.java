@@ -88,7 +88,8 @@ public final class ChangeStreamCursor {
         if (options.startAtOperationTime() != null) {
             return new OplogPosition(options.startAtOperationTime().getValue(), -1);
         }
-        return coordinator.isPrimary(member) ? coordinator.oplog().last() : member.applied();
+        // The member's applied position, not the oplog's end: a transaction being appended is not half-seen.
+        return member.applied();
     }
 
     private void checkHistory() {
