@@ -121,6 +121,18 @@ class FailoverTest {
     }
 
     @Test
+    void aMajorityWriteWaitingWhenItsPrimaryDiesIsRetriedOnTheNewPrimaryOnce() throws Exception {
+        rs.secondaries().forEach(rs::pauseReplication);
+        CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "majority")));
+        Thread.sleep(300);
+        assertThat(waiting).isNotDone();
+        rs.kill(rs.primary());
+        rs.members().forEach(rs::resumeReplication);
+        waiting.get(30, TimeUnit.SECONDS);
+        assertThat(coll.countDocuments(Filters.eq("_id", "majority"))).isEqualTo(1);
+    }
+
+    @Test
     void withoutAMajorityThereIsNoPrimaryUntilOneReturns() {
         Member a = rs.secondaries().get(0);
         Member b = rs.secondaries().get(1);

@@ -342,15 +342,15 @@ final class CommandDispatcher {
             ? Duration.ofMillis(wc.asDocument().getNumber("wtimeout").longValue()) : Duration.ofDays(1);
         boolean satisfied;
         if (w == null) {
-            satisfied = !majorityByDefault || coordinator.awaitMajority(position, timeout);
+            satisfied = !majorityByDefault || coordinator.awaitMajority(self, position, timeout);
         } else if (w.isString() && "majority".equals(w.asString().getValue())) {
-            satisfied = coordinator.awaitMajority(position, timeout);
+            satisfied = coordinator.awaitMajority(self, position, timeout);
         } else if (w.isNumber() && w.asNumber().intValue() > 1) {
             int count = w.asNumber().intValue();
             if (count > coordinator.members().size()) {
                 throw new ReplicationException(100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes for w:" + count);
             }
-            satisfied = coordinator.awaitAcknowledged(position, count, timeout);
+            satisfied = coordinator.awaitAcknowledged(self, position, count, timeout);
         } else {
             satisfied = true;
         }

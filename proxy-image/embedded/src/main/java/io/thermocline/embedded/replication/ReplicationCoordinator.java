@@ -154,13 +154,29 @@ public final class ReplicationCoordinator {
         return positions.get(members.size() / 2);
     }
 
-    public boolean awaitMajority(OplogPosition position, Duration timeout) {
-        return progress.await(() -> !position.isAfter(majorityCommitted()), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    /**
+     * Waits until a majority applied the position. A writer that stops being primary meanwhile
+     * is told so (as MongoDB interrupts such waits), since its write may be rolled back.
+     */
+    public boolean awaitMajority(MemberState writer, OplogPosition position, Duration timeout) {
+        return awaitAcknowledged(writer, position, members.size() / 2 + 1, timeout);
     }
 
-    public boolean awaitAcknowledged(OplogPosition position, int count, Duration timeout) {
-        return progress.await(() -> members.stream().filter(m -> !position.isAfter(m.applied())).count() >= count,
+    public boolean awaitAcknowledged(MemberState writer, OplogPosition position, int count, Duration timeout) {
+        boolean done = progress.await(() -> acknowledged(position) >= count || !isPrimary(writer),
             timeout.toMillis(), TimeUnit.MILLISECONDS);
+        if (acknowledged(position) >= count) {
+            return true;
+        }
+        if (done) {
+            throw new ReplicationException(11602, "InterruptedDueToReplStateChange",
+                "operation was interrupted because the primary stepped down while waiting for replication");
+        }
+        return false;
+    }
+
+    private long acknowledged(OplogPosition position) {
+        return members.stream().filter(m -> !position.isAfter(m.applied())).count();
     }
 
     /** Waits until a member has applied every entry stamped at or before a cluster time. */
