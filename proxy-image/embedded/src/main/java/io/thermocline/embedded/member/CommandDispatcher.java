@@ -1,12 +1,9 @@
 package io.thermocline.embedded.member;
 
 import io.netty.channel.Channel;
-import io.thermocline.embedded.changestream.ChangeStreamCursor;
-import io.thermocline.embedded.changestream.ChangeStreamOptions;
-import io.thermocline.embedded.changestream.ChangeStreamScope;
+import io.thermocline.embedded.changestream.ChangeStreamCursors;
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.OplogPosition;
-import io.thermocline.embedded.replication.MemberRole;
 import io.thermocline.embedded.replication.MemberState;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
 import io.thermocline.embedded.replication.ReplicationException;
@@ -16,18 +13,14 @@ import io.thermocline.embedded.storage.BsonBridge;
 import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.write.WriteExecutor;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
 import org.bson.BsonBoolean;
-import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonInt32;
@@ -47,7 +40,6 @@ final class CommandDispatcher {
     private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
     /** Errors after which drivers re-check the server; they carry the member's topologyVersion. */
     private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
-    private static final Duration CURSOR_TIMEOUT = Duration.ofMinutes(10);
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
     private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
 
@@ -65,7 +57,7 @@ final class CommandDispatcher {
     private final MemberState self;
     private final SessionCatalog sessions;
     private final FailPoints failPoints = new FailPoints();
-    private final Map<Long, ChangeStreamCursor> cursors = new ConcurrentHashMap<>();
+    private final ChangeStreamCursors changeStreams;
     private final boolean majorityByDefault;
 
     CommandDispatcher(ReplicationCoordinator coordinator, MemberState self, SessionCatalog sessions, boolean majorityByDefault) {
@@ -73,11 +65,11 @@ final class CommandDispatcher {
         this.self = self;
         this.sessions = sessions;
         this.majorityByDefault = majorityByDefault;
+        this.changeStreams = new ChangeStreamCursors(coordinator, self);
     }
 
     void closeCursors() {
-        cursors.values().forEach(ChangeStreamCursor::close);
-        cursors.clear();
+        changeStreams.closeAll();
     }
 
     BsonDocument dispatch(Channel channel, int connectionId, String db, BsonDocument command, boolean legacy) {
@@ -173,9 +165,9 @@ final class CommandDispatcher {
         return switch (lower) {
             case "hello", "ismaster" -> new Result(HelloReply.build(coordinator, self, command,
                 legacy || !lower.equals("hello"), connectionId), coordinator.operationTime(self));
-            case "buildinfo" -> new Result(buildInfo(), coordinator.operationTime(self));
-            case "replsetgetstatus" -> new Result(replSetGetStatus(), coordinator.operationTime(self));
-            case "replsetgetconfig" -> new Result(replSetGetConfig(), coordinator.operationTime(self));
+            case "buildinfo" -> new Result(ReplicaSetStatus.buildInfo(), coordinator.operationTime(self));
+            case "replsetgetstatus" -> new Result(ReplicaSetStatus.replSetGetStatus(coordinator, self), coordinator.operationTime(self));
+            case "replsetgetconfig" -> new Result(ReplicaSetStatus.replSetGetConfig(coordinator), coordinator.operationTime(self));
             case "replsetstepdown" -> stepDown(command);
             case "endsessions", "killsessions", "refreshsessions", "killallsessions" ->
                 new Result(MemberStore.okReply(), coordinator.operationTime(self));
@@ -187,7 +179,7 @@ final class CommandDispatcher {
             }
             case "getmore" -> getMore(channel, db, command);
             case "killcursors" -> killCursors(channel, db, command);
-            case "getparameter" -> new Result(getParameter(command), coordinator.operationTime(self));
+            case "getparameter" -> new Result(ReplicaSetStatus.getParameter(command), coordinator.operationTime(self));
             default -> {
                 if (lower.equals("aggregate") && isChangeStream(command)) {
                     yield changeStream(db, command);
@@ -459,97 +451,26 @@ final class CommandDispatcher {
     // ---- change streams and cursors ----
 
     private static boolean isChangeStream(BsonDocument command) {
-        BsonValue pipeline = command.get("pipeline");
-        return pipeline != null && pipeline.isArray() && !pipeline.asArray().isEmpty()
-            && pipeline.asArray().get(0).isDocument() && pipeline.asArray().get(0).asDocument().containsKey("$changeStream");
+        return ChangeStreamCursors.isChangeStream(command);
     }
 
     private Result changeStream(String db, BsonDocument command) {
         checkReadable("aggregate", command);
         awaitCausalPoint(command);
-        BsonArray pipeline = command.getArray("pipeline");
-        BsonDocument spec = pipeline.get(0).asDocument().getDocument("$changeStream");
-        ChangeStreamOptions options = ChangeStreamOptions.parse(spec);
-        ChangeStreamScope scope;
-        BsonValue target = command.get("aggregate");
-        if (target.isString()) {
-            scope = new ChangeStreamScope.Collection(db, target.asString().getValue());
-        } else if (options.allChangesForCluster()) {
-            if (!"admin".equals(db)) {
-                throw new ReplicationException(40573, "Location40573",
-                    "$changeStream may only be run with allChangesForCluster on the admin database");
-            }
-            scope = new ChangeStreamScope.Cluster();
-        } else {
-            if ("admin".equals(db) || "config".equals(db) || "local".equals(db)) {
-                throw new ReplicationException(73, "InvalidNamespace", "$changeStream may not be opened on the internal " + db + " database");
-            }
-            scope = new ChangeStreamScope.Database(db);
-        }
-        List<BsonDocument> rest = new ArrayList<>();
-        for (int i = 1; i < pipeline.size(); i++) {
-            rest.add(pipeline.get(i).asDocument());
-        }
-        long id = ThreadLocalRandom.current().nextLong(1L << 40, Long.MAX_VALUE);
-        ChangeStreamCursor cursor = new ChangeStreamCursor(id, scope, options, rest, self, coordinator);
-        int batchSize = command.getDocument("cursor", new BsonDocument()).getNumber("batchSize", new BsonInt32(101)).intValue();
-        ChangeStreamCursor.Batch batch = batchSize == 0 ? cursor.empty() : cursor.next(batchSize, 0);
-        reapIdleCursors();
-        if (!batch.exhausted()) {
-            cursors.put(id, cursor);
-        }
-        return new Result(cursorReply("firstBatch", batch, batch.exhausted() ? 0 : id, cursor.namespace()),
-            coordinator.operationTime(self));
-    }
-
-    /** Change-stream cursors nobody asked for in 10 minutes are closed, as the server times cursors out. */
-    private void reapIdleCursors() {
-        long cutoff = System.currentTimeMillis() - CURSOR_TIMEOUT.toMillis();
-        cursors.values().removeIf(c -> {
-            if (c.lastUsedMillis() < cutoff) {
-                c.close();
-                return true;
-            }
-            return false;
-        });
-    }
-
-    private static BsonDocument cursorReply(String batchName, ChangeStreamCursor.Batch batch, long id, String ns) {
-        BsonArray events = new BsonArray(new ArrayList<>(batch.events()));
-        return new BsonDocument("cursor", new BsonDocument(batchName, events)
-            .append("postBatchResumeToken", batch.postBatchResumeToken())
-            .append("id", new BsonInt64(id))
-            .append("ns", new BsonString(ns)))
-            .append("ok", new BsonDouble(1));
+        return new Result(changeStreams.open(db, command), coordinator.operationTime(self));
     }
 
     private Result getMore(Channel channel, String db, BsonDocument command) {
-        long id = command.getNumber("getMore").longValue();
-        ChangeStreamCursor cursor = cursors.get(id);
-        if (cursor == null) {
-            return new Result(self.store().command(channel, db, command), coordinator.operationTime(self));
-        }
-        int batchSize = command.getNumber("batchSize", new BsonInt32(101)).intValue();
-        long maxAwait = command.getNumber("maxTimeMS", new BsonInt64(cursor.maxAwaitDefaultMillis())).longValue();
-        ChangeStreamCursor.Batch batch = cursor.next(batchSize, maxAwait);
-        if (batch.exhausted()) {
-            cursors.remove(id);
-        }
-        return new Result(cursorReply("nextBatch", batch, batch.exhausted() ? 0 : id, cursor.namespace()),
-            coordinator.operationTime(self));
+        Optional<BsonDocument> reply = changeStreams.getMore(command);
+        return new Result(reply.orElseGet(() -> self.store().command(channel, db, command)), coordinator.operationTime(self));
     }
 
     private Result killCursors(Channel channel, String db, BsonDocument command) {
         BsonArray killed = new BsonArray();
         BsonArray others = new BsonArray();
         for (BsonValue idValue : command.getArray("cursors", new BsonArray())) {
-            ChangeStreamCursor cursor = cursors.remove(idValue.asNumber().longValue());
-            if (cursor != null) {
-                cursor.close();
-                killed.add(new BsonInt64(idValue.asNumber().longValue()));
-            } else {
-                others.add(new BsonInt64(idValue.asNumber().longValue()));
-            }
+            long id = idValue.asNumber().longValue();
+            (changeStreams.kill(id) ? killed : others).add(new BsonInt64(id));
         }
         BsonArray notFound = new BsonArray();
         if (!others.isEmpty()) {
@@ -570,63 +491,5 @@ final class CommandDispatcher {
         long catchUp = command.getNumber("secondaryCatchUpPeriodSecs", new BsonInt32(10)).longValue();
         coordinator.stepDown(Duration.ofSeconds(catchUp));
         return new Result(MemberStore.okReply(), coordinator.operationTime(self));
-    }
-
-    private BsonDocument replSetGetStatus() {
-        BsonArray members = new BsonArray();
-        for (MemberState m : coordinator.members()) {
-            MemberRole role = coordinator.role(m);
-            BsonTimestamp ts = m.applied().clusterTime();
-            BsonDocument member = new BsonDocument("_id", new BsonInt32(m.index()))
-                .append("name", new BsonString(m.host()))
-                .append("health", new BsonDouble(m.alive() ? 1 : 0))
-                .append("state", new BsonInt32(role.code()))
-                .append("stateStr", new BsonString(role.label()))
-                .append("optime", new BsonDocument("ts", ts).append("t", new BsonInt64(coordinator.term())))
-                .append("optimeDate", new BsonDateTime(ts.getTime() * 1000L));
-            if (m == self) {
-                member.append("self", BsonBoolean.TRUE);
-            }
-            members.add(member);
-        }
-        BsonTimestamp majority = coordinator.majorityCommitted().clusterTime();
-        return new BsonDocument("set", new BsonString(coordinator.setName()))
-            .append("date", new BsonDateTime(System.currentTimeMillis()))
-            .append("myState", new BsonInt32(coordinator.role(self).code()))
-            .append("term", new BsonInt64(coordinator.term()))
-            .append("optimes", new BsonDocument("lastCommittedOpTime", new BsonDocument("ts", majority)
-                .append("t", new BsonInt64(coordinator.term())))
-                .append("appliedOpTime", new BsonDocument("ts", self.applied().clusterTime())
-                    .append("t", new BsonInt64(coordinator.term()))))
-            .append("members", members)
-            .append("ok", new BsonDouble(1));
-    }
-
-    private BsonDocument replSetGetConfig() {
-        BsonArray members = new BsonArray();
-        for (MemberState m : coordinator.members()) {
-            members.add(new BsonDocument("_id", new BsonInt32(m.index())).append("host", new BsonString(m.host()))
-                .append("priority", new BsonDouble(1)).append("votes", new BsonInt32(1)));
-        }
-        return new BsonDocument("config", new BsonDocument("_id", new BsonString(coordinator.setName()))
-            .append("version", new BsonInt32(1)).append("term", new BsonInt64(coordinator.term()))
-            .append("members", members)).append("ok", new BsonDouble(1));
-    }
-
-    private static BsonDocument buildInfo() {
-        return new BsonDocument("version", new BsonString("6.0.0"))
-            .append("gitVersion", new BsonString("thermocline-embedded"))
-            .append("versionArray", new BsonArray(List.of(new BsonInt32(6), new BsonInt32(0), new BsonInt32(0), new BsonInt32(0))))
-            .append("bits", new BsonInt32(64))
-            .append("maxBsonObjectSize", new BsonInt32(16 * 1024 * 1024))
-            .append("ok", new BsonDouble(1));
-    }
-
-    private static BsonDocument getParameter(BsonDocument command) {
-        BsonDocument reply = new BsonDocument();
-        if (command.containsKey("featureCompatibilityVersion")) {
-            reply.append("featureCompatibilityVersion", new BsonDocument("version", new BsonString("6.0")));
-        }
-        return reply.append("ok", new BsonDouble(1));
     }
 }
