@@ -87,6 +87,18 @@ class TopologyDiscoveryTest {
     }
 
     @Test
+    void buildInfoAndServerStatusReportTheImplementedVersionAndReplicaSet() {
+        try (MongoClient client = MongoClients.create(rs.connectionString())) {
+            Document buildInfo = client.getDatabase("admin").runCommand(new Document("buildInfo", 1));
+            Document status = client.getDatabase("admin").runCommand(new Document("serverStatus", 1));
+            assertThat(buildInfo.getString("version")).isEqualTo("6.0.0");
+            assertThat(status.getString("version")).isEqualTo("6.0.0");
+            assertThat(status.get("repl", Document.class).getString("setName")).isEqualTo("disc");
+            assertThat(status.get("repl", Document.class).getBoolean("isWritablePrimary")).isTrue();
+        }
+    }
+
+    @Test
     void replSetGetStatusListsMembersWithTheirStates() {
         try (MongoClient client = MongoClients.create(rs.connectionString())) {
             Document status = client.getDatabase("admin").runCommand(new Document("replSetGetStatus", 1));

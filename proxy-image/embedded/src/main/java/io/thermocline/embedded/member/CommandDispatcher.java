@@ -180,6 +180,8 @@ final class CommandDispatcher {
             case "getmore" -> getMore(channel, db, command);
             case "killcursors" -> killCursors(channel, db, command);
             case "getparameter" -> new Result(ReplicaSetStatus.getParameter(command), coordinator.operationTime(self));
+            case "serverstatus" -> new Result(ReplicaSetStatus.serverStatus(self.store().command(channel, db, command),
+                coordinator, self), coordinator.operationTime(self));
             default -> {
                 if (lower.equals("aggregate") && isChangeStream(command)) {
                     yield changeStream(db, command);

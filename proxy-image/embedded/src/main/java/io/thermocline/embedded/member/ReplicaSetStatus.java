@@ -16,6 +16,8 @@ import org.bson.BsonTimestamp;
 
 /** Answers the informational replica-set commands: replSetGetStatus, replSetGetConfig, buildInfo, getParameter. */
 final class ReplicaSetStatus {
+    /** The MongoDB version whose replica-set behaviour this implements (wire version 17). */
+    static final String VERSION = "6.0.0";
     private ReplicaSetStatus() {
     }
 
@@ -61,7 +63,7 @@ final class ReplicaSetStatus {
     }
 
     static BsonDocument buildInfo() {
-        return new BsonDocument("version", new BsonString("6.0.0"))
+        return new BsonDocument("version", new BsonString(VERSION))
             .append("gitVersion", new BsonString("thermocline-embedded"))
             .append("versionArray", new BsonArray(List.of(new BsonInt32(6), new BsonInt32(0), new BsonInt32(0), new BsonInt32(0))))
             .append("bits", new BsonInt32(64))
@@ -75,5 +77,21 @@ final class ReplicaSetStatus {
             reply.append("featureCompatibilityVersion", new BsonDocument("version", new BsonString("6.0")));
         }
         return reply.append("ok", new BsonDouble(1));
+    }
+
+    /** The storage engine's serverStatus, with this set's version and a repl section as mongod reports it. */
+    static BsonDocument serverStatus(BsonDocument engineStatus, ReplicationCoordinator coordinator, MemberState self) {
+        BsonDocument status = io.thermocline.embedded.storage.BsonBridge.mutable(engineStatus);
+        status.put("version", new BsonString(VERSION));
+        BsonArray hosts = new BsonArray();
+        coordinator.members().forEach(m -> hosts.add(new BsonString(m.host())));
+        BsonDocument repl = new BsonDocument("setName", new BsonString(coordinator.setName()))
+            .append("isWritablePrimary", BsonBoolean.valueOf(coordinator.isPrimary(self)))
+            .append("secondary", BsonBoolean.valueOf(!coordinator.isPrimary(self)))
+            .append("hosts", hosts)
+            .append("me", new BsonString(self.host()));
+        coordinator.primary().ifPresent(p -> repl.append("primary", new BsonString(p.host())));
+        status.put("repl", repl);
+        return status;
     }
 }
