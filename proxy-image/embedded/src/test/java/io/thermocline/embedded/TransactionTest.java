@@ -192,7 +192,7 @@ class TransactionTest {
             MongoCollection<Document> c = expiring.getDatabase("txn").getCollection("expiry");
             session.startTransaction();
             c.insertOne(session, new Document("_id", "abandoned"));
-            Thread.sleep(2_000);
+            Thread.sleep(3_000);
             assertThatThrownBy(session::commitTransaction)
                 .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(251));
             assertThat(c.countDocuments(Filters.eq("_id", "abandoned"))).isZero();
