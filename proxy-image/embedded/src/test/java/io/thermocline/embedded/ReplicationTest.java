@@ -104,6 +104,27 @@ class ReplicationTest {
     }
 
     @Test
+    void majorityReadsSeeOnlyWritesAMajorityApplied() {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("majorityReads");
+        coll.insertMany(List.of(new Document("_id", 1).append("v", 1), new Document("_id", 2).append("v", 1)));
+        rs.secondaries().forEach(rs::pauseReplication);
+        MongoCollection<Document> w1 = coll.withWriteConcern(WriteConcern.W1);
+        w1.updateOne(Filters.eq("_id", 1), new Document("$set", new Document("v", 2)));
+        w1.deleteOne(Filters.eq("_id", 2));
+        w1.insertOne(new Document("_id", 3).append("v", 1));
+        MongoCollection<Document> majority = coll.withReadConcern(com.mongodb.ReadConcern.MAJORITY);
+        assertThat(majority.find().sort(new Document("_id", 1)).into(new java.util.ArrayList<>())).isEqualTo(List.of(
+            new Document("_id", 1).append("v", 1), new Document("_id", 2).append("v", 1)));
+        assertThat(majority.countDocuments(Filters.eq("v", 1))).isEqualTo(2);
+        assertThat(coll.withReadConcern(com.mongodb.ReadConcern.LOCAL).find().sort(new Document("_id", 1))
+            .map(d -> d.getInteger("_id")).into(new java.util.ArrayList<>())).containsExactly(1, 3);
+        rs.members().forEach(rs::resumeReplication);
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        assertThat(majority.find().sort(new Document("_id", 1)).map(d -> d.getInteger("_id"))
+            .into(new java.util.ArrayList<>())).containsExactly(1, 3);
+    }
+
+    @Test
     void secondaryRefusesWritesAndServesSecondaryReads() {
         client.getDatabase("repl").getCollection("reads").insertOne(new Document("_id", "r"));
         rs.awaitReplication(Duration.ofSeconds(5));

@@ -35,6 +35,7 @@ import org.bson.BsonValue;
  * carries operationTime and $clusterTime.
  */
 final class CommandDispatcher {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CommandDispatcher.class);
     private static final Set<String> READS = Set.of("find", "aggregate", "count", "distinct", "listcollections",
         "listindexes", "dbstats", "collstats", "mapreduce");
     private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
@@ -97,6 +98,7 @@ final class CommandDispatcher {
             }
             return decorate(new Result(error, coordinator.operationTime(self)));
         } catch (RuntimeException e) {
+            log.warn("event=commandFailed member={} command={} error={}", self.index(), name, e.toString());
             return decorate(new Result(MemberStore.errorReply(1, "InternalError", name + " failed: " + e), coordinator.operationTime(self)));
         }
     }
@@ -201,11 +203,17 @@ final class CommandDispatcher {
         awaitCausalPoint(command);
         if (command.containsKey("autocommit")) {
             openTransaction(command);
-        } else if (coordinator.isPrimary(self) && command.isString(command.getFirstKey())) {
-            Map<BsonValue, BsonDocument> uncommitted = sessions.uncommittedPreImages(self.index(), db,
-                command.getString(command.getFirstKey()).getValue());
-            if (!uncommitted.isEmpty()) {
-                Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, uncommitted);
+        } else if (command.isString(command.getFirstKey())) {
+            String coll = command.getString(command.getFirstKey()).getValue();
+            Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>();
+            if (isMajorityRead(command)) {
+                hidden.putAll(coordinator.majorityPreImages(self, db, coll));
+            }
+            if (coordinator.isPrimary(self)) {
+                sessions.uncommittedPreImages(self.index(), db, coll).forEach(hidden::putIfAbsent);
+            }
+            if (!hidden.isEmpty()) {
+                Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, hidden);
                 if (committed.isPresent()) {
                     return new Result(committed.get(), coordinator.operationTime(self));
                 }
@@ -213,6 +221,12 @@ final class CommandDispatcher {
         }
         BsonDocument reply = self.store().command(channel, db, command);
         return new Result(reply, coordinator.operationTime(self));
+    }
+
+    private static boolean isMajorityRead(BsonDocument command) {
+        BsonValue readConcern = command.get("readConcern");
+        return readConcern != null && readConcern.isDocument()
+            && "majority".equals(readConcern.asDocument().getString("level", new BsonString("local")).getValue());
     }
 
     private void checkReadable(String lower, BsonDocument command) {

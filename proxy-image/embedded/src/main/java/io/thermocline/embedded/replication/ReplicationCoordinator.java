@@ -34,6 +34,9 @@ public final class ReplicationCoordinator {
     private final ProgressSignal topology = new ProgressSignal();
     private final WriteLock writeLock = new WriteLock();
     private final List<IntConsumer> primaryChangeListeners = new CopyOnWriteArrayList<>();
+    /** Pre-images of writes a majority has not applied yet: what majority reads must still see. */
+    private final java.util.concurrent.ConcurrentSkipListMap<OplogPosition, Change> notYetMajority =
+        new java.util.concurrent.ConcurrentSkipListMap<>();
     private volatile Duration lag = Duration.ZERO;
     private volatile long term;
     private volatile int primary = -1;
@@ -131,9 +134,15 @@ public final class ReplicationCoordinator {
             entries.add(new OplogEntry(position, term, now, c.operation(), c.database(), c.collection(), c.documentKey(),
                 c.document(), c.updateDescription(), lsid, txnNumber, inTransaction));
         }
+        for (int i = 0; i < entries.size(); i++) {
+            if (changes.get(i).documentKey() != null) {
+                notYetMajority.put(entries.get(i).position(), changes.get(i));
+            }
+        }
         oplog.append(entries);
         OplogPosition last = entries.get(entries.size() - 1).position();
         writer.applied(last, now);
+        forgetMajorityCommitted();
         progress.signalAll();
         return last;
     }
@@ -141,7 +150,34 @@ public final class ReplicationCoordinator {
     /** Records progress of a secondary (the applier calls this after each entry). */
     void applied(MemberState member, OplogEntry entry) {
         member.applied(entry.position(), entry.wallTimeMillis());
+        forgetMajorityCommitted();
         progress.signalAll();
+    }
+
+    private void forgetMajorityCommitted() {
+        notYetMajority.headMap(majorityCommitted(), true).clear();
+    }
+
+    /**
+     * For a majority read on a member: the majority-committed version (null: absent) of each
+     * document of a collection that writes after the majority point, up to what the member
+     * applied, have changed.
+     */
+    public java.util.Map<org.bson.BsonValue, BsonDocument> majorityPreImages(MemberState member, String database,
+                                                                             String collection) {
+        java.util.Map<org.bson.BsonValue, BsonDocument> committed = new java.util.LinkedHashMap<>();
+        OplogPosition majority = majorityCommitted();
+        OplogPosition applied = member.applied();
+        if (!applied.isAfter(majority)) {
+            return committed;
+        }
+        for (Change c : notYetMajority.subMap(majority, false, applied, true).values()) {
+            if (database.equals(c.database()) && collection.equals(c.collection())
+                && !committed.containsKey(c.documentKey().get("_id"))) {
+                committed.put(c.documentKey().get("_id"), c.preImage());
+            }
+        }
+        return committed;
     }
 
     /** The newest position a majority of members has applied: what change streams may show. */
@@ -271,6 +307,7 @@ public final class ReplicationCoordinator {
         }
         MemberState winner = candidate.get();
         List<OplogEntry> rolledBack = oplog.truncateAfter(winner.applied());
+        notYetMajority.tailMap(winner.applied(), false).clear();
         if (!rolledBack.isEmpty()) {
             log.info("event=rollback set={} entries={} after={}", setName, rolledBack.size(), winner.applied());
         }
