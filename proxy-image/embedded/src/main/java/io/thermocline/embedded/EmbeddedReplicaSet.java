@@ -105,6 +105,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         long term = oplog.lastEntry().map(OplogEntry::term).orElse(0L);
         coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
         coordinator.lag(config.replicationLag);
+        coordinator.electionTimeout(config.electionTimeout);
         recover(states);
         sessions = new SessionCatalog(config.transactionLifetime);
         coordinator.onPrimaryChange(this::primaryChanged);
@@ -310,6 +311,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         appliers.forEach(SecondaryApplier::stop);
         members.forEach(Member::shutdown);
         if (coordinator != null) {
+            coordinator.close();
             flush();
         }
         opened.forEach(MemberStore::close);
@@ -334,6 +336,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         private Duration replicationLag = Duration.ZERO;
         private Duration transactionLifetime = Duration.ofSeconds(60);
         private boolean majorityWriteConcernByDefault = true;
+        private Duration electionTimeout = Duration.ZERO;
 
         public Builder name(String value) {
             if (value == null || value.isBlank() || value.contains("/") || value.contains(",")) {
@@ -379,6 +382,18 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         /** Open transactions older than this are aborted (MongoDB's transactionLifetimeLimitSeconds). */
         public Builder transactionLifetime(Duration value) {
             transactionLifetime = value;
+            return this;
+        }
+
+        /**
+         * How long a set whose primary died stays without one before electing another (MongoDB's
+         * electionTimeoutMillis, 10 s by default there). Default zero: elections are instant.
+         */
+        public Builder electionTimeout(Duration value) {
+            if (value.isNegative()) {
+                throw new IllegalArgumentException("election timeout must not be negative, got " + value);
+            }
+            electionTimeout = value;
             return this;
         }
 

@@ -133,6 +133,22 @@ class FailoverTest {
     }
 
     @Test
+    void duringTheElectionTimeoutThereIsNoPrimaryAndTheDriverWaitsForTheNextOne() {
+        try (EmbeddedReplicaSet slow = EmbeddedReplicaSet.builder().name("slow").members(3)
+                .electionTimeout(Duration.ofSeconds(1)).build().start();
+             MongoClient slowClient = MongoClients.create(slow.connectionString())) {
+            MongoCollection<Document> c = slowClient.getDatabase("fo").getCollection("slow");
+            c.insertOne(new Document("_id", 1));
+            Member old = slow.primary();
+            slow.kill(old);
+            assertThat(slow.findPrimary()).isEmpty();
+            c.insertOne(new Document("_id", 2));
+            assertThat(slow.primary()).isNotSameAs(old);
+            assertThat(c.countDocuments()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void withoutAMajorityThereIsNoPrimaryUntilOneReturns() {
         Member a = rs.secondaries().get(0);
         Member b = rs.secondaries().get(1);

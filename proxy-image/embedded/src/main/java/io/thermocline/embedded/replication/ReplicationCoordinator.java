@@ -38,6 +38,8 @@ public final class ReplicationCoordinator {
     private final java.util.concurrent.ConcurrentSkipListMap<OplogPosition, Change> notYetMajority =
         new java.util.concurrent.ConcurrentSkipListMap<>();
     private volatile Duration lag = Duration.ZERO;
+    private volatile Duration electionTimeout = Duration.ZERO;
+    private java.util.concurrent.ScheduledExecutorService elections;
     private volatile long term;
     private volatile int primary = -1;
 
@@ -285,12 +287,50 @@ public final class ReplicationCoordinator {
     private void reconcile(int excluded) {
         long alive = members.stream().filter(MemberState::alive).count();
         boolean majority = alive * 2 > members.size();
-        if (primary >= 0 && (!members.get(primary).alive() || !majority)) {
+        boolean lost = primary >= 0 && (!members.get(primary).alive() || !majority);
+        if (lost) {
             log.info("event=primaryLost set={} member={}", setName, primary);
             setPrimary(-1);
         }
         if (primary < 0 && majority) {
-            elect(excluded);
+            if (lost && !electionTimeout.isZero()) {
+                scheduleElection();
+            } else {
+                elect(excluded);
+            }
+        }
+    }
+
+    /** Like MongoDB's electionTimeoutMillis: after a primary is lost, the set has none for a while. */
+    private void scheduleElection() {
+        if (elections == null) {
+            elections = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, setName + "-election");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        elections.schedule(() -> {
+            synchronized (this) {
+                long alive = members.stream().filter(MemberState::alive).count();
+                if (primary < 0 && alive * 2 > members.size()) {
+                    elect(-1);
+                    topologyChanged();
+                }
+            }
+        }, electionTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public void electionTimeout(Duration value) {
+        if (value.isNegative()) {
+            throw new IllegalArgumentException("election timeout must not be negative, got " + value);
+        }
+        electionTimeout = value;
+    }
+
+    public void close() {
+        if (elections != null) {
+            elections.shutdownNow();
         }
     }
 
