@@ -125,6 +125,31 @@ class ReplicationTest {
     }
 
     @Test
+    void aggregationOutputReplicatesAndIsStreamed() {
+        MongoCollection<Document> source = client.getDatabase("repl").getCollection("source");
+        MongoCollection<Document> target = client.getDatabase("repl").getCollection("merged");
+        source.insertMany(List.of(new Document("_id", 1).append("g", "a"), new Document("_id", 2).append("g", "b")));
+        target.insertOne(new Document("_id", "stale"));
+        try (var stream = target.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor()) {
+            source.aggregate(List.of(new Document("$merge", new Document("into", "merged")))).toCollection();
+            List<String> events = new java.util.ArrayList<>();
+            while (events.size() < 2) {
+                var e = stream.tryNext();
+                if (e != null) {
+                    events.add(e.getOperationType().getValue() + ":" + e.getDocumentKey().get("_id"));
+                }
+            }
+            assertThat(events).containsExactly("insert:BsonInt32{value=1}", "insert:BsonInt32{value=2}");
+        }
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        for (Member m : rs.members()) {
+            try (MongoClient direct = MongoClients.create(m.directConnectionString())) {
+                assertThat(direct.getDatabase("repl").getCollection("merged").countDocuments()).isEqualTo(3);
+            }
+        }
+    }
+
+    @Test
     void secondaryRefusesWritesAndServesSecondaryReads() {
         client.getDatabase("repl").getCollection("reads").insertOne(new Document("_id", "r"));
         rs.awaitReplication(Duration.ofSeconds(5));

@@ -188,7 +188,7 @@ final class CommandDispatcher {
                 if (lower.equals("aggregate") && isChangeStream(command)) {
                     yield changeStream(db, command);
                 }
-                if (WriteExecutor.isWrite(lower)) {
+                if (WriteExecutor.isWrite(lower) || WriteExecutor.isAggregateWrite(lower, command)) {
                     yield write(channel, db, name, command);
                 }
                 yield read(channel, db, lower, command);

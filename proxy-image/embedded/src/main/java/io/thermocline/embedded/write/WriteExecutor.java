@@ -73,7 +73,42 @@ public final class WriteExecutor {
         };
     }
 
+    /** An aggregate ending in $out or $merge writes; its changes are found by comparing the target before and after. */
+    public static boolean isAggregateWrite(String commandName, BsonDocument command) {
+        return commandName.equalsIgnoreCase("aggregate") && outputOf("", command).isPresent();
+    }
+
+    /** The (database, collection) an aggregate writes to, when its last stage is $out or $merge. */
+    private static Optional<String[]> outputOf(String db, BsonDocument command) {
+        BsonValue pipeline = command.get("pipeline");
+        if (pipeline == null || !pipeline.isArray() || pipeline.asArray().isEmpty()) {
+            return Optional.empty();
+        }
+        BsonValue last = pipeline.asArray().get(pipeline.asArray().size() - 1);
+        if (!last.isDocument() || last.asDocument().isEmpty()) {
+            return Optional.empty();
+        }
+        String stage = last.asDocument().getFirstKey();
+        BsonValue target = last.asDocument().get(stage);
+        if (stage.equals("$merge") && target.isDocument()) {
+            target = target.asDocument().get("into");
+        } else if (!stage.equals("$out")) {
+            return Optional.empty();
+        }
+        if (target == null) {
+            return Optional.empty();
+        }
+        if (target.isString()) {
+            return Optional.of(new String[] {db, target.asString().getValue()});
+        }
+        BsonDocument ns = target.asDocument();
+        return Optional.of(new String[] {ns.getString("db", new BsonString(db)).getValue(), ns.getString("coll").getValue()});
+    }
+
     public BsonDocument execute(String db, String commandName, BsonDocument command) {
+        if (isAggregateWrite(commandName, command)) {
+            return aggregateWrite(db, command);
+        }
         return switch (commandName.toLowerCase()) {
             case "insert" -> insert(db, command);
             case "update" -> update(db, command);
@@ -229,6 +264,27 @@ public final class WriteExecutor {
         } else if (pre != null) {
             recordModification(db, coll, pre, isReplacement(command.get("update")));
         }
+        return reply;
+    }
+
+    private BsonDocument aggregateWrite(String db, BsonDocument command) {
+        String[] target = outputOf(db, command).orElseThrow();
+        java.util.Map<BsonValue, RawBsonDocument> before = new java.util.LinkedHashMap<>();
+        targets(target[0], target[1], new BsonDocument(), null, 0).forEach(d -> before.put(d.get("_id"), d));
+        BsonDocument reply = store.command(channel, db, command);
+        if (!isOk(reply)) {
+            return reply;
+        }
+        for (RawBsonDocument after : store.find(target[0], target[1], new BsonDocument(), null, 0)) {
+            BsonValue id = after.get("_id");
+            RawBsonDocument old = before.remove(id);
+            if (old == null) {
+                sink.accept(new Change(Operation.INSERT, target[0], target[1], key(id), after, null, null));
+            } else if (!old.equals(after)) {
+                sink.accept(new Change(Operation.REPLACE, target[0], target[1], key(id), after, null, old));
+            }
+        }
+        before.forEach((id, old) -> sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
         return reply;
     }
 
