@@ -66,7 +66,9 @@ final class CommittedView {
             return Optional.empty();
         }
         List<Document> committed = new ArrayList<>();
-        for (RawBsonDocument doc : store.find(db, coll, new BsonDocument(), null, 0)) {
+        // Candidates come from the storage engine's own query (its _id index serves point reads);
+        // the hidden documents' committed versions are added and every stage runs on the result.
+        for (RawBsonDocument doc : store.find(db, coll, prefilter(lower, command), null, 0)) {
             if (!preImages.containsKey(doc.get("_id"))) {
                 committed.add(BsonBridge.toBackend(doc));
             }
@@ -80,6 +82,19 @@ final class CommittedView {
         result.forEach(d -> batch.add(BsonBridge.fromBackend(d)));
         return Optional.of(new BsonDocument("cursor", new BsonDocument("firstBatch", batch)
             .append("id", new BsonInt64(0)).append("ns", new BsonString(db + "." + coll))).append("ok", new BsonDouble(1)));
+    }
+
+    private static BsonDocument prefilter(String lower, BsonDocument command) {
+        return switch (lower) {
+            case "find" -> command.getDocument("filter", new BsonDocument());
+            case "count" -> command.getDocument("query", new BsonDocument());
+            default -> {
+                BsonArray pipeline = command.getArray("pipeline", new BsonArray());
+                boolean leadingMatch = !pipeline.isEmpty() && pipeline.get(0).isDocument()
+                    && pipeline.get(0).asDocument().isDocument("$match");
+                yield leadingMatch ? pipeline.get(0).asDocument().getDocument("$match") : new BsonDocument();
+            }
+        };
     }
 
     private static void addIf(List<BsonDocument> pipeline, String stage, BsonValue value, java.util.function.Predicate<BsonValue> when) {
