@@ -1,0 +1,511 @@
+package io.thermocline.embedded.member;
+
+import io.netty.channel.Channel;
+import io.thermocline.embedded.changestream.ChangeStreamCursors;
+import io.thermocline.embedded.oplog.Change;
+import io.thermocline.embedded.oplog.OplogPosition;
+import io.thermocline.embedded.replication.MemberState;
+import io.thermocline.embedded.replication.ReplicationCoordinator;
+import io.thermocline.embedded.replication.ReplicationException;
+import io.thermocline.embedded.session.SessionCatalog;
+import io.thermocline.embedded.session.Transaction;
+import io.thermocline.embedded.storage.BsonBridge;
+import io.thermocline.embedded.storage.MemberStore;
+import io.thermocline.embedded.write.WriteExecutor;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonArray;
+import org.bson.BsonBinary;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+
+/**
+ * Answers one member's commands: replica-set, session, transaction and change-stream commands
+ * here; writes through the oplog; everything else on the member's storage engine. Every reply
+ * carries operationTime and $clusterTime.
+ */
+final class CommandDispatcher {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CommandDispatcher.class);
+    private static final Set<String> READS = Set.of("find", "aggregate", "count", "distinct", "listcollections",
+        "listindexes", "dbstats", "collstats", "mapreduce");
+    private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
+    /** Errors after which drivers re-check the server; they carry the member's topologyVersion. */
+    private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
+    private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
+    private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
+
+    /** Thrown to make the connection close without a reply (failCommand closeConnection). */
+    static final class CloseConnection extends RuntimeException {
+        CloseConnection() {
+            super("closeConnection fail point", null, false, false);
+        }
+    }
+
+    private record Result(BsonDocument reply, BsonTimestamp operationTime) {
+    }
+
+    private final ReplicationCoordinator coordinator;
+    private final MemberState self;
+    private final SessionCatalog sessions;
+    private final FailPoints failPoints = new FailPoints();
+    private final ChangeStreamCursors changeStreams;
+    private final boolean majorityByDefault;
+
+    CommandDispatcher(ReplicationCoordinator coordinator, MemberState self, SessionCatalog sessions, boolean majorityByDefault) {
+        this.coordinator = coordinator;
+        this.self = self;
+        this.sessions = sessions;
+        this.majorityByDefault = majorityByDefault;
+        this.changeStreams = new ChangeStreamCursors(coordinator, self);
+    }
+
+    void closeCursors() {
+        changeStreams.closeAll();
+    }
+
+    BsonDocument dispatch(Channel channel, int connectionId, String db, BsonDocument command, boolean legacy) {
+        String name = command.isEmpty() ? "" : command.getFirstKey();
+        try {
+            gossip(command);
+            Optional<FailPoints.FailCommand> fail = failPoints.trigger(name);
+            if (fail.isPresent()) {
+                Result failed = applyFailPoint(fail.get(), channel, name, command);
+                if (failed != null) {
+                    return decorate(failed);
+                }
+            }
+            return decorate(route(channel, connectionId, db, name, command, legacy));
+        } catch (CloseConnection e) {
+            throw e;
+        } catch (ReplicationException e) {
+            BsonDocument error = MemberStore.errorReply(e.code(), e.codeName(), e.getMessage());
+            BsonArray labels = labels(e.code(), name, command);
+            if (!labels.isEmpty()) {
+                error.append("errorLabels", labels);
+            }
+            if (STATE_CHANGE_CODES.contains(e.code())) {
+                error.append("topologyVersion", HelloReply.topologyVersion(self));
+            }
+            return decorate(new Result(error, coordinator.operationTime(self)));
+        } catch (RuntimeException e) {
+            log.warn("event=commandFailed member={} command={} error={}", self.index(), name, e.toString());
+            return decorate(new Result(MemberStore.errorReply(1, "InternalError", name + " failed: " + e), coordinator.operationTime(self)));
+        }
+    }
+
+    private Result applyFailPoint(FailPoints.FailCommand fail, Channel channel, String name, BsonDocument command) {
+        if (fail.blockMillis() > 0) {
+            long until = System.currentTimeMillis() + fail.blockMillis();
+            coordinator.topology().await(() -> !channel.isActive() || System.currentTimeMillis() >= until,
+                fail.blockMillis(), TimeUnit.MILLISECONDS);
+            if (!channel.isActive() || !self.alive()) {
+                throw new CloseConnection();
+            }
+        }
+        if (fail.closeConnection()) {
+            throw new CloseConnection();
+        }
+        if (fail.errorCode() != 0) {
+            BsonDocument error = MemberStore.errorReply(fail.errorCode(), "FailPoint", "Failing command via 'failCommand' failpoint");
+            BsonArray labels = fail.errorLabels().isEmpty() ? labels(fail.errorCode(), name, command) : fail.errorLabels();
+            if (!labels.isEmpty()) {
+                error.append("errorLabels", labels);
+            }
+            return new Result(error, coordinator.operationTime(self));
+        }
+        return null;
+    }
+
+    private void gossip(BsonDocument command) {
+        BsonValue clusterTime = command.get("$clusterTime");
+        if (clusterTime != null && clusterTime.isDocument() && clusterTime.asDocument().isTimestamp("clusterTime")) {
+            coordinator.clock().advanceTo(clusterTime.asDocument().getTimestamp("clusterTime"));
+        }
+    }
+
+    private BsonDocument decorate(Result result) {
+        BsonDocument reply = result.reply() instanceof org.bson.RawBsonDocument ? BsonBridge.mutable(result.reply()) : result.reply();
+        BsonTimestamp operationTime = result.operationTime();
+        BsonTimestamp clusterTime = coordinator.clock().now();
+        if (Long.compareUnsigned(operationTime.getValue(), clusterTime.getValue()) > 0) {
+            clusterTime = operationTime;
+        }
+        reply.put("operationTime", operationTime);
+        reply.put("$clusterTime", new BsonDocument("clusterTime", clusterTime)
+            .append("signature", new BsonDocument("hash", new BsonBinary(new byte[20])).append("keyId", new BsonInt64(0))));
+        return reply;
+    }
+
+    private BsonArray labels(int code, String name, BsonDocument command) {
+        BsonArray labels = new BsonArray();
+        boolean inTransaction = command.containsKey("autocommit");
+        String lower = name.toLowerCase();
+        boolean txnEnd = lower.equals("committransaction") || lower.equals("aborttransaction");
+        if (inTransaction && !txnEnd && (code == 251 || code == 112 || RETRYABLE_CODES.contains(code))) {
+            labels.add(new BsonString("TransientTransactionError"));
+        } else if (command.containsKey("txnNumber") && RETRYABLE_CODES.contains(code)) {
+            labels.add(new BsonString("RetryableWriteError"));
+        }
+        if (lower.equals("committransaction") && code == 251) {
+            labels.add(new BsonString("TransientTransactionError"));
+        }
+        return labels;
+    }
+
+    private Result route(Channel channel, int connectionId, String db, String name, BsonDocument command, boolean legacy) {
+        String lower = name.toLowerCase();
+        return switch (lower) {
+            case "hello", "ismaster" -> new Result(HelloReply.build(coordinator, self, command,
+                legacy || !lower.equals("hello"), connectionId), coordinator.operationTime(self));
+            case "buildinfo" -> new Result(ReplicaSetStatus.buildInfo(), coordinator.operationTime(self));
+            case "replsetgetstatus" -> new Result(ReplicaSetStatus.replSetGetStatus(coordinator, self), coordinator.operationTime(self));
+            case "replsetgetconfig" -> new Result(ReplicaSetStatus.replSetGetConfig(coordinator), coordinator.operationTime(self));
+            case "replsetstepdown" -> stepDown(command);
+            case "endsessions", "killsessions", "refreshsessions", "killallsessions" ->
+                new Result(MemberStore.okReply(), coordinator.operationTime(self));
+            case "committransaction" -> commitTransaction(command);
+            case "aborttransaction" -> abortTransaction(command);
+            case "configurefailpoint" -> {
+                failPoints.configure(command);
+                yield new Result(MemberStore.okReply(), coordinator.operationTime(self));
+            }
+            case "getmore" -> getMore(channel, db, command);
+            case "killcursors" -> killCursors(channel, db, command);
+            case "getparameter" -> new Result(ReplicaSetStatus.getParameter(command), coordinator.operationTime(self));
+            case "serverstatus" -> new Result(ReplicaSetStatus.serverStatus(self.store().command(channel, db, command),
+                coordinator, self), coordinator.operationTime(self));
+            default -> {
+                if (lower.equals("aggregate") && isChangeStream(command)) {
+                    yield changeStream(db, command);
+                }
+                if (WriteExecutor.isWrite(lower) || WriteExecutor.isAggregateWrite(lower, command)) {
+                    yield write(channel, db, name, command);
+                }
+                yield read(channel, db, lower, command);
+            }
+        };
+    }
+
+    // ---- reads ----
+
+    private Result read(Channel channel, String db, String lower, BsonDocument command) {
+        checkReadable(lower, command);
+        awaitCausalPoint(command);
+        if (command.containsKey("autocommit")) {
+            openTransaction(command);
+        } else if (command.isString(command.getFirstKey())) {
+            String coll = command.getString(command.getFirstKey()).getValue();
+            Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>();
+            if (isMajorityRead(command)) {
+                hidden.putAll(coordinator.majorityPreImages(self, db, coll));
+            }
+            if (coordinator.isPrimary(self)) {
+                sessions.uncommittedPreImages(self.index(), db, coll).forEach(hidden::putIfAbsent);
+            }
+            if (!hidden.isEmpty()) {
+                Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, hidden);
+                if (committed.isPresent()) {
+                    return new Result(committed.get(), coordinator.operationTime(self));
+                }
+            }
+        }
+        BsonDocument reply = self.store().command(channel, db, command);
+        return new Result(reply, coordinator.operationTime(self));
+    }
+
+    private static boolean isMajorityRead(BsonDocument command) {
+        BsonValue readConcern = command.get("readConcern");
+        return readConcern != null && readConcern.isDocument()
+            && "majority".equals(readConcern.asDocument().getString("level", new BsonString("local")).getValue());
+    }
+
+    private void checkReadable(String lower, BsonDocument command) {
+        if (!coordinator.isPrimary(self) && READS.contains(lower) && !secondaryOk(command)) {
+            throw new ReplicationException(13435, "NotPrimaryNoSecondaryOk", "not primary and secondaryOk=false");
+        }
+    }
+
+    private static boolean secondaryOk(BsonDocument command) {
+        BsonValue pref = command.get("$readPreference");
+        return pref != null && pref.isDocument()
+            && !"primary".equals(pref.asDocument().getString("mode", new BsonString("primary")).getValue());
+    }
+
+    private void awaitCausalPoint(BsonDocument command) {
+        BsonValue readConcern = command.get("readConcern");
+        if (readConcern == null || !readConcern.isDocument() || !readConcern.asDocument().isTimestamp("afterClusterTime")) {
+            return;
+        }
+        BsonTimestamp after = readConcern.asDocument().getTimestamp("afterClusterTime");
+        Duration timeout = command.containsKey("maxTimeMS") && command.get("maxTimeMS").isNumber()
+            && command.getNumber("maxTimeMS").longValue() > 0
+            ? Duration.ofMillis(command.getNumber("maxTimeMS").longValue()) : DEFAULT_WAIT;
+        if (!coordinator.awaitApplied(self, after, timeout)) {
+            throw new ReplicationException(50, "MaxTimeMSExpired",
+                "operation exceeded time limit waiting for afterClusterTime " + after + " on " + self.host());
+        }
+    }
+
+    // ---- writes ----
+
+    private Result write(Channel channel, String db, String name, BsonDocument command) {
+        BsonDocument lsid = command.isDocument("lsid") ? command.getDocument("lsid") : null;
+        Long txnNumber = command.isNumber("txnNumber") ? command.getNumber("txnNumber").longValue() : null;
+        requirePrimary();
+        if (command.containsKey("autocommit")) {
+            return transactionalWrite(channel, db, name, command);
+        }
+        boolean retryable = lsid != null && txnNumber != null;
+        if (retryable) {
+            Optional<SessionCatalog.RecordedWrite> recorded = sessions.recorded(lsid, txnNumber);
+            if (recorded.isPresent()) {
+                BsonDocument reply = BsonBridge.mutable(recorded.get().reply());
+                awaitWriteConcern(command, recorded.get().position(), reply);
+                return new Result(reply, recorded.get().position().clusterTime());
+            }
+        }
+        Object owner = new Object();
+        lock(owner);
+        OplogPosition[] last = {self.applied()};
+        BsonDocument reply;
+        try {
+            requirePrimary();
+            WriteExecutor executor = new WriteExecutor(self.store(), channel,
+                change -> last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false),
+                (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids));
+            reply = executor.execute(db, name, command);
+            if (retryable && WriteExecutor.isOk(reply)) {
+                sessions.record(lsid, txnNumber, reply, last[0]);
+            }
+        } finally {
+            coordinator.writeLock().release(owner);
+        }
+        BsonDocument mutableReply = BsonBridge.mutable(reply);
+        awaitWriteConcern(command, last[0], mutableReply);
+        return new Result(mutableReply, last[0].clusterTime());
+    }
+
+    private void lock(Object owner) {
+        if (!coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new ReplicationException(24, "LockTimeout", "could not take the write lock within "
+                + WRITE_LOCK_WAIT.toSeconds() + "s");
+        }
+    }
+
+    /**
+     * A write outside transactions that meets documents an open transaction changed waits for it
+     * to end (as MongoDB does), with the write lock released meanwhile; false = look again.
+     */
+    private boolean waitOutTransactions(Object owner, String db, String coll, List<BsonValue> ids) {
+        Optional<Transaction> holder = sessions.holder(self.index(), db, coll, ids, null);
+        if (holder.isEmpty()) {
+            return true;
+        }
+        Transaction t = holder.get();
+        coordinator.writeLock().release(owner);
+        boolean ended = coordinator.progress().await(() -> t.state() != Transaction.State.IN_PROGRESS,
+            WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        lock(owner);
+        if (!ended) {
+            throw new ReplicationException(50, "MaxTimeMSExpired", "waited " + WRITE_LOCK_WAIT.toSeconds()
+                + "s for a transaction holding a document of " + db + "." + coll + " to commit or abort");
+        }
+        requirePrimary();
+        return false;
+    }
+
+    /** Aborts a transaction, undoing its writes on the member it ran on, and wakes writers waiting for it. */
+    void abort(Transaction t) {
+        Object owner = new Object();
+        coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+        } finally {
+            coordinator.writeLock().release(owner);
+        }
+        coordinator.progress().signalAll();
+    }
+
+    private void requirePrimary() {
+        if (!coordinator.isPrimary(self)) {
+            throw new ReplicationException(10107, "NotWritablePrimary", "not primary");
+        }
+    }
+
+    private void awaitWriteConcern(BsonDocument command, OplogPosition position, BsonDocument reply) {
+        BsonValue wc = command.get("writeConcern");
+        BsonValue w = wc != null && wc.isDocument() ? wc.asDocument().get("w") : null;
+        Duration timeout = wc != null && wc.isDocument() && wc.asDocument().isNumber("wtimeout")
+            && wc.asDocument().getNumber("wtimeout").longValue() > 0
+            ? Duration.ofMillis(wc.asDocument().getNumber("wtimeout").longValue()) : Duration.ofDays(1);
+        boolean satisfied;
+        if (w == null) {
+            satisfied = !majorityByDefault || coordinator.awaitMajority(self, position, timeout);
+        } else if (w.isString() && "majority".equals(w.asString().getValue())) {
+            satisfied = coordinator.awaitMajority(self, position, timeout);
+        } else if (w.isNumber() && w.asNumber().intValue() > 1) {
+            int count = w.asNumber().intValue();
+            if (count > coordinator.members().size()) {
+                throw new ReplicationException(100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes for w:" + count);
+            }
+            satisfied = coordinator.awaitAcknowledged(self, position, count, timeout);
+        } else {
+            satisfied = true;
+        }
+        if (!satisfied) {
+            reply.put("writeConcernError", new BsonDocument("code", new BsonInt32(64))
+                .append("codeName", new BsonString("WriteConcernFailed"))
+                .append("errmsg", new BsonString("waiting for replication timed out"))
+                .append("errInfo", new BsonDocument("wtimeout", BsonBoolean.TRUE)));
+        }
+    }
+
+    // ---- transactions ----
+
+    private Transaction openTransaction(BsonDocument command) {
+        BsonDocument lsid = command.isDocument("lsid") ? command.getDocument("lsid") : null;
+        if (lsid == null || !command.isNumber("txnNumber")) {
+            throw new ReplicationException(50768, "Location50768", "a transaction statement needs lsid and txnNumber");
+        }
+        long txnNumber = command.getNumber("txnNumber").longValue();
+        if (command.getBoolean("startTransaction", BsonBoolean.FALSE).getValue()) {
+            requirePrimary();
+            sessions.openTransaction(lsid).filter(open -> open.txnNumber() < txnNumber).ifPresent(this::abort);
+            return sessions.begin(lsid, txnNumber, self.index());
+        }
+        Transaction t = sessions.transaction(lsid, txnNumber)
+            .filter(tx -> tx.state() == Transaction.State.IN_PROGRESS)
+            .orElseThrow(() -> new ReplicationException(251, "NoSuchTransaction",
+                "Transaction with txnNumber " + txnNumber + " has been aborted or does not exist."));
+        if (t.primaryIndex() != self.index() || !coordinator.isPrimary(self)) {
+            throw new ReplicationException(251, "NoSuchTransaction", "the transaction's primary stepped down");
+        }
+        return t;
+    }
+
+    private Result transactionalWrite(Channel channel, String db, String name, BsonDocument command) {
+        Transaction t = openTransaction(command);
+        Object owner = new Object();
+        lock(owner);
+        try {
+            if (t.state() != Transaction.State.IN_PROGRESS) {
+                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
+            }
+            requirePrimary();
+            BsonDocument reply = new WriteExecutor(self.store(), channel, t::stage, (database, coll, ids) -> {
+                if (sessions.holder(self.index(), database, coll, ids, t).isPresent()) {
+                    throw new ReplicationException(112, "WriteConflict",
+                        "Write conflict during plan execution and yielding is disabled.");
+                }
+                return true;
+            }).execute(db, name, command);
+            return new Result(reply, coordinator.operationTime(self));
+        } finally {
+            coordinator.writeLock().release(owner);
+        }
+    }
+
+    private Result commitTransaction(BsonDocument command) {
+        BsonDocument lsid = command.getDocument("lsid");
+        long txnNumber = command.getNumber("txnNumber").longValue();
+        Transaction t = sessions.transaction(lsid, txnNumber).orElseThrow(() -> new ReplicationException(251,
+            "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
+        if (t.state() == Transaction.State.ABORTED) {
+            throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
+        }
+        if (t.state() == Transaction.State.COMMITTED) {
+            OplogPosition committed = self.applied();
+            BsonDocument reply = MemberStore.okReply();
+            awaitWriteConcern(command, committed, reply);
+            return new Result(reply, committed.clusterTime());
+        }
+        requirePrimary();
+        Object owner = new Object();
+        lock(owner);
+        OplogPosition position;
+        try {
+            if (t.state() != Transaction.State.IN_PROGRESS || !coordinator.isPrimary(self)) {
+                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
+            }
+            List<Change> changes = t.changes();
+            position = coordinator.commit(self, changes, lsid, txnNumber, true);
+            sessions.markCommitted(t);
+        } finally {
+            coordinator.writeLock().release(owner);
+        }
+        coordinator.progress().signalAll();
+        BsonDocument reply = MemberStore.okReply();
+        awaitWriteConcern(command, position, reply);
+        return new Result(reply, position.clusterTime());
+    }
+
+    private Result abortTransaction(BsonDocument command) {
+        BsonDocument lsid = command.getDocument("lsid");
+        long txnNumber = command.getNumber("txnNumber").longValue();
+        Transaction t = sessions.transaction(lsid, txnNumber).orElseThrow(() -> new ReplicationException(251,
+            "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
+        if (t.state() == Transaction.State.COMMITTED) {
+            throw new ReplicationException(256, "TransactionCommitted", "Transaction " + txnNumber + " has been committed.");
+        }
+        if (t.state() != Transaction.State.IN_PROGRESS) {
+            throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
+        }
+        abort(t);
+        return new Result(MemberStore.okReply(), coordinator.operationTime(self));
+    }
+
+    // ---- change streams and cursors ----
+
+    private static boolean isChangeStream(BsonDocument command) {
+        return ChangeStreamCursors.isChangeStream(command);
+    }
+
+    private Result changeStream(String db, BsonDocument command) {
+        checkReadable("aggregate", command);
+        awaitCausalPoint(command);
+        return new Result(changeStreams.open(db, command), coordinator.operationTime(self));
+    }
+
+    private Result getMore(Channel channel, String db, BsonDocument command) {
+        Optional<BsonDocument> reply = changeStreams.getMore(command);
+        return new Result(reply.orElseGet(() -> self.store().command(channel, db, command)), coordinator.operationTime(self));
+    }
+
+    private Result killCursors(Channel channel, String db, BsonDocument command) {
+        BsonArray killed = new BsonArray();
+        BsonArray others = new BsonArray();
+        for (BsonValue idValue : command.getArray("cursors", new BsonArray())) {
+            long id = idValue.asNumber().longValue();
+            (changeStreams.kill(id) ? killed : others).add(new BsonInt64(id));
+        }
+        BsonArray notFound = new BsonArray();
+        if (!others.isEmpty()) {
+            BsonDocument reply = self.store().command(channel, db, new BsonDocument("killCursors", command.get("killCursors"))
+                .append("cursors", others));
+            killed.addAll(reply.getArray("cursorsKilled", new BsonArray()));
+            notFound.addAll(reply.getArray("cursorsNotFound", new BsonArray()));
+        }
+        BsonDocument reply = new BsonDocument("cursorsKilled", killed).append("cursorsNotFound", notFound)
+            .append("cursorsAlive", new BsonArray()).append("cursorsUnknown", new BsonArray()).append("ok", new BsonDouble(1));
+        return new Result(reply, coordinator.operationTime(self));
+    }
+
+    // ---- replica-set commands ----
+
+    private Result stepDown(BsonDocument command) {
+        requirePrimary();
+        long catchUp = command.getNumber("secondaryCatchUpPeriodSecs", new BsonInt32(10)).longValue();
+        coordinator.stepDown(Duration.ofSeconds(catchUp));
+        return new Result(MemberStore.okReply(), coordinator.operationTime(self));
+    }
+}

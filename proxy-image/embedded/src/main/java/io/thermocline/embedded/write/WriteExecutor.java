@@ -1,0 +1,375 @@
+package io.thermocline.embedded.write;
+
+import io.thermocline.embedded.oplog.Change;
+import io.thermocline.embedded.oplog.Operation;
+import io.thermocline.embedded.oplog.UpdateDescriptions;
+import io.thermocline.embedded.storage.BsonBridge;
+import io.thermocline.embedded.storage.MemberStore;
+import io.netty.channel.Channel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonObjectId;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.bson.types.ObjectId;
+
+/**
+ * Runs write commands on the primary's storage one document statement at a time and reports each
+ * document it changed (with pre- and post-image) to a sink, which stamps them into the oplog or
+ * stages them in a transaction. The caller holds the write lock.
+ */
+public final class WriteExecutor {
+    private static final Set<String> DDL = Set.of("create", "createindexes", "dropindexes", "collmod");
+
+    private final MemberStore store;
+    private final Channel channel;
+    private final Consumer<Change> sink;
+    private final ConflictGuard guard;
+
+    /**
+     * Decides whether a statement may change these documents now. Returns false after it had to
+     * wait (for a transaction holding them): the statement then looks its documents up again.
+     * May throw (a transaction meeting another's documents gets a WriteConflict).
+     */
+    @FunctionalInterface
+    public interface ConflictGuard {
+        boolean clear(String database, String collection, List<BsonValue> ids);
+
+        ConflictGuard NONE = (db, coll, ids) -> true;
+    }
+
+    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink, ConflictGuard guard) {
+        this.store = store;
+        this.channel = channel;
+        this.sink = sink;
+        this.guard = guard;
+    }
+
+    private List<RawBsonDocument> targets(String db, String coll, BsonDocument filter, BsonDocument sort, int limit) {
+        while (true) {
+            List<RawBsonDocument> found = store.find(db, coll, filter, sort, limit);
+            List<BsonValue> ids = new ArrayList<>(found.size());
+            found.forEach(d -> ids.add(d.get("_id")));
+            if (guard.clear(db, coll, ids)) {
+                return found;
+            }
+        }
+    }
+
+    public static boolean isWrite(String commandName) {
+        String name = commandName.toLowerCase();
+        return switch (name) {
+            case "insert", "update", "delete", "findandmodify", "drop", "dropdatabase", "renamecollection" -> true;
+            default -> DDL.contains(name);
+        };
+    }
+
+    /** An aggregate ending in $out or $merge writes; its changes are found by comparing the target before and after. */
+    public static boolean isAggregateWrite(String commandName, BsonDocument command) {
+        return commandName.equalsIgnoreCase("aggregate") && outputOf("", command).isPresent();
+    }
+
+    /** The (database, collection) an aggregate writes to, when its last stage is $out or $merge. */
+    private static Optional<String[]> outputOf(String db, BsonDocument command) {
+        BsonValue pipeline = command.get("pipeline");
+        if (pipeline == null || !pipeline.isArray() || pipeline.asArray().isEmpty()) {
+            return Optional.empty();
+        }
+        BsonValue last = pipeline.asArray().get(pipeline.asArray().size() - 1);
+        if (!last.isDocument() || last.asDocument().isEmpty()) {
+            return Optional.empty();
+        }
+        String stage = last.asDocument().getFirstKey();
+        BsonValue target = last.asDocument().get(stage);
+        if (stage.equals("$merge") && target.isDocument()) {
+            target = target.asDocument().get("into");
+        } else if (!stage.equals("$out")) {
+            return Optional.empty();
+        }
+        if (target == null) {
+            return Optional.empty();
+        }
+        if (target.isString()) {
+            return Optional.of(new String[] {db, target.asString().getValue()});
+        }
+        BsonDocument ns = target.asDocument();
+        return Optional.of(new String[] {ns.getString("db", new BsonString(db)).getValue(), ns.getString("coll").getValue()});
+    }
+
+    public BsonDocument execute(String db, String commandName, BsonDocument command) {
+        if (isAggregateWrite(commandName, command)) {
+            return aggregateWrite(db, command);
+        }
+        return switch (commandName.toLowerCase()) {
+            case "insert" -> insert(db, command);
+            case "update" -> update(db, command);
+            case "delete" -> delete(db, command);
+            case "findandmodify" -> findAndModify(db, command);
+            case "drop" -> drop(db, command);
+            case "dropdatabase" -> dropDatabase(db);
+            case "renamecollection" -> rename(command);
+            default -> ddl(db, command);
+        };
+    }
+
+    private BsonDocument insert(String db, BsonDocument command) {
+        String coll = command.getString("insert").getValue();
+        boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
+        BsonArray documents = command.getArray("documents", new BsonArray());
+        BsonArray writeErrors = new BsonArray();
+        int n = 0;
+        for (int i = 0; i < documents.size(); i++) {
+            BsonDocument document = withId(documents.get(i).asDocument());
+            while (!guard.clear(db, coll, List.of(document.get("_id")))) {
+                Thread.onSpinWait();
+            }
+            BsonDocument reply = store.command(channel, db, new BsonDocument("insert", new BsonString(coll))
+                .append("documents", new BsonArray(List.of(document))));
+            if (!isOk(reply)) {
+                return reply;
+            }
+            if (reply.containsKey("writeErrors")) {
+                writeErrors.add(reindex(reply.getArray("writeErrors").get(0).asDocument(), i));
+                if (ordered) {
+                    break;
+                }
+                continue;
+            }
+            n++;
+            sink.accept(new Change(Operation.INSERT, db, coll, key(document.get("_id")), document, null, null));
+        }
+        return result(n, writeErrors);
+    }
+
+    private BsonDocument update(String db, BsonDocument command) {
+        String coll = command.getString("update").getValue();
+        boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
+        BsonArray statements = command.getArray("updates", new BsonArray());
+        BsonArray writeErrors = new BsonArray();
+        BsonArray upserted = new BsonArray();
+        int n = 0;
+        int modified = 0;
+        for (int i = 0; i < statements.size(); i++) {
+            BsonDocument statement = statements.get(i).asDocument();
+            boolean multi = statement.getBoolean("multi", BsonBoolean.FALSE).getValue();
+            BsonDocument filter = statement.getDocument("q", new BsonDocument());
+            List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
+            BsonDocument reply = store.command(channel, db, new BsonDocument("update", new BsonString(coll))
+                .append("updates", new BsonArray(List.of(statement))));
+            if (!isOk(reply)) {
+                return reply;
+            }
+            if (reply.containsKey("writeErrors")) {
+                writeErrors.add(reindex(reply.getArray("writeErrors").get(0).asDocument(), i));
+                if (ordered) {
+                    break;
+                }
+                continue;
+            }
+            n += reply.getNumber("n", new BsonInt32(0)).intValue();
+            modified += reply.getNumber("nModified", new BsonInt32(0)).intValue();
+            boolean replacement = isReplacement(statement.get("u"));
+            for (RawBsonDocument pre : before) {
+                recordModification(db, coll, pre, replacement);
+            }
+            for (BsonValue up : reply.getArray("upserted", new BsonArray())) {
+                BsonValue id = up.asDocument().get("_id");
+                upserted.add(new BsonDocument("index", new BsonInt32(i)).append("_id", id));
+                store.findById(db, coll, id).ifPresent(post ->
+                    sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
+            }
+        }
+        BsonDocument result = result(n, writeErrors);
+        result.put("nModified", new BsonInt32(modified));
+        if (!upserted.isEmpty()) {
+            result.put("upserted", upserted);
+        }
+        return result;
+    }
+
+    private void recordModification(String db, String coll, RawBsonDocument pre, boolean replacement) {
+        BsonValue id = pre.get("_id");
+        Optional<RawBsonDocument> post = store.findById(db, coll, id);
+        if (post.isEmpty() || post.get().equals(pre)) {
+            return;
+        }
+        if (replacement) {
+            sink.accept(new Change(Operation.REPLACE, db, coll, key(id), post.get(), null, pre));
+        } else {
+            sink.accept(new Change(Operation.UPDATE, db, coll, key(id), post.get(),
+                UpdateDescriptions.diff(pre, post.get()), pre));
+        }
+    }
+
+    private BsonDocument delete(String db, BsonDocument command) {
+        String coll = command.getString("delete").getValue();
+        boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
+        BsonArray statements = command.getArray("deletes", new BsonArray());
+        int n = 0;
+        BsonArray writeErrors = new BsonArray();
+        for (int i = 0; i < statements.size(); i++) {
+            BsonDocument statement = statements.get(i).asDocument();
+            int limit = statement.getNumber("limit", new BsonInt32(0)).intValue();
+            BsonDocument filter = statement.getDocument("q", new BsonDocument());
+            List<RawBsonDocument> victims;
+            try {
+                victims = targets(db, coll, filter, null, limit == 1 ? 1 : 0);
+            } catch (RuntimeException e) {
+                writeErrors.add(new BsonDocument("index", new BsonInt32(i)).append("code", new BsonInt32(2))
+                    .append("errmsg", new BsonString("bad delete filter: " + e.getMessage())));
+                if (ordered) {
+                    break;
+                }
+                continue;
+            }
+            for (RawBsonDocument victim : victims) {
+                store.deleteById(db, coll, victim.get("_id"));
+                n++;
+                sink.accept(new Change(Operation.DELETE, db, coll, key(victim.get("_id")), null, null, victim));
+            }
+        }
+        return result(n, writeErrors);
+    }
+
+    private BsonDocument findAndModify(String db, BsonDocument command) {
+        String coll = command.getString(command.getFirstKey()).getValue();
+        BsonDocument filter = command.getDocument("query", new BsonDocument());
+        BsonDocument sort = command.containsKey("sort") ? command.getDocument("sort") : null;
+        List<RawBsonDocument> found = targets(db, coll, filter, sort, 1);
+        RawBsonDocument pre = found.isEmpty() ? null : found.get(0);
+        BsonDocument reply = store.command(channel, db, command);
+        if (!isOk(reply)) {
+            return reply;
+        }
+        if (command.getBoolean("remove", BsonBoolean.FALSE).getValue()) {
+            if (pre != null) {
+                sink.accept(new Change(Operation.DELETE, db, coll, key(pre.get("_id")), null, null, pre));
+            }
+            return reply;
+        }
+        BsonDocument lastError = reply.getDocument("lastErrorObject", new BsonDocument());
+        if (lastError.containsKey("upserted")) {
+            BsonValue id = lastError.get("upserted");
+            store.findById(db, coll, id).ifPresent(post ->
+                sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
+        } else if (pre != null) {
+            recordModification(db, coll, pre, isReplacement(command.get("update")));
+        }
+        return reply;
+    }
+
+    private BsonDocument aggregateWrite(String db, BsonDocument command) {
+        String[] target = outputOf(db, command).orElseThrow();
+        java.util.Map<BsonValue, RawBsonDocument> before = new java.util.LinkedHashMap<>();
+        targets(target[0], target[1], new BsonDocument(), null, 0).forEach(d -> before.put(d.get("_id"), d));
+        BsonDocument reply = store.command(channel, db, command);
+        if (!isOk(reply)) {
+            return reply;
+        }
+        for (RawBsonDocument after : store.find(target[0], target[1], new BsonDocument(), null, 0)) {
+            BsonValue id = after.get("_id");
+            RawBsonDocument old = before.remove(id);
+            if (old == null) {
+                sink.accept(new Change(Operation.INSERT, target[0], target[1], key(id), after, null, null));
+            } else if (!old.equals(after)) {
+                sink.accept(new Change(Operation.REPLACE, target[0], target[1], key(id), after, null, old));
+            }
+        }
+        before.forEach((id, old) -> sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
+        return reply;
+    }
+
+    private BsonDocument drop(String db, BsonDocument command) {
+        String coll = command.getString("drop").getValue();
+        if (store.collection(db, coll).isEmpty()) {
+            return MemberStore.errorReply(26, "NamespaceNotFound", "ns not found");
+        }
+        BsonDocument reply = store.command(channel, db, command);
+        if (isOk(reply)) {
+            sink.accept(new Change(Operation.DROP, db, coll, null, null, null, null));
+        }
+        return reply;
+    }
+
+    private BsonDocument dropDatabase(String db) {
+        List<String> collections = store.collectionNames(db);
+        store.dropDatabase(db);
+        for (String coll : collections) {
+            sink.accept(new Change(Operation.DROP, db, coll, null, null, null, null));
+        }
+        sink.accept(new Change(Operation.DROP_DATABASE, db, null, null, null, null, null));
+        return new BsonDocument("dropped", new BsonString(db)).append("ok", new BsonDouble(1));
+    }
+
+    private BsonDocument rename(BsonDocument command) {
+        String from = command.getString("renameCollection").getValue();
+        String to = command.getString("to").getValue();
+        BsonDocument reply = store.command(channel, "admin", command);
+        if (isOk(reply)) {
+            int dot = from.indexOf('.');
+            sink.accept(new Change(Operation.RENAME, from.substring(0, dot), from.substring(dot + 1), null,
+                new BsonDocument("to", new BsonString(to)), null, null));
+        }
+        return reply;
+    }
+
+    private BsonDocument ddl(String db, BsonDocument command) {
+        BsonDocument reply = store.command(channel, db, command);
+        if (isOk(reply)) {
+            BsonDocument replayable = MemberStore.withoutLayerFields(command);
+            String coll = command.get(command.getFirstKey()).isString() ? command.getString(command.getFirstKey()).getValue() : null;
+            sink.accept(new Change(Operation.COMMAND, db, coll, null, replayable, null, null));
+        }
+        return reply;
+    }
+
+    private static BsonDocument withId(BsonDocument document) {
+        if (document.containsKey("_id")) {
+            return document;
+        }
+        BsonDocument withId = new BsonDocument("_id", new BsonObjectId(new ObjectId()));
+        withId.putAll(BsonBridge.mutable(document));
+        return withId;
+    }
+
+    private static boolean isReplacement(BsonValue update) {
+        if (update == null || !update.isDocument()) {
+            return false;
+        }
+        BsonDocument u = update.asDocument();
+        return u.isEmpty() || !u.getFirstKey().startsWith("$");
+    }
+
+    private static BsonDocument key(BsonValue id) {
+        return new BsonDocument("_id", id);
+    }
+
+    private static BsonDocument reindex(BsonDocument writeError, int index) {
+        BsonDocument copy = BsonBridge.mutable(writeError);
+        copy.put("index", new BsonInt32(index));
+        return copy;
+    }
+
+    private static BsonDocument result(int n, BsonArray writeErrors) {
+        BsonDocument result = new BsonDocument("n", new BsonInt32(n));
+        if (!writeErrors.isEmpty()) {
+            result.put("writeErrors", writeErrors);
+        }
+        result.put("ok", new BsonDouble(1));
+        return result;
+    }
+
+    public static boolean isOk(BsonDocument reply) {
+        BsonValue ok = reply.get("ok");
+        return ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0;
+    }
+}
