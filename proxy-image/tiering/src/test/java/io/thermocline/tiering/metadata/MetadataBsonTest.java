@@ -45,6 +45,19 @@ class MetadataBsonTest {
     }
 
     @Test
+    void snapshotConvertsToTheRoutersState() {
+        FeederCheckpoint feeder = new FeederCheckpoint(null, new BsonTimestamp(7, 1), null, 0, 0, 0, null, T, 2);
+        TieringSnapshot snapshot = new TieringSnapshot(java.util.Map.of("a.b", NamespaceState.initial("a.b").withCoverage(T),
+                "c.d", NamespaceState.initial("c.d")), feeder, T);
+        var state = snapshot.tieringState();
+        assertThat(state.coverage("a.b").covers(T)).isTrue();
+        assertThat(state.coverage("a.b").covers(T.minusMillis(1))).isFalse();
+        assertThat(state.coverage("c.d").covers(T)).isFalse();
+        assertThat(state.mirroredThrough().covers(new BsonTimestamp(7, 1))).isTrue();
+        assertThat(state.mirroredThrough().covers(new BsonTimestamp(7, 2))).isFalse();
+    }
+
+    @Test
     void coverageBoundCoversAgesAtOrAfterIt() {
         NamespaceState state = NamespaceState.initial("d.c").withCoverage(T);
         assertThat(state.covers(T)).isTrue();
