@@ -50,7 +50,8 @@ public final class TwoTiers implements AutoCloseable {
     private final List<AutoCloseable> workers = new ArrayList<>();
 
     public TwoTiers() {
-        fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
+        // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
+        fastSet = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
         archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
         fast = io.thermocline.tiering.worker.TierClients.client(fastSet.connectionString(), "test-workers");
         archive = io.thermocline.tiering.worker.TierClients.client(archiveSet.connectionString(), "test-workers");
@@ -84,7 +85,7 @@ public final class TwoTiers implements AutoCloseable {
     }
 
     public static Feeder.Options feederOptions(FaultInjection faults) {
-        return Feeder.Options.defaults().withProbeInterval(Duration.ofMillis(50)).withLeaseDuration(Duration.ofSeconds(5))
+        return Feeder.Options.defaults().withProbeInterval(Duration.ofMillis(50)).withLeaseDuration(Duration.ofSeconds(1))
                 .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
     }
 

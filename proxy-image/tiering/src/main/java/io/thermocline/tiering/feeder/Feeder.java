@@ -208,6 +208,7 @@ public final class Feeder implements AutoCloseable {
         checkpoint = store.saveFeederCheckpoint(current, withLease(current, current.resumeToken(), current.mirroredThrough(),
                 current.openOwnTransaction(), current.mirroredEvents(), current.lagSeconds(), current.pendingEvents()));
         own = new OwnTransactions(checkpoint.openOwnTransaction());
+        LOG.debug("event=feeder_open instance={} openOwnTransaction={}", options.instanceId(), checkpoint.openOwnTransaction());
         ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
                 .fullDocument(FullDocument.UPDATE_LOOKUP)
                 .batchSize(config.batchSize())
@@ -215,13 +216,20 @@ public final class Feeder implements AutoCloseable {
         if (checkpoint.resumeToken() != null) {
             publisher = publisher.resumeAfter(checkpoint.resumeToken());
             LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
-        } else {
-            // first start: begin at a probe written now, so the first checkpoint exists as soon as it is seen
+        } else if (checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
+            // first start ever: begin at a probe written now, and persist that start before streaming, so a
+            // crash before the first batch restarts from the same point instead of skipping writes
             BsonTimestamp start = barrier.probe();
             outstandingProbe = start;
             lastProbeNanos = System.nanoTime();
+            checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, BatchPlanner.justBefore(start),
+                    null, 0, 0, 0));
             publisher = publisher.startAtOperationTime(start);
             LOG.info("event=feeder_started_fresh instance={} at={}", options.instanceId(), describe(start));
+        } else {
+            BsonTimestamp start = justAfter(checkpoint.mirroredThrough());
+            publisher = publisher.startAtOperationTime(start);
+            LOG.info("event=feeder_restarted_before_first_batch instance={} at={}", options.instanceId(), describe(start));
         }
         stream = new EventQueue(config.batchSize());
         publisher.subscribe(stream);
@@ -292,9 +300,16 @@ public final class Feeder implements AutoCloseable {
             return;
         }
         MongoNamespace ns = new MongoNamespace(namespace);
+        // a write still in flight when the lease runs out could land after a successor's newer writes:
+        // the driver abandons it (and the server stops it, maxTimeMS) before the lease expires
+        long leaseLeftMillis = (leaseValidUntilNanos - System.nanoTime()) / 1_000_000 + options.leaseDuration().toMillis() / 3;
+        if (leaseLeftMillis <= 0) {
+            throw new StaleStateException("the feeder's lease ran out during its archive writes; re-acquiring");
+        }
         MongoCollection<BsonDocument> collection = archive.getDatabase(ns.getDatabaseName())
                 .getCollection(ns.getCollectionName(), BsonDocument.class)
-                .withWriteConcern(com.mongodb.WriteConcern.MAJORITY);
+                .withWriteConcern(com.mongodb.WriteConcern.MAJORITY)
+                .withTimeout(leaseLeftMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
         List<WriteModel<BsonDocument>> models = new ArrayList<>(actions.size());
         int upserts = 0;
         for (MirrorAction action : actions) {
@@ -303,6 +318,7 @@ public final class Feeder implements AutoCloseable {
                         new ReplaceOptions().upsert(true)));
                 upserts++;
             } else {
+                LOG.debug("event=feeder_mirrors_delete namespace={} id={}", namespace, action.documentId());
                 models.add(new DeleteOneModel<>(Filters.eq("_id", action.documentId())));
             }
         }
@@ -323,6 +339,14 @@ public final class Feeder implements AutoCloseable {
             stream.close();
             stream = null;
         }
+    }
+
+    /** The least cluster time strictly after {@code time}. */
+    static BsonTimestamp justAfter(BsonTimestamp time) {
+        if (time.getInc() == Integer.MAX_VALUE) {
+            return new BsonTimestamp(time.getTime() + 1, 0);
+        }
+        return new BsonTimestamp(time.getTime(), time.getInc() + 1);
     }
 
     static String describe(BsonTimestamp time) {

@@ -10,14 +10,21 @@ public record TransactionId(BsonDocument lsid, long txnNumber) {
         Objects.requireNonNull(lsid, "lsid");
     }
 
+    /**
+     * Stored with the session id as canonical extended JSON: a UUID (binary subtype 4) can be
+     * rewritten by a server or codec that applies a legacy UUID byte order, and a transaction id
+     * that changes on the way through storage would no longer match its change events.
+     */
     public BsonDocument toBson() {
-        return new BsonDocument("lsid", lsid).append("txnNumber", new org.bson.BsonInt64(txnNumber));
+        return new BsonDocument("session", new org.bson.BsonString(lsid.toJson()))
+                .append("txnNumber", new org.bson.BsonInt64(txnNumber));
     }
 
     public static TransactionId fromBson(BsonDocument document) {
-        if (document == null || !document.isDocument("lsid")) {
+        if (document == null || !document.isString("session")) {
             return null;
         }
-        return new TransactionId(document.getDocument("lsid"), document.getNumber("txnNumber").longValue());
+        return new TransactionId(BsonDocument.parse(document.getString("session").getValue()),
+                document.getNumber("txnNumber").longValue());
     }
 }

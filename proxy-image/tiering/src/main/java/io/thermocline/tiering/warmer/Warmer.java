@@ -196,12 +196,14 @@ public final class Warmer implements AutoCloseable {
         options.faults().reached(FaultPoint.WARMER_COPIED);
         BsonDocument last = keys.get(keys.size() - 1);
         BsonValue lastAge = policy.agedByObjectId() ? last.get("_id") : window.field(last);
-        Instant proven = window.boundAbove(window.ageOf(lastAge).orElse(cutoff));
         WarmerCheckpoint next = new WarmerCheckpoint(cutoff, lastAge, last.get("_id"), false,
                 (checkpoint == null ? 0 : checkpoint.copied()) + result.copied(), options.clock().instant());
-        return save(state, state.withWarmer(next)
-                .withCoverage(CoverageLowering.lower(state.oldestCovered(), proven, state.evictedBelow(), fromTop)),
-                Progress.COPIED_BATCH);
+        NamespaceState advanced = state.withWarmer(next);
+        if (walkIsInTimeOrder(policy, window, cutoff, lastAge)) {
+            Instant proven = window.boundAbove(window.ageOf(lastAge).orElse(cutoff));
+            advanced = advanced.withCoverage(CoverageLowering.lower(state.oldestCovered(), proven, state.evictedBelow(), fromTop));
+        }
+        return save(state, advanced, Progress.COPIED_BATCH);
     }
 
     private Progress save(NamespaceState previous, NamespaceState next, Progress progress) {
@@ -214,13 +216,36 @@ public final class Warmer implements AutoCloseable {
         }
     }
 
-    /** Documents after the checkpoint in the walk's order (age descending, then _id descending). */
+    /**
+     * Documents after the checkpoint in the walk's order: age field descending, then {@code _id}
+     * descending. BSON sorts every date above every number, so the walk takes the dates first,
+     * then the epoch-millisecond numbers; after a date, every number is still ahead.
+     */
     private static Bson after(CollectionPolicy policy, WarmerCheckpoint checkpoint) {
         if (policy.agedByObjectId()) {
             return Filters.lt("_id", checkpoint.lastId());
         }
-        return Filters.or(Filters.lt(policy.ageField(), checkpoint.lastAge()),
-                Filters.and(Filters.eq(policy.ageField(), checkpoint.lastAge()), Filters.lt("_id", checkpoint.lastId())));
+        String field = policy.ageField();
+        Bson sameAgeSmallerId = Filters.and(Filters.eq(field, checkpoint.lastAge()), Filters.lt("_id", checkpoint.lastId()));
+        if (checkpoint.lastAge().isDateTime()) {
+            return Filters.or(Filters.lt(field, checkpoint.lastAge()), sameAgeSmallerId,
+                    Filters.type(field, org.bson.BsonType.INT32), Filters.type(field, org.bson.BsonType.INT64),
+                    Filters.type(field, org.bson.BsonType.DOUBLE), Filters.type(field, org.bson.BsonType.DECIMAL128));
+        }
+        return Filters.or(Filters.lt(field, checkpoint.lastAge()), sameAgeSmallerId);
+    }
+
+    /**
+     * Whether everything aged after {@code lastAge} has been walked: always for ObjectIds and numbers
+     * (the last phase), and for dates only when the archive holds no number-aged document in the
+     * window, which the walk would only reach after all dates.
+     */
+    private boolean walkIsInTimeOrder(CollectionPolicy policy, Window window, Instant cutoff, BsonValue lastAge) {
+        if (policy.agedByObjectId() || lastAge == null || !lastAge.isDateTime()) {
+            return true;
+        }
+        return Blocking.single(collection(archive, policy.namespace()).find(window.numbersAtOrAfter(cutoff))
+                .projection(Projections.include("_id")).first()).isEmpty();
     }
 
     static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {

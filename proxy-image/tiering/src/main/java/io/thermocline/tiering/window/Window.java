@@ -5,7 +5,9 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 import org.bson.BsonDateTime;
+import io.thermocline.tiering.state.AgeValue;
 import org.bson.BsonDocument;
+import org.bson.BsonInt64;
 import org.bson.BsonObjectId;
 import org.bson.BsonValue;
 import org.bson.conversions.Bson;
@@ -13,10 +15,10 @@ import org.bson.types.ObjectId;
 import com.mongodb.client.model.Filters;
 
 /**
- * The hot window of one collection as the workers query it: ages are BSON dates in
- * {@code ageField}, or the ObjectId's creation second when {@code ageField} is {@code _id}.
- * Documents whose age field holds anything else have no age: they are never evicted and never
- * warmed (MongoDB compares values of one BSON type only, so a date filter cannot match them).
+ * The hot window of one collection as the workers query it, in the encodings whose BSON order is
+ * time order ({@link AgeValue}: dates, epoch-millisecond numbers, ObjectIds under an {@code _id}
+ * policy) — the same ones the router's coverage proofs use. Documents aged otherwise (missing,
+ * ISO strings, other types) are never evicted and never warmed.
  */
 public record Window(CollectionPolicy policy) {
 
@@ -25,14 +27,24 @@ public record Window(CollectionPolicy policy) {
         return now.minus(policy.hotWindow());
     }
 
-    /** Documents aged strictly before {@code cutoff}. */
+    /** Candidates aged strictly before {@code cutoff} (an array matches if any element does: check {@link #age}). */
     public Bson olderThan(Instant cutoff) {
-        return Filters.lt(policy.ageField(), bound(cutoff));
+        if (policy.agedByObjectId()) {
+            return Filters.lt(policy.ageField(), bound(cutoff));
+        }
+        return Filters.or(Filters.lt(policy.ageField(), bound(cutoff)),
+                Filters.lt(policy.ageField(), new BsonInt64(cutoff.toEpochMilli())));
     }
 
-    /** Documents aged at or after {@code cutoff}. */
+    /** Documents aged at or after {@code cutoff}: exactly what a coverage bound at {@code cutoff} promises. */
     public Bson atOrAfter(Instant cutoff) {
-        return Filters.gte(policy.ageField(), bound(cutoff));
+        return AgeValue.atOrAfter(policy, cutoff);
+    }
+
+    /** Documents whose age field is a number at or after {@code cutoff} (epoch milliseconds). */
+    public Bson numbersAtOrAfter(Instant cutoff) {
+        // a numeric comparison matches numbers only (BSON type bracketing)
+        return Filters.gte(policy.ageField(), new BsonInt64(cutoff.toEpochMilli()));
     }
 
     /** The value of the age field a query compares with {@code instant}. */
@@ -44,20 +56,14 @@ public record Window(CollectionPolicy policy) {
         return new BsonDateTime(instant.toEpochMilli());
     }
 
-    /** The age of a document, if its age field holds a date (or an ObjectId under an {@code _id} policy). */
+    /** The age of a document, when it is in an order-preserving encoding (see {@link AgeValue}). */
     public Optional<Instant> age(BsonDocument document) {
-        return ageOf(field(document));
+        return AgeValue.ofDocument(policy, document).filter(AgeValue::orderMatchesTime).map(AgeValue::instant);
     }
 
+    /** The age of one value of the age field, when it is in an order-preserving encoding. */
     public Optional<Instant> ageOf(BsonValue value) {
-        if (value == null) {
-            return Optional.empty();
-        }
-        if (policy.agedByObjectId()) {
-            return value.isObjectId() ? Optional.of(Instant.ofEpochSecond(value.asObjectId().getValue().getTimestamp() & 0xFFFFFFFFL))
-                    : Optional.empty();
-        }
-        return value.isDateTime() ? Optional.of(Instant.ofEpochMilli(value.asDateTime().getValue())) : Optional.empty();
+        return AgeValue.of(policy, value).filter(AgeValue::orderMatchesTime).map(AgeValue::instant);
     }
 
     /** The raw value of the age field (dotted paths follow embedded documents). */
@@ -81,11 +87,6 @@ public record Window(CollectionPolicy policy) {
     }
 
     static ObjectId smallestObjectIdOfSecond(long epochSecond) {
-        byte[] bytes = new byte[12];
-        bytes[0] = (byte) (epochSecond >>> 24);
-        bytes[1] = (byte) (epochSecond >>> 16);
-        bytes[2] = (byte) (epochSecond >>> 8);
-        bytes[3] = (byte) epochSecond;
-        return new ObjectId(bytes);
+        return AgeValue.smallestObjectIdOfSecond(epochSecond);
     }
 }

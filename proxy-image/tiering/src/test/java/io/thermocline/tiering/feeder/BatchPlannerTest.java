@@ -178,6 +178,13 @@ class BatchPlannerTest {
     }
 
     @Test
+    void justAfterUndoesJustBefore() {
+        for (BsonTimestamp t : List.of(new BsonTimestamp(10, 0), new BsonTimestamp(10, 7), new BsonTimestamp(10, Integer.MAX_VALUE))) {
+            assertThat(Feeder.justAfter(BatchPlanner.justBefore(t))).isEqualTo(t);
+        }
+    }
+
+    @Test
     void coalescingReplayedBatchesConvergesToTheSameArchive() {
         List<ChangeEvent> events = new ArrayList<>(List.of(insert(1, "a"), update(1, "b"), delete(2), insert(2, "c"), delete(1)));
         java.util.Map<BsonValue, BsonDocument> once = apply(new java.util.HashMap<>(), COALESCING.plan(events, new OwnTransactions(null)));

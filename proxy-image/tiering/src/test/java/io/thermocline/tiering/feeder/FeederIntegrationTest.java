@@ -107,6 +107,18 @@ class FeederIntegrationTest {
     }
 
     @Test
+    void aFeederThatDiesBeforeItsFirstBatchRestartsFromItsFirstStart() throws Exception {
+        Feeder first = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
+            throw new InjectedCrash(point);
+        }));
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !first.running());
+        tiers.fastOrders().insertOne(order(1, NOW, "written while no feeder ran"));
+        tiers.feeder();
+        tiers.sync();
+        assertThat(all(tiers.archiveOrders())).containsExactly(order(1, NOW, "written while no feeder ran"));
+    }
+
+    @Test
     void withoutCoalescingTheArchiveEndsInTheSameState() throws Exception {
         tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), false), TwoTiers.feederOptions(FaultInjection.NONE));
         for (int i = 0; i < 20; i++) {

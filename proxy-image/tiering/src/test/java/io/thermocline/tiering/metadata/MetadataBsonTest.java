@@ -27,6 +27,14 @@ class MetadataBsonTest {
     }
 
     @Test
+    void transactionIdSurvivesAStoreThatRewritesUuidByteOrder() {
+        TransactionId id = new TransactionId(new BsonDocument("id", new BsonBinary(java.util.UUID.randomUUID())), 42);
+        BsonDocument stored = id.toBson();
+        assertThat(stored.values()).noneMatch(v -> v.isDocument() || v.isBinary());
+        assertThat(TransactionId.fromBson(stored)).isEqualTo(id);
+    }
+
+    @Test
     void namespaceStateRoundTripsIncludingNonDocumentWarmerPosition() {
         NamespaceState state = new NamespaceState("shop.orders", T, T.minusSeconds(5),
                 new io.thermocline.tiering.metadata.WarmerCheckpoint(T.minusSeconds(60), new BsonDateTime(T.toEpochMilli()), new BsonInt32(42), false, 12, T),
@@ -34,6 +42,19 @@ class MetadataBsonTest {
         assertThat(MetadataStore.toNamespaceState(MetadataStore.fromNamespaceState(state))).isEqualTo(state);
         NamespaceState empty = NamespaceState.initial("shop.orders");
         assertThat(MetadataStore.toNamespaceState(MetadataStore.fromNamespaceState(empty))).isEqualTo(empty);
+    }
+
+    @Test
+    void snapshotConvertsToTheRoutersState() {
+        FeederCheckpoint feeder = new FeederCheckpoint(null, new BsonTimestamp(7, 1), null, 0, 0, 0, null, T, 2);
+        TieringSnapshot snapshot = new TieringSnapshot(java.util.Map.of("a.b", NamespaceState.initial("a.b").withCoverage(T),
+                "c.d", NamespaceState.initial("c.d")), feeder, T);
+        var state = snapshot.tieringState();
+        assertThat(state.coverage("a.b").covers(T)).isTrue();
+        assertThat(state.coverage("a.b").covers(T.minusMillis(1))).isFalse();
+        assertThat(state.coverage("c.d").covers(T)).isFalse();
+        assertThat(state.mirroredThrough().covers(new BsonTimestamp(7, 1))).isTrue();
+        assertThat(state.mirroredThrough().covers(new BsonTimestamp(7, 2))).isFalse();
     }
 
     @Test

@@ -73,6 +73,31 @@ class WarmerIntegrationTest {
     }
 
     @Test
+    void warmsDatesThenEpochMillisecondNumbersAndCoversBoth() throws Exception {
+        tiers.archiveOrders().insertMany(List.of(order(1, NOW.minusSeconds(60), "date"), order(2, NOW.minusSeconds(120), "date"),
+                new BsonDocument("_id", new BsonInt32(3)).append("createdAt", new org.bson.BsonInt64(NOW.minusSeconds(30).toEpochMilli())),
+                new BsonDocument("_id", new BsonInt32(4)).append("createdAt", new org.bson.BsonInt64(NOW.minusSeconds(90).toEpochMilli())),
+                new BsonDocument("_id", new BsonInt32(5)).append("createdAt", new org.bson.BsonInt64(OLD.toEpochMilli()))));
+        tiers.feeder();
+        assertThat(tiers.warmer(1, TwoTiers.warmerOptions(FaultInjection.NONE)).warmAll()).isTrue();
+        assertThat(all(tiers.fastOrders())).extracting(d -> d.getInt32("_id").getValue()).containsExactly(1, 2, 3, 4);
+        assertThat(tiers.store.namespace(TwoTiers.NS).oldestCovered()).isBefore(NOW.minusSeconds(120));
+    }
+
+    @Test
+    void whileNumberAgedDocumentsRemainTheDateWalkDoesNotLowerTheBound() throws Exception {
+        tiers.archiveOrders().insertMany(List.of(order(1, NOW.minusSeconds(60), "date"),
+                new BsonDocument("_id", new BsonInt32(2)).append("createdAt", new org.bson.BsonInt64(NOW.minusSeconds(30).toEpochMilli()))));
+        tiers.feeder();
+        Warmer warmer = tiers.warmer(1, TwoTiers.warmerOptions(FaultInjection.NONE));
+        assertThat(warmer.step(TwoTiers.POLICY)).isEqualTo(Warmer.Progress.COPIED_BATCH);
+        assertThat(all(tiers.fastOrders())).extracting(d -> d.getInt32("_id").getValue()).containsExactly(1);
+        assertThat(tiers.store.namespace(TwoTiers.NS).oldestCovered()).as("the date batch proves nothing while a younger number waits").isNull();
+        assertThat(warmer.warmAll()).isTrue();
+        assertThat(tiers.store.namespace(TwoTiers.NS).oldestCovered()).isNotNull();
+    }
+
+    @Test
     void resumesFromItsCheckpointAfterACrash() throws Exception {
         adopt();
         tiers.feeder();

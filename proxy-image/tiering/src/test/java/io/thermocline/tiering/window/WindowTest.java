@@ -37,6 +37,12 @@ class WindowTest {
     }
 
     @Test
+    void epochMillisecondNumbersAgeLikeDates() {
+        BsonDocument doc = new BsonDocument("meta", new BsonDocument("createdAt", new org.bson.BsonInt64(NOW.toEpochMilli())));
+        assertThat(BY_DATE.age(doc)).contains(NOW);
+    }
+
+    @Test
     void objectIdAgeIsItsCreationSecond() {
         ObjectId id = new ObjectId(java.util.Date.from(NOW));
         assertThat(BY_ID.age(new BsonDocument("_id", new BsonObjectId(id)))).contains(Instant.parse("2026-03-01T10:00:00Z"));
