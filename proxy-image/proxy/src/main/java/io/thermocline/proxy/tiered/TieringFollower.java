@@ -3,15 +3,10 @@ package io.thermocline.proxy.tiered;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.causal.MirrorProgress;
 import io.thermocline.proxy.routing.RoutingTable;
-import io.thermocline.tiering.metadata.NamespaceState;
 import io.thermocline.tiering.metadata.StateFollower;
 import io.thermocline.tiering.metadata.TieringSnapshot;
-import io.thermocline.tiering.state.CoverageBound;
-import io.thermocline.tiering.state.MirroredThrough;
 import io.thermocline.tiering.state.TieringState;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,16 +37,10 @@ public final class TieringFollower {
     }
 
     void apply(TieringSnapshot snapshot) {
-        Map<String, CoverageBound> coverage = new HashMap<>();
-        for (CollectionPolicy policy : policies) {
-            NamespaceState state = snapshot.namespace(policy.namespace());
-            coverage.put(policy.namespace(), state.oldestCovered() == null
-                    ? CoverageBound.nothing() : CoverageBound.from(state.oldestCovered()));
-        }
-        MirroredThrough mirrored = new MirroredThrough(snapshot.feeder().mirroredThrough());
-        progress.observed(mirrored);
+        TieringState state = snapshot.tieringState();
+        progress.observed(state.mirroredThrough());
         RoutingTable previous = table;
-        table = RoutingTable.of(policies, new TieringState(coverage, progress.known()));
+        table = RoutingTable.of(policies, new TieringState(state.coverage(), progress.known()));
         if (!previous.state().coverage().equals(table.state().coverage())) {
             LOG.info("event=coverage_changed coverage={}", table.state().coverage());
         }
