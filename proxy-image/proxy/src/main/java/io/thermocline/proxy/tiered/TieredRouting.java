@@ -60,15 +60,19 @@ public final class TieredRouting implements AutoCloseable {
     private final Map<SessionKey, PinnedTransaction> transactions = new ConcurrentHashMap<>();
     private final java.util.Set<Long> changeStreams = ConcurrentHashMap.newKeySet();
     private final OwnTransactionLedger ledger;
+    private final io.thermocline.tiering.metadata.MetadataStore store;
+    private final java.util.concurrent.atomic.AtomicBoolean metadataStarted = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
 
     private record PinnedTransaction(long txnNumber, TransactionTier tier) {
     }
 
     TieredRouting(TieringFollower follower, CausalPoints causal, MirrorProgress progress, Duration causalWaitTimeout,
-                  Promotion promotion, TieredWrites writes, Fences fences, OwnTransactionLedger ledger, ExecutorService workers,
-                  AutoCloseable resources) {
+                  Promotion promotion, TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
+                  io.thermocline.tiering.metadata.MetadataStore store, ExecutorService workers, AutoCloseable resources) {
         this.ledger = ledger;
+        this.store = store;
         this.follower = follower;
         this.causal = causal;
         this.progress = progress;
@@ -109,6 +113,7 @@ public final class TieredRouting implements AutoCloseable {
         Optional<SessionKey> session = SessionKey.of(command);
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, session, table);
+        ensureMetadata();
         if (traits.inTransaction() || traits.endsTransaction()) {
             return transaction(x, cls);
         }
@@ -131,6 +136,26 @@ public final class TieredRouting implements AutoCloseable {
             return Optional.of(run(x, () -> explain(x, cls)));
         }
         return Optional.empty();
+    }
+
+    /**
+     * Creates the metadata collections once (tombstones and promotions write them inside transactions,
+     * where implicit creation is not allowed everywhere); retried on the next command after a failure.
+     */
+    private void ensureMetadata() {
+        if (metadataReady || !metadataStarted.compareAndSet(false, true)) {
+            return;
+        }
+        workers.execute(() -> {
+            try {
+                store.ensureCollections();
+                metadataReady = true;
+            } catch (RuntimeException e) {
+                LOG.warn("event=metadata_collections_not_ready error={}", e.toString());
+            } finally {
+                metadataStarted.set(false);
+            }
+        });
     }
 
     private static boolean tiered(CommandClass cls) {

@@ -1,7 +1,6 @@
 package io.thermocline.proxy.tiered;
 
 import com.mongodb.MongoException;
-import com.mongodb.ReadConcern;
 import com.mongodb.TransactionOptions;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.model.Filters;
@@ -16,6 +15,7 @@ import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.routing.WriteRouter;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.UserDeletes;
@@ -48,6 +48,7 @@ import org.bson.RawBsonDocument;
 final class TieredWrites {
 
     private static final int RESOLVE_CANDIDATES = 100;
+    private static final int MAX_TRANSACTION_ATTEMPTS = 40;
 
     private final MongoClient fast;
     private final MongoClient archive;
@@ -57,10 +58,17 @@ final class TieredWrites {
     private final UserDeletes userDeletes;
     private final Fences fences;
     private final RetryableReplies replies;
+    private final com.mongodb.reactivestreams.client.MongoCollection<BsonDocument> probes;
+    private final String lockPrefix;
+    private final Duration maxInFlight;
     private volatile RoutingMetrics metrics;
 
     TieredWrites(MongoClient fast, MongoClient archive, Promotion promotion, MirrorBarrier barrier, Duration barrierTimeout,
-                 UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics) {
+                 UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics,
+                 io.thermocline.tiering.metadata.MetadataStore store, String instanceId, Duration fenceRetention) {
+        this.probes = store.collection(io.thermocline.tiering.metadata.MetadataStore.PROBES);
+        this.lockPrefix = "proxy-write/" + instanceId + "/";
+        this.maxInFlight = fenceRetention.dividedBy(2);
         this.fast = fast;
         this.archive = archive;
         this.promotion = promotion;
@@ -99,7 +107,7 @@ final class TieredWrites {
      * answers a duplicate as one database would.
      */
     private RawBsonDocument insert(Exchange x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound,
-                                   TieredRouting routing) {
+                                   TieredRouting routing) throws InterruptedException {
         List<BsonValue> maybeArchived = new ArrayList<>();
         Reason reason = null;
         for (BsonDocument document : write.statements()) {
@@ -149,6 +157,9 @@ final class TieredWrites {
                     resolve.upsertId().ifPresent(touched::add);
                 }
             } else if (route instanceof WriteRoute.BothTiers both) {
+                // fast tier first, then archive: a matching document is in the fast tier at the first read, or
+                // was evicted before it and the archive holds its latest version at the second
+                touched.addAll(idsIn(fast, write.namespace(), filter, 0));
                 touched.addAll(idsInArchive(write.namespace(), filter, 0));
                 both.upsertId().ifPresent(touched::add);
             }
@@ -293,14 +304,17 @@ final class TieredWrites {
             "$clusterTime", "$readPreference", "readConcern", "writeConcern", "apiVersion", "apiStrict", "apiDeprecationErrors");
 
     /**
-     * A write on documents that may have been cold: promote them, then run the client's command in a
-     * fast-tier transaction that also checks the promoted documents are still there. The evictor may
-     * remove a promoted (old, archive-identical) document right after its promotion; a write that
-     * missed it would report wrong counts, so the transaction aborts and the whole step repeats. The
-     * server's own reply, counts included, is what the client gets.
+     * A write on documents that may be cold: the client's command runs in a fast-tier transaction that
+     * first copies the archived versions of the documents the fast tier lacks, under the workers'
+     * copy-up rule ({@link CopyUpDecision}: fences read before the sync barrier and the archive read,
+     * compared inside the transaction; never over a fast-tier version), and checks that the documents the
+     * fast tier held are still there. Copy and write are one transaction, so the evictor cannot remove a
+     * promoted document in between (a separate promotion would race it and the write would miss the
+     * document); the copies are mirrored with the write as the archive's own versions, which is harmless.
+     * The server's own reply, counts included, is what the client gets.
      */
     private RawBsonDocument guarded(Exchange x, String namespace, BsonDocument command, List<BsonValue> ids,
-                                    TieredRouting routing) {
+                                    TieredRouting routing) throws InterruptedException {
         BsonDocument cmd = new BsonDocument();
         command.forEach((k, v) -> {
             if (!SESSION_FIELDS.contains(k)) {
@@ -308,9 +322,32 @@ final class TieredWrites {
             }
         });
         String database = new com.mongodb.MongoNamespace(namespace).getDatabaseName();
+        List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
         for (int attempt = 1; ; attempt++) {
-            Set<BsonValue> present = promotion.ensureInFast(namespace, ids);
+            long started = System.nanoTime();
+            Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, distinct);
+            Set<BsonValue> held = Promotion.idsIn(fast, namespace, distinct);
+            List<BsonValue> missing = new ArrayList<>();
+            for (BsonValue id : distinct) {
+                if (!held.contains(id)) {
+                    missing.add(id);
+                }
+            }
+            Map<BsonValue, BsonDocument> archived = new java.util.HashMap<>();
+            if (!missing.isEmpty() && !Promotion.idsIn(archive, namespace, missing).isEmpty()) {
+                sync(); // the archive now reflects every fast-tier delete older than the fences read above
+                for (BsonDocument d : Blocking.list(Promotion.collection(archive, namespace).find(Filters.in("_id", missing)))) {
+                    archived.put(d.get("_id"), d);
+                }
+            }
             Optional<BsonDocument> reply = inTransactionUnless(x, routing, session -> {
+                takeWriteLock(session);
+                if (!copyMissing(session, namespace, archived, fencesAtRead, started)) {
+                    return null;
+                }
+                if (!held.isEmpty() && Promotion.idsIn(fast, session, namespace, new ArrayList<>(held)).size() != held.size()) {
+                    return null; // evicted since the check: the next attempt copies it back
+                }
                 BsonDocument answer;
                 try {
                     answer = Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
@@ -320,19 +357,52 @@ final class TieredWrites {
                     }
                     return new Outcome(e.getResponse(), false);
                 }
-                if (answer.containsKey("writeErrors") || answer.containsKey("writeConcernError")) {
-                    return new Outcome(answer, false);
-                }
-                boolean stillThere = present.isEmpty() || Promotion.idsIn(fast, session, namespace, new ArrayList<>(present)).size() == present.size();
-                return stillThere ? new Outcome(answer, true) : null;
+                boolean failed = answer.containsKey("writeErrors") || answer.containsKey("writeConcernError");
+                return new Outcome(answer, !failed);
             });
             if (reply.isPresent()) {
                 return replies.remember(x, OpMsg.raw(reply.get()));
             }
             if (attempt >= 8) {
-                throw new TierLagging("documents of " + namespace + " kept being evicted while a write promoted them; retry");
+                throw new TierLagging("documents of " + namespace + " kept changing tier while this write promoted them; retry");
             }
         }
+    }
+
+    /**
+     * The first statement of a guarded transaction is a write, so the transaction holds its place before
+     * it checks anything (one probe document per thread: concurrent guarded writes do not conflict on it).
+     */
+    private void takeWriteLock(ClientSession session) {
+        Blocking.run(probes.updateOne(session, Filters.eq("_id", lockPrefix + Thread.currentThread().getId()),
+                com.mongodb.client.model.Updates.inc("seq", 1L), new com.mongodb.client.model.UpdateOptions().upsert(true)));
+    }
+
+    /** Copies the archived versions the copy-up rule allows; false when the whole attempt must start again. */
+    private boolean copyMissing(ClientSession session, String namespace, Map<BsonValue, BsonDocument> archived,
+                                Map<BsonValue, Fence> fencesAtRead, long started) {
+        if (archived.isEmpty()) {
+            return true;
+        }
+        List<BsonValue> candidates = new ArrayList<>(archived.keySet());
+        Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, candidates);
+        Set<BsonValue> present = Promotion.idsIn(fast, session, namespace, candidates);
+        Duration inFlight = Duration.ofNanos(System.nanoTime() - started);
+        List<BsonDocument> copies = new ArrayList<>();
+        for (BsonValue id : candidates) {
+            CopyUpDecision decision = CopyUpDecision.decide(fencesAtRead.get(id), fencesNow.get(id), true, present.contains(id),
+                    inFlight, maxInFlight);
+            if (decision == CopyUpDecision.COPY) {
+                copies.add(archived.get(id));
+            } else if (decision == CopyUpDecision.SKIP_TOO_SLOW || decision == CopyUpDecision.SKIP_DELETED_SINCE_READ
+                    && fencesNow.get(id).kind() != Fence.Kind.USER_DELETE) {
+                return false;
+            }
+        }
+        if (!copies.isEmpty()) {
+            Blocking.run(Promotion.collection(fast, namespace).insertMany(session, copies));
+        }
+        return true;
     }
 
     /** What the guarded transaction decided: commit (the write stands) or abort (an error reply, nothing applied). */
@@ -345,7 +415,7 @@ final class TieredWrites {
             ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
             try {
                 session.startTransaction(TransactionOptions.builder()
-                        .readConcern(ReadConcern.MAJORITY).writeConcern(WriteConcern.MAJORITY).build());
+                        .writeConcern(WriteConcern.MAJORITY).build());
                 Outcome outcome = body.apply(session);
                 if (outcome == null || !outcome.commit()) {
                     abortQuietly(session);
@@ -356,13 +426,30 @@ final class TieredWrites {
                 return Optional.of(outcome.reply());
             } catch (MongoException e) {
                 abortQuietly(session);
-                if (attempt < 10 && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                    backOff(attempt);
                     continue;
                 }
                 throw e;
             } finally {
                 session.close();
             }
+        }
+    }
+
+    /**
+     * A write conflict with a worker's transaction (warm copy, eviction) clears once it commits: wait a
+     * little longer each time; past the bound the client gets a retryable error.
+     */
+    private static void backOff(int attempt) {
+        if (attempt >= MAX_TRANSACTION_ATTEMPTS) {
+            throw new TierLagging("the write kept conflicting with Thermocline's own transactions on the fast tier; retry");
+        }
+        try {
+            Thread.sleep(Math.min(200, 5L * attempt));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TierLagging("interrupted while retrying a write after a conflict");
         }
     }
 
@@ -382,13 +469,16 @@ final class TieredWrites {
         T apply(ClientSession session);
     }
 
-    /** A user transaction on the fast tier (not marked as Thermocline's own: the feeder mirrors it). */
+    /**
+     * A user transaction on the fast tier (not marked as Thermocline's own: the feeder mirrors it). Read
+     * concern stays the default: the presence checks must see the same data the transaction's writes do.
+     */
     private <T> T inTransaction(Exchange x, TieredRouting routing, InSession<T> body) {
         for (int attempt = 1; ; attempt++) {
             ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
             try {
                 session.startTransaction(TransactionOptions.builder()
-                        .readConcern(ReadConcern.MAJORITY).writeConcern(WriteConcern.MAJORITY).build());
+                        .writeConcern(WriteConcern.MAJORITY).build());
                 T result = body.apply(session);
                 Blocking.run(session.commitTransaction());
                 routing.observed(x, session.getOperationTime());
@@ -401,7 +491,8 @@ final class TieredWrites {
                         // nothing was committed; the server drops the transaction
                     }
                 }
-                if (attempt < 10 && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                    backOff(attempt);
                     continue;
                 }
                 throw e;

@@ -55,6 +55,7 @@ class DifferentialTest {
             seeds.add(Long.getLong("tiered.seed"));
         } else {
             seeds.add(1L);
+            seeds.add(2L);
             seeds.add(System.nanoTime());
         }
         for (long seed : seeds) {
