@@ -342,10 +342,13 @@ final class TieredWrites {
             }
             Optional<BsonDocument> reply = inTransactionUnless(x, routing, session -> {
                 takeWriteLock(session);
-                if (!copyMissing(session, namespace, archived, fencesAtRead, started)) {
+                List<BsonValue> copied = copyMissing(session, namespace, archived, fencesAtRead, started);
+                if (copied == null) {
                     return null;
                 }
-                if (!held.isEmpty() && Promotion.idsIn(fast, session, namespace, new ArrayList<>(held)).size() != held.size()) {
+                List<BsonValue> mustExist = new ArrayList<>(held);
+                mustExist.addAll(copied);
+                if (!allPresent(session, namespace, mustExist)) {
                     return null; // evicted since the check: the next attempt copies it back
                 }
                 BsonDocument answer;
@@ -358,6 +361,10 @@ final class TieredWrites {
                     return new Outcome(e.getResponse(), false);
                 }
                 boolean failed = answer.containsKey("writeErrors") || answer.containsKey("writeConcernError");
+                if (!failed && !allPresent(session, namespace, mustExist)) {
+                    // removed between the check and the write (a server without snapshot reads in transactions)
+                    return null;
+                }
                 return new Outcome(answer, !failed);
             });
             if (reply.isPresent()) {
@@ -378,11 +385,15 @@ final class TieredWrites {
                 com.mongodb.client.model.Updates.inc("seq", 1L), new com.mongodb.client.model.UpdateOptions().upsert(true)));
     }
 
-    /** Copies the archived versions the copy-up rule allows; false when the whole attempt must start again. */
-    private boolean copyMissing(ClientSession session, String namespace, Map<BsonValue, BsonDocument> archived,
+    private boolean allPresent(ClientSession session, String namespace, List<BsonValue> ids) {
+        return ids.isEmpty() || Promotion.idsIn(fast, session, namespace, ids).size() == new LinkedHashSet<>(ids).size();
+    }
+
+    /** Copies the archived versions the copy-up rule allows; returns their ids, or null when the attempt must start again. */
+    private List<BsonValue> copyMissing(ClientSession session, String namespace, Map<BsonValue, BsonDocument> archived,
                                 Map<BsonValue, Fence> fencesAtRead, long started) {
         if (archived.isEmpty()) {
-            return true;
+            return List.of();
         }
         List<BsonValue> candidates = new ArrayList<>(archived.keySet());
         Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, candidates);
@@ -396,13 +407,15 @@ final class TieredWrites {
                 copies.add(archived.get(id));
             } else if (decision == CopyUpDecision.SKIP_TOO_SLOW || decision == CopyUpDecision.SKIP_DELETED_SINCE_READ
                     && fencesNow.get(id).kind() != Fence.Kind.USER_DELETE) {
-                return false;
+                return null;
             }
         }
         if (!copies.isEmpty()) {
             Blocking.run(Promotion.collection(fast, namespace).insertMany(session, copies));
         }
-        return true;
+        List<BsonValue> ids = new ArrayList<>();
+        copies.forEach(d -> ids.add(d.get("_id")));
+        return ids;
     }
 
     /** What the guarded transaction decided: commit (the write stands) or abort (an error reply, nothing applied). */
@@ -415,7 +428,7 @@ final class TieredWrites {
             ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
             try {
                 session.startTransaction(TransactionOptions.builder()
-                        .writeConcern(WriteConcern.MAJORITY).build());
+                        .readConcern(com.mongodb.ReadConcern.LOCAL).writeConcern(WriteConcern.MAJORITY).build());
                 Outcome outcome = body.apply(session);
                 if (outcome == null || !outcome.commit()) {
                     abortQuietly(session);
@@ -478,7 +491,7 @@ final class TieredWrites {
             ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
             try {
                 session.startTransaction(TransactionOptions.builder()
-                        .writeConcern(WriteConcern.MAJORITY).build());
+                        .readConcern(com.mongodb.ReadConcern.LOCAL).writeConcern(WriteConcern.MAJORITY).build());
                 T result = body.apply(session);
                 Blocking.run(session.commitTransaction());
                 routing.observed(x, session.getOperationTime());

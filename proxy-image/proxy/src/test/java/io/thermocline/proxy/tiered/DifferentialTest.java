@@ -45,6 +45,8 @@ import org.junit.jupiter.api.Test;
  */
 class DifferentialTest {
 
+    /** The stack of the running seed, so a mismatch can print where each differing document lives. */
+    private static TieredStack running;
     private static final String[] CATEGORIES = {"a", "b", "c", "d", "e"};
     private static final int OPERATIONS = Integer.getInteger("tiered.operations", 160);
 
@@ -79,6 +81,7 @@ class DifferentialTest {
             }
             stack.archiveOrders().insertMany(existing);
             reference.insertMany(existing);
+            running = stack;
             stack.startWorkers();
             awaitCoverage(stack);
 
@@ -242,6 +245,18 @@ class DifferentialTest {
             current = what;
             T expected = op.apply(ref);
             T actual = op.apply(prx);
+            if (running != null && !java.util.Objects.equals(expected, actual)) {
+                for (BsonDocument r : ref.find().into(new ArrayList<>())) {
+                    BsonDocument p = prx.find(Filters.eq("_id", r.get("_id"))).first();
+                    if (!r.equals(p)) {
+                        System.out.println("mismatch: reference=" + r.toJson() + " proxy=" + (p == null ? null : p.toJson())
+                                + " fast=" + running.fastOrders().find(Filters.eq("_id", r.get("_id"))).first()
+                                + " archive=" + running.archiveOrders().find(Filters.eq("_id", r.get("_id"))).first()
+                                + " fence=" + running.fastDirect.getDatabase("thermocline").getCollection("fences", BsonDocument.class)
+                                        .find(Filters.eq("_id.id", r.get("_id"))).first());
+                    }
+                }
+            }
             check(what, expected, actual);
         }
 
