@@ -346,9 +346,11 @@ final class CommandDispatcher {
         Optional<SessionKey> session = SessionKey.of(request);
         CursorOwner owner = session.isPresent() && !client.loadBalanced()
                 ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(client.id());
+        BsonValue noTimeout = request.get("noCursorTimeout");
         CursorRoute route = cursors.register(tier.tier(), member, id.asInt64().getValue(),
                 ns != null && ns.isString() ? ns.asString().getValue() : request.getString("$db", new BsonString("")).getValue(),
-                lsid != null && lsid.isDocument() ? lsid.asDocument() : null, owner);
+                lsid != null && lsid.isDocument() ? lsid.asDocument() : null, owner,
+                noTimeout != null && noTimeout.isBoolean() && noTimeout.asBoolean().getValue(), System.nanoTime());
         metrics.openCursors(cursors.size());
         return CursorIdPatch.withCursorId(reply, route.proxyId());
     }
@@ -362,7 +364,7 @@ final class CommandDispatcher {
                     "getMore must be a 64-bit cursor id", List.of()));
         }
         long proxyId = idValue.asNumber().longValue();
-        Optional<CursorRoute> found = cursors.find(proxyId);
+        Optional<CursorRoute> found = cursors.use(proxyId, System.nanoTime());
         if (found.isEmpty()) {
             String why = cursors.ids().ownedHere(proxyId) ? "" : " (it was not opened through this proxy instance)";
             return reply(client, msg, compressor, "getMore", start, ErrorReplies.error(ErrorReplies.CURSOR_NOT_FOUND,
@@ -580,6 +582,15 @@ final class CommandDispatcher {
 
     private static String rootMessage(Throwable e) {
         return unwrap(e).getMessage();
+    }
+
+    /** Drops mappings of cursors idle past {@code idle} and kills them on their member in case they survive. */
+    void sweepIdleCursors(java.time.Duration idle) {
+        List<CursorRoute> idleCursors = cursors.removeIdle(idle.toNanos(), System.nanoTime());
+        if (!idleCursors.isEmpty()) {
+            LOG.info("event=idle_cursors_swept count={}", idleCursors.size());
+            killOnBackend(idleCursors);
+        }
     }
 
     int openSessions() {

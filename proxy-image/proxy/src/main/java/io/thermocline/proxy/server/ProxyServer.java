@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -102,6 +103,8 @@ public final class ProxyServer implements AutoCloseable {
                     }
                 });
         serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
+        // Members time idle cursors out after 10 minutes by default; the proxy forgets them after 30.
+        group.scheduleAtFixedRate(() -> dispatcher.sweepIdleCursors(Duration.ofMinutes(30)), 1, 1, TimeUnit.MINUTES);
         if (settings.httpPort() >= 0) {
             http = new HttpEndpoints(settings.httpHost(), settings.httpPort(), metrics, this::readiness);
         }
