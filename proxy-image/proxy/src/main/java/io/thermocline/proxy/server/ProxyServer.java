@@ -86,6 +86,10 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     public ProxyServer start() throws IOException, InterruptedException {
+        warnUnsupported("tiers.archive.uri", settings.archive());
+        if (settings.fast() != null) {
+            warnUnsupported("tiers.fast.uri", settings.fast());
+        }
         archive.start();
         if (fast != null) {
             fast.start();
@@ -112,6 +116,18 @@ public final class ProxyServer implements AutoCloseable {
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
                 settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
         return this;
+    }
+
+    /** Backend authentication and TLS are not implemented yet: say so at start rather than fail obscurely later. */
+    private static void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
+        if (endpoint.uri().getCredential() != null) {
+            LOG.warn("event=config_unsupported field={} problem=\"credentials in the URI are not used yet: the proxy"
+                    + " connects without authentication\"", field);
+        }
+        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled())) {
+            LOG.warn("event=config_unsupported field={} problem=\"tls=true is not supported yet: the proxy connects"
+                    + " in plain text\"", field);
+        }
     }
 
     public InetSocketAddress address() {
