@@ -500,6 +500,7 @@ final class CommandDispatcher {
     void connectionClosed(ClientConnection client) {
         List<CursorRoute> orphans = new ArrayList<>(cursors.removeOwnedBy(new CursorOwner.Connection(client.id())));
         for (SessionKey abandoned : sessions.connectionClosed(client.id())) {
+            pins.release(abandoned);
             orphans.addAll(cursors.removeOwnedBy(new CursorOwner.Session(abandoned)));
         }
         killOnBackend(orphans);
