@@ -18,6 +18,7 @@ import io.thermocline.proxy.topology.MemberRole;
 import io.thermocline.proxy.topology.MemberSelector;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.TierTopology;
+import io.thermocline.proxy.topology.WireLimits;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.OpMsg;
@@ -133,7 +134,11 @@ final class CommandDispatcher {
                         "the proxy cannot reach its backend yet: " + rootMessage(error), List.of());
             }
             client.negotiated(agreed, lb);
-            return handshake.reply(name, request, limits, client.id(), agreed, lb,
+            // Never invite a message larger than the proxy itself accepts.
+            WireLimits advertised = new WireLimits(limits.minWireVersion(), limits.maxWireVersion(), limits.maxBsonObjectSize(),
+                    Math.min(limits.maxMessageSizeBytes(), server.settings().maxMessageSizeBytes()),
+                    limits.maxWriteBatchSize(), limits.logicalSessionTimeoutMinutes());
+            return handshake.reply(name, request, advertised, client.id(), agreed, lb,
                     server.archive().clock().latest().orElse(null));
         });
     }
