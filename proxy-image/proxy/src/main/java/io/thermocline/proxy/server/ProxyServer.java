@@ -66,9 +66,9 @@ public final class ProxyServer implements AutoCloseable {
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
                 settings.connectTimeout());
         this.archive = new TierBackend(Tier.ARCHIVE, settings.archive(), connector, group, settings.heartbeatInterval(),
-                settings.poolWaitTimeout(), metrics);
+                settings.poolWaitTimeout(), metrics, settings.compressors());
         this.fast = settings.fast() == null ? null : new TierBackend(Tier.FAST, settings.fast(), connector, group,
-                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics);
+                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics, settings.compressors());
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
         this.dispatcher = new CommandDispatcher(this, handshake, cursors, metrics);
