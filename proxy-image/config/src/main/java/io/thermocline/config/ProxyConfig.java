@@ -1,0 +1,28 @@
+package io.thermocline.config;
+
+import java.time.Duration;
+import java.util.List;
+
+/** Where the proxy listens and how it treats clients. */
+public record ProxyConfig(
+        String listenHost,
+        int port,
+        String httpHost,
+        int httpPort,
+        int maxClientConnections,
+        int maxMessageSizeBytes,
+        Duration causalWaitTimeout,
+        Duration drainTimeout,
+        List<String> compressors) {
+
+    public static final int MONGODB_MAX_MESSAGE_SIZE = 48_000_000;
+
+    public ProxyConfig {
+        compressors = compressors == null ? List.of() : List.copyOf(compressors);
+    }
+
+    public static ProxyConfig defaults() {
+        return new ProxyConfig("0.0.0.0", 27017, "0.0.0.0", 9090, 10_000, MONGODB_MAX_MESSAGE_SIZE,
+                Duration.ofSeconds(5), Duration.ofSeconds(30), List.of("zstd", "snappy", "zlib"));
+    }
+}

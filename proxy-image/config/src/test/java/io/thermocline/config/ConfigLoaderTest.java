@@ -1,0 +1,155 @@
+package io.thermocline.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+
+    private static final String TIERED = """
+            tiers:
+              fast: {uri: "mongodb://fast-0:27017/?replicaSet=fast", connectionBudget: 40}
+              archive: {uri: "mongodb://a:27017,b:27017/?replicaSet=rs0"}
+            fleet: {replicas: 3, instanceId: proxy-1}
+            collections:
+              - {database: shop, collection: orders, ageField: createdAt, hotWindow: 30d}
+              - {database: shop, collection: events, ageField: _id, hotWindow: 12h}
+            """;
+
+    @Test
+    void minimalPassThroughConfigGetsDefaults() {
+        ThermoclineConfig c = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}", Map.of("HOSTNAME", "pod-7"));
+        assertThat(c.tiers().tiered()).isFalse();
+        assertThat(c.tiers().archive().connectionBudget()).isEqualTo(TierConfig.DEFAULT_CONNECTION_BUDGET);
+        assertThat(c.proxy().port()).isEqualTo(27017);
+        assertThat(c.proxy().maxMessageSizeBytes()).isEqualTo(48_000_000);
+        assertThat(c.fleet().instanceId()).isEqualTo("pod-7");
+        assertThat(c.evictor().interval()).isEqualTo(Duration.ofMinutes(1));
+    }
+
+    @Test
+    void tieredConfigParsesPoliciesAndWindows() {
+        ThermoclineConfig c = ConfigLoader.parse(TIERED, Map.of());
+        assertThat(c.collections()).extracting(CollectionPolicy::namespace).containsExactly("shop.orders", "shop.events");
+        assertThat(c.collections().get(0).hotWindow()).isEqualTo(Duration.ofDays(30));
+        assertThat(c.collections().get(1).agedByObjectId()).isTrue();
+        assertThat(c.policyFor("shop.orders")).isPresent();
+        assertThat(c.policyFor("shop.other")).isEmpty();
+        assertThat(c.fleet().poolSize(c.tiers().fast())).isEqualTo(14);
+    }
+
+    @Test
+    void environmentOverridesFileValues() {
+        ThermoclineConfig c = ConfigLoader.parse(TIERED, Map.of(
+                "THERMOCLINE_TIERS_ARCHIVE_URI", "mongodb://override:1/?replicaSet=x",
+                "THERMOCLINE_PROXY_MAX_CLIENT_CONNECTIONS", "77",
+                "THERMOCLINE_PROXY_COMPRESSORS", "zstd, zlib",
+                "THERMOCLINE_FEEDER_COALESCE", "false",
+                "THERMOCLINE_MONGOSH", "/not/a/setting"));
+        assertThat(c.tiers().archive().uri()).isEqualTo("mongodb://override:1/?replicaSet=x");
+        assertThat(c.proxy().maxClientConnections()).isEqualTo(77);
+        assertThat(c.proxy().compressors()).containsExactly("zstd", "zlib");
+        assertThat(c.feeder().coalesce()).isFalse();
+    }
+
+    @Test
+    void environmentAloneCanConfigureThePassThroughProxy() {
+        ThermoclineConfig c = ConfigLoader.fromEnvironment(Map.of("THERMOCLINE_TIERS_ARCHIVE_URI", "mongodb://h:1"));
+        assertThat(c.tiers().archive().uri()).isEqualTo("mongodb://h:1");
+    }
+
+    @Test
+    void misspelledEnvironmentOverrideIsRejectedWithTheSettableNames() {
+        assertThatThrownBy(() -> ConfigLoader.parse(TIERED, Map.of("THERMOCLINE_PROXY_PROT", "1")))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("THERMOCLINE_PROXY_PROT: no such setting")
+                .hasMessageContaining("THERMOCLINE_PROXY_PORT");
+    }
+
+    @Test
+    void everyProblemIsReportedWithItsFieldPath() {
+        String bad = """
+                proxy: {port: 70000, compressors: [lz4], maxClientConnections: 0}
+                tiers: {archive: {uri: "http://x"}}
+                collections:
+                  - {database: shop, collection: orders, ageField: "$bad", hotWindow: 0s}
+                """;
+        assertThatThrownBy(() -> ConfigLoader.parse(bad, Map.of()))
+                .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("proxy.port: 70000"))
+                        .anySatisfy(m -> assertThat(m).startsWith("proxy.compressors: 'lz4'"))
+                        .anySatisfy(m -> assertThat(m).startsWith("proxy.maxClientConnections"))
+                        .anySatisfy(m -> assertThat(m).startsWith("tiers.archive.uri: 'http://x'"))
+                        .anySatisfy(m -> assertThat(m).startsWith("collections[0].ageField"))
+                        .anySatisfy(m -> assertThat(m).startsWith("collections[0].hotWindow"))
+                        .anySatisfy(m -> assertThat(m).startsWith("tiers.fast.uri: collections are tiered")));
+    }
+
+    @Test
+    void unknownFieldIsNamed() {
+        assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://h', budget: 3}}", Map.of()))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("tiers.archive.budget");
+    }
+
+    @Test
+    void badDurationSaysHowToWriteOne() {
+        assertThatThrownBy(() -> ConfigLoader.parse(TIERED + "evictor: {interval: soon}", Map.of()))
+                .hasMessageContaining("evictor.interval")
+                .hasMessageContaining("30d");
+    }
+
+    @Test
+    void missingArchiveIsReported() {
+        assertThatThrownBy(() -> ConfigLoader.parse("", Map.of()))
+                .hasMessageContaining("tiers.archive.uri: missing");
+    }
+
+    @Test
+    void credentialsAreNotEchoedInErrors() {
+        assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongo://user:secret@h'}}", Map.of()))
+                .hasMessageNotContaining("secret");
+    }
+
+    @Test
+    void duplicatePoliciesAreRejected() {
+        String twice = TIERED + "  - {database: shop, collection: orders, ageField: at, hotWindow: 1d}\n";
+        assertThatThrownBy(() -> ConfigLoader.parse(twice, Map.of()))
+                .hasMessageContaining("collections[2]: shop.orders has a policy already");
+    }
+
+    @Test
+    void invalidYamlReportsTheLine() {
+        assertThatThrownBy(() -> ConfigLoader.parse("tiers:\n  archive: [unclosed", Map.of()))
+                .hasMessageContaining("not valid YAML or JSON")
+                .hasMessageContaining("line");
+    }
+
+    @Test
+    void missingFileIsReported(@TempDir Path dir) {
+        assertThatThrownBy(() -> ConfigLoader.load(dir.resolve("nope.yaml"), Map.of()))
+                .hasMessageContaining("does not exist");
+    }
+
+    @Test
+    void renderedConfigLoadsBackUnchanged(@TempDir Path dir) throws Exception {
+        ThermoclineConfig original = ConfigLoader.parse(TIERED, Map.of());
+        Path file = dir.resolve("thermocline.yaml");
+        Files.writeString(file, ConfigWriter.toYaml(original));
+        assertThat(ConfigLoader.load(file, Map.of())).isEqualTo(original);
+        assertThat(Files.readString(file)).contains("hotWindow: 30d").contains("hotWindow: 12h");
+    }
+
+    @Test
+    void jsonIsAcceptedToo() {
+        ThermoclineConfig c = ConfigLoader.parse("{\"tiers\": {\"archive\": {\"uri\": \"mongodb://j:1\"}}, \"proxy\": {\"port\": 0}}", Map.of());
+        assertThat(c.proxy().port()).isZero();
+        assertThat(c.proxy().compressors()).isEqualTo(List.of("zstd", "snappy", "zlib"));
+    }
+}
