@@ -1,0 +1,11 @@
+package io.thermocline.operator.reconcile;
+
+import io.smallrye.config.ConfigMapping;
+
+/** The operator's own settings (application.properties or THERMOCLINE_OPERATOR_* environment variables). */
+@ConfigMapping(prefix = "thermocline.operator")
+public interface OperatorSettings {
+
+    /** Data-plane image used when a resource does not set spec.image. */
+    String dataPlaneImage();
+}
