@@ -48,7 +48,7 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
         return new StatefulSetBuilder()
                 .withMetadata(metadata(desired, layout.fastTier(), COMPONENT))
                 .withNewSpec()
-                .withReplicas(spec.members)
+                .withReplicas(desired.fastTierReplicas())
                 .withServiceName(layout.fastTier())
                 .withPodManagementPolicy("Parallel")
                 .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()

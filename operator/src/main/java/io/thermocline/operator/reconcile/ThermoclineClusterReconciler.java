@@ -131,9 +131,23 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 ? (version.compatible() ? version.fastTierVersion() : null)
                 : previous.fastTierVersion;
         boolean deploy = specProblem == null && fastTierVersion != null;
+        Map<String, String> users = UsersSecretDependent.decoded(
+                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
+        StatefulSet current = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
+        ReplicaSetState replicaSet = null;
+        int fastTierReplicas = spec.fastTier.members;
+        if (deploy && current != null && current.getSpec().getReplicas() > spec.fastTier.members) {
+            // Scale-down: members leave the replica-set config while they still run, one at a
+            // time; only then do their pods go, so a majority is never lost.
+            int running = current.getSpec().getReplicas();
+            replicaSet = readyOf(current) >= running && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)
+                    ? replicaSetInitiator.ensure(replicaSetTarget(layout, spec.fastTier.members, users))
+                    : new ReplicaSetState.Converging("RemovingMember", "waiting for all " + running + " members before removing any");
+            fastTierReplicas = replicaSet instanceof ReplicaSetState.Converged ? spec.fastTier.members : running;
+        }
         DesiredCluster desired = null;
         if (deploy) {
-            desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, configYaml,
+            desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas, configYaml,
                     DataPlaneConfig.hash(configYaml), DataPlaneConfig.warmerJobName(spec, layout));
             desired.putInto(context);
             context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow()
@@ -149,15 +163,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         Replicas proxy = replicas(client, layout, layout.proxy(), spec.proxy.replicas);
         Replicas feeder = replicas(client, layout, layout.feeder(), 1);
 
-        ReplicaSetState replicaSet = null;
         TieringSnapshot tiering = null;
-        Map<String, String> users = UsersSecretDependent.decoded(
+        users = UsersSecretDependent.decoded(
                 client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        if (deploy && fastTier != null && readyOf(statefulSet) >= spec.fastTier.members && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
-            replicaSet = replicaSetInitiator.ensure(new ReplicaSetTarget(layout.replicaSetName(),
-                    layout.memberHosts(spec.fastTier.members),
-                    users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
-                    users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD)));
+        if (deploy && fastTier != null && fastTierReplicas == spec.fastTier.members
+                && readyOf(statefulSet) >= spec.fastTier.members && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
+            replicaSet = replicaSetInitiator.ensure(replicaSetTarget(layout, spec.fastTier.members, users));
             if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null) {
                 tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
             }
@@ -179,7 +190,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 : previous.documents;
         status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
 
-        long requeueSeconds = health.ready() ? 60 : 15;
+        // a replica-set reconfiguration advances one member per step: come back soon for the next
+        long requeueSeconds = replicaSet instanceof ReplicaSetState.Converging ? 3 : health.ready() ? 60 : 15;
         if (sameStatus(cluster.getStatus(), status)) {
             return UpdateControl.<ThermoclineCluster>noUpdate().rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
         }
@@ -222,6 +234,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
     private String image(ThermoclineClusterSpec spec) {
         return spec.image == null || spec.image.isBlank() ? settings.dataPlaneImage() : spec.image;
+    }
+
+    private static ReplicaSetTarget replicaSetTarget(ClusterLayout layout, int members, Map<String, String> users) {
+        return new ReplicaSetTarget(layout.replicaSetName(), layout.memberHosts(members),
+                users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
+                users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
     }
 
     private static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {

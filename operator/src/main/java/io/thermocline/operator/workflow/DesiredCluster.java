@@ -14,6 +14,7 @@ public record DesiredCluster(
         ThermoclineClusterSpec spec,
         String dataPlaneImage,
         String fastTierVersion,
+        int fastTierReplicas,
         String configYaml,
         String configHash,
         String warmerJobName) {

@@ -289,9 +289,12 @@ class ThermoclineClusterReconcilerTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets())
                 .anySatisfy(t -> assertThat(t.members()).hasSize(5)));
 
+        replicaSet.convergeAfter(2);
         edit("scale", c -> c.getSpec().fastTier.members = 3);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(3);
+            // pods go only after the replica set was asked (and answered converged) for 3 members
+            assertThat(replicaSet.targets()).anySatisfy(t -> assertThat(t.members()).hasSize(3));
             assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
                     .doesNotContain("scale-fast-3.");
         });
