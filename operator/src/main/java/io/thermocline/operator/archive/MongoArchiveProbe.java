@@ -10,6 +10,7 @@ import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.bson.Document;
 
@@ -17,7 +18,15 @@ import org.bson.Document;
 @ApplicationScoped
 public class MongoArchiveProbe implements ArchiveProbe {
 
-    private static final int TIMEOUT_SECONDS = 5;
+    private final Duration timeout;
+
+    public MongoArchiveProbe() {
+        this(Duration.ofSeconds(5));
+    }
+
+    public MongoArchiveProbe(Duration timeout) {
+        this.timeout = timeout;
+    }
 
     @Override
     public ArchiveReport probe(ArchiveConnection connection) {
@@ -31,11 +40,16 @@ public class MongoArchiveProbe implements ArchiveProbe {
         MongoClientSettings.Builder settings = MongoClientSettings.builder()
                 .applyConnectionString(uri)
                 .applicationName("thermocline-operator")
-                .applyToClusterSettings(c -> c.serverSelectionTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
-                .applyToSocketSettings(s -> s.connectTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS)
-                        .readTimeout(TIMEOUT_SECONDS * 2, TimeUnit.SECONDS));
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                .applyToSocketSettings(s -> s.connectTimeout((int) timeout.toMillis(), TimeUnit.MILLISECONDS)
+                        .readTimeout((int) timeout.toMillis() * 2, TimeUnit.MILLISECONDS));
         if (connection.caPem() != null) {
-            settings.applyToSslSettings(s -> s.enabled(true).context(PemTrust.sslContext(connection.caPem())));
+            try {
+                javax.net.ssl.SSLContext context = PemTrust.sslContext(connection.caPem());
+                settings.applyToSslSettings(s -> s.enabled(true).context(context));
+            } catch (IllegalArgumentException e) {
+                return new ArchiveReport.Unusable("InvalidCa", e.getMessage() + "; put the PEM CA bundle into the CA Secret");
+            }
         }
         try (MongoClient client = MongoClients.create(settings.build())) {
             var admin = client.getDatabase("admin").withReadPreference(ReadPreference.primaryPreferred());
@@ -56,7 +70,7 @@ public class MongoArchiveProbe implements ArchiveProbe {
                     "the archive rejected the credentials in the connection string; fix the user or password in the Secret");
         } catch (MongoTimeoutException e) {
             return new ArchiveReport.Unusable("Unreachable",
-                    "no archive member answered within " + TIMEOUT_SECONDS + "s; check hosts, network policies and TLS settings");
+                    "no archive member answered within " + timeout.toSeconds() + "s; check hosts, network policies and TLS settings");
         } catch (MongoCommandException e) {
             return new ArchiveReport.Unusable("CommandFailed",
                     "the archive answered hello/buildInfo with error " + e.getErrorCode() + " (" + e.getErrorCodeName()

@@ -9,6 +9,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -25,7 +26,15 @@ public class MongoReplicaSetInitiator implements ReplicaSetInitiator {
 
     private static final Logger LOG = Logger.getLogger(MongoReplicaSetInitiator.class);
     private static final int NOT_YET_INITIALIZED = 94;
-    private static final int TIMEOUT_SECONDS = 5;
+    private final Duration timeout;
+
+    public MongoReplicaSetInitiator() {
+        this(Duration.ofSeconds(5));
+    }
+
+    public MongoReplicaSetInitiator(Duration timeout) {
+        this.timeout = timeout;
+    }
 
     @Override
     public ReplicaSetState ensure(ReplicaSetTarget target) {
@@ -92,13 +101,13 @@ public class MongoReplicaSetInitiator implements ReplicaSetInitiator {
         }
     }
 
-    private static MongoClient client(ReplicaSetTarget target, String uri) {
+    private MongoClient client(ReplicaSetTarget target, String uri) {
         return MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(uri))
                 .credential(MongoCredential.createCredential(target.rootUser(), "admin", target.rootPassword().toCharArray()))
                 .applicationName("thermocline-operator")
-                .applyToClusterSettings(c -> c.serverSelectionTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
-                .applyToSocketSettings(s -> s.connectTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                .applyToSocketSettings(s -> s.connectTimeout((int) timeout.toMillis(), TimeUnit.MILLISECONDS))
                 .build());
     }
 }
