@@ -43,6 +43,7 @@ import io.thermocline.operator.status.ClusterHealth;
 import io.thermocline.operator.status.ClusterHealth.Health;
 import io.thermocline.operator.status.ClusterHealth.Replicas;
 import io.thermocline.operator.status.Conditions;
+import io.thermocline.operator.status.TransitionEvents;
 import io.thermocline.operator.tiering.EvictorCronJobDependent;
 import io.thermocline.operator.tiering.FeederDeploymentDependent;
 import io.thermocline.operator.tiering.TieringObserver;
@@ -196,6 +197,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             return UpdateControl.<ThermoclineCluster>noUpdate().rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
         }
         LOG.infof("event=status-changed cluster=%s/%s phase=%s", layout.namespace(), layout.cluster(), status.phase);
+        TransitionEvents.record(client, cluster, previous.conditions, status.conditions);
         cluster.setStatus(status);
         return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
     }

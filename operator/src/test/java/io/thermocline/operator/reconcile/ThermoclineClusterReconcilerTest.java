@@ -204,6 +204,12 @@ class ThermoclineClusterReconcilerTest {
             assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ArchiveNotReachable");
             assertThat(c.getStatus().phase).isEqualTo("Pending");
         });
+        assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anySatisfy(e -> {
+                    assertThat(e.getReason()).isEqualTo("ArchiveReachableFalse:Unreachable");
+                    assertThat(e.getType()).isEqualTo("Warning");
+                    assertThat(e.getInvolvedObject().getName()).isEqualTo("down");
+                });
         assertThat(get(StatefulSet.class, "down-fast")).isNull();
         assertThat(get(Deployment.class, "down-proxy")).isNull();
     }
