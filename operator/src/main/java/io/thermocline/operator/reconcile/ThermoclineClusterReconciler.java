@@ -115,13 +115,10 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 ? VersionPolicy.decide(spec.fastTier, reachable.version()) : null;
 
         String configYaml = null;
-        String specProblem = null;
+        String specProblem;
         try {
             configYaml = DataPlaneConfig.toYaml(spec, layout);
-            ConfigLoader.parse(configYaml, DataPlaneConfig.podEnvironment(VALIDATION_ARCHIVE_URI,
-                    UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, "validation", "validation")));
-        } catch (InvalidConfigException e) {
-            specProblem = "the data plane rejects the rendered config: " + String.join("; ", e.problems());
+            specProblem = problemOf(configYaml, layout, spec);
         } catch (IllegalArgumentException e) {
             specProblem = e.getMessage();
         }
@@ -137,10 +134,10 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         StatefulSet current = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
         ReplicaSetState replicaSet = null;
         int fastTierReplicas = spec.fastTier.members;
-        if (deploy && current != null && current.getSpec().getReplicas() > spec.fastTier.members) {
+        int running = current == null || current.getSpec().getReplicas() == null ? 0 : current.getSpec().getReplicas();
+        if (deploy && running > spec.fastTier.members) {
             // Scale-down: members leave the replica-set config while they still run, one at a
             // time; only then do their pods go, so a majority is never lost.
-            int running = current.getSpec().getReplicas();
             replicaSet = readyOf(current) >= running && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)
                     ? replicaSetInitiator.ensure(replicaSetTarget(layout, spec.fastTier.members, users))
                     : new ReplicaSetState.Converging("RemovingMember", "waiting for all " + running + " members before removing any");
@@ -165,6 +162,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         Replicas feeder = replicas(client, layout, layout.feeder(), 1);
 
         TieringSnapshot tiering = null;
+        // read again: the workflow may just have created the users Secret
         users = UsersSecretDependent.decoded(
                 client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
         if (deploy && fastTier != null && fastTierReplicas == spec.fastTier.members
@@ -185,6 +183,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
         status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;
         status.fastTierVersion = deploy ? fastTierVersion : previous.fastTierVersion;
+        // what was not observed this time keeps its last value rather than flapping to empty
         status.feederLagSeconds = tiering != null ? tiering.feederLagSeconds() : previous.feederLagSeconds;
         status.documents = tiering != null
                 ? new ThermoclineClusterStatus.DocumentCounts(tiering.fastTierDocuments(), tiering.archiveDocuments())
@@ -232,6 +231,17 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         LOG.infof("event=deletion-waiting-for-feeder cluster=%s/%s hint=annotate %s=true to skip", layout.namespace(),
                 layout.cluster(), SKIP_DRAIN_ANNOTATION);
         return DeleteControl.noFinalizerRemoval().rescheduleAfter(15, TimeUnit.SECONDS);
+    }
+
+    /** Validates the rendered config the way a data-plane pod will load it; null when it loads. */
+    private static String problemOf(String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec) {
+        try {
+            ConfigLoader.parse(configYaml, DataPlaneConfig.podEnvironment(VALIDATION_ARCHIVE_URI,
+                    UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, "validation", "validation")));
+            return null;
+        } catch (InvalidConfigException e) {
+            return "the data plane rejects the rendered config: " + String.join("; ", e.problems());
+        }
     }
 
     private String image(ThermoclineClusterSpec spec) {
