@@ -1,0 +1,377 @@
+package io.thermocline.embedded;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.thermocline.embedded.member.Member;
+import io.thermocline.embedded.oplog.Change;
+import io.thermocline.embedded.oplog.HybridClock;
+import io.thermocline.embedded.oplog.Operation;
+import io.thermocline.embedded.oplog.Oplog;
+import io.thermocline.embedded.oplog.OplogEntry;
+import io.thermocline.embedded.oplog.OplogPosition;
+import io.thermocline.embedded.oplog.OplogStore;
+import io.thermocline.embedded.oplog.ProgressSignal;
+import io.thermocline.embedded.replication.MemberState;
+import io.thermocline.embedded.replication.ReplicationCoordinator;
+import io.thermocline.embedded.replication.SecondaryApplier;
+import io.thermocline.embedded.session.SessionCatalog;
+import io.thermocline.embedded.session.Transaction;
+import io.thermocline.embedded.storage.MemberStore;
+import io.thermocline.embedded.storage.Storage;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A MongoDB replica set in this JVM, for tests and the embedded default: N members on 127.0.0.1
+ * that the official drivers discover and use as a MongoDB 6.0 replica set (oplog, cluster time,
+ * majority writes, lagging secondaries, failover, sessions, transactions, change streams).
+ * Storage and queries come from mongo-java-server. Not a production database.
+ *
+ * <pre>{@code
+ * try (EmbeddedReplicaSet rs = EmbeddedReplicaSet.builder().members(3).build().start()) {
+ *     MongoClient client = MongoClients.create(rs.connectionString());
+ * }
+ * }</pre>
+ */
+public final class EmbeddedReplicaSet implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedReplicaSet.class);
+
+    private final Builder config;
+    private final List<Member> members = new ArrayList<>();
+    private final List<SecondaryApplier> appliers = new ArrayList<>();
+    private ReplicationCoordinator coordinator;
+    private SessionCatalog sessions;
+    private Oplog oplog;
+    private EventLoopGroup group;
+    private ScheduledExecutorService housekeeping;
+    private OplogStore oplogStore;
+    private boolean started;
+
+    private EmbeddedReplicaSet(Builder config) {
+        this.config = config;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** One in-memory member named rs0: the cheapest set, for tests that need replica-set semantics. */
+    public static EmbeddedReplicaSet startSingle() {
+        return builder().build().start();
+    }
+
+    public synchronized EmbeddedReplicaSet start() {
+        if (started) {
+            throw new IllegalStateException("replica set " + config.name + " is already started");
+        }
+        started = true;
+        ProgressSignal progress = new ProgressSignal();
+        if (config.storage instanceof Storage.Directory dir) {
+            oplogStore = new OplogStore(dir.path());
+        }
+        oplog = new Oplog(config.oplogSize, progress, oplogStore);
+        HybridClock clock = new HybridClock(Clock.systemUTC());
+        clock.advanceTo(oplog.last().clusterTime());
+        List<MemberState> states = new ArrayList<>();
+        for (int i = 0; i < config.members; i++) {
+            MemberState state = new MemberState(i, MemberStore.open(config.storage, "member" + i));
+            states.add(state);
+        }
+        long term = oplog.lastEntry().map(OplogEntry::term).orElse(0L);
+        coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
+        coordinator.lag(config.replicationLag);
+        recover(states);
+        sessions = new SessionCatalog(config.transactionLifetime);
+        coordinator.onPrimaryChange(this::primaryChanged);
+        group = new MultiThreadIoEventLoopGroup(Math.min(2, config.members + 1), NioIoHandler.newFactory());
+        for (MemberState state : states) {
+            int port = config.ports.isEmpty() ? 0 : config.ports.get(state.index());
+            Member member = new Member(coordinator, state, sessions, group, port, config.majorityWriteConcernByDefault,
+                config.name + "-m" + state.index());
+            member.bind();
+            members.add(member);
+        }
+        for (MemberState state : states) {
+            SecondaryApplier applier = new SecondaryApplier(coordinator, state);
+            applier.start(config.name + "-m" + state.index() + "-applier");
+            appliers.add(applier);
+        }
+        coordinator.startedAll(states);
+        if (oplog.lastEntry().isEmpty()) {
+            initiate();
+        }
+        housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, config.name + "-housekeeping");
+            t.setDaemon(true);
+            return t;
+        });
+        housekeeping.scheduleWithFixedDelay(this::housekeeping, 1, 1, TimeUnit.SECONDS);
+        log.info("event=replicaSetStarted set={} members={} uri={}", config.name, config.members, connectionString());
+        return this;
+    }
+
+    /** On-disk restart: replays what each member had not durably applied (entries are idempotent). */
+    private void recover(List<MemberState> states) {
+        for (MemberState state : states) {
+            OplogPosition from = oplogStore == null ? null : oplogStore.applied(state.index());
+            if (from == null) {
+                from = oplog.trimmedThrough();
+            }
+            OplogPosition position = from;
+            for (List<OplogEntry> batch = oplog.after(position, oplog.last(), 1000); !batch.isEmpty();
+                 batch = oplog.after(position, oplog.last(), 1000)) {
+                for (OplogEntry entry : batch) {
+                    SecondaryApplier.apply(state.store(), entry);
+                    position = entry.position();
+                }
+            }
+            coordinator.restoreApplied(state, oplog.last());
+        }
+    }
+
+    /** The first oplog entry, as replSetInitiate writes one: operationTime is never zero. */
+    private void initiate() {
+        MemberState primary = coordinator.primary().orElseThrow();
+        Object owner = new Object();
+        coordinator.writeLock().acquire(owner, 1, TimeUnit.MINUTES);
+        try {
+            coordinator.commit(primary, List.of(new Change(Operation.COMMAND, "admin", null, null,
+                new BsonDocument("noop", new BsonString("initiating set")), null, null)), null, null, false);
+        } finally {
+            coordinator.writeLock().releaseAll(owner);
+        }
+    }
+
+    private void primaryChanged(int newPrimary) {
+        for (Transaction t : sessions.openTransactions()) {
+            if (t.primaryIndex() != newPrimary) {
+                sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+                coordinator.writeLock().releaseAll(t);
+            }
+        }
+        if (newPrimary >= 0) {
+            sessions.forgetAfter(coordinator.members().get(newPrimary).applied());
+        }
+    }
+
+    private void housekeeping() {
+        try {
+            long now = System.currentTimeMillis();
+            for (Transaction t : sessions.openTransactions()) {
+                if (now > t.deadlineMillis()) {
+                    log.info("event=transactionExpired set={} txnNumber={}", config.name, t.txnNumber());
+                    sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+                    coordinator.writeLock().releaseAll(t);
+                }
+            }
+            flush();
+        } catch (RuntimeException e) {
+            log.warn("event=housekeepingFailed set={} error={}", config.name, e.toString());
+        }
+    }
+
+    private void flush() {
+        if (oplogStore == null) {
+            return;
+        }
+        for (MemberState state : coordinator.members()) {
+            state.store().commit();
+        }
+        for (MemberState state : coordinator.members()) {
+            oplogStore.saveApplied(state.index(), state.applied());
+        }
+        oplog.flush();
+    }
+
+    /** mongodb://127.0.0.1:p1,127.0.0.1:p2,.../?replicaSet=name */
+    public String connectionString() {
+        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet=" + config.name;
+    }
+
+    public String name() {
+        return config.name;
+    }
+
+    public List<Member> members() {
+        return List.copyOf(members);
+    }
+
+    public Member member(int index) {
+        return members.get(index);
+    }
+
+    /** The current primary; fails when the set has none (a majority of members is down). */
+    public Member primary() {
+        return findPrimary().orElseThrow(() -> new IllegalStateException("replica set " + config.name
+            + " has no primary: a majority of its members is down"));
+    }
+
+    public Optional<Member> findPrimary() {
+        return coordinator.primary().map(s -> members.get(s.index()));
+    }
+
+    public List<Member> secondaries() {
+        return members.stream().filter(m -> m.isAlive() && !m.isPrimary()).toList();
+    }
+
+    /** replSetStepDown: the primary steps down once a secondary caught up; another member is elected. */
+    public Member stepDown() {
+        coordinator.stepDown(Duration.ofSeconds(10));
+        return primary();
+    }
+
+    /** Crashes a member: its port and connections close; a killed primary is replaced by election. */
+    public void kill(Member member) {
+        member.unbind();
+        coordinator.stopped(member.state());
+        log.info("event=memberKilled set={} member={}", config.name, member.index());
+    }
+
+    /** Restarts a killed member on its port; one that missed history or holds rolled-back writes resyncs. */
+    public void restart(Member member) {
+        if (member.isAlive()) {
+            throw new IllegalStateException("member " + member.host() + " is running; kill it before restarting it");
+        }
+        if (coordinator.needsResync(member.state())) {
+            coordinator.resync(member.state());
+        }
+        member.bind();
+        coordinator.started(member.state());
+        log.info("event=memberRestarted set={} member={}", config.name, member.index());
+    }
+
+    public void pauseReplication(Member member) {
+        coordinator.paused(member.state(), true);
+    }
+
+    public void resumeReplication(Member member) {
+        coordinator.paused(member.state(), false);
+    }
+
+    /** Secondaries apply each entry no earlier than this long after the primary wrote it. */
+    public void setReplicationLag(Duration lag) {
+        coordinator.lag(lag);
+    }
+
+    /** Waits until every running, unpaused member has applied the whole oplog. */
+    public boolean awaitReplication(Duration timeout) {
+        return coordinator.progress().await(() -> coordinator.members().stream()
+            .filter(m -> m.alive() && !m.paused())
+            .allMatch(m -> !oplog.last().isAfter(m.applied())), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The cluster time of the newest oplog entry. */
+    public org.bson.BsonTimestamp lastOperationTime() {
+        return oplog.last().clusterTime();
+    }
+
+    public int oplogSize() {
+        return oplog.size();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!started) {
+            return;
+        }
+        started = false;
+        if (housekeeping != null) {
+            housekeeping.shutdownNow();
+        }
+        appliers.forEach(SecondaryApplier::stop);
+        members.forEach(Member::shutdown);
+        flush();
+        for (MemberState state : coordinator.members()) {
+            state.store().close();
+        }
+        oplog.close();
+        if (group != null) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        log.info("event=replicaSetClosed set={}", config.name);
+    }
+
+    /** How to build a replica set; every setting has a default suited to tests. */
+    public static final class Builder {
+        private String name = "rs0";
+        private int members = 1;
+        private Storage storage = Storage.memory();
+        private List<Integer> ports = List.of();
+        private int oplogSize = 100_000;
+        private Duration replicationLag = Duration.ZERO;
+        private Duration transactionLifetime = Duration.ofSeconds(60);
+        private boolean majorityWriteConcernByDefault = true;
+
+        public Builder name(String value) {
+            if (value == null || value.isBlank() || value.contains("/") || value.contains(",")) {
+                throw new IllegalArgumentException("replica set name must be a non-empty word, got '" + value + "'");
+            }
+            name = value;
+            return this;
+        }
+
+        public Builder members(int value) {
+            if (value < 1 || value > 7) {
+                throw new IllegalArgumentException("a replica set here has 1 to 7 members, got " + value);
+            }
+            members = value;
+            return this;
+        }
+
+        public Builder storage(Storage value) {
+            storage = value;
+            return this;
+        }
+
+        /** Fixed ports, one per member (default: ephemeral ports chosen at start). */
+        public Builder ports(List<Integer> value) {
+            ports = List.copyOf(value);
+            return this;
+        }
+
+        /** How many entries the oplog keeps; older ones fall off (resuming before them fails with code 286). */
+        public Builder oplogSize(int entries) {
+            if (entries < 1) {
+                throw new IllegalArgumentException("oplog size must be at least 1 entry, got " + entries);
+            }
+            oplogSize = entries;
+            return this;
+        }
+
+        public Builder replicationLag(Duration value) {
+            replicationLag = value;
+            return this;
+        }
+
+        /** Open transactions older than this are aborted (MongoDB's transactionLifetimeLimitSeconds). */
+        public Builder transactionLifetime(Duration value) {
+            transactionLifetime = value;
+            return this;
+        }
+
+        /** MongoDB 5.0+ acknowledges writes without a writeConcern only once a majority applied them. */
+        public Builder majorityWriteConcernByDefault(boolean value) {
+            majorityWriteConcernByDefault = value;
+            return this;
+        }
+
+        public EmbeddedReplicaSet build() {
+            if (!ports.isEmpty() && ports.size() != members) {
+                throw new IllegalArgumentException("ports: " + ports.size() + " given for " + members + " members; give one per member or none");
+            }
+            return new EmbeddedReplicaSet(this);
+        }
+    }
+}

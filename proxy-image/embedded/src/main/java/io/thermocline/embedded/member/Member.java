@@ -1,0 +1,136 @@
+package io.thermocline.embedded.member;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.thermocline.embedded.replication.MemberState;
+import io.thermocline.embedded.replication.ReplicationCoordinator;
+import io.thermocline.embedded.session.SessionCatalog;
+import io.thermocline.wire.WireCodec;
+import io.thermocline.wire.WireEncoder;
+import io.thermocline.wire.WireFrameDecoder;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One replica-set member: a MongoDB wire front on 127.0.0.1 (the project's wire codec over
+ * Netty) in front of its own storage engine. Killing it closes its port and connections;
+ * restarting binds the same port again.
+ */
+public final class Member {
+    private static final Logger log = LoggerFactory.getLogger(Member.class);
+
+    private final ReplicationCoordinator coordinator;
+    private final MemberState state;
+    private final CommandDispatcher dispatcher;
+    private final EventLoopGroup group;
+    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final AtomicInteger connectionIds = new AtomicInteger();
+    private final ExecutorService commands;
+    private int port;
+    private Channel server;
+
+    public Member(ReplicationCoordinator coordinator, MemberState state, SessionCatalog sessions, EventLoopGroup group,
+                  int port, boolean majorityByDefault, String threadPrefix) {
+        this.coordinator = coordinator;
+        this.state = state;
+        this.group = group;
+        this.port = port;
+        this.dispatcher = new CommandDispatcher(coordinator, state, sessions, majorityByDefault);
+        AtomicInteger threads = new AtomicInteger();
+        this.commands = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, threadPrefix + "-cmd-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Binds the port (a new ephemeral one the first time when 0) and starts serving. */
+    public synchronized void bind() {
+        ServerBootstrap bootstrap = new ServerBootstrap()
+            .group(group)
+            .channel(NioServerSocketChannel.class)
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childHandler(new ChannelInitializer<SocketChannel>() {
+                @Override
+                protected void initChannel(SocketChannel ch) {
+                    connections.add(ch);
+                    ch.pipeline().addLast(new WireFrameDecoder(WireCodec.DEFAULT_MAX_MESSAGE_SIZE), WireEncoder.INSTANCE,
+                        new MemberHandler(dispatcher, coordinator, state, commands, connectionIds.incrementAndGet()));
+                }
+            });
+        try {
+            server = bootstrap.bind(new InetSocketAddress("127.0.0.1", port)).sync().channel();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while binding 127.0.0.1:" + port, e);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot listen on 127.0.0.1:" + port + ": " + e.getMessage()
+                + "; choose a free port or 0 for an ephemeral one", e);
+        }
+        port = ((InetSocketAddress) server.localAddress()).getPort();
+        state.host("127.0.0.1:" + port);
+        log.info("event=memberListening set={} member={} port={}", coordinator.setName(), state.index(), port);
+    }
+
+    /** Stops serving: closes the listening port and every client connection, as a crashed process would. */
+    public synchronized void unbind() {
+        if (server != null) {
+            server.close().syncUninterruptibly();
+            server = null;
+        }
+        connections.close().syncUninterruptibly();
+        dispatcher.closeCursors();
+    }
+
+    public void shutdown() {
+        unbind();
+        commands.shutdownNow();
+    }
+
+    public int index() {
+        return state.index();
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String host() {
+        return "127.0.0.1:" + port;
+    }
+
+    public boolean isAlive() {
+        return state.alive();
+    }
+
+    public boolean isPrimary() {
+        return coordinator.isPrimary(state);
+    }
+
+    /** A connection string that talks to this member alone. */
+    public String directConnectionString() {
+        return "mongodb://" + host() + "/?directConnection=true";
+    }
+
+    public MemberState state() {
+        return state;
+    }
+
+    @Override
+    public String toString() {
+        return coordinator.setName() + "/" + host() + "(" + coordinator.role(state) + ")";
+    }
+}

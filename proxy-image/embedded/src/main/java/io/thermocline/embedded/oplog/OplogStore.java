@@ -1,0 +1,84 @@
+package io.thermocline.embedded.oplog;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.bson.BsonDocument;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
+import org.h2.mvstore.MVMap;
+import org.h2.mvstore.MVStore;
+
+/** Keeps the oplog on disk (an H2 MVStore next to the members' data) so resume tokens survive restarts. */
+public final class OplogStore {
+    private static final String TRIMMED_KEY = "trimmedThrough";
+    private final MVStore store;
+    private final MVMap<String, byte[]> entries;
+    private final MVMap<String, String> meta;
+
+    public OplogStore(Path directory) {
+        try {
+            Files.createDirectories(directory);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("cannot create storage directory " + directory + ": " + e.getMessage(), e);
+        }
+        store = new MVStore.Builder().fileName(directory.resolve("oplog.mv").toString()).open();
+        entries = store.openMap("oplog");
+        meta = store.openMap("meta");
+    }
+
+    public List<OplogEntry> load() {
+        List<OplogEntry> result = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            result.add(OplogEntry.fromBson(new RawBsonDocument(e.getValue())));
+        }
+        return result;
+    }
+
+    public OplogPosition trimmedThrough() {
+        String value = meta.get(TRIMMED_KEY);
+        if (value == null) {
+            return OplogPosition.ORIGIN;
+        }
+        return parse(value);
+    }
+
+    public void append(List<OplogEntry> batch) {
+        for (OplogEntry entry : batch) {
+            BsonDocument bson = entry.toBson();
+            java.nio.ByteBuffer buffer = new RawBsonDocument(bson, new BsonDocumentCodec()).getByteBuffer().asNIO();
+            byte[] bytes = new byte[buffer.remaining()];
+            buffer.get(bytes);
+            entries.put(entry.position().key(), bytes);
+        }
+    }
+
+    public void remove(OplogPosition position, OplogPosition trimmed) {
+        entries.remove(position.key());
+        meta.put(TRIMMED_KEY, trimmed.key());
+    }
+
+    /** How far a member had applied the oplog when last flushed (null: unknown, replay everything). */
+    public OplogPosition applied(int member) {
+        String value = meta.get("applied." + member);
+        return value == null ? null : parse(value);
+    }
+
+    public void saveApplied(int member, OplogPosition position) {
+        meta.put("applied." + member, position.key());
+    }
+
+    private static OplogPosition parse(String key) {
+        return new OplogPosition(Long.parseUnsignedLong(key.substring(0, 16), 16), (int) Long.parseLong(key.substring(16), 16));
+    }
+
+    public void commit() {
+        store.commit();
+    }
+
+    public void close() {
+        store.close();
+    }
+}

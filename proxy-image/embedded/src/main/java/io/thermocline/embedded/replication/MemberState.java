@@ -1,0 +1,87 @@
+package io.thermocline.embedded.replication;
+
+import io.thermocline.embedded.oplog.OplogPosition;
+import io.thermocline.embedded.storage.MemberStore;
+import java.util.concurrent.atomic.AtomicLong;
+import org.bson.types.ObjectId;
+
+/** What the replica set knows about one member: its storage, how far it applied the oplog, whether it runs. */
+public final class MemberState {
+    private final int index;
+    private final MemberStore store;
+    private volatile String host;
+    private volatile OplogPosition applied = OplogPosition.ORIGIN;
+    private volatile long appliedWallMillis;
+    private volatile boolean alive;
+    private volatile boolean paused;
+    private volatile ObjectId processId = new ObjectId();
+    private final AtomicLong topologyCounter = new AtomicLong();
+
+    public MemberState(int index, MemberStore store) {
+        this.index = index;
+        this.store = store;
+    }
+
+    public int index() {
+        return index;
+    }
+
+    public MemberStore store() {
+        return store;
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public void host(String hostAndPort) {
+        this.host = hostAndPort;
+    }
+
+    public OplogPosition applied() {
+        return applied;
+    }
+
+    public long appliedWallMillis() {
+        return appliedWallMillis;
+    }
+
+    void applied(OplogPosition position, long wallMillis) {
+        this.applied = position;
+        this.appliedWallMillis = wallMillis;
+    }
+
+    public boolean alive() {
+        return alive;
+    }
+
+    void alive(boolean value) {
+        this.alive = value;
+    }
+
+    public boolean paused() {
+        return paused;
+    }
+
+    void paused(boolean value) {
+        this.paused = value;
+    }
+
+    public ObjectId processId() {
+        return processId;
+    }
+
+    /** A restarted process gets a new processId, as a real mongod does. */
+    void newProcess() {
+        processId = new ObjectId();
+        topologyCounter.set(0);
+    }
+
+    public long topologyCounter() {
+        return topologyCounter.get();
+    }
+
+    void topologyChanged() {
+        topologyCounter.incrementAndGet();
+    }
+}

@@ -1,0 +1,320 @@
+package io.thermocline.embedded.replication;
+
+import io.thermocline.embedded.oplog.Change;
+import io.thermocline.embedded.oplog.HybridClock;
+import io.thermocline.embedded.oplog.Oplog;
+import io.thermocline.embedded.oplog.OplogEntry;
+import io.thermocline.embedded.oplog.OplogPosition;
+import io.thermocline.embedded.oplog.ProgressSignal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
+import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The replica set's shared state: who is primary in which term, the oplog and clock, each
+ * member's applied position, elections, rollback and majority waits.
+ */
+public final class ReplicationCoordinator {
+    private static final Logger log = LoggerFactory.getLogger(ReplicationCoordinator.class);
+
+    private final String setName;
+    private final List<MemberState> members;
+    private final HybridClock clock;
+    private final Oplog oplog;
+    private final ProgressSignal progress;
+    private final ProgressSignal topology = new ProgressSignal();
+    private final WriteLock writeLock = new WriteLock();
+    private final List<IntConsumer> primaryChangeListeners = new CopyOnWriteArrayList<>();
+    private volatile Duration lag = Duration.ZERO;
+    private volatile long term;
+    private volatile int primary = -1;
+
+    public ReplicationCoordinator(String setName, List<MemberState> members, HybridClock clock, Oplog oplog,
+                                  ProgressSignal progress, long initialTerm) {
+        this.setName = setName;
+        this.members = List.copyOf(members);
+        this.clock = clock;
+        this.oplog = oplog;
+        this.progress = progress;
+        this.term = initialTerm;
+    }
+
+    public String setName() {
+        return setName;
+    }
+
+    public List<MemberState> members() {
+        return members;
+    }
+
+    public HybridClock clock() {
+        return clock;
+    }
+
+    public Oplog oplog() {
+        return oplog;
+    }
+
+    public ProgressSignal progress() {
+        return progress;
+    }
+
+    public ProgressSignal topology() {
+        return topology;
+    }
+
+    public WriteLock writeLock() {
+        return writeLock;
+    }
+
+    public long term() {
+        return term;
+    }
+
+    public Duration lag() {
+        return lag;
+    }
+
+    public void lag(Duration value) {
+        if (value.isNegative()) {
+            throw new IllegalArgumentException("replication lag must not be negative, got " + value);
+        }
+        lag = value;
+        progress.signalAll();
+    }
+
+    /** Called with the index of the new primary (-1: none) whenever the primary changes. */
+    public void onPrimaryChange(IntConsumer listener) {
+        primaryChangeListeners.add(listener);
+    }
+
+    public Optional<MemberState> primary() {
+        int p = primary;
+        return p < 0 ? Optional.empty() : Optional.of(members.get(p));
+    }
+
+    public MemberRole role(MemberState member) {
+        if (!member.alive()) {
+            return MemberRole.DOWN;
+        }
+        return primary == member.index() ? MemberRole.PRIMARY : MemberRole.SECONDARY;
+    }
+
+    public boolean isPrimary(MemberState member) {
+        return primary == member.index() && member.alive();
+    }
+
+    /**
+     * Stamps changes into the oplog as the primary applied them: one cluster time per document,
+     * or one for a whole transaction with an index per statement. Caller holds the write lock.
+     */
+    public OplogPosition commit(MemberState writer, List<Change> changes, BsonDocument lsid, Long txnNumber,
+                                boolean inTransaction) {
+        if (changes.isEmpty()) {
+            return writer.applied();
+        }
+        long now = System.currentTimeMillis();
+        List<OplogEntry> entries = new ArrayList<>(changes.size());
+        BsonTimestamp shared = inTransaction ? clock.tick() : null;
+        int index = 0;
+        for (Change c : changes) {
+            OplogPosition position = inTransaction ? new OplogPosition(shared.getValue(), index++) : OplogPosition.of(clock.tick());
+            entries.add(new OplogEntry(position, term, now, c.operation(), c.database(), c.collection(), c.documentKey(),
+                c.document(), c.updateDescription(), lsid, txnNumber, inTransaction));
+        }
+        oplog.append(entries);
+        OplogPosition last = entries.get(entries.size() - 1).position();
+        writer.applied(last, now);
+        progress.signalAll();
+        return last;
+    }
+
+    /** Records progress of a secondary (the applier calls this after each entry). */
+    void applied(MemberState member, OplogEntry entry) {
+        member.applied(entry.position(), entry.wallTimeMillis());
+        progress.signalAll();
+    }
+
+    /** The newest position a majority of members has applied: what change streams may show. */
+    public OplogPosition majorityCommitted() {
+        List<OplogPosition> positions = new ArrayList<>();
+        for (MemberState m : members) {
+            positions.add(m.applied());
+        }
+        positions.sort(Comparator.reverseOrder());
+        return positions.get(members.size() / 2);
+    }
+
+    public boolean awaitMajority(OplogPosition position, Duration timeout) {
+        return progress.await(() -> !position.isAfter(majorityCommitted()), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public boolean awaitAcknowledged(OplogPosition position, int count, Duration timeout) {
+        return progress.await(() -> members.stream().filter(m -> !position.isAfter(m.applied())).count() >= count,
+            timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Waits until a member has applied every entry stamped at or before a cluster time. */
+    public boolean awaitApplied(MemberState member, BsonTimestamp clusterTime, Duration timeout) {
+        return progress.await(() -> hasApplied(member, clusterTime), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public boolean hasApplied(MemberState member, BsonTimestamp clusterTime) {
+        return oplog.after(member.applied(), OplogPosition.endOf(clusterTime), 1).isEmpty();
+    }
+
+    /** The operationTime a member reports for a read: the newest cluster time it has applied. */
+    public BsonTimestamp operationTime(MemberState member) {
+        return member.applied().clusterTime();
+    }
+
+    public synchronized void started(MemberState member) {
+        member.alive(true);
+        member.newProcess();
+        reconcile(-1);
+        topologyChanged();
+    }
+
+    /** Starts several members at once, so the first election sees all of them (member 0 wins ties). */
+    public synchronized void startedAll(List<MemberState> started) {
+        for (MemberState m : started) {
+            m.alive(true);
+            m.newProcess();
+        }
+        reconcile(-1);
+        topologyChanged();
+    }
+
+    public synchronized void stopped(MemberState member) {
+        member.alive(false);
+        reconcile(-1);
+        topologyChanged();
+    }
+
+    public synchronized void paused(MemberState member, boolean value) {
+        member.paused(value);
+        progress.signalAll();
+    }
+
+    /** Steps the primary down: the most up-to-date other live member, once caught up, is elected. */
+    public void stepDown(Duration catchUp) {
+        MemberState old = primary().orElseThrow(() -> new ReplicationException(10107, "NotWritablePrimary", "no primary to step down"));
+        Object owner = new Object();
+        if (!writeLock.acquire(owner, catchUp.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new ReplicationException(262, "ExceededTimeLimit", "could not stop writes on the primary within " + catchUp);
+        }
+        try {
+            OplogPosition target = oplog.last();
+            boolean caughtUp = progress.await(() -> members.stream()
+                .anyMatch(m -> m != old && m.alive() && !target.isAfter(m.applied())), catchUp.toMillis(), TimeUnit.MILLISECONDS);
+            if (!caughtUp) {
+                throw new ReplicationException(262, "ExceededTimeLimit",
+                    "no electable secondary caught up with the primary within " + catchUp.toSeconds() + "s");
+            }
+            synchronized (this) {
+                elect(old.index());
+                topologyChanged();
+            }
+        } finally {
+            writeLock.releaseAll(owner);
+        }
+    }
+
+    /** Keeps a primary only while a majority of members runs; elects one when there is none. */
+    private void reconcile(int excluded) {
+        long alive = members.stream().filter(MemberState::alive).count();
+        boolean majority = alive * 2 > members.size();
+        if (primary >= 0 && (!members.get(primary).alive() || !majority)) {
+            log.info("event=primaryLost set={} member={}", setName, primary);
+            setPrimary(-1);
+        }
+        if (primary < 0 && majority) {
+            elect(excluded);
+        }
+    }
+
+    private void elect(int excluded) {
+        Optional<MemberState> candidate = members.stream()
+            .filter(MemberState::alive)
+            .filter(m -> m.index() != excluded)
+            .max(Comparator.comparing((MemberState m) -> m.applied()).thenComparing(m -> -m.index()));
+        if (candidate.isEmpty()) {
+            if (excluded >= 0) {
+                throw new ReplicationException(262, "ExceededTimeLimit", "no electable secondary to take over");
+            }
+            return;
+        }
+        MemberState winner = candidate.get();
+        List<OplogEntry> rolledBack = oplog.truncateAfter(winner.applied());
+        if (!rolledBack.isEmpty()) {
+            log.info("event=rollback set={} entries={} after={}", setName, rolledBack.size(), winner.applied());
+        }
+        term++;
+        clock.advanceTo(winner.applied().clusterTime());
+        log.info("event=elected set={} member={} term={}", setName, winner.index(), term);
+        setPrimary(winner.index());
+    }
+
+    private void setPrimary(int index) {
+        primary = index;
+        for (IntConsumer listener : primaryChangeListeners) {
+            listener.accept(index);
+        }
+    }
+
+    private void topologyChanged() {
+        for (MemberState m : members) {
+            m.topologyChanged();
+        }
+        topology.signalAll();
+        progress.signalAll();
+    }
+
+    /**
+     * Whether a member's data diverged from the oplog (it applied entries that were rolled back, or
+     * the entries it needs fell off the bounded oplog): then it must copy the primary's data.
+     */
+    public boolean needsResync(MemberState member) {
+        OplogPosition applied = member.applied();
+        if (applied.isAfter(oplog.last())) {
+            return true;
+        }
+        if (applied.equals(OplogPosition.ORIGIN)) {
+            return oplog.trimmedThrough().isAfter(OplogPosition.ORIGIN);
+        }
+        return !oplog.contains(applied) && !applied.equals(oplog.trimmedThrough());
+    }
+
+    /** Initial sync from the primary while writes are held off. */
+    public void resync(MemberState member) {
+        MemberState source = primary().orElse(null);
+        if (source == null || source == member) {
+            member.applied(oplog.last(), System.currentTimeMillis());
+            return;
+        }
+        Object owner = new Object();
+        writeLock.acquire(owner, 1, TimeUnit.DAYS);
+        try {
+            member.store().copyFrom(source.store());
+            member.applied(source.applied(), source.appliedWallMillis());
+            log.info("event=resync set={} member={} from={}", setName, member.index(), source.index());
+        } finally {
+            writeLock.releaseAll(owner);
+        }
+        progress.signalAll();
+    }
+
+    /** Used at start: positions members at a known point (after replaying the persisted oplog). */
+    public void restoreApplied(MemberState member, OplogPosition position) {
+        member.applied(position, System.currentTimeMillis());
+    }
+}

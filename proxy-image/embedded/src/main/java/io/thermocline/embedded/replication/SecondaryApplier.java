@@ -1,0 +1,108 @@
+package io.thermocline.embedded.replication;
+
+import io.thermocline.embedded.oplog.OplogEntry;
+import io.thermocline.embedded.storage.MemberStore;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies the oplog to one secondary, in order, as idempotent writes (upsert of the post-image,
+ * delete by _id), each entry no earlier than its wall time plus the set's replication lag.
+ * Sleeps on the progress signal while there is nothing to do.
+ */
+public final class SecondaryApplier implements Runnable {
+    private static final Logger log = LoggerFactory.getLogger(SecondaryApplier.class);
+    private static final long IDLE_WAIT_MILLIS = 10_000;
+
+    private final ReplicationCoordinator coordinator;
+    private final MemberState member;
+    private volatile boolean running = true;
+    private Thread thread;
+
+    public SecondaryApplier(ReplicationCoordinator coordinator, MemberState member) {
+        this.coordinator = coordinator;
+        this.member = member;
+    }
+
+    public void start(String name) {
+        thread = new Thread(this, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    public void stop() {
+        running = false;
+        coordinator.progress().signalAll();
+        if (thread != null) {
+            try {
+                thread.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            try {
+                step();
+            } catch (RuntimeException e) {
+                log.error("event=applyFailed member={} applied={} error={}", member.index(), member.applied(), e.toString());
+                coordinator.progress().await(() -> !running, 1, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private boolean canApply() {
+        return member.alive() && !member.paused() && !coordinator.isPrimary(member);
+    }
+
+    private void step() {
+        if (!canApply()) {
+            coordinator.progress().await(() -> !running || canApply(), IDLE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            return;
+        }
+        Optional<OplogEntry> next = coordinator.oplog().next(member.applied());
+        if (next.isEmpty()) {
+            coordinator.progress().await(() -> !running || !canApply()
+                || coordinator.oplog().last().isAfter(member.applied()), IDLE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            return;
+        }
+        OplogEntry entry = next.get();
+        long due = entry.wallTimeMillis() + coordinator.lag().toMillis();
+        long wait = due - System.currentTimeMillis();
+        if (wait > 0) {
+            long lagNow = coordinator.lag().toMillis();
+            coordinator.progress().await(() -> !running || !canApply() || coordinator.lag().toMillis() != lagNow,
+                wait, TimeUnit.MILLISECONDS);
+            return;
+        }
+        apply(member.store(), entry);
+        coordinator.applied(member, entry);
+    }
+
+    /** Applies one entry to a store; idempotent, so replaying after a crash is safe. */
+    public static void apply(MemberStore store, OplogEntry entry) {
+        String db = entry.database();
+        String coll = entry.collection();
+        switch (entry.operation()) {
+            case INSERT, UPDATE, REPLACE -> store.upsert(db, coll, entry.document());
+            case DELETE -> store.deleteById(db, coll, entry.documentKey().get("_id"));
+            case DROP -> store.dropCollection(db, coll);
+            case DROP_DATABASE -> store.dropDatabase(db);
+            case RENAME -> store.command("admin", new BsonDocument("renameCollection", new BsonString(entry.namespace()))
+                .append("to", entry.document().get("to")).append("dropTarget", org.bson.BsonBoolean.TRUE));
+            case COMMAND -> {
+                BsonDocument command = entry.document();
+                if (!command.containsKey("noop")) {
+                    store.command(db, command);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package io.thermocline.embedded.session;
+
+import io.thermocline.embedded.oplog.Change;
+import io.thermocline.embedded.oplog.OplogPosition;
+import io.thermocline.embedded.replication.ReplicationException;
+import io.thermocline.embedded.storage.MemberStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Logical sessions of one replica set: the retryable-write record (reply per lsid and txnNumber,
+ * so a retried write is answered, not re-applied) and each session's open transaction.
+ */
+public final class SessionCatalog {
+    private static final Logger log = LoggerFactory.getLogger(SessionCatalog.class);
+
+    /** A retryable write's outcome and where its last entry sits (rolled back with it). */
+    public record RecordedWrite(long txnNumber, BsonDocument reply, OplogPosition position) {
+    }
+
+    private static final class Session {
+        long highestTxnNumber = -1;
+        RecordedWrite lastWrite;
+        Transaction transaction;
+    }
+
+    private final Map<BsonValue, Session> sessions = new ConcurrentHashMap<>();
+    private final Duration transactionLifetime;
+
+    public SessionCatalog(Duration transactionLifetime) {
+        this.transactionLifetime = transactionLifetime;
+    }
+
+    private Session session(BsonDocument lsid) {
+        return sessions.computeIfAbsent(lsid.get("id"), id -> new Session());
+    }
+
+    /** The recorded reply when this (lsid, txnNumber) already ran; an error when the number is stale. */
+    public synchronized Optional<RecordedWrite> recorded(BsonDocument lsid, long txnNumber) {
+        Session s = session(lsid);
+        if (s.lastWrite != null && s.lastWrite.txnNumber() == txnNumber) {
+            return Optional.of(s.lastWrite);
+        }
+        if (txnNumber < s.highestTxnNumber) {
+            throw new ReplicationException(225, "TransactionTooOld", "Retryable write with txnNumber " + txnNumber
+                + " is prohibited on session because a newer retryable write with txnNumber " + s.highestTxnNumber
+                + " has already started on this session.");
+        }
+        return Optional.empty();
+    }
+
+    public synchronized void record(BsonDocument lsid, long txnNumber, BsonDocument reply, OplogPosition position) {
+        Session s = session(lsid);
+        s.highestTxnNumber = Math.max(s.highestTxnNumber, txnNumber);
+        s.lastWrite = new RecordedWrite(txnNumber, reply, position);
+    }
+
+    /** Rollback: writes whose entries were discarded were never durable, so a retry must run again. */
+    public synchronized void forgetAfter(OplogPosition position) {
+        for (Session s : sessions.values()) {
+            if (s.lastWrite != null && s.lastWrite.position().isAfter(position)) {
+                s.lastWrite = null;
+            }
+        }
+    }
+
+    public synchronized Transaction begin(BsonDocument lsid, long txnNumber, int primaryIndex) {
+        Session s = session(lsid);
+        if (txnNumber < s.highestTxnNumber || (txnNumber == s.highestTxnNumber && s.transaction != null)) {
+            throw new ReplicationException(225, "TransactionTooOld", "txnNumber " + txnNumber
+                + " is not newer than the session's " + s.highestTxnNumber);
+        }
+        s.highestTxnNumber = txnNumber;
+        s.transaction = new Transaction(lsid, txnNumber, primaryIndex,
+            System.currentTimeMillis() + transactionLifetime.toMillis());
+        return s.transaction;
+    }
+
+    /** The session's transaction with this number, in whatever state it is. */
+    public synchronized Optional<Transaction> transaction(BsonDocument lsid, long txnNumber) {
+        Transaction t = session(lsid).transaction;
+        return t != null && t.txnNumber() == txnNumber ? Optional.of(t) : Optional.empty();
+    }
+
+    public synchronized List<Transaction> openTransactions() {
+        List<Transaction> open = new ArrayList<>();
+        for (Session s : sessions.values()) {
+            if (s.transaction != null && s.transaction.state() == Transaction.State.IN_PROGRESS) {
+                open.add(s.transaction);
+            }
+        }
+        return open;
+    }
+
+    public void markCommitted(Transaction t) {
+        t.state(Transaction.State.COMMITTED);
+    }
+
+    /** Undoes a transaction's writes on the storage it ran on. Returns false when it was not open. */
+    public boolean abort(Transaction t, MemberStore store) {
+        synchronized (t) {
+            if (t.state() != Transaction.State.IN_PROGRESS) {
+                return false;
+            }
+            t.state(Transaction.State.ABORTED);
+        }
+        List<Change> changes = new ArrayList<>(t.changes());
+        Collections.reverse(changes);
+        for (Change c : changes) {
+            switch (c.operation()) {
+                case INSERT, UPDATE, REPLACE, DELETE -> {
+                    BsonValue id = c.documentKey().get("_id");
+                    if (c.preImage() == null) {
+                        store.deleteById(c.database(), c.collection(), id);
+                    } else {
+                        store.upsert(c.database(), c.collection(), c.preImage());
+                    }
+                }
+                default -> log.warn("event=abortCannotUndo op={} ns={}.{}", c.operation(), c.database(), c.collection());
+            }
+        }
+        return true;
+    }
+}

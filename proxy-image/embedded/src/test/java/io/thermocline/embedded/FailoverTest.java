@@ -1,0 +1,111 @@
+package io.thermocline.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import io.thermocline.embedded.member.Member;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.bson.Document;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class FailoverTest {
+    private EmbeddedReplicaSet rs;
+    private MongoClient client;
+    private MongoCollection<Document> coll;
+
+    @BeforeEach
+    void start() {
+        rs = EmbeddedReplicaSet.builder().name("fo").members(3).build().start();
+        client = MongoClients.create(rs.connectionString());
+        coll = client.getDatabase("fo").getCollection("c");
+    }
+
+    @AfterEach
+    void stop() {
+        client.close();
+        rs.close();
+    }
+
+    @Test
+    void stepDownElectsAnotherPrimaryAndTheDriverFollowsIt() {
+        coll.insertOne(new Document("_id", 1));
+        Member old = rs.primary();
+        Member elected = rs.stepDown();
+        assertThat(elected).isNotSameAs(old);
+        assertThat(old.isPrimary()).isFalse();
+        coll.insertOne(new Document("_id", 2));
+        assertThat(coll.countDocuments()).isEqualTo(2);
+        try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
+            Document hello = direct.getDatabase("admin").runCommand(new Document("hello", 1));
+            assertThat(hello.getBoolean("isWritablePrimary")).isFalse();
+            assertThat(hello.getString("primary")).isEqualTo(elected.host());
+        }
+    }
+
+    @Test
+    void killedPrimaryIsReplacedAndARetryableWriteInFlightSucceedsOnce() throws Exception {
+        coll.insertOne(new Document("_id", "before"));
+        Member old = rs.primary();
+        try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
+            direct.getDatabase("admin").runCommand(new Document("configureFailPoint", "failCommand")
+                .append("mode", new Document("times", 1))
+                .append("data", new Document("failCommands", List.of("insert")).append("blockConnection", true)
+                    .append("blockTimeMS", 2_000)));
+        }
+        CompletableFuture<Void> inFlight = CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "during")));
+        Thread.sleep(300);
+        assertThat(inFlight).isNotDone();
+        rs.kill(old);
+        inFlight.get(30, TimeUnit.SECONDS);
+        assertThat(rs.primary()).isNotSameAs(old);
+        assertThat(coll.countDocuments(Filters.eq("_id", "during"))).isEqualTo(1);
+        rs.restart(old);
+        assertThat(old.isPrimary()).isFalse();
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
+            assertThat(direct.getDatabase("fo").getCollection("c").countDocuments()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void writesThePrimaryDidNotReplicateAreRolledBackWhenItRejoins() {
+        coll.insertOne(new Document("_id", "kept"));
+        Member old = rs.primary();
+        rs.secondaries().forEach(rs::pauseReplication);
+        coll.withWriteConcern(WriteConcern.W1).insertOne(new Document("_id", "lost"));
+        rs.kill(old);
+        rs.members().forEach(rs::resumeReplication);
+        Member elected = rs.primary();
+        assertThat(elected).isNotSameAs(old);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+            assertThat(coll.find().map(d -> d.getString("_id")).into(new java.util.ArrayList<>())).containsExactly("kept"));
+        rs.restart(old);
+        try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
+            assertThat(direct.getDatabase("fo").getCollection("c").find().map(d -> d.getString("_id"))
+                .into(new java.util.ArrayList<>())).containsExactly("kept");
+        }
+    }
+
+    @Test
+    void withoutAMajorityThereIsNoPrimaryUntilOneReturns() {
+        Member a = rs.secondaries().get(0);
+        Member b = rs.secondaries().get(1);
+        rs.kill(a);
+        rs.kill(b);
+        assertThat(rs.findPrimary()).isEmpty();
+        rs.restart(a);
+        assertThat(rs.findPrimary()).isPresent();
+        coll.insertOne(new Document("_id", "again"));
+        assertThat(coll.countDocuments()).isEqualTo(1);
+    }
+}

@@ -1,0 +1,130 @@
+package io.thermocline.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoNotPrimaryException;
+import com.mongodb.MongoWriteConcernException;
+import com.mongodb.ReadPreference;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import io.thermocline.embedded.member.Member;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonTimestamp;
+import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class ReplicationTest {
+    private static EmbeddedReplicaSet rs;
+    private static MongoClient client;
+
+    @BeforeAll
+    static void start() {
+        rs = EmbeddedReplicaSet.builder().name("repl").members(3).build().start();
+        client = MongoClients.create(rs.connectionString());
+    }
+
+    @AfterAll
+    static void stop() {
+        client.close();
+        rs.close();
+    }
+
+    @AfterEach
+    void resumeAll() {
+        rs.members().forEach(rs::resumeReplication);
+        rs.setReplicationLag(Duration.ZERO);
+        rs.awaitReplication(Duration.ofSeconds(10));
+    }
+
+    private static Document find(MongoClient direct, String coll, Object id, BsonTimestamp afterClusterTime, long maxTimeMs) {
+        Document readConcern = new Document("level", "local");
+        if (afterClusterTime != null) {
+            readConcern.append("afterClusterTime", afterClusterTime);
+        }
+        Document reply = direct.getDatabase("repl").runCommand(new Document("find", coll)
+            .append("filter", new Document("_id", id)).append("readConcern", readConcern).append("maxTimeMS", maxTimeMs),
+            ReadPreference.secondaryPreferred());
+        List<Document> batch = reply.get("cursor", Document.class).getList("firstBatch", Document.class);
+        return batch.isEmpty() ? null : batch.get(0);
+    }
+
+    @Test
+    void pausedSecondaryServesOldDataAndAfterClusterTimeWaitsForIt() {
+        Member secondary = rs.secondaries().get(0);
+        rs.pauseReplication(secondary);
+        Document reply = client.getDatabase("repl").runCommand(new Document("insert", "lag")
+            .append("documents", List.of(new Document("_id", 1))).append("writeConcern", new Document("w", 1)));
+        BsonTimestamp written = (BsonTimestamp) reply.get("operationTime");
+        try (MongoClient direct = MongoClients.create(secondary.directConnectionString())) {
+            assertThat(find(direct, "lag", 1, null, 0)).isNull();
+            assertThatThrownBy(() -> find(direct, "lag", 1, written, 300))
+                .isInstanceOfSatisfying(com.mongodb.MongoExecutionTimeoutException.class, e -> assertThat(e.getCode()).isEqualTo(50));
+            rs.resumeReplication(secondary);
+            assertThat(find(direct, "lag", 1, written, 10_000)).isEqualTo(new Document("_id", 1));
+        }
+    }
+
+    @Test
+    void laggingSecondaryCatchesUpAfterTheLag() {
+        rs.setReplicationLag(Duration.ofMillis(400));
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("lagging").withWriteConcern(WriteConcern.W1);
+        coll.insertOne(new Document("_id", "late"));
+        Member secondary = rs.secondaries().get(1);
+        try (MongoClient direct = MongoClients.create(secondary.directConnectionString())) {
+            assertThat(find(direct, "lagging", "late", null, 0)).isNull();
+            org.awaitility.Awaitility.await().atMost(5, TimeUnit.SECONDS)
+                .untilAsserted(() -> assertThat(find(direct, "lagging", "late", null, 0)).isNotNull());
+        }
+    }
+
+    @Test
+    void majorityWriteWaitsForAMajorityOfMembers() {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("majority");
+        rs.secondaries().forEach(rs::pauseReplication);
+        assertThatThrownBy(() -> coll.withWriteConcern(WriteConcern.MAJORITY.withWTimeout(300, TimeUnit.MILLISECONDS))
+            .insertOne(new Document("_id", 1)))
+            .isInstanceOfSatisfying(MongoWriteConcernException.class, e -> assertThat(e.getCode()).isEqualTo(64));
+        coll.withWriteConcern(WriteConcern.W1).insertOne(new Document("_id", 2));
+        rs.resumeReplication(rs.secondaries().get(0));
+        coll.withWriteConcern(WriteConcern.MAJORITY.withWTimeout(10, TimeUnit.SECONDS)).insertOne(new Document("_id", 3));
+        assertThatThrownBy(() -> coll.withWriteConcern(new WriteConcern(3).withWTimeout(300, TimeUnit.MILLISECONDS))
+            .insertOne(new Document("_id", 4)))
+            .isInstanceOf(MongoWriteConcernException.class);
+    }
+
+    @Test
+    void secondaryRefusesWritesAndServesSecondaryReads() {
+        client.getDatabase("repl").getCollection("reads").insertOne(new Document("_id", "r"));
+        rs.awaitReplication(Duration.ofSeconds(5));
+        Member secondary = rs.secondaries().get(0);
+        try (MongoClient direct = MongoClients.create(secondary.directConnectionString())) {
+            MongoCollection<Document> coll = direct.getDatabase("repl").getCollection("reads");
+            assertThatThrownBy(() -> coll.insertOne(new Document("_id", "w")))
+                .isInstanceOf(MongoNotPrimaryException.class);
+            assertThat(coll.withReadPreference(ReadPreference.secondary()).find(Filters.eq("_id", "r")).first()).isNotNull();
+        }
+    }
+
+    @Test
+    void createIndexesReplicateSoUniquenessHoldsOnEveryMember() {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("indexed");
+        coll.createIndex(new Document("k", 1), new com.mongodb.client.model.IndexOptions().unique(true));
+        rs.awaitReplication(Duration.ofSeconds(5));
+        for (Member m : rs.members()) {
+            try (MongoClient direct = MongoClients.create(m.directConnectionString())) {
+                assertThat(direct.getDatabase("repl").getCollection("indexed").listIndexes())
+                    .extracting(d -> d.getString("name")).contains("k_1");
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package io.thermocline.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.mongodb.MongoCommandException;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoChangeStreamCursor;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.changestream.ChangeStreamDocument;
+import io.thermocline.embedded.member.Member;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+class TransactionTest {
+    private static EmbeddedReplicaSet rs;
+    private static MongoClient client;
+    private MongoCollection<Document> coll;
+
+    @BeforeAll
+    static void start() {
+        rs = EmbeddedReplicaSet.builder().name("txn").members(3).transactionLifetime(Duration.ofSeconds(1)).build().start();
+        client = MongoClients.create(rs.connectionString());
+    }
+
+    @AfterAll
+    static void stop() {
+        client.close();
+        rs.close();
+    }
+
+    @BeforeEach
+    void seed(TestInfo info) {
+        coll = client.getDatabase("txn").getCollection(info.getTestMethod().orElseThrow().getName());
+        coll.insertMany(List.of(new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
+    }
+
+    private List<Document> contentOn(Member member) {
+        try (MongoClient direct = MongoClients.create(member.directConnectionString())) {
+            return direct.getDatabase("txn").getCollection(coll.getNamespace().getCollectionName())
+                .find().sort(new Document("_id", 1)).into(new ArrayList<>());
+        }
+    }
+
+    @Test
+    void aCommittedTransactionReachesEveryMemberWhole() {
+        try (ClientSession session = client.startSession()) {
+            session.withTransaction(() -> {
+                coll.insertOne(session, new Document("_id", "c").append("v", 1));
+                coll.updateOne(session, Filters.eq("_id", "a"), Updates.inc("v", 1));
+                coll.deleteOne(session, Filters.eq("_id", "b"));
+                return null;
+            });
+        }
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        List<Document> expected = List.of(new Document("_id", "a").append("v", 2), new Document("_id", "c").append("v", 1));
+        for (Member m : rs.members()) {
+            assertThat(contentOn(m)).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void secondariesSeeNothingOfATransactionBeforeItCommits() {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "c"));
+            coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 9));
+            rs.awaitReplication(Duration.ofSeconds(5));
+            for (Member m : rs.secondaries()) {
+                assertThat(contentOn(m)).extracting(d -> d.get("_id")).containsExactly("a", "b");
+                assertThat(contentOn(m).get(0).getInteger("v")).isEqualTo(1);
+            }
+            session.commitTransaction();
+        }
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        for (Member m : rs.secondaries()) {
+            assertThat(contentOn(m)).extracting(d -> d.get("_id")).containsExactly("a", "b", "c");
+        }
+    }
+
+    @Test
+    void abortLeavesNoTraceInDataOrChangeStream() {
+        try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
+                 coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor();
+             ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "c"));
+            coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 9));
+            coll.deleteOne(session, Filters.eq("_id", "b"));
+            session.abortTransaction();
+            coll.insertOne(new Document("_id", "marker"));
+            ChangeStreamDocument<Document> first = null;
+            for (int i = 0; i < 50 && first == null; i++) {
+                first = stream.tryNext();
+            }
+            assertThat(first).isNotNull();
+            assertThat(first.getDocumentKey().getString("_id").getValue()).isEqualTo("marker");
+        }
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+            new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1), new Document("_id", "marker")));
+    }
+
+    @Test
+    void aSecondTransactionWritingMeanwhileGetsATransientWriteConflict() {
+        try (ClientSession first = client.startSession(); ClientSession second = client.startSession()) {
+            first.startTransaction();
+            coll.updateOne(first, Filters.eq("_id", "a"), Updates.set("v", 2));
+            second.startTransaction();
+            assertThatThrownBy(() -> coll.updateOne(second, Filters.eq("_id", "a"), Updates.set("v", 3)))
+                .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                    assertThat(e.getErrorCode()).isEqualTo(112);
+                    assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
+                });
+            second.abortTransaction();
+            first.commitTransaction();
+        }
+        assertThat(coll.find(Filters.eq("_id", "a")).first().getInteger("v")).isEqualTo(2);
+    }
+
+    @Test
+    void anAbandonedTransactionExpiresAndIsRolledBack() throws InterruptedException {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "abandoned"));
+            Thread.sleep(2_500);
+            assertThatThrownBy(session::commitTransaction)
+                .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(251));
+        }
+        assertThat(coll.countDocuments(Filters.eq("_id", "abandoned"))).isZero();
+        coll.insertOne(new Document("_id", "writable"));
+        assertThat(coll.countDocuments()).isEqualTo(3);
+    }
+}

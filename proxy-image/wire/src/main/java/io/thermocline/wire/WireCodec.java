@@ -1,0 +1,375 @@
+package io.thermocline.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.CRC32C;
+import org.bson.BsonBinaryReader;
+import org.bson.BsonSerializationException;
+import org.bson.BsonType;
+import org.bson.RawBsonDocument;
+
+/**
+ * Parses and writes whole wire messages (header included). Parsing checks every length,
+ * the OP_MSG checksum and flag bits, and the structure of every BSON document, so a
+ * malformed message fails here with a {@link MalformedMessageException} and never
+ * later in the code that acts on it.
+ */
+public final class WireCodec {
+
+    public static final int HEADER_LENGTH = 16;
+    public static final int DEFAULT_MAX_MESSAGE_SIZE = 48_000_000;
+    /** BSON's own limit; MongoDB allows 16 KiB over it for the command around a document. */
+    public static final int MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;
+
+    private static final AtomicInteger REQUEST_IDS = new AtomicInteger();
+
+    private WireCodec() {
+    }
+
+    public static int nextRequestId() {
+        return REQUEST_IDS.incrementAndGet() & Integer.MAX_VALUE;
+    }
+
+    /** Decodes one framed message; the buffer holds exactly the message and is not released. */
+    public static Inbound decode(ByteBuf frame) {
+        return decode(frame, DEFAULT_MAX_MESSAGE_SIZE);
+    }
+
+    public static Inbound decode(ByteBuf frame, int maxMessageSize) {
+        byte[] bytes = new byte[frame.readableBytes()];
+        frame.getBytes(frame.readerIndex(), bytes);
+        return decode(bytes, maxMessageSize);
+    }
+
+    public static Inbound decode(byte[] message, int maxMessageSize) {
+        if (message.length < HEADER_LENGTH) {
+            throw new MalformedMessageException(0, "message of " + message.length + " bytes is shorter than the 16-byte header");
+        }
+        ByteBuffer in = ByteBuffer.wrap(message).order(ByteOrder.LITTLE_ENDIAN);
+        int length = in.getInt();
+        int requestId = in.getInt();
+        int responseTo = in.getInt();
+        int opCode = in.getInt();
+        if (length != message.length) {
+            throw new MalformedMessageException(requestId, "header says " + length + " bytes but the message has " + message.length);
+        }
+        try {
+            if (opCode == OpCode.OP_COMPRESSED) {
+                return decompress(in, requestId, responseTo, maxMessageSize);
+            }
+            return new Inbound(decodeBody(opCode, in, requestId, responseTo, message), null);
+        } catch (MalformedMessageException e) {
+            throw e;
+        } catch (BsonSerializationException | IllegalArgumentException | IndexOutOfBoundsException
+                 | java.nio.BufferUnderflowException | org.bson.BsonInvalidOperationException e) {
+            throw new MalformedMessageException(requestId, "malformed message (opcode " + opCode + "): " + e.getMessage(), e);
+        }
+    }
+
+    private static Inbound decompress(ByteBuffer in, int requestId, int responseTo, int maxMessageSize) {
+        if (in.remaining() < 9) {
+            throw new MalformedMessageException(requestId, "OP_COMPRESSED is too short for its own header");
+        }
+        int originalOpCode = in.getInt();
+        int uncompressedSize = in.getInt();
+        int compressorId = in.get() & 0xff;
+        Compressor compressor = Compressor.byId(compressorId).orElseThrow(() -> new MalformedMessageException(requestId,
+                "OP_COMPRESSED uses unknown compressor id " + compressorId + "; supported: noop 0, snappy 1, zlib 2, zstd 3"));
+        if (originalOpCode == OpCode.OP_COMPRESSED) {
+            throw new MalformedMessageException(requestId, "OP_COMPRESSED may not wrap another OP_COMPRESSED");
+        }
+        if (uncompressedSize < 0 || uncompressedSize > maxMessageSize - HEADER_LENGTH) {
+            throw new MalformedMessageException(requestId, "OP_COMPRESSED declares " + uncompressedSize
+                    + " uncompressed bytes; the limit is " + (maxMessageSize - HEADER_LENGTH));
+        }
+        byte[] compressed = new byte[in.remaining()];
+        in.get(compressed);
+        byte[] body = compressor.decompress(compressed, uncompressedSize);
+        byte[] whole = new byte[HEADER_LENGTH + body.length];
+        ByteBuffer.wrap(whole).order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(whole.length).putInt(requestId).putInt(responseTo).putInt(originalOpCode).put(body);
+        ByteBuffer inner = ByteBuffer.wrap(whole).order(ByteOrder.LITTLE_ENDIAN);
+        inner.position(HEADER_LENGTH);
+        return new Inbound(decodeBody(originalOpCode, inner, requestId, responseTo, whole), compressor);
+    }
+
+    private static WireMessage decodeBody(int opCode, ByteBuffer in, int requestId, int responseTo, byte[] message) {
+        return switch (opCode) {
+            case OpCode.OP_MSG -> decodeOpMsg(in, requestId, responseTo, message);
+            case OpCode.OP_QUERY -> decodeOpQuery(in, requestId, responseTo, message);
+            case OpCode.OP_REPLY -> decodeOpReply(in, requestId, responseTo, message);
+            default -> throw new MalformedMessageException(requestId, "opcode " + opCode
+                    + " is not supported; use OP_MSG (2013), or OP_QUERY (2004) for the handshake");
+        };
+    }
+
+    private static OpMsg decodeOpMsg(ByteBuffer in, int requestId, int responseTo, byte[] message) {
+        int flags = in.getInt();
+        int unknownRequired = flags & 0xffff & ~OpMsg.KNOWN_REQUIRED_BITS;
+        if (unknownRequired != 0) {
+            throw new MalformedMessageException(requestId, "OP_MSG sets unknown required flag bits 0x" + Integer.toHexString(unknownRequired));
+        }
+        int end = message.length;
+        if ((flags & OpMsg.CHECKSUM_PRESENT) != 0) {
+            if (end - in.position() < 4) {
+                throw new MalformedMessageException(requestId, "OP_MSG says a checksum is present but has no room for one");
+            }
+            end -= 4;
+            CRC32C crc = new CRC32C();
+            crc.update(message, 0, end);
+            int expected = ByteBuffer.wrap(message, end, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+            if ((int) crc.getValue() != expected) {
+                throw new MalformedMessageException(requestId, "OP_MSG checksum does not match its contents");
+            }
+        }
+        RawBsonDocument body = null;
+        List<DocumentSequence> sequences = new ArrayList<>();
+        while (in.position() < end) {
+            int kind = in.get();
+            if (kind == 0) {
+                if (body != null) {
+                    throw new MalformedMessageException(requestId, "OP_MSG has more than one body section (kind 0)");
+                }
+                body = document(in, end, requestId, message);
+            } else if (kind == 1) {
+                int start = in.position();
+                int size = in.getInt();
+                if (size < 5 || start + size > end) {
+                    throw new MalformedMessageException(requestId, "OP_MSG document sequence size " + size + " does not fit the message");
+                }
+                int sectionEnd = start + size;
+                String identifier = cstring(in, sectionEnd, requestId, message);
+                List<RawBsonDocument> documents = new ArrayList<>();
+                while (in.position() < sectionEnd) {
+                    documents.add(document(in, sectionEnd, requestId, message));
+                }
+                sequences.add(new DocumentSequence(identifier, documents));
+            } else {
+                throw new MalformedMessageException(requestId, "OP_MSG section kind " + kind + " is unknown; kinds are 0 and 1");
+            }
+        }
+        if (in.position() != end) {
+            throw new MalformedMessageException(requestId, "OP_MSG sections overrun the message");
+        }
+        if (body == null) {
+            throw new MalformedMessageException(requestId, "OP_MSG has no body section (kind 0)");
+        }
+        if (body.isEmpty()) {
+            throw new MalformedMessageException(requestId, "OP_MSG body is an empty document; it must start with the command name");
+        }
+        return new OpMsg(requestId, responseTo, flags, body, sequences);
+    }
+
+    private static OpQuery decodeOpQuery(ByteBuffer in, int requestId, int responseTo, byte[] message) {
+        int flags = in.getInt();
+        String collection = cstring(in, message.length, requestId, message);
+        int skip = in.getInt();
+        int toReturn = in.getInt();
+        RawBsonDocument query = document(in, message.length, requestId, message);
+        RawBsonDocument selector = in.position() < message.length ? document(in, message.length, requestId, message) : null;
+        if (in.position() != message.length) {
+            throw new MalformedMessageException(requestId, "OP_QUERY has " + (message.length - in.position()) + " trailing bytes");
+        }
+        return new OpQuery(requestId, responseTo, flags, collection, skip, toReturn, query, selector);
+    }
+
+    private static OpReply decodeOpReply(ByteBuffer in, int requestId, int responseTo, byte[] message) {
+        int flags = in.getInt();
+        long cursorId = in.getLong();
+        int startingFrom = in.getInt();
+        int numberReturned = in.getInt();
+        if (numberReturned < 0) {
+            throw new MalformedMessageException(requestId, "OP_REPLY numberReturned is negative");
+        }
+        List<RawBsonDocument> documents = new ArrayList<>();
+        for (int i = 0; i < numberReturned; i++) {
+            documents.add(document(in, message.length, requestId, message));
+        }
+        if (in.position() != message.length) {
+            throw new MalformedMessageException(requestId, "OP_REPLY has trailing bytes after " + numberReturned + " documents");
+        }
+        return new OpReply(requestId, responseTo, flags, cursorId, startingFrom, documents);
+    }
+
+    private static String cstring(ByteBuffer in, int end, int requestId, byte[] message) {
+        int start = in.position();
+        for (int i = start; i < end; i++) {
+            if (message[i] == 0) {
+                in.position(i + 1);
+                return new String(message, start, i - start, StandardCharsets.UTF_8);
+            }
+        }
+        throw new MalformedMessageException(requestId, "unterminated string in message");
+    }
+
+    /** A BSON document at the buffer's position, checked through and through, without copying its bytes. */
+    private static RawBsonDocument document(ByteBuffer in, int end, int requestId, byte[] message) {
+        int start = in.position();
+        if (end - start < 5) {
+            throw new MalformedMessageException(requestId, "BSON document is cut short");
+        }
+        int size = ByteBuffer.wrap(message, start, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        if (size < 5 || size > end - start) {
+            throw new MalformedMessageException(requestId, "BSON document size " + size + " does not fit the message");
+        }
+        if (message[start + size - 1] != 0) {
+            throw new MalformedMessageException(requestId, "BSON document does not end with a zero byte");
+        }
+        RawBsonDocument document = new RawBsonDocument(message, start, size);
+        validate(document, requestId);
+        in.position(start + size);
+        return document;
+    }
+
+    private static void validate(RawBsonDocument document, int requestId) {
+        try (BsonBinaryReader reader = new BsonBinaryReader(document.getByteBuffer().asNIO())) {
+            walkDocument(reader, 0);
+        } catch (BsonSerializationException | org.bson.BsonInvalidOperationException | IllegalArgumentException
+                 | IndexOutOfBoundsException | java.nio.BufferUnderflowException e) {
+            throw new MalformedMessageException(requestId, "invalid BSON document: " + e.getMessage(), e);
+        }
+    }
+
+    private static void walkDocument(BsonBinaryReader reader, int depth) {
+        if (depth > 200) {
+            throw new BsonSerializationException("documents are nested deeper than 200 levels");
+        }
+        reader.readStartDocument();
+        walkElements(reader, depth, true);
+        reader.readEndDocument();
+    }
+
+    private static void walkElements(BsonBinaryReader reader, int depth, boolean named) {
+        BsonType type;
+        while ((type = reader.readBsonType()) != BsonType.END_OF_DOCUMENT) {
+            if (named) {
+                reader.skipName(); // array elements' names are skipped by the reader itself
+            }
+            switch (type) {
+                case DOCUMENT -> walkDocument(reader, depth + 1);
+                case ARRAY -> {
+                    reader.readStartArray();
+                    walkElements(reader, depth + 1, false);
+                    reader.readEndArray();
+                }
+                case JAVASCRIPT_WITH_SCOPE -> {
+                    reader.readJavaScriptWithScope();
+                    walkDocument(reader, depth + 1);
+                }
+                case STRING -> reader.readString();
+                default -> reader.skipValue();
+            }
+        }
+    }
+
+    /** Encodes a message, compressed when the outbound says so. */
+    public static ByteBuf encode(ByteBufAllocator alloc, Outbound outbound) {
+        WireMessage message = outbound.message();
+        byte[] body = encodeBody(message);
+        Compressor compressor = outbound.compressor();
+        if (compressor == null) {
+            ByteBuf out = alloc.buffer(HEADER_LENGTH + body.length);
+            header(out, HEADER_LENGTH + body.length, message.requestId(), message.responseTo(), message.opCode());
+            out.writeBytes(body);
+            return out;
+        }
+        byte[] compressed = compressor.compress(body);
+        int length = HEADER_LENGTH + 9 + compressed.length;
+        ByteBuf out = alloc.buffer(length);
+        header(out, length, message.requestId(), message.responseTo(), OpCode.OP_COMPRESSED);
+        out.writeIntLE(message.opCode());
+        out.writeIntLE(body.length);
+        out.writeByte(compressor.id());
+        out.writeBytes(compressed);
+        return out;
+    }
+
+    /** Convenience for tests and tools: the whole message as bytes. */
+    public static byte[] encodeToBytes(Outbound outbound) {
+        ByteBuf buf = encode(io.netty.buffer.Unpooled.buffer().alloc(), outbound);
+        try {
+            byte[] bytes = new byte[buf.readableBytes()];
+            buf.readBytes(bytes);
+            return bytes;
+        } finally {
+            buf.release();
+        }
+    }
+
+    private static void header(ByteBuf out, int length, int requestId, int responseTo, int opCode) {
+        out.writeIntLE(length).writeIntLE(requestId).writeIntLE(responseTo).writeIntLE(opCode);
+    }
+
+    /** The message after its header; an OP_MSG checksum covers the header too, so it is computed with it. */
+    private static byte[] encodeBody(WireMessage message) {
+        ByteBuffer out;
+        if (message instanceof OpMsg msg) {
+            int size = 4 + 1 + msg.body().getByteBuffer().remaining();
+            List<byte[]> identifiers = new ArrayList<>();
+            for (DocumentSequence s : msg.sequences()) {
+                byte[] id = s.identifier().getBytes(StandardCharsets.UTF_8);
+                identifiers.add(id);
+                size += 1 + 4 + id.length + 1;
+                for (RawBsonDocument d : s.documents()) {
+                    size += d.getByteBuffer().remaining();
+                }
+            }
+            boolean checksum = msg.checksumPresent();
+            out = ByteBuffer.allocate(size + (checksum ? 4 : 0)).order(ByteOrder.LITTLE_ENDIAN);
+            out.putInt(msg.flagBits());
+            out.put((byte) 0);
+            put(out, msg.body());
+            for (int i = 0; i < msg.sequences().size(); i++) {
+                DocumentSequence s = msg.sequences().get(i);
+                out.put((byte) 1);
+                int sizeAt = out.position();
+                out.putInt(0);
+                out.put(identifiers.get(i)).put((byte) 0);
+                for (RawBsonDocument d : s.documents()) {
+                    put(out, d);
+                }
+                out.putInt(sizeAt, out.position() - sizeAt);
+            }
+            if (checksum) {
+                CRC32C crc = new CRC32C();
+                ByteBuffer head = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN)
+                        .putInt(HEADER_LENGTH + out.capacity()).putInt(msg.requestId()).putInt(msg.responseTo()).putInt(OpCode.OP_MSG);
+                crc.update(head.array());
+                crc.update(out.array(), 0, out.position());
+                out.putInt((int) crc.getValue());
+            }
+        } else if (message instanceof OpQuery q) {
+            byte[] name = q.fullCollectionName().getBytes(StandardCharsets.UTF_8);
+            int size = 4 + name.length + 1 + 8 + q.query().getByteBuffer().remaining()
+                    + (q.returnFieldsSelector() == null ? 0 : q.returnFieldsSelector().getByteBuffer().remaining());
+            out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+            out.putInt(q.flags()).put(name).put((byte) 0).putInt(q.numberToSkip()).putInt(q.numberToReturn());
+            put(out, q.query());
+            if (q.returnFieldsSelector() != null) {
+                put(out, q.returnFieldsSelector());
+            }
+        } else {
+            OpReply r = (OpReply) message;
+            int size = 20;
+            for (RawBsonDocument d : r.documents()) {
+                size += d.getByteBuffer().remaining();
+            }
+            out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+            out.putInt(r.responseFlags()).putLong(r.cursorId()).putInt(r.startingFrom()).putInt(r.documents().size());
+            for (RawBsonDocument d : r.documents()) {
+                put(out, d);
+            }
+        }
+        return out.array();
+    }
+
+    private static void put(ByteBuffer out, RawBsonDocument document) {
+        out.put(document.getByteBuffer().asNIO());
+    }
+}

@@ -1,0 +1,56 @@
+package io.thermocline.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.util.List;
+
+/**
+ * Frames the byte stream into whole messages and decodes each into an {@link Inbound}.
+ * A bad length means the stream can no longer be framed: the decoder drops everything
+ * after it and raises {@link MalformedMessageException}, and the handler closes the
+ * connection. A frame that is well delimited but malformed raises the same exception
+ * with the request id, so a server can answer it before closing.
+ */
+public class WireFrameDecoder extends ByteToMessageDecoder {
+
+    private final int maxMessageSize;
+    private boolean broken;
+
+    public WireFrameDecoder(int maxMessageSize) {
+        this.maxMessageSize = maxMessageSize;
+    }
+
+    public WireFrameDecoder() {
+        this(WireCodec.DEFAULT_MAX_MESSAGE_SIZE);
+    }
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (broken) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
+        if (in.readableBytes() < 4) {
+            return;
+        }
+        int length = in.getIntLE(in.readerIndex());
+        if (length < WireCodec.HEADER_LENGTH || length > maxMessageSize) {
+            broken = true;
+            int requestId = in.readableBytes() >= 8 ? in.getIntLE(in.readerIndex() + 4) : 0;
+            in.skipBytes(in.readableBytes());
+            throw new MalformedMessageException(requestId, "message length " + length + " is outside 16.." + maxMessageSize + " bytes");
+        }
+        if (in.readableBytes() < length) {
+            return;
+        }
+        ByteBuf frame = in.readSlice(length);
+        try {
+            out.add(WireCodec.decode(frame, maxMessageSize));
+        } catch (MalformedMessageException e) {
+            broken = true;
+            in.skipBytes(in.readableBytes());
+            throw e;
+        }
+    }
+}
