@@ -189,6 +189,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 ? new ThermoclineClusterStatus.DocumentCounts(tiering.fastTierDocuments(), tiering.archiveDocuments())
                 : previous.documents;
         status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
+        status.warnings = tiering == null ? previous.warnings : warnings(tiering);
 
         // a replica-set reconfiguration advances one member per step: come back soon for the next
         long requeueSeconds = replicaSet instanceof ReplicaSetState.Converging ? 3 : health.ready() ? 60 : 15;
@@ -242,6 +243,13 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         } catch (InvalidConfigException e) {
             return "the data plane rejects the rendered config: " + String.join("; ", e.problems());
         }
+    }
+
+    private static java.util.List<String> warnings(TieringSnapshot tiering) {
+        java.util.List<String> warnings = tiering.uniqueIndexes().stream()
+                .map(index -> "unique index " + index + " is enforced per tier only: the same key can exist once in each tier")
+                .toList();
+        return warnings.isEmpty() ? null : warnings;
     }
 
     private String image(ThermoclineClusterSpec spec) {

@@ -6,7 +6,9 @@ import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
 import java.util.Date;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonTimestamp;
@@ -43,12 +45,19 @@ public class MongoTieringObserver implements TieringObserver {
             }
             long fastCount = 0;
             long archiveCount = 0;
+            List<String> uniqueIndexes = new ArrayList<>();
             for (String ns : target.namespaces()) {
                 String[] parts = ns.split("\\.", 2);
                 fastCount += fast.getDatabase(parts[0]).getCollection(parts[1]).estimatedDocumentCount();
-                archiveCount += archive.getDatabase(parts[0]).getCollection(parts[1]).estimatedDocumentCount();
+                var archived = archive.getDatabase(parts[0]).getCollection(parts[1]);
+                archiveCount += archived.estimatedDocumentCount();
+                for (Document index : archived.listIndexes()) {
+                    if (index.getBoolean("unique", false) && !"_id_".equals(index.getString("name"))) {
+                        uniqueIndexes.add(ns + ": " + index.getString("name"));
+                    }
+                }
             }
-            return Optional.of(new TieringSnapshot(lag, drained, fastCount, archiveCount));
+            return Optional.of(new TieringSnapshot(lag, drained, fastCount, archiveCount, uniqueIndexes));
         } catch (MongoException | IllegalArgumentException e) {
             return Optional.empty();
         }

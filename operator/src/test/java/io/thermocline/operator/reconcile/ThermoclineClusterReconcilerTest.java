@@ -176,7 +176,7 @@ class ThermoclineClusterReconcilerTest {
                 "ready-fast-2.ready-fast." + ns + ".svc:27017");
         assertThat(replicaSet.targets().get(0).rootPassword()).isNotBlank();
 
-        tiering.report(new TieringSnapshot(900L, false, 1L, 1L));
+        tiering.report(new TieringSnapshot(900L, false, 1L, 1L, List.of("shop.orders: email_1")));
         setStatefulSetReady("ready", 2);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("ready");
@@ -189,6 +189,7 @@ class ThermoclineClusterReconcilerTest {
             ThermoclineCluster c = stored("ready");
             assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("LagTooHigh");
             assertThat(c.getStatus().feederLagSeconds).isEqualTo(900L);
+            assertThat(c.getStatus().warnings).singleElement().asString().contains("shop.orders: email_1");
         });
     }
 

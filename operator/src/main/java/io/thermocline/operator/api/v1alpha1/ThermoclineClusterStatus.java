@@ -34,6 +34,9 @@ public class ThermoclineClusterStatus {
     @JsonPropertyDescription("Documents in the tiered collections, per tier.")
     public DocumentCounts documents;
 
+    @JsonPropertyDescription("Things that work but not as one might expect, e.g. unique secondary indexes of tiered collections, which cannot be enforced across tiers.")
+    public List<String> warnings;
+
     @JsonPropertyDescription("Name of the warmer Job of the current windows.")
     public String warmerJob;
 
