@@ -9,6 +9,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.MaxReconciliationInterval;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -42,7 +43,9 @@ import io.thermocline.operator.proxy.ProxyServiceDependent;
 import io.thermocline.operator.status.ClusterHealth;
 import io.thermocline.operator.status.ClusterHealth.Health;
 import io.thermocline.operator.status.ClusterHealth.Replicas;
+import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.status.Conditions;
+import io.thermocline.operator.status.Observed;
 import io.thermocline.operator.status.TransitionEvents;
 import io.thermocline.operator.tiering.EvictorCronJobDependent;
 import io.thermocline.operator.tiering.FeederDeploymentDependent;
@@ -200,6 +203,25 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         TransitionEvents.record(client, cluster, previous.conditions, status.conditions);
         cluster.setStatus(status);
         return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
+    }
+
+    /** A failed reconcile (API error, bug) shows in Ready, with the operator retrying with backoff. */
+    @Override
+    public ErrorStatusUpdateControl<ThermoclineCluster> updateErrorStatus(ThermoclineCluster cluster,
+            Context<ThermoclineCluster> context, Exception e) {
+        ThermoclineClusterStatus status = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
+        String detail = e.getMessage() == null ? "" : ": " + e.getMessage();
+        String message = "reconciling failed (" + e.getClass().getSimpleName() + detail + "); the operator retries";
+        if (message.length() > 400) {
+            message = message.substring(0, 400) + "...";
+        }
+        status.conditions = Conditions.replace(status.conditions,
+                Observed.isFalse(ConditionType.Ready, "ReconcileError", message),
+                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
+        LOG.warnf("event=reconcile-failed cluster=%s/%s error=%s", cluster.getMetadata().getNamespace(),
+                cluster.getMetadata().getName(), e.getClass().getSimpleName());
+        cluster.setStatus(status);
+        return ErrorStatusUpdateControl.patchStatus(cluster);
     }
 
     /**

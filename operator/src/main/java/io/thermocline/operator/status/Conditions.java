@@ -35,6 +35,15 @@ public final class Conditions {
         return merged;
     }
 
+    /** Replaces one condition, keeping the others as they were (used when a reconcile fails midway). */
+    public static List<Condition> replace(List<Condition> previous, Observed observed, long generation, Instant now) {
+        List<Condition> out = new ArrayList<>(merge(previous, List.of(observed), generation, now));
+        if (previous != null) {
+            previous.stream().filter(c -> !observed.type().name().equals(c.getType())).forEach(out::add);
+        }
+        return out;
+    }
+
     public static Condition find(List<Condition> conditions, ConditionType type) {
         if (conditions == null) {
             return null;

@@ -17,6 +17,7 @@ public class FakeArchive implements ArchiveProbe {
     private final AtomicReference<ArchiveReport> report = new AtomicReference<>();
     private final AtomicReference<String> lastUri = new AtomicReference<>();
     private final AtomicInteger probes = new AtomicInteger();
+    private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
 
     public FakeArchive() {
         reset();
@@ -25,6 +26,12 @@ public class FakeArchive implements ArchiveProbe {
     public void reset() {
         report.set(new ArchiveReport.Reachable(VERSION, "archive-rs"));
         lastUri.set(null);
+        failure.set(null);
+    }
+
+    /** Every probe throws, as a bug or an unexpected driver error would. */
+    public void failWith(RuntimeException e) {
+        failure.set(e);
     }
 
     public void answer(ArchiveReport next) {
@@ -43,6 +50,9 @@ public class FakeArchive implements ArchiveProbe {
     public ArchiveReport probe(ArchiveConnection connection) {
         lastUri.set(connection.uri());
         probes.incrementAndGet();
+        if (failure.get() != null) {
+            throw failure.get();
+        }
         return report.get();
     }
 }

@@ -216,6 +216,17 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
+    void aFailingReconcileIsReportedInReady() {
+        archive.failWith(new IllegalStateException("probe exploded"));
+        create(cluster(ns, "boom"));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("boom");
+            assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ReconcileError");
+            assertThat(condition(c, ConditionType.Ready).getMessage()).contains("IllegalStateException").contains("probe exploded");
+        });
+    }
+
+    @Test
     void missingArchiveSecretNamesTheSecret() {
         ThermoclineCluster c = cluster(ns, "nosecret");
         c.getSpec().archive.uriSecretRef.name = "does-not-exist";
