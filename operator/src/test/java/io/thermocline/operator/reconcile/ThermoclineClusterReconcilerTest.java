@@ -216,6 +216,28 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
+    void archiveCaIsCheckedAndMountedIntoDataPlanePods() {
+        ThermoclineCluster c = cluster(ns, "tls");
+        c.getSpec().archive.tls = new io.thermocline.operator.api.v1alpha1.ArchiveSpec.TlsSpec();
+        c.getSpec().archive.tls.caSecretRef = new io.thermocline.operator.api.v1alpha1.SecretKeyRef("archive-ca", null);
+        create(c);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("tls"), ConditionType.ArchiveReachable).getReason()).isEqualTo("CaSecretNotFound"));
+        assertThat(get(Deployment.class, "tls-proxy")).isNull();
+
+        client.secrets().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata().withName("archive-ca").endMetadata()
+                .addToData("ca.crt", java.util.Base64.getEncoder().encodeToString("-----BEGIN CERTIFICATE-----".getBytes()))
+                .build()).create();
+        edit("tls", x -> x.getSpec().proxy.replicas = 3);
+        Deployment proxy = await().atMost(WAIT).until(() -> get(Deployment.class, "tls-proxy"), Objects::nonNull);
+        assertThat(proxy.getSpec().getTemplate().getSpec().getVolumes())
+                .extracting(v -> v.getSecret() == null ? null : v.getSecret().getSecretName()).contains("archive-ca");
+        assertThat(proxy.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv())
+                .extracting(e -> e.getValue()).contains("/etc/thermocline/archive-ca/ca.crt");
+    }
+
+    @Test
     void aFailingReconcileIsReportedInReady() {
         archive.failWith(new IllegalStateException("probe exploded"));
         create(cluster(ns, "boom"));
