@@ -3,13 +3,13 @@ package io.thermocline.operator.dataplane;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.thermocline.operator.api.v1alpha1.ArchiveSpec;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
+import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.DesiredCluster;
@@ -31,9 +31,9 @@ public final class DataPlaneContainer {
     public static ContainerBuilder container(DesiredCluster desired, String role, ResourceRequirements resources) {
         ArchiveSpec archive = desired.spec().archive;
         List<EnvVar> env = new ArrayList<>();
-        env.add(secretEnv(DataPlaneConfig.ARCHIVE_URI_ENV, archive.uriSecretRef.name,
+        env.add(SecretEnv.of(DataPlaneConfig.ARCHIVE_URI_ENV, archive.uriSecretRef.name,
                 archive.uriSecretRef.keyOr(ArchiveSpec.DEFAULT_URI_KEY)));
-        env.add(secretEnv(DataPlaneConfig.FAST_URI_ENV, desired.layout().usersSecret(), UsersSecretDependent.FAST_URI));
+        env.add(SecretEnv.of(DataPlaneConfig.FAST_URI_ENV, desired.layout().usersSecret(), UsersSecretDependent.FAST_URI));
         ContainerBuilder container = new ContainerBuilder()
                 .withName(role)
                 .withImage(desired.dataPlaneImage())
@@ -67,9 +67,4 @@ public final class DataPlaneContainer {
         return tls == null ? null : tls.caSecretRef;
     }
 
-    private static EnvVar secretEnv(String name, String secret, String key) {
-        return new EnvVarBuilder().withName(name)
-                .withNewValueFrom().withNewSecretKeyRef().withName(secret).withKey(key).endSecretKeyRef().endValueFrom()
-                .build();
-    }
 }

@@ -3,7 +3,6 @@ package io.thermocline.operator.fasttier;
 import io.fabric8.kubernetes.api.model.AffinityBuilder;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -16,6 +15,7 @@ import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDep
 import io.thermocline.operator.api.v1alpha1.FastTierSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
+import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
@@ -109,15 +109,10 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
     }
 
     private static List<EnvVar> rootUser(ClusterLayout layout) {
-        return List.of(secretEnv("MONGO_INITDB_ROOT_USERNAME", layout.usersSecret(), UsersSecretDependent.ROOT_USERNAME),
-                secretEnv("MONGO_INITDB_ROOT_PASSWORD", layout.usersSecret(), UsersSecretDependent.ROOT_PASSWORD));
+        return List.of(SecretEnv.of("MONGO_INITDB_ROOT_USERNAME", layout.usersSecret(), UsersSecretDependent.ROOT_USERNAME),
+                SecretEnv.of("MONGO_INITDB_ROOT_PASSWORD", layout.usersSecret(), UsersSecretDependent.ROOT_PASSWORD));
     }
 
-    private static EnvVar secretEnv(String name, String secret, String key) {
-        return new EnvVarBuilder().withName(name)
-                .withNewValueFrom().withNewSecretKeyRef().withName(secret).withKey(key).endSecretKeyRef().endValueFrom()
-                .build();
-    }
 
     private static io.fabric8.kubernetes.api.model.Affinity spreadOverNodes(ClusterLayout layout) {
         return new AffinityBuilder()
