@@ -23,6 +23,7 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineClusterStatus;
 import io.thermocline.operator.archive.ArchiveProbe;
 import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.archive.ArchiveSecrets;
+import io.thermocline.operator.archive.ProbeCache;
 import io.thermocline.operator.archive.VersionPolicy;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
@@ -102,6 +103,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     TieringObserver tieringObserver;
     @Inject
     OperatorSettings settings;
+    private volatile ProbeCache probeCache;
 
     @Override
     public UpdateControl<ThermoclineCluster> reconcile(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
@@ -113,7 +115,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
         String archiveUri = access instanceof ArchiveSecrets.Found found ? found.connection().uri() : null;
         ArchiveReport archive = access instanceof ArchiveSecrets.Found found
-                ? archiveProbe.probe(found.connection()) : ((ArchiveSecrets.Missing) access).problem();
+                ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
+                : ((ArchiveSecrets.Missing) access).problem();
         VersionDecision version = archive instanceof ArchiveReport.Reachable reachable
                 ? VersionPolicy.decide(spec.fastTier, reachable.version()) : null;
 
@@ -232,6 +235,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     @Override
     public DeleteControl cleanup(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
+        probeCache().forget(layout.namespace() + "/" + layout.cluster());
         ThermoclineClusterSpec spec = cluster.getSpec();
         boolean skip = "true".equals(Optional.ofNullable(cluster.getMetadata().getAnnotations())
                 .map(a -> a.get(SKIP_DRAIN_ANNOTATION)).orElse(null));
@@ -272,6 +276,13 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 .map(index -> "unique index " + index + " is enforced per tier only: the same key can exist once in each tier")
                 .toList();
         return warnings.isEmpty() ? null : warnings;
+    }
+
+    private ProbeCache probeCache() {
+        if (probeCache == null) {
+            probeCache = new ProbeCache(settings.archiveProbeInterval(), java.time.Clock.systemUTC());
+        }
+        return probeCache;
     }
 
     private String image(ThermoclineClusterSpec spec) {

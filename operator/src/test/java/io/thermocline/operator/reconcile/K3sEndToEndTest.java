@@ -62,7 +62,17 @@ class K3sEndToEndTest {
         reconciler.archiveProbe = connection -> new ArchiveReport.Reachable("7.0.14", "archive-rs");
         reconciler.replicaSetInitiator = target -> new ReplicaSetState.Converged(target.members());
         reconciler.tieringObserver = target -> Optional.empty();
-        reconciler.settings = () -> "ghcr.io/thermocline/thermocline:e2e";
+        reconciler.settings = new OperatorSettings() {
+            @Override
+            public String dataPlaneImage() {
+                return "ghcr.io/thermocline/thermocline:e2e";
+            }
+
+            @Override
+            public Duration archiveProbeInterval() {
+                return Duration.ofSeconds(30);
+            }
+        };
         operator = new Operator(o -> o.withKubernetesClient(client));
         operator.register(reconciler);
         operator.start();
