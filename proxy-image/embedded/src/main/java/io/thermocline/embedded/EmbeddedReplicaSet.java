@@ -51,6 +51,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     private final Builder config;
     private final List<Member> members = new ArrayList<>();
     private final List<SecondaryApplier> appliers = new ArrayList<>();
+    private final List<MemberStore> opened = new ArrayList<>();
     private ReplicationCoordinator coordinator;
     private SessionCatalog sessions;
     private Oplog oplog;
@@ -77,6 +78,17 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             throw new IllegalStateException("replica set " + config.name + " is already started");
         }
         started = true;
+        try {
+            open();
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        log.info("event=replicaSetStarted set={} members={} uri={}", config.name, config.members, connectionString());
+        return this;
+    }
+
+    private void open() {
         ProgressSignal progress = new ProgressSignal();
         if (config.storage instanceof Storage.Directory dir) {
             oplogStore = new OplogStore(dir.path());
@@ -86,12 +98,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         clock.advanceTo(oplog.last().clusterTime());
         List<MemberState> states = new ArrayList<>();
         for (int i = 0; i < config.members; i++) {
-            MemberState state = new MemberState(i, MemberStore.open(config.storage, "member" + i));
-            states.add(state);
+            MemberStore store = MemberStore.open(config.storage, "member" + i);
+            opened.add(store);
+            states.add(new MemberState(i, store));
         }
         long term = oplog.lastEntry().map(OplogEntry::term).orElse(0L);
         coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
         coordinator.lag(config.replicationLag);
+        coordinator.electionTimeout(config.electionTimeout);
         recover(states);
         sessions = new SessionCatalog(config.transactionLifetime);
         coordinator.onPrimaryChange(this::primaryChanged);
@@ -118,8 +132,6 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             return t;
         });
         housekeeping.scheduleWithFixedDelay(this::housekeeping, 1, 1, TimeUnit.SECONDS);
-        log.info("event=replicaSetStarted set={} members={} uri={}", config.name, config.members, connectionString());
-        return this;
     }
 
     /** On-disk restart: replays what each member had not durably applied (entries are idempotent). */
@@ -158,9 +170,9 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         for (Transaction t : sessions.openTransactions()) {
             if (t.primaryIndex() != newPrimary) {
                 sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
-                coordinator.writeLock().releaseAll(t);
             }
         }
+        coordinator.progress().signalAll();
         if (newPrimary >= 0) {
             sessions.forgetAfter(coordinator.members().get(newPrimary).applied());
         }
@@ -172,8 +184,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             for (Transaction t : sessions.openTransactions()) {
                 if (now > t.deadlineMillis()) {
                     log.info("event=transactionExpired set={} txnNumber={}", config.name, t.txnNumber());
-                    sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
-                    coordinator.writeLock().releaseAll(t);
+                    Object owner = new Object();
+                    coordinator.writeLock().acquire(owner, 1, TimeUnit.MINUTES);
+                    try {
+                        sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+                    } finally {
+                        coordinator.writeLock().release(owner);
+                    }
+                    coordinator.progress().signalAll();
                 }
             }
             flush();
@@ -292,11 +310,16 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         }
         appliers.forEach(SecondaryApplier::stop);
         members.forEach(Member::shutdown);
-        flush();
-        for (MemberState state : coordinator.members()) {
-            state.store().close();
+        if (coordinator != null) {
+            coordinator.close();
+            flush();
         }
-        oplog.close();
+        opened.forEach(MemberStore::close);
+        if (oplog != null) {
+            oplog.close();
+        } else if (oplogStore != null) {
+            oplogStore.close();
+        }
         if (group != null) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
@@ -313,6 +336,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         private Duration replicationLag = Duration.ZERO;
         private Duration transactionLifetime = Duration.ofSeconds(60);
         private boolean majorityWriteConcernByDefault = true;
+        private Duration electionTimeout = Duration.ZERO;
 
         public Builder name(String value) {
             if (value == null || value.isBlank() || value.contains("/") || value.contains(",")) {
@@ -358,6 +382,18 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         /** Open transactions older than this are aborted (MongoDB's transactionLifetimeLimitSeconds). */
         public Builder transactionLifetime(Duration value) {
             transactionLifetime = value;
+            return this;
+        }
+
+        /**
+         * How long a set whose primary died stays without one before electing another (MongoDB's
+         * electionTimeoutMillis, 10 s by default there). Default zero: elections are instant.
+         */
+        public Builder electionTimeout(Duration value) {
+            if (value.isNegative()) {
+                throw new IllegalArgumentException("election timeout must not be negative, got " + value);
+            }
+            electionTimeout = value;
             return this;
         }
 

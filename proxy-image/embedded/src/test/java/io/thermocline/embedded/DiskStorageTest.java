@@ -38,6 +38,27 @@ class DiskStorageTest {
     }
 
     @Test
+    void aDirectoryInUseIsRefusedWithAClearError() {
+        try (EmbeddedReplicaSet rs = open()) {
+            assertThatThrownBy(this::open).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("may be using this storage directory");
+        }
+    }
+
+    @Test
+    void aPortInUseFailsTheStartAndReleasesEverything() {
+        try (EmbeddedReplicaSet first = EmbeddedReplicaSet.startSingle()) {
+            int taken = first.primary().port();
+            assertThatThrownBy(() -> EmbeddedReplicaSet.builder().storage(Storage.directory(dir)).members(2)
+                .ports(List.of(0, taken)).build().start())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot listen on 127.0.0.1:" + taken);
+        }
+        try (EmbeddedReplicaSet again = open()) {
+            assertThat(again.primary()).isNotNull();
+        }
+    }
+
+    @Test
     void dataIndexesAndResumeTokensSurviveARestart() {
         BsonDocument token;
         try (EmbeddedReplicaSet rs = open(); MongoClient client = MongoClients.create(rs.connectionString())) {

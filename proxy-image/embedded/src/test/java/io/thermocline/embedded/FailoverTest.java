@@ -97,6 +97,58 @@ class FailoverTest {
     }
 
     @Test
+    void theDriverResumesAChangeStreamOnTheNewPrimaryWithoutLosingEvents() {
+        try (var cursor = coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor()) {
+            coll.insertOne(new Document("_id", 1));
+            assertThat(nextId(cursor)).isEqualTo(1);
+            coll.insertOne(new Document("_id", 2));
+            rs.kill(rs.primary());
+            coll.insertOne(new Document("_id", 3));
+            assertThat(nextId(cursor)).isEqualTo(2);
+            assertThat(nextId(cursor)).isEqualTo(3);
+        }
+    }
+
+    private static int nextId(com.mongodb.client.MongoChangeStreamCursor<com.mongodb.client.model.changestream.ChangeStreamDocument<Document>> cursor) {
+        long deadline = System.currentTimeMillis() + 20_000;
+        while (System.currentTimeMillis() < deadline) {
+            var event = cursor.tryNext();
+            if (event != null) {
+                return event.getDocumentKey().getInt32("_id").getValue();
+            }
+        }
+        throw new AssertionError("no event within 20 s");
+    }
+
+    @Test
+    void aMajorityWriteWaitingWhenItsPrimaryDiesIsRetriedOnTheNewPrimaryOnce() throws Exception {
+        rs.secondaries().forEach(rs::pauseReplication);
+        CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "majority")));
+        Thread.sleep(300);
+        assertThat(waiting).isNotDone();
+        rs.kill(rs.primary());
+        rs.members().forEach(rs::resumeReplication);
+        waiting.get(30, TimeUnit.SECONDS);
+        assertThat(coll.countDocuments(Filters.eq("_id", "majority"))).isEqualTo(1);
+    }
+
+    @Test
+    void duringTheElectionTimeoutThereIsNoPrimaryAndTheDriverWaitsForTheNextOne() {
+        try (EmbeddedReplicaSet slow = EmbeddedReplicaSet.builder().name("slow").members(3)
+                .electionTimeout(Duration.ofSeconds(1)).build().start();
+             MongoClient slowClient = MongoClients.create(slow.connectionString())) {
+            MongoCollection<Document> c = slowClient.getDatabase("fo").getCollection("slow");
+            c.insertOne(new Document("_id", 1));
+            Member old = slow.primary();
+            slow.kill(old);
+            assertThat(slow.findPrimary()).isEmpty();
+            c.insertOne(new Document("_id", 2));
+            assertThat(slow.primary()).isNotSameAs(old);
+            assertThat(c.countDocuments()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void withoutAMajorityThereIsNoPrimaryUntilOneReturns() {
         Member a = rs.secondaries().get(0);
         Member b = rs.secondaries().get(1);

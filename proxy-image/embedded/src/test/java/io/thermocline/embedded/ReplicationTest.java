@@ -75,14 +75,15 @@ class ReplicationTest {
     }
 
     @Test
-    void laggingSecondaryCatchesUpAfterTheLag() {
-        rs.setReplicationLag(Duration.ofMillis(400));
+    void laggingSecondaryAppliesAWriteOnlyOnceTheLagHasPassed() {
+        rs.setReplicationLag(Duration.ofMinutes(10));
         MongoCollection<Document> coll = client.getDatabase("repl").getCollection("lagging").withWriteConcern(WriteConcern.W1);
         coll.insertOne(new Document("_id", "late"));
         Member secondary = rs.secondaries().get(1);
         try (MongoClient direct = MongoClients.create(secondary.directConnectionString())) {
             assertThat(find(direct, "lagging", "late", null, 0)).isNull();
-            org.awaitility.Awaitility.await().atMost(5, TimeUnit.SECONDS)
+            rs.setReplicationLag(Duration.ofMillis(200));
+            org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS)
                 .untilAsserted(() -> assertThat(find(direct, "lagging", "late", null, 0)).isNotNull());
         }
     }
@@ -100,6 +101,52 @@ class ReplicationTest {
         assertThatThrownBy(() -> coll.withWriteConcern(new WriteConcern(3).withWTimeout(300, TimeUnit.MILLISECONDS))
             .insertOne(new Document("_id", 4)))
             .isInstanceOf(MongoWriteConcernException.class);
+    }
+
+    @Test
+    void majorityReadsSeeOnlyWritesAMajorityApplied() {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("majorityReads");
+        coll.insertMany(List.of(new Document("_id", 1).append("v", 1), new Document("_id", 2).append("v", 1)));
+        rs.secondaries().forEach(rs::pauseReplication);
+        MongoCollection<Document> w1 = coll.withWriteConcern(WriteConcern.W1);
+        w1.updateOne(Filters.eq("_id", 1), new Document("$set", new Document("v", 2)));
+        w1.deleteOne(Filters.eq("_id", 2));
+        w1.insertOne(new Document("_id", 3).append("v", 1));
+        MongoCollection<Document> majority = coll.withReadConcern(com.mongodb.ReadConcern.MAJORITY);
+        assertThat(majority.find().sort(new Document("_id", 1)).into(new java.util.ArrayList<>())).isEqualTo(List.of(
+            new Document("_id", 1).append("v", 1), new Document("_id", 2).append("v", 1)));
+        assertThat(majority.countDocuments(Filters.eq("v", 1))).isEqualTo(2);
+        assertThat(coll.withReadConcern(com.mongodb.ReadConcern.LOCAL).find().sort(new Document("_id", 1))
+            .map(d -> d.getInteger("_id")).into(new java.util.ArrayList<>())).containsExactly(1, 3);
+        rs.members().forEach(rs::resumeReplication);
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        assertThat(majority.find().sort(new Document("_id", 1)).map(d -> d.getInteger("_id"))
+            .into(new java.util.ArrayList<>())).containsExactly(1, 3);
+    }
+
+    @Test
+    void aggregationOutputReplicatesAndIsStreamed() {
+        MongoCollection<Document> source = client.getDatabase("repl").getCollection("source");
+        MongoCollection<Document> target = client.getDatabase("repl").getCollection("merged");
+        source.insertMany(List.of(new Document("_id", 1).append("g", "a"), new Document("_id", 2).append("g", "b")));
+        target.insertOne(new Document("_id", "stale"));
+        try (var stream = target.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor()) {
+            source.aggregate(List.of(new Document("$merge", new Document("into", "merged")))).toCollection();
+            List<String> events = new java.util.ArrayList<>();
+            while (events.size() < 2) {
+                var e = stream.tryNext();
+                if (e != null) {
+                    events.add(e.getOperationType().getValue() + ":" + e.getDocumentKey().get("_id"));
+                }
+            }
+            assertThat(events).containsExactly("insert:BsonInt32{value=1}", "insert:BsonInt32{value=2}");
+        }
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        for (Member m : rs.members()) {
+            try (MongoClient direct = MongoClients.create(m.directConnectionString())) {
+                assertThat(direct.getDatabase("repl").getCollection("merged").countDocuments()).isEqualTo(3);
+            }
+        }
     }
 
     @Test

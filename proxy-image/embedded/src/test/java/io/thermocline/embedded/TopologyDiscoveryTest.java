@@ -76,6 +76,29 @@ class TopologyDiscoveryTest {
     }
 
     @Test
+    void compressedConnectionsWorkWithEveryCompressor() {
+        for (String compressor : List.of("snappy", "zlib", "zstd")) {
+            try (MongoClient client = MongoClients.create(rs.connectionString() + "&compressors=" + compressor)) {
+                var coll = client.getDatabase("disc").getCollection(compressor);
+                coll.insertOne(new Document("_id", 1).append("text", "x".repeat(2_000)));
+                assertThat(coll.find().first().getString("text")).hasSize(2_000);
+            }
+        }
+    }
+
+    @Test
+    void buildInfoAndServerStatusReportTheImplementedVersionAndReplicaSet() {
+        try (MongoClient client = MongoClients.create(rs.connectionString())) {
+            Document buildInfo = client.getDatabase("admin").runCommand(new Document("buildInfo", 1));
+            Document status = client.getDatabase("admin").runCommand(new Document("serverStatus", 1));
+            assertThat(buildInfo.getString("version")).isEqualTo("6.0.0");
+            assertThat(status.getString("version")).isEqualTo("6.0.0");
+            assertThat(status.get("repl", Document.class).getString("setName")).isEqualTo("disc");
+            assertThat(status.get("repl", Document.class).getBoolean("isWritablePrimary")).isTrue();
+        }
+    }
+
+    @Test
     void replSetGetStatusListsMembersWithTheirStates() {
         try (MongoClient client = MongoClients.create(rs.connectionString())) {
             Document status = client.getDatabase("admin").runCommand(new Document("replSetGetStatus", 1));

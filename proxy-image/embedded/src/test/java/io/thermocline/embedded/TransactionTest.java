@@ -31,7 +31,7 @@ class TransactionTest {
 
     @BeforeAll
     static void start() {
-        rs = EmbeddedReplicaSet.builder().name("txn").members(3).transactionLifetime(Duration.ofSeconds(1)).build().start();
+        rs = EmbeddedReplicaSet.builder().name("txn").members(3).build().start();
         client = MongoClients.create(rs.connectionString());
     }
 
@@ -91,6 +91,60 @@ class TransactionTest {
     }
 
     @Test
+    void readersOutsideTheTransactionSeeOnlyCommittedStateWhileItsOwnReadsSeeItsWrites() {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "c").append("v", 1));
+            coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 9));
+            coll.deleteOne(session, Filters.eq("_id", "b"));
+            assertThat(coll.find(session).sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+                new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
+            assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+                new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
+            assertThat(coll.countDocuments(Filters.eq("v", 1))).isEqualTo(2);
+            assertThat(coll.find(Filters.eq("_id", "c")).first()).isNull();
+            session.commitTransaction();
+        }
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+            new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
+    }
+
+    @Test
+    void writesOutsideATransactionProceedOnOtherDocumentsAndWaitForItsOwn() throws Exception {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 2));
+            coll.insertOne(new Document("_id", "outside"));
+            coll.updateOne(Filters.eq("_id", "b"), Updates.set("v", 5));
+            java.util.concurrent.CompletableFuture<Void> blocked = java.util.concurrent.CompletableFuture.runAsync(() ->
+                coll.updateOne(Filters.eq("_id", "a"), Updates.inc("v", 10)));
+            Thread.sleep(300);
+            assertThat(blocked).isNotDone();
+            session.commitTransaction();
+            blocked.get(10, TimeUnit.SECONDS);
+        }
+        assertThat(coll.find(Filters.eq("_id", "a")).first().getInteger("v")).isEqualTo(12);
+        assertThat(coll.find(Filters.eq("_id", "b")).first().getInteger("v")).isEqualTo(5);
+        assertThat(coll.countDocuments(Filters.eq("_id", "outside"))).isEqualTo(1);
+    }
+
+    @Test
+    void startingANewTransactionOnASessionAbortsItsUnfinishedOne() {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "unfinished"));
+            org.bson.BsonDocument lsid = session.getServerSession().getIdentifier();
+            long next = session.getServerSession().getTransactionNumber() + 1;
+            client.getDatabase("txn").runCommand(new Document("insert", coll.getNamespace().getCollectionName())
+                .append("documents", List.of(new Document("_id", "next"))).append("lsid", lsid).append("txnNumber", next)
+                .append("startTransaction", true).append("autocommit", false));
+            client.getDatabase("admin").runCommand(new Document("commitTransaction", 1).append("lsid", lsid)
+                .append("txnNumber", next).append("autocommit", false));
+        }
+        assertThat(coll.find().map(d -> d.get("_id")).into(new ArrayList<>())).containsExactlyInAnyOrder("a", "b", "next");
+    }
+
+    @Test
     void abortLeavesNoTraceInDataOrChangeStream() {
         try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
                  coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor();
@@ -131,15 +185,19 @@ class TransactionTest {
 
     @Test
     void anAbandonedTransactionExpiresAndIsRolledBack() throws InterruptedException {
-        try (ClientSession session = client.startSession()) {
+        try (EmbeddedReplicaSet shortLived = EmbeddedReplicaSet.builder().name("expiry")
+                .transactionLifetime(Duration.ofMillis(500)).build().start();
+             MongoClient expiring = MongoClients.create(shortLived.connectionString());
+             ClientSession session = expiring.startSession()) {
+            MongoCollection<Document> c = expiring.getDatabase("txn").getCollection("expiry");
             session.startTransaction();
-            coll.insertOne(session, new Document("_id", "abandoned"));
-            Thread.sleep(2_500);
+            c.insertOne(session, new Document("_id", "abandoned"));
+            Thread.sleep(3_000);
             assertThatThrownBy(session::commitTransaction)
                 .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(251));
+            assertThat(c.countDocuments(Filters.eq("_id", "abandoned"))).isZero();
+            c.insertOne(new Document("_id", "writable"));
+            assertThat(c.countDocuments()).isEqualTo(1);
         }
-        assertThat(coll.countDocuments(Filters.eq("_id", "abandoned"))).isZero();
-        coll.insertOne(new Document("_id", "writable"));
-        assertThat(coll.countDocuments()).isEqualTo(3);
     }
 }

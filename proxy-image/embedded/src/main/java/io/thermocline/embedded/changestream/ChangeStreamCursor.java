@@ -44,6 +44,7 @@ public final class ChangeStreamCursor {
     private ResumeToken lastEventToken;
     private boolean invalidated;
     private volatile boolean closed;
+    private volatile long lastUsedMillis = System.currentTimeMillis();
 
     public ChangeStreamCursor(long id, ChangeStreamScope scope, ChangeStreamOptions options, List<BsonDocument> postStages,
                               MemberState member, ReplicationCoordinator coordinator) {
@@ -87,7 +88,8 @@ public final class ChangeStreamCursor {
         if (options.startAtOperationTime() != null) {
             return new OplogPosition(options.startAtOperationTime().getValue(), -1);
         }
-        return coordinator.isPrimary(member) ? coordinator.oplog().last() : member.applied();
+        // The member's applied position, not the oplog's end: a transaction being appended is not half-seen.
+        return member.applied();
     }
 
     private void checkHistory() {
@@ -113,6 +115,15 @@ public final class ChangeStreamCursor {
         return 1_000;
     }
 
+    public long lastUsedMillis() {
+        return lastUsedMillis;
+    }
+
+    /** A batch without scanning (batchSize 0 on the opening aggregate). */
+    public synchronized Batch empty() {
+        return new Batch(List.of(), new ResumeToken(position, ResumeToken.Kind.HIGH_WATER_MARK).toBson(), false);
+    }
+
     public void close() {
         closed = true;
         coordinator.progress().signalAll();
@@ -126,6 +137,7 @@ public final class ChangeStreamCursor {
 
     /** The next batch: returns as soon as there are events, or after maxAwaitMillis without any. */
     public synchronized Batch next(int batchSize, long maxAwaitMillis) {
+        lastUsedMillis = System.currentTimeMillis();
         int limit = batchSize <= 0 ? 101 : batchSize;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxAwaitMillis);
         List<BsonDocument> events = new ArrayList<>();

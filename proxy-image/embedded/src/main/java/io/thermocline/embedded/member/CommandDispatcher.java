@@ -1,12 +1,9 @@
 package io.thermocline.embedded.member;
 
 import io.netty.channel.Channel;
-import io.thermocline.embedded.changestream.ChangeStreamCursor;
-import io.thermocline.embedded.changestream.ChangeStreamOptions;
-import io.thermocline.embedded.changestream.ChangeStreamScope;
+import io.thermocline.embedded.changestream.ChangeStreamCursors;
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.OplogPosition;
-import io.thermocline.embedded.replication.MemberRole;
 import io.thermocline.embedded.replication.MemberState;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
 import io.thermocline.embedded.replication.ReplicationException;
@@ -16,18 +13,14 @@ import io.thermocline.embedded.storage.BsonBridge;
 import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.write.WriteExecutor;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
 import org.bson.BsonBoolean;
-import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonInt32;
@@ -42,6 +35,7 @@ import org.bson.BsonValue;
  * carries operationTime and $clusterTime.
  */
 final class CommandDispatcher {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CommandDispatcher.class);
     private static final Set<String> READS = Set.of("find", "aggregate", "count", "distinct", "listcollections",
         "listindexes", "dbstats", "collstats", "mapreduce");
     private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
@@ -49,7 +43,6 @@ final class CommandDispatcher {
     private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
     private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
-    private static final Duration TXN_LOCK_WAIT = Duration.ofMillis(500);
 
     /** Thrown to make the connection close without a reply (failCommand closeConnection). */
     static final class CloseConnection extends RuntimeException {
@@ -65,7 +58,7 @@ final class CommandDispatcher {
     private final MemberState self;
     private final SessionCatalog sessions;
     private final FailPoints failPoints = new FailPoints();
-    private final Map<Long, ChangeStreamCursor> cursors = new ConcurrentHashMap<>();
+    private final ChangeStreamCursors changeStreams;
     private final boolean majorityByDefault;
 
     CommandDispatcher(ReplicationCoordinator coordinator, MemberState self, SessionCatalog sessions, boolean majorityByDefault) {
@@ -73,11 +66,11 @@ final class CommandDispatcher {
         this.self = self;
         this.sessions = sessions;
         this.majorityByDefault = majorityByDefault;
+        this.changeStreams = new ChangeStreamCursors(coordinator, self);
     }
 
     void closeCursors() {
-        cursors.values().forEach(ChangeStreamCursor::close);
-        cursors.clear();
+        changeStreams.closeAll();
     }
 
     BsonDocument dispatch(Channel channel, int connectionId, String db, BsonDocument command, boolean legacy) {
@@ -105,6 +98,7 @@ final class CommandDispatcher {
             }
             return decorate(new Result(error, coordinator.operationTime(self)));
         } catch (RuntimeException e) {
+            log.warn("event=commandFailed member={} command={} error={}", self.index(), name, e.toString());
             return decorate(new Result(MemberStore.errorReply(1, "InternalError", name + " failed: " + e), coordinator.operationTime(self)));
         }
     }
@@ -173,9 +167,9 @@ final class CommandDispatcher {
         return switch (lower) {
             case "hello", "ismaster" -> new Result(HelloReply.build(coordinator, self, command,
                 legacy || !lower.equals("hello"), connectionId), coordinator.operationTime(self));
-            case "buildinfo" -> new Result(buildInfo(), coordinator.operationTime(self));
-            case "replsetgetstatus" -> new Result(replSetGetStatus(), coordinator.operationTime(self));
-            case "replsetgetconfig" -> new Result(replSetGetConfig(), coordinator.operationTime(self));
+            case "buildinfo" -> new Result(ReplicaSetStatus.buildInfo(), coordinator.operationTime(self));
+            case "replsetgetstatus" -> new Result(ReplicaSetStatus.replSetGetStatus(coordinator, self), coordinator.operationTime(self));
+            case "replsetgetconfig" -> new Result(ReplicaSetStatus.replSetGetConfig(coordinator), coordinator.operationTime(self));
             case "replsetstepdown" -> stepDown(command);
             case "endsessions", "killsessions", "refreshsessions", "killallsessions" ->
                 new Result(MemberStore.okReply(), coordinator.operationTime(self));
@@ -187,12 +181,14 @@ final class CommandDispatcher {
             }
             case "getmore" -> getMore(channel, db, command);
             case "killcursors" -> killCursors(channel, db, command);
-            case "getparameter" -> new Result(getParameter(command), coordinator.operationTime(self));
+            case "getparameter" -> new Result(ReplicaSetStatus.getParameter(command), coordinator.operationTime(self));
+            case "serverstatus" -> new Result(ReplicaSetStatus.serverStatus(self.store().command(channel, db, command),
+                coordinator, self), coordinator.operationTime(self));
             default -> {
                 if (lower.equals("aggregate") && isChangeStream(command)) {
                     yield changeStream(db, command);
                 }
-                if (WriteExecutor.isWrite(lower)) {
+                if (WriteExecutor.isWrite(lower) || WriteExecutor.isAggregateWrite(lower, command)) {
                     yield write(channel, db, name, command);
                 }
                 yield read(channel, db, lower, command);
@@ -207,9 +203,30 @@ final class CommandDispatcher {
         awaitCausalPoint(command);
         if (command.containsKey("autocommit")) {
             openTransaction(command);
+        } else if (command.isString(command.getFirstKey())) {
+            String coll = command.getString(command.getFirstKey()).getValue();
+            Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>();
+            if (isMajorityRead(command)) {
+                hidden.putAll(coordinator.majorityPreImages(self, db, coll));
+            }
+            if (coordinator.isPrimary(self)) {
+                sessions.uncommittedPreImages(self.index(), db, coll).forEach(hidden::putIfAbsent);
+            }
+            if (!hidden.isEmpty()) {
+                Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, hidden);
+                if (committed.isPresent()) {
+                    return new Result(committed.get(), coordinator.operationTime(self));
+                }
+            }
         }
         BsonDocument reply = self.store().command(channel, db, command);
         return new Result(reply, coordinator.operationTime(self));
+    }
+
+    private static boolean isMajorityRead(BsonDocument command) {
+        BsonValue readConcern = command.get("readConcern");
+        return readConcern != null && readConcern.isDocument()
+            && "majority".equals(readConcern.asDocument().getString("level", new BsonString("local")).getValue());
     }
 
     private void checkReadable(String lower, BsonDocument command) {
@@ -258,16 +275,14 @@ final class CommandDispatcher {
             }
         }
         Object owner = new Object();
-        if (!coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(24, "LockTimeout", "could not take the write lock within " + WRITE_LOCK_WAIT.toSeconds()
-                + "s: a transaction holds it; commit or abort it");
-        }
+        lock(owner);
         OplogPosition[] last = {self.applied()};
         BsonDocument reply;
         try {
             requirePrimary();
             WriteExecutor executor = new WriteExecutor(self.store(), channel,
-                change -> last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false));
+                change -> last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false),
+                (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids));
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, reply, last[0]);
@@ -278,6 +293,47 @@ final class CommandDispatcher {
         BsonDocument mutableReply = BsonBridge.mutable(reply);
         awaitWriteConcern(command, last[0], mutableReply);
         return new Result(mutableReply, last[0].clusterTime());
+    }
+
+    private void lock(Object owner) {
+        if (!coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new ReplicationException(24, "LockTimeout", "could not take the write lock within "
+                + WRITE_LOCK_WAIT.toSeconds() + "s");
+        }
+    }
+
+    /**
+     * A write outside transactions that meets documents an open transaction changed waits for it
+     * to end (as MongoDB does), with the write lock released meanwhile; false = look again.
+     */
+    private boolean waitOutTransactions(Object owner, String db, String coll, List<BsonValue> ids) {
+        Optional<Transaction> holder = sessions.holder(self.index(), db, coll, ids, null);
+        if (holder.isEmpty()) {
+            return true;
+        }
+        Transaction t = holder.get();
+        coordinator.writeLock().release(owner);
+        boolean ended = coordinator.progress().await(() -> t.state() != Transaction.State.IN_PROGRESS,
+            WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        lock(owner);
+        if (!ended) {
+            throw new ReplicationException(50, "MaxTimeMSExpired", "waited " + WRITE_LOCK_WAIT.toSeconds()
+                + "s for a transaction holding a document of " + db + "." + coll + " to commit or abort");
+        }
+        requirePrimary();
+        return false;
+    }
+
+    /** Aborts a transaction, undoing its writes on the member it ran on, and wakes writers waiting for it. */
+    void abort(Transaction t) {
+        Object owner = new Object();
+        coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+        } finally {
+            coordinator.writeLock().release(owner);
+        }
+        coordinator.progress().signalAll();
     }
 
     private void requirePrimary() {
@@ -294,15 +350,15 @@ final class CommandDispatcher {
             ? Duration.ofMillis(wc.asDocument().getNumber("wtimeout").longValue()) : Duration.ofDays(1);
         boolean satisfied;
         if (w == null) {
-            satisfied = !majorityByDefault || coordinator.awaitMajority(position, timeout);
+            satisfied = !majorityByDefault || coordinator.awaitMajority(self, position, timeout);
         } else if (w.isString() && "majority".equals(w.asString().getValue())) {
-            satisfied = coordinator.awaitMajority(position, timeout);
+            satisfied = coordinator.awaitMajority(self, position, timeout);
         } else if (w.isNumber() && w.asNumber().intValue() > 1) {
             int count = w.asNumber().intValue();
             if (count > coordinator.members().size()) {
                 throw new ReplicationException(100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes for w:" + count);
             }
-            satisfied = coordinator.awaitAcknowledged(position, count, timeout);
+            satisfied = coordinator.awaitAcknowledged(self, position, count, timeout);
         } else {
             satisfied = true;
         }
@@ -324,6 +380,7 @@ final class CommandDispatcher {
         long txnNumber = command.getNumber("txnNumber").longValue();
         if (command.getBoolean("startTransaction", BsonBoolean.FALSE).getValue()) {
             requirePrimary();
+            sessions.openTransaction(lsid).filter(open -> open.txnNumber() < txnNumber).ifPresent(this::abort);
             return sessions.begin(lsid, txnNumber, self.index());
         }
         Transaction t = sessions.transaction(lsid, txnNumber)
@@ -338,16 +395,24 @@ final class CommandDispatcher {
 
     private Result transactionalWrite(Channel channel, String db, String name, BsonDocument command) {
         Transaction t = openTransaction(command);
-        if (!coordinator.writeLock().acquire(t, TXN_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(112, "WriteConflict",
-                "Write conflict during plan execution and yielding is disabled.");
+        Object owner = new Object();
+        lock(owner);
+        try {
+            if (t.state() != Transaction.State.IN_PROGRESS) {
+                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
+            }
+            requirePrimary();
+            BsonDocument reply = new WriteExecutor(self.store(), channel, t::stage, (database, coll, ids) -> {
+                if (sessions.holder(self.index(), database, coll, ids, t).isPresent()) {
+                    throw new ReplicationException(112, "WriteConflict",
+                        "Write conflict during plan execution and yielding is disabled.");
+                }
+                return true;
+            }).execute(db, name, command);
+            return new Result(reply, coordinator.operationTime(self));
+        } finally {
+            coordinator.writeLock().release(owner);
         }
-        if (t.state() != Transaction.State.IN_PROGRESS) {
-            coordinator.writeLock().releaseAll(t);
-            throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
-        }
-        BsonDocument reply = new WriteExecutor(self.store(), channel, t::stage).execute(db, name, command);
-        return new Result(reply, coordinator.operationTime(self));
     }
 
     private Result commitTransaction(BsonDocument command) {
@@ -365,17 +430,20 @@ final class CommandDispatcher {
             return new Result(reply, committed.clusterTime());
         }
         requirePrimary();
-        if (!coordinator.writeLock().acquire(t, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(24, "LockTimeout", "could not take the write lock to commit");
-        }
+        Object owner = new Object();
+        lock(owner);
         OplogPosition position;
         try {
+            if (t.state() != Transaction.State.IN_PROGRESS || !coordinator.isPrimary(self)) {
+                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
+            }
             List<Change> changes = t.changes();
             position = coordinator.commit(self, changes, lsid, txnNumber, true);
             sessions.markCommitted(t);
         } finally {
-            coordinator.writeLock().releaseAll(t);
+            coordinator.writeLock().release(owner);
         }
+        coordinator.progress().signalAll();
         BsonDocument reply = MemberStore.okReply();
         awaitWriteConcern(command, position, reply);
         return new Result(reply, position.clusterTime());
@@ -389,94 +457,36 @@ final class CommandDispatcher {
         if (t.state() == Transaction.State.COMMITTED) {
             throw new ReplicationException(256, "TransactionCommitted", "Transaction " + txnNumber + " has been committed.");
         }
-        if (!sessions.abort(t, coordinator.members().get(t.primaryIndex()).store())) {
+        if (t.state() != Transaction.State.IN_PROGRESS) {
             throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
         }
-        coordinator.writeLock().releaseAll(t);
+        abort(t);
         return new Result(MemberStore.okReply(), coordinator.operationTime(self));
     }
 
     // ---- change streams and cursors ----
 
     private static boolean isChangeStream(BsonDocument command) {
-        BsonValue pipeline = command.get("pipeline");
-        return pipeline != null && pipeline.isArray() && !pipeline.asArray().isEmpty()
-            && pipeline.asArray().get(0).isDocument() && pipeline.asArray().get(0).asDocument().containsKey("$changeStream");
+        return ChangeStreamCursors.isChangeStream(command);
     }
 
     private Result changeStream(String db, BsonDocument command) {
         checkReadable("aggregate", command);
         awaitCausalPoint(command);
-        BsonArray pipeline = command.getArray("pipeline");
-        BsonDocument spec = pipeline.get(0).asDocument().getDocument("$changeStream");
-        ChangeStreamOptions options = ChangeStreamOptions.parse(spec);
-        ChangeStreamScope scope;
-        BsonValue target = command.get("aggregate");
-        if (target.isString()) {
-            scope = new ChangeStreamScope.Collection(db, target.asString().getValue());
-        } else if (options.allChangesForCluster()) {
-            if (!"admin".equals(db)) {
-                throw new ReplicationException(40573, "Location40573",
-                    "$changeStream may only be run with allChangesForCluster on the admin database");
-            }
-            scope = new ChangeStreamScope.Cluster();
-        } else {
-            if ("admin".equals(db) || "config".equals(db) || "local".equals(db)) {
-                throw new ReplicationException(73, "InvalidNamespace", "$changeStream may not be opened on the internal " + db + " database");
-            }
-            scope = new ChangeStreamScope.Database(db);
-        }
-        List<BsonDocument> rest = new ArrayList<>();
-        for (int i = 1; i < pipeline.size(); i++) {
-            rest.add(pipeline.get(i).asDocument());
-        }
-        long id = ThreadLocalRandom.current().nextLong(1L << 40, Long.MAX_VALUE);
-        ChangeStreamCursor cursor = new ChangeStreamCursor(id, scope, options, rest, self, coordinator);
-        int batchSize = command.getDocument("cursor", new BsonDocument()).getNumber("batchSize", new BsonInt32(101)).intValue();
-        ChangeStreamCursor.Batch batch = cursor.next(batchSize, 0);
-        if (!batch.exhausted()) {
-            cursors.put(id, cursor);
-        }
-        return new Result(cursorReply("firstBatch", batch, batch.exhausted() ? 0 : id, cursor.namespace()),
-            coordinator.operationTime(self));
-    }
-
-    private static BsonDocument cursorReply(String batchName, ChangeStreamCursor.Batch batch, long id, String ns) {
-        BsonArray events = new BsonArray(new ArrayList<>(batch.events()));
-        return new BsonDocument("cursor", new BsonDocument(batchName, events)
-            .append("postBatchResumeToken", batch.postBatchResumeToken())
-            .append("id", new BsonInt64(id))
-            .append("ns", new BsonString(ns)))
-            .append("ok", new BsonDouble(1));
+        return new Result(changeStreams.open(db, command), coordinator.operationTime(self));
     }
 
     private Result getMore(Channel channel, String db, BsonDocument command) {
-        long id = command.getNumber("getMore").longValue();
-        ChangeStreamCursor cursor = cursors.get(id);
-        if (cursor == null) {
-            return new Result(self.store().command(channel, db, command), coordinator.operationTime(self));
-        }
-        int batchSize = command.getNumber("batchSize", new BsonInt32(101)).intValue();
-        long maxAwait = command.getNumber("maxTimeMS", new BsonInt64(cursor.maxAwaitDefaultMillis())).longValue();
-        ChangeStreamCursor.Batch batch = cursor.next(batchSize, maxAwait);
-        if (batch.exhausted()) {
-            cursors.remove(id);
-        }
-        return new Result(cursorReply("nextBatch", batch, batch.exhausted() ? 0 : id, cursor.namespace()),
-            coordinator.operationTime(self));
+        Optional<BsonDocument> reply = changeStreams.getMore(command);
+        return new Result(reply.orElseGet(() -> self.store().command(channel, db, command)), coordinator.operationTime(self));
     }
 
     private Result killCursors(Channel channel, String db, BsonDocument command) {
         BsonArray killed = new BsonArray();
         BsonArray others = new BsonArray();
         for (BsonValue idValue : command.getArray("cursors", new BsonArray())) {
-            ChangeStreamCursor cursor = cursors.remove(idValue.asNumber().longValue());
-            if (cursor != null) {
-                cursor.close();
-                killed.add(new BsonInt64(idValue.asNumber().longValue()));
-            } else {
-                others.add(new BsonInt64(idValue.asNumber().longValue()));
-            }
+            long id = idValue.asNumber().longValue();
+            (changeStreams.kill(id) ? killed : others).add(new BsonInt64(id));
         }
         BsonArray notFound = new BsonArray();
         if (!others.isEmpty()) {
@@ -497,63 +507,5 @@ final class CommandDispatcher {
         long catchUp = command.getNumber("secondaryCatchUpPeriodSecs", new BsonInt32(10)).longValue();
         coordinator.stepDown(Duration.ofSeconds(catchUp));
         return new Result(MemberStore.okReply(), coordinator.operationTime(self));
-    }
-
-    private BsonDocument replSetGetStatus() {
-        BsonArray members = new BsonArray();
-        for (MemberState m : coordinator.members()) {
-            MemberRole role = coordinator.role(m);
-            BsonTimestamp ts = m.applied().clusterTime();
-            BsonDocument member = new BsonDocument("_id", new BsonInt32(m.index()))
-                .append("name", new BsonString(m.host()))
-                .append("health", new BsonDouble(m.alive() ? 1 : 0))
-                .append("state", new BsonInt32(role.code()))
-                .append("stateStr", new BsonString(role.label()))
-                .append("optime", new BsonDocument("ts", ts).append("t", new BsonInt64(coordinator.term())))
-                .append("optimeDate", new BsonDateTime(ts.getTime() * 1000L));
-            if (m == self) {
-                member.append("self", BsonBoolean.TRUE);
-            }
-            members.add(member);
-        }
-        BsonTimestamp majority = coordinator.majorityCommitted().clusterTime();
-        return new BsonDocument("set", new BsonString(coordinator.setName()))
-            .append("date", new BsonDateTime(System.currentTimeMillis()))
-            .append("myState", new BsonInt32(coordinator.role(self).code()))
-            .append("term", new BsonInt64(coordinator.term()))
-            .append("optimes", new BsonDocument("lastCommittedOpTime", new BsonDocument("ts", majority)
-                .append("t", new BsonInt64(coordinator.term())))
-                .append("appliedOpTime", new BsonDocument("ts", self.applied().clusterTime())
-                    .append("t", new BsonInt64(coordinator.term()))))
-            .append("members", members)
-            .append("ok", new BsonDouble(1));
-    }
-
-    private BsonDocument replSetGetConfig() {
-        BsonArray members = new BsonArray();
-        for (MemberState m : coordinator.members()) {
-            members.add(new BsonDocument("_id", new BsonInt32(m.index())).append("host", new BsonString(m.host()))
-                .append("priority", new BsonDouble(1)).append("votes", new BsonInt32(1)));
-        }
-        return new BsonDocument("config", new BsonDocument("_id", new BsonString(coordinator.setName()))
-            .append("version", new BsonInt32(1)).append("term", new BsonInt64(coordinator.term()))
-            .append("members", members)).append("ok", new BsonDouble(1));
-    }
-
-    private static BsonDocument buildInfo() {
-        return new BsonDocument("version", new BsonString("6.0.0"))
-            .append("gitVersion", new BsonString("thermocline-embedded"))
-            .append("versionArray", new BsonArray(List.of(new BsonInt32(6), new BsonInt32(0), new BsonInt32(0), new BsonInt32(0))))
-            .append("bits", new BsonInt32(64))
-            .append("maxBsonObjectSize", new BsonInt32(16 * 1024 * 1024))
-            .append("ok", new BsonDouble(1));
-    }
-
-    private static BsonDocument getParameter(BsonDocument command) {
-        BsonDocument reply = new BsonDocument();
-        if (command.containsKey("featureCompatibilityVersion")) {
-            reply.append("featureCompatibilityVersion", new BsonDocument("version", new BsonString("6.0")));
-        }
-        return reply.append("ok", new BsonDouble(1));
     }
 }

@@ -24,7 +24,12 @@ public final class OplogStore {
         } catch (java.io.IOException e) {
             throw new IllegalStateException("cannot create storage directory " + directory + ": " + e.getMessage(), e);
         }
-        store = new MVStore.Builder().fileName(directory.resolve("oplog.mv").toString()).open();
+        try {
+            store = new MVStore.Builder().fileName(directory.resolve("oplog.mv").toString()).open();
+        } catch (org.h2.mvstore.MVStoreException e) {
+            throw new IllegalStateException("cannot open the oplog in " + directory + ": " + e.getMessage()
+                + "; another replica set or process may be using this storage directory", e);
+        }
         entries = store.openMap("oplog");
         meta = store.openMap("meta");
     }

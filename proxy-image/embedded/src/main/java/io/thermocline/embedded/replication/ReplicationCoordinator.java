@@ -34,7 +34,12 @@ public final class ReplicationCoordinator {
     private final ProgressSignal topology = new ProgressSignal();
     private final WriteLock writeLock = new WriteLock();
     private final List<IntConsumer> primaryChangeListeners = new CopyOnWriteArrayList<>();
+    /** Pre-images of writes a majority has not applied yet: what majority reads must still see. */
+    private final java.util.concurrent.ConcurrentSkipListMap<OplogPosition, Change> notYetMajority =
+        new java.util.concurrent.ConcurrentSkipListMap<>();
     private volatile Duration lag = Duration.ZERO;
+    private volatile Duration electionTimeout = Duration.ZERO;
+    private java.util.concurrent.ScheduledExecutorService elections;
     private volatile long term;
     private volatile int primary = -1;
 
@@ -131,9 +136,15 @@ public final class ReplicationCoordinator {
             entries.add(new OplogEntry(position, term, now, c.operation(), c.database(), c.collection(), c.documentKey(),
                 c.document(), c.updateDescription(), lsid, txnNumber, inTransaction));
         }
+        for (int i = 0; i < entries.size(); i++) {
+            if (changes.get(i).documentKey() != null) {
+                notYetMajority.put(entries.get(i).position(), changes.get(i));
+            }
+        }
         oplog.append(entries);
         OplogPosition last = entries.get(entries.size() - 1).position();
         writer.applied(last, now);
+        forgetMajorityCommitted();
         progress.signalAll();
         return last;
     }
@@ -141,7 +152,34 @@ public final class ReplicationCoordinator {
     /** Records progress of a secondary (the applier calls this after each entry). */
     void applied(MemberState member, OplogEntry entry) {
         member.applied(entry.position(), entry.wallTimeMillis());
+        forgetMajorityCommitted();
         progress.signalAll();
+    }
+
+    private void forgetMajorityCommitted() {
+        notYetMajority.headMap(majorityCommitted(), true).clear();
+    }
+
+    /**
+     * For a majority read on a member: the majority-committed version (null: absent) of each
+     * document of a collection that writes after the majority point, up to what the member
+     * applied, have changed.
+     */
+    public java.util.Map<org.bson.BsonValue, BsonDocument> majorityPreImages(MemberState member, String database,
+                                                                             String collection) {
+        java.util.Map<org.bson.BsonValue, BsonDocument> committed = new java.util.LinkedHashMap<>();
+        OplogPosition majority = majorityCommitted();
+        OplogPosition applied = member.applied();
+        if (!applied.isAfter(majority)) {
+            return committed;
+        }
+        for (Change c : notYetMajority.subMap(majority, false, applied, true).values()) {
+            if (database.equals(c.database()) && collection.equals(c.collection())
+                && !committed.containsKey(c.documentKey().get("_id"))) {
+                committed.put(c.documentKey().get("_id"), c.preImage());
+            }
+        }
+        return committed;
     }
 
     /** The newest position a majority of members has applied: what change streams may show. */
@@ -154,13 +192,29 @@ public final class ReplicationCoordinator {
         return positions.get(members.size() / 2);
     }
 
-    public boolean awaitMajority(OplogPosition position, Duration timeout) {
-        return progress.await(() -> !position.isAfter(majorityCommitted()), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    /**
+     * Waits until a majority applied the position. A writer that stops being primary meanwhile
+     * is told so (as MongoDB interrupts such waits), since its write may be rolled back.
+     */
+    public boolean awaitMajority(MemberState writer, OplogPosition position, Duration timeout) {
+        return awaitAcknowledged(writer, position, members.size() / 2 + 1, timeout);
     }
 
-    public boolean awaitAcknowledged(OplogPosition position, int count, Duration timeout) {
-        return progress.await(() -> members.stream().filter(m -> !position.isAfter(m.applied())).count() >= count,
+    public boolean awaitAcknowledged(MemberState writer, OplogPosition position, int count, Duration timeout) {
+        boolean done = progress.await(() -> acknowledged(position) >= count || !isPrimary(writer),
             timeout.toMillis(), TimeUnit.MILLISECONDS);
+        if (acknowledged(position) >= count) {
+            return true;
+        }
+        if (done) {
+            throw new ReplicationException(11602, "InterruptedDueToReplStateChange",
+                "operation was interrupted because the primary stepped down while waiting for replication");
+        }
+        return false;
+    }
+
+    private long acknowledged(OplogPosition position) {
+        return members.stream().filter(m -> !position.isAfter(m.applied())).count();
     }
 
     /** Waits until a member has applied every entry stamped at or before a cluster time. */
@@ -233,12 +287,50 @@ public final class ReplicationCoordinator {
     private void reconcile(int excluded) {
         long alive = members.stream().filter(MemberState::alive).count();
         boolean majority = alive * 2 > members.size();
-        if (primary >= 0 && (!members.get(primary).alive() || !majority)) {
+        boolean lost = primary >= 0 && (!members.get(primary).alive() || !majority);
+        if (lost) {
             log.info("event=primaryLost set={} member={}", setName, primary);
             setPrimary(-1);
         }
         if (primary < 0 && majority) {
-            elect(excluded);
+            if (lost && !electionTimeout.isZero()) {
+                scheduleElection();
+            } else {
+                elect(excluded);
+            }
+        }
+    }
+
+    /** Like MongoDB's electionTimeoutMillis: after a primary is lost, the set has none for a while. */
+    private void scheduleElection() {
+        if (elections == null) {
+            elections = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, setName + "-election");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        elections.schedule(() -> {
+            synchronized (this) {
+                long alive = members.stream().filter(MemberState::alive).count();
+                if (primary < 0 && alive * 2 > members.size()) {
+                    elect(-1);
+                    topologyChanged();
+                }
+            }
+        }, electionTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public void electionTimeout(Duration value) {
+        if (value.isNegative()) {
+            throw new IllegalArgumentException("election timeout must not be negative, got " + value);
+        }
+        electionTimeout = value;
+    }
+
+    public void close() {
+        if (elections != null) {
+            elections.shutdownNow();
         }
     }
 
@@ -255,6 +347,7 @@ public final class ReplicationCoordinator {
         }
         MemberState winner = candidate.get();
         List<OplogEntry> rolledBack = oplog.truncateAfter(winner.applied());
+        notYetMajority.tailMap(winner.applied(), false).clear();
         if (!rolledBack.isEmpty()) {
             log.info("event=rollback set={} entries={} after={}", setName, rolledBack.size(), winner.applied());
         }

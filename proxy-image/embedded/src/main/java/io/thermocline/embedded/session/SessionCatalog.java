@@ -73,6 +73,12 @@ public final class SessionCatalog {
         }
     }
 
+    /** The session's open transaction, if any: a newer transaction on the session aborts it first. */
+    public synchronized Optional<Transaction> openTransaction(BsonDocument lsid) {
+        Transaction t = session(lsid).transaction;
+        return t != null && t.state() == Transaction.State.IN_PROGRESS ? Optional.of(t) : Optional.empty();
+    }
+
     public synchronized Transaction begin(BsonDocument lsid, long txnNumber, int primaryIndex) {
         Session s = session(lsid);
         if (txnNumber < s.highestTxnNumber || (txnNumber == s.highestTxnNumber && s.transaction != null)) {
@@ -99,6 +105,42 @@ public final class SessionCatalog {
             }
         }
         return open;
+    }
+
+    /**
+     * For readers outside transactions: the committed version (null: absent) of every document of a
+     * collection that open transactions on a member have changed but not committed yet.
+     */
+    public Map<BsonValue, BsonDocument> uncommittedPreImages(int memberIndex, String database, String collection) {
+        Map<BsonValue, BsonDocument> committed = new java.util.LinkedHashMap<>();
+        for (Transaction t : openTransactions()) {
+            if (t.primaryIndex() != memberIndex) {
+                continue;
+            }
+            for (Change c : t.changes()) {
+                if (c.documentKey() != null && database.equals(c.database()) && collection.equals(c.collection())
+                    && !committed.containsKey(c.documentKey().get("_id"))) {
+                    committed.put(c.documentKey().get("_id"), c.preImage());
+                }
+            }
+        }
+        return committed;
+    }
+
+    /** Another open transaction on this member holding one of these documents, if any. */
+    public Optional<Transaction> holder(int memberIndex, String database, String collection, List<BsonValue> ids,
+                                        Transaction except) {
+        for (Transaction t : openTransactions()) {
+            if (t == except || t.primaryIndex() != memberIndex) {
+                continue;
+            }
+            for (BsonValue id : ids) {
+                if (t.touches(database, collection, id)) {
+                    return Optional.of(t);
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     public void markCommitted(Transaction t) {

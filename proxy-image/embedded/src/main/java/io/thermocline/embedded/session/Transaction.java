@@ -4,6 +4,7 @@ import io.thermocline.embedded.oplog.Change;
 import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonDocument;
+import org.bson.BsonValue;
 
 /**
  * A multi-document transaction: its writes are applied to the primary's storage as they come
@@ -18,6 +19,7 @@ public final class Transaction {
     private final int primaryIndex;
     private final long deadlineMillis;
     private final List<Change> changes = new ArrayList<>();
+    private final java.util.Set<String> touched = new java.util.HashSet<>();
     private volatile State state = State.IN_PROGRESS;
 
     Transaction(BsonDocument lsid, long txnNumber, int primaryIndex, long deadlineMillis) {
@@ -53,6 +55,14 @@ public final class Transaction {
 
     public synchronized void stage(Change change) {
         changes.add(change);
+        if (change.documentKey() != null) {
+            touched.add(change.database() + "." + change.collection() + "\u0000" + change.documentKey().get("_id"));
+        }
+    }
+
+    /** Whether this transaction changed the document (so others must not until it ends). */
+    public synchronized boolean touches(String database, String collection, BsonValue id) {
+        return touched.contains(database + "." + collection + "\u0000" + id);
     }
 
     public synchronized List<Change> changes() {

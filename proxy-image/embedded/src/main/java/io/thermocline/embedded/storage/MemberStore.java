@@ -53,7 +53,13 @@ public final class MemberStore implements AutoCloseable {
                     + ": " + e.getMessage() + "; pass a writable directory", e);
             }
             Path file = directory.path().resolve(memberName + ".mv");
-            MVStore store = new MVStore.Builder().fileName(file.toString()).open();
+            MVStore store;
+            try {
+                store = new MVStore.Builder().fileName(file.toString()).open();
+            } catch (org.h2.mvstore.MVStoreException e) {
+                throw new IllegalStateException("cannot open " + file + ": " + e.getMessage()
+                    + "; another replica set or process may be using this storage directory", e);
+            }
             return new MemberStore(new H2Backend(store));
         }
         return new MemberStore(new MemoryBackend());

@@ -33,11 +33,36 @@ public final class WriteExecutor {
     private final MemberStore store;
     private final Channel channel;
     private final Consumer<Change> sink;
+    private final ConflictGuard guard;
 
-    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink) {
+    /**
+     * Decides whether a statement may change these documents now. Returns false after it had to
+     * wait (for a transaction holding them): the statement then looks its documents up again.
+     * May throw (a transaction meeting another's documents gets a WriteConflict).
+     */
+    @FunctionalInterface
+    public interface ConflictGuard {
+        boolean clear(String database, String collection, List<BsonValue> ids);
+
+        ConflictGuard NONE = (db, coll, ids) -> true;
+    }
+
+    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink, ConflictGuard guard) {
         this.store = store;
         this.channel = channel;
         this.sink = sink;
+        this.guard = guard;
+    }
+
+    private List<RawBsonDocument> targets(String db, String coll, BsonDocument filter, BsonDocument sort, int limit) {
+        while (true) {
+            List<RawBsonDocument> found = store.find(db, coll, filter, sort, limit);
+            List<BsonValue> ids = new ArrayList<>(found.size());
+            found.forEach(d -> ids.add(d.get("_id")));
+            if (guard.clear(db, coll, ids)) {
+                return found;
+            }
+        }
     }
 
     public static boolean isWrite(String commandName) {
@@ -48,7 +73,42 @@ public final class WriteExecutor {
         };
     }
 
+    /** An aggregate ending in $out or $merge writes; its changes are found by comparing the target before and after. */
+    public static boolean isAggregateWrite(String commandName, BsonDocument command) {
+        return commandName.equalsIgnoreCase("aggregate") && outputOf("", command).isPresent();
+    }
+
+    /** The (database, collection) an aggregate writes to, when its last stage is $out or $merge. */
+    private static Optional<String[]> outputOf(String db, BsonDocument command) {
+        BsonValue pipeline = command.get("pipeline");
+        if (pipeline == null || !pipeline.isArray() || pipeline.asArray().isEmpty()) {
+            return Optional.empty();
+        }
+        BsonValue last = pipeline.asArray().get(pipeline.asArray().size() - 1);
+        if (!last.isDocument() || last.asDocument().isEmpty()) {
+            return Optional.empty();
+        }
+        String stage = last.asDocument().getFirstKey();
+        BsonValue target = last.asDocument().get(stage);
+        if (stage.equals("$merge") && target.isDocument()) {
+            target = target.asDocument().get("into");
+        } else if (!stage.equals("$out")) {
+            return Optional.empty();
+        }
+        if (target == null) {
+            return Optional.empty();
+        }
+        if (target.isString()) {
+            return Optional.of(new String[] {db, target.asString().getValue()});
+        }
+        BsonDocument ns = target.asDocument();
+        return Optional.of(new String[] {ns.getString("db", new BsonString(db)).getValue(), ns.getString("coll").getValue()});
+    }
+
     public BsonDocument execute(String db, String commandName, BsonDocument command) {
+        if (isAggregateWrite(commandName, command)) {
+            return aggregateWrite(db, command);
+        }
         return switch (commandName.toLowerCase()) {
             case "insert" -> insert(db, command);
             case "update" -> update(db, command);
@@ -69,6 +129,9 @@ public final class WriteExecutor {
         int n = 0;
         for (int i = 0; i < documents.size(); i++) {
             BsonDocument document = withId(documents.get(i).asDocument());
+            while (!guard.clear(db, coll, List.of(document.get("_id")))) {
+                Thread.onSpinWait();
+            }
             BsonDocument reply = store.command(channel, db, new BsonDocument("insert", new BsonString(coll))
                 .append("documents", new BsonArray(List.of(document))));
             if (!isOk(reply)) {
@@ -99,7 +162,7 @@ public final class WriteExecutor {
             BsonDocument statement = statements.get(i).asDocument();
             boolean multi = statement.getBoolean("multi", BsonBoolean.FALSE).getValue();
             BsonDocument filter = statement.getDocument("q", new BsonDocument());
-            List<RawBsonDocument> before = store.find(db, coll, filter, null, multi ? 0 : 1);
+            List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
             BsonDocument reply = store.command(channel, db, new BsonDocument("update", new BsonString(coll))
                 .append("updates", new BsonArray(List.of(statement))));
             if (!isOk(reply)) {
@@ -159,7 +222,7 @@ public final class WriteExecutor {
             BsonDocument filter = statement.getDocument("q", new BsonDocument());
             List<RawBsonDocument> victims;
             try {
-                victims = store.find(db, coll, filter, null, limit == 1 ? 1 : 0);
+                victims = targets(db, coll, filter, null, limit == 1 ? 1 : 0);
             } catch (RuntimeException e) {
                 writeErrors.add(new BsonDocument("index", new BsonInt32(i)).append("code", new BsonInt32(2))
                     .append("errmsg", new BsonString("bad delete filter: " + e.getMessage())));
@@ -181,7 +244,7 @@ public final class WriteExecutor {
         String coll = command.getString(command.getFirstKey()).getValue();
         BsonDocument filter = command.getDocument("query", new BsonDocument());
         BsonDocument sort = command.containsKey("sort") ? command.getDocument("sort") : null;
-        List<RawBsonDocument> found = store.find(db, coll, filter, sort, 1);
+        List<RawBsonDocument> found = targets(db, coll, filter, sort, 1);
         RawBsonDocument pre = found.isEmpty() ? null : found.get(0);
         BsonDocument reply = store.command(channel, db, command);
         if (!isOk(reply)) {
@@ -201,6 +264,27 @@ public final class WriteExecutor {
         } else if (pre != null) {
             recordModification(db, coll, pre, isReplacement(command.get("update")));
         }
+        return reply;
+    }
+
+    private BsonDocument aggregateWrite(String db, BsonDocument command) {
+        String[] target = outputOf(db, command).orElseThrow();
+        java.util.Map<BsonValue, RawBsonDocument> before = new java.util.LinkedHashMap<>();
+        targets(target[0], target[1], new BsonDocument(), null, 0).forEach(d -> before.put(d.get("_id"), d));
+        BsonDocument reply = store.command(channel, db, command);
+        if (!isOk(reply)) {
+            return reply;
+        }
+        for (RawBsonDocument after : store.find(target[0], target[1], new BsonDocument(), null, 0)) {
+            BsonValue id = after.get("_id");
+            RawBsonDocument old = before.remove(id);
+            if (old == null) {
+                sink.accept(new Change(Operation.INSERT, target[0], target[1], key(id), after, null, null));
+            } else if (!old.equals(after)) {
+                sink.accept(new Change(Operation.REPLACE, target[0], target[1], key(id), after, null, old));
+            }
+        }
+        before.forEach((id, old) -> sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
         return reply;
     }
 

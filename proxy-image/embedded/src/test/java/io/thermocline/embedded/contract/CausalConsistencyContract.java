@@ -106,8 +106,7 @@ public abstract class CausalConsistencyContract {
         BsonTimestamp operationTime = (BsonTimestamp) reply.get("operationTime");
         BsonDocument find = new BsonDocument("find", new BsonString(coll.getNamespace().getCollectionName()))
             .append("filter", new BsonDocument("_id", new BsonString("x")))
-            .append("readConcern", new BsonDocument("level", new BsonString("local")).append("afterClusterTime", operationTime))
-            .append("$readPreference", new BsonDocument("mode", new BsonString("secondaryPreferred")));
+            .append("readConcern", new BsonDocument("level", new BsonString("local")).append("afterClusterTime", operationTime));
         Document found = client.getDatabase("causal").runCommand(find, ReadPreference.secondaryPreferred());
         assertThat(found.get("cursor", Document.class).getList("firstBatch", Document.class)).hasSize(1);
     }

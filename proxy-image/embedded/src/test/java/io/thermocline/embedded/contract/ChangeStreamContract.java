@@ -174,6 +174,53 @@ public abstract class ChangeStreamContract {
     }
 
     @Test
+    void renameReportsTheTargetAndInvalidatesTheCollectionStream() {
+        coll.insertOne(new Document("_id", 1));
+        com.mongodb.MongoNamespace target = new com.mongodb.MongoNamespace(db.getName(), coll.getNamespace().getCollectionName() + "_renamed");
+        try (var cursor = open(coll.watch())) {
+            coll.renameCollection(target);
+            ChangeStreamDocument<Document> rename = next(cursor);
+            assertThat(rename.getOperationType()).isEqualTo(OperationType.RENAME);
+            assertThat(rename.getNamespace().getFullName()).isEqualTo(coll.getNamespace().getFullName());
+            assertThat(rename.getDestinationNamespace()).isEqualTo(target);
+            assertThat(next(cursor).getOperationType()).isEqualTo(OperationType.INVALIDATE);
+        }
+    }
+
+    @Test
+    void dropDatabaseReportsEachCollectionThenTheDatabaseAndInvalidatesADatabaseStream() {
+        coll.insertOne(new Document("_id", 1));
+        try (var cursor = open(db.watch())) {
+            db.drop();
+            ChangeStreamDocument<Document> drop = next(cursor);
+            assertThat(drop.getOperationType()).isEqualTo(OperationType.DROP);
+            assertThat(drop.getNamespace().getFullName()).isEqualTo(coll.getNamespace().getFullName());
+            ChangeStreamDocument<Document> dropDatabase = next(cursor);
+            assertThat(dropDatabase.getOperationType()).isEqualTo(OperationType.DROP_DATABASE);
+            assertThat(dropDatabase.getDatabaseName()).isEqualTo(db.getName());
+            assertThat(next(cursor).getOperationType()).isEqualTo(OperationType.INVALIDATE);
+        }
+    }
+
+    @Test
+    void resumingInsideATransactionDeliversItsRemainingEvents() {
+        BsonDocument firstOfTransaction;
+        try (var cursor = open(coll.watch()); ClientSession session = client.startSession()) {
+            session.withTransaction(() -> {
+                coll.insertOne(session, new Document("_id", 1));
+                coll.insertOne(session, new Document("_id", 2));
+                coll.insertOne(session, new Document("_id", 3));
+                return null;
+            });
+            firstOfTransaction = next(cursor).getResumeToken();
+        }
+        try (var cursor = open(coll.watch().resumeAfter(firstOfTransaction))) {
+            assertThat(next(cursor).getDocumentKey().getInt32("_id").getValue()).isEqualTo(2);
+            assertThat(next(cursor).getDocumentKey().getInt32("_id").getValue()).isEqualTo(3);
+        }
+    }
+
+    @Test
     void databaseStreamSeesEveryCollectionOfItsDatabaseOnly() {
         MongoCollection<Document> other = db.getCollection(coll.getNamespace().getCollectionName() + "_other");
         MongoCollection<Document> elsewhere = client.getDatabase(db.getName() + "x").getCollection("c");
@@ -215,7 +262,7 @@ public abstract class ChangeStreamContract {
             });
             ChangeStreamDocument<Document> first = next(cursor);
             ChangeStreamDocument<Document> second = next(cursor);
-            assertThat(first.getLsid()).isEqualTo(session.getServerSession().getIdentifier());
+            assertThat(first.getLsid().get("id")).isEqualTo(session.getServerSession().getIdentifier().get("id"));
             assertThat(first.getTxnNumber()).isNotNull();
             assertThat(second.getTxnNumber()).isEqualTo(first.getTxnNumber());
             assertThat(second.getClusterTime()).isEqualTo(first.getClusterTime());

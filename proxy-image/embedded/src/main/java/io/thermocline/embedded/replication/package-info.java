@@ -1,0 +1,2 @@
+/** Roles, elections, rollback, secondaries applying the oplog, and waits for replication. */
+package io.thermocline.embedded.replication;

@@ -1,0 +1,2 @@
+/** Write commands executed statement by statement on the primary, reporting each changed document. */
+package io.thermocline.embedded.write;
