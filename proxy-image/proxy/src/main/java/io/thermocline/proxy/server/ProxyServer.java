@@ -66,12 +66,24 @@ public final class ProxyServer implements AutoCloseable {
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
                 settings.connectTimeout());
         this.archive = new TierBackend(Tier.ARCHIVE, settings.archive(), connector, group, settings.heartbeatInterval(),
-                settings.poolWaitTimeout(), metrics, settings.compressors());
+                settings.poolWaitTimeout(), metrics, backendCompressors(settings.archive()));
         this.fast = settings.fast() == null ? null : new TierBackend(Tier.FAST, settings.fast(), connector, group,
-                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics, settings.compressors());
+                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics, backendCompressors(settings.fast()));
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
         this.dispatcher = new CommandDispatcher(this, handshake, cursors, metrics);
+    }
+
+    /**
+     * Compression towards a tier is asked for the way any driver asks: {@code compressors=} in
+     * the tier's connection string. Off by default, since the proxy usually sits next to its backends.
+     */
+    private static java.util.List<io.thermocline.wire.Compressor> backendCompressors(ProxySettings.TierEndpoint endpoint) {
+        java.util.List<io.thermocline.wire.Compressor> out = new java.util.ArrayList<>();
+        for (com.mongodb.MongoCompressor c : endpoint.uri().getCompressorList()) {
+            io.thermocline.wire.Compressor.byName(c.getName()).filter(x -> x != io.thermocline.wire.Compressor.NOOP).ifPresent(out::add);
+        }
+        return out;
     }
 
     /** A stable serviceId per instance id, so load-balanced drivers can tell fleet members apart. */
