@@ -54,7 +54,7 @@ class WorkerCommandsTest {
     }
 
     @Test
-    void warmerAndEvictorRunOnceAgainstTwoReplicaSets() throws Exception {
+    void warmerAndEvictorRunToCompletionAgainstTwoReplicaSets() throws Exception {
         try (var fast = io.thermocline.embedded.EmbeddedReplicaSet.builder().name("fast").build().start();
              var archive = io.thermocline.embedded.EmbeddedReplicaSet.builder().name("archive").build().start();
              var archiveClient = com.mongodb.client.MongoClients.create(archive.connectionString());
@@ -74,7 +74,7 @@ class WorkerCommandsTest {
                 assertThat(feeder.awaitStreaming(java.time.Duration.ofSeconds(30))).isTrue();
                 assertThat(run(new WarmerCommand(Map.of()), "--config", config.toString()).exitCode()).isZero();
                 assertThat(fastClient.getDatabase("shop").getCollection("orders").countDocuments()).isEqualTo(1);
-                assertThat(run(new EvictorCommand(Map.of()), "--config", config.toString(), "--once").exitCode()).isZero();
+                assertThat(run(new EvictorCommand(Map.of()), "--config", config.toString()).exitCode()).isZero();
             }
         }
     }
