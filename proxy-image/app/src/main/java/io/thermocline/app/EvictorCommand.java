@@ -14,15 +14,17 @@ import picocli.CommandLine.Option;
 /** {@code thermocline evictor}: removes documents older than the window from the fast tier. */
 @Command(name = "evictor", mixinStandardHelpOptions = true,
         description = {"Delete from the fast tier what is older than the window and confirmed in the archive.",
-                "Never writes the archive. With --once: one pass, then exit (a CronJob). See docs/tiering-workers.md."},
+                "Never writes the archive. By default one pass, then exit (the operator runs it as a CronJob);",
+                "with --loop, a pass every evictor.interval until stopped. See docs/tiering-workers.md."},
         exitCodeOnInvalidInput = 2)
 public final class EvictorCommand implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
     Path config;
 
-    @Option(names = "--once", description = "Run one pass and exit (exit code 3 when the feeder was too far behind to finish it).")
-    boolean once;
+    @Option(names = "--loop", description = "Keep running: a pass every evictor.interval (default: one pass, then exit "
+            + "with 0, or 3 when the feeder was too far behind to finish it).")
+    boolean loop;
 
     @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics and /health/live here (default: off).")
     String metrics;
@@ -46,7 +48,7 @@ public final class EvictorCommand implements Callable<Integer> {
         if (loaded == null) {
             return 2;
         }
-        if (once) {
+        if (!loop) {
             try (TierClients clients = TierClients.open(loaded, "thermocline-evictor")) {
                 Evictor.PassResult result = new Evictor(clients.fast(), clients.archive(), loaded.collections(), loaded.evictor(),
                         Evictor.Options.defaults()).runPass();

@@ -47,9 +47,19 @@ public final class ProxyFixture implements AutoCloseable {
         return new ProxyFixture(null, -1, startProxy(archiveUri, proxyYaml, Map.of()));
     }
 
+    /** A proxy with both tiers configured (routing still sends everything to the archive). */
+    public static ProxyFixture inFrontOf(String archiveUri, String fastUri, String proxyYaml) {
+        return new ProxyFixture(null, -1, startProxy(archiveUri, fastUri, proxyYaml, Map.of()));
+    }
+
     private static ProxyServer startProxy(String archiveUri, String proxyYaml, Map<String, String> env) {
+        return startProxy(archiveUri, null, proxyYaml, env);
+    }
+
+    private static ProxyServer startProxy(String archiveUri, String fastUri, String proxyYaml, Map<String, String> env) {
         String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n" + proxyYaml
                 + "tiers:\n  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: 4\n"
+                + (fastUri == null ? "" : "  fast:\n    uri: '" + fastUri + "'\n    connectionBudget: 4\n")
                 + "fleet:\n  instanceId: test-proxy-0\n";
         ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, env))
                 .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));

@@ -45,8 +45,9 @@ class ReplicaSetProxyTest {
     static void start() {
         rs = EmbeddedReplicaSet.builder().members(3).build().start();
         // Seed with one secondary only: the proxy must discover the rest and find the primary itself.
+        // Backend links are compressed (zstd), as the URI asks.
         Member seed = rs.secondaries().get(0);
-        fixture = ProxyFixture.inFrontOf("mongodb://" + seed.host() + "/?replicaSet=" + rs.name(), "");
+        fixture = ProxyFixture.inFrontOf("mongodb://" + seed.host() + "/?replicaSet=" + rs.name() + "&compressors=zstd", "");
         client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(fixture.uri()))
                 .applyToClusterSettings(b -> b.serverSelectionTimeout(10, TimeUnit.SECONDS)).build());

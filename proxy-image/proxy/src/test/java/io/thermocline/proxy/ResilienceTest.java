@@ -43,7 +43,7 @@ class ResilienceTest {
 
     @Test
     void connectionsPastTheLimitGetAClearErrorAndOthersKeepWorking() throws Exception {
-        try (ProxyFixture fixture = ProxyFixture.start("  maxClientConnections: 3\n", Map.of())) {
+        try (ProxyFixture fixture = ProxyFixture.start("  maxClientConnections: 3\n  maxMessageSizeBytes: 20000000\n", Map.of())) {
             List<WireClient> held = new ArrayList<>();
             try {
                 for (int i = 0; i < 3; i++) {
@@ -51,6 +51,8 @@ class ResilienceTest {
                     assertThat(c.command(BsonDocument.parse("{ping: 1, $db: 'admin'}")).body().getNumber("ok").intValue()).isEqualTo(1);
                     held.add(c);
                 }
+                OpMsg hello = held.get(0).command(BsonDocument.parse("{hello: 1, $db: 'admin'}"));
+                assertThat(hello.body().getNumber("maxMessageSizeBytes").intValue()).isEqualTo(20_000_000);
                 try (WireClient extra = new WireClient(fixture.port())) {
                     OpMsg reply = extra.command(BsonDocument.parse("{hello: 1, $db: 'admin'}"));
                     assertThat(reply.body().getNumber("ok").intValue()).isZero();

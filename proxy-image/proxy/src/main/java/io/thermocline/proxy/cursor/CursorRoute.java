@@ -9,9 +9,10 @@ import org.bson.BsonDocument;
  *
  * @param namespace {@code db.collection} as the backend reported it
  * @param lsid      the session the cursor was opened in, or null
+ * @param noTimeout opened with {@code noCursorTimeout}: never swept for idleness
  */
 public record CursorRoute(long proxyId, Tier tier, ServerAddress member, long backendId, String namespace,
-                          BsonDocument lsid, CursorOwner owner) {
+                          BsonDocument lsid, CursorOwner owner, boolean noTimeout) {
 
     public String database() {
         int dot = namespace.indexOf('.');

@@ -24,6 +24,8 @@ public final class BackendConnection {
     private final ServerAddress address;
     private final long generation;
     private volatile Pending pending;
+    /** Agreed in the connection's handshake; null sends uncompressed. */
+    private volatile io.thermocline.wire.Compressor compressor;
 
     private record Pending(int requestId, CompletableFuture<OpMsg> reply) {
     }
@@ -45,6 +47,14 @@ public final class BackendConnection {
 
     long generation() {
         return generation;
+    }
+
+    public io.thermocline.wire.Compressor compressor() {
+        return compressor;
+    }
+
+    void compressWith(io.thermocline.wire.Compressor agreed) {
+        this.compressor = agreed;
     }
 
     public io.netty.channel.EventLoop eventLoop() {
@@ -76,7 +86,7 @@ public final class BackendConnection {
             }, timeout.toMillis(), TimeUnit.MILLISECONDS);
             reply.whenComplete((r, e) -> task.cancel(false));
         }
-        channel.writeAndFlush(new Outbound(request, null)).addListener(f -> {
+        channel.writeAndFlush(new Outbound(request, compressor)).addListener(f -> {
             if (!f.isSuccess()) {
                 fail(new BackendUnavailableException("write to " + address + " failed: " + f.cause(), false));
                 channel.close();

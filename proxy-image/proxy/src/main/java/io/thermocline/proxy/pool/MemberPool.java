@@ -29,6 +29,7 @@ public final class MemberPool {
     private final BackendConnector connector;
     private final EventExecutor timer;
     private final PoolListener listener;
+    private final List<io.thermocline.wire.Compressor> compressors;
 
     private final ArrayDeque<BackendConnection> idle = new ArrayDeque<>();
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
@@ -45,6 +46,13 @@ public final class MemberPool {
 
     public MemberPool(Tier tier, ServerAddress address, int maxSize, Duration maxWait, BackendConnector connector,
                       EventExecutor timer, PoolListener listener) {
+        this(tier, address, maxSize, maxWait, connector, timer, listener, List.of());
+    }
+
+    /** {@code compressors}: offered to the member in each connection's handshake, in order of preference. */
+    public MemberPool(Tier tier, ServerAddress address, int maxSize, Duration maxWait, BackendConnector connector,
+                      EventExecutor timer, PoolListener listener, List<io.thermocline.wire.Compressor> compressors) {
+        this.compressors = List.copyOf(compressors);
         if (maxSize < 1) {
             throw new IllegalArgumentException("pool size must be at least 1, got " + maxSize);
         }
@@ -257,10 +265,21 @@ public final class MemberPool {
                         .append("driver", new BsonDocument("name", new BsonString("thermocline")).append("version", new BsonString("0.1.0")))
                         .append("os", new BsonDocument("type", new BsonString(System.getProperty("os.name", "unknown")))))
                 .append("$db", new BsonString("admin"));
+        if (!compressors.isEmpty()) {
+            org.bson.BsonArray offered = new org.bson.BsonArray();
+            compressors.forEach(x -> offered.add(new BsonString(x.wireName())));
+            hello.append("compression", offered);
+        }
         return c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), hello), connector.connectTimeout())
                 .whenComplete((r, e) -> {
                     if (e != null) {
                         c.close();
+                        return;
+                    }
+                    org.bson.BsonValue agreed = r.body().get("compression");
+                    if (agreed != null && agreed.isArray() && !agreed.asArray().isEmpty() && agreed.asArray().get(0).isString()) {
+                        io.thermocline.wire.Compressor.byName(agreed.asArray().get(0).asString().getValue())
+                                .filter(compressors::contains).ifPresent(c::compressWith);
                     }
                 });
     }

@@ -20,6 +20,7 @@ import io.thermocline.proxy.topology.MemberRole;
 import io.thermocline.proxy.topology.MemberSelector;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.TierTopology;
+import io.thermocline.proxy.topology.WireLimits;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.OpMsg;
@@ -135,7 +136,11 @@ final class CommandDispatcher {
                         "the proxy cannot reach its backend yet: " + rootMessage(error), List.of());
             }
             client.negotiated(agreed, lb);
-            return handshake.reply(name, request, limits, client.id(), agreed, lb,
+            // Never invite a message larger than the proxy itself accepts.
+            WireLimits advertised = new WireLimits(limits.minWireVersion(), limits.maxWireVersion(), limits.maxBsonObjectSize(),
+                    Math.min(limits.maxMessageSizeBytes(), server.settings().maxMessageSizeBytes()),
+                    limits.maxWriteBatchSize(), limits.logicalSessionTimeoutMinutes());
+            return handshake.reply(name, request, advertised, client.id(), agreed, lb,
                     server.archive().clock().latest().orElse(null));
         });
     }
@@ -386,9 +391,11 @@ final class CommandDispatcher {
         Optional<SessionKey> session = SessionKey.of(request);
         CursorOwner owner = session.isPresent() && !client.loadBalanced()
                 ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(client.id());
+        BsonValue noTimeout = request.get("noCursorTimeout");
         CursorRoute route = cursors.register(tier.tier(), member, id.asInt64().getValue(),
                 ns != null && ns.isString() ? ns.asString().getValue() : request.getString("$db", new BsonString("")).getValue(),
-                lsid != null && lsid.isDocument() ? lsid.asDocument() : null, owner);
+                lsid != null && lsid.isDocument() ? lsid.asDocument() : null, owner,
+                noTimeout != null && noTimeout.isBoolean() && noTimeout.asBoolean().getValue(), System.nanoTime());
         metrics.openCursors(cursors.size());
         return CursorIdPatch.withCursorId(reply, route.proxyId());
     }
@@ -402,7 +409,7 @@ final class CommandDispatcher {
                     "getMore must be a 64-bit cursor id", List.of()));
         }
         long proxyId = idValue.asNumber().longValue();
-        Optional<CursorRoute> found = cursors.find(proxyId);
+        Optional<CursorRoute> found = cursors.use(proxyId, System.nanoTime());
         if (found.isEmpty()) {
             String why = cursors.ids().ownedHere(proxyId) ? "" : " (it was not opened through this proxy instance)";
             return reply(client, msg, compressor, "getMore", start, ErrorReplies.error(ErrorReplies.CURSOR_NOT_FOUND,
@@ -540,6 +547,7 @@ final class CommandDispatcher {
     void connectionClosed(ClientConnection client) {
         List<CursorRoute> orphans = new ArrayList<>(cursors.removeOwnedBy(new CursorOwner.Connection(client.id())));
         for (SessionKey abandoned : sessions.connectionClosed(client.id())) {
+            pins.release(abandoned);
             orphans.addAll(cursors.removeOwnedBy(new CursorOwner.Session(abandoned)));
         }
         killOnBackend(orphans);
@@ -622,6 +630,15 @@ final class CommandDispatcher {
 
     private static String rootMessage(Throwable e) {
         return unwrap(e).getMessage();
+    }
+
+    /** Drops mappings of cursors idle past {@code idle} and kills them on their member in case they survive. */
+    void sweepIdleCursors(java.time.Duration idle) {
+        List<CursorRoute> idleCursors = cursors.removeIdle(idle.toNanos(), System.nanoTime());
+        if (!idleCursors.isEmpty()) {
+            LOG.info("event=idle_cursors_swept count={}", idleCursors.size());
+            killOnBackend(idleCursors);
+        }
     }
 
     int openSessions() {

@@ -29,6 +29,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -79,12 +80,24 @@ public final class ProxyServer implements AutoCloseable {
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
                 settings.connectTimeout());
         this.archive = new TierBackend(Tier.ARCHIVE, settings.archive(), connector, group, settings.heartbeatInterval(),
-                settings.poolWaitTimeout(), metrics);
+                settings.poolWaitTimeout(), metrics, backendCompressors(settings.archive()));
         this.fast = settings.fast() == null ? null : new TierBackend(Tier.FAST, settings.fast(), connector, group,
-                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics);
+                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics, backendCompressors(settings.fast()));
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
         this.dispatcher = new CommandDispatcher(this, handshake, cursors, metrics);
+    }
+
+    /**
+     * Compression towards a tier is asked for the way any driver asks: {@code compressors=} in
+     * the tier's connection string. Off by default, since the proxy usually sits next to its backends.
+     */
+    private static java.util.List<io.thermocline.wire.Compressor> backendCompressors(ProxySettings.TierEndpoint endpoint) {
+        java.util.List<io.thermocline.wire.Compressor> out = new java.util.ArrayList<>();
+        for (com.mongodb.MongoCompressor c : endpoint.uri().getCompressorList()) {
+            io.thermocline.wire.Compressor.byName(c.getName()).filter(x -> x != io.thermocline.wire.Compressor.NOOP).ifPresent(out::add);
+        }
+        return out;
     }
 
     /** A stable serviceId per instance id, so load-balanced drivers can tell fleet members apart. */
@@ -99,6 +112,10 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     public ProxyServer start() throws IOException, InterruptedException {
+        warnUnsupported("tiers.archive.uri", settings.archive());
+        if (settings.fast() != null) {
+            warnUnsupported("tiers.fast.uri", settings.fast());
+        }
         archive.start();
         if (fast != null) {
             fast.start();
@@ -116,6 +133,8 @@ public final class ProxyServer implements AutoCloseable {
                     }
                 });
         serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
+        // Members time idle cursors out after 10 minutes by default; the proxy forgets them after 30.
+        group.scheduleAtFixedRate(() -> dispatcher.sweepIdleCursors(Duration.ofMinutes(30)), 1, 1, TimeUnit.MINUTES);
         if (settings.httpPort() >= 0) {
             http = new HttpEndpoints(settings.httpHost(), settings.httpPort(), metrics, this::readiness);
         }
@@ -123,6 +142,18 @@ public final class ProxyServer implements AutoCloseable {
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
                 settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
         return this;
+    }
+
+    /** Backend authentication and TLS are not implemented yet: say so at start rather than fail obscurely later. */
+    private static void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
+        if (endpoint.uri().getCredential() != null) {
+            LOG.warn("event=config_unsupported field={} problem=\"credentials in the URI are not used yet: the proxy"
+                    + " connects without authentication\"", field);
+        }
+        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled())) {
+            LOG.warn("event=config_unsupported field={} problem=\"tls=true is not supported yet: the proxy connects"
+                    + " in plain text\"", field);
+        }
     }
 
     public InetSocketAddress address() {

@@ -27,11 +27,13 @@ final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     private final EventLoopGroup group;
     private final Duration poolWait;
     private final ProxyMetrics metrics;
+    private final java.util.List<io.thermocline.wire.Compressor> compressors;
     private volatile boolean closed;
 
     TierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector, EventLoopGroup group,
-                Duration heartbeat, Duration poolWait, ProxyMetrics metrics) {
+                Duration heartbeat, Duration poolWait, ProxyMetrics metrics, java.util.List<io.thermocline.wire.Compressor> compressors) {
         this.tier = tier;
+        this.compressors = compressors;
         this.endpoint = endpoint;
         this.connector = connector;
         this.group = group;
@@ -59,7 +61,7 @@ final class TierBackend implements TierMonitor.Listener, AutoCloseable {
 
     MemberPool pool(ServerAddress member) {
         return pools.computeIfAbsent(member, m -> {
-            MemberPool p = new MemberPool(tier, m, endpoint.poolSize(), poolWait, connector, group.next(), metrics);
+            MemberPool p = new MemberPool(tier, m, endpoint.poolSize(), poolWait, connector, group.next(), metrics, compressors);
             if (closed) {
                 p.close();
             }

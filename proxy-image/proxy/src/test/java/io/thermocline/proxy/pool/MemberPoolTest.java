@@ -102,4 +102,28 @@ class MemberPoolTest {
         assertThat(pool.openConnections()).isLessThanOrEqualTo(2);
         assertThat(pool.idleConnections()).isEqualTo(pool.openConnections());
     }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(value = io.thermocline.wire.Compressor.class, names = {"ZSTD", "SNAPPY", "ZLIB"})
+    void negotiatesCompressionWithTheMemberAndUsesIt(io.thermocline.wire.Compressor preferred) throws Exception {
+        try (io.thermocline.embedded.EmbeddedReplicaSet rs = io.thermocline.embedded.EmbeddedReplicaSet.startSingle()) {
+            var member = rs.primary();
+            MemberPool compressed = new MemberPool(Tier.ARCHIVE, new ServerAddress(member.host()), 1,
+                    Duration.ofSeconds(5), new BackendConnector(group, io.netty.channel.socket.nio.NioSocketChannel.class,
+                    48_000_000, Duration.ofSeconds(2)), group.next(), PoolListener.NONE, java.util.List.of(preferred));
+            try {
+                BackendConnection c = compressed.borrow().get(10, TimeUnit.SECONDS);
+                assertThat(c.compressor()).isEqualTo(preferred);
+                var insert = io.thermocline.wire.OpMsg.request(BackendConnection.nextRequestId(), org.bson.BsonDocument.parse(
+                        "{insert: 'z', documents: [{_id: 1, s: '" + "abc".repeat(2000) + "'}], $db: 'pool'}"));
+                assertThat(c.roundTrip(insert, Duration.ofSeconds(10)).get(10, TimeUnit.SECONDS).body().getNumber("n").intValue()).isEqualTo(1);
+                var find = io.thermocline.wire.OpMsg.request(BackendConnection.nextRequestId(), org.bson.BsonDocument.parse("{find: 'z', $db: 'pool'}"));
+                assertThat(c.roundTrip(find, Duration.ofSeconds(10)).get(10, TimeUnit.SECONDS).body().getDocument("cursor")
+                        .getArray("firstBatch")).hasSize(1);
+                compressed.release(c);
+            } finally {
+                compressed.close();
+            }
+        }
+    }
 }

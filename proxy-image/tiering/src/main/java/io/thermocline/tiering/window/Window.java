@@ -1,18 +1,17 @@
 package io.thermocline.tiering.window;
 
+import com.mongodb.client.model.Filters;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.tiering.state.AgeValue;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 import org.bson.BsonDateTime;
-import io.thermocline.tiering.state.AgeValue;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
 import org.bson.BsonObjectId;
 import org.bson.BsonValue;
 import org.bson.conversions.Bson;
-import org.bson.types.ObjectId;
-import com.mongodb.client.model.Filters;
 
 /**
  * The hot window of one collection as the workers query it, in the encodings whose BSON order is
@@ -51,7 +50,7 @@ public record Window(CollectionPolicy policy) {
     public BsonValue bound(Instant instant) {
         if (policy.agedByObjectId()) {
             long second = instant.getEpochSecond() + (instant.getNano() > 0 ? 1 : 0);
-            return new BsonObjectId(smallestObjectIdOfSecond(second));
+            return new BsonObjectId(AgeValue.smallestObjectIdOfSecond(second));
         }
         return new BsonDateTime(instant.toEpochMilli());
     }
@@ -84,9 +83,5 @@ public record Window(CollectionPolicy policy) {
      */
     public Instant boundAbove(Instant age) {
         return policy.agedByObjectId() ? age.truncatedTo(ChronoUnit.SECONDS).plusSeconds(1) : age.plusMillis(1);
-    }
-
-    static ObjectId smallestObjectIdOfSecond(long epochSecond) {
-        return AgeValue.smallestObjectIdOfSecond(epochSecond);
     }
 }

@@ -1,0 +1,79 @@
+-- Argo CD health check for thermocline.io/ThermoclineCluster.
+-- Install: argocd-cm key resource.customizations.health.thermocline.io_ThermoclineCluster (see argocd-cm.yaml).
+local hs = {}
+
+local function condition(conditions, type)
+  if conditions == nil then
+    return nil
+  end
+  for _, c in ipairs(conditions) do
+    if c.type == type then
+      return c
+    end
+  end
+  return nil
+end
+
+local function describe(c)
+  local text = c.type .. " " .. (c.reason or "")
+  if c.message ~= nil and c.message ~= "" then
+    text = text .. ": " .. c.message
+  end
+  return text
+end
+
+if obj.spec ~= nil and obj.spec.paused == true then
+  hs.status = "Suspended"
+  hs.message = "spec.paused is true: proxy and feeder scaled to 0, evictor and warmer suspended"
+  return hs
+end
+
+if obj.status == nil or obj.status.conditions == nil then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the operator to report status"
+  return hs
+end
+
+local conditions = obj.status.conditions
+if obj.metadata ~= nil and obj.metadata.generation ~= nil and
+    (obj.status.observedGeneration == nil or obj.status.observedGeneration < obj.metadata.generation) then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the operator to observe generation " .. obj.metadata.generation
+  return hs
+end
+
+local ready = condition(conditions, "Ready")
+if ready ~= nil and ready.status == "True" then
+  hs.status = "Healthy"
+  hs.message = ready.message or "Ready"
+  return hs
+end
+
+for _, type in ipairs({"ArchiveReachable", "VersionCompatible"}) do
+  local c = condition(conditions, type)
+  if c ~= nil and c.status == "False" then
+    hs.status = "Degraded"
+    hs.message = describe(c)
+    return hs
+  end
+end
+
+if ready ~= nil and (ready.reason == "InvalidSpec" or obj.status.phase == "Failed" or obj.status.phase == "Degraded") then
+  hs.status = "Degraded"
+  hs.message = describe(ready)
+  return hs
+end
+
+if ready ~= nil and ready.reason == "Paused" then
+  hs.status = "Suspended"
+  hs.message = describe(ready)
+  return hs
+end
+
+hs.status = "Progressing"
+if ready ~= nil then
+  hs.message = describe(ready)
+else
+  hs.message = "Waiting for the Ready condition"
+end
+return hs

@@ -1,0 +1,72 @@
+package io.thermocline.operator.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.kubernetes.api.model.Affinity;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.Toleration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The fast-tier replica set: a StatefulSet running mongod. */
+public class FastTierSpec {
+
+    public static final String AUTOMATIC_VERSION = "auto";
+
+    @Min(1)
+    @Max(7)
+    @Default("3")
+    @JsonPropertyDescription("Replica-set members (1 to 7; 3 survives the loss of one).")
+    public int members = 3;
+
+    @Pattern("^(auto|[0-9]+\\.[0-9]+\\.[0-9]+)$")
+    @Default(AUTOMATIC_VERSION)
+    @JsonPropertyDescription("MongoDB version of the fast tier: 'auto' runs the archive's exact version; a pinned x.y.z must have the archive's major.minor.")
+    public String version = AUTOMATIC_VERSION;
+
+    @Pattern("^[^:@\\s]+$")
+    @Default("mongo")
+    @JsonPropertyDescription("mongod image repository; the tag is the version.")
+    public String imageRepository = "mongo";
+
+    @JsonPropertyDescription("Persistent storage of each member.")
+    public StorageSpec storage = new StorageSpec();
+
+    @JsonPropertyDescription("CPU and memory of each mongod.")
+    public ResourceRequirements resources;
+
+    @JsonPropertyDescription("Node selector of the mongod pods.")
+    public Map<String, String> nodeSelector = new LinkedHashMap<>();
+
+    @JsonPropertyDescription("Tolerations of the mongod pods.")
+    public List<Toleration> tolerations = new ArrayList<>();
+
+    @JsonPropertyDescription("Affinity of the mongod pods; empty: members are spread over nodes when possible.")
+    public Affinity affinity;
+
+    public boolean automaticVersion() {
+        return version == null || version.isBlank() || AUTOMATIC_VERSION.equals(version);
+    }
+
+    /** Volume of each member and what happens to it when the resource is deleted. */
+    public static class StorageSpec {
+
+        @Pattern("^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|K|M|G|T|P)?$")
+        @Default("10Gi")
+        @JsonPropertyDescription("Size of each member's volume, e.g. 10Gi.")
+        public String size = "10Gi";
+
+        @JsonPropertyDescription("StorageClass of the volumes; empty: the cluster default.")
+        public String storageClassName;
+
+        @Pattern("^(Retain|Delete)$")
+        @Default("Retain")
+        @JsonPropertyDescription("Retain (default) keeps the fast-tier volumes when the resource is deleted; Delete removes them, after the feeder has mirrored everything.")
+        public String retentionPolicy = "Retain";
+    }
+}

@@ -1,0 +1,33 @@
+package io.thermocline.operator.api.v1alpha1;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+/** One tiered deployment: a fast tier and a proxy fleet in front of an existing archive replica set. */
+@Group(ThermoclineCluster.GROUP)
+@Version(ThermoclineCluster.VERSION)
+@ShortNames({"tc", "thermocline"})
+@AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
+        type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Members", jsonPath = ".spec.fastTier.members", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Proxies", jsonPath = ".spec.proxy.replicas", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Version", jsonPath = ".status.fastTierVersion", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Lag(s)", jsonPath = ".status.feederLagSeconds", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Connection", jsonPath = ".status.connectionString", type = AdditionalPrinterColumn.Type.STRING,
+        priority = 1)
+@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+public class ThermoclineCluster extends CustomResource<ThermoclineClusterSpec, ThermoclineClusterStatus> implements Namespaced {
+
+    public static final String GROUP = "thermocline.io";
+    public static final String VERSION = "v1alpha1";
+
+    @Override
+    protected ThermoclineClusterSpec initSpec() {
+        return new ThermoclineClusterSpec();
+    }
+}

@@ -1,0 +1,45 @@
+package io.thermocline.operator.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+import java.util.ArrayList;
+import java.util.List;
+
+/** What the user asks for; the operator never writes it (GitOps owns the spec). */
+public class ThermoclineClusterSpec {
+
+    @Required
+    @JsonPropertyDescription("The existing replica set that becomes the archive tier.")
+    public ArchiveSpec archive = new ArchiveSpec();
+
+    @JsonPropertyDescription("Data-plane image (proxy, feeder, evictor, warmer). Empty: the operator's default, ghcr.io/thermocline/thermocline:<operator version>.")
+    public String image;
+
+    @JsonPropertyDescription("The fast-tier replica set the operator creates.")
+    public FastTierSpec fastTier = new FastTierSpec();
+
+    @JsonPropertyDescription("The proxy fleet applications connect to.")
+    public ProxySpec proxy = new ProxySpec();
+
+    @JsonPropertyDescription("Tiered collections. Collections not listed pass through to the archive unchanged.")
+    @Size(max = 100)
+    @ValidationRule(value = "self.all(c, self.exists_one(d, d.database == c.database && d.collection == c.collection))",
+            message = "each database/collection may appear only once in collections")
+    public List<CollectionSpec> collections = new ArrayList<>();
+
+    @JsonPropertyDescription("The feeder mirrors every fast-tier write to the archive.")
+    public FeederSpec feeder = new FeederSpec();
+
+    @JsonPropertyDescription("The evictor removes from the fast tier what is older than its window and safe in the archive.")
+    public EvictorSpec evictor = new EvictorSpec();
+
+    @JsonPropertyDescription("The warmer fills the fast tier with archive documents inside the window.")
+    public WarmerSpec warmer = new WarmerSpec();
+
+    @Default("false")
+    @JsonPropertyDescription("Stops the data plane for maintenance: proxy and feeder scaled to 0, evictor and warmer suspended; fast-tier data is kept.")
+    public boolean paused;
+}

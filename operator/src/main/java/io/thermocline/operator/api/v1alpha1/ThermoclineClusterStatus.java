@@ -1,0 +1,57 @@
+package io.thermocline.operator.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.ArrayList;
+import java.util.List;
+
+/** What the operator observed; written only by the operator. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class ThermoclineClusterStatus {
+
+    @JsonPropertyDescription("The metadata.generation this status describes.")
+    public Long observedGeneration;
+
+    @JsonPropertyDescription("Short summary: Pending, Progressing, Ready, Degraded, Paused or Failed.")
+    public String phase;
+
+    @JsonPropertyDescription("Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy.")
+    public List<Condition> conditions = new ArrayList<>();
+
+    @JsonPropertyDescription("Connection string applications use instead of the archive's (credentials as for the archive).")
+    public String connectionString;
+
+    @JsonPropertyDescription("MongoDB version the archive reports.")
+    public String archiveVersion;
+
+    @JsonPropertyDescription("MongoDB version the fast tier runs.")
+    public String fastTierVersion;
+
+    @JsonPropertyDescription("Seconds between the fast tier's last write and what the feeder has mirrored to the archive.")
+    public Long feederLagSeconds;
+
+    @JsonPropertyDescription("Documents in the tiered collections, per tier.")
+    public DocumentCounts documents;
+
+    @JsonPropertyDescription("Things that work but not as one might expect, e.g. unique secondary indexes of tiered collections, which cannot be enforced across tiers.")
+    public List<String> warnings;
+
+    @JsonPropertyDescription("Name of the warmer Job of the current windows.")
+    public String warmerJob;
+
+    /** Estimated document counts of the tiered collections. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public static class DocumentCounts {
+        public Long fastTier;
+        public Long archive;
+
+        public DocumentCounts() {
+        }
+
+        public DocumentCounts(Long fastTier, Long archive) {
+            this.fastTier = fastTier;
+            this.archive = archive;
+        }
+    }
+}

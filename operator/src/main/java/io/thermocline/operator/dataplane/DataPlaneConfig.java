@@ -1,0 +1,93 @@
+package io.thermocline.operator.dataplane;
+
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.ConfigWriter;
+import io.thermocline.config.Durations;
+import io.thermocline.config.EvictorConfig;
+import io.thermocline.config.FeederConfig;
+import io.thermocline.config.FleetConfig;
+import io.thermocline.config.ProxyConfig;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.config.TierConfig;
+import io.thermocline.config.TiersConfig;
+import io.thermocline.config.WarmerConfig;
+import io.thermocline.operator.api.v1alpha1.CollectionSpec;
+import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.layout.ClusterLayout;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Renders a ThermoclineCluster into the data plane's own config schema
+ * ({@code io.thermocline.config}). Connection strings are left out of the file: they carry
+ * passwords, so pods get them from Secrets as {@code THERMOCLINE_TIERS_*_URI} overrides.
+ */
+public final class DataPlaneConfig {
+
+    public static final String ARCHIVE_URI_ENV = "THERMOCLINE_TIERS_ARCHIVE_URI";
+    public static final String FAST_URI_ENV = "THERMOCLINE_TIERS_FAST_URI";
+
+    private DataPlaneConfig() {
+    }
+
+    public static ThermoclineConfig render(ThermoclineClusterSpec spec, ClusterLayout layout) {
+        ProxyConfig defaults = ProxyConfig.defaults();
+        ProxyConfig proxy = new ProxyConfig("0.0.0.0", ClusterLayout.MONGOD_PORT, "0.0.0.0", ClusterLayout.HTTP_PORT,
+                spec.proxy.maxClientConnections, defaults.maxMessageSizeBytes(), defaults.causalWaitTimeout(),
+                defaults.drainTimeout(), defaults.compressors());
+        TiersConfig tiers = new TiersConfig(
+                new TierConfig(null, spec.proxy.connectionBudget.fastTier),
+                new TierConfig(null, spec.proxy.connectionBudget.archive));
+        // instanceId stays unset: each proxy takes its pod name (HOSTNAME), so cursor ids name their owner
+        FleetConfig fleet = new FleetConfig(spec.proxy.replicas, null,
+                layout.proxyPeers() + "." + layout.namespace() + ".svc", ClusterLayout.PEER_PORT);
+        List<CollectionPolicy> collections = spec.collections.stream()
+                .map(c -> new CollectionPolicy(c.database, c.collection, c.ageField, Durations.parse(c.hotWindow)))
+                .toList();
+        FeederConfig feeder = new FeederConfig(spec.feeder.batchSize, Durations.parse(spec.feeder.maxBatchWait), spec.feeder.coalesce);
+        EvictorConfig evictor = new EvictorConfig(EvictorConfig.defaults().interval(), spec.evictor.batchSize,
+                spec.evictor.maxDocumentsPerSecond);
+        WarmerConfig warmer = new WarmerConfig(spec.warmer.batchSize, spec.warmer.maxDocumentsPerSecond);
+        return new ThermoclineConfig(proxy, tiers, fleet, collections, feeder, evictor, warmer);
+    }
+
+    public static String toYaml(ThermoclineClusterSpec spec, ClusterLayout layout) {
+        return ConfigWriter.toYaml(render(spec, layout));
+    }
+
+    /** The environment the data-plane pods add to the file; used to validate a rendered config like a pod would. */
+    public static Map<String, String> podEnvironment(String archiveUri, String fastUri) {
+        return Map.of(ARCHIVE_URI_ENV, archiveUri, FAST_URI_ENV, fastUri, "HOSTNAME", "validation-0");
+    }
+
+    /** Short hash of the rendered config: a pod-template annotation, so a config change rolls the pods. */
+    public static String hash(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The warmer Job's name: the windows' hash, so a changed window (or a new collection)
+     * yields a new Job and thus a new warming run, while an unchanged one is left alone.
+     */
+    public static String warmerJobName(ThermoclineClusterSpec spec, ClusterLayout layout) {
+        String windows = spec.collections.stream()
+                .map(DataPlaneConfig::window)
+                .sorted()
+                .collect(Collectors.joining(";"));
+        return layout.warmerPrefix() + hash(windows).substring(0, 10);
+    }
+
+    private static String window(CollectionSpec c) {
+        return c.database + "." + c.collection + "|" + c.ageField + "|" + Durations.parse(c.hotWindow).toSeconds();
+    }
+}

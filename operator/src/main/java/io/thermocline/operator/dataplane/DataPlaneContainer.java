@@ -1,0 +1,70 @@
+package io.thermocline.operator.dataplane;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.thermocline.operator.api.v1alpha1.ArchiveSpec;
+import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
+import io.thermocline.operator.credentials.SecretEnv;
+import io.thermocline.operator.credentials.UsersSecretDependent;
+import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.workflow.DesiredCluster;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The one container shape of every data-plane process: {@code thermocline <role> --config
+ * /etc/thermocline/thermocline.yaml}, the rendered ConfigMap mounted, connection strings
+ * from Secrets.
+ */
+public final class DataPlaneContainer {
+
+    public static final String CA_DIR = ClusterLayout.CONFIG_DIR + "/archive-ca";
+
+    private DataPlaneContainer() {
+    }
+
+    public static ContainerBuilder container(DesiredCluster desired, String role, ResourceRequirements resources) {
+        ArchiveSpec archive = desired.spec().archive;
+        List<EnvVar> env = new ArrayList<>();
+        env.add(SecretEnv.of(DataPlaneConfig.ARCHIVE_URI_ENV, archive.uriSecretRef.name,
+                archive.uriSecretRef.keyOr(ArchiveSpec.DEFAULT_URI_KEY)));
+        env.add(SecretEnv.of(DataPlaneConfig.FAST_URI_ENV, desired.layout().usersSecret(), UsersSecretDependent.FAST_URI));
+        ContainerBuilder container = new ContainerBuilder()
+                .withName(role)
+                .withImage(desired.dataPlaneImage())
+                .withCommand("thermocline")
+                .withArgs(role, "--config", ClusterLayout.CONFIG_DIR + "/" + ClusterLayout.CONFIG_FILE)
+                .withEnv(env)
+                .withResources(resources)
+                .addNewVolumeMount().withName("config").withMountPath(ClusterLayout.CONFIG_DIR).withReadOnly(true).endVolumeMount();
+        if (caRef(desired) != null) {
+            container.addNewEnv().withName("THERMOCLINE_ARCHIVE_CA_FILE")
+                    .withValue(CA_DIR + "/" + caRef(desired).keyOr("ca.crt")).endEnv()
+                    .addNewVolumeMount().withName("archive-ca").withMountPath(CA_DIR).withReadOnly(true).endVolumeMount();
+        }
+        return container;
+    }
+
+    /** Pod spec with the config (and CA) volumes for {@code container}. */
+    public static PodSpecBuilder podSpec(DesiredCluster desired, Container container) {
+        List<Volume> volumes = new ArrayList<>();
+        volumes.add(new VolumeBuilder().withName("config")
+                .withNewConfigMap().withName(desired.layout().config()).endConfigMap().build());
+        if (caRef(desired) != null) {
+            volumes.add(new VolumeBuilder().withName("archive-ca")
+                    .withNewSecret().withSecretName(caRef(desired).name).endSecret().build());
+        }
+        return new PodSpecBuilder().withContainers(container).withVolumes(volumes);
+    }
+
+    private static SecretKeyRef caRef(DesiredCluster desired) {
+        ArchiveSpec.TlsSpec tls = desired.spec().archive.tls;
+        return tls == null ? null : tls.caSecretRef;
+    }
+
+}

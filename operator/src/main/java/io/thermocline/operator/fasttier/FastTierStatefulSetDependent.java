@@ -1,0 +1,130 @@
+package io.thermocline.operator.fasttier;
+
+import io.fabric8.kubernetes.api.model.AffinityBuilder;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
+import io.thermocline.operator.api.v1alpha1.FastTierSpec;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.credentials.KeyfileSecretDependent;
+import io.thermocline.operator.credentials.SecretEnv;
+import io.thermocline.operator.credentials.UsersSecretDependent;
+import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DesiredCluster;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The fast tier: mongod {@code --replSet} with the generated keyfile, one PVC per member.
+ * Only member 0 gets the root user from the image's init (the others must start empty to
+ * join); the operator then initiates the replica set through member 0.
+ */
+@KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
+public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> {
+
+    public static final String COMPONENT = "fast-tier";
+    static final String KEYFILE_PATH = "/keyfile/keyfile";
+
+    public FastTierStatefulSetDependent() {
+        super(StatefulSet.class);
+    }
+
+    @Override
+    protected StatefulSet desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
+        ClusterLayout layout = desired.layout();
+        FastTierSpec spec = desired.spec().fastTier;
+        String start = "if [ \"${HOSTNAME##*-}\" != \"0\" ]; then unset MONGO_INITDB_ROOT_USERNAME MONGO_INITDB_ROOT_PASSWORD; fi; "
+                + "exec docker-entrypoint.sh mongod --replSet " + layout.replicaSetName()
+                + " --bind_ip_all --port " + ClusterLayout.MONGOD_PORT + " --keyFile " + KEYFILE_PATH;
+        return new StatefulSetBuilder()
+                .withMetadata(metadata(desired, layout.fastTier(), COMPONENT))
+                .withNewSpec()
+                .withReplicas(desired.fastTierReplicas())
+                .withServiceName(layout.fastTier())
+                .withPodManagementPolicy("Parallel")
+                .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()
+                .withNewPersistentVolumeClaimRetentionPolicy()
+                .withWhenDeleted(spec.storage.retentionPolicy)
+                .withWhenScaled("Retain")
+                .endPersistentVolumeClaimRetentionPolicy()
+                .withNewTemplate()
+                .withNewMetadata().withLabels(layout.labels(COMPONENT)).endMetadata()
+                .withNewSpec()
+                .withNodeSelector(spec.nodeSelector)
+                .withTolerations(spec.tolerations)
+                .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout))
+                .withTerminationGracePeriodSeconds(30L)
+                .addToInitContainers(new ContainerBuilder()
+                        .withName("keyfile")
+                        .withImage(desired.mongodImage())
+                        // mongod refuses a keyfile readable by group or others, which a Secret volume with fsGroup would be
+                        .withCommand("sh", "-c", "cp /keyfile-secret/" + KeyfileSecretDependent.KEY + " " + KEYFILE_PATH
+                                + " && chmod 400 " + KEYFILE_PATH + " && chown 999:999 " + KEYFILE_PATH)
+                        .addNewVolumeMount().withName("keyfile-secret").withMountPath("/keyfile-secret").withReadOnly(true).endVolumeMount()
+                        .addNewVolumeMount().withName("keyfile").withMountPath("/keyfile").endVolumeMount()
+                        .build())
+                .addToContainers(new ContainerBuilder()
+                        .withName("mongod")
+                        .withImage(desired.mongodImage())
+                        .withCommand("sh", "-c", start)
+                        .withEnv(rootUser(layout))
+                        .addNewPort().withName("mongod").withContainerPort(ClusterLayout.MONGOD_PORT).endPort()
+                        .withNewReadinessProbe()
+                        .withNewTcpSocket().withPort(new IntOrString(ClusterLayout.MONGOD_PORT)).endTcpSocket()
+                        .withPeriodSeconds(10)
+                        .endReadinessProbe()
+                        .withNewLivenessProbe()
+                        .withNewTcpSocket().withPort(new IntOrString(ClusterLayout.MONGOD_PORT)).endTcpSocket()
+                        .withInitialDelaySeconds(30)
+                        .withPeriodSeconds(20)
+                        .endLivenessProbe()
+                        .withResources(spec.resources)
+                        .addNewVolumeMount().withName("data").withMountPath("/data/db").endVolumeMount()
+                        .addNewVolumeMount().withName("keyfile").withMountPath("/keyfile").endVolumeMount()
+                        .build())
+                .addToVolumes(new VolumeBuilder().withName("keyfile-secret")
+                        .withNewSecret().withSecretName(layout.keyfileSecret()).endSecret().build())
+                .addToVolumes(new VolumeBuilder().withName("keyfile").withNewEmptyDir().endEmptyDir().build())
+                .endSpec()
+                .endTemplate()
+                .withVolumeClaimTemplates(new PersistentVolumeClaimBuilder()
+                        .withNewMetadata().withName("data").withLabels(layout.labels(COMPONENT)).endMetadata()
+                        .withNewSpec()
+                        .withAccessModes("ReadWriteOnce")
+                        .withStorageClassName(spec.storage.storageClassName)
+                        .withNewResources().withRequests(Map.of("storage", new Quantity(spec.storage.size))).endResources()
+                        .endSpec()
+                        .build())
+                .endSpec()
+                .build();
+    }
+
+    private static List<EnvVar> rootUser(ClusterLayout layout) {
+        return List.of(SecretEnv.of("MONGO_INITDB_ROOT_USERNAME", layout.usersSecret(), UsersSecretDependent.ROOT_USERNAME),
+                SecretEnv.of("MONGO_INITDB_ROOT_PASSWORD", layout.usersSecret(), UsersSecretDependent.ROOT_PASSWORD));
+    }
+
+
+    private static io.fabric8.kubernetes.api.model.Affinity spreadOverNodes(ClusterLayout layout) {
+        return new AffinityBuilder()
+                .withNewPodAntiAffinity()
+                .addNewPreferredDuringSchedulingIgnoredDuringExecution()
+                .withWeight(100)
+                .withNewPodAffinityTerm()
+                .withTopologyKey("kubernetes.io/hostname")
+                .withNewLabelSelector().withMatchLabels(layout.selector(COMPONENT)).endLabelSelector()
+                .endPodAffinityTerm()
+                .endPreferredDuringSchedulingIgnoredDuringExecution()
+                .endPodAntiAffinity()
+                .build();
+    }
+}

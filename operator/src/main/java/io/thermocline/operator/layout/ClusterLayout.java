@@ -1,0 +1,102 @@
+package io.thermocline.operator.layout;
+
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Names, labels and addresses of everything a ThermoclineCluster owns, in one place so
+ * dependents, probes and tests agree on them.
+ */
+public record ClusterLayout(String cluster, String namespace) {
+
+    public static final String MANAGED_BY = "thermocline-operator";
+    public static final String COMPONENT = "app.kubernetes.io/component";
+    public static final String INSTANCE = "app.kubernetes.io/instance";
+    public static final int MONGOD_PORT = 27017;
+    public static final int PEER_PORT = 27018;
+    public static final int HTTP_PORT = 9090;
+    public static final String CONFIG_FILE = "thermocline.yaml";
+    public static final String CONFIG_DIR = "/etc/thermocline";
+    public static final String ROOT_USER = "thermocline-root";
+    public static final String DATA_PLANE_USER = "thermocline";
+
+    public static ClusterLayout of(ThermoclineCluster cluster) {
+        return new ClusterLayout(cluster.getMetadata().getName(), cluster.getMetadata().getNamespace());
+    }
+
+    public String fastTier() {
+        return cluster + "-fast";
+    }
+
+    /** Replica-set name of the fast tier (the StatefulSet's name). */
+    public String replicaSetName() {
+        return fastTier();
+    }
+
+    public String proxy() {
+        return cluster + "-proxy";
+    }
+
+    public String proxyPeers() {
+        return cluster + "-proxy-peers";
+    }
+
+    public String config() {
+        return cluster + "-config";
+    }
+
+    public String feeder() {
+        return cluster + "-feeder";
+    }
+
+    public String evictor() {
+        return cluster + "-evictor";
+    }
+
+    public String warmerPrefix() {
+        return cluster + "-warmer-";
+    }
+
+    public String keyfileSecret() {
+        return cluster + "-keyfile";
+    }
+
+    public String usersSecret() {
+        return cluster + "-users";
+    }
+
+    /** Stable DNS name of fast-tier member {@code ordinal} through the headless Service. */
+    public String memberHost(int ordinal) {
+        return fastTier() + "-" + ordinal + "." + fastTier() + "." + namespace + ".svc:" + MONGOD_PORT;
+    }
+
+    public List<String> memberHosts(int members) {
+        List<String> hosts = new ArrayList<>();
+        for (int i = 0; i < members; i++) {
+            hosts.add(memberHost(i));
+        }
+        return hosts;
+    }
+
+    public String proxyConnectionString(int port) {
+        return "mongodb://" + proxy() + "." + namespace + ".svc:" + port + "/";
+    }
+
+    public Map<String, String> labels(String component) {
+        Map<String, String> labels = new LinkedHashMap<>(selector(component));
+        labels.put("app.kubernetes.io/name", "thermocline");
+        labels.put("app.kubernetes.io/managed-by", MANAGED_BY);
+        return labels;
+    }
+
+    /** The immutable subset used in selectors (Deployment/StatefulSet selectors cannot change). */
+    public Map<String, String> selector(String component) {
+        Map<String, String> selector = new LinkedHashMap<>();
+        selector.put(INSTANCE, cluster);
+        selector.put(COMPONENT, component);
+        return selector;
+    }
+}

@@ -1,0 +1,62 @@
+package io.thermocline.operator.proxy;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.dataplane.DataPlaneContainer;
+import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DesiredCluster;
+import java.util.Map;
+
+/** The proxy fleet; paused scales it to zero. A config change rolls it (config hash annotation). */
+@KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
+public class ProxyDeploymentDependent extends ClusterDependent<Deployment> {
+
+    public static final String COMPONENT = "proxy";
+    public static final String CONFIG_HASH = "thermocline.io/config-hash";
+
+    public ProxyDeploymentDependent() {
+        super(Deployment.class);
+    }
+
+    @Override
+    protected Deployment desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
+        ClusterLayout layout = desired.layout();
+        Container proxy = DataPlaneContainer.container(desired, "proxy", desired.spec().proxy.resources)
+                .addNewPort().withName("mongodb").withContainerPort(ClusterLayout.MONGOD_PORT).endPort()
+                .addNewPort().withName("peer").withContainerPort(ClusterLayout.PEER_PORT).endPort()
+                .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort()
+                .withNewReadinessProbe()
+                .withNewHttpGet().withPath("/health/ready").withPort(new IntOrString("http")).endHttpGet()
+                .withPeriodSeconds(5)
+                .endReadinessProbe()
+                .withNewLivenessProbe()
+                .withNewHttpGet().withPath("/health/live").withPort(new IntOrString("http")).endHttpGet()
+                .withInitialDelaySeconds(10)
+                .withPeriodSeconds(10)
+                .endLivenessProbe()
+                .build();
+        return new DeploymentBuilder()
+                .withMetadata(metadata(desired, layout.proxy(), COMPONENT))
+                .withNewSpec()
+                .withReplicas(desired.paused() ? 0 : desired.spec().proxy.replicas)
+                .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()
+                .withNewTemplate()
+                .withNewMetadata()
+                .withLabels(layout.labels(COMPONENT))
+                .withAnnotations(Map.of(CONFIG_HASH, desired.configHash()))
+                .endMetadata()
+                .withSpec(DataPlaneContainer.podSpec(desired, proxy)
+                        .withTerminationGracePeriodSeconds(45L)
+                        .build())
+                .endTemplate()
+                .endSpec()
+                .build();
+    }
+}

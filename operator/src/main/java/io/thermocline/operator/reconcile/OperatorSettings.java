@@ -1,0 +1,17 @@
+package io.thermocline.operator.reconcile;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+
+/** The operator's own settings (application.properties or THERMOCLINE_OPERATOR_* environment variables). */
+@ConfigMapping(prefix = "thermocline.operator")
+public interface OperatorSettings {
+
+    /** Data-plane image used when a resource does not set spec.image. */
+    String dataPlaneImage();
+
+    /** How long an archive probe result is reused across reconciles of one cluster. */
+    @WithDefault("30s")
+    Duration archiveProbeInterval();
+}

@@ -1,0 +1,330 @@
+package io.thermocline.operator.reconcile;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.MaxReconciliationInterval;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.Workflow;
+import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
+import io.thermocline.config.ConfigLoader;
+import io.thermocline.config.InvalidConfigException;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.api.v1alpha1.ThermoclineClusterStatus;
+import io.thermocline.operator.archive.ArchiveProbe;
+import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.archive.ArchiveSecrets;
+import io.thermocline.operator.archive.ProbeCache;
+import io.thermocline.operator.archive.VersionPolicy;
+import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
+import io.thermocline.operator.credentials.KeyfileSecretDependent;
+import io.thermocline.operator.credentials.UsersSecretDependent;
+import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.fasttier.FastTierDisruptionBudgetDependent;
+import io.thermocline.operator.fasttier.FastTierServiceDependent;
+import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
+import io.thermocline.operator.fasttier.ReplicaSetInitiator;
+import io.thermocline.operator.fasttier.ReplicaSetState;
+import io.thermocline.operator.fasttier.ReplicaSetTarget;
+import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.proxy.ProxyConfigMapDependent;
+import io.thermocline.operator.proxy.ProxyDeploymentDependent;
+import io.thermocline.operator.proxy.ProxyDisruptionBudgetDependent;
+import io.thermocline.operator.proxy.ProxyPeersServiceDependent;
+import io.thermocline.operator.proxy.ProxyServiceDependent;
+import io.thermocline.operator.status.ClusterHealth;
+import io.thermocline.operator.status.ClusterHealth.Health;
+import io.thermocline.operator.status.ClusterHealth.Replicas;
+import io.thermocline.operator.status.ConditionType;
+import io.thermocline.operator.status.Conditions;
+import io.thermocline.operator.status.Observed;
+import io.thermocline.operator.status.TransitionEvents;
+import io.thermocline.operator.tiering.EvictorCronJobDependent;
+import io.thermocline.operator.tiering.FeederDeploymentDependent;
+import io.thermocline.operator.tiering.TieringObserver;
+import io.thermocline.operator.tiering.TieringSnapshot;
+import io.thermocline.operator.tiering.TieringTarget;
+import io.thermocline.operator.tiering.WarmerJobDependent;
+import io.thermocline.operator.workflow.DesiredCluster;
+import jakarta.inject.Inject;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * Reconciles a ThermoclineCluster: probe the archive, decide the fast tier's version,
+ * validate the rendered data-plane config, then run the dependent-resource workflow
+ * (only against a reachable, compatible archive), configure the replica set, and report.
+ */
+@Workflow(explicitInvocation = true, dependents = {
+        @Dependent(name = "keyfile-secret", type = KeyfileSecretDependent.class),
+        @Dependent(name = "users-secret", type = UsersSecretDependent.class),
+        @Dependent(name = "fast-tier-service", type = FastTierServiceDependent.class),
+        @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
+                dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
+        @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
+        @Dependent(name = "config", type = ProxyConfigMapDependent.class),
+        @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
+        @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
+        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "users-secret"}),
+        @Dependent(name = "proxy-pdb", type = ProxyDisruptionBudgetDependent.class),
+        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret"}),
+        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret"}),
+        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret"}),
+})
+@ControllerConfiguration(name = ThermoclineClusterReconciler.NAME,
+        maxReconciliationInterval = @MaxReconciliationInterval(interval = 5, timeUnit = TimeUnit.MINUTES))
+public class ThermoclineClusterReconciler implements Reconciler<ThermoclineCluster>, Cleaner<ThermoclineCluster> {
+
+    public static final String NAME = "thermoclinecluster";
+    /** Deleting a cluster whose volumes are to be deleted waits for the feeder; this annotation skips the wait. */
+    public static final String SKIP_DRAIN_ANNOTATION = "thermocline.io/skip-drain-check";
+    private static final Logger LOG = Logger.getLogger(ThermoclineClusterReconciler.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String VALIDATION_ARCHIVE_URI = "mongodb://archive.invalid:27017/?replicaSet=archive";
+
+    @Inject
+    ArchiveProbe archiveProbe;
+    @Inject
+    ReplicaSetInitiator replicaSetInitiator;
+    @Inject
+    TieringObserver tieringObserver;
+    @Inject
+    OperatorSettings settings;
+    private volatile ProbeCache probeCache;
+
+    @Override
+    public UpdateControl<ThermoclineCluster> reconcile(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
+        ClusterLayout layout = ClusterLayout.of(cluster);
+        ThermoclineClusterSpec spec = cluster.getSpec();
+        ThermoclineClusterStatus previous = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
+        KubernetesClient client = context.getClient();
+
+        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
+        String archiveUri = access instanceof ArchiveSecrets.Found found ? found.connection().uri() : null;
+        ArchiveReport archive = access instanceof ArchiveSecrets.Found found
+                ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
+                : ((ArchiveSecrets.Missing) access).problem();
+        VersionDecision version = archive instanceof ArchiveReport.Reachable reachable
+                ? VersionPolicy.decide(spec.fastTier, reachable.version()) : null;
+
+        String configYaml = null;
+        String specProblem;
+        try {
+            configYaml = DataPlaneConfig.toYaml(spec, layout);
+            specProblem = problemOf(configYaml, layout, spec);
+        } catch (IllegalArgumentException e) {
+            specProblem = e.getMessage();
+        }
+
+        // An unreachable archive keeps the last version (so pause and scaling still apply);
+        // an incompatible one gets nothing new.
+        String fastTierVersion = version != null
+                ? (version.compatible() ? version.fastTierVersion() : null)
+                : previous.fastTierVersion;
+        boolean deploy = specProblem == null && fastTierVersion != null;
+        Map<String, String> users = UsersSecretDependent.decoded(
+                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
+        StatefulSet current = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
+        ReplicaSetState replicaSet = null;
+        int fastTierReplicas = spec.fastTier.members;
+        int running = current == null || current.getSpec().getReplicas() == null ? 0 : current.getSpec().getReplicas();
+        if (deploy && running > spec.fastTier.members) {
+            // Scale-down: members leave the replica-set config while they still run, one at a
+            // time; only then do their pods go, so a majority is never lost.
+            replicaSet = readyOf(current) >= running && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)
+                    ? replicaSetInitiator.ensure(replicaSetTarget(layout, spec.fastTier.members, users))
+                    : new ReplicaSetState.Converging("RemovingMember", "waiting for all " + running + " members before removing any");
+            fastTierReplicas = replicaSet instanceof ReplicaSetState.Converged ? spec.fastTier.members : running;
+        }
+        DesiredCluster desired = null;
+        if (deploy) {
+            desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas, configYaml,
+                    DataPlaneConfig.hash(configYaml), DataPlaneConfig.warmerJobName(spec, layout));
+            desired.putInto(context);
+            context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow()
+                    .throwAggregateExceptionIfErrorsPresent();
+            removeObsoleteWarmers(client, layout, desired.warmerJobName());
+        } else {
+            LOG.infof("event=workflow-held cluster=%s/%s specValid=%s archive=%s version=%s", layout.namespace(), layout.cluster(),
+                    specProblem == null, archive.getClass().getSimpleName(), version == null ? "unknown" : version.reason());
+        }
+
+        StatefulSet statefulSet = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
+        Replicas fastTier = statefulSet == null ? null : new Replicas(spec.fastTier.members, readyOf(statefulSet));
+        Replicas proxy = replicas(client, layout, layout.proxy(), spec.proxy.replicas);
+        Replicas feeder = replicas(client, layout, layout.feeder(), 1);
+
+        TieringSnapshot tiering = null;
+        // read again: the workflow may just have created the users Secret
+        users = UsersSecretDependent.decoded(
+                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
+        if (deploy && fastTier != null && fastTierReplicas == spec.fastTier.members
+                && readyOf(statefulSet) >= spec.fastTier.members && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
+            replicaSet = replicaSetInitiator.ensure(replicaSetTarget(layout, spec.fastTier.members, users));
+            if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null) {
+                tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
+            }
+        }
+
+        Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
+                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase));
+        ThermoclineClusterStatus status = new ThermoclineClusterStatus();
+        status.observedGeneration = cluster.getMetadata().getGeneration();
+        status.phase = health.phase();
+        status.conditions = Conditions.merge(previous.conditions, health.conditions(),
+                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
+        status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
+        status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;
+        status.fastTierVersion = deploy ? fastTierVersion : previous.fastTierVersion;
+        // what was not observed this time keeps its last value rather than flapping to empty
+        status.feederLagSeconds = tiering != null ? tiering.feederLagSeconds() : previous.feederLagSeconds;
+        status.documents = tiering != null
+                ? new ThermoclineClusterStatus.DocumentCounts(tiering.fastTierDocuments(), tiering.archiveDocuments())
+                : previous.documents;
+        status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
+        status.warnings = tiering == null ? previous.warnings : warnings(tiering);
+
+        // a replica-set reconfiguration advances one member per step: come back soon for the next
+        long requeueSeconds = replicaSet instanceof ReplicaSetState.Converging ? 3 : health.ready() ? 60 : 15;
+        if (sameStatus(cluster.getStatus(), status)) {
+            return UpdateControl.<ThermoclineCluster>noUpdate().rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
+        }
+        LOG.infof("event=status-changed cluster=%s/%s phase=%s", layout.namespace(), layout.cluster(), status.phase);
+        TransitionEvents.record(client, cluster, previous.conditions, status.conditions);
+        cluster.setStatus(status);
+        return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
+    }
+
+    /** A failed reconcile (API error, bug) shows in Ready, with the operator retrying with backoff. */
+    @Override
+    public ErrorStatusUpdateControl<ThermoclineCluster> updateErrorStatus(ThermoclineCluster cluster,
+            Context<ThermoclineCluster> context, Exception e) {
+        ThermoclineClusterStatus status = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
+        String detail = e.getMessage() == null ? "" : ": " + e.getMessage();
+        String message = "reconciling failed (" + e.getClass().getSimpleName() + detail + "); the operator retries";
+        if (message.length() > 400) {
+            message = message.substring(0, 400) + "...";
+        }
+        status.conditions = Conditions.replace(status.conditions,
+                Observed.isFalse(ConditionType.Ready, "ReconcileError", message),
+                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
+        LOG.warnf("event=reconcile-failed cluster=%s/%s error=%s", cluster.getMetadata().getNamespace(),
+                cluster.getMetadata().getName(), e.getClass().getSimpleName());
+        cluster.setStatus(status);
+        return ErrorStatusUpdateControl.patchStatus(cluster);
+    }
+
+    /**
+     * Owned objects go with the resource (owner references). With
+     * {@code storage.retentionPolicy: Delete} the fast-tier volumes go too, so deletion waits
+     * until the feeder has mirrored every fast-tier write to the archive.
+     */
+    @Override
+    public DeleteControl cleanup(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
+        ClusterLayout layout = ClusterLayout.of(cluster);
+        probeCache().forget(layout.namespace() + "/" + layout.cluster());
+        ThermoclineClusterSpec spec = cluster.getSpec();
+        boolean skip = "true".equals(Optional.ofNullable(cluster.getMetadata().getAnnotations())
+                .map(a -> a.get(SKIP_DRAIN_ANNOTATION)).orElse(null));
+        if (!"Delete".equals(spec.fastTier.storage.retentionPolicy) || skip) {
+            return DeleteControl.defaultDelete();
+        }
+        KubernetesClient client = context.getClient();
+        if (client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get() == null) {
+            return DeleteControl.defaultDelete();
+        }
+        Map<String, String> users = UsersSecretDependent.decoded(
+                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
+        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
+        boolean drained = access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.FAST_URI)
+                && tieringObserver.observe(tieringTarget(spec, users, found.connection().uri()))
+                        .map(TieringSnapshot::drained).orElse(false);
+        if (drained) {
+            return DeleteControl.defaultDelete();
+        }
+        LOG.infof("event=deletion-waiting-for-feeder cluster=%s/%s hint=annotate %s=true to skip", layout.namespace(),
+                layout.cluster(), SKIP_DRAIN_ANNOTATION);
+        return DeleteControl.noFinalizerRemoval().rescheduleAfter(15, TimeUnit.SECONDS);
+    }
+
+    /** Validates the rendered config the way a data-plane pod will load it; null when it loads. */
+    private static String problemOf(String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec) {
+        try {
+            ConfigLoader.parse(configYaml, DataPlaneConfig.podEnvironment(VALIDATION_ARCHIVE_URI,
+                    UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, "validation", "validation")));
+            return null;
+        } catch (InvalidConfigException e) {
+            return "the data plane rejects the rendered config: " + String.join("; ", e.problems());
+        }
+    }
+
+    private static java.util.List<String> warnings(TieringSnapshot tiering) {
+        java.util.List<String> warnings = tiering.uniqueIndexes().stream()
+                .map(index -> "unique index " + index + " is enforced per tier only: the same key can exist once in each tier")
+                .toList();
+        return warnings.isEmpty() ? null : warnings;
+    }
+
+    private ProbeCache probeCache() {
+        if (probeCache == null) {
+            probeCache = new ProbeCache(settings.archiveProbeInterval(), java.time.Clock.systemUTC());
+        }
+        return probeCache;
+    }
+
+    private String image(ThermoclineClusterSpec spec) {
+        return spec.image == null || spec.image.isBlank() ? settings.dataPlaneImage() : spec.image;
+    }
+
+    private static ReplicaSetTarget replicaSetTarget(ClusterLayout layout, int members, Map<String, String> users) {
+        return new ReplicaSetTarget(layout.replicaSetName(), layout.memberHosts(members),
+                users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
+                users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+    }
+
+    private static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {
+        return new TieringTarget(users.get(UsersSecretDependent.FAST_URI), archiveUri,
+                spec.collections.stream().map(c -> c.database + "." + c.collection).toList());
+    }
+
+    private static Replicas replicas(KubernetesClient client, ClusterLayout layout, String name, int desired) {
+        Deployment deployment = client.apps().deployments().inNamespace(layout.namespace()).withName(name).get();
+        if (deployment == null) {
+            return null;
+        }
+        Integer ready = deployment.getStatus() == null ? null : deployment.getStatus().getReadyReplicas();
+        return new Replicas(desired, ready == null ? 0 : ready);
+    }
+
+    private static int readyOf(StatefulSet statefulSet) {
+        Integer ready = statefulSet.getStatus() == null ? null : statefulSet.getStatus().getReadyReplicas();
+        return ready == null ? 0 : ready;
+    }
+
+    /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */
+    private static void removeObsoleteWarmers(KubernetesClient client, ClusterLayout layout, String current) {
+        client.batch().v1().jobs().inNamespace(layout.namespace())
+                .withLabels(layout.selector(WarmerJobDependent.COMPONENT)).list().getItems().stream()
+                .filter(job -> !job.getMetadata().getName().equals(current))
+                .forEach(job -> client.batch().v1().jobs().inNamespace(layout.namespace())
+                        .withName(job.getMetadata().getName()).withPropagationPolicy(
+                                io.fabric8.kubernetes.api.model.DeletionPropagation.BACKGROUND).delete());
+    }
+
+    private static boolean sameStatus(ThermoclineClusterStatus before, ThermoclineClusterStatus after) {
+        return before != null && Objects.equals(JSON.valueToTree(before), JSON.valueToTree(after));
+    }
+}

@@ -1,0 +1,153 @@
+package io.thermocline.operator.status;
+
+import static io.thermocline.operator.status.ConditionType.ArchiveReachable;
+import static io.thermocline.operator.status.ConditionType.FastTierReady;
+import static io.thermocline.operator.status.ConditionType.FeederHealthy;
+import static io.thermocline.operator.status.ConditionType.ProxyReady;
+import static io.thermocline.operator.status.ConditionType.Ready;
+import static io.thermocline.operator.status.ConditionType.VersionCompatible;
+
+import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
+import io.thermocline.operator.fasttier.ReplicaSetState;
+import io.thermocline.operator.tiering.TieringSnapshot;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Turns what the reconciler observed into conditions and a phase. A pure function, tested with tables. */
+public final class ClusterHealth {
+
+    public static final String PHASE_PENDING = "Pending";
+    public static final String PHASE_PROGRESSING = "Progressing";
+    public static final String PHASE_READY = "Ready";
+    public static final String PHASE_DEGRADED = "Degraded";
+    public static final String PHASE_PAUSED = "Paused";
+    public static final String PHASE_FAILED = "Failed";
+
+    private ClusterHealth() {
+    }
+
+    /** Replica counts of a workload: desired and ready; {@code null} workload = not created. */
+    public record Replicas(int desired, int ready) {
+        boolean all() {
+            return ready >= desired;
+        }
+    }
+
+    /** Everything observed in one reconcile. Null fields mean "not observed / does not exist". */
+    public record Inputs(
+            boolean paused,
+            String specProblem,
+            ArchiveReport archive,
+            VersionDecision version,
+            Replicas fastTier,
+            ReplicaSetState replicaSet,
+            Replicas proxy,
+            Replicas feeder,
+            TieringSnapshot tiering,
+            int maxLagSeconds,
+            String previousPhase) {
+    }
+
+    public record Health(List<Observed> conditions, String phase) {
+        public boolean ready() {
+            return conditions.stream().anyMatch(c -> c.type() == Ready && c.holds());
+        }
+    }
+
+    public static Health evaluate(Inputs in) {
+        List<Observed> out = new ArrayList<>();
+        Observed archive = in.archive() instanceof ArchiveReport.Reachable r
+                ? Observed.isTrue(ArchiveReachable, "Reachable", "replica set " + r.replicaSetName() + " answers, MongoDB " + r.version())
+                : Observed.isFalse(ArchiveReachable, ((ArchiveReport.Unusable) in.archive()).reason(),
+                        ((ArchiveReport.Unusable) in.archive()).message());
+        out.add(archive);
+        Observed version = in.version() == null
+                ? Observed.unknown(VersionCompatible, "ArchiveUnreachable", "the archive's version is known once it is reachable")
+                : in.version().compatible()
+                        ? Observed.isTrue(VersionCompatible, in.version().reason(), in.version().message())
+                        : Observed.isFalse(VersionCompatible, in.version().reason(), in.version().message());
+        out.add(version);
+        Observed fast = fastTier(in);
+        out.add(fast);
+        Observed proxy = workload(ProxyReady, in.proxy(), in.paused(), "proxy");
+        out.add(proxy);
+        Observed feeder = feeder(in);
+        out.add(feeder);
+
+        Observed ready;
+        String phase;
+        if (in.specProblem() != null) {
+            ready = Observed.isFalse(Ready, "InvalidSpec", in.specProblem());
+            phase = PHASE_FAILED;
+        } else if (in.paused()) {
+            ready = Observed.isFalse(Ready, "Paused", "spec.paused is true: proxy and feeder scaled to 0, evictor and warmer suspended");
+            phase = PHASE_PAUSED;
+        } else if (!archive.holds()) {
+            ready = Observed.isFalse(Ready, "ArchiveNotReachable", archive.message());
+            phase = in.fastTier() == null ? PHASE_PENDING : PHASE_DEGRADED;
+        } else if (!version.holds()) {
+            ready = Observed.isFalse(Ready, "VersionIncompatible", version.message());
+            phase = PHASE_FAILED;
+        } else if (fast.holds() && proxy.holds() && feeder.holds()) {
+            ready = Observed.isTrue(Ready, "AllComponentsReady", "fast tier, proxy and feeder are ready");
+            phase = PHASE_READY;
+        } else {
+            List<String> waiting = new ArrayList<>();
+            for (Observed o : List.of(fast, proxy, feeder)) {
+                if (!o.holds()) {
+                    waiting.add(o.type() + " (" + o.reason() + ")");
+                }
+            }
+            ready = Observed.isFalse(Ready, "ComponentsNotReady", "waiting for " + String.join(", ", waiting));
+            phase = PHASE_READY.equals(in.previousPhase()) || PHASE_DEGRADED.equals(in.previousPhase())
+                    ? PHASE_DEGRADED : PHASE_PROGRESSING;
+        }
+        out.add(0, ready);
+        return new Health(out, phase);
+    }
+
+    private static Observed fastTier(Inputs in) {
+        if (in.fastTier() == null) {
+            return Observed.isFalse(FastTierReady, "NotCreated", "the fast tier is created once the archive is reachable and compatible");
+        }
+        if (!in.fastTier().all()) {
+            return Observed.isFalse(FastTierReady, "MembersNotReady",
+                    in.fastTier().ready() + "/" + in.fastTier().desired() + " fast-tier members ready; see the pods' events");
+        }
+        if (in.replicaSet() instanceof ReplicaSetState.Converged c) {
+            return Observed.isTrue(FastTierReady, "ReplicaSetReady", c.members().size() + " members ready and configured");
+        }
+        if (in.replicaSet() instanceof ReplicaSetState.Converging c) {
+            return Observed.isFalse(FastTierReady, c.reason(), c.message());
+        }
+        return Observed.isFalse(FastTierReady, "ReplicaSetPending", "members are up; the replica set is configured next");
+    }
+
+    private static Observed workload(ConditionType type, Replicas replicas, boolean paused, String what) {
+        if (paused) {
+            return Observed.isFalse(type, "Paused", "the " + what + " is scaled to 0 while spec.paused is true");
+        }
+        if (replicas == null) {
+            return Observed.isFalse(type, "NotCreated", "the " + what + " is created once the archive is reachable and compatible");
+        }
+        if (replicas.ready() == 0 || !replicas.all()) {
+            return Observed.isFalse(type, "ReplicasNotReady", replicas.ready() + "/" + replicas.desired() + " " + what
+                    + " replicas ready; see the pods' events and logs");
+        }
+        return Observed.isTrue(type, "Available", replicas.ready() + "/" + replicas.desired() + " " + what + " replicas ready");
+    }
+
+    private static Observed feeder(Inputs in) {
+        Observed running = workload(FeederHealthy, in.feeder(), in.paused(), "feeder");
+        if (!running.holds()) {
+            return running;
+        }
+        TieringSnapshot t = in.tiering();
+        if (t != null && t.feederLagSeconds() != null && t.feederLagSeconds() > in.maxLagSeconds()) {
+            return Observed.isFalse(FeederHealthy, "LagTooHigh", "feeder lag exceeds spec.feeder.maxLagSeconds ("
+                    + in.maxLagSeconds() + "s); check the archive's write capacity and the feeder's logs");
+        }
+        return Observed.isTrue(FeederHealthy, "Mirroring", "the feeder is running; its lag is status.feederLagSeconds");
+    }
+}

@@ -1,0 +1,6 @@
+package io.thermocline.operator.status;
+
+/** The condition types of a ThermoclineCluster's status. */
+public enum ConditionType {
+    Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy
+}

@@ -1,0 +1,39 @@
+package io.thermocline.operator.workflow;
+
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.layout.ClusterLayout;
+
+/**
+ * Everything the dependents need beyond the spec, decided once per reconcile by the
+ * reconciler (after probing the archive) and handed to them through the workflow context.
+ */
+public record DesiredCluster(
+        ClusterLayout layout,
+        ThermoclineClusterSpec spec,
+        String dataPlaneImage,
+        String fastTierVersion,
+        int fastTierReplicas,
+        String configYaml,
+        String configHash,
+        String warmerJobName) {
+
+    private static final String KEY = DesiredCluster.class.getName();
+
+    public String mongodImage() {
+        return spec.fastTier.imageRepository + ":" + fastTierVersion;
+    }
+
+    public boolean paused() {
+        return spec.paused;
+    }
+
+    public void putInto(Context<ThermoclineCluster> context) {
+        context.managedWorkflowAndDependentResourceContext().put(KEY, this);
+    }
+
+    public static DesiredCluster from(Context<ThermoclineCluster> context) {
+        return context.managedWorkflowAndDependentResourceContext().getMandatory(KEY, DesiredCluster.class);
+    }
+}

@@ -1,0 +1,33 @@
+package io.thermocline.operator.archive;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.thermocline.operator.api.v1alpha1.FastTierSpec;
+import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class VersionPolicyTest {
+
+    @ParameterizedTest(name = "pinned={0} archive={1} -> {2} {3} {4}")
+    @CsvSource(nullValues = "null", value = {
+            "auto,   7.0.14,       true,  7.0.14, MatchesArchive",
+            "auto,   8.0.3-rc1,    true,  8.0.3,  MatchesArchive",
+            "7.0.12, 7.0.14,       true,  7.0.12, Pinned",
+            "7.0.14, 7.0.14,       true,  7.0.14, Pinned",
+            "6.0.5,  7.0.14,       false, null,   Mismatch",
+            "8.0.0,  7.0.14,       false, null,   Mismatch",
+            "auto,   4.2.24,       false, null,   ArchiveTooOld",
+            "auto,   4.4.0,        true,  4.4.0,  MatchesArchive",
+            "auto,   weird,        false, null,   UnknownArchiveVersion",
+    })
+    void fastTierVersionFollowsTheArchiveUnlessPinned(String pinned, String archive, boolean compatible, String fast, String reason) {
+        FastTierSpec spec = new FastTierSpec();
+        spec.version = pinned;
+        VersionDecision decision = VersionPolicy.decide(spec, archive);
+        assertThat(decision.compatible()).isEqualTo(compatible);
+        assertThat(decision.fastTierVersion()).isEqualTo(fast);
+        assertThat(decision.reason()).isEqualTo(reason);
+        assertThat(decision.message()).isNotBlank();
+    }
+}

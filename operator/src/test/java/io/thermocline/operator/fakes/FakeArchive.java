@@ -1,0 +1,58 @@
+package io.thermocline.operator.fakes;
+
+import io.quarkus.test.Mock;
+import io.thermocline.operator.archive.ArchiveConnection;
+import io.thermocline.operator.archive.ArchiveProbe;
+import io.thermocline.operator.archive.ArchiveReport;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** The archive as tests want it: a report they set, and a count of probes (each probe is one reconcile). */
+@Mock
+@ApplicationScoped
+public class FakeArchive implements ArchiveProbe {
+
+    public static final String VERSION = "7.0.14";
+    private final AtomicReference<ArchiveReport> report = new AtomicReference<>();
+    private final AtomicReference<String> lastUri = new AtomicReference<>();
+    private final AtomicInteger probes = new AtomicInteger();
+    private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+
+    public FakeArchive() {
+        reset();
+    }
+
+    public void reset() {
+        report.set(new ArchiveReport.Reachable(VERSION, "archive-rs"));
+        lastUri.set(null);
+        failure.set(null);
+    }
+
+    /** Every probe throws, as a bug or an unexpected driver error would. */
+    public void failWith(RuntimeException e) {
+        failure.set(e);
+    }
+
+    public void answer(ArchiveReport next) {
+        report.set(next);
+    }
+
+    public int probes() {
+        return probes.get();
+    }
+
+    public String lastUri() {
+        return lastUri.get();
+    }
+
+    @Override
+    public ArchiveReport probe(ArchiveConnection connection) {
+        lastUri.set(connection.uri());
+        probes.incrementAndGet();
+        if (failure.get() != null) {
+            throw failure.get();
+        }
+        return report.get();
+    }
+}

@@ -1,0 +1,512 @@
+package io.thermocline.operator.reconcile;
+
+import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
+import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static io.thermocline.operator.reconcile.Clusters.condition;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetStatusBuilder;
+import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.thermocline.config.ConfigLoader;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.operator.api.v1alpha1.CollectionSpec;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.credentials.UsersSecretDependent;
+import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.fakes.FakeArchive;
+import io.thermocline.operator.fakes.FakeReplicaSet;
+import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.status.ConditionType;
+import io.thermocline.operator.tiering.TieringSnapshot;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+@WithKubernetesTestServer(crud = true)
+class ThermoclineClusterReconcilerTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @Inject
+    KubernetesClient client;
+    @Inject
+    FakeArchive archive;
+    @Inject
+    FakeReplicaSet replicaSet;
+    @Inject
+    FakeTiering tiering;
+
+    private String ns;
+
+    @BeforeEach
+    void freshNamespace() {
+        archive.reset();
+        replicaSet.reset();
+        tiering.reset();
+        ns = "t-" + UUID.randomUUID().toString().substring(0, 8);
+        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    }
+
+    @Test
+    void resourceProducesFastTierProxyAndWorkersWithKeyFields() {
+        create(cluster(ns, "orders"));
+
+        StatefulSet sts = await().atMost(WAIT).until(() -> get(StatefulSet.class, "orders-fast"), Objects::nonNull);
+        assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
+        assertThat(sts.getSpec().getServiceName()).isEqualTo("orders-fast");
+        Container mongod = sts.getSpec().getTemplate().getSpec().getContainers().get(0);
+        assertThat(mongod.getImage()).isEqualTo("mongo:" + FakeArchive.VERSION);
+        assertThat(String.join(" ", mongod.getCommand())).contains("--replSet orders-fast").contains("--keyFile /keyfile/keyfile");
+        assertThat(sts.getSpec().getVolumeClaimTemplates().get(0).getSpec().getResources().getRequests().get("storage"))
+                .hasToString("10Gi");
+        assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted()).isEqualTo("Retain");
+        assertThat(get(Service.class, "orders-fast").getSpec().getClusterIP()).isEqualTo("None");
+        assertThat(get(PodDisruptionBudget.class, "orders-fast").getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+
+        Deployment proxy = await().atMost(WAIT).until(() -> get(Deployment.class, "orders-proxy"), Objects::nonNull);
+        assertThat(proxy.getSpec().getReplicas()).isEqualTo(2);
+        Container proxyContainer = proxy.getSpec().getTemplate().getSpec().getContainers().get(0);
+        assertThat(proxyContainer.getImage()).startsWith("ghcr.io/thermocline/thermocline:");
+        assertThat(proxyContainer.getCommand()).containsExactly("thermocline");
+        assertThat(proxyContainer.getArgs()).containsExactly("proxy", "--config", "/etc/thermocline/thermocline.yaml");
+        assertThat(proxyContainer.getEnv()).anySatisfy(e -> {
+            assertThat(e.getName()).isEqualTo(DataPlaneConfig.ARCHIVE_URI_ENV);
+            assertThat(e.getValueFrom().getSecretKeyRef().getName()).isEqualTo("archive");
+        });
+        assertThat(get(Service.class, "orders-proxy").getSpec().getPorts().get(0).getPort()).isEqualTo(27017);
+        assertThat(get(Service.class, "orders-proxy-peers").getSpec().getClusterIP()).isEqualTo("None");
+        assertThat(get(PodDisruptionBudget.class, "orders-proxy")).isNotNull();
+
+        Deployment feeder = get(Deployment.class, "orders-feeder");
+        assertThat(feeder.getSpec().getReplicas()).isEqualTo(1);
+        assertThat(feeder.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs()).startsWith("feeder");
+        CronJob evictor = get(CronJob.class, "orders-evictor");
+        assertThat(evictor.getSpec().getSchedule()).isEqualTo("*/10 * * * *");
+        assertThat(evictor.getSpec().getSuspend()).isFalse();
+        List<Job> warmers = warmers();
+        assertThat(warmers).hasSize(1);
+        assertThat(warmers.get(0).getMetadata().getName()).startsWith("orders-warmer-");
+
+        ConfigMap config = get(ConfigMap.class, "orders-config");
+        String yaml = config.getData().get("thermocline.yaml");
+        assertThat(yaml).doesNotContain("s3cret").doesNotContain("mongodb://");
+        ThermoclineConfig loaded = ConfigLoader.parse(yaml, DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:27017/?replicaSet=orders-fast"));
+        assertThat(loaded.collections()).singleElement().satisfies(p -> {
+            assertThat(p.namespace()).isEqualTo("shop.orders");
+            assertThat(p.hotWindow()).isEqualTo(Duration.ofDays(30));
+        });
+        assertThat(loaded.fleet().poolSize(loaded.tiers().fast())).isEqualTo(100);
+
+        Secret keyfile = get(Secret.class, "orders-keyfile");
+        assertThat(keyfile.getData().get("keyfile")).hasSizeGreaterThan(700);
+        Secret users = get(Secret.class, "orders-users");
+        assertThat(UsersSecretDependent.decoded(users).get(UsersSecretDependent.FAST_URI))
+                .contains("orders-fast-0.orders-fast." + ns + ".svc:27017")
+                .contains("orders-fast-2.orders-fast." + ns + ".svc:27017")
+                .contains("replicaSet=orders-fast");
+
+        String uid = stored("orders").getMetadata().getUid();
+        for (HasMetadata owned : List.of(sts, proxy, feeder, evictor, warmers.get(0), config, keyfile, users,
+                get(Service.class, "orders-proxy"), get(Service.class, "orders-proxy-peers"), get(Service.class, "orders-fast"))) {
+            assertThat(owned.getMetadata().getOwnerReferences()).as(owned.getKind())
+                    .anySatisfy(ref -> assertThat(ref.getUid()).isEqualTo(uid));
+            assertThat(owned.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
+        }
+
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("orders");
+            assertThat(condition(c, ConditionType.ArchiveReachable).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.VersionCompatible).getReason()).isEqualTo("MatchesArchive");
+            assertThat(c.getStatus().fastTierVersion).isEqualTo(FakeArchive.VERSION);
+            assertThat(c.getStatus().connectionString).isEqualTo("mongodb://orders-proxy." + ns + ".svc:27017/");
+            assertThat(c.getStatus().observedGeneration).isEqualTo(c.getMetadata().getGeneration());
+        });
+        assertThat(archive.lastUri()).isEqualTo(Clusters.ARCHIVE_URI);
+    }
+
+    @Test
+    void statusFollowsPodReadiness() {
+        create(cluster(ns, "ready"));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("ready");
+            assertThat(condition(c, ConditionType.FastTierReady).getReason()).isEqualTo("MembersNotReady");
+            assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("ReplicasNotReady");
+            assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("False");
+            assertThat(c.getStatus().phase).isEqualTo("Progressing");
+        });
+        assertThat(replicaSet.targets()).isEmpty();
+
+        markReady("ready", 3, 2);
+
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("ready");
+            assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.ProxyReady).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.FeederHealthy).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("True");
+            assertThat(c.getStatus().phase).isEqualTo("Ready");
+            assertThat(c.getStatus().feederLagSeconds).isEqualTo(2L);
+            assertThat(c.getStatus().documents.archive).isEqualTo(50_000L);
+        });
+        assertThat(replicaSet.targets().get(0).members()).containsExactly(
+                "ready-fast-0.ready-fast." + ns + ".svc:27017", "ready-fast-1.ready-fast." + ns + ".svc:27017",
+                "ready-fast-2.ready-fast." + ns + ".svc:27017");
+        assertThat(replicaSet.targets().get(0).rootPassword()).isNotBlank();
+
+        tiering.report(new TieringSnapshot(900L, false, 1L, 1L, List.of("shop.orders: email_1")));
+        setStatefulSetReady("ready", 2);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("ready");
+            assertThat(condition(c, ConditionType.FastTierReady).getReason()).isEqualTo("MembersNotReady");
+            assertThat(condition(c, ConditionType.Ready).getMessage()).contains("FastTierReady");
+            assertThat(c.getStatus().phase).isEqualTo("Degraded");
+        });
+        setStatefulSetReady("ready", 3);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("ready");
+            assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("LagTooHigh");
+            assertThat(c.getStatus().feederLagSeconds).isEqualTo(900L);
+            assertThat(c.getStatus().warnings).singleElement().asString().contains("shop.orders: email_1");
+        });
+    }
+
+    @Test
+    void unreachableArchiveIsReportedAndNothingIsCreated() {
+        archive.answer(new ArchiveReport.Unusable("Unreachable", "no archive member answered within 5s"));
+        create(cluster(ns, "down"));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("down");
+            assertThat(condition(c, ConditionType.ArchiveReachable).getStatus()).isEqualTo("False");
+            assertThat(condition(c, ConditionType.ArchiveReachable).getReason()).isEqualTo("Unreachable");
+            assertThat(condition(c, ConditionType.VersionCompatible).getStatus()).isEqualTo("Unknown");
+            assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ArchiveNotReachable");
+            assertThat(c.getStatus().phase).isEqualTo("Pending");
+        });
+        assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anySatisfy(e -> {
+                    assertThat(e.getReason()).isEqualTo("ArchiveReachableFalse:Unreachable");
+                    assertThat(e.getType()).isEqualTo("Warning");
+                    assertThat(e.getInvolvedObject().getName()).isEqualTo("down");
+                });
+        assertThat(get(StatefulSet.class, "down-fast")).isNull();
+        assertThat(get(Deployment.class, "down-proxy")).isNull();
+    }
+
+    @Test
+    void archiveCaIsCheckedAndMountedIntoDataPlanePods() {
+        ThermoclineCluster c = cluster(ns, "tls");
+        c.getSpec().archive.tls = new io.thermocline.operator.api.v1alpha1.ArchiveSpec.TlsSpec();
+        c.getSpec().archive.tls.caSecretRef = new io.thermocline.operator.api.v1alpha1.SecretKeyRef("archive-ca", null);
+        create(c);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("tls"), ConditionType.ArchiveReachable).getReason()).isEqualTo("CaSecretNotFound"));
+        assertThat(get(Deployment.class, "tls-proxy")).isNull();
+
+        client.secrets().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata().withName("archive-ca").endMetadata()
+                .addToData("ca.crt", java.util.Base64.getEncoder().encodeToString("-----BEGIN CERTIFICATE-----".getBytes()))
+                .build()).create();
+        edit("tls", x -> x.getSpec().proxy.replicas = 3);
+        Deployment proxy = await().atMost(WAIT).until(() -> get(Deployment.class, "tls-proxy"), Objects::nonNull);
+        assertThat(proxy.getSpec().getTemplate().getSpec().getVolumes())
+                .extracting(v -> v.getSecret() == null ? null : v.getSecret().getSecretName()).contains("archive-ca");
+        assertThat(proxy.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv())
+                .extracting(e -> e.getValue()).contains("/etc/thermocline/archive-ca/ca.crt");
+    }
+
+    @Test
+    void aFailingReconcileIsReportedInReady() {
+        archive.failWith(new IllegalStateException("probe exploded"));
+        create(cluster(ns, "boom"));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("boom");
+            assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ReconcileError");
+            assertThat(condition(c, ConditionType.Ready).getMessage()).contains("IllegalStateException").contains("probe exploded");
+        });
+    }
+
+    @Test
+    void missingArchiveSecretNamesTheSecret() {
+        ThermoclineCluster c = cluster(ns, "nosecret");
+        c.getSpec().archive.uriSecretRef.name = "does-not-exist";
+        create(c);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster now = stored("nosecret");
+            assertThat(condition(now, ConditionType.ArchiveReachable).getReason()).isEqualTo("SecretNotFound");
+            assertThat(condition(now, ConditionType.ArchiveReachable).getMessage()).contains(ns + "/does-not-exist");
+        });
+        assertThat(archive.probes()).isZero();
+    }
+
+    @Test
+    void versionMismatchCreatesNoTieringWorkloads() {
+        ThermoclineCluster c = cluster(ns, "pinned");
+        c.getSpec().fastTier.version = "6.0.5";
+        create(c);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster now = stored("pinned");
+            assertThat(condition(now, ConditionType.VersionCompatible).getStatus()).isEqualTo("False");
+            assertThat(condition(now, ConditionType.VersionCompatible).getReason()).isEqualTo("Mismatch");
+            assertThat(condition(now, ConditionType.Ready).getReason()).isEqualTo("VersionIncompatible");
+            assertThat(now.getStatus().phase).isEqualTo("Failed");
+        });
+        assertThat(get(StatefulSet.class, "pinned-fast")).isNull();
+        assertThat(get(Deployment.class, "pinned-feeder")).isNull();
+        assertThat(warmers()).isEmpty();
+    }
+
+    @Test
+    void pinnedPatchVersionOfTheArchiveLineIsUsed() {
+        ThermoclineCluster c = cluster(ns, "patch");
+        c.getSpec().fastTier.version = "7.0.12";
+        create(c);
+        StatefulSet sts = await().atMost(WAIT).until(() -> get(StatefulSet.class, "patch-fast"), Objects::nonNull);
+        assertThat(sts.getSpec().getTemplate().getSpec().getContainers().get(0).getImage()).isEqualTo("mongo:7.0.12");
+    }
+
+    @Test
+    void specTheDataPlaneRejectsIsReportedAsInvalidSpec() {
+        ThermoclineCluster c = cluster(ns, "badspec");
+        c.getSpec().collections.add(new CollectionSpec("shop", "orders", "createdAt", "7d"));
+        create(c);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster now = stored("badspec");
+            assertThat(condition(now, ConditionType.Ready).getReason()).isEqualTo("InvalidSpec");
+            assertThat(condition(now, ConditionType.Ready).getMessage()).contains("collections[1]").contains("shop.orders");
+            assertThat(now.getStatus().phase).isEqualTo("Failed");
+        });
+        assertThat(get(StatefulSet.class, "badspec-fast")).isNull();
+    }
+
+    @Test
+    void scalingUpAndDownFollowsTheSpecAndKeepsPasswords() {
+        create(cluster(ns, "scale"));
+        await().atMost(WAIT).until(() -> get(Deployment.class, "scale-proxy"), Objects::nonNull);
+        Map<String, String> before = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+
+        edit("scale", c -> {
+            c.getSpec().fastTier.members = 5;
+            c.getSpec().proxy.replicas = 4;
+        });
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(5);
+            assertThat(get(Deployment.class, "scale-proxy").getSpec().getReplicas()).isEqualTo(4);
+            ThermoclineConfig loaded = ConfigLoader.parse(get(ConfigMap.class, "scale-config").getData().get("thermocline.yaml"),
+                    DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:27017/"));
+            assertThat(loaded.fleet().replicas()).isEqualTo(4);
+            assertThat(loaded.fleet().poolSize(loaded.tiers().fast())).isEqualTo(50);
+            assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
+                    .contains("scale-fast-4.scale-fast");
+        });
+        Map<String, String> after = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+        assertThat(after.get(UsersSecretDependent.ROOT_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.ROOT_PASSWORD));
+        assertThat(after.get(UsersSecretDependent.DATA_PLANE_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+
+        markReady("scale", 5, 4);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets())
+                .anySatisfy(t -> assertThat(t.members()).hasSize(5)));
+
+        replicaSet.convergeAfter(2);
+        edit("scale", c -> c.getSpec().fastTier.members = 3);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(3);
+            // pods go only after the replica set was asked (and answered converged) for 3 members
+            assertThat(replicaSet.targets()).anySatisfy(t -> assertThat(t.members()).hasSize(3));
+            assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
+                    .doesNotContain("scale-fast-3.");
+        });
+        setStatefulSetReady("scale", 3);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets().get(replicaSet.targets().size() - 1).members())
+                .hasSize(3));
+    }
+
+    @Test
+    void pauseScalesTheDataPlaneToZeroAndSaysSo() {
+        create(cluster(ns, "pause"));
+        await().atMost(WAIT).until(() -> get(Deployment.class, "pause-feeder"), Objects::nonNull);
+        edit("pause", c -> c.getSpec().paused = true);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(get(Deployment.class, "pause-proxy").getSpec().getReplicas()).isZero();
+            assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas()).isZero();
+            assertThat(get(CronJob.class, "pause-evictor").getSpec().getSuspend()).isTrue();
+            assertThat(warmers()).singleElement().satisfies(j -> assertThat(j.getSpec().getSuspend()).isTrue());
+            ThermoclineCluster c = stored("pause");
+            assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("Paused");
+            assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("Paused");
+            assertThat(c.getStatus().phase).isEqualTo("Paused");
+        });
+        assertThat(get(StatefulSet.class, "pause-fast").getSpec().getReplicas()).isEqualTo(3);
+
+        edit("pause", c -> c.getSpec().paused = false);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(get(Deployment.class, "pause-proxy").getSpec().getReplicas()).isEqualTo(2);
+            assertThat(get(CronJob.class, "pause-evictor").getSpec().getSuspend()).isFalse();
+        });
+    }
+
+    @Test
+    void growingAWindowStartsANewWarmerRun() {
+        create(cluster(ns, "warm"));
+        String first = await().atMost(WAIT).until(() -> warmers().isEmpty() ? null : warmers().get(0).getMetadata().getName(),
+                Objects::nonNull);
+        edit("warm", c -> c.getSpec().collections.get(0).hotWindow = "60d");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            List<Job> jobs = warmers();
+            assertThat(jobs).singleElement().satisfies(j -> assertThat(j.getMetadata().getName()).isNotEqualTo(first));
+            assertThat(stored("warm").getStatus().warmerJob).isEqualTo(jobs.get(0).getMetadata().getName());
+        });
+    }
+
+    @Test
+    void secondReconcileChangesNothing() {
+        create(cluster(ns, "idem"));
+        markReadyWhenCreated("idem");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("idem"), ConditionType.Ready).getStatus()).isEqualTo("True"));
+        Map<String, String> before = resourceVersions("idem");
+        StatefulSet stsBefore = get(StatefulSet.class, "idem-fast");
+        int probes = archive.probes();
+
+        // a status-only change of a watched object triggers a reconcile without changing what is desired
+        client.apps().statefulSets().inNamespace(ns).withName("idem-fast").editStatus(s -> {
+            s.getStatus().setCurrentRevision("rev-" + UUID.randomUUID());
+            return s;
+        });
+        await().atMost(WAIT).until(() -> archive.probes() > probes);
+        await().pollDelay(Duration.ofSeconds(1)).atMost(WAIT).until(() -> true);
+
+        Map<String, String> after = resourceVersions("idem");
+        // the StatefulSet's own version moved with the status edit above; its spec must not have
+        after.remove("StatefulSet/idem-fast");
+        before.remove("StatefulSet/idem-fast");
+        assertThat(after).isEqualTo(before);
+        assertThat(get(StatefulSet.class, "idem-fast").getSpec()).isEqualTo(stsBefore.getSpec());
+    }
+
+    @Test
+    void deletionKeepsVolumesByDefaultAndRemovesTheResource() {
+        create(cluster(ns, "gone"));
+        await().atMost(WAIT).until(() -> get(StatefulSet.class, "gone-fast"), Objects::nonNull);
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("gone").delete();
+        await().atMost(WAIT).until(() -> stored("gone") == null);
+    }
+
+    @Test
+    void deletionWithVolumeDeletionWaitsUntilTheFeederHasMirroredEverything() {
+        ThermoclineCluster c = cluster(ns, "drain");
+        c.getSpec().fastTier.storage.retentionPolicy = "Delete";
+        create(c);
+        StatefulSet sts = await().atMost(WAIT).until(() -> get(StatefulSet.class, "drain-fast"), Objects::nonNull);
+        assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted()).isEqualTo("Delete");
+        await().atMost(WAIT).until(() -> stored("drain").getMetadata().getFinalizers() != null
+                && !stored("drain").getMetadata().getFinalizers().isEmpty());
+        tiering.report(new TieringSnapshot(40L, false, 10L, 5L));
+
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("drain").delete();
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+        assertThat(stored("drain")).isNotNull();
+        assertThat(stored("drain").getMetadata().getDeletionTimestamp()).isNotNull();
+
+        tiering.report(new TieringSnapshot(0L, true, 10L, 15L));
+        await().atMost(Duration.ofSeconds(30)).until(() -> stored("drain") == null);
+    }
+
+    private void create(ThermoclineCluster cluster) {
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
+    }
+
+    private ThermoclineCluster stored(String name) {
+        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+    }
+
+    /** Edits like a user would; retried on 409, since the operator writes the status concurrently. */
+    private void edit(String name, java.util.function.Consumer<ThermoclineCluster> change) {
+        await().atMost(WAIT).ignoreExceptions().until(() -> {
+            client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).edit(c -> {
+                change.accept(c);
+                return c;
+            });
+            return true;
+        });
+    }
+
+    private <T extends HasMetadata> T get(Class<T> type, String name) {
+        return client.resources(type).inNamespace(ns).withName(name).get();
+    }
+
+    private List<Job> warmers() {
+        return client.batch().v1().jobs().inNamespace(ns).list().getItems();
+    }
+
+    private void markReadyWhenCreated(String name) {
+        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
+        markReady(name, 3, 2);
+    }
+
+    private void markReady(String name, int members, int proxies) {
+        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
+        setDeploymentReady(name + "-proxy", proxies);
+        setDeploymentReady(name + "-feeder", 1);
+        setStatefulSetReady(name, members);
+    }
+
+    private void setStatefulSetReady(String name, int ready) {
+        client.apps().statefulSets().inNamespace(ns).withName(name + "-fast").editStatus(s -> {
+            s.setStatus(new StatefulSetStatusBuilder().withReplicas(ready).withReadyReplicas(ready).build());
+            return s;
+        });
+    }
+
+    private void setDeploymentReady(String name, int ready) {
+        client.apps().deployments().inNamespace(ns).withName(name).editStatus(d -> {
+            d.setStatus(new DeploymentStatusBuilder().withReplicas(ready).withReadyReplicas(ready).withAvailableReplicas(ready).build());
+            return d;
+        });
+    }
+
+    private Map<String, String> resourceVersions(String name) {
+        Map<String, String> versions = new HashMap<>();
+        List<HasMetadata> objects = new ArrayList<>();
+        objects.add(stored(name));
+        objects.add(get(StatefulSet.class, name + "-fast"));
+        objects.add(get(Deployment.class, name + "-proxy"));
+        objects.add(get(Deployment.class, name + "-feeder"));
+        objects.add(get(Service.class, name + "-proxy"));
+        objects.add(get(Service.class, name + "-proxy-peers"));
+        objects.add(get(Service.class, name + "-fast"));
+        objects.add(get(ConfigMap.class, name + "-config"));
+        objects.add(get(Secret.class, name + "-users"));
+        objects.add(get(Secret.class, name + "-keyfile"));
+        objects.add(get(CronJob.class, name + "-evictor"));
+        objects.add(get(PodDisruptionBudget.class, name + "-proxy"));
+        objects.add(get(PodDisruptionBudget.class, name + "-fast"));
+        objects.addAll(warmers());
+        for (HasMetadata o : objects) {
+            versions.put(o.getKind() + "/" + o.getMetadata().getName(), o.getMetadata().getResourceVersion());
+        }
+        return versions;
+    }
+}

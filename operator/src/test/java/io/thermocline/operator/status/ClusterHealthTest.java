@@ -1,0 +1,97 @@
+package io.thermocline.operator.status;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
+import io.thermocline.operator.fasttier.ReplicaSetState;
+import io.thermocline.operator.status.ClusterHealth.Health;
+import io.thermocline.operator.status.ClusterHealth.Inputs;
+import io.thermocline.operator.status.ClusterHealth.Replicas;
+import io.thermocline.operator.tiering.TieringSnapshot;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ClusterHealthTest {
+
+    private static final ArchiveReport REACHABLE = new ArchiveReport.Reachable("7.0.14", "rs0");
+    private static final VersionDecision MATCHES = new VersionDecision(true, "7.0.14", "MatchesArchive", "ok");
+    private static final ReplicaSetState CONVERGED = new ReplicaSetState.Converged(List.of("a", "b", "c"));
+
+    private static Inputs healthy() {
+        return new Inputs(false, null, REACHABLE, MATCHES, new Replicas(3, 3), CONVERGED, new Replicas(2, 2), new Replicas(1, 1),
+                new TieringSnapshot(1L, true, 1L, 1L), 300, null);
+    }
+
+    private static Observed condition(Health health, ConditionType type) {
+        return health.conditions().stream().filter(c -> c.type() == type).findFirst().orElseThrow();
+    }
+
+    @Test
+    void everythingReadyIsReady() {
+        Health health = ClusterHealth.evaluate(healthy());
+        assertThat(health.phase()).isEqualTo("Ready");
+        assertThat(health.ready()).isTrue();
+        assertThat(health.conditions()).extracting(Observed::type).containsExactly(ConditionType.values());
+        assertThat(health.conditions()).allMatch(Observed::holds);
+    }
+
+    @Test
+    void aReadyClusterLosingAMemberIsDegraded() {
+        Inputs in = healthy();
+        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, new Replicas(3, 2), CONVERGED,
+                in.proxy(), in.feeder(), in.tiering(), 300, "Ready"));
+        assertThat(health.phase()).isEqualTo("Degraded");
+        assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("MembersNotReady");
+        assertThat(condition(health, ConditionType.FastTierReady).message()).startsWith("2/3");
+    }
+
+    @Test
+    void pauseWinsOverComponentState() {
+        Inputs in = healthy();
+        Health health = ClusterHealth.evaluate(new Inputs(true, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED,
+                new Replicas(2, 0), new Replicas(1, 0), null, 300, "Ready"));
+        assertThat(health.phase()).isEqualTo("Paused");
+        assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("Paused");
+        assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("Paused");
+        assertThat(condition(health, ConditionType.FastTierReady).holds()).isTrue();
+    }
+
+    @Test
+    void invalidSpecFailsAndNamesTheProblem() {
+        Health health = ClusterHealth.evaluate(new Inputs(false, "collections[1]: duplicate", REACHABLE, MATCHES, null, null,
+                null, null, null, 300, null));
+        assertThat(health.phase()).isEqualTo("Failed");
+        assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("InvalidSpec");
+        assertThat(condition(health, ConditionType.Ready).message()).contains("collections[1]");
+        assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("NotCreated");
+    }
+
+    @Test
+    void feederLagAboveTheLimitIsUnhealthy() {
+        Inputs in = healthy();
+        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
+                in.feeder(), new TieringSnapshot(301L, false, 1L, 1L), 300, "Ready"));
+        assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("LagTooHigh");
+        assertThat(health.phase()).isEqualTo("Degraded");
+    }
+
+    @Test
+    void replicaSetStillConvergingKeepsFastTierNotReady() {
+        Inputs in = healthy();
+        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(),
+                new ReplicaSetState.Converging("AddingMember", "adding x"), in.proxy(), in.feeder(), null, 300, null));
+        assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("AddingMember");
+        assertThat(health.phase()).isEqualTo("Progressing");
+    }
+
+    @Test
+    void unreachableArchiveOfARunningClusterIsDegraded() {
+        Inputs in = healthy();
+        Health health = ClusterHealth.evaluate(new Inputs(false, null, new ArchiveReport.Unusable("NoPrimary", "no primary"), null,
+                in.fastTier(), CONVERGED, in.proxy(), in.feeder(), null, 300, "Ready"));
+        assertThat(health.phase()).isEqualTo("Degraded");
+        assertThat(condition(health, ConditionType.VersionCompatible).status()).isEqualTo(Observed.Status.Unknown);
+        assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("ArchiveNotReachable");
+    }
+}
