@@ -1,0 +1,24 @@
+package io.thermocline.proxy.server;
+
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+
+/** Native epoll on Linux (fewer system calls per request), NIO elsewhere. */
+record NettyTransport(String name, IoHandlerFactory ioHandler, Class<? extends ServerChannel> serverChannel,
+                      Class<? extends SocketChannel> socketChannel) {
+
+    static NettyTransport best() {
+        if (Epoll.isAvailable()) {
+            return new NettyTransport("epoll", EpollIoHandler.newFactory(), EpollServerSocketChannel.class, EpollSocketChannel.class);
+        }
+        return new NettyTransport("nio", NioIoHandler.newFactory(), NioServerSocketChannel.class, NioSocketChannel.class);
+    }
+}
