@@ -1,0 +1,64 @@
+package io.thermocline.app;
+
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.evictor.Evictor;
+import io.thermocline.tiering.metrics.MetricsEndpoint;
+import io.thermocline.tiering.worker.TierClients;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code thermocline evictor}: removes documents older than the window from the fast tier. */
+@Command(name = "evictor", mixinStandardHelpOptions = true,
+        description = {"Delete from the fast tier what is older than the window and confirmed in the archive.",
+                "Never writes the archive. With --once: one pass, then exit (a CronJob). See docs/tiering-workers.md."},
+        exitCodeOnInvalidInput = 2)
+public final class EvictorCommand implements Callable<Integer> {
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
+    Path config;
+
+    @Option(names = "--once", description = "Run one pass and exit (exit code 3 when the feeder was too far behind to finish it).")
+    boolean once;
+
+    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics and /health/live here (default: off).")
+    String metrics;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    private final Map<String, String> environment;
+
+    public EvictorCommand() {
+        this(System.getenv());
+    }
+
+    EvictorCommand(Map<String, String> environment) {
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        ThermoclineConfig loaded = WorkerRuntime.load("evictor", config, environment, spec.commandLine().getErr());
+        if (loaded == null) {
+            return 2;
+        }
+        if (once) {
+            try (TierClients clients = TierClients.open(loaded, "thermocline-evictor")) {
+                Evictor.PassResult result = new Evictor(clients.fast(), clients.archive(), loaded.collections(), loaded.evictor(),
+                        Evictor.Options.defaults()).runPass();
+                spec.commandLine().getOut().println("thermocline evictor pass: " + result.outcomes());
+                return result.complete() ? 0 : 3;
+            }
+        }
+        Evictor evictor = Evictor.start(loaded);
+        MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, evictor::running);
+        spec.commandLine().getOut().println("thermocline evictor running every " + loaded.evictor().interval());
+        spec.commandLine().getOut().flush();
+        WorkerRuntime.runUntilStopped(evictor, endpoint);
+        return 0;
+    }
+}

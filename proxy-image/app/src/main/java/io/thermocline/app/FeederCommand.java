@@ -1,0 +1,52 @@
+package io.thermocline.app;
+
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.feeder.Feeder;
+import io.thermocline.tiering.metrics.MetricsEndpoint;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code thermocline feeder}: mirrors every fast-tier write to the archive until stopped. */
+@Command(name = "feeder", mixinStandardHelpOptions = true,
+        description = {"Mirror the fast tier's writes to the archive (change stream, resumable).",
+                "Run exactly one; a second one waits for the first one's lease. See docs/tiering-workers.md."},
+        exitCodeOnInvalidInput = 2)
+public final class FeederCommand implements Callable<Integer> {
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
+    Path config;
+
+    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics and /health/live here (default: off).")
+    String metrics;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    private final Map<String, String> environment;
+
+    public FeederCommand() {
+        this(System.getenv());
+    }
+
+    FeederCommand(Map<String, String> environment) {
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        ThermoclineConfig loaded = WorkerRuntime.load("feeder", config, environment, spec.commandLine().getErr());
+        if (loaded == null) {
+            return 2;
+        }
+        Feeder feeder = Feeder.start(loaded);
+        MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, feeder::running);
+        spec.commandLine().getOut().println("thermocline feeder running for " + loaded.collections().size() + " tiered collection(s)");
+        spec.commandLine().getOut().flush();
+        WorkerRuntime.runUntilStopped(feeder, endpoint);
+        return 0;
+    }
+}

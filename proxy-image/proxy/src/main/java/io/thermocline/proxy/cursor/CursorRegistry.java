@@ -1,0 +1,85 @@
+package io.thermocline.proxy.cursor;
+
+import com.mongodb.ServerAddress;
+import io.thermocline.proxy.topology.Tier;
+import org.bson.BsonDocument;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** The proxy's cursor table: proxy id to backend cursor, indexed by owner for clean-up. */
+public final class CursorRegistry {
+    private final ProxyCursorIds ids;
+    private final Map<Long, CursorRoute> routes = new HashMap<>();
+    private final Map<CursorOwner, Set<Long>> byOwner = new HashMap<>();
+
+    public CursorRegistry(ProxyCursorIds ids) {
+        this.ids = ids;
+    }
+
+    public ProxyCursorIds ids() {
+        return ids;
+    }
+
+    public synchronized CursorRoute register(Tier tier, ServerAddress member, long backendId, String namespace,
+                                             BsonDocument lsid, CursorOwner owner) {
+        CursorRoute route = new CursorRoute(ids.next(), tier, member, backendId, namespace, lsid, owner);
+        routes.put(route.proxyId(), route);
+        byOwner.computeIfAbsent(owner, o -> new HashSet<>()).add(route.proxyId());
+        return route;
+    }
+
+    public synchronized Optional<CursorRoute> find(long proxyId) {
+        return Optional.ofNullable(routes.get(proxyId));
+    }
+
+    public synchronized Optional<CursorRoute> remove(long proxyId) {
+        CursorRoute r = routes.remove(proxyId);
+        if (r != null) {
+            Set<Long> owned = byOwner.get(r.owner());
+            if (owned != null) {
+                owned.remove(proxyId);
+                if (owned.isEmpty()) {
+                    byOwner.remove(r.owner());
+                }
+            }
+        }
+        return Optional.ofNullable(r);
+    }
+
+    /** Removes and returns every cursor of an owner that went away. */
+    public synchronized List<CursorRoute> removeOwnedBy(CursorOwner owner) {
+        Set<Long> owned = byOwner.remove(owner);
+        List<CursorRoute> out = new ArrayList<>();
+        if (owned != null) {
+            for (Long id : owned) {
+                CursorRoute r = routes.remove(id);
+                if (r != null) {
+                    out.add(r);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Removes every cursor on a member that is gone (its cursors died with it). */
+    public synchronized List<CursorRoute> removeOnMember(Tier tier, ServerAddress member) {
+        List<CursorRoute> out = new ArrayList<>();
+        for (CursorRoute r : new ArrayList<>(routes.values())) {
+            if (r.tier() == tier && r.member().equals(member)) {
+                remove(r.proxyId());
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    public synchronized int size() {
+        return routes.size();
+    }
+}

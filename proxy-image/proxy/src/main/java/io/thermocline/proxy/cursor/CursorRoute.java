@@ -1,0 +1,25 @@
+package io.thermocline.proxy.cursor;
+
+import com.mongodb.ServerAddress;
+import io.thermocline.proxy.topology.Tier;
+import org.bson.BsonDocument;
+
+/**
+ * Where a proxy cursor lives: the backend cursor on one member of one tier.
+ *
+ * @param namespace {@code db.collection} as the backend reported it
+ * @param lsid      the session the cursor was opened in, or null
+ */
+public record CursorRoute(long proxyId, Tier tier, ServerAddress member, long backendId, String namespace,
+                          BsonDocument lsid, CursorOwner owner) {
+
+    public String database() {
+        int dot = namespace.indexOf('.');
+        return dot < 0 ? namespace : namespace.substring(0, dot);
+    }
+
+    public String collection() {
+        int dot = namespace.indexOf('.');
+        return dot < 0 ? "" : namespace.substring(dot + 1);
+    }
+}

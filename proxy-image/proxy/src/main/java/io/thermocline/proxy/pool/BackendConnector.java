@@ -1,0 +1,54 @@
+package io.thermocline.proxy.pool;
+
+import com.mongodb.ServerAddress;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.thermocline.wire.WireEncoder;
+import io.thermocline.wire.WireFrameDecoder;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/** Opens framed connections to backend members on the proxy's event loops. */
+public final class BackendConnector {
+    private final Bootstrap bootstrap;
+    private final Duration connectTimeout;
+
+    public BackendConnector(EventLoopGroup group, int maxMessageSize, Duration connectTimeout) {
+        this.connectTimeout = connectTimeout;
+        this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeout.toMillis())
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast("frames", new WireFrameDecoder(maxMessageSize));
+                        ch.pipeline().addLast("encoder", new WireEncoder());
+                    }
+                });
+    }
+
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    public CompletableFuture<BackendConnection> connect(ServerAddress address, long generation) {
+        CompletableFuture<BackendConnection> result = new CompletableFuture<>();
+        ChannelFuture f = bootstrap.connect(address.getHost(), address.getPort());
+        f.addListener(done -> {
+            if (done.isSuccess()) {
+                result.complete(new BackendConnection(f.channel(), address, generation));
+            } else {
+                result.completeExceptionally(new BackendUnavailableException(
+                        "cannot connect to " + address + ": " + done.cause().getMessage(), false));
+            }
+        });
+        return result;
+    }
+}

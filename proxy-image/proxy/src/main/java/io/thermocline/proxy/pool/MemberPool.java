@@ -1,0 +1,277 @@
+package io.thermocline.proxy.pool;
+
+import com.mongodb.ServerAddress;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.wire.OpMsg;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A bounded pool of connections to one member of one tier. Borrowers wait at most
+ * {@code maxWait} for a free connection; a failed connect fails every waiter at once, since a
+ * backend that refuses one connection is down for all of them.
+ */
+public final class MemberPool {
+    private final Tier tier;
+    private final ServerAddress address;
+    private final int maxSize;
+    private final Duration maxWait;
+    private final BackendConnector connector;
+    private final EventExecutor timer;
+    private final PoolListener listener;
+
+    private final ArrayDeque<BackendConnection> idle = new ArrayDeque<>();
+    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    private int open;
+    private int inUse;
+    private long generation;
+    private boolean closed;
+
+    private static final class Waiter {
+        final CompletableFuture<BackendConnection> future = new CompletableFuture<>();
+        final long startNanos = System.nanoTime();
+        ScheduledFuture<?> timeout;
+    }
+
+    public MemberPool(Tier tier, ServerAddress address, int maxSize, Duration maxWait, BackendConnector connector,
+                      EventExecutor timer, PoolListener listener) {
+        if (maxSize < 1) {
+            throw new IllegalArgumentException("pool size must be at least 1, got " + maxSize);
+        }
+        this.tier = tier;
+        this.address = address;
+        this.maxSize = maxSize;
+        this.maxWait = maxWait;
+        this.connector = connector;
+        this.timer = timer;
+        this.listener = listener;
+    }
+
+    public ServerAddress address() {
+        return address;
+    }
+
+    public int maxSize() {
+        return maxSize;
+    }
+
+    public CompletableFuture<BackendConnection> borrow() {
+        long start = System.nanoTime();
+        List<BackendConnection> stale = new ArrayList<>();
+        BackendConnection ready = null;
+        Waiter waiter = null;
+        boolean create = false;
+        synchronized (this) {
+            if (closed) {
+                return CompletableFuture.failedFuture(new BackendUnavailableException("pool for " + address + " is closed", false));
+            }
+            while (!idle.isEmpty()) {
+                BackendConnection c = idle.pollLast();
+                if (c.isOpen() && c.generation() == generation) {
+                    ready = c;
+                    break;
+                }
+                open--;
+                stale.add(c);
+            }
+            if (ready != null) {
+                inUse++;
+            } else if (open < maxSize) {
+                open++;
+                inUse++;
+                create = true;
+            } else {
+                waiter = new Waiter();
+                waiters.add(waiter);
+            }
+        }
+        stale.forEach(BackendConnection::close);
+        if (ready != null) {
+            listener.borrowed(tier, address, System.nanoTime() - start, false);
+            report();
+            return CompletableFuture.completedFuture(ready);
+        }
+        if (create) {
+            report();
+            return createFor(start);
+        }
+        Waiter w = waiter;
+        w.timeout = timer.schedule(() -> timeOut(w), maxWait.toMillis(), TimeUnit.MILLISECONDS);
+        report();
+        return w.future;
+    }
+
+    /** Returns a connection after a clean round trip. */
+    public void release(BackendConnection connection) {
+        Waiter handTo = null;
+        boolean keep;
+        synchronized (this) {
+            inUse--;
+            keep = !closed && connection.isOpen() && connection.generation() == generation;
+            if (keep) {
+                handTo = waiters.poll();
+                if (handTo != null) {
+                    inUse++;
+                } else {
+                    idle.addLast(connection);
+                }
+            } else {
+                open--;
+            }
+        }
+        if (!keep) {
+            connection.close();
+            replaceForWaiter();
+        } else if (handTo != null) {
+            handTo.timeout.cancel(false);
+            listener.borrowed(tier, address, System.nanoTime() - handTo.startNanos, false);
+            handTo.future.complete(connection);
+        }
+        report();
+    }
+
+    /** Drops a connection whose state is unknown (failed mid-request). */
+    public void discard(BackendConnection connection) {
+        synchronized (this) {
+            inUse--;
+            open--;
+        }
+        connection.close();
+        replaceForWaiter();
+        report();
+    }
+
+    /** Closes idle connections and retires busy ones when they come back (member went away or stepped down). */
+    public void clear() {
+        List<BackendConnection> toClose;
+        synchronized (this) {
+            generation++;
+            toClose = new ArrayList<>(idle);
+            open -= idle.size();
+            idle.clear();
+        }
+        toClose.forEach(BackendConnection::close);
+        report();
+    }
+
+    public void close() {
+        List<Waiter> failed;
+        synchronized (this) {
+            closed = true;
+            failed = new ArrayList<>(waiters);
+            waiters.clear();
+        }
+        clear();
+        failed.forEach(w -> {
+            w.timeout.cancel(false);
+            w.future.completeExceptionally(new BackendUnavailableException("pool for " + address + " closed", false));
+        });
+    }
+
+    public synchronized int openConnections() {
+        return open;
+    }
+
+    public synchronized int idleConnections() {
+        return idle.size();
+    }
+
+    private void replaceForWaiter() {
+        Waiter w;
+        synchronized (this) {
+            if (closed || waiters.isEmpty() || open >= maxSize) {
+                return;
+            }
+            w = waiters.poll();
+            open++;
+            inUse++;
+        }
+        w.timeout.cancel(false);
+        Waiter waiter = w;
+        createFor(w.startNanos).whenComplete((c, e) -> {
+            if (e != null) {
+                waiter.future.completeExceptionally(e);
+            } else {
+                waiter.future.complete(c);
+            }
+        });
+    }
+
+    private CompletableFuture<BackendConnection> createFor(long startNanos) {
+        long gen;
+        synchronized (this) {
+            gen = generation;
+        }
+        return connector.connect(address, gen)
+                .thenCompose(c -> handshake(c).thenApply(ignored -> c))
+                .whenComplete((c, e) -> {
+                    if (e == null) {
+                        listener.borrowed(tier, address, System.nanoTime() - startNanos, false);
+                        return;
+                    }
+                    List<Waiter> failed;
+                    synchronized (this) {
+                        open--;
+                        inUse--;
+                        failed = new ArrayList<>(waiters);
+                        waiters.clear();
+                    }
+                    for (Waiter w : failed) {
+                        w.timeout.cancel(false);
+                        w.future.completeExceptionally(e instanceof java.util.concurrent.CompletionException ce ? ce.getCause() : e);
+                    }
+                    report();
+                });
+    }
+
+    /** The first command on a connection identifies the proxy in the backend's logs and currentOp. */
+    private CompletableFuture<OpMsg> handshake(BackendConnection c) {
+        BsonDocument hello = new BsonDocument("isMaster", new BsonInt32(1))
+                .append("client", new BsonDocument("application", new BsonDocument("name", new BsonString("thermocline-proxy")))
+                        .append("driver", new BsonDocument("name", new BsonString("thermocline")).append("version", new BsonString("0.1.0")))
+                        .append("os", new BsonDocument("type", new BsonString(System.getProperty("os.name", "unknown")))))
+                .append("$db", new BsonString("admin"));
+        return c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), hello), connector.connectTimeout())
+                .whenComplete((r, e) -> {
+                    if (e != null) {
+                        c.close();
+                    }
+                });
+    }
+
+    private void timeOut(Waiter w) {
+        boolean removed;
+        synchronized (this) {
+            removed = waiters.remove(w);
+        }
+        if (removed) {
+            listener.borrowed(tier, address, System.nanoTime() - w.startNanos, true);
+            w.future.completeExceptionally(new PoolTimeoutException("all " + maxSize + " connections to " + tier.label()
+                    + " member " + address + " stayed busy for " + maxWait.toMillis()
+                    + " ms (pool size comes from the tier's connectionBudget / fleet.replicas)"));
+            report();
+        }
+    }
+
+    private void report() {
+        int o;
+        int u;
+        int w;
+        synchronized (this) {
+            o = open;
+            u = inUse;
+            w = waiters.size();
+        }
+        listener.sizeChanged(tier, address, o, u, w);
+    }
+}

@@ -1,0 +1,109 @@
+package io.thermocline.proxy.server;
+
+import io.thermocline.proxy.topology.WireLimits;
+import io.thermocline.wire.Compressor;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonObjectId;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.types.ObjectId;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The proxy's own hello/isMaster answer: it presents itself as a mongos ({@code msg: "isdbgrid"})
+ * so drivers treat it as a router, with the backends' wire versions and limits.
+ */
+final class Handshake {
+    /** Identifies this proxy process in {@code topologyVersion}; a restart gives drivers a new one. */
+    private final ObjectId processId = new ObjectId();
+    /** Stands for the proxy instance in load-balanced mode, where drivers key pinning on it. */
+    private final ObjectId serviceId;
+    private final List<Compressor> supported;
+
+    Handshake(List<Compressor> supported, ObjectId serviceId) {
+        this.supported = supported;
+        this.serviceId = serviceId;
+    }
+
+    ObjectId processId() {
+        return processId;
+    }
+
+    /** Compressors both sides know, in the client's order of preference. */
+    List<Compressor> negotiate(BsonDocument request) {
+        List<Compressor> agreed = new ArrayList<>();
+        BsonValue offered = request.get("compression");
+        if (offered instanceof BsonArray names) {
+            for (BsonValue n : names) {
+                if (n.isString()) {
+                    Compressor.byName(n.asString().getValue()).filter(supported::contains)
+                            .filter(c -> !agreed.contains(c)).ifPresent(agreed::add);
+                }
+            }
+        }
+        return agreed;
+    }
+
+    static boolean asksLoadBalanced(BsonDocument request) {
+        BsonValue lb = request.get("loadBalanced");
+        return lb != null && lb.isBoolean() && lb.asBoolean().getValue();
+    }
+
+    /** Whether this hello waits for a topology change (the streaming monitor protocol). */
+    boolean isAwaitable(BsonDocument request) {
+        BsonValue tv = request.get("topologyVersion");
+        BsonValue wait = request.get("maxAwaitTimeMS");
+        return tv != null && tv.isDocument() && wait != null && wait.isNumber();
+    }
+
+    /** True when the client's topologyVersion is ours, i.e. nothing changed since it last asked. */
+    boolean isCurrent(BsonDocument request) {
+        BsonDocument tv = request.getDocument("topologyVersion");
+        BsonValue pid = tv.get("processId");
+        return pid != null && pid.isObjectId() && pid.asObjectId().getValue().equals(processId);
+    }
+
+    BsonDocument reply(String commandName, BsonDocument request, WireLimits limits, long connectionId,
+                       List<Compressor> agreed, boolean loadBalanced, BsonDocument clusterTime) {
+        boolean legacy = !commandName.equals("hello");
+        BsonDocument d = new BsonDocument();
+        BsonValue helloOk = request.get("helloOk");
+        if (helloOk != null && helloOk.isBoolean() && helloOk.asBoolean().getValue()) {
+            d.append("helloOk", BsonBoolean.TRUE);
+        }
+        d.append(legacy ? "ismaster" : "isWritablePrimary", BsonBoolean.TRUE)
+                .append("msg", new BsonString("isdbgrid"))
+                .append("topologyVersion", new BsonDocument("processId", new BsonObjectId(processId))
+                        .append("counter", new BsonInt64(0)))
+                .append("maxBsonObjectSize", new BsonInt32(limits.maxBsonObjectSize()))
+                .append("maxMessageSizeBytes", new BsonInt32(limits.maxMessageSizeBytes()))
+                .append("maxWriteBatchSize", new BsonInt32(limits.maxWriteBatchSize()))
+                .append("localTime", new BsonDateTime(System.currentTimeMillis()));
+        limits.sessionTimeoutMinutes().ifPresent(m -> d.append("logicalSessionTimeoutMinutes", new BsonInt32(m)));
+        d.append("connectionId", new BsonInt64(connectionId))
+                .append("minWireVersion", new BsonInt32(limits.minWireVersion()))
+                .append("maxWireVersion", new BsonInt32(limits.maxWireVersion()))
+                .append("readOnly", BsonBoolean.FALSE);
+        if (request.containsKey("compression")) {
+            BsonArray names = new BsonArray();
+            agreed.forEach(c -> names.add(new BsonString(c.wireName())));
+            d.append("compression", names);
+        }
+        if (loadBalanced) {
+            d.append("serviceId", new BsonObjectId(serviceId));
+        }
+        if (clusterTime != null) {
+            d.append("$clusterTime", clusterTime);
+        }
+        d.append("ok", new BsonDouble(1));
+        return d;
+    }
+}

@@ -1,0 +1,255 @@
+package io.thermocline.proxy.server;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.thermocline.proxy.cursor.CursorRegistry;
+import io.thermocline.proxy.cursor.ProxyCursorIds;
+import io.thermocline.proxy.http.HttpEndpoints;
+import io.thermocline.proxy.http.Readiness;
+import io.thermocline.proxy.metrics.ProxyMetrics;
+import io.thermocline.proxy.pool.BackendConnector;
+import io.thermocline.proxy.pool.BackendUnavailableException;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.TierTopology;
+import io.thermocline.proxy.topology.WireLimits;
+import io.thermocline.wire.WireEncoder;
+import io.thermocline.wire.WireFrameDecoder;
+import org.bson.types.ObjectId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The MongoDB-wire proxy: accepts client connections, answers the handshake as a mongos and
+ * forwards commands to the archive tier (pass-through; tiered routing comes on top of this).
+ */
+public final class ProxyServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ProxyServer.class);
+
+    private final ProxySettings settings;
+    private final ProxyMetrics metrics = new ProxyMetrics();
+    private final EventLoopGroup group;
+    private final TierBackend archive;
+    private final TierBackend fast;
+    private final CommandDispatcher dispatcher;
+    private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final AtomicInteger acceptedClients = new AtomicInteger();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicLong connectionIds = new AtomicLong();
+    private volatile WireLimits lastKnownLimits;
+    private volatile boolean draining;
+    private Channel serverChannel;
+    private HttpEndpoints http;
+
+    public ProxyServer(ProxySettings settings) {
+        this.settings = settings;
+        this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                NioIoHandler.newFactory());
+        // Replies from a member can be as large as the member allows, whatever the client-side limit.
+        BackendConnector connector = new BackendConnector(group, Math.max(settings.maxMessageSizeBytes(), 48_000_000),
+                settings.connectTimeout());
+        this.archive = new TierBackend(Tier.ARCHIVE, settings.archive(), connector, group, settings.heartbeatInterval(),
+                settings.poolWaitTimeout(), metrics);
+        this.fast = settings.fast() == null ? null : new TierBackend(Tier.FAST, settings.fast(), connector, group,
+                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics);
+        CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
+        Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
+        this.dispatcher = new CommandDispatcher(this, handshake, cursors, metrics);
+    }
+
+    /** A stable serviceId per instance id, so load-balanced drivers can tell fleet members apart. */
+    private static ObjectId serviceIdFor(String instanceId) {
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(instanceId.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return new ObjectId(java.util.Arrays.copyOf(digest, 12));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK always has SHA-256", e);
+        }
+    }
+
+    public ProxyServer start() throws IOException, InterruptedException {
+        archive.start();
+        if (fast != null) {
+            fast.start();
+        }
+        ServerBootstrap bootstrap = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
+                        ch.pipeline().addLast("encoder", new WireEncoder());
+                        ch.pipeline().addLast("client", new ClientConnection(connectionIds.incrementAndGet(), ProxyServer.this, dispatcher));
+                    }
+                });
+        serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
+        if (settings.httpPort() >= 0) {
+            http = new HttpEndpoints(settings.httpHost(), settings.httpPort(), metrics, this::readiness);
+        }
+        LOG.info("event=proxy_started listen={} http={} archive={} fast={} instance={}", address(),
+                http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
+                settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
+        return this;
+    }
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    public int port() {
+        return address().getPort();
+    }
+
+    public int httpPort() {
+        return http == null ? -1 : http.port();
+    }
+
+    public ProxyMetrics metrics() {
+        return metrics;
+    }
+
+    ProxySettings settings() {
+        return settings;
+    }
+
+    TierBackend archive() {
+        return archive;
+    }
+
+    TierBackend tier(Tier tier) {
+        return tier == Tier.FAST && fast != null ? fast : archive;
+    }
+
+    public TierTopology topology(Tier tier) {
+        return tier(tier).monitor().topology();
+    }
+
+    boolean isDraining() {
+        return draining;
+    }
+
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    void requestStarted() {
+        metrics.inFlight(inFlight.incrementAndGet());
+    }
+
+    void requestFinished() {
+        metrics.inFlight(inFlight.decrementAndGet());
+    }
+
+    /** Counts a new client; false when it is past the limit (it then gets one error and is closed). */
+    boolean clientOpened(ClientConnection client) {
+        clients.add(client.channel());
+        if (acceptedClients.incrementAndGet() > settings.maxClientConnections()) {
+            acceptedClients.decrementAndGet();
+            metrics.clientRejected();
+            LOG.warn("event=client_rejected remote={} limit={}", client.channel().remoteAddress(), settings.maxClientConnections());
+            client.channel().eventLoop().schedule(() -> client.channel().close(), 10, TimeUnit.SECONDS);
+            return false;
+        }
+        metrics.clientConnected();
+        return true;
+    }
+
+    void clientClosed(ClientConnection client, boolean rejected) {
+        if (!rejected) {
+            acceptedClients.decrementAndGet();
+            metrics.clientDisconnected();
+        }
+        dispatcher.connectionClosed(client);
+    }
+
+    /** The limits to advertise: the lowest of the tiers, waiting for the first hello when none was seen yet. */
+    CompletableFuture<WireLimits> advertisedLimits() {
+        Optional<WireLimits> now = currentLimits();
+        if (now.isPresent()) {
+            lastKnownLimits = now.get();
+            return CompletableFuture.completedFuture(now.get());
+        }
+        if (lastKnownLimits != null) {
+            return CompletableFuture.completedFuture(lastKnownLimits);
+        }
+        CompletableFuture<?> wait = fast == null
+                ? archive.monitor().awaitPrimary(settings.primaryWaitTimeout())
+                : CompletableFuture.allOf(archive.monitor().awaitPrimary(settings.primaryWaitTimeout()),
+                fast.monitor().awaitPrimary(settings.primaryWaitTimeout()));
+        return wait.thenApply(v -> currentLimits().orElseThrow(() ->
+                new BackendUnavailableException("no backend member reported its limits", false)));
+    }
+
+    private Optional<WireLimits> currentLimits() {
+        Optional<WireLimits> a = archive.monitor().topology().limits();
+        if (fast == null || a.isEmpty()) {
+            return a;
+        }
+        return fast.monitor().topology().limits().map(f -> a.get().intersect(f));
+    }
+
+    public Readiness readiness() {
+        if (draining) {
+            return new Readiness(false, "shutting down");
+        }
+        if (archive.monitor().topology().primary() == null) {
+            return new Readiness(false, "no primary known for the archive tier");
+        }
+        if (fast != null && fast.monitor().topology().primary() == null) {
+            return new Readiness(false, "no primary known for the fast tier");
+        }
+        return new Readiness(true, "");
+    }
+
+    /**
+     * Graceful shutdown: stop accepting, answer new requests with ShutdownInProgress (drivers
+     * retry elsewhere), wait up to the drain timeout for requests in flight, then close.
+     */
+    @Override
+    public void close() {
+        draining = true;
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
+        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        int abandoned = inFlight.get();
+        clients.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        archive.close();
+        if (fast != null) {
+            fast.close();
+        }
+        if (http != null) {
+            http.close();
+        }
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        LOG.info("event=proxy_stopped abandoned_requests={}", abandoned);
+    }
+}

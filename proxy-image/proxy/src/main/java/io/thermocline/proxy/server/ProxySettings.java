@@ -1,0 +1,61 @@
+package io.thermocline.proxy.server;
+
+import com.mongodb.ConnectionString;
+import io.thermocline.config.FleetConfig;
+import io.thermocline.config.ProxyConfig;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.config.TierConfig;
+import io.thermocline.wire.Compressor;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Everything the proxy server needs, derived from the validated {@link ThermoclineConfig}; the
+ * timing knobs that are not part of the config schema keep defaults that suit a proxy next to
+ * its backends and can be changed for tests with the {@code with...} methods.
+ *
+ * @param httpPort -1 disables the HTTP endpoint, 0 picks an ephemeral port
+ */
+public record ProxySettings(String listenHost, int port, String httpHost, int httpPort, int maxClientConnections,
+                            int maxMessageSizeBytes, List<Compressor> compressors, Duration drainTimeout,
+                            String instanceId, TierEndpoint archive, TierEndpoint fast, Duration poolWaitTimeout,
+                            Duration primaryWaitTimeout, Duration heartbeatInterval, Duration connectTimeout) {
+
+    /** One tier's connection string and this instance's per-member pool size. */
+    public record TierEndpoint(ConnectionString uri, int poolSize) {
+    }
+
+    public static ProxySettings from(ThermoclineConfig config) {
+        ProxyConfig p = config.proxy();
+        FleetConfig fleet = config.fleet();
+        List<Compressor> compressors = new ArrayList<>();
+        for (String name : p.compressors()) {
+            Compressor.byName(name).filter(c -> c != Compressor.NOOP).ifPresent(compressors::add);
+        }
+        return new ProxySettings(p.listenHost(), p.port(), p.httpHost(), p.httpPort(), p.maxClientConnections(),
+                p.maxMessageSizeBytes(), List.copyOf(compressors), p.drainTimeout(), fleet.instanceId(),
+                endpoint(config.tiers().archive(), fleet), config.tiers().fast() == null ? null : endpoint(config.tiers().fast(), fleet),
+                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(5));
+    }
+
+    private static TierEndpoint endpoint(TierConfig tier, FleetConfig fleet) {
+        return new TierEndpoint(new ConnectionString(tier.uri()), fleet.poolSize(tier));
+    }
+
+    public ProxySettings withListen(String host, int newPort) {
+        return new ProxySettings(host, newPort, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
+                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout);
+    }
+
+    public ProxySettings withHttp(String host, int newPort) {
+        return new ProxySettings(listenHost, port, host, newPort, maxClientConnections, maxMessageSizeBytes, compressors,
+                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout);
+    }
+
+    public ProxySettings withTimeouts(Duration poolWait, Duration primaryWait, Duration heartbeat) {
+        return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
+                drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout);
+    }
+}

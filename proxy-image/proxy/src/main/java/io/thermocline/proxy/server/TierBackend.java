@@ -1,0 +1,94 @@
+package io.thermocline.proxy.server;
+
+import com.mongodb.ServerAddress;
+import io.netty.channel.EventLoopGroup;
+import io.thermocline.proxy.metrics.ProxyMetrics;
+import io.thermocline.proxy.pool.BackendConnector;
+import io.thermocline.proxy.pool.MemberPool;
+import io.thermocline.proxy.session.ClusterClock;
+import io.thermocline.proxy.topology.MemberDescription;
+import io.thermocline.proxy.topology.MemberRole;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.TierMonitor;
+import org.bson.BsonDocument;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** One tier as the proxy uses it: its topology monitor, a pool per member, its cluster clock. */
+final class TierBackend implements TierMonitor.Listener, AutoCloseable {
+    private final Tier tier;
+    private final TierMonitor monitor;
+    private final ClusterClock clock = new ClusterClock();
+    private final Map<ServerAddress, MemberPool> pools = new ConcurrentHashMap<>();
+    private final ProxySettings.TierEndpoint endpoint;
+    private final BackendConnector connector;
+    private final EventLoopGroup group;
+    private final Duration poolWait;
+    private final ProxyMetrics metrics;
+    private volatile boolean closed;
+
+    TierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector, EventLoopGroup group,
+                Duration heartbeat, Duration poolWait, ProxyMetrics metrics) {
+        this.tier = tier;
+        this.endpoint = endpoint;
+        this.connector = connector;
+        this.group = group;
+        this.poolWait = poolWait;
+        this.metrics = metrics;
+        this.monitor = new TierMonitor(tier, endpoint.uri(), connector, group, heartbeat, this);
+        metrics.primaryKnown(tier, false);
+    }
+
+    void start() {
+        monitor.start();
+    }
+
+    Tier tier() {
+        return tier;
+    }
+
+    TierMonitor monitor() {
+        return monitor;
+    }
+
+    ClusterClock clock() {
+        return clock;
+    }
+
+    MemberPool pool(ServerAddress member) {
+        return pools.computeIfAbsent(member, m -> {
+            MemberPool p = new MemberPool(tier, m, endpoint.poolSize(), poolWait, connector, group.next(), metrics);
+            if (closed) {
+                p.close();
+            }
+            return p;
+        });
+    }
+
+    @Override
+    public void memberChanged(Tier t, MemberDescription before, MemberDescription after) {
+        metrics.primaryKnown(tier, monitor.topology().primary() != null);
+        boolean wasPrimary = before != null && before.role() == MemberRole.PRIMARY;
+        boolean lost = !after.role().dataBearing() || (wasPrimary && after.role() != MemberRole.PRIMARY);
+        MemberPool pool = pools.get(after.address());
+        if (lost && pool != null) {
+            // Connections to a member that went away or stepped down may be half-dead or hold
+            // state for the old role; new requests get fresh connections.
+            pool.clear();
+        }
+    }
+
+    @Override
+    public void clusterTimeSeen(Tier t, BsonDocument clusterTime) {
+        clock.advance(clusterTime);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        monitor.close();
+        pools.values().forEach(MemberPool::close);
+    }
+}

@@ -1,0 +1,330 @@
+package io.thermocline.proxy.topology;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.ServerAddress;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.thermocline.proxy.pool.BackendConnection;
+import io.thermocline.proxy.pool.BackendConnector;
+import io.thermocline.wire.OpMsg;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Watches one tier's replica set: polls {@code hello} on every member over the monitor's own
+ * connections, discovers members from the primary's host list, and follows elections. Pools
+ * are told when a member goes away or stops being primary so they drop their connections.
+ */
+public final class TierMonitor implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TierMonitor.class);
+
+    /** Told about every change of a member's description and every cluster time seen in hello. */
+    public interface Listener {
+        void memberChanged(Tier tier, MemberDescription before, MemberDescription after);
+
+        void clusterTimeSeen(Tier tier, BsonDocument clusterTime);
+    }
+
+    private final Tier tier;
+    private final String requiredSetName;
+    private final boolean direct;
+    private final BackendConnector connector;
+    private final EventLoopGroup group;
+    private final Duration heartbeat;
+    private final Listener listener;
+    private final Map<ServerAddress, MemberMonitor> monitors = new LinkedHashMap<>();
+    private final Map<ServerAddress, MemberDescription> descriptions = new LinkedHashMap<>();
+    private final List<CompletableFuture<ServerAddress>> primaryWaiters = new ArrayList<>();
+    private volatile TierTopology topology;
+    private volatile boolean closed;
+
+    public TierMonitor(Tier tier, ConnectionString uri, BackendConnector connector, EventLoopGroup group,
+                       Duration heartbeat, Listener listener) {
+        this.tier = tier;
+        this.requiredSetName = uri.getRequiredReplicaSetName();
+        this.direct = Boolean.TRUE.equals(uri.isDirectConnection());
+        this.connector = connector;
+        this.group = group;
+        this.heartbeat = heartbeat;
+        this.listener = listener;
+        for (String host : uri.getHosts()) {
+            ServerAddress a = new ServerAddress(host);
+            descriptions.put(a, MemberDescription.unknown(a, "not checked yet"));
+        }
+        this.topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), null);
+    }
+
+    public Tier tier() {
+        return tier;
+    }
+
+    public synchronized void start() {
+        for (ServerAddress a : descriptions.keySet()) {
+            monitors.computeIfAbsent(a, MemberMonitor::new).check();
+        }
+    }
+
+    public TierTopology topology() {
+        return topology;
+    }
+
+    /** Checks every member now instead of at the next heartbeat (after a not-primary error, a failed connect). */
+    public void requestCheck() {
+        List<MemberMonitor> all;
+        synchronized (this) {
+            all = new ArrayList<>(monitors.values());
+        }
+        all.forEach(MemberMonitor::check);
+    }
+
+    /** Completes with the primary as soon as one is known, or fails after {@code timeout}. */
+    public CompletableFuture<ServerAddress> awaitPrimary(Duration timeout) {
+        ServerAddress p = topology.primary();
+        if (p != null) {
+            return CompletableFuture.completedFuture(p);
+        }
+        CompletableFuture<ServerAddress> f = new CompletableFuture<>();
+        synchronized (this) {
+            if (topology.primary() != null) {
+                return CompletableFuture.completedFuture(topology.primary());
+            }
+            primaryWaiters.add(f);
+        }
+        requestCheck();
+        ScheduledFuture<?> t = group.schedule(() -> {
+            synchronized (this) {
+                primaryWaiters.remove(f);
+            }
+            f.completeExceptionally(new io.thermocline.proxy.pool.BackendUnavailableException(
+                    "no primary is known for the " + tier.label() + " tier after " + timeout.toMillis() + " ms ("
+                            + describeProblems() + ")", false));
+        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        f.whenComplete((a, e) -> t.cancel(false));
+        return f;
+    }
+
+    private String describeProblems() {
+        List<String> parts = new ArrayList<>();
+        for (MemberDescription m : topology.members().values()) {
+            parts.add(m.address() + " " + m.role().name().toLowerCase() + (m.error() != null ? ": " + m.error() : ""));
+        }
+        return String.join("; ", parts);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        List<MemberMonitor> all;
+        synchronized (this) {
+            all = new ArrayList<>(monitors.values());
+            monitors.clear();
+        }
+        all.forEach(MemberMonitor::stop);
+    }
+
+    private void update(MemberDescription described) {
+        List<Runnable> notifications = new ArrayList<>();
+        List<CompletableFuture<ServerAddress>> wake = List.of();
+        ServerAddress primary;
+        synchronized (this) {
+            if (closed || !monitors.containsKey(described.address())) {
+                return;
+            }
+            MemberDescription d = described;
+            if (requiredSetName != null && d.setName() != null && !requiredSetName.equals(d.setName())) {
+                d = MemberDescription.unknown(d.address(), "member belongs to replica set '" + d.setName()
+                        + "', not '" + requiredSetName + "'");
+            }
+            if (d.role() == MemberRole.PRIMARY) {
+                for (MemberDescription other : new ArrayList<>(descriptions.values())) {
+                    if (other.role() == MemberRole.PRIMARY && !other.address().equals(d.address())) {
+                        if (newer(other, d)) {
+                            d = MemberDescription.unknown(d.address(), "reports a stale election");
+                        } else {
+                            MemberDescription demoted = MemberDescription.unknown(other.address(), "superseded by a newer primary");
+                            descriptions.put(other.address(), demoted);
+                            notifications.add(() -> listener.memberChanged(tier, other, demoted));
+                        }
+                    }
+                }
+            }
+            MemberDescription before = descriptions.put(d.address(), d);
+            MemberDescription after = d;
+            if (!sameState(before, after)) {
+                notifications.add(() -> listener.memberChanged(tier, before, after));
+                LOG.info("event=member_changed tier={} member={} role={} setName={}{}", tier.label(), after.address(),
+                        after.role().name().toLowerCase(), after.setName(), after.error() != null ? " error=\"" + after.error() + "\"" : "");
+            }
+            if (!direct && (d.role() == MemberRole.PRIMARY || (d.role() == MemberRole.SECONDARY && primaryOf(descriptions) == null))) {
+                for (ServerAddress h : d.hosts()) {
+                    if (!descriptions.containsKey(h)) {
+                        descriptions.put(h, MemberDescription.unknown(h, "not checked yet"));
+                        MemberMonitor m = new MemberMonitor(h);
+                        monitors.put(h, m);
+                        notifications.add(m::check);
+                    }
+                }
+                if (d.role() == MemberRole.PRIMARY && !d.hosts().isEmpty()) {
+                    for (ServerAddress known : new ArrayList<>(descriptions.keySet())) {
+                        if (!d.hosts().contains(known)) {
+                            MemberDescription gone = descriptions.remove(known);
+                            MemberMonitor m = monitors.remove(known);
+                            if (m != null) {
+                                notifications.add(m::stop);
+                            }
+                            notifications.add(() -> listener.memberChanged(tier, gone, MemberDescription.unknown(known, "removed from the replica set")));
+                        }
+                    }
+                }
+            }
+            primary = primaryOf(descriptions);
+            topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), primary);
+            if (primary != null && !primaryWaiters.isEmpty()) {
+                wake = new ArrayList<>(primaryWaiters);
+                primaryWaiters.clear();
+            }
+        }
+        notifications.forEach(Runnable::run);
+        for (CompletableFuture<ServerAddress> w : wake) {
+            w.complete(primary);
+        }
+    }
+
+    private static boolean newer(MemberDescription a, MemberDescription b) {
+        if (a.electionId() == null || b.electionId() == null) {
+            return false;
+        }
+        int byElection = a.electionId().compareTo(b.electionId());
+        if (byElection != 0) {
+            return byElection > 0;
+        }
+        return Objects.requireNonNullElse(a.setVersion(), 0) > Objects.requireNonNullElse(b.setVersion(), 0);
+    }
+
+    private static boolean sameState(MemberDescription a, MemberDescription b) {
+        return a != null && a.role() == b.role() && Objects.equals(a.setName(), b.setName())
+                && Objects.equals(a.electionId(), b.electionId()) && Objects.equals(a.limits(), b.limits())
+                && Objects.equals(a.error(), b.error()) && a.hosts().equals(b.hosts());
+    }
+
+    private static ServerAddress primaryOf(Map<ServerAddress, MemberDescription> members) {
+        for (MemberDescription m : members.values()) {
+            if (m.role().writable()) {
+                return m.address();
+            }
+        }
+        return null;
+    }
+
+    /** Polls one member over its own connection; checks never overlap. */
+    private final class MemberMonitor {
+        private final ServerAddress address;
+        private final AtomicBoolean running = new AtomicBoolean();
+        private volatile boolean again;
+        private volatile boolean stopped;
+        private volatile boolean useHello = true;
+        private volatile BackendConnection connection;
+        private volatile ScheduledFuture<?> next;
+
+        MemberMonitor(ServerAddress address) {
+            this.address = address;
+        }
+
+        void check() {
+            if (stopped) {
+                return;
+            }
+            if (!running.compareAndSet(false, true)) {
+                again = true;
+                return;
+            }
+            ScheduledFuture<?> n = next;
+            if (n != null) {
+                n.cancel(false);
+            }
+            BackendConnection c = connection;
+            CompletableFuture<BackendConnection> conn = c != null && c.isOpen()
+                    ? CompletableFuture.completedFuture(c) : connector.connect(address, 0);
+            conn.thenCompose(open -> {
+                connection = open;
+                BsonDocument cmd = new BsonDocument(useHello ? "hello" : "isMaster", new BsonInt32(1))
+                        .append("$db", new BsonString("admin"));
+                return open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), cmd),
+                        connector.connectTimeout().plus(heartbeat));
+            }).whenComplete((reply, error) -> {
+                boolean retryNow = false;
+                if (error != null) {
+                    BackendConnection broken = connection;
+                    if (broken != null) {
+                        broken.close();
+                    }
+                    connection = null;
+                    Throwable cause = error instanceof java.util.concurrent.CompletionException ? error.getCause() : error;
+                    update(MemberDescription.unknown(address, cause.getMessage()));
+                } else {
+                    BsonDocument body = reply.body();
+                    BsonValue ok = body.get("ok");
+                    if (ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0) {
+                        update(HelloReplies.describe(address, body, useHello));
+                        BsonValue ct = body.get("$clusterTime");
+                        if (ct != null && ct.isDocument()) {
+                            listener.clusterTimeSeen(tier, ct.asDocument());
+                        }
+                    } else if (useHello) {
+                        // Servers before 4.4 (and some wire-compatible servers) only know isMaster.
+                        useHello = false;
+                        retryNow = true;
+                    } else {
+                        update(MemberDescription.unknown(address, "isMaster failed: " + body.toJson()));
+                    }
+                }
+                running.set(false);
+                if (stopped) {
+                    BackendConnection open = connection;
+                    if (open != null) {
+                        open.close();
+                    }
+                    return;
+                }
+                if (retryNow || again) {
+                    again = false;
+                    check();
+                } else {
+                    next = group.schedule(this::check, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+                }
+            });
+        }
+
+        void stop() {
+            stopped = true;
+            ScheduledFuture<?> n = next;
+            if (n != null) {
+                n.cancel(false);
+            }
+            BackendConnection c = connection;
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
+    /** Members the monitor currently knows, for metrics and logs. */
+    public synchronized Map<ServerAddress, MemberDescription> members() {
+        return new HashMap<>(descriptions);
+    }
+}

@@ -1,0 +1,85 @@
+package io.thermocline.proxy;
+
+import io.thermocline.wire.Compressor;
+import io.thermocline.wire.Inbound;
+import io.thermocline.wire.OpMsg;
+import io.thermocline.wire.Outbound;
+import io.thermocline.wire.WireCodec;
+import io.thermocline.wire.WireMessage;
+import org.bson.BsonDocument;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/** A bare socket speaking the wire protocol through the project's codec, for protocol-level tests. */
+final class WireClient implements AutoCloseable {
+    private final Socket socket;
+    private final DataInputStream in;
+    private final OutputStream out;
+    private int nextId = 1;
+
+    WireClient(int port) throws IOException {
+        socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(10_000);
+        in = new DataInputStream(socket.getInputStream());
+        out = socket.getOutputStream();
+    }
+
+    int nextRequestId() {
+        return nextId++;
+    }
+
+    void send(WireMessage message, Compressor compressor) throws IOException {
+        sendRaw(WireCodec.encodeToBytes(new Outbound(message, compressor)));
+    }
+
+    void sendRaw(byte[] bytes) throws IOException {
+        out.write(bytes);
+        out.flush();
+    }
+
+    OpMsg command(BsonDocument body) throws IOException {
+        send(OpMsg.request(nextRequestId(), body), null);
+        return (OpMsg) receive().message();
+    }
+
+    Inbound receive() throws IOException {
+        byte[] head = new byte[4];
+        in.readFully(head);
+        int length = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        byte[] whole = new byte[length];
+        System.arraycopy(head, 0, whole, 0, 4);
+        in.readFully(whole, 4, length - 4);
+        return WireCodec.decode(whole, 64 * 1024 * 1024);
+    }
+
+    /** True when the proxy closed the connection (end of stream or reset) within the socket timeout. */
+    boolean closedByPeer() {
+        try {
+            while (true) {
+                receive();
+            }
+        } catch (EOFException e) {
+            return true;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    void timeout(int millis) throws IOException {
+        socket.setSoTimeout(millis);
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}

@@ -1,0 +1,270 @@
+package io.thermocline.tiering.evictor;
+
+import com.mongodb.MongoNamespace;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.reactivestreams.client.MongoClient;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.EvictorConfig;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.metadata.EvictorPass;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.metadata.NamespaceState;
+import io.thermocline.tiering.metadata.StateFollower;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
+import io.thermocline.tiering.provenance.OwnWrites;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.window.Window;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
+import io.thermocline.tiering.worker.RateLimiter;
+import io.thermocline.tiering.worker.TierClients;
+import io.thermocline.tiering.worker.WorkerLoop;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deletes from the fast tier the documents aged before the window, never touching the archive.
+ * Per collection and pass:
+ * <ol>
+ * <li>raise the coverage bound to the cutoff (and record it as {@code evictedBelow}) BEFORE any
+ *     delete, then wait for followers to see it: a bound may only promise what is still there;</li>
+ * <li>read a batch of candidates, then pass the sync barrier: a probe written after the read is
+ *     mirrored, so the archive holds every write the candidates ever received;</li>
+ * <li>optionally compare each with its archive copy ({@code verifyArchive});</li>
+ * <li>in a marked transaction: re-read each, delete it only if unchanged since step 2, and write
+ *     an eviction fence (a copy-up in flight then knows its archive read may be stale).</li>
+ * </ol>
+ */
+public final class Evictor implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Evictor.class);
+
+    public record Options(String instanceId, boolean verifyArchive, Duration boundPropagationDelay, Duration barrierTimeout,
+                          Duration fenceRetention, Duration errorBackoff, PrometheusRegistry registry, FaultInjection faults,
+                          Clock clock) {
+        public static Options defaults() {
+            return new Options("evictor-" + UUID.randomUUID(), true,
+                    StateFollower.propagationDelay(Duration.ofSeconds(1)), Duration.ofSeconds(30), Duration.ofMinutes(10),
+                    Duration.ofSeconds(5), PrometheusRegistry.defaultRegistry, FaultInjection.NONE, Clock.systemUTC());
+        }
+
+        public Options withBoundPropagationDelay(Duration delay) {
+            return new Options(instanceId, verifyArchive, delay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, clock);
+        }
+
+        public Options withBarrierTimeout(Duration timeout) {
+            return new Options(instanceId, verifyArchive, boundPropagationDelay, timeout, fenceRetention, errorBackoff, registry, faults, clock);
+        }
+
+        public Options withRegistry(PrometheusRegistry r) {
+            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, r, faults, clock);
+        }
+
+        public Options withFaults(FaultInjection f) {
+            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, f, clock);
+        }
+
+        public Options withErrorBackoff(Duration backoff) {
+            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, backoff, registry, faults, clock);
+        }
+
+        public Options withFenceRetention(Duration retention) {
+            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, retention, errorBackoff, registry, faults, clock);
+        }
+    }
+
+    /** What one pass did, per collection. */
+    public record PassResult(Map<String, Map<Eligibility, Long>> outcomes, boolean complete) {
+        public long count(String namespace, Eligibility eligibility) {
+            return outcomes.getOrDefault(namespace, Map.of()).getOrDefault(eligibility, 0L);
+        }
+    }
+
+    private final MongoClient fast;
+    private final MongoClient archive;
+    private final TierClients ownedClients;
+    private final List<CollectionPolicy> policies;
+    private final EvictorConfig config;
+    private final Options options;
+    private final MetadataStore store;
+    private final MirrorBarrier barrier;
+    private final OwnWrites ownWrites;
+    private final Fences fences;
+    private final RateLimiter rate;
+    private final Counter documents;
+    private final WorkerLoop loop;
+
+    public static Evictor start(ThermoclineConfig config) {
+        return start(config, Options.defaults());
+    }
+
+    /** Runs a pass every {@code evictor.interval} until closed. */
+    public static Evictor start(ThermoclineConfig config, Options options) {
+        TierClients clients = TierClients.open(config, "thermocline-evictor");
+        Evictor evictor = new Evictor(clients.fast(), clients.archive(), clients, config.collections(), config.evictor(), options);
+        evictor.loop.start();
+        return evictor;
+    }
+
+    /** An evictor over clients the caller owns; call {@link #runPass()} or {@link #startLoop()}. */
+    public Evictor(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, EvictorConfig config, Options options) {
+        this(fast, archive, null, policies, config, options);
+    }
+
+    private Evictor(MongoClient fast, MongoClient archive, TierClients ownedClients, List<CollectionPolicy> policies,
+                    EvictorConfig config, Options options) {
+        this.fast = fast;
+        this.archive = archive;
+        this.ownedClients = ownedClients;
+        this.policies = List.copyOf(policies);
+        this.config = config;
+        this.options = options;
+        this.store = new MetadataStore(fast);
+        this.barrier = new MirrorBarrier(fast, store, "evictor/" + options.instanceId());
+        this.ownWrites = new OwnWrites(fast, store, "evictor/" + options.instanceId());
+        this.fences = new Fences(store);
+        this.rate = new RateLimiter(config.maxDocumentsPerSecond());
+        this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "evictor", "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
+        this.loop = new WorkerLoop("evictor", () -> {
+            runPass();
+            return config.interval();
+        }, options.errorBackoff());
+    }
+
+    public Evictor startLoop() {
+        loop.start();
+        return this;
+    }
+
+    public boolean running() {
+        return loop.running();
+    }
+
+    /** One pass over every tiered collection. */
+    public PassResult runPass() throws InterruptedException {
+        store.ensureCollections();
+        Map<String, Map<Eligibility, Long>> outcomes = new HashMap<>();
+        boolean complete = true;
+        for (CollectionPolicy policy : policies) {
+            Map<Eligibility, Long> counts = evict(policy);
+            outcomes.put(policy.namespace(), counts);
+            complete &= counts.getOrDefault(Eligibility.FEEDER_BEHIND, 0L) == 0;
+        }
+        long purged = fences.purge(options.clock().instant().minus(options.fenceRetention()));
+        if (purged > 0) {
+            LOG.info("event=fences_purged count={}", purged);
+        }
+        return new PassResult(outcomes, complete);
+    }
+
+    private Map<Eligibility, Long> evict(CollectionPolicy policy) throws InterruptedException {
+        Window window = new Window(policy);
+        Instant cutoff = window.cutoff(options.clock().instant());
+        String namespace = policy.namespace();
+        NamespaceState before = store.namespace(namespace);
+        NamespaceState raised = store.updateNamespace(namespace, s -> s
+                .withCoverage(s.oldestCovered() == null ? null : later(s.oldestCovered(), cutoff))
+                .withEvictedBelow(s.evictedBelow() == null ? cutoff : later(s.evictedBelow(), cutoff)));
+        if (raised.version() != before.version()) {
+            // followers must see the raised bound before the documents under it disappear
+            Thread.sleep(options.boundPropagationDelay().toMillis());
+        }
+        MongoCollection<BsonDocument> collection = collection(fast, namespace);
+        Map<Eligibility, Long> counts = new EnumMap<>(Eligibility.class);
+        BsonValue lastId = null;
+        while (true) {
+            Bson filter = lastId == null ? window.olderThan(cutoff) : Filters.and(window.olderThan(cutoff), Filters.gt("_id", lastId));
+            List<BsonDocument> candidates = Blocking.list(collection.find(filter).sort(Sorts.ascending("_id")).limit(config.batchSize()));
+            if (candidates.isEmpty()) {
+                break;
+            }
+            lastId = candidates.get(candidates.size() - 1).get("_id");
+            rate.acquire(candidates.size());
+            boolean mirrored = barrier.sync(options.barrierTimeout()).isPresent();
+            Map<BsonValue, BsonDocument> archived = new HashMap<>();
+            if (mirrored && options.verifyArchive()) {
+                List<BsonValue> ids = candidates.stream().map(d -> d.get("_id")).toList();
+                for (BsonDocument document : Blocking.list(collection(archive, namespace).find(Filters.in("_id", ids)))) {
+                    archived.put(document.get("_id"), document);
+                }
+            }
+            List<BsonDocument> eligible = new ArrayList<>();
+            for (BsonDocument candidate : candidates) {
+                Eligibility decision = Eligibility.decide(window.age(candidate), cutoff, mirrored, options.verifyArchive(),
+                        candidate, archived.get(candidate.get("_id")));
+                if (decision == Eligibility.EVICT) {
+                    eligible.add(candidate);
+                } else {
+                    counts.merge(decision, 1L, Long::sum);
+                    documents.labelValues(namespace, decision.name()).inc();
+                }
+            }
+            if (!eligible.isEmpty()) {
+                options.faults().reached(FaultPoint.EVICTOR_BEFORE_DELETE);
+                long evicted = deleteUnchanged(namespace, collection, eligible);
+                counts.merge(Eligibility.EVICT, evicted, Long::sum);
+                documents.labelValues(namespace, Eligibility.EVICT.name()).inc(evicted);
+            }
+        }
+        EvictorPass pass = new EvictorPass(options.clock().instant(), cutoff, counts.getOrDefault(Eligibility.EVICT, 0L),
+                counts.getOrDefault(Eligibility.FEEDER_BEHIND, 0L),
+                counts.getOrDefault(Eligibility.ARCHIVE_DIFFERS, 0L) + counts.getOrDefault(Eligibility.NOT_IN_ARCHIVE, 0L));
+        store.updateNamespace(namespace, s -> s.withLastEviction(pass));
+        LOG.info("event=eviction_pass namespace={} cutoff={} evicted={} feederBehind={} archiveDiffers={}", namespace, cutoff,
+                pass.evicted(), pass.keptForFeeder(), pass.keptArchiveDiffers());
+        return counts;
+    }
+
+
+    /** Deletes each document only if it is still exactly as checked: a user write meanwhile keeps it. */
+    private long deleteUnchanged(String namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible) {
+        return ownWrites.inTransaction(session -> {
+            long deleted = 0;
+            for (BsonDocument checked : eligible) {
+                BsonValue id = checked.get("_id");
+                BsonDocument current = Blocking.single(collection.find(session, Filters.eq("_id", id)).first()).orElse(null);
+                if (!checked.equals(current)) {
+                    continue;
+                }
+                deleted += Blocking.single(collection.deleteOne(session, Filters.eq("_id", id))).orElseThrow().getDeletedCount();
+                fences.write(session, namespace, id, Fence.Kind.EVICTION);
+            }
+            return deleted;
+        });
+    }
+
+    private static Instant later(Instant a, Instant b) {
+        return a.isAfter(b) ? a : b;
+    }
+
+    static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
+        MongoNamespace ns = new MongoNamespace(namespace);
+        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
+    }
+
+    @Override
+    public void close() {
+        loop.close();
+        if (ownedClients != null) {
+            ownedClients.close();
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package io.thermocline.tiering.feeder;
+
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.TransactionId;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.OwnTransactions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+
+/**
+ * Turns a batch of change events into archive writes (pure: no I/O).
+ * <ul>
+ * <li>A marker event in {@code thermocline.provenance} makes its transaction Thermocline's own;
+ *     every other event of that transaction is skipped (warm copies, promotions, evictions).</li>
+ * <li>Inserts and replaces mirror their post-image, updates the looked-up document; an update
+ *     whose lookup found nothing mirrors nothing (the delete that removed it comes later).</li>
+ * <li>A user fence in {@code thermocline.fences} is a user delete of the document it names, even
+ *     when the fast tier no longer held that document; so is a plain delete event.</li>
+ * <li>With coalescing, only the last action per document survives: the last state in the batch
+ *     wins, and a delete after updates wins.</li>
+ * </ul>
+ */
+public final class BatchPlanner {
+
+    private static final String PROVENANCE_NS = MetadataStore.DATABASE + "." + MetadataStore.PROVENANCE;
+    private static final String FENCES_NS = MetadataStore.DATABASE + "." + MetadataStore.FENCES;
+
+    private final Set<String> tieredNamespaces;
+    private final boolean coalesce;
+
+    public BatchPlanner(Set<String> tieredNamespaces, boolean coalesce) {
+        this.tieredNamespaces = Set.copyOf(tieredNamespaces);
+        this.coalesce = coalesce;
+    }
+
+    public MirrorPlan plan(List<ChangeEvent> events, OwnTransactions own) {
+        if (events.isEmpty()) {
+            throw new IllegalArgumentException("a plan needs at least one event");
+        }
+        Map<String, Map<BsonValue, MirrorAction>> coalesced = new LinkedHashMap<>();
+        Map<String, List<MirrorAction>> ordered = new LinkedHashMap<>();
+        int mirrored = 0;
+        int replaced = 0;
+        int ownEvents = 0;
+        int ignored = 0;
+        for (ChangeEvent event : events) {
+            if (PROVENANCE_NS.equals(event.namespace()) && event.transaction() != null) {
+                own.markOwn(event.transaction());
+                ownEvents++;
+                continue;
+            }
+            if (own.isOwn(event.transaction())) {
+                ownEvents++;
+                continue;
+            }
+            MirrorAction action = actionFor(event);
+            if (action == null) {
+                ignored++;
+                continue;
+            }
+            mirrored++;
+            if (coalesce) {
+                MirrorAction previous = coalesced.computeIfAbsent(action.namespace(), ns -> new LinkedHashMap<>())
+                        .put(action.documentId(), action);
+                if (previous != null) {
+                    replaced++;
+                }
+            } else {
+                ordered.computeIfAbsent(action.namespace(), ns -> new ArrayList<>()).add(action);
+            }
+        }
+        if (coalesce) {
+            coalesced.forEach((ns, byId) -> ordered.put(ns, List.copyOf(byId.values())));
+        }
+        ChangeEvent last = events.get(events.size() - 1);
+        TransactionId lastTransaction = last.transaction();
+        BsonTimestamp through = lastTransaction == null ? last.clusterTime() : justBefore(last.clusterTime());
+        TransactionId openOwn = lastTransaction != null && own.isOwn(lastTransaction) ? lastTransaction : null;
+        return new MirrorPlan(ordered, last.resumeToken(), through, openOwn,
+                new MirrorPlan.Counts(events.size(), mirrored - replaced, replaced, ownEvents, ignored));
+    }
+
+    private MirrorAction actionFor(ChangeEvent event) {
+        String type = event.operationType();
+        if (FENCES_NS.equals(event.namespace())) {
+            if (type.equals("delete")) {
+                return null; // a fence expiring is not a user action
+            }
+            Fence.Target target = Fence.target(event.documentId());
+            if (target == null || !tieredNamespaces.contains(target.namespace())) {
+                return null;
+            }
+            if (event.fullDocument() != null && event.fullDocument().isString("kind")
+                    && !Fence.Kind.USER_DELETE.name().equals(event.fullDocument().getString("kind").getValue())) {
+                return null; // an eviction fence outside a marked transaction is never a user delete
+            }
+            return new MirrorAction.Delete(target.namespace(), target.documentId());
+        }
+        if (!tieredNamespaces.contains(event.namespace()) || event.documentId() == null) {
+            return null;
+        }
+        return switch (type) {
+            case "insert", "replace", "update" -> event.fullDocument() == null ? null
+                    : new MirrorAction.Upsert(event.namespace(), event.documentId(), event.fullDocument());
+            case "delete" -> new MirrorAction.Delete(event.namespace(), event.documentId());
+            default -> null;
+        };
+    }
+
+    /** The greatest cluster time strictly before {@code time}. */
+    static BsonTimestamp justBefore(BsonTimestamp time) {
+        if (time.getInc() > 0) {
+            return new BsonTimestamp(time.getTime(), time.getInc() - 1);
+        }
+        return new BsonTimestamp(time.getTime() - 1, Integer.MAX_VALUE);
+    }
+}

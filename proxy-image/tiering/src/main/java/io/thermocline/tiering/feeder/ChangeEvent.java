@@ -1,0 +1,32 @@
+package io.thermocline.tiering.feeder;
+
+import com.mongodb.client.model.changestream.ChangeStreamDocument;
+import io.thermocline.tiering.metadata.TransactionId;
+import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+
+/**
+ * The part of a change event the feeder acts on. {@code fullDocument} is the post-image for
+ * inserts and replaces, the looked-up current document for updates (null when the document was
+ * deleted before the lookup). {@code transaction} is set only for events of a multi-document
+ * transaction.
+ */
+public record ChangeEvent(
+        BsonDocument resumeToken,
+        String namespace,
+        String operationType,
+        BsonValue documentId,
+        BsonDocument fullDocument,
+        TransactionId transaction,
+        BsonTimestamp clusterTime) {
+
+    public static ChangeEvent of(ChangeStreamDocument<BsonDocument> event) {
+        String namespace = event.getNamespace() == null ? null : event.getNamespace().getFullName();
+        BsonDocument key = event.getDocumentKey();
+        TransactionId transaction = event.getLsid() == null || event.getTxnNumber() == null ? null
+                : new TransactionId(event.getLsid(), event.getTxnNumber().longValue());
+        return new ChangeEvent(event.getResumeToken(), namespace, event.getOperationTypeString(),
+                key == null ? null : key.get("_id"), event.getFullDocument(), transaction, event.getClusterTime());
+    }
+}

@@ -1,0 +1,341 @@
+package io.thermocline.tiering.feeder;
+
+import com.mongodb.MongoNamespace;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.ReplaceOneModel;
+import com.mongodb.client.model.ReplaceOptions;
+import com.mongodb.client.model.WriteModel;
+import com.mongodb.client.model.changestream.FullDocument;
+import com.mongodb.reactivestreams.client.ChangeStreamPublisher;
+import com.mongodb.reactivestreams.client.MongoClient;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.FeederConfig;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.metadata.FeederCheckpoint;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.metadata.StaleStateException;
+import io.thermocline.tiering.provenance.OwnTransactions;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
+import io.thermocline.tiering.worker.TierClients;
+import io.thermocline.tiering.worker.WorkerLoop;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
+import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Mirrors every user write on the fast tier's tiered namespaces to the archive. One change stream
+ * (deployment scope, {@code $match} on the tiered namespaces and Thermocline's provenance, fence
+ * and probe collections, {@code fullDocument: updateLookup}); per batch: plan
+ * ({@link BatchPlanner}), ordered bulk writes with majority write concern per namespace, then —
+ * only after the archive acknowledged — a compare-and-set of the checkpoint (resume token,
+ * mirrored-through). A crash anywhere replays at most the last batch: every write is an
+ * idempotent full-image upsert or delete by {@code _id}, applied in the original order.
+ *
+ * <p>Only one feeder mirrors at a time: it holds a lease in its checkpoint document and stops
+ * when a conditional write finds that another instance took over.
+ */
+public final class Feeder implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Feeder.class);
+
+    /** Tuning that is not part of the user-facing configuration. */
+    public record Options(String instanceId, Duration probeInterval, Duration leaseDuration, Duration errorBackoff,
+                          PrometheusRegistry registry, FaultInjection faults) {
+        public static Options defaults() {
+            return new Options("feeder-" + UUID.randomUUID(), Duration.ofSeconds(1), Duration.ofSeconds(30),
+                    Duration.ofSeconds(1), PrometheusRegistry.defaultRegistry, FaultInjection.NONE);
+        }
+
+        public Options withInstanceId(String id) {
+            return new Options(id, probeInterval, leaseDuration, errorBackoff, registry, faults);
+        }
+
+        public Options withProbeInterval(Duration interval) {
+            return new Options(instanceId, interval, leaseDuration, errorBackoff, registry, faults);
+        }
+
+        public Options withLeaseDuration(Duration lease) {
+            return new Options(instanceId, probeInterval, lease, errorBackoff, registry, faults);
+        }
+
+        public Options withErrorBackoff(Duration backoff) {
+            return new Options(instanceId, probeInterval, leaseDuration, backoff, registry, faults);
+        }
+
+        public Options withRegistry(PrometheusRegistry r) {
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, r, faults);
+        }
+
+        public Options withFaults(FaultInjection f) {
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, registry, f);
+        }
+    }
+
+    private final MongoClient fast;
+    private final MongoClient archive;
+    private final TierClients ownedClients;
+    private final List<CollectionPolicy> policies;
+    private final FeederConfig config;
+    private final Options options;
+    private final MetadataStore store;
+    private final MirrorBarrier barrier;
+    private final BatchPlanner planner;
+    private final FeederMetrics metrics;
+    private final WorkerLoop loop;
+
+    private volatile EventQueue stream;
+    private OwnTransactions own;
+    private volatile FeederCheckpoint checkpoint;
+    private long leaseValidUntilNanos;
+    private long lastProbeNanos;
+    private BsonTimestamp outstandingProbe;
+
+    /** Starts a feeder with its own clients for the configured tiers. */
+    public static Feeder start(ThermoclineConfig config) {
+        return start(config, Options.defaults());
+    }
+
+    public static Feeder start(ThermoclineConfig config, Options options) {
+        TierClients clients = TierClients.open(config, "thermocline-feeder");
+        return new Feeder(clients.fast(), clients.archive(), clients, config.collections(), config.feeder(), options).start();
+    }
+
+    /** A feeder over clients the caller owns (the embedded default, tests). Call {@link #start()}. */
+    public Feeder(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, FeederConfig config, Options options) {
+        this(fast, archive, null, policies, config, options);
+    }
+
+    private Feeder(MongoClient fast, MongoClient archive, TierClients ownedClients, List<CollectionPolicy> policies,
+                   FeederConfig config, Options options) {
+        this.fast = fast;
+        this.archive = archive;
+        this.ownedClients = ownedClients;
+        this.policies = List.copyOf(policies);
+        this.config = config;
+        this.options = options;
+        this.store = new MetadataStore(fast);
+        this.barrier = new MirrorBarrier(fast, store, "feeder/" + options.instanceId());
+        Set<String> namespaces = new LinkedHashSet<>();
+        policies.forEach(p -> namespaces.add(p.namespace()));
+        this.planner = new BatchPlanner(namespaces, config.coalesce());
+        this.metrics = FeederMetrics.in(options.registry());
+        this.loop = new WorkerLoop("feeder", this::step, options.errorBackoff());
+    }
+
+    public Feeder start() {
+        loop.start();
+        return this;
+    }
+
+    public boolean running() {
+        return loop.running();
+    }
+
+    public Throwable crash() {
+        return loop.crash();
+    }
+
+    /**
+     * Waits until this feeder holds the lease and has checkpointed a position in the change stream.
+     * Writes made on the fast tier before the very first feeder start are not mirrored, so the
+     * embedded default and deployments start the feeder, wait for this, then accept user writes.
+     */
+    public boolean awaitStreaming(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline && loop.running()) {
+            FeederCheckpoint current = checkpoint;
+            if (current != null && current.resumeToken() != null && stream != null) {
+                return true;
+            }
+            Thread.sleep(10);
+        }
+        return false;
+    }
+
+    /** The checkpoint as this feeder last wrote it (null before its first). */
+    public FeederCheckpoint lastCheckpoint() {
+        return checkpoint;
+    }
+
+    private Duration step() throws InterruptedException {
+        try {
+            if (stream == null && !open()) {
+                return options.leaseDuration().dividedBy(4);
+            }
+            List<ChangeEvent> events = new ArrayList<>();
+            for (var event : stream.nextBatch(config.batchSize(), config.maxBatchWait(), options.probeInterval())) {
+                events.add(ChangeEvent.of(event));
+            }
+            if (events.isEmpty()) {
+                idle();
+                return Duration.ZERO;
+            }
+            mirror(events);
+            return Duration.ZERO;
+        } catch (RuntimeException | InterruptedException e) {
+            // events taken from the stream but not checkpointed must be read again: reopen from the checkpoint
+            closeStream();
+            throw e;
+        }
+    }
+
+    private boolean open() {
+        store.ensureCollections();
+        FeederCheckpoint current = store.feederCheckpoint();
+        Instant now = Instant.now();
+        if (current.owner() != null && !current.owner().equals(options.instanceId()) && current.leaseExpiresAt().isAfter(now)) {
+            LOG.info("event=feeder_lease_held owner={} until={}", current.owner(), current.leaseExpiresAt());
+            return false;
+        }
+        checkpoint = store.saveFeederCheckpoint(current, withLease(current, current.resumeToken(), current.mirroredThrough(),
+                current.openOwnTransaction(), current.mirroredEvents(), current.lagSeconds(), current.pendingEvents()));
+        own = new OwnTransactions(checkpoint.openOwnTransaction());
+        ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
+                .fullDocument(FullDocument.UPDATE_LOOKUP)
+                .batchSize(config.batchSize())
+                .maxAwaitTime(options.probeInterval().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        if (checkpoint.resumeToken() != null) {
+            publisher = publisher.resumeAfter(checkpoint.resumeToken());
+            LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
+        } else {
+            // first start: begin at a probe written now, so the first checkpoint exists as soon as it is seen
+            BsonTimestamp start = barrier.probe();
+            outstandingProbe = start;
+            lastProbeNanos = System.nanoTime();
+            publisher = publisher.startAtOperationTime(start);
+            LOG.info("event=feeder_started_fresh instance={} at={}", options.instanceId(), describe(start));
+        }
+        stream = new EventQueue(config.batchSize());
+        publisher.subscribe(stream);
+        return true;
+    }
+
+    private Bson matchFilter() {
+        List<Bson> namespaces = new ArrayList<>();
+        for (CollectionPolicy policy : policies) {
+            namespaces.add(Filters.and(Filters.eq("ns.db", policy.database()), Filters.eq("ns.coll", policy.collection())));
+        }
+        namespaces.add(Filters.and(Filters.eq("ns.db", MetadataStore.DATABASE), Filters.in("ns.coll", MetadataStore.WATCHED)));
+        return Filters.or(namespaces);
+    }
+
+    private void idle() {
+        long now = System.nanoTime();
+        if (outstandingProbe != null && now - lastProbeNanos > options.probeInterval().toNanos()) {
+            double lag = (now - lastProbeNanos) / 1e9;
+            metrics.lagSeconds.set(lag);
+        }
+        if (now - lastProbeNanos >= options.probeInterval().toNanos()) {
+            BsonTimestamp probe = barrier.probe();
+            if (outstandingProbe == null) {
+                outstandingProbe = probe;
+                lastProbeNanos = now;
+            }
+        }
+    }
+
+    private void mirror(List<ChangeEvent> events) {
+        MirrorPlan plan = planner.plan(events, own);
+        if (System.nanoTime() > leaseValidUntilNanos) {
+            throw new StaleStateException("the feeder's lease ran out before its archive write; re-acquiring");
+        }
+        for (Map.Entry<String, List<MirrorAction>> entry : plan.actions().entrySet()) {
+            writeArchive(entry.getKey(), entry.getValue());
+        }
+        options.faults().reached(FaultPoint.FEEDER_ARCHIVE_WRITTEN);
+
+        BsonTimestamp last = events.get(events.size() - 1).clusterTime();
+        if (outstandingProbe != null && last != null && last.compareTo(outstandingProbe) >= 0) {
+            outstandingProbe = null;
+        }
+        int pending = stream.pending();
+        double lag = pending > 0 && last != null ? Math.max(0, Instant.now().getEpochSecond() - (last.getTime() & 0xFFFFFFFFL)) : 0;
+        BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), plan.mirroredThrough());
+        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, plan.resumeToken(), through,
+                plan.openOwnTransaction(), checkpoint.mirroredEvents() + plan.counts().mirrored(), lag, pending));
+        options.faults().reached(FaultPoint.FEEDER_CHECKPOINTED);
+
+        metrics.batches.inc();
+        metrics.events.labelValues("mirrored").inc(plan.counts().mirrored());
+        metrics.events.labelValues("coalesced").inc(plan.counts().coalesced());
+        metrics.events.labelValues("own").inc(plan.counts().own());
+        metrics.events.labelValues("ignored").inc(plan.counts().ignored());
+        metrics.lagSeconds.set(lag);
+        metrics.pendingEvents.set(pending);
+        metrics.mirroredThroughSeconds.set(through.getTime() & 0xFFFFFFFFL);
+        if (plan.actionCount() > 0) {
+            LOG.debug("event=feeder_batch events={} writes={} coalesced={} own={} mirroredThrough={}", plan.counts().events(),
+                    plan.actionCount(), plan.counts().coalesced(), plan.counts().own(), describe(through));
+        }
+    }
+
+    private void writeArchive(String namespace, List<MirrorAction> actions) {
+        if (actions.isEmpty()) {
+            return;
+        }
+        MongoNamespace ns = new MongoNamespace(namespace);
+        MongoCollection<BsonDocument> collection = archive.getDatabase(ns.getDatabaseName())
+                .getCollection(ns.getCollectionName(), BsonDocument.class)
+                .withWriteConcern(com.mongodb.WriteConcern.MAJORITY);
+        List<WriteModel<BsonDocument>> models = new ArrayList<>(actions.size());
+        int upserts = 0;
+        for (MirrorAction action : actions) {
+            if (action instanceof MirrorAction.Upsert upsert) {
+                models.add(new ReplaceOneModel<>(Filters.eq("_id", upsert.documentId()), upsert.document(),
+                        new ReplaceOptions().upsert(true)));
+                upserts++;
+            } else {
+                models.add(new DeleteOneModel<>(Filters.eq("_id", action.documentId())));
+            }
+        }
+        Blocking.run(collection.bulkWrite(models, new BulkWriteOptions().ordered(true)));
+        metrics.archiveWrites.labelValues("upsert").inc(upserts);
+        metrics.archiveWrites.labelValues("delete").inc(actions.size() - upserts);
+    }
+
+    private FeederCheckpoint withLease(FeederCheckpoint base, BsonDocument token, BsonTimestamp through,
+                                       io.thermocline.tiering.metadata.TransactionId openOwn, long mirrored, double lag, long pending) {
+        leaseValidUntilNanos = System.nanoTime() + options.leaseDuration().toNanos() * 2 / 3;
+        return new FeederCheckpoint(token, through, openOwn, mirrored, lag, pending, options.instanceId(),
+                Instant.now().plus(options.leaseDuration()), base.version());
+    }
+
+    private void closeStream() {
+        if (stream != null) {
+            stream.close();
+            stream = null;
+        }
+    }
+
+    static String describe(BsonTimestamp time) {
+        return time == null ? "none" : (time.getTime() & 0xFFFFFFFFL) + "." + time.getInc();
+    }
+
+    /** Stops mirroring; the next feeder resumes from the last checkpoint. */
+    @Override
+    public void close() {
+        loop.close();
+        closeStream();
+        if (ownedClients != null) {
+            ownedClients.close();
+        }
+    }
+}

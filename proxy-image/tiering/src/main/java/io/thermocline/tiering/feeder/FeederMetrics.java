@@ -1,0 +1,46 @@
+package io.thermocline.tiering.feeder;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+/** The feeder's Prometheus metrics; lag is also written into the checkpoint for the operator. */
+public final class FeederMetrics {
+
+    final Gauge lagSeconds;
+    final Gauge pendingEvents;
+    final Gauge mirroredThroughSeconds;
+    final Counter events;
+    final Counter archiveWrites;
+    final Counter batches;
+
+    private static final java.util.Map<PrometheusRegistry, FeederMetrics> BY_REGISTRY = new java.util.WeakHashMap<>();
+
+    /** One set per registry: a feeder restarted in the same process reuses it. */
+    public static synchronized FeederMetrics in(PrometheusRegistry registry) {
+        return BY_REGISTRY.computeIfAbsent(registry, FeederMetrics::new);
+    }
+
+    private FeederMetrics(PrometheusRegistry registry) {
+        lagSeconds = Gauge.builder().name("thermocline_feeder_lag_seconds")
+                .help("Age of the oldest fast-tier write not yet acknowledged by the archive (0 when caught up)")
+                .register(registry);
+        pendingEvents = Gauge.builder().name("thermocline_feeder_pending_events")
+                .help("Change events received from the fast tier and not yet mirrored")
+                .register(registry);
+        mirroredThroughSeconds = Gauge.builder().name("thermocline_feeder_mirrored_through_seconds")
+                .help("Fast-tier cluster time (seconds part) up to which the archive holds every write")
+                .register(registry);
+        events = Counter.builder().name("thermocline_feeder_events_total")
+                .help("Change events by outcome: mirrored, coalesced (superseded in a batch), own (Thermocline's writes), ignored")
+                .labelNames("outcome")
+                .register(registry);
+        archiveWrites = Counter.builder().name("thermocline_feeder_archive_writes_total")
+                .help("Writes sent to the archive, by kind (upsert, delete)")
+                .labelNames("kind")
+                .register(registry);
+        batches = Counter.builder().name("thermocline_feeder_batches_total")
+                .help("Batches mirrored and checkpointed")
+                .register(registry);
+    }
+}

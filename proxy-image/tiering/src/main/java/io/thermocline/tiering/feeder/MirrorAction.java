@@ -1,0 +1,20 @@
+package io.thermocline.tiering.feeder;
+
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/** What the feeder does to one archive document. */
+public sealed interface MirrorAction {
+
+    String namespace();
+
+    BsonValue documentId();
+
+    /** Replace the archive's document by the full post-image, inserting it when absent. */
+    record Upsert(String namespace, BsonValue documentId, BsonDocument document) implements MirrorAction {
+    }
+
+    /** Delete the archive's document (a user delete). */
+    record Delete(String namespace, BsonValue documentId) implements MirrorAction {
+    }
+}

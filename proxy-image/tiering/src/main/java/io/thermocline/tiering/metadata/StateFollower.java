@@ -1,0 +1,73 @@
+package io.thermocline.tiering.metadata;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How a proxy (or a worker) follows the shared state: it re-reads {@code thermocline.state} every
+ * {@code interval}. Polling rather than a change stream keeps it correct through failovers and
+ * resume-token loss; the evictor waits {@link #propagationDelay(Duration)} after raising a bound
+ * before deleting, so every follower has seen the raised bound first.
+ */
+public final class StateFollower implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(StateFollower.class);
+
+    private final MetadataStore store;
+    private final ScheduledExecutorService timer;
+    private final List<Consumer<TieringSnapshot>> listeners = new CopyOnWriteArrayList<>();
+    private volatile TieringSnapshot current;
+
+    public StateFollower(MetadataStore store, Duration interval) {
+        this.store = store;
+        this.current = new TieringSnapshot(java.util.Map.of(), FeederCheckpoint.initial(), Instant.EPOCH);
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "thermocline-state-follower");
+            thread.setDaemon(true);
+            return thread;
+        });
+        timer.scheduleWithFixedDelay(this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** How long a writer must wait after changing a bound before it may rely on followers having seen it. */
+    public static Duration propagationDelay(Duration interval) {
+        return interval.multipliedBy(2);
+    }
+
+    public TieringSnapshot current() {
+        return current;
+    }
+
+    public void onChange(Consumer<TieringSnapshot> listener) {
+        listeners.add(listener);
+    }
+
+    /** Reads the state now (also what the timer does). */
+    public TieringSnapshot refresh() {
+        try {
+            TieringSnapshot next = new TieringSnapshot(store.namespaces(), store.feederCheckpoint(), Instant.now());
+            TieringSnapshot previous = current;
+            current = next;
+            if (!next.namespaces().equals(previous.namespaces()) || !next.feeder().equals(previous.feeder())) {
+                listeners.forEach(listener -> listener.accept(next));
+            }
+            return next;
+        } catch (RuntimeException e) {
+            LOG.warn("event=state_refresh_failed error={}", e.toString());
+            return current;
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}

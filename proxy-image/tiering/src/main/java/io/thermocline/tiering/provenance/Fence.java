@@ -1,0 +1,60 @@
+package io.thermocline.tiering.provenance;
+
+import java.time.Instant;
+import java.util.Objects;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonObjectId;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.types.ObjectId;
+
+/**
+ * What the fast tier remembers about a deletion of one document, in {@code thermocline.fences}:
+ * a user delete (a tombstone, which the feeder mirrors as a delete to the archive) or an eviction.
+ * Every deletion writes a fresh {@code deleteId}, so a copy-up can tell that a deletion happened
+ * between its read of the archive and its write, and give up instead of resurrecting the document.
+ */
+public record Fence(String namespace, BsonValue documentId, Kind kind, ObjectId deleteId, Instant at) {
+
+    public enum Kind { USER_DELETE, EVICTION }
+
+    public Fence {
+        Objects.requireNonNull(namespace, "namespace");
+        Objects.requireNonNull(documentId, "documentId");
+    }
+
+    /** The fence's {@code _id}: field order is fixed so equality matches work. */
+    public static BsonDocument key(String namespace, BsonValue documentId) {
+        return new BsonDocument("ns", new BsonString(namespace)).append("id", documentId);
+    }
+
+    public BsonDocument toBson() {
+        return new BsonDocument("_id", key(namespace, documentId))
+                .append("kind", new BsonString(kind.name()))
+                .append("deleteId", new BsonObjectId(deleteId))
+                .append("at", new BsonDateTime(at.toEpochMilli()));
+    }
+
+    public static Fence fromBson(BsonDocument document) {
+        BsonDocument key = document.getDocument("_id");
+        return new Fence(key.getString("ns").getValue(), key.get("id"),
+                Kind.valueOf(document.getString("kind").getValue()), document.getObjectId("deleteId").getValue(),
+                Instant.ofEpochMilli(document.getDateTime("at").getValue()));
+    }
+
+    /** The namespace and document id a fence's {@code _id} names, or null when it is not a fence key. */
+    public static Target target(BsonValue fenceId) {
+        if (fenceId == null || !fenceId.isDocument()) {
+            return null;
+        }
+        BsonDocument key = fenceId.asDocument();
+        if (!key.isString("ns") || !key.containsKey("id")) {
+            return null;
+        }
+        return new Target(key.getString("ns").getValue(), key.get("id"));
+    }
+
+    public record Target(String namespace, BsonValue documentId) {
+    }
+}

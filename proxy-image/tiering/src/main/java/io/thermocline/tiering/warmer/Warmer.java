@@ -1,0 +1,238 @@
+package io.thermocline.tiering.warmer;
+
+import com.mongodb.MongoNamespace;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.reactivestreams.client.MongoClient;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.config.WarmerConfig;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.metadata.NamespaceState;
+import io.thermocline.tiering.metadata.StaleStateException;
+import io.thermocline.tiering.metadata.WarmerCheckpoint;
+import io.thermocline.tiering.provenance.CopyUp;
+import io.thermocline.tiering.provenance.CopyUpDecision;
+import io.thermocline.tiering.provenance.OwnWrites;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.window.Window;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
+import io.thermocline.tiering.worker.RateLimiter;
+import io.thermocline.tiering.worker.TierClients;
+import io.thermocline.tiering.worker.WorkerLoop;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Copies the archive's documents inside the window into the fast tier, newest first, in
+ * rate-limited batches. Each batch goes through {@link CopyUp} (never overwrites a fast-tier
+ * version, never resurrects a deleted document), then a compare-and-set of the checkpoint and of
+ * the lowered coverage bound ({@link CoverageLowering}). Resumes from the checkpoint after any
+ * crash: re-copying a batch is harmless, since a copy never overwrites.
+ */
+public final class Warmer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Warmer.class);
+
+    public record Options(String instanceId, Duration barrierTimeout, Duration fenceRetention, Duration recheckInterval,
+                          Duration errorBackoff, PrometheusRegistry registry, FaultInjection faults, Clock clock) {
+        public static Options defaults() {
+            return new Options("warmer-" + UUID.randomUUID(), Duration.ofSeconds(30), Duration.ofMinutes(10),
+                    Duration.ofMinutes(1), Duration.ofSeconds(5), PrometheusRegistry.defaultRegistry, FaultInjection.NONE,
+                    Clock.systemUTC());
+        }
+
+        public Options withBarrierTimeout(Duration timeout) {
+            return new Options(instanceId, timeout, fenceRetention, recheckInterval, errorBackoff, registry, faults, clock);
+        }
+
+        public Options withRecheckInterval(Duration interval) {
+            return new Options(instanceId, barrierTimeout, fenceRetention, interval, errorBackoff, registry, faults, clock);
+        }
+
+        public Options withErrorBackoff(Duration backoff) {
+            return new Options(instanceId, barrierTimeout, fenceRetention, recheckInterval, backoff, registry, faults, clock);
+        }
+
+        public Options withRegistry(PrometheusRegistry r) {
+            return new Options(instanceId, barrierTimeout, fenceRetention, recheckInterval, errorBackoff, r, faults, clock);
+        }
+
+        public Options withFaults(FaultInjection f) {
+            return new Options(instanceId, barrierTimeout, fenceRetention, recheckInterval, errorBackoff, registry, f, clock);
+        }
+    }
+
+    /** The result of one batch. */
+    public enum Progress { COPIED_BATCH, COMPLETE, FEEDER_BEHIND, LOST_RACE }
+
+    private final MongoClient fast;
+    private final MongoClient archive;
+    private final TierClients ownedClients;
+    private final List<CollectionPolicy> policies;
+    private final WarmerConfig config;
+    private final Options options;
+    private final MetadataStore store;
+    private final CopyUp copyUp;
+    private final RateLimiter rate;
+    private final Counter documents;
+    private final WorkerLoop loop;
+
+    public static Warmer start(ThermoclineConfig config) {
+        return start(config, Options.defaults());
+    }
+
+    /** Warms every collection, then re-checks every {@code recheckInterval} (a grown window restarts it). */
+    public static Warmer start(ThermoclineConfig config, Options options) {
+        TierClients clients = TierClients.open(config, "thermocline-warmer");
+        return new Warmer(clients.fast(), clients.archive(), clients, config.collections(), config.warmer(), options).startLoop();
+    }
+
+    public Warmer(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, WarmerConfig config, Options options) {
+        this(fast, archive, null, policies, config, options);
+    }
+
+    private Warmer(MongoClient fast, MongoClient archive, TierClients ownedClients, List<CollectionPolicy> policies,
+                   WarmerConfig config, Options options) {
+        this.fast = fast;
+        this.archive = archive;
+        this.ownedClients = ownedClients;
+        this.policies = List.copyOf(policies);
+        this.config = config;
+        this.options = options;
+        this.store = new MetadataStore(fast);
+        String marker = "warmer/" + options.instanceId();
+        this.copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker), new MirrorBarrier(fast, store, marker),
+                options.barrierTimeout(), options.fenceRetention(), options.faults());
+        this.rate = new RateLimiter(config.maxDocumentsPerSecond());
+        this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "warmer", "Archive documents the warmer considered, by outcome (COPY, SKIP_FAST_TIER_HAS_IT, SKIP_DELETED_SINCE_READ, ...)");
+        this.loop = new WorkerLoop("warmer", () -> warmAll() ? options.recheckInterval() : options.errorBackoff(),
+                options.errorBackoff());
+    }
+
+    public Warmer startLoop() {
+        loop.start();
+        return this;
+    }
+
+    public boolean running() {
+        return loop.running();
+    }
+
+    /** Warms every collection until complete; false when a collection could not finish now. */
+    public boolean warmAll() throws InterruptedException {
+        store.ensureCollections();
+        boolean complete = true;
+        for (CollectionPolicy policy : policies) {
+            complete &= warm(policy);
+        }
+        return complete;
+    }
+
+    /** Warms one collection to completion; false when the feeder was behind (retry later). */
+    public boolean warm(CollectionPolicy policy) throws InterruptedException {
+        while (true) {
+            Progress progress = step(policy);
+            if (progress == Progress.COMPLETE) {
+                return true;
+            }
+            if (progress == Progress.FEEDER_BEHIND) {
+                return false;
+            }
+        }
+    }
+
+    /** One batch of one collection. */
+    public Progress step(CollectionPolicy policy) throws InterruptedException {
+        String namespace = policy.namespace();
+        Window window = new Window(policy);
+        Instant cutoff = window.cutoff(options.clock().instant());
+        NamespaceState state = store.namespace(namespace);
+        WarmerCheckpoint checkpoint = state.warmer();
+        if (checkpoint != null && checkpoint.complete() && !cutoff.isBefore(checkpoint.cutoff())) {
+            return Progress.COMPLETE;
+        }
+        Bson filter = window.atOrAfter(cutoff);
+        if (checkpoint != null && checkpoint.started()) {
+            filter = Filters.and(filter, after(policy, checkpoint));
+        }
+        List<BsonDocument> keys = Blocking.list(collection(archive, namespace).find(filter)
+                .projection(Projections.include("_id", policy.ageField()))
+                .sort(policy.agedByObjectId() ? Sorts.descending("_id") : Sorts.descending(policy.ageField(), "_id"))
+                .limit(config.batchSize()));
+        boolean fromTop = checkpoint == null || checkpoint.started() || !checkpoint.complete();
+        if (keys.isEmpty()) {
+            WarmerCheckpoint done = new WarmerCheckpoint(cutoff, checkpoint == null ? null : checkpoint.lastAge(),
+                    checkpoint == null ? null : checkpoint.lastId(), true, checkpoint == null ? 0 : checkpoint.copied(),
+                    options.clock().instant());
+            return save(state, state.withWarmer(done)
+                    .withCoverage(CoverageLowering.lower(state.oldestCovered(), cutoff, state.evictedBelow(), fromTop)),
+                    Progress.COMPLETE);
+        }
+        rate.acquire(keys.size());
+        CopyUp.Result result = copyUp.copy(namespace, keys.stream().map(k -> k.get("_id")).toList());
+        if (result.feederBehind()) {
+            LOG.info("event=warm_batch_deferred namespace={} reason=feeder_behind", namespace);
+            return Progress.FEEDER_BEHIND;
+        }
+        result.counts().forEach((decision, n) -> documents.labelValues(namespace, decision.name()).inc(n));
+        if (result.count(CopyUpDecision.SKIP_TOO_SLOW) > 0) {
+            return Progress.FEEDER_BEHIND;
+        }
+        options.faults().reached(FaultPoint.WARMER_COPIED);
+        BsonDocument last = keys.get(keys.size() - 1);
+        BsonValue lastAge = policy.agedByObjectId() ? last.get("_id") : window.field(last);
+        Instant proven = window.boundAbove(window.ageOf(lastAge).orElse(cutoff));
+        WarmerCheckpoint next = new WarmerCheckpoint(cutoff, lastAge, last.get("_id"), false,
+                (checkpoint == null ? 0 : checkpoint.copied()) + result.copied(), options.clock().instant());
+        return save(state, state.withWarmer(next)
+                .withCoverage(CoverageLowering.lower(state.oldestCovered(), proven, state.evictedBelow(), fromTop)),
+                Progress.COPIED_BATCH);
+    }
+
+    private Progress save(NamespaceState previous, NamespaceState next, Progress progress) {
+        try {
+            store.saveNamespace(previous, next);
+            return progress;
+        } catch (StaleStateException e) {
+            // another warmer or the evictor moved the state: decide again from the new one
+            return Progress.LOST_RACE;
+        }
+    }
+
+    /** Documents after the checkpoint in the walk's order (age descending, then _id descending). */
+    private static Bson after(CollectionPolicy policy, WarmerCheckpoint checkpoint) {
+        if (policy.agedByObjectId()) {
+            return Filters.lt("_id", checkpoint.lastId());
+        }
+        return Filters.or(Filters.lt(policy.ageField(), checkpoint.lastAge()),
+                Filters.and(Filters.eq(policy.ageField(), checkpoint.lastAge()), Filters.lt("_id", checkpoint.lastId())));
+    }
+
+    static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
+        MongoNamespace ns = new MongoNamespace(namespace);
+        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
+    }
+
+    @Override
+    public void close() {
+        loop.close();
+        if (ownedClients != null) {
+            ownedClients.close();
+        }
+    }
+}

@@ -1,0 +1,15 @@
+package io.thermocline.tiering.worker;
+
+/** Places in the workers where a test can stop them as if the process died there. */
+public enum FaultPoint {
+    /** The archive acknowledged a batch; the checkpoint is not written yet. */
+    FEEDER_ARCHIVE_WRITTEN,
+    /** The checkpoint of a batch is written. */
+    FEEDER_CHECKPOINTED,
+    /** The evictor checked a batch and is about to delete it from the fast tier. */
+    EVICTOR_BEFORE_DELETE,
+    /** The warmer read a batch from the archive and is about to copy it. */
+    WARMER_BEFORE_COPY,
+    /** The warmer copied a batch; its checkpoint is not written yet. */
+    WARMER_COPIED
+}

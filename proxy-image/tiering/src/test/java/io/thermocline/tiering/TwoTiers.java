@@ -1,0 +1,158 @@
+package io.thermocline.tiering;
+
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Sorts;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.EvictorConfig;
+import io.thermocline.config.FeederConfig;
+import io.thermocline.config.WarmerConfig;
+import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.tiering.evictor.Evictor;
+import io.thermocline.tiering.feeder.Feeder;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.tiering.warmer.Warmer;
+import io.thermocline.tiering.worker.FaultInjection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+
+/**
+ * A fast tier and an archive, each an embedded single-member replica set, with the clients the
+ * workers use (reactive) and the clients the tests use to play the user and to look (sync).
+ * Tests only need {@link EmbeddedReplicaSet#connectionString()}: the same tests run against real
+ * replica sets by swapping this class.
+ */
+public final class TwoTiers implements AutoCloseable {
+
+    public static final CollectionPolicy POLICY = new CollectionPolicy("shop", "orders", "createdAt", Duration.ofHours(1));
+    public static final String NS = POLICY.namespace();
+
+    public final EmbeddedReplicaSet fastSet;
+    public final EmbeddedReplicaSet archiveSet;
+    public final com.mongodb.reactivestreams.client.MongoClient fast;
+    public final com.mongodb.reactivestreams.client.MongoClient archive;
+    public final com.mongodb.client.MongoClient fastSync;
+    public final com.mongodb.client.MongoClient archiveSync;
+    public final MetadataStore store;
+    public final MirrorBarrier barrier;
+    public final UserDeletes userDeletes;
+    private final List<AutoCloseable> workers = new ArrayList<>();
+
+    public TwoTiers() {
+        fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
+        archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
+        fast = io.thermocline.tiering.worker.TierClients.client(fastSet.connectionString(), "test-workers");
+        archive = io.thermocline.tiering.worker.TierClients.client(archiveSet.connectionString(), "test-workers");
+        fastSync = MongoClients.create(fastSet.connectionString());
+        archiveSync = MongoClients.create(archiveSet.connectionString());
+        store = new MetadataStore(fast);
+        store.ensureCollections();
+        barrier = new MirrorBarrier(fast, store, "test");
+        userDeletes = new UserDeletes(fast, store);
+    }
+
+    public MongoCollection<BsonDocument> fastOrders() {
+        return fastSync.getDatabase(POLICY.database()).getCollection(POLICY.collection(), BsonDocument.class);
+    }
+
+    public MongoCollection<BsonDocument> archiveOrders() {
+        return archiveSync.getDatabase(POLICY.database()).getCollection(POLICY.collection(), BsonDocument.class);
+    }
+
+    public static BsonDocument order(int id, Instant createdAt, String state) {
+        return new BsonDocument("_id", new BsonInt32(id)).append("createdAt", new BsonDateTime(createdAt.toEpochMilli()))
+                .append("state", new BsonString(state));
+    }
+
+    public static List<BsonDocument> all(MongoCollection<BsonDocument> collection) {
+        return collection.find().sort(Sorts.ascending("_id")).into(new ArrayList<>());
+    }
+
+    public static BsonDocument byId(MongoCollection<BsonDocument> collection, BsonValue id) {
+        return collection.find(Filters.eq("_id", id)).first();
+    }
+
+    public static Feeder.Options feederOptions(FaultInjection faults) {
+        return Feeder.Options.defaults().withProbeInterval(Duration.ofMillis(50)).withLeaseDuration(Duration.ofSeconds(5))
+                .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
+    }
+
+    /** Starts a feeder and waits until it streams (or stopped, for one that crashes at once). */
+    public Feeder feeder(FeederConfig config, Feeder.Options options) {
+        Feeder feeder = startFeeder(config, options);
+        try {
+            feeder.awaitStreaming(Duration.ofSeconds(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return feeder;
+    }
+
+    /** Starts a feeder without waiting for it. */
+    public Feeder startFeeder(FeederConfig config, Feeder.Options options) {
+        Feeder feeder = new Feeder(fast, archive, List.of(POLICY), config, options).start();
+        workers.add(feeder);
+        return feeder;
+    }
+
+    public Feeder feeder() {
+        return feeder(new FeederConfig(100, Duration.ofMillis(20), true), feederOptions(FaultInjection.NONE));
+    }
+
+    public static Evictor.Options evictorOptions(FaultInjection faults) {
+        return Evictor.Options.defaults().withBoundPropagationDelay(Duration.ofMillis(20)).withBarrierTimeout(Duration.ofSeconds(10))
+                .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
+    }
+
+    public Evictor evictor(Evictor.Options options) {
+        Evictor evictor = new Evictor(fast, archive, List.of(POLICY), new EvictorConfig(Duration.ofMillis(100), 50, 100_000), options);
+        workers.add(evictor);
+        return evictor;
+    }
+
+    public static Warmer.Options warmerOptions(FaultInjection faults) {
+        return Warmer.Options.defaults().withBarrierTimeout(Duration.ofSeconds(10)).withRecheckInterval(Duration.ofMillis(100))
+                .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
+    }
+
+    public Warmer warmer(int batchSize, Warmer.Options options) {
+        Warmer warmer = new Warmer(fast, archive, List.of(POLICY), new WarmerConfig(batchSize, 100_000), options);
+        workers.add(warmer);
+        return warmer;
+    }
+
+    /** Waits until the archive holds every fast-tier write made so far. */
+    public void sync() throws InterruptedException {
+        if (barrier.sync(Duration.ofSeconds(20)).isEmpty()) {
+            throw new AssertionError("the feeder did not mirror a probe within 20 s");
+        }
+    }
+
+    @Override
+    public void close() {
+        for (AutoCloseable worker : workers) {
+            try {
+                worker.close();
+            } catch (Exception ignored) {
+                // closing everything regardless
+            }
+        }
+        fast.close();
+        archive.close();
+        fastSync.close();
+        archiveSync.close();
+        fastSet.close();
+        archiveSet.close();
+    }
+}

@@ -1,0 +1,128 @@
+package io.thermocline.tiering.evictor;
+
+import static io.thermocline.tiering.TwoTiers.all;
+import static io.thermocline.tiering.TwoTiers.byId;
+import static io.thermocline.tiering.TwoTiers.order;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+import io.thermocline.tiering.TwoTiers;
+import io.thermocline.tiering.metadata.NamespaceState;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bson.BsonInt32;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class EvictorIntegrationTest {
+
+    static final Instant NOW = Instant.now();
+    static final Instant OLD = NOW.minus(Duration.ofHours(3));
+    TwoTiers tiers;
+
+    @BeforeEach
+    void start() {
+        tiers = new TwoTiers();
+    }
+
+    @AfterEach
+    void stop() {
+        tiers.close();
+    }
+
+    @Test
+    void evictsOnlyDocumentsOlderThanTheWindowAndKeepsThemInTheArchive() throws Exception {
+        tiers.feeder();
+        tiers.fastOrders().insertMany(List.of(order(1, OLD, "old"), order(2, OLD, "old"), order(3, NOW, "new")));
+        tiers.fastOrders().insertOne(new org.bson.BsonDocument("_id", new BsonInt32(4)).append("createdAt", new org.bson.BsonString("not a date")));
+        tiers.sync();
+        Evictor.PassResult pass = tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE)).runPass();
+
+        assertThat(pass.count(TwoTiers.NS, Eligibility.EVICT)).isEqualTo(2);
+        assertThat(all(tiers.fastOrders())).extracting(d -> d.getInt32("_id").getValue()).containsExactly(3, 4);
+        tiers.sync();
+        assertThat(all(tiers.archiveOrders())).extracting(d -> d.getInt32("_id").getValue()).as("evictions are not mirrored")
+                .containsExactly(1, 2, 3, 4);
+        NamespaceState state = tiers.store.namespace(TwoTiers.NS);
+        assertThat(state.lastEviction().evicted()).isEqualTo(2);
+        assertThat(state.evictedBelow()).isAfter(OLD);
+    }
+
+    @Test
+    void raisesTheCoverageBoundBeforeDeletingUnderIt() throws Exception {
+        tiers.feeder();
+        tiers.store.updateNamespace(TwoTiers.NS, s -> s.withCoverage(OLD.minus(Duration.ofDays(1))));
+        tiers.fastOrders().insertOne(order(1, OLD, "old"));
+        AtomicBoolean checked = new AtomicBoolean();
+        Evictor evictor = tiers.evictor(TwoTiers.evictorOptions(point -> {
+            if (point == FaultPoint.EVICTOR_BEFORE_DELETE) {
+                assertThat(tiers.store.namespace(TwoTiers.NS).oldestCovered()).isAfter(OLD);
+                checked.set(true);
+            }
+        }));
+        evictor.runPass();
+        assertThat(checked).isTrue();
+        assertThat(tiers.store.namespace(TwoTiers.NS).oldestCovered()).isAfter(NOW.minus(Duration.ofHours(2)));
+    }
+
+    @Test
+    void keepsEverythingWhileTheFeederIsNotRunning() throws Exception {
+        tiers.feeder().close();
+        tiers.fastOrders().insertOne(order(1, OLD, "never mirrored"));
+        Evictor evictor = tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE).withBarrierTimeout(Duration.ofMillis(300)));
+        Evictor.PassResult pass = evictor.runPass();
+        assertThat(pass.complete()).isFalse();
+        assertThat(pass.count(TwoTiers.NS, Eligibility.FEEDER_BEHIND)).isEqualTo(1);
+        assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).isNotNull();
+    }
+
+    @Test
+    void aDocumentUpdatedDuringThePassIsKept() throws Exception {
+        tiers.feeder();
+        tiers.fastOrders().insertOne(order(1, OLD, "v1"));
+        tiers.evictor(TwoTiers.evictorOptions(point -> {
+            if (point == FaultPoint.EVICTOR_BEFORE_DELETE) {
+                tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
+            }
+        })).runPass();
+        assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).isEqualTo(order(1, OLD, "v2"));
+        tiers.sync();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).isEqualTo(order(1, OLD, "v2"));
+    }
+
+    /** Race: the user deletes a document while the evictor is evicting it. Guard: the delete is a user transaction, never marked. */
+    @Test
+    void userDeleteDuringAnEvictionIsStillMirrored() throws Exception {
+        tiers.feeder();
+        tiers.fastOrders().insertOne(order(1, OLD, "old"));
+        tiers.sync();
+        tiers.evictor(TwoTiers.evictorOptions(point -> {
+            if (point == FaultPoint.EVICTOR_BEFORE_DELETE) {
+                tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
+            }
+        })).runPass();
+        tiers.sync();
+        assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).isNull();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("user delete reached the archive").isNull();
+    }
+
+    /** Race: the user deletes a document the evictor removed a moment before. Guard: the user fence is mirrored as a delete. */
+    @Test
+    void userDeleteRightAfterAnEvictionStillDeletesTheArchiveCopy() throws Exception {
+        tiers.feeder();
+        tiers.fastOrders().insertOne(order(1, OLD, "old"));
+        tiers.sync();
+        tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE)).runPass();
+        assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).as("evicted").isNull();
+        long heldByFastTier = tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
+        tiers.sync();
+        assertThat(heldByFastTier).isZero();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("user delete reached the archive").isNull();
+    }
+}

@@ -1,0 +1,147 @@
+package io.thermocline.tiering.feeder;
+
+import static io.thermocline.tiering.TwoTiers.all;
+import static io.thermocline.tiering.TwoTiers.byId;
+import static io.thermocline.tiering.TwoTiers.order;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.thermocline.config.FeederConfig;
+import io.thermocline.tiering.TwoTiers;
+import io.thermocline.tiering.metadata.FeederCheckpoint;
+import io.thermocline.tiering.provenance.OwnWrites;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
+import io.thermocline.tiering.worker.InjectedCrash;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class FeederIntegrationTest {
+
+    static final Instant NOW = Instant.now();
+    TwoTiers tiers;
+
+    @BeforeEach
+    void start() {
+        tiers = new TwoTiers();
+    }
+
+    @AfterEach
+    void stop() {
+        tiers.close();
+    }
+
+    @Test
+    void mirrorsInsertsUpdatesReplacesAndUserDeletes() throws Exception {
+        tiers.feeder();
+        tiers.sync();
+        var orders = tiers.fastOrders();
+        orders.insertOne(order(1, NOW, "new"));
+        orders.insertOne(order(2, NOW, "new"));
+        orders.insertOne(order(3, NOW, "new"));
+        orders.updateOne(Filters.eq("_id", 1), Updates.set("state", "paid"));
+        orders.replaceOne(Filters.eq("_id", 2), order(2, NOW, "replaced"));
+        tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(3));
+        tiers.sync();
+        assertThat(all(tiers.archiveOrders())).containsExactly(order(1, NOW, "paid"), order(2, NOW, "replaced"));
+    }
+
+    @Test
+    void ownTransactionsAreNeverMirrored() throws Exception {
+        tiers.feeder();
+        OwnWrites own = new OwnWrites(tiers.fast, tiers.store, "warmer/test");
+        var fastOrders = tiers.fast.getDatabase("shop").getCollection("orders", BsonDocument.class);
+        own.inTransaction(session -> Blocking.single(fastOrders.insertOne(session, order(7, NOW, "copied"))));
+        tiers.fastOrders().insertOne(order(8, NOW, "user"));
+        tiers.sync();
+        assertThat(all(tiers.archiveOrders())).containsExactly(order(8, NOW, "user"));
+        assertThat(byId(tiers.fastOrders(), new BsonInt32(7))).isNotNull();
+    }
+
+    @Test
+    void resumesAfterRestartWithoutLosingWritesMadeWhileStopped() throws Exception {
+        Feeder first = tiers.feeder();
+        tiers.fastOrders().insertOne(order(1, NOW, "a"));
+        tiers.sync();
+        first.close();
+        tiers.fastOrders().insertOne(order(2, NOW, "b"));
+        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "a2"));
+        tiers.feeder();
+        tiers.sync();
+        assertThat(all(tiers.archiveOrders())).containsExactly(order(1, NOW, "a2"), order(2, NOW, "b"));
+    }
+
+    @Test
+    void crashBetweenArchiveWriteAndCheckpointReplaysTheBatch() throws Exception {
+        tiers.feeder().close(); // a first checkpoint exists: later writes are mirrored from it
+        AtomicBoolean armed = new AtomicBoolean(true);
+        FeederCheckpoint before = tiers.store.feederCheckpoint();
+        tiers.fastOrders().insertOne(order(1, NOW, "a"));
+        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "b"));
+        Feeder crashing = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
+            if (point == FaultPoint.FEEDER_ARCHIVE_WRITTEN && armed.getAndSet(false)) {
+                throw new InjectedCrash(point);
+            }
+        }));
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !crashing.running());
+        assertThat(crashing.crash()).isInstanceOf(InjectedCrash.class);
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("archive written before the crash").isEqualTo(order(1, NOW, "b"));
+        assertThat(tiers.store.feederCheckpoint().resumeToken()).as("checkpoint not moved").isEqualTo(before.resumeToken());
+
+        tiers.fastOrders().deleteOne(Filters.eq("_id", 1));
+        tiers.fastOrders().insertOne(order(2, NOW, "c"));
+        tiers.feeder();
+        tiers.sync();
+        assertThat(all(tiers.archiveOrders())).containsExactly(order(2, NOW, "c"));
+    }
+
+    @Test
+    void withoutCoalescingTheArchiveEndsInTheSameState() throws Exception {
+        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), false), TwoTiers.feederOptions(FaultInjection.NONE));
+        for (int i = 0; i < 20; i++) {
+            tiers.fastOrders().updateOne(Filters.eq("_id", i % 3), Updates.set("n", i), new com.mongodb.client.model.UpdateOptions().upsert(true));
+        }
+        tiers.sync();
+        assertThat(all(tiers.archiveOrders())).isEqualTo(all(tiers.fastOrders()));
+    }
+
+    @Test
+    void aSecondFeederWaitsForTheFirstOnesLease() throws Exception {
+        tiers.feeder();
+        tiers.sync();
+        Feeder second = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE)
+                .withInstanceId("second"));
+        tiers.fastOrders().insertOne(order(1, NOW, "a"));
+        tiers.sync();
+        assertThat(tiers.store.feederCheckpoint().owner()).isNotEqualTo("second");
+        assertThat(second.lastCheckpoint()).isNull();
+    }
+
+    @Test
+    void lagAndProgressAreExposed() throws Exception {
+        PrometheusRegistry registry = new PrometheusRegistry();
+        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE).withRegistry(registry));
+        tiers.fastOrders().insertOne(order(1, NOW, "a"));
+        tiers.sync();
+        FeederCheckpoint checkpoint = tiers.store.feederCheckpoint();
+        assertThat(checkpoint.mirroredEvents()).isGreaterThanOrEqualTo(1);
+        assertThat(checkpoint.mirroredThrough()).isNotEqualTo(FeederCheckpoint.NOTHING_MIRRORED);
+        var names = registry.scrape().stream().map(s -> s.getMetadata().getPrometheusName()).toList();
+        assertThat(names).contains("thermocline_feeder_lag_seconds", "thermocline_feeder_pending_events",
+                "thermocline_feeder_mirrored_through_seconds", "thermocline_feeder_events");
+        MetricSnapshot through = registry.scrape().stream()
+                .filter(s -> s.getMetadata().getPrometheusName().equals("thermocline_feeder_mirrored_through_seconds")).findFirst().orElseThrow();
+        assertThat(((GaugeSnapshot) through).getDataPoints().get(0).getValue()).isPositive();
+    }
+}
