@@ -61,6 +61,7 @@ public final class ProxyVsDirect {
                 Map<String, String> load = new LinkedHashMap<>(base);
                 load.put("mongodb.url", directDb);
                 load.put("threadcount", "8");
+                load.put("operationcount", String.valueOf(records)); // CoreWorkload reads it in both phases
                 YcsbRun.run(true, load, 600);
 
                 List<Cell> cells = new ArrayList<>();
