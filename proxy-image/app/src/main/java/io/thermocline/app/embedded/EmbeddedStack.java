@@ -15,7 +15,6 @@ import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.warmer.Warmer;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.BindException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -110,9 +109,11 @@ public final class EmbeddedStack implements AutoCloseable {
         started.add(Evictor.start(config));
         try {
             proxy = new ProxyServer(ProxySettings.from(config)).start();
-        } catch (BindException e) {
-            throw new StartFailure("port " + config.proxy().port() + " (or the HTTP port " + config.proxy().httpPort()
-                    + ") is in use; stop what uses it or pass --port / --http", e);
+        } catch (IOException e) {
+            // Netty's native transport reports a taken port as its own IOException, not BindException.
+            throw new StartFailure("cannot listen on " + config.proxy().listenHost() + ":" + config.proxy().port() + " (MongoDB clients) or "
+                    + config.proxy().httpHost() + ":" + config.proxy().httpPort() + " (HTTP): " + e.getMessage()
+                    + "; if the port is in use, stop what uses it or pass --port / --http", e);
         }
         started.add(proxy);
         out.printf("Thermocline embedded default is up.%n  MongoDB clients: mongodb://%s:%d/  (try: mongosh mongodb://localhost:%d/%s)%n"
