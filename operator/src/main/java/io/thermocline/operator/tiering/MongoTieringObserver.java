@@ -4,7 +4,9 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
+import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClients;
+import com.mongodb.client.model.UpdateOptions;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.Date;
@@ -15,34 +17,28 @@ import org.bson.BsonTimestamp;
 import org.bson.Document;
 
 /**
- * Reads the feeder's checkpoint from the fast tier's metadata ({@value #METADATA_DB}.{@value #CHECKPOINTS},
- * document {@code _id: "feeder"}, field {@code mirroredThrough}: the cluster time up to which the
- * archive holds every write) and compares it with the fast tier's last write.
+ * Reads the feeder's checkpoint from the fast tier's metadata ({@value #METADATA_DB}.{@value #STATE},
+ * document {@code _id: "feeder"}, written by the data plane's {@code MetadataStore}): its lag, and
+ * whether the archive holds every fast-tier write. "Drained" uses the data plane's own sync barrier:
+ * a probe written to {@value #METADATA_DB}.{@value #PROBES} (which the feeder watches) is covered
+ * by the checkpoint's {@code mirroredThrough} only once every earlier write is in the archive.
  */
 @ApplicationScoped
 public class MongoTieringObserver implements TieringObserver {
 
     static final String METADATA_DB = "thermocline";
-    static final String CHECKPOINTS = "checkpoints";
+    static final String STATE = "state";
+    static final String PROBES = "probes";
     private static final int TIMEOUT_SECONDS = 5;
+    private static final long DRAIN_WAIT_MILLIS = 3000;
 
     @Override
     public Optional<TieringSnapshot> observe(TieringTarget target) {
         try (MongoClient fast = client(target.fastTierUri()); MongoClient archive = client(target.archiveUri())) {
-            Document hello = fast.getDatabase("admin").runCommand(new Document("hello", 1));
-            Document lastWrite = hello.get("lastWrite", Document.class);
-            Document checkpoint = fast.getDatabase(METADATA_DB).getCollection(CHECKPOINTS)
-                    .find(new Document("_id", "feeder")).first();
-            Long lag = null;
-            boolean drained = false;
-            if (lastWrite != null && checkpoint != null && checkpoint.get("mirroredThrough") instanceof BsonTimestamp mirrored) {
-                Date written = lastWrite.getDate("lastWriteDate");
-                long lastSeconds = written == null ? mirrored.getTime() : written.getTime() / 1000;
-                lag = Math.max(0, lastSeconds - mirrored.getTime());
-                BsonTimestamp lastOp = lastWrite.get("opTime", Document.class) == null ? null
-                        : lastWrite.get("opTime", Document.class).get("ts", BsonTimestamp.class);
-                drained = lastOp != null && mirrored.compareTo(lastOp) >= 0;
-            }
+            var state = fast.getDatabase(METADATA_DB).getCollection(STATE);
+            Document checkpoint = state.find(new Document("_id", "feeder")).first();
+            Long lag = checkpoint != null && checkpoint.get("lagSeconds") instanceof Number n ? Math.round(n.doubleValue()) : null;
+            boolean drained = checkpoint != null && drained(fast, state);
             long fastCount = 0;
             long archiveCount = 0;
             List<String> uniqueIndexes = new ArrayList<>();
@@ -61,6 +57,34 @@ public class MongoTieringObserver implements TieringObserver {
         } catch (MongoException | IllegalArgumentException e) {
             return Optional.empty();
         }
+    }
+
+    /** Writes a probe and waits briefly for the feeder's checkpoint to cover it. */
+    private static boolean drained(MongoClient fast, com.mongodb.client.MongoCollection<Document> state) {
+        BsonTimestamp probe;
+        try (ClientSession session = fast.startSession()) {
+            fast.getDatabase(METADATA_DB).getCollection(PROBES).updateOne(session, new Document("_id", "operator"),
+                    new Document("$inc", new Document("seq", 1L)).append("$set", new Document("at", new Date())),
+                    new UpdateOptions().upsert(true));
+            probe = session.getOperationTime();
+        }
+        if (probe == null) {
+            return false;
+        }
+        long deadline = System.currentTimeMillis() + DRAIN_WAIT_MILLIS;
+        do {
+            Document checkpoint = state.find(new Document("_id", "feeder")).first();
+            if (checkpoint != null && checkpoint.get("mirroredThrough") instanceof BsonTimestamp mirrored && mirrored.compareTo(probe) >= 0) {
+                return true;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        } while (System.currentTimeMillis() < deadline);
+        return false;
     }
 
     private static MongoClient client(String uri) {

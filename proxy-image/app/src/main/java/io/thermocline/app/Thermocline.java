@@ -1,12 +1,14 @@
 package io.thermocline.app;
 
+import io.thermocline.app.embedded.EmbeddedCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code thermocline} command: one jar, one subcommand per data-plane process. */
 @Command(name = "thermocline", mixinStandardHelpOptions = true, versionProvider = Thermocline.Version.class,
         description = "Tiered storage for MongoDB replica sets.",
-        subcommands = {ProxyCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {ProxyCommand.class, FeederCommand.class, EvictorCommand.class, WarmerCommand.class,
+                EmbeddedCommand.class, CommandLine.HelpCommand.class})
 public final class Thermocline implements Runnable {
 
     @CommandLine.Spec

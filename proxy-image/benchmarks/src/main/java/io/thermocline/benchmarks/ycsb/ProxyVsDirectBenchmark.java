@@ -29,15 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Arguments (all optional): {@code seconds=10 records=10000 threads=8,32,64,128,256 out=docs/benchmarks/proxy-ycsb.md}.
  *
- * <p>Run from the repository root (the project's own classes come from the reactor build, the
- * third-party jars from the dependency plugin):
- * <pre>
- * mvn -q -o -Pbench -pl proxy-image/benchmarks -am package -DskipTests
- * mvn -q -o -Pbench -pl proxy-image/benchmarks dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt
- * CP=$(tr ':' '\n' &lt; /tmp/cp.txt | grep -v io/thermocline | paste -sd:)
- * for m in benchmarks app proxy wire config tiering embedded; do CP="proxy-image/$m/target/classes:$CP"; done
- * java -DTHERMOCLINE_LOG_LEVEL=WARN -cp "$CP" io.thermocline.benchmarks.ycsb.ProxyVsDirectBenchmark seconds=8
- * </pre>
+ * <p>Run from the repository root (docs/benchmarks/README.md):
+ * {@code mvn -q -Pbench -DskipTests -pl proxy-image/benchmarks -am verify -Dbench.args="seconds=8"}
  */
 public final class ProxyVsDirectBenchmark {
 

@@ -6,6 +6,7 @@ import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import org.bson.BsonBinaryReader;
 import org.bson.BsonDocument;
 import org.bson.RawBsonDocument;
@@ -24,7 +25,9 @@ public final class BsonBridge {
 
     public static Document toBackend(BsonDocument document) {
         RawBsonDocument raw = document instanceof RawBsonDocument r ? r : new RawBsonDocument(document, CODEC);
-        ByteBuffer bytes = raw.getByteBuffer().asNIO();
+        // The bson library hands out little-endian NIO buffers and Netty keeps a wrapped buffer's
+        // byte order, which would turn the decoder's big-endian UUID reads (subtype 4) around.
+        ByteBuffer bytes = raw.getByteBuffer().asNIO().duplicate().order(ByteOrder.BIG_ENDIAN);
         return BsonDecoder.decodeBson(Unpooled.wrappedBuffer(bytes));
     }
 

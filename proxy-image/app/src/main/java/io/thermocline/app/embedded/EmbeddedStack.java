@@ -1,0 +1,188 @@
+package io.thermocline.app.embedded;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.config.TierConfig;
+import io.thermocline.config.TiersConfig;
+import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.embedded.storage.Storage;
+import io.thermocline.proxy.server.ProxyServer;
+import io.thermocline.proxy.server.ProxySettings;
+import io.thermocline.tiering.evictor.Evictor;
+import io.thermocline.tiering.feeder.Feeder;
+import io.thermocline.tiering.metadata.FeederCheckpoint;
+import io.thermocline.tiering.warmer.Warmer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.BsonTimestamp;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The embedded default's parts, started in dependency order and stopped in reverse:
+ * archive, fast tier, feeder (streaming before any user write), sample data, warmer,
+ * evictor, proxy, status line. On stop the proxy drains first and the feeder is given
+ * time to mirror everything, so an orderly stop loses no acknowledged write even though
+ * the fast tier lives in memory.
+ */
+public final class EmbeddedStack implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EmbeddedStack.class);
+    private static final Duration FINAL_MIRROR_WAIT = Duration.ofSeconds(30);
+
+    public record Options(ThermoclineConfig template, Path dataDir, Path fastTierDir, int sampleDocuments, Duration statusEvery) {
+    }
+
+    /** Start-up failed in a way a person can fix (port taken, data directory unusable). */
+    public static final class StartFailure extends Exception {
+        StartFailure(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private final List<AutoCloseable> started = new ArrayList<>();
+    private EmbeddedReplicaSet fast;
+    private EmbeddedReplicaSet archive;
+    private Feeder feeder;
+    private ProxyServer proxy;
+    private ThermoclineConfig config;
+    private StatusLine status;
+
+    private EmbeddedStack() {
+    }
+
+    public static EmbeddedStack start(Options options, PrintWriter out) throws StartFailure {
+        EmbeddedStack stack = new EmbeddedStack();
+        try {
+            stack.startAll(options, out);
+            return stack;
+        } catch (StartFailure e) {
+            stack.close();
+            throw e;
+        } catch (RuntimeException | IOException | InterruptedException e) {
+            stack.close();
+            throw new StartFailure("could not start: " + e.getMessage(), e);
+        }
+    }
+
+    private void startAll(Options options, PrintWriter out) throws StartFailure, IOException, InterruptedException {
+        Path archiveDir = options.dataDir().resolve("archive");
+        try {
+            Files.createDirectories(archiveDir);
+        } catch (IOException e) {
+            throw new StartFailure("data directory " + archiveDir.toAbsolutePath() + " cannot be created: " + e.getMessage()
+                    + "; pass another with --data-dir", e);
+        }
+        archive = EmbeddedReplicaSet.builder().name("archive").members(1).storage(Storage.directory(archiveDir)).build().start();
+        started.add(archive);
+        Storage fastStorage = options.fastTierDir() == null ? Storage.memory() : Storage.directory(options.fastTierDir());
+        fast = EmbeddedReplicaSet.builder().name("fast").members(1).storage(fastStorage).build().start();
+        started.add(fast);
+
+        ThermoclineConfig t = options.template();
+        config = new ThermoclineConfig(t.proxy(),
+                new TiersConfig(new TierConfig(fast.connectionString(), t.tiers().fast().connectionBudget()),
+                        new TierConfig(archive.connectionString(), t.tiers().archive().connectionBudget())),
+                t.fleet(), t.collections(), t.feeder(), t.evictor(), t.warmer());
+
+        feeder = Feeder.start(config);
+        started.add(feeder);
+        if (!feeder.awaitStreaming(Duration.ofSeconds(30))) {
+            throw new StartFailure("the feeder did not start streaming the fast tier's changes within 30 s", feeder.crash());
+        }
+        if (options.sampleDocuments() > 0) {
+            try (MongoClient client = MongoClients.create(archive.connectionString())) {
+                int loaded = SampleData.loadInto(client, options.sampleDocuments(), Instant.now());
+                if (loaded > 0) {
+                    out.printf("loaded %d sample orders over the past year into the archive (%s)%n", loaded, archiveDir.toAbsolutePath());
+                }
+            }
+        }
+        started.add(Warmer.start(config));
+        started.add(Evictor.start(config));
+        try {
+            proxy = new ProxyServer(ProxySettings.from(config)).start();
+        } catch (IOException e) {
+            // Netty's native transport reports a taken port as its own IOException, not BindException.
+            throw new StartFailure("cannot listen on " + config.proxy().listenHost() + ":" + config.proxy().port() + " (MongoDB clients) or "
+                    + config.proxy().httpHost() + ":" + config.proxy().httpPort() + " (HTTP): " + e.getMessage()
+                    + "; if the port is in use, stop what uses it or pass --port / --http", e);
+        }
+        started.add(proxy);
+        out.printf("Thermocline embedded default is up.%n  MongoDB clients: mongodb://%s:%d/  (try: mongosh mongodb://localhost:%d/%s)%n"
+                        + "  metrics: http://%s:%d/metrics%n  fast tier %s (%s)%n  archive   %s (%s)%n  tiered: %s.%s by %s, window %s%n",
+                config.proxy().listenHost(), proxy.port(), proxy.port(), SampleData.DATABASE,
+                config.proxy().httpHost(), proxy.httpPort(),
+                fast.connectionString(), options.fastTierDir() == null ? "in memory" : options.fastTierDir(),
+                archive.connectionString(), archiveDir,
+                SampleData.DATABASE, SampleData.COLLECTION, SampleData.AGE_FIELD,
+                io.thermocline.config.Durations.format(config.collections().get(0).hotWindow()));
+        out.flush();
+        if (!options.statusEvery().isZero()) {
+            status = StatusLine.start(options.statusEvery(), fast.connectionString(), archive.connectionString(), proxy, feeder, out);
+            started.add(status);
+        }
+    }
+
+    public int proxyPort() {
+        return proxy.port();
+    }
+
+    public ThermoclineConfig config() {
+        return config;
+    }
+
+    /** Stops in reverse order; the proxy first, then the feeder gets to mirror what it has not yet. */
+    @Override
+    public synchronized void close() {
+        if (status != null) {
+            closeQuietly(status);
+            started.remove(status);
+        }
+        if (proxy != null) {
+            closeQuietly(proxy);
+            started.remove(proxy);
+        }
+        if (feeder != null && fast != null) {
+            awaitMirrored();
+        }
+        for (int i = started.size() - 1; i >= 0; i--) {
+            closeQuietly(started.get(i));
+        }
+        started.clear();
+    }
+
+    private void awaitMirrored() {
+        BsonTimestamp last = fast.lastOperationTime();
+        long deadline = System.nanoTime() + FINAL_MIRROR_WAIT.toNanos();
+        while (System.nanoTime() < deadline && feeder.running()) {
+            FeederCheckpoint checkpoint = feeder.lastCheckpoint();
+            if (checkpoint != null && checkpoint.covers(last)) {
+                return;
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        LOG.warn("event=embedded_stop_unmirrored last_fast_write={} detail=\"the feeder did not mirror every fast-tier write within {} s; "
+                + "writes after its checkpoint are lost with the in-memory fast tier\"", last, FINAL_MIRROR_WAIT.toSeconds());
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.warn("event=embedded_stop_error part={} error=\"{}\"", c.getClass().getSimpleName(), e.toString());
+        }
+    }
+}

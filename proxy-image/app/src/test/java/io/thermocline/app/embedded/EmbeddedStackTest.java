@@ -1,0 +1,79 @@
+package io.thermocline.app.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class EmbeddedStackTest {
+
+    private static EmbeddedStack.Options options(Path dir, int samples) {
+        EmbeddedCommand command = new EmbeddedCommand();
+        new CommandLine(command).parseArgs("--port", "0", "--http", "127.0.0.1:0", "--data-dir", dir.toString(),
+                "--sample-documents", String.valueOf(samples), "--status-every", "0s");
+        return command.options();
+    }
+
+    @Test
+    void servesTheSampleDataThroughTheProxyAndWarmsTheWindow(@TempDir Path dir) {
+        StringWriter printed = new StringWriter();
+        try (EmbeddedStack stack = EmbeddedStack.start(options(dir, 2000), new PrintWriter(printed, true));
+             MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + stack.proxyPort() + "/")) {
+            MongoCollection<Document> orders = client.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION);
+            assertThat(orders.countDocuments()).isEqualTo(2000);
+            assertThat(printed.toString()).contains("loaded 2000 sample orders");
+
+            try (MongoClient fast = MongoClients.create(stack.config().tiers().fast().uri())) {
+                Date windowStart = Date.from(Instant.now().minus(Duration.ofDays(30)).plusSeconds(60));
+                long inWindow = orders.countDocuments(Filters.gte(SampleData.AGE_FIELD, windowStart));
+                assertThat(inWindow).isBetween(150L, 180L);
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(fast.getDatabase(SampleData.DATABASE)
+                        .getCollection(SampleData.COLLECTION).countDocuments(Filters.gte(SampleData.AGE_FIELD, windowStart)))
+                        .isEqualTo(inWindow));
+            }
+        } catch (EmbeddedStack.StartFailure e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void archiveSurvivesARestartAndIsNotReloaded(@TempDir Path dir) throws Exception {
+        try (EmbeddedStack stack = EmbeddedStack.start(options(dir, 500), new PrintWriter(new StringWriter()));
+             MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + stack.proxyPort() + "/")) {
+            client.getDatabase("notes").getCollection("kept").insertOne(new Document("_id", "written-before-restart"));
+        }
+        StringWriter printed = new StringWriter();
+        try (EmbeddedStack stack = EmbeddedStack.start(options(dir, 500), new PrintWriter(printed, true));
+             MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + stack.proxyPort() + "/")) {
+            assertThat(printed.toString()).doesNotContain("loaded");
+            assertThat(client.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION).countDocuments()).isEqualTo(500);
+            assertThat(client.getDatabase("notes").getCollection("kept").countDocuments()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void portInUseIsReportedWithTheFix(@TempDir Path dir) throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            EmbeddedCommand command = new EmbeddedCommand();
+            new CommandLine(command).parseArgs("--port", String.valueOf(taken.getLocalPort()), "--http", "127.0.0.1:0",
+                    "--data-dir", dir.toString(), "--sample-documents", "0", "--status-every", "0s");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> EmbeddedStack.start(command.options(), new PrintWriter(new StringWriter())))
+                    .isInstanceOf(EmbeddedStack.StartFailure.class)
+                    .hasMessageContaining("in use")
+                    .hasMessageContaining("--port");
+        }
+    }
+}
