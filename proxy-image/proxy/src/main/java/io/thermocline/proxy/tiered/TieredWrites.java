@@ -348,8 +348,8 @@ final class TieredWrites {
                 }
                 List<BsonValue> mustExist = new ArrayList<>(held);
                 mustExist.addAll(copied);
-                if (!allPresent(session, namespace, mustExist)) {
-                    return null; // evicted since the check: the next attempt copies it back
+                if (!restoreEvicted(session, namespace, held)) {
+                    return null;
                 }
                 BsonDocument answer;
                 try {
@@ -383,6 +383,48 @@ final class TieredWrites {
     private void takeWriteLock(ClientSession session) {
         Blocking.run(probes.updateOne(session, Filters.eq("_id", lockPrefix + Thread.currentThread().getId()),
                 com.mongodb.client.model.Updates.inc("seq", 1L), new com.mongodb.client.model.UpdateOptions().upsert(true)));
+    }
+
+    /**
+     * Documents the fast tier held at the check but the evictor removed since: the evictor removes only a
+     * document the archive holds identically (and leaves an EVICTION fence), so the archive's version is
+     * the latest and is copied back here; a user delete (USER_DELETE fence) stays deleted. False when a
+     * document vanished without a fence, so the attempt starts over.
+     */
+    private boolean restoreEvicted(ClientSession session, String namespace, Set<BsonValue> held) {
+        if (held.isEmpty()) {
+            return true;
+        }
+        Set<BsonValue> present = Promotion.idsIn(fast, session, namespace, new ArrayList<>(held));
+        List<BsonValue> vanished = new ArrayList<>();
+        for (BsonValue id : held) {
+            if (!present.contains(id)) {
+                vanished.add(id);
+            }
+        }
+        if (vanished.isEmpty()) {
+            return true;
+        }
+        Map<BsonValue, Fence> fenced = fences.read(session, namespace, vanished);
+        List<BsonValue> evicted = new ArrayList<>();
+        for (BsonValue id : vanished) {
+            Fence fence = fenced.get(id);
+            if (fence == null) {
+                return false;
+            }
+            if (fence.kind() == Fence.Kind.EVICTION) {
+                evicted.add(id);
+            }
+        }
+        if (evicted.isEmpty()) {
+            return true;
+        }
+        List<BsonDocument> copies = Blocking.list(Promotion.collection(archive, namespace).find(Filters.in("_id", evicted)));
+        if (copies.size() != evicted.size()) {
+            return false;
+        }
+        Blocking.run(Promotion.collection(fast, namespace).insertMany(session, copies));
+        return true;
     }
 
     private boolean allPresent(ClientSession session, String namespace, List<BsonValue> ids) {
