@@ -8,7 +8,8 @@ import io.thermocline.config.TiersConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.server.ProxySettings;
+import io.thermocline.proxy.tiered.RoutingMetrics;
+import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
@@ -108,7 +109,7 @@ public final class EmbeddedStack implements AutoCloseable {
         started.add(Warmer.start(config));
         started.add(Evictor.start(config));
         try {
-            proxy = new ProxyServer(ProxySettings.from(config)).start();
+            proxy = TieredProxy.create(config).start();
         } catch (IOException e) {
             // Netty's native transport reports a taken port as its own IOException, not BindException.
             throw new StartFailure("cannot listen on " + config.proxy().listenHost() + ":" + config.proxy().port() + " (MongoDB clients) or "
@@ -126,13 +127,18 @@ public final class EmbeddedStack implements AutoCloseable {
                 io.thermocline.config.Durations.format(config.collections().get(0).hotWindow()));
         out.flush();
         if (!options.statusEvery().isZero()) {
-            status = StatusLine.start(options.statusEvery(), fast.connectionString(), archive.connectionString(), proxy, feeder, out);
+            status = StatusLine.start(options.statusEvery(), fast.connectionString(), archive.connectionString(), this, feeder, out);
             started.add(status);
         }
     }
 
     public int proxyPort() {
         return proxy.port();
+    }
+
+    /** Reads the proxy routed to one tier so far (what the status line shows). */
+    public long readsServedBy(RoutingMetrics.Served tier) {
+        return proxy.tieredRouting().map(r -> r.metrics().count("read", tier)).orElse(0L);
     }
 
     public ThermoclineConfig config() {

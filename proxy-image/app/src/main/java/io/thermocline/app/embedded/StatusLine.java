@@ -2,16 +2,12 @@ package io.thermocline.app.embedded;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.prometheus.metrics.model.snapshots.CounterSnapshot;
-import io.prometheus.metrics.model.snapshots.MetricSnapshot;
-import io.thermocline.proxy.server.ProxyServer;
+import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -19,12 +15,9 @@ import java.util.concurrent.TimeUnit;
 /** The embedded default's live status: documents per tier, reads by tier, feeder lag. */
 final class StatusLine implements AutoCloseable {
 
-    /** The proxy's counter of routed reads, labelled by tier. */
-    static final String READS_METRIC = "thermocline_proxy_reads";
-
     private final MongoClient fast;
     private final MongoClient archive;
-    private final ProxyServer proxy;
+    private final EmbeddedStack stack;
     private final Feeder feeder;
     private final PrintWriter out;
     private final boolean terminal = System.console() != null;
@@ -34,16 +27,16 @@ final class StatusLine implements AutoCloseable {
         return t;
     });
 
-    private StatusLine(String fastUri, String archiveUri, ProxyServer proxy, Feeder feeder, PrintWriter out) {
+    private StatusLine(String fastUri, String archiveUri, EmbeddedStack stack, Feeder feeder, PrintWriter out) {
         this.fast = MongoClients.create(fastUri);
         this.archive = MongoClients.create(archiveUri);
-        this.proxy = proxy;
+        this.stack = stack;
         this.feeder = feeder;
         this.out = out;
     }
 
-    static StatusLine start(Duration every, String fastUri, String archiveUri, ProxyServer proxy, Feeder feeder, PrintWriter out) {
-        StatusLine line = new StatusLine(fastUri, archiveUri, proxy, feeder, out);
+    static StatusLine start(Duration every, String fastUri, String archiveUri, EmbeddedStack stack, Feeder feeder, PrintWriter out) {
+        StatusLine line = new StatusLine(fastUri, archiveUri, stack, feeder, out);
         line.timer.scheduleWithFixedDelay(line::print, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
         return line;
     }
@@ -66,32 +59,18 @@ final class StatusLine implements AutoCloseable {
     String render() {
         long fastDocs = count(fast);
         long archiveDocs = count(archive);
-        Map<String, Long> reads = readsByTier();
+        long fastReads = stack.readsServedBy(RoutingMetrics.Served.FAST);
+        long archiveReads = stack.readsServedBy(RoutingMetrics.Served.ARCHIVE);
         FeederCheckpoint checkpoint = feeder.lastCheckpoint();
         String lag = checkpoint == null ? "starting"
                 : String.format(Locale.ROOT, "%.1f s, %d events pending", checkpoint.lagSeconds(), checkpoint.pendingEvents());
         return String.format(Locale.ROOT, "%s.%s docs: fast %,d | archive %,d   reads: fast %,d | archive %,d   feeder lag: %s",
                 SampleData.DATABASE, SampleData.COLLECTION, fastDocs, archiveDocs,
-                reads.getOrDefault("fast", 0L), reads.getOrDefault("archive", 0L), lag);
+                fastReads, archiveReads, lag);
     }
 
     private static long count(MongoClient client) {
         return client.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION).estimatedDocumentCount();
-    }
-
-    private Map<String, Long> readsByTier() {
-        Map<String, Long> byTier = new TreeMap<>();
-        for (MetricSnapshot snapshot : proxy.metrics().registry().scrape()) {
-            if (snapshot instanceof CounterSnapshot counter && counter.getMetadata().getName().equals(READS_METRIC)) {
-                for (CounterSnapshot.CounterDataPointSnapshot point : counter.getDataPoints()) {
-                    String tier = point.getLabels().get("tier");
-                    if (tier != null) {
-                        byTier.merge(tier, (long) point.getValue(), Long::sum);
-                    }
-                }
-            }
-        }
-        return byTier;
     }
 
     @Override

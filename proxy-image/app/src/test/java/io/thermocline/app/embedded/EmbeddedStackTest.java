@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
+import io.thermocline.proxy.tiered.RoutingMetrics;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,6 +44,12 @@ class EmbeddedStackTest {
                 await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(fast.getDatabase(SampleData.DATABASE)
                         .getCollection(SampleData.COLLECTION).countDocuments(Filters.gte(SampleData.AGE_FIELD, windowStart)))
                         .isEqualTo(inWindow));
+                // once the warmer has covered the window, a read inside it is answered by the fast tier
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    assertThat(orders.countDocuments(Filters.gte(SampleData.AGE_FIELD, windowStart))).isEqualTo(inWindow);
+                    assertThat(stack.readsServedBy(RoutingMetrics.Served.FAST)).isPositive();
+                });
+                assertThat(stack.readsServedBy(RoutingMetrics.Served.ARCHIVE)).as("the whole-collection count needs the archive").isPositive();
             }
         } catch (EmbeddedStack.StartFailure e) {
             throw new AssertionError(e);

@@ -172,6 +172,11 @@ public final class ProxyServer implements AutoCloseable {
         return metrics;
     }
 
+    /** The tiered routing, or empty for a pass-through proxy. */
+    public java.util.Optional<TieredRouting> tieredRouting() {
+        return java.util.Optional.ofNullable(tiered);
+    }
+
     TieredRouting tiered() {
         return tiered;
     }
