@@ -84,7 +84,15 @@ public final class ProxyCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("thermocline proxy: " + e.getMessage());
             return 2;
         }
-        ProxyServer proxy = TieredProxy.create(loaded).start();
+        ProxyServer proxy;
+        try {
+            proxy = TieredProxy.create(loaded).start();
+        } catch (java.io.IOException e) {
+            spec.commandLine().getErr().println("thermocline proxy: cannot listen on " + loaded.proxy().listenHost() + ":"
+                    + loaded.proxy().port() + " (MongoDB clients) or " + loaded.proxy().httpHost() + ":" + loaded.proxy().httpPort()
+                    + " (HTTP): " + e.getMessage() + "; if a port is in use, stop what uses it or pass --listen / --http");
+            return 1;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             proxy.close();

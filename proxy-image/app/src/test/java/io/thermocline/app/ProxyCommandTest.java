@@ -33,6 +33,28 @@ class ProxyCommandTest {
     }
 
     @Test
+    void topLevelHelpNamesEverySubcommand() {
+        StringWriter out = new StringWriter();
+        CommandLine cli = Thermocline.commandLine();
+        cli.setOut(new PrintWriter(out));
+        assertThat(cli.execute("--help")).isZero();
+        assertThat(out.toString()).contains("proxy", "feeder", "evictor", "warmer", "embedded");
+    }
+
+    @Test
+    void portInUseIsReportedWithTheFlagsToChange() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = new CommandLine(new ProxyCommand(Map.of()));
+            cli.setErr(new PrintWriter(err));
+            int code = cli.execute("--listen", "127.0.0.1:" + taken.getLocalPort(), "--http", "127.0.0.1:0",
+                    "--archive-uri", "mongodb://127.0.0.1:1");
+            assertThat(code).isEqualTo(1);
+            assertThat(err.toString()).contains("cannot listen on 127.0.0.1:" + taken.getLocalPort()).contains("--listen");
+        }
+    }
+
+    @Test
     void missingArchiveUriIsReportedByFieldWithExitCode2() {
         StringWriter err = new StringWriter();
         CommandLine cli = new CommandLine(new ProxyCommand(Map.of()));

@@ -68,7 +68,8 @@ public final class OwnWrites {
                 return result;
             } catch (MongoException e) {
                 abortQuietly(session);
-                if (attempt < MAX_ATTEMPTS && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                if (attempt < TransientRetry.MAX_ATTEMPTS && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                    TransientRetry.pause(attempt);
                     continue;
                 }
                 throw e;

@@ -50,7 +50,8 @@ public final class UserDeletes {
                         // nothing committed; the server drops the transaction
                     }
                 }
-                if (attempt < 10 && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                if (attempt < TransientRetry.MAX_ATTEMPTS && e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                    TransientRetry.pause(attempt);
                     continue;
                 }
                 throw e;
