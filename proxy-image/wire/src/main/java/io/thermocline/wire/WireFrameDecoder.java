@@ -15,10 +15,21 @@ import java.util.List;
 public class WireFrameDecoder extends ByteToMessageDecoder {
 
     private final int maxMessageSize;
+    private final boolean walkDocuments;
     private boolean broken;
 
     public WireFrameDecoder(int maxMessageSize) {
+        this(maxMessageSize, true);
+    }
+
+    private WireFrameDecoder(int maxMessageSize, boolean walkDocuments) {
         this.maxMessageSize = maxMessageSize;
+        this.walkDocuments = walkDocuments;
+    }
+
+    /** For a connection to a MongoDB server: its documents are not walked element by element (see {@link WireCodec#decode(ByteBuf, int, boolean)}). */
+    public static WireFrameDecoder forServerReplies(int maxMessageSize) {
+        return new WireFrameDecoder(maxMessageSize, false);
     }
 
     public WireFrameDecoder() {
@@ -46,7 +57,7 @@ public class WireFrameDecoder extends ByteToMessageDecoder {
         }
         ByteBuf frame = in.readSlice(length);
         try {
-            out.add(WireCodec.decode(frame, maxMessageSize));
+            out.add(WireCodec.decode(frame, maxMessageSize, walkDocuments));
         } catch (MalformedMessageException e) {
             broken = true;
             in.skipBytes(in.readableBytes());

@@ -131,6 +131,16 @@ class WireCodecTest {
     }
 
     @Test
+    void serverRepliesSkipTheElementWalkButNotTheLengthChecks() {
+        byte[] bytes = WireCodec.encodeToBytes(Outbound.plain(insertWithSequence(0)));
+        bytes[25] = 0x7f; // an unknown element type inside the body
+        assertThat(WireCodec.decode(bytes, MAX, false).message().requestId()).isEqualTo(42);
+        byte[] cut = WireCodec.encodeToBytes(Outbound.plain(insertWithSequence(0)));
+        cut[cut.length - 1] = 1; // the last document no longer ends with a zero byte
+        assertThatThrownBy(() -> WireCodec.decode(cut, MAX, false)).isInstanceOf(MalformedMessageException.class);
+    }
+
+    @Test
     void twoBodiesAreRefused() {
         byte[] one = WireCodec.encodeToBytes(Outbound.plain(OpMsg.request(1, new BsonDocument("ping", new BsonInt32(1)))));
         int docLen = one.length - 21;

@@ -29,7 +29,7 @@ public final class BackendConnector {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast("frames", new WireFrameDecoder(maxMessageSize));
+                        ch.pipeline().addLast("frames", WireFrameDecoder.forServerReplies(maxMessageSize));
                         ch.pipeline().addLast("encoder", new WireEncoder());
                     }
                 });
