@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Invariant 5: a seeded random workload through the proxy, against the tiered stack with the feeder,
  * warmer and evictor running and restarted at random, gives the same results as the same operations on
- * one plain database. Rerun a failing seed with {@code -Dtiered.seed=<seed>}.
+ * one plain database. Rerun a failing seed with {@code mvn verify -DargLine=-Dtiered.seed=<seed>}; {@code -Dtiered.seeds=N} adds N time-based seeds.
  */
 class DifferentialTest {
 
@@ -56,9 +56,13 @@ class DifferentialTest {
         if (Long.getLong("tiered.seed") != null) {
             seeds.add(Long.getLong("tiered.seed"));
         } else {
-            seeds.add(1L);
-            seeds.add(2L);
-            seeds.add(System.nanoTime());
+            // fixed seeds keep CI reproducible; -Dtiered.seeds=N explores N more, time-based ones
+            for (long seed = 1; seed <= 5; seed++) {
+                seeds.add(seed);
+            }
+            for (int i = 0; i < Integer.getInteger("tiered.seeds", 0); i++) {
+                seeds.add(System.nanoTime() + i);
+            }
         }
         for (long seed : seeds) {
             System.out.println("DifferentialTest seed=" + seed + " (rerun: -Dtiered.seed=" + seed + ")");
