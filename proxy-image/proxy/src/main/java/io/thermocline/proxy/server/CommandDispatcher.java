@@ -353,10 +353,18 @@ final class CommandDispatcher {
             }
             pool.release(conn);
             return reply;
-        })).whenComplete((r, e) -> {
-            if (e != null && unwrap(e) instanceof BackendUnavailableException) {
-                tier.monitor().requestCheck();
+        })).exceptionallyCompose(e -> {
+            Throwable cause = unwrap(e);
+            if (!(cause instanceof BackendUnavailableException)) {
+                return CompletableFuture.failedFuture(cause);
             }
+            if (!member.equals(tier.monitor().topology().primary())) {
+                tier.monitor().requestCheck();
+                return CompletableFuture.failedFuture(cause);
+            }
+            // The primary is gone: answer once the election is visible, so the client's retry finds the new one.
+            return tier.monitor().awaitPrimaryOtherThan(member, server.settings().primaryWaitTimeout())
+                    .thenCompose(next -> CompletableFuture.<OpMsg>failedFuture(cause));
         });
     }
 

@@ -92,6 +92,30 @@ public final class TierMonitor implements AutoCloseable {
         all.forEach(MemberMonitor::check);
     }
 
+    /**
+     * Completes once a primary other than {@code failed} is known, or with null after {@code timeout}.
+     * A request that could not reach the primary answers only then, so the client's single retry
+     * (retryable writes and reads) lands on the new primary instead of the dead one, as behind a mongos.
+     */
+    public CompletableFuture<ServerAddress> awaitPrimaryOtherThan(ServerAddress failed, Duration timeout) {
+        CompletableFuture<ServerAddress> f = new CompletableFuture<>();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Runnable[] poll = new Runnable[1];
+        poll[0] = () -> {
+            ServerAddress p = topology.primary();
+            if (p != null && !p.equals(failed)) {
+                f.complete(p);
+            } else if (System.nanoTime() >= deadline) {
+                f.complete(null);
+            } else {
+                group.schedule(poll[0], 20, TimeUnit.MILLISECONDS);
+            }
+        };
+        requestCheck();
+        poll[0].run();
+        return f;
+    }
+
     /** Completes with the primary as soon as one is known, or fails after {@code timeout}. */
     public CompletableFuture<ServerAddress> awaitPrimary(Duration timeout) {
         ServerAddress p = topology.primary();
