@@ -223,6 +223,8 @@ public final class WriteExecutor {
             List<RawBsonDocument> victims;
             try {
                 victims = targets(db, coll, filter, null, limit == 1 ? 1 : 0);
+            } catch (io.thermocline.embedded.replication.ReplicationException e) {
+                throw e; // a write conflict is the command's error (TransientTransactionError), not a bad filter
             } catch (RuntimeException e) {
                 writeErrors.add(new BsonDocument("index", new BsonInt32(i)).append("code", new BsonInt32(2))
                     .append("errmsg", new BsonString("bad delete filter: " + e.getMessage())));
