@@ -40,7 +40,6 @@ public final class ChangeStreamCursor {
     private final Aggregation stages;
     private final MemberState member;
     private final ReplicationCoordinator coordinator;
-    private final HiddenVersions hidden;
     private OplogPosition position;
     private ResumeToken lastEventToken;
     private boolean invalidated;
@@ -48,9 +47,8 @@ public final class ChangeStreamCursor {
     private volatile long lastUsedMillis = System.currentTimeMillis();
 
     public ChangeStreamCursor(long id, ChangeStreamScope scope, ChangeStreamOptions options, List<BsonDocument> postStages,
-                              MemberState member, ReplicationCoordinator coordinator, HiddenVersions hidden) {
+                              MemberState member, ReplicationCoordinator coordinator) {
         this.id = id;
-        this.hidden = hidden;
         this.scope = scope;
         this.options = options;
         this.member = member;
@@ -261,22 +259,12 @@ public final class ChangeStreamCursor {
         return event;
     }
 
-    /** The document's current committed version, never a version an open transaction wrote. */
-    private BsonValue lookup(OplogEntry entry) {
-        BsonValue id = entry.documentKey().get("_id");
-        java.util.Map<BsonValue, BsonDocument> committed = hidden.of(entry.database(), entry.collection());
-        if (committed.containsKey(id)) {
-            BsonDocument version = committed.get(id);
-            return version == null ? BsonNull.VALUE : version;
-        }
-        return member.store().findById(entry.database(), entry.collection(), id).<BsonValue>map(d -> d).orElse(BsonNull.VALUE);
-    }
-
     private BsonValue fullDocument(OplogEntry entry) {
         return switch (entry.operation()) {
             case INSERT, REPLACE -> entry.document();
             case UPDATE -> switch (options.fullDocument()) {
-                case "updateLookup" -> lookup(entry);
+                case "updateLookup" -> member.store().findById(entry.database(), entry.collection(), entry.documentKey().get("_id"))
+                    .<BsonValue>map(d -> d).orElse(BsonNull.VALUE);
                 case "whenAvailable", "required" -> entry.document();
                 default -> null;
             };

@@ -24,13 +24,11 @@ public final class ChangeStreamCursors {
 
     private final ReplicationCoordinator coordinator;
     private final MemberState member;
-    private final HiddenVersions hidden;
     private final Map<Long, ChangeStreamCursor> cursors = new ConcurrentHashMap<>();
 
-    public ChangeStreamCursors(ReplicationCoordinator coordinator, MemberState member, HiddenVersions hidden) {
+    public ChangeStreamCursors(ReplicationCoordinator coordinator, MemberState member) {
         this.coordinator = coordinator;
         this.member = member;
-        this.hidden = hidden;
     }
 
     public static boolean isChangeStream(BsonDocument command) {
@@ -49,7 +47,7 @@ public final class ChangeStreamCursors {
             rest.add(pipeline.get(i).asDocument());
         }
         long id = ThreadLocalRandom.current().nextLong(1L << 40, Long.MAX_VALUE);
-        ChangeStreamCursor cursor = new ChangeStreamCursor(id, scope, options, rest, member, coordinator, hidden);
+        ChangeStreamCursor cursor = new ChangeStreamCursor(id, scope, options, rest, member, coordinator);
         int batchSize = command.getDocument("cursor", new BsonDocument()).getNumber("batchSize", new BsonInt32(101)).intValue();
         ChangeStreamCursor.Batch batch = batchSize == 0 ? cursor.empty() : cursor.next(batchSize, 0);
         reapIdle();

@@ -66,14 +66,7 @@ final class CommandDispatcher {
         this.self = self;
         this.sessions = sessions;
         this.majorityByDefault = majorityByDefault;
-        this.changeStreams = new ChangeStreamCursors(coordinator, self, (db, coll) -> {
-            // the same committed view plain reads get: majority-committed, without open transactions' writes
-            Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
-            if (coordinator.isPrimary(self)) {
-                sessions.uncommittedPreImages(self.index(), db, coll).forEach(hidden::putIfAbsent);
-            }
-            return hidden;
-        });
+        this.changeStreams = new ChangeStreamCursors(coordinator, self);
     }
 
     void closeCursors() {
