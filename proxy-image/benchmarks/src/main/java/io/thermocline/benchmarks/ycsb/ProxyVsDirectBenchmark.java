@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * through the Thermocline proxy in front of the same server, in one run. Prints a Markdown
  * table and writes it to docs/benchmarks/proxy-ycsb.md. Not a test: nothing asserts timings.
  *
- * <p>Arguments (all optional): {@code seconds=10 records=10000 threads=8,32,64,128,256 out=docs/benchmarks/proxy-ycsb.md}.
+ * <p>Arguments (all optional): {@code seconds=10 records=10000 threads=8,32,64,128,256 workloads=A,C out=docs/benchmarks/proxy-ycsb.md}.
  *
  * <p>Run from the repository root (docs/benchmarks/README.md):
  * {@code mvn -q -Pbench -DskipTests -pl proxy-image/benchmarks -am verify -Dbench.args="seconds=8"}
@@ -37,7 +37,7 @@ public final class ProxyVsDirectBenchmark {
     private record Row(String workload, int threads, Result direct, Result proxy) {
     }
 
-    private record Result(double opsPerSecond, double p50Ms, double p95Ms, double p99Ms, long errors) {
+    private record Result(double opsPerSecond, double p50Ms, double p95Ms, double p99Ms, long errors, Map<String, Double> cpuMicrosPerOp) {
     }
 
     private ProxyVsDirectBenchmark() {
@@ -70,13 +70,18 @@ public final class ProxyVsDirectBenchmark {
         List<Row> rows = new ArrayList<>();
         try {
             load(direct, records);
-            for (String workload : List.of("A", "C")) {
+            // Let the JIT compile client, proxy and server paths before any cell is measured.
+            for (String url : List.of(direct, viaProxy, direct, viaProxy)) {
+                run("A", url, records, 32, Math.max(2, seconds / 2));
+            }
+            for (String workload : opts.getOrDefault("workloads", "A,C").split(",")) {
                 for (int threads : threadCounts) {
                     Result d = run(workload, direct, records, threads, seconds);
                     Result p = run(workload, viaProxy, records, threads, seconds);
                     Row row = new Row(workload, threads, d, p);
                     rows.add(row);
                     System.out.println(format(row));
+                    System.out.println("  cpu us/op direct " + d.cpuMicrosPerOp() + " proxy " + p.cpuMicrosPerOp());
                 }
             }
         } finally {
@@ -167,16 +172,18 @@ public final class ProxyVsDirectBenchmark {
         ready.await();
         Thread.sleep(Math.min(3000, seconds * 200L));
         recorder.reset();
+        CpuShares cpu = CpuShares.start();
         measuring.set(true);
         long t0 = System.nanoTime();
         Thread.sleep(seconds * 1000L);
         measuring.set(false);
+        Map<String, Double> cpuPerOp = cpu.perOperation(ops.get());
         long elapsed = System.nanoTime() - t0;
         stop.set(true);
         done.await();
         Histogram h = recorder.getIntervalHistogram();
         return new Result(ops.get() / (elapsed / 1e9), h.getValueAtPercentile(50) / 1000.0,
-                h.getValueAtPercentile(95) / 1000.0, h.getValueAtPercentile(99) / 1000.0, errors.get());
+                h.getValueAtPercentile(95) / 1000.0, h.getValueAtPercentile(99) / 1000.0, errors.get(), cpuPerOp);
     }
 
     private static String format(Row r) {

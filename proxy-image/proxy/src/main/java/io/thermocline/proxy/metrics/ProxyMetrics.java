@@ -3,6 +3,7 @@ package io.thermocline.proxy.metrics;
 import com.mongodb.ServerAddress;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -11,7 +12,6 @@ import io.thermocline.proxy.topology.Tier;
 
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
-import io.prometheus.metrics.core.datapoints.GaugeDataPoint;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -33,15 +33,16 @@ public final class ProxyMetrics implements PoolListener {
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     /** Data points looked up once per label set: the request path then only increments. */
-    private final Map<String, Map<String, CounterDataPoint>> commandCounters = new ConcurrentHashMap<>();
-    private final Map<String, DistributionDataPoint> commandLatencies = new ConcurrentHashMap<>();
-    private final Map<PoolKey, PoolSeries> poolSeries = new ConcurrentHashMap<>();
+    private final Map<String, CommandSeries> commandSeries;
+    private final Map<PoolKey, PoolListener.PoolCounts> pools = new ConcurrentHashMap<>();
+    private volatile java.util.function.IntSupplier inFlightSource = () -> 0;
 
     private record PoolKey(Tier tier, ServerAddress member) {
     }
 
-    private record PoolSeries(DistributionDataPoint waitTime, CounterDataPoint timeouts, GaugeDataPoint open,
-                              GaugeDataPoint inUse, GaugeDataPoint waiters) {
+    /** One command's data points; outcomes outside the usual four are looked up as they come. */
+    private record CommandSeries(String label, CounterDataPoint ok, CounterDataPoint error, CounterDataPoint unavailable,
+                                 DistributionDataPoint latency) {
     }
     private final Gauge clientConnections;
     private final Counter clientConnectionsOpened;
@@ -51,40 +52,54 @@ public final class ProxyMetrics implements PoolListener {
     private final Histogram commandLatency;
     private final Histogram poolWait;
     private final Counter poolWaitTimeouts;
-    private final Gauge poolConnections;
-    private final Gauge inFlight;
+    private final GaugeWithCallback poolConnections;
+    private final GaugeWithCallback inFlight;
     private final Gauge openCursors;
     private final Gauge primaryKnown;
 
     public ProxyMetrics() {
         clientConnections = Gauge.builder().name("thermocline_proxy_client_connections")
                 .help("Open client connections").register(registry);
-        clientConnectionsOpened = Counter.builder().name("thermocline_proxy_client_connections_opened_total")
+        clientConnectionsOpened = Counter.builder().withoutExemplars().name("thermocline_proxy_client_connections_opened_total")
                 .help("Client connections accepted").register(registry);
-        clientConnectionsRejected = Counter.builder().name("thermocline_proxy_client_connections_rejected_total")
+        clientConnectionsRejected = Counter.builder().withoutExemplars().name("thermocline_proxy_client_connections_rejected_total")
                 .help("Client connections refused past proxy.maxClientConnections").register(registry);
-        malformedMessages = Counter.builder().name("thermocline_proxy_malformed_messages_total")
+        malformedMessages = Counter.builder().withoutExemplars().name("thermocline_proxy_malformed_messages_total")
                 .help("Client messages that failed framing or validation (the connection was closed)").register(registry);
-        commands = Counter.builder().name("thermocline_proxy_commands_total")
+        commands = Counter.builder().withoutExemplars().name("thermocline_proxy_commands_total")
                 .help("Client commands by name and outcome (ok, error, unavailable)")
                 .labelNames("command", "outcome").register(registry);
-        commandLatency = Histogram.builder().name("thermocline_proxy_command_duration_seconds")
+        commandLatency = Histogram.builder().withoutExemplars().name("thermocline_proxy_command_duration_seconds")
                 .help("Time from receiving a client command to writing its reply")
                 .labelNames("command").classicOnly()
                 .classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
                 .register(registry);
-        poolWait = Histogram.builder().name("thermocline_proxy_pool_wait_seconds")
+        poolWait = Histogram.builder().withoutExemplars().name("thermocline_proxy_pool_wait_seconds")
                 .help("Time a request waited for a backend connection").labelNames("tier", "member").classicOnly()
                 .classicUpperBounds(0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10)
                 .register(registry);
-        poolWaitTimeouts = Counter.builder().name("thermocline_proxy_pool_wait_timeouts_total")
+        poolWaitTimeouts = Counter.builder().withoutExemplars().name("thermocline_proxy_pool_wait_timeouts_total")
                 .help("Requests that gave up waiting for a backend connection").labelNames("tier", "member")
                 .register(registry);
-        poolConnections = Gauge.builder().name("thermocline_proxy_pool_connections")
+        poolConnections = GaugeWithCallback.builder().name("thermocline_proxy_pool_connections")
                 .help("Backend pool connections by state (open, in_use) and waiting requests (waiters)")
-                .labelNames("tier", "member", "state").register(registry);
-        inFlight = Gauge.builder().name("thermocline_proxy_requests_in_flight")
-                .help("Client requests being processed").register(registry);
+                .labelNames("tier", "member", "state")
+                .callback(cb -> pools.forEach((k, counts) -> {
+                    String t = k.tier().label();
+                    String m = k.member().toString();
+                    cb.call(counts.open(), t, m, "open");
+                    cb.call(counts.inUse(), t, m, "in_use");
+                    cb.call(counts.waiters(), t, m, "waiters");
+                })).register(registry);
+        inFlight = GaugeWithCallback.builder().name("thermocline_proxy_requests_in_flight")
+                .help("Client requests being processed")
+                .callback(cb -> cb.call(inFlightSource.getAsInt())).register(registry);
+        Map<String, CommandSeries> series = new java.util.HashMap<>();
+        for (String label : KNOWN_COMMANDS) {
+            series.put(label, series(label));
+        }
+        series.put("other", series("other"));
+        commandSeries = Map.copyOf(series);
         openCursors = Gauge.builder().name("thermocline_proxy_open_cursors")
                 .help("Proxy cursors mapped to backend cursors").register(registry);
         primaryKnown = Gauge.builder().name("thermocline_proxy_backend_primary_known")
@@ -118,15 +133,28 @@ public final class ProxyMetrics implements PoolListener {
         malformedMessages.inc();
     }
 
-    public void commandFinished(String command, String outcome, long nanos) {
-        String label = commandLabel(command);
-        commandCounters.computeIfAbsent(label, l -> new ConcurrentHashMap<>())
-                .computeIfAbsent(outcome, o -> commands.labelValues(label, o)).inc();
-        commandLatencies.computeIfAbsent(label, commandLatency::labelValues).observe(nanos / 1e9);
+    private CommandSeries series(String label) {
+        return new CommandSeries(label, commands.labelValues(label, "ok"), commands.labelValues(label, "error"),
+                commands.labelValues(label, "unavailable"), commandLatency.labelValues(label));
     }
 
-    public void inFlight(int n) {
-        inFlight.set(n);
+    public void commandFinished(String command, String outcome, long nanos) {
+        CommandSeries s = command == null ? null : commandSeries.get(command);
+        if (s == null) {
+            s = commandSeries.get(commandLabel(command));
+        }
+        switch (outcome) {
+            case "ok" -> s.ok().inc();
+            case "error" -> s.error().inc();
+            case "unavailable" -> s.unavailable().inc();
+            default -> commands.labelValues(s.label(), outcome).inc();
+        }
+        s.latency().observe(nanos / 1e9);
+    }
+
+    /** Where the in-flight gauge reads its value when scraped. */
+    public void inFlightFrom(java.util.function.IntSupplier source) {
+        this.inFlightSource = source;
     }
 
     public void openCursors(int n) {
@@ -138,30 +166,18 @@ public final class ProxyMetrics implements PoolListener {
     }
 
     @Override
-    public void borrowed(Tier tier, ServerAddress member, long waitNanos, boolean timedOut) {
-        PoolSeries series = pool(tier, member);
-        series.waitTime().observe(waitNanos / 1e9);
-        if (timedOut) {
-            series.timeouts().inc();
-        }
-    }
-
-    @Override
-    public void sizeChanged(Tier tier, ServerAddress member, int open, int inUse, int waiters) {
-        PoolSeries series = pool(tier, member);
-        series.open().set(open);
-        series.inUse().set(inUse);
-        series.waiters().set(waiters);
-    }
-
-    private PoolSeries pool(Tier tier, ServerAddress member) {
-        return poolSeries.computeIfAbsent(new PoolKey(tier, member), k -> {
-            String t = tier.label();
-            String m = member.toString();
-            return new PoolSeries(poolWait.labelValues(t, m), poolWaitTimeouts.labelValues(t, m),
-                    poolConnections.labelValues(t, m, "open"), poolConnections.labelValues(t, m, "in_use"),
-                    poolConnections.labelValues(t, m, "waiters"));
-        });
+    public BorrowRecorder poolCreated(Tier tier, ServerAddress member, PoolCounts counts) {
+        pools.put(new PoolKey(tier, member), counts);
+        String t = tier.label();
+        String m = member.toString();
+        DistributionDataPoint waitTime = poolWait.labelValues(t, m);
+        CounterDataPoint timeouts = poolWaitTimeouts.labelValues(t, m);
+        return (waitNanos, timedOut) -> {
+            waitTime.observe(waitNanos / 1e9);
+            if (timedOut) {
+                timeouts.inc();
+            }
+        };
     }
 
     public String contentType() {

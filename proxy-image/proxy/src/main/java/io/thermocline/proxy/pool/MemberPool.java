@@ -21,20 +21,22 @@ import java.util.concurrent.TimeUnit;
  * {@code maxWait} for a free connection; a failed connect fails every waiter at once, since a
  * backend that refuses one connection is down for all of them.
  */
-public final class MemberPool {
+public final class MemberPool implements PoolListener.PoolCounts {
     private final Tier tier;
     private final ServerAddress address;
     private final int maxSize;
     private final Duration maxWait;
     private final BackendConnector connector;
     private final EventExecutor timer;
-    private final PoolListener listener;
+    private final PoolListener.BorrowRecorder listener;
     private final List<io.thermocline.wire.Compressor> compressors;
 
     private final ArrayDeque<BackendConnection> idle = new ArrayDeque<>();
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
-    private int open;
-    private int inUse;
+    // Written under the pool's lock, read without it by metrics.
+    private volatile int open;
+    private volatile int inUse;
+    private volatile int waiting;
     private long generation;
     private boolean closed;
 
@@ -62,7 +64,22 @@ public final class MemberPool {
         this.maxWait = maxWait;
         this.connector = connector;
         this.timer = timer;
-        this.listener = listener;
+        this.listener = listener.poolCreated(tier, address, this);
+    }
+
+    @Override
+    public int open() {
+        return open;
+    }
+
+    @Override
+    public int inUse() {
+        return inUse;
+    }
+
+    @Override
+    public int waiters() {
+        return waiting;
     }
 
     public ServerAddress address() {
@@ -80,7 +97,7 @@ public final class MemberPool {
     /** Borrows a connection, preferring one on {@code preferred} (the caller's event loop). */
     public CompletableFuture<BackendConnection> borrow(io.netty.channel.EventLoop preferred) {
         long start = System.nanoTime();
-        List<BackendConnection> stale = new ArrayList<>();
+        List<BackendConnection> stale = null;
         BackendConnection ready = null;
         Waiter waiter = null;
         boolean create = false;
@@ -98,13 +115,19 @@ public final class MemberPool {
                     }
                 }
             }
-            while (ready == null && !idle.isEmpty()) {
+            // Below the limit, a new connection on the caller's loop beats an idle one on another
+            // loop: every request on it would otherwise cross threads twice.
+            boolean grow = ready == null && preferred != null && open < maxSize;
+            while (ready == null && !grow && !idle.isEmpty()) {
                 BackendConnection c = idle.pollLast();
                 if (c.isOpen() && c.generation() == generation) {
                     ready = c;
                     break;
                 }
                 open--;
+                if (stale == null) {
+                    stale = new ArrayList<>();
+                }
                 stale.add(c);
             }
             if (ready != null) {
@@ -118,20 +141,20 @@ public final class MemberPool {
                 // The timeout is set before the waiter is visible to release(), which cancels it.
                 w.timeout = timer.schedule(() -> timeOut(w), maxWait.toMillis(), TimeUnit.MILLISECONDS);
                 waiters.add(w);
+                countWaiters();
                 waiter = w;
             }
         }
-        stale.forEach(BackendConnection::close);
+        if (stale != null) {
+            stale.forEach(BackendConnection::close);
+        }
         if (ready != null) {
-            listener.borrowed(tier, address, System.nanoTime() - start, false);
-            report();
+            listener.borrowed(System.nanoTime() - start, false);
             return CompletableFuture.completedFuture(ready);
         }
         if (create) {
-            report();
             return createFor(start, preferred);
         }
-        report();
         return waiter.future;
     }
 
@@ -144,6 +167,7 @@ public final class MemberPool {
             keep = !closed && connection.isOpen() && connection.generation() == generation;
             if (keep) {
                 handTo = waiters.poll();
+                countWaiters();
                 if (handTo != null) {
                     inUse++;
                 } else {
@@ -158,10 +182,9 @@ public final class MemberPool {
             replaceForWaiter();
         } else if (handTo != null) {
             handTo.timeout.cancel(false);
-            listener.borrowed(tier, address, System.nanoTime() - handTo.startNanos, false);
+            listener.borrowed(System.nanoTime() - handTo.startNanos, false);
             handTo.future.complete(connection);
         }
-        report();
     }
 
     /** Drops a connection whose state is unknown (failed mid-request). */
@@ -172,7 +195,6 @@ public final class MemberPool {
         }
         connection.close();
         replaceForWaiter();
-        report();
     }
 
     /** Closes idle connections and retires busy ones when they come back (member went away or stepped down). */
@@ -185,7 +207,6 @@ public final class MemberPool {
             idle.clear();
         }
         toClose.forEach(BackendConnection::close);
-        report();
     }
 
     public void close() {
@@ -194,6 +215,7 @@ public final class MemberPool {
             closed = true;
             failed = new ArrayList<>(waiters);
             waiters.clear();
+            countWaiters();
         }
         clear();
         failed.forEach(w -> {
@@ -217,6 +239,7 @@ public final class MemberPool {
                 return;
             }
             w = waiters.poll();
+            countWaiters();
             open++;
             inUse++;
         }
@@ -240,7 +263,7 @@ public final class MemberPool {
                 .thenCompose(c -> handshake(c).thenApply(ignored -> c))
                 .whenComplete((c, e) -> {
                     if (e == null) {
-                        listener.borrowed(tier, address, System.nanoTime() - startNanos, false);
+                        listener.borrowed(System.nanoTime() - startNanos, false);
                         return;
                     }
                     List<Waiter> failed;
@@ -249,12 +272,12 @@ public final class MemberPool {
                         inUse--;
                         failed = new ArrayList<>(waiters);
                         waiters.clear();
+                        countWaiters();
                     }
                     for (Waiter w : failed) {
                         w.timeout.cancel(false);
                         w.future.completeExceptionally(e instanceof java.util.concurrent.CompletionException ce ? ce.getCause() : e);
                     }
-                    report();
                 });
     }
 
@@ -288,25 +311,18 @@ public final class MemberPool {
         boolean removed;
         synchronized (this) {
             removed = waiters.remove(w);
+            countWaiters();
         }
         if (removed) {
-            listener.borrowed(tier, address, System.nanoTime() - w.startNanos, true);
+            listener.borrowed(System.nanoTime() - w.startNanos, true);
             w.future.completeExceptionally(new PoolTimeoutException("all " + maxSize + " connections to " + tier.label()
                     + " member " + address + " stayed busy for " + maxWait.toMillis()
                     + " ms (pool size comes from the tier's connectionBudget / fleet.replicas)"));
-            report();
         }
     }
 
-    private void report() {
-        int o;
-        int u;
-        int w;
-        synchronized (this) {
-            o = open;
-            u = inUse;
-            w = waiters.size();
-        }
-        listener.sizeChanged(tier, address, o, u, w);
+    /** Keeps the lock-free waiter count in step; called under the lock after the queue changed. */
+    private void countWaiters() {
+        waiting = waiters.size();
     }
 }

@@ -3,21 +3,27 @@ package io.thermocline.proxy.pool;
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.topology.Tier;
 
-/** What a pool reports to metrics. */
+/**
+ * What a pool reports to metrics. A pool registers once; its connection counts are read when
+ * metrics are scraped, so the request path only records how long each borrow waited.
+ */
 public interface PoolListener {
-    /** A borrow finished: it got a connection or timed out after {@code waitNanos}. */
-    void borrowed(Tier tier, ServerAddress member, long waitNanos, boolean timedOut);
+    /** A pool for {@code member} of {@code tier} exists; returns what the pool calls on every borrow. */
+    BorrowRecorder poolCreated(Tier tier, ServerAddress member, PoolCounts counts);
 
-    /** Connection counts changed. */
-    void sizeChanged(Tier tier, ServerAddress member, int open, int inUse, int waiters);
+    /** Called once per finished borrow: it got a connection or timed out after {@code waitNanos}. */
+    interface BorrowRecorder {
+        void borrowed(long waitNanos, boolean timedOut);
+    }
 
-    PoolListener NONE = new PoolListener() {
-        @Override
-        public void borrowed(Tier tier, ServerAddress member, long waitNanos, boolean timedOut) {
-        }
+    /** A pool's current connection counts, readable from any thread. */
+    interface PoolCounts {
+        int open();
 
-        @Override
-        public void sizeChanged(Tier tier, ServerAddress member, int open, int inUse, int waiters) {
-        }
-    };
+        int inUse();
+
+        int waiters();
+    }
+
+    PoolListener NONE = (tier, member, counts) -> (waitNanos, timedOut) -> { };
 }

@@ -1,7 +1,6 @@
 package io.thermocline.proxy.server;
 
 import com.mongodb.ServerAddress;
-import io.thermocline.proxy.cursor.CursorIdPatch;
 import io.thermocline.proxy.cursor.CursorOwner;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
@@ -229,7 +228,7 @@ final class CommandDispatcher {
             case "endSessions" -> forward(client, msg, compressor, name, start).whenComplete((v, e) -> endSessions(body));
             default -> server.tiered() == null ? forward(client, msg, compressor, name, start) : server.tiered()
                     .route(new TieredRequest(client.id(), msg), (tier, request) -> callTier(client, tier, request))
-                    .map(reply -> reply.thenCompose(out -> finish(client, msg, compressor, name, start, out, 0))
+                    .map(reply -> reply.thenCompose(out -> finish(client, msg, compressor, name, start, out, isOk(out), 0))
                             .exceptionallyCompose(e -> unavailable(client, msg, compressor, name, start, CommandTraits.of(name, body), e)))
                     .orElseGet(() -> forward(client, msg, compressor, name, start));
         };
@@ -261,11 +260,11 @@ final class CommandDispatcher {
             target = select(tier, ReadPreference.parse(body.get("$readPreference")));
         }
         return target.thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, Map.of()), client.channel().eventLoop()).thenApply(reply -> {
-            RawBsonDocument out = observe(tier, member, reply.body());
-            if (traits.endsTransaction() && session.isPresent() && (name.equals("abortTransaction") || isOk(out))) {
+            ReplyFacts facts = observe(tier, member, reply.body());
+            if (traits.endsTransaction() && session.isPresent() && (name.equals("abortTransaction") || facts.ok())) {
                 pins.release(session.get());
             }
-            return registerCursor(client, tier, member, out, body);
+            return registerCursor(client, tier, member, reply.body(), facts, body);
         }));
     }
 
@@ -297,17 +296,17 @@ final class CommandDispatcher {
         return target.thenCompose(member -> {
             OpMsg request = toMember(tier, member, msg, Map.of());
             return roundTrip(tier, member, request, client.channel().eventLoop()).thenCompose(reply -> {
-                RawBsonDocument out = observe(tier, member, reply.body());
+                ReplyFacts facts = observe(tier, member, reply.body());
                 if (traits.endsTransaction() && session.isPresent()
-                        && (name.equals("abortTransaction") || isOk(out))) {
+                        && (name.equals("abortTransaction") || facts.ok())) {
                     pins.release(session.get());
                 }
-                out = registerCursor(client, tier, member, out, body);
+                RawBsonDocument out = registerCursor(client, tier, member, reply.body(), facts, body);
                 if (msg.moreToCome()) {
-                    metrics.commandFinished(name, isOk(out) ? "ok" : "error", System.nanoTime() - start);
+                    metrics.commandFinished(name, facts.ok() ? "ok" : "error", System.nanoTime() - start);
                     return CompletableFuture.<Void>completedFuture(null);
                 }
-                return finish(client, msg, compressor, name, start, out, 0);
+                return finish(client, msg, compressor, name, start, out, facts.ok(), 0);
             });
         }).exceptionallyCompose(e -> unavailable(client, msg, compressor, name, start, traits, e));
     }
@@ -369,43 +368,35 @@ final class CommandDispatcher {
     }
 
     /** Learns from every reply: the tier's cluster time, and whether the member stopped being primary. */
-    private RawBsonDocument observe(TierBackend tier, ServerAddress member, RawBsonDocument reply) {
-        BsonValue ct = reply.get("$clusterTime");
-        if (ct != null && ct.isDocument()) {
-            tier.clock().advance(ct.asDocument());
+    private ReplyFacts observe(TierBackend tier, ServerAddress member, RawBsonDocument reply) {
+        ReplyFacts facts = ReplyFacts.of(reply);
+        if (facts.clusterTime() != null) {
+            tier.clock().advance(facts.clusterTime());
         }
-        if (!isOk(reply)) {
-            BsonValue code = reply.get("code");
-            if (code != null && code.isNumber() && STATE_CHANGE_CODES.contains(code.asNumber().intValue())) {
-                LOG.info("event=member_state_change_error tier={} member={} code={}", tier.tier().label(), member, code.asNumber().intValue());
-                tier.monitor().requestCheck();
-            }
+        if (!facts.ok() && STATE_CHANGE_CODES.contains(facts.code())) {
+            LOG.info("event=member_state_change_error tier={} member={} code={}", tier.tier().label(), member, facts.code());
+            tier.monitor().requestCheck();
         }
-        return reply;
+        return facts;
     }
 
     private RawBsonDocument registerCursor(ClientConnection client, TierBackend tier, ServerAddress member,
-                                           RawBsonDocument reply, BsonDocument request) {
-        BsonValue cursor = reply.get("cursor");
-        if (cursor == null || !cursor.isDocument()) {
+                                           RawBsonDocument reply, ReplyFacts facts, BsonDocument request) {
+        if (facts.cursorId() == 0) {
             return reply;
         }
-        BsonValue id = cursor.asDocument().get("id");
-        if (id == null || !id.isInt64() || id.asInt64().getValue() == 0) {
-            return reply;
-        }
-        BsonValue ns = cursor.asDocument().get("ns");
+        String ns = facts.cursorNs();
         BsonValue lsid = request.get("lsid");
         Optional<SessionKey> session = SessionKey.of(request);
         CursorOwner owner = session.isPresent() && !client.loadBalanced()
                 ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(client.id());
         BsonValue noTimeout = request.get("noCursorTimeout");
-        CursorRoute route = cursors.register(tier.tier(), member, id.asInt64().getValue(),
-                ns != null && ns.isString() ? ns.asString().getValue() : request.getString("$db", new BsonString("")).getValue(),
+        CursorRoute route = cursors.register(tier.tier(), member, facts.cursorId(),
+                ns != null ? ns : request.getString("$db", new BsonString("")).getValue(),
                 lsid != null && lsid.isDocument() ? lsid.asDocument() : null, owner,
                 noTimeout != null && noTimeout.isBoolean() && noTimeout.asBoolean().getValue(), System.nanoTime());
         metrics.openCursors(cursors.size());
-        return CursorIdPatch.withCursorId(reply, route.proxyId());
+        return facts.withCursorId(reply, route.proxyId());
     }
 
     // ---- cursors ---------------------------------------------------------------------------
@@ -445,32 +436,24 @@ final class CommandDispatcher {
         return roundTrip(tier, route.member(), request, client.channel().eventLoop()).thenCompose(reply -> server.tiered() == null
                 ? CompletableFuture.completedFuture(reply.body())
                 : server.tiered().filterBatch(route.proxyId(), reply.body())).thenCompose(body -> {
-            RawBsonDocument out = observe(tier, route.member(), body);
-            boolean ok = isOk(out);
-            long backendId = ok ? cursorId(out) : 0;
+            ReplyFacts facts = observe(tier, route.member(), body);
+            boolean ok = facts.ok();
+            long backendId = ok ? facts.cursorId() : 0;
+            RawBsonDocument out = body;
             if (backendId == 0) {
                 cursors.remove(route.proxyId());
                 metrics.openCursors(cursors.size());
             } else {
-                out = CursorIdPatch.withCursorId(out, route.proxyId());
+                out = facts.withCursorId(body, route.proxyId());
             }
             boolean stream = msg.exhaustAllowed() && backendId != 0 && client.isOpen();
             if (!stream) {
-                return finish(client, msg, compressor, "getMore", start, out, respondTo);
+                return finish(client, msg, compressor, "getMore", start, out, ok, respondTo);
             }
             OpMsg part = new OpMsg(WireCodec.nextRequestId(), respondTo, OpMsg.MORE_TO_COME, out, List.of());
             return client.send(part, compressor)
                     .thenCompose(v -> getMoreRound(client, msg, compressor, start, route, tier, part.requestId()));
         });
-    }
-
-    private static long cursorId(RawBsonDocument reply) {
-        BsonValue cursor = reply.get("cursor");
-        if (cursor == null || !cursor.isDocument()) {
-            return 0;
-        }
-        BsonValue id = cursor.asDocument().get("id");
-        return id != null && id.isNumber() ? id.asNumber().longValue() : 0;
     }
 
     private CompletableFuture<Void> killCursors(ClientConnection client, OpMsg msg, Compressor compressor, long start) {
@@ -585,12 +568,12 @@ final class CommandDispatcher {
 
     private CompletableFuture<Void> reply(ClientConnection client, OpMsg msg, Compressor compressor, String name, long start,
                                           BsonDocument body) {
-        return finish(client, msg, compressor, name, start, OpMsg.raw(body), 0);
+        return finish(client, msg, compressor, name, start, OpMsg.raw(body), isOk(body), 0);
     }
 
     private CompletableFuture<Void> finish(ClientConnection client, OpMsg msg, Compressor compressor, String name, long start,
-                                           RawBsonDocument body, int respondTo) {
-        metrics.commandFinished(name, isOk(body) ? "ok" : "error", System.nanoTime() - start);
+                                           RawBsonDocument body, boolean ok, int respondTo) {
+        metrics.commandFinished(name, ok ? "ok" : "error", System.nanoTime() - start);
         if (msg.moreToCome()) {
             return CompletableFuture.completedFuture(null);
         }

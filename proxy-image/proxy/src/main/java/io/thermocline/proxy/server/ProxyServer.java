@@ -75,7 +75,7 @@ public final class ProxyServer implements AutoCloseable {
             tiered.countIn(metrics.registry());
         }
         this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                transport.ioHandler());
+                new io.netty.util.concurrent.DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
                 settings.connectTimeout());
@@ -86,6 +86,7 @@ public final class ProxyServer implements AutoCloseable {
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
         this.dispatcher = new CommandDispatcher(this, handshake, cursors, metrics);
+        metrics.inFlightFrom(inFlight::get);
     }
 
     /**
@@ -206,11 +207,11 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     void requestStarted() {
-        metrics.inFlight(inFlight.incrementAndGet());
+        inFlight.incrementAndGet();
     }
 
     void requestFinished() {
-        metrics.inFlight(inFlight.decrementAndGet());
+        inFlight.decrementAndGet();
     }
 
     /** Counts a new client; false when it is past the limit (it then gets one error and is closed). */

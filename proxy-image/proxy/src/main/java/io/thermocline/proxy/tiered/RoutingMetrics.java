@@ -25,7 +25,7 @@ public final class RoutingMetrics {
     private final Map<String, LongAdder> totals = new ConcurrentHashMap<>();
 
     public RoutingMetrics(PrometheusRegistry registry) {
-        this.decisions = Counter.builder().name("thermocline_proxy_routing_decisions_total")
+        this.decisions = Counter.builder().withoutExemplars().name("thermocline_proxy_routing_decisions_total")
                 .help("Routing decisions of the tiered proxy by operation, serving tier and reason")
                 .labelNames("operation", "tier", "reason").register(registry);
     }

@@ -31,15 +31,15 @@ public final class FeederMetrics {
         mirroredThroughSeconds = Gauge.builder().name("thermocline_feeder_mirrored_through_seconds")
                 .help("Fast-tier cluster time (seconds part) up to which the archive holds every write")
                 .register(registry);
-        events = Counter.builder().name("thermocline_feeder_events_total")
+        events = Counter.builder().withoutExemplars().name("thermocline_feeder_events_total")
                 .help("Change events by outcome: mirrored, coalesced (superseded in a batch), own (Thermocline's writes), ignored")
                 .labelNames("outcome")
                 .register(registry);
-        archiveWrites = Counter.builder().name("thermocline_feeder_archive_writes_total")
+        archiveWrites = Counter.builder().withoutExemplars().name("thermocline_feeder_archive_writes_total")
                 .help("Writes sent to the archive, by kind (upsert, delete)")
                 .labelNames("kind")
                 .register(registry);
-        batches = Counter.builder().name("thermocline_feeder_batches_total")
+        batches = Counter.builder().withoutExemplars().name("thermocline_feeder_batches_total")
                 .help("Batches mirrored and checkpointed")
                 .register(registry);
     }

@@ -20,7 +20,7 @@ public final class WorkerCounters {
     /** {@code thermocline_<worker>_documents_total{namespace, outcome}}. */
     public static synchronized Counter documents(PrometheusRegistry registry, String worker, String help) {
         return BY_REGISTRY.computeIfAbsent(registry, r -> new HashMap<>()).computeIfAbsent(worker, w ->
-                Counter.builder().name("thermocline_" + w + "_documents_total").help(help)
+                Counter.builder().withoutExemplars().name("thermocline_" + w + "_documents_total").help(help)
                         .labelNames("namespace", "outcome").register(registry));
     }
 }
