@@ -2,6 +2,7 @@ package io.thermocline.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -286,6 +287,9 @@ public final class WireCodec {
     /** Encodes a message, compressed when the outbound says so. */
     public static ByteBuf encode(ByteBufAllocator alloc, Outbound outbound) {
         WireMessage message = outbound.message();
+        if (outbound.compressor() == null && message instanceof OpMsg msg && !msg.checksumPresent()) {
+            return encodeOpMsg(alloc, msg);
+        }
         byte[] body = encodeBody(message);
         Compressor compressor = outbound.compressor();
         if (compressor == null) {
@@ -302,6 +306,35 @@ public final class WireCodec {
         out.writeIntLE(body.length);
         out.writeByte(compressor.id());
         out.writeBytes(compressed);
+        return out;
+    }
+
+    /** The common case, every request and reply the proxy forwards: straight into the outgoing buffer, no copy in between. */
+    private static ByteBuf encodeOpMsg(ByteBufAllocator alloc, OpMsg msg) {
+        ByteBuffer body = msg.body().getByteBuffer().asNIO();
+        int length = HEADER_LENGTH + 4 + 1 + body.remaining();
+        for (DocumentSequence s : msg.sequences()) {
+            length += 1 + 4 + ByteBufUtil.utf8Bytes(s.identifier()) + 1;
+            for (RawBsonDocument d : s.documents()) {
+                length += d.getByteBuffer().remaining();
+            }
+        }
+        ByteBuf out = alloc.buffer(length);
+        header(out, length, msg.requestId(), msg.responseTo(), OpCode.OP_MSG);
+        out.writeIntLE(msg.flagBits());
+        out.writeByte(0);
+        out.writeBytes(body);
+        for (DocumentSequence s : msg.sequences()) {
+            out.writeByte(1);
+            int sizeAt = out.writerIndex();
+            out.writeIntLE(0);
+            ByteBufUtil.writeUtf8(out, s.identifier());
+            out.writeByte(0);
+            for (RawBsonDocument d : s.documents()) {
+                out.writeBytes(d.getByteBuffer().asNIO());
+            }
+            out.setIntLE(sizeAt, out.writerIndex() - sizeAt);
+        }
         return out;
     }
 

@@ -1,10 +1,5 @@
 package io.thermocline.benchmarks.ycsb;
 
-import de.bwaldvogel.mongo.MongoServer;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
-import io.thermocline.config.ConfigLoader;
-import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.server.ProxySettings;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import site.ycsb.DB;
@@ -13,21 +8,31 @@ import site.ycsb.workloads.CoreWorkload;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * YCSB workloads A and C at several thread counts, straight to a MongoDB wire server and
  * through the Thermocline proxy in front of the same server, in one run. Prints a Markdown
  * table and writes it to docs/benchmarks/proxy-ycsb.md. Not a test: nothing asserts timings.
  *
- * <p>Arguments (all optional): {@code seconds=10 records=10000 threads=8,32,64,128,256 workloads=A,C out=docs/benchmarks/proxy-ycsb.md}.
+ * <p>The server (mongo-java-server, in memory) and the proxy ({@code thermocline proxy}) run in
+ * JVMs of their own, as they do in production; the YCSB client runs in this one. All three
+ * share the machine's cores. Each cell alternates direct and proxied slices ({@code rounds}) so
+ * that a change in background load hits both sides alike, and records the CPU each process
+ * used per operation.
+ *
+ * <p>Arguments (all optional): {@code seconds=10 rounds=2 records=10000 threads=8,32,64,128,256
+ * workloads=A,C proxyJvm="" out=docs/benchmarks/proxy-ycsb.md}.
  *
  * <p>Run from the repository root (docs/benchmarks/README.md):
  * {@code mvn -q -Pbench -DskipTests -pl proxy-image/benchmarks -am verify -Dbench.args="seconds=8"}
@@ -37,7 +42,37 @@ public final class ProxyVsDirectBenchmark {
     private record Row(String workload, int threads, Result direct, Result proxy) {
     }
 
-    private record Result(double opsPerSecond, double p50Ms, double p95Ms, double p99Ms, long errors, Map<String, Double> cpuMicrosPerOp) {
+    /** One side of a cell, summed over its slices. */
+    private static final class Result {
+        long operations;
+        long errors;
+        long elapsedNanos;
+        final Histogram latencyMicros = new Histogram(3);
+        final Map<String, Long> cpuNanos = new LinkedHashMap<>();
+
+        void add(Slice s) {
+            operations += s.operations;
+            errors += s.errors;
+            elapsedNanos += s.elapsedNanos;
+            latencyMicros.add(s.latencyMicros);
+            s.cpuNanos.forEach((k, v) -> cpuNanos.merge(k, v, Long::sum));
+        }
+
+        double opsPerSecond() {
+            return operations / (elapsedNanos / 1e9);
+        }
+
+        double ms(double percentile) {
+            return latencyMicros.getValueAtPercentile(percentile) / 1000.0;
+        }
+
+        /** CPU microseconds per operation used by {@code part}. */
+        double cpuMicros(String part) {
+            return cpuNanos.getOrDefault(part, 0L) / 1000.0 / Math.max(1, operations);
+        }
+    }
+
+    private record Slice(long operations, long errors, long elapsedNanos, Histogram latencyMicros, Map<String, Long> cpuNanos) {
     }
 
     private ProxyVsDirectBenchmark() {
@@ -50,46 +85,57 @@ public final class ProxyVsDirectBenchmark {
             opts.put(a.substring(0, eq), a.substring(eq + 1));
         }
         int seconds = Integer.parseInt(opts.getOrDefault("seconds", "10"));
+        int rounds = Integer.parseInt(opts.getOrDefault("rounds", "2"));
         int records = Integer.parseInt(opts.getOrDefault("records", "10000"));
         List<Integer> threadCounts = new ArrayList<>();
         for (String t : opts.getOrDefault("threads", "8,32,64,128,256").split(",")) {
             threadCounts.add(Integer.parseInt(t.trim()));
         }
+        List<String> proxyJvm = opts.getOrDefault("proxyJvm", "").isBlank() ? List.of()
+                : List.of(opts.get("proxyJvm").trim().split("\\s+"));
         Path out = Path.of(opts.getOrDefault("out", "docs/benchmarks/proxy-ycsb.md"));
         // CoreWorkload reports into YCSB's static Measurements, which must be configured first.
         site.ycsb.measurements.Measurements.setProperties(new Properties());
 
-        MongoServer backend = new MongoServer(new MemoryBackend());
-        backend.bind("127.0.0.1", 0);
-        String direct = "mongodb://127.0.0.1:" + backend.getLocalAddress().getPort() + "/?maxPoolSize=300";
-        ProxyServer proxy = new ProxyServer(ProxySettings.from(ConfigLoader.parse(
-                "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
-                        + "tiers: {archive: {uri: 'mongodb://127.0.0.1:" + backend.getLocalAddress().getPort() + "', connectionBudget: 64}}\n"
-                        + "fleet: {instanceId: bench}\n", Map.of()))).start();
-        String viaProxy = "mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=300";
+        Path logs = Files.createTempDirectory("thermocline-bench");
+        int serverPort = ChildJvm.freePort();
+        int proxyPort = ChildJvm.freePort();
         List<Row> rows = new ArrayList<>();
-        try {
+        try (ChildJvm server = ChildJvm.start("server", List.of("-Xmx2g"), WireServerMain.class.getName(),
+                List.of(Integer.toString(serverPort)), serverPort, logs.resolve("server.log"));
+             ChildJvm proxy = ChildJvm.start("proxy", proxyJvm, "io.thermocline.app.Thermocline",
+                     List.of("proxy", "--listen=127.0.0.1:" + proxyPort, "--http=127.0.0.1:0",
+                             "--archive-uri=mongodb://127.0.0.1:" + serverPort, "--archive-connection-budget=64",
+                             "--instance-id=bench"), proxyPort, logs.resolve("proxy.log"))) {
+            String direct = "mongodb://127.0.0.1:" + serverPort + "/?maxPoolSize=300";
+            String viaProxy = "mongodb://127.0.0.1:" + proxyPort + "/?maxPoolSize=300";
+            Map<String, Supplier<Duration>> cpu = new LinkedHashMap<>();
+            cpu.put("client", CpuShares::thisProcess);
+            cpu.put("proxy", proxy::cpu);
+            cpu.put("server", server::cpu);
             load(direct, records);
             // Let the JIT compile client, proxy and server paths before any cell is measured.
             for (String url : List.of(direct, viaProxy, direct, viaProxy)) {
-                run("A", url, records, 32, Math.max(2, seconds / 2));
+                run("A", url, records, 32, Math.max(2, seconds / 2), cpu);
             }
             for (String workload : opts.getOrDefault("workloads", "A,C").split(",")) {
                 for (int threads : threadCounts) {
-                    Result d = run(workload, direct, records, threads, seconds);
-                    Result p = run(workload, viaProxy, records, threads, seconds);
+                    Result d = new Result();
+                    Result p = new Result();
+                    int slice = Math.max(1, seconds / rounds);
+                    for (int r = 0; r < rounds; r++) {
+                        d.add(run(workload, direct, records, threads, slice, cpu));
+                        p.add(run(workload, viaProxy, records, threads, slice, cpu));
+                    }
                     Row row = new Row(workload, threads, d, p);
                     rows.add(row);
                     System.out.println(format(row));
-                    System.out.println("  cpu us/op direct " + d.cpuMicrosPerOp() + " proxy " + p.cpuMicrosPerOp());
                 }
             }
         } finally {
             MongoDbBinding.closeClients();
-            proxy.close();
-            backend.shutdownNow();
         }
-        String table = table(rows, seconds, records);
+        String table = table(rows, seconds, rounds, records, proxyJvm);
         System.out.println(table);
         Files.createDirectories(out.getParent());
         Files.writeString(out, table);
@@ -129,7 +175,8 @@ public final class ProxyVsDirectBenchmark {
         }
     }
 
-    private static Result run(String workload, String url, int records, int threads, int seconds) throws Exception {
+    private static Slice run(String workload, String url, int records, int threads, int seconds,
+                             Map<String, Supplier<Duration>> cpu) throws Exception {
         Properties p = properties(workload, url, records);
         Workload w = new CoreWorkload();
         w.init(p);
@@ -170,40 +217,43 @@ public final class ProxyVsDirectBenchmark {
             th.start();
         }
         ready.await();
-        Thread.sleep(Math.min(3000, seconds * 200L));
+        Thread.sleep(Math.min(1000, seconds * 200L));
         recorder.reset();
-        CpuShares cpu = CpuShares.start();
+        CpuShares shares = CpuShares.start(cpu);
         measuring.set(true);
         long t0 = System.nanoTime();
         Thread.sleep(seconds * 1000L);
         measuring.set(false);
-        Map<String, Double> cpuPerOp = cpu.perOperation(ops.get());
         long elapsed = System.nanoTime() - t0;
+        Map<String, Long> used = shares.used();
         stop.set(true);
         done.await();
-        Histogram h = recorder.getIntervalHistogram();
-        return new Result(ops.get() / (elapsed / 1e9), h.getValueAtPercentile(50) / 1000.0,
-                h.getValueAtPercentile(95) / 1000.0, h.getValueAtPercentile(99) / 1000.0, errors.get(), cpuPerOp);
+        return new Slice(ops.get(), errors.get(), elapsed, recorder.getIntervalHistogram(), used);
     }
 
     private static String format(Row r) {
-        return String.format("| %s | %d | %.0f | %.2f / %.2f / %.2f | %.0f | %.2f / %.2f / %.2f | **%.2f** | %d / %d |",
-                r.workload, r.threads, r.direct.opsPerSecond, r.direct.p50Ms, r.direct.p95Ms, r.direct.p99Ms,
-                r.proxy.opsPerSecond, r.proxy.p50Ms, r.proxy.p95Ms, r.proxy.p99Ms,
-                r.proxy.opsPerSecond / r.direct.opsPerSecond, r.direct.errors, r.proxy.errors);
+        return String.format("| %s | %d | %.0f | %.2f / %.2f / %.2f | %.0f | %.2f / %.2f / %.2f | **%.2f** | %.0f + %.0f | %.0f + %.0f + %.0f | %d / %d |",
+                r.workload, r.threads, r.direct.opsPerSecond(), r.direct.ms(50), r.direct.ms(95), r.direct.ms(99),
+                r.proxy.opsPerSecond(), r.proxy.ms(50), r.proxy.ms(95), r.proxy.ms(99),
+                r.proxy.opsPerSecond() / r.direct.opsPerSecond(),
+                r.direct.cpuMicros("client"), r.direct.cpuMicros("server"),
+                r.proxy.cpuMicros("client"), r.proxy.cpuMicros("proxy"), r.proxy.cpuMicros("server"),
+                r.direct.errors, r.proxy.errors);
     }
 
-    private static String table(List<Row> rows, int seconds, int records) {
+    private static String table(List<Row> rows, int seconds, int rounds, int records, List<String> proxyJvm) {
         StringBuilder s = new StringBuilder();
         s.append("# YCSB through the proxy vs direct\n\n");
         s.append("Generated by `io.thermocline.benchmarks.ycsb.ProxyVsDirectBenchmark` on ").append(LocalDate.now())
                 .append(": YCSB 0.17 CoreWorkload, project binding on the Java sync driver, ").append(records)
-                .append(" records of 10 x 100 bytes, zipfian, ").append(seconds)
-                .append(" s measured per cell after a warm-up. Backend: mongo-java-server (memory) in the same JVM;")
-                .append(" proxy pool 64 connections. Client, proxy and server share ")
+                .append(" records of 10 x 100 bytes, zipfian, ").append(seconds).append(" s measured per cell and side in ")
+                .append(rounds).append(" alternating slices, after a warm-up. Backend: mongo-java-server (memory) in its own JVM;")
+                .append(" proxy (`thermocline proxy`, JVM options: ").append(proxyJvm.isEmpty() ? "defaults" : String.join(" ", proxyJvm))
+                .append(") in its own JVM with a pool of 64 connections; YCSB client in a third. All share ")
                 .append(Runtime.getRuntime().availableProcessors()).append(" cores.\n\n");
-        s.append("| workload | threads | direct ops/s | direct p50 / p95 / p99 ms | proxy ops/s | proxy p50 / p95 / p99 ms | proxy/direct | errors d / p |\n");
-        s.append("|---|---|---|---|---|---|---|---|\n");
+        s.append("| workload | threads | direct ops/s | direct p50 / p95 / p99 ms | proxy ops/s | proxy p50 / p95 / p99 ms | proxy/direct"
+                + " | direct CPU us/op client + server | proxied CPU us/op client + proxy + server | errors d / p |\n");
+        s.append("|---|---|---|---|---|---|---|---|---|---|\n");
         rows.forEach(r -> s.append(format(r)).append('\n'));
         return s.toString();
     }

@@ -1,0 +1,83 @@
+package io.thermocline.benchmarks.ycsb;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A server of the benchmark (the MongoDB wire server, the proxy) in a JVM of its own, as each
+ * runs in production: its collector, JIT and CPU time are its own, and its CPU can be read from
+ * the operating system.
+ */
+final class ChildJvm implements AutoCloseable {
+    private final String name;
+    private final Process process;
+    private final int port;
+
+    private ChildJvm(String name, Process process, int port) {
+        this.name = name;
+        this.process = process;
+        this.port = port;
+    }
+
+    /** Starts {@code mainClass} on this JVM's classpath and waits until it accepts connections on {@code port}. */
+    static ChildJvm start(String name, List<String> jvmOptions, String mainClass, List<String> args, int port, Path log)
+            throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmOptions);
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(mainClass);
+        command.addAll(args);
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ChildJvm child = new ChildJvm(name, p, port);
+        Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException(name + " exited with " + p.exitValue() + "; see " + log);
+            }
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                return child;
+            } catch (IOException notYet) {
+                Thread.sleep(100);
+            }
+        }
+        p.destroyForcibly();
+        throw new IllegalStateException(name + " did not listen on port " + port + " within 60 s; see " + log);
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    int port() {
+        return port;
+    }
+
+    /** CPU time (user and system) the process has used so far. */
+    Duration cpu() {
+        return process.toHandle().info().totalCpuDuration().orElse(Duration.ZERO);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
