@@ -28,11 +28,12 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.LongStream;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Invariants 1-3 under crashes: a seeded random workload of inserts, updates and deletes goes
@@ -46,8 +47,23 @@ class CrashRecoveryTest {
 
     static final int OPERATIONS = 120;
 
+    /** Seeds 1-10; {@code -Dcrash.seeds=1-40} or {@code -Dcrash.seeds=7,19} runs others (to chase a rare failure). */
+    static LongStream seeds() {
+        String spec = System.getProperty("crash.seeds", "1-10").trim();
+        LongStream.Builder seeds = LongStream.builder();
+        for (String part : spec.split(",")) {
+            String[] range = part.trim().split("-");
+            long from = Long.parseLong(range[0].trim());
+            long to = range.length > 1 ? Long.parseLong(range[1].trim()) : from;
+            for (long seed = from; seed <= to; seed++) {
+                seeds.add(seed);
+            }
+        }
+        return seeds.build();
+    }
+
     @ParameterizedTest(name = "seed {0}")
-    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+    @MethodSource("seeds")
     void archiveEqualsReferenceAfterRandomCrashes(long seed) throws Exception {
         Instant now = Instant.now();
         try (TwoTiers tiers = new TwoTiers();

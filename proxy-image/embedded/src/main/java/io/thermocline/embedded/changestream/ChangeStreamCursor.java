@@ -40,6 +40,7 @@ public final class ChangeStreamCursor {
     private final Aggregation stages;
     private final MemberState member;
     private final ReplicationCoordinator coordinator;
+    private final CommittedLookup lookup;
     private OplogPosition position;
     private ResumeToken lastEventToken;
     private boolean invalidated;
@@ -47,8 +48,9 @@ public final class ChangeStreamCursor {
     private volatile long lastUsedMillis = System.currentTimeMillis();
 
     public ChangeStreamCursor(long id, ChangeStreamScope scope, ChangeStreamOptions options, List<BsonDocument> postStages,
-                              MemberState member, ReplicationCoordinator coordinator) {
+                              MemberState member, ReplicationCoordinator coordinator, CommittedLookup lookup) {
         this.id = id;
+        this.lookup = lookup;
         this.scope = scope;
         this.options = options;
         this.member = member;
@@ -263,7 +265,7 @@ public final class ChangeStreamCursor {
         return switch (entry.operation()) {
             case INSERT, REPLACE -> entry.document();
             case UPDATE -> switch (options.fullDocument()) {
-                case "updateLookup" -> member.store().findById(entry.database(), entry.collection(), entry.documentKey().get("_id"))
+                case "updateLookup" -> lookup.find(entry.database(), entry.collection(), entry.documentKey().get("_id"))
                     .<BsonValue>map(d -> d).orElse(BsonNull.VALUE);
                 case "whenAvailable", "required" -> entry.document();
                 default -> null;

@@ -24,11 +24,13 @@ public final class ChangeStreamCursors {
 
     private final ReplicationCoordinator coordinator;
     private final MemberState member;
+    private final CommittedLookup lookup;
     private final Map<Long, ChangeStreamCursor> cursors = new ConcurrentHashMap<>();
 
-    public ChangeStreamCursors(ReplicationCoordinator coordinator, MemberState member) {
+    public ChangeStreamCursors(ReplicationCoordinator coordinator, MemberState member, CommittedLookup lookup) {
         this.coordinator = coordinator;
         this.member = member;
+        this.lookup = lookup;
     }
 
     public static boolean isChangeStream(BsonDocument command) {
@@ -47,7 +49,7 @@ public final class ChangeStreamCursors {
             rest.add(pipeline.get(i).asDocument());
         }
         long id = ThreadLocalRandom.current().nextLong(1L << 40, Long.MAX_VALUE);
-        ChangeStreamCursor cursor = new ChangeStreamCursor(id, scope, options, rest, member, coordinator);
+        ChangeStreamCursor cursor = new ChangeStreamCursor(id, scope, options, rest, member, coordinator, lookup);
         int batchSize = command.getDocument("cursor", new BsonDocument()).getNumber("batchSize", new BsonInt32(101)).intValue();
         ChangeStreamCursor.Batch batch = batchSize == 0 ? cursor.empty() : cursor.next(batchSize, 0);
         reapIdle();

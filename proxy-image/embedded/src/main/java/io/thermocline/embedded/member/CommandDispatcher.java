@@ -66,7 +66,7 @@ final class CommandDispatcher {
         this.self = self;
         this.sessions = sessions;
         this.majorityByDefault = majorityByDefault;
-        this.changeStreams = new ChangeStreamCursors(coordinator, self);
+        this.changeStreams = new ChangeStreamCursors(coordinator, self, this::lookupCommitted);
     }
 
     void closeCursors() {
@@ -171,8 +171,8 @@ final class CommandDispatcher {
             case "replsetgetstatus" -> new Result(ReplicaSetStatus.replSetGetStatus(coordinator, self), coordinator.operationTime(self));
             case "replsetgetconfig" -> new Result(ReplicaSetStatus.replSetGetConfig(coordinator), coordinator.operationTime(self));
             case "replsetstepdown" -> stepDown(command);
-            case "endsessions", "killsessions", "refreshsessions", "killallsessions" ->
-                new Result(MemberStore.okReply(), coordinator.operationTime(self));
+            case "endsessions", "killsessions" -> endSessions(command.get(name));
+            case "refreshsessions", "killallsessions" -> new Result(MemberStore.okReply(), coordinator.operationTime(self));
             case "committransaction" -> commitTransaction(command);
             case "aborttransaction" -> abortTransaction(command);
             case "configurefailpoint" -> {
@@ -201,26 +201,57 @@ final class CommandDispatcher {
     private Result read(Channel channel, String db, String lower, BsonDocument command) {
         checkReadable(lower, command);
         awaitCausalPoint(command);
-        if (command.containsKey("autocommit")) {
-            openTransaction(command);
-        } else if (command.isString(command.getFirstKey())) {
-            String coll = command.getString(command.getFirstKey()).getValue();
+        Transaction reader = command.containsKey("autocommit") ? openTransaction(command) : null;
+        if (!command.isString(command.getFirstKey())) {
+            return new Result(self.store().command(channel, db, command), coordinator.operationTime(self));
+        }
+        String coll = command.getString(command.getFirstKey()).getValue();
+        BsonDocument reply = sessions.readCommitted(() -> {
+            // storage holds open transactions' writes: others' are served in their committed version
             Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>();
-            if (isMajorityRead(command)) {
+            if (reader == null && isMajorityRead(command)) {
                 hidden.putAll(coordinator.majorityPreImages(self, db, coll));
             }
-            if (coordinator.isPrimary(self)) {
-                sessions.uncommittedPreImages(self.index(), db, coll).forEach(hidden::putIfAbsent);
-            }
+            sessions.uncommittedPreImages(self.index(), db, coll, reader).forEach(hidden::putIfAbsent);
             if (!hidden.isEmpty()) {
                 Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, hidden);
                 if (committed.isPresent()) {
-                    return new Result(committed.get(), coordinator.operationTime(self));
+                    return committed.get();
                 }
             }
-        }
-        BsonDocument reply = self.store().command(channel, db, command);
+            return self.store().command(channel, db, command);
+        });
         return new Result(reply, coordinator.operationTime(self));
+    }
+
+    /**
+     * updateLookup, as a server's lookup reads majority-committed data: never a write a majority has
+     * not applied, nor an open transaction's write (the feeder lost an update when it saw an eviction's
+     * delete that then aborted).
+     */
+    private Optional<BsonDocument> lookupCommitted(String db, String coll, BsonValue id) {
+        return sessions.readCommitted(() -> {
+            Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
+            sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
+            if (hidden.containsKey(id)) {
+                return Optional.ofNullable(hidden.get(id));
+            }
+            return self.store().findById(db, coll, id).map(d -> (BsonDocument) d);
+        });
+    }
+
+    /**
+     * Documents other open transactions changed whose committed version matches a write's filter:
+     * storage no longer shows them matching, yet the write must meet them (wait, or conflict).
+     */
+    private List<BsonValue> heldMatches(String db, String coll, BsonDocument filter, Transaction writer) {
+        List<BsonValue> ids = new java.util.ArrayList<>();
+        sessions.uncommittedPreImages(self.index(), db, coll, writer).forEach((id, committed) -> {
+            if (committed != null && CommittedView.matches(committed, filter)) {
+                ids.add(id);
+            }
+        });
+        return ids;
     }
 
     private static boolean isMajorityRead(BsonDocument command) {
@@ -282,7 +313,8 @@ final class CommandDispatcher {
             requirePrimary();
             WriteExecutor executor = new WriteExecutor(self.store(), channel,
                 change -> last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false),
-                (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids));
+                (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids),
+                (database, coll, filter) -> heldMatches(database, coll, filter, null));
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, reply, last[0]);
@@ -402,13 +434,15 @@ final class CommandDispatcher {
                 throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
             }
             requirePrimary();
-            BsonDocument reply = new WriteExecutor(self.store(), channel, t::stage, (database, coll, ids) -> {
+            WriteExecutor executor = new WriteExecutor(self.store(), channel, t::stage, (database, coll, ids) -> {
                 if (sessions.holder(self.index(), database, coll, ids, t).isPresent()) {
                     throw new ReplicationException(112, "WriteConflict",
                         "Write conflict during plan execution and yielding is disabled.");
                 }
                 return true;
-            }).execute(db, name, command);
+            }, (database, coll, filter) -> heldMatches(database, coll, filter, t));
+            // the statement's storage writes and their staging are one step for committed readers
+            BsonDocument reply = sessions.changeUncommitted(() -> executor.execute(db, name, command));
             return new Result(reply, coordinator.operationTime(self));
         } finally {
             coordinator.writeLock().release(owner);
@@ -438,8 +472,7 @@ final class CommandDispatcher {
                 throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
             }
             List<Change> changes = t.changes();
-            position = coordinator.commit(self, changes, lsid, txnNumber, true);
-            sessions.markCommitted(t);
+            position = sessions.commit(t, () -> coordinator.commit(self, changes, lsid, txnNumber, true));
         } finally {
             coordinator.writeLock().release(owner);
         }
@@ -447,6 +480,18 @@ final class CommandDispatcher {
         BsonDocument reply = MemberStore.okReply();
         awaitWriteConcern(command, position, reply);
         return new Result(reply, position.clusterTime());
+    }
+
+    /** Ending a session aborts its open transaction, as on a server (its writes would otherwise stay held until it expires). */
+    private Result endSessions(BsonValue ended) {
+        if (ended != null && ended.isArray()) {
+            for (BsonValue lsid : ended.asArray()) {
+                if (lsid.isDocument() && lsid.asDocument().containsKey("id")) {
+                    sessions.openTransaction(lsid.asDocument()).ifPresent(this::abort);
+                }
+            }
+        }
+        return new Result(MemberStore.okReply(), coordinator.operationTime(self));
     }
 
     private Result abortTransaction(BsonDocument command) {

@@ -1,5 +1,6 @@
 package io.thermocline.embedded.member;
 
+import de.bwaldvogel.mongo.backend.DefaultQueryMatcher;
 import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.oplog.NoopOplog;
@@ -53,6 +54,19 @@ final class CommittedView {
                     pipeline.add(stage.asDocument());
                 }
             }
+            case "distinct" -> {
+                // distinct's values: one per array element, documents without the field left out
+                String key = command.getString("key", new BsonString("")).getValue();
+                if (key.isEmpty()) {
+                    return Optional.empty();
+                }
+                pipeline.add(new BsonDocument("$match", command.getDocument("query", new BsonDocument())));
+                pipeline.add(new BsonDocument("$project", new BsonDocument("_id", new BsonInt32(0))
+                    .append("value", new BsonString("$" + key))));
+                pipeline.add(new BsonDocument("$unwind", new BsonString("$value")));
+                pipeline.add(new BsonDocument("$group", new BsonDocument("_id", new BsonString("$value"))));
+                pipeline.add(new BsonDocument("$sort", new BsonDocument("_id", new BsonInt32(1))));
+            }
             default -> {
                 return Optional.empty();
             }
@@ -78,16 +92,30 @@ final class CommittedView {
         if (lower.equals("count")) {
             return Optional.of(new BsonDocument("n", new BsonInt32(result.size())).append("ok", new BsonDouble(1)));
         }
+        if (lower.equals("distinct")) {
+            BsonArray values = new BsonArray();
+            result.forEach(d -> values.add(BsonBridge.fromBackend(d).get("_id")));
+            return Optional.of(new BsonDocument("values", values).append("ok", new BsonDouble(1)));
+        }
         BsonArray batch = new BsonArray();
         result.forEach(d -> batch.add(BsonBridge.fromBackend(d)));
         return Optional.of(new BsonDocument("cursor", new BsonDocument("firstBatch", batch)
             .append("id", new BsonInt64(0)).append("ns", new BsonString(db + "." + coll))).append("ok", new BsonDouble(1)));
     }
 
+    /** Whether a document matches a write's filter; true when the filter cannot be judged here (the write then waits or conflicts). */
+    static boolean matches(BsonDocument document, BsonDocument filter) {
+        try {
+            return new DefaultQueryMatcher().matches(BsonBridge.toBackend(document), BsonBridge.toBackend(filter));
+        } catch (RuntimeException unjudged) {
+            return true;
+        }
+    }
+
     private static BsonDocument prefilter(String lower, BsonDocument command) {
         return switch (lower) {
             case "find" -> command.getDocument("filter", new BsonDocument());
-            case "count" -> command.getDocument("query", new BsonDocument());
+            case "count", "distinct" -> command.getDocument("query", new BsonDocument());
             default -> {
                 BsonArray pipeline = command.getArray("pipeline", new BsonArray());
                 boolean leadingMatch = !pipeline.isEmpty() && pipeline.get(0).isDocument()

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.slf4j.Logger;
@@ -19,6 +21,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Logical sessions of one replica set: the retryable-write record (reply per lsid and txnNumber,
  * so a retried write is answered, not re-applied) and each session's open transaction.
+ *
+ * <p>Transactions write to the primary's storage at once, so readers outside them must hide their
+ * writes. The visibility lock keeps storage and the set of open transactions consistent for such
+ * readers: a transaction's statement (storage write and staging), its commit (oplog entries and
+ * the committed state) and its abort (state and undo) each happen whole between two reads.
  */
 public final class SessionCatalog {
     private static final Logger log = LoggerFactory.getLogger(SessionCatalog.class);
@@ -35,9 +42,30 @@ public final class SessionCatalog {
 
     private final Map<BsonValue, Session> sessions = new ConcurrentHashMap<>();
     private final Duration transactionLifetime;
+    private final ReentrantReadWriteLock visibility = new ReentrantReadWriteLock();
 
     public SessionCatalog(Duration transactionLifetime) {
         this.transactionLifetime = transactionLifetime;
+    }
+
+    /** Runs a read of storage plus {@link #uncommittedPreImages} as of one moment between transactions' changes. */
+    public <T> T readCommitted(Supplier<T> read) {
+        visibility.readLock().lock();
+        try {
+            return read.get();
+        } finally {
+            visibility.readLock().unlock();
+        }
+    }
+
+    /** Runs a change of what is uncommitted (a transaction's statement or commit) unseen by committed readers. */
+    public <T> T changeUncommitted(Supplier<T> change) {
+        visibility.writeLock().lock();
+        try {
+            return change.get();
+        } finally {
+            visibility.writeLock().unlock();
+        }
     }
 
     private Session session(BsonDocument lsid) {
@@ -109,12 +137,14 @@ public final class SessionCatalog {
 
     /**
      * For readers outside transactions: the committed version (null: absent) of every document of a
-     * collection that open transactions on a member have changed but not committed yet.
+     * collection that open transactions on a member have changed but not committed yet. A reader in a
+     * transaction passes it as except: it sees its own writes. Call inside {@link #readCommitted}.
      */
-    public Map<BsonValue, BsonDocument> uncommittedPreImages(int memberIndex, String database, String collection) {
+    public Map<BsonValue, BsonDocument> uncommittedPreImages(int memberIndex, String database, String collection,
+                                                             Transaction except) {
         Map<BsonValue, BsonDocument> committed = new java.util.LinkedHashMap<>();
         for (Transaction t : openTransactions()) {
-            if (t.primaryIndex() != memberIndex) {
+            if (t == except || t.primaryIndex() != memberIndex) {
                 continue;
             }
             for (Change c : t.changes()) {
@@ -143,12 +173,24 @@ public final class SessionCatalog {
         return Optional.empty();
     }
 
-    public void markCommitted(Transaction t) {
-        t.state(Transaction.State.COMMITTED);
+    /**
+     * Commits: appends the transaction's entries (the caller's append) and marks it committed in one
+     * step for committed readers, so none sees its entries while it still counts as open.
+     */
+    public <T> T commit(Transaction t, Supplier<T> append) {
+        return changeUncommitted(() -> {
+            T appended = append.get();
+            t.state(Transaction.State.COMMITTED);
+            return appended;
+        });
     }
 
     /** Undoes a transaction's writes on the storage it ran on. Returns false when it was not open. */
     public boolean abort(Transaction t, MemberStore store) {
+        return changeUncommitted(() -> undo(t, store));
+    }
+
+    private boolean undo(Transaction t, MemberStore store) {
         synchronized (t) {
             if (t.state() != Transaction.State.IN_PROGRESS) {
                 return false;

@@ -34,6 +34,7 @@ public final class WriteExecutor {
     private final Channel channel;
     private final Consumer<Change> sink;
     private final ConflictGuard guard;
+    private final HeldMatches held;
 
     /**
      * Decides whether a statement may change these documents now. Returns false after it had to
@@ -47,11 +48,24 @@ public final class WriteExecutor {
         ConflictGuard NONE = (db, coll, ids) -> true;
     }
 
-    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink, ConflictGuard guard) {
+    /**
+     * The documents other open transactions changed whose committed version matches a filter: storage
+     * shows their uncommitted state (a delete, say), so the statement would miss them, where a server
+     * reading its snapshot meets them and waits or conflicts.
+     */
+    @FunctionalInterface
+    public interface HeldMatches {
+        List<BsonValue> matching(String database, String collection, BsonDocument filter);
+
+        HeldMatches NONE = (db, coll, filter) -> List.of();
+    }
+
+    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink, ConflictGuard guard, HeldMatches held) {
         this.store = store;
         this.channel = channel;
         this.sink = sink;
         this.guard = guard;
+        this.held = held;
     }
 
     private List<RawBsonDocument> targets(String db, String coll, BsonDocument filter, BsonDocument sort, int limit) {
@@ -59,6 +73,14 @@ public final class WriteExecutor {
             List<RawBsonDocument> found = store.find(db, coll, filter, sort, limit);
             List<BsonValue> ids = new ArrayList<>(found.size());
             found.forEach(d -> ids.add(d.get("_id")));
+            // a single unsorted target found in storage is a valid pick; otherwise a held document may be one
+            if (limit == 0 || found.isEmpty() || (sort != null && !sort.isEmpty())) {
+                for (BsonValue id : held.matching(db, coll, filter)) {
+                    if (!ids.contains(id)) {
+                        ids.add(id);
+                    }
+                }
+            }
             if (guard.clear(db, coll, ids)) {
                 return found;
             }

@@ -106,7 +106,7 @@ final class TieredStack implements AutoCloseable {
                 .withBoundPropagationDelay(FOLLOW.multipliedBy(4))
                 .withBarrierTimeout(Duration.ofSeconds(10)).withErrorBackoff(Duration.ofMillis(50))
                 .withRegistry(new PrometheusRegistry());
-        evictor = new Evictor(fastWorkers, archiveWorkers, List.of(POLICY), new EvictorConfig(Duration.ofMillis(400), 50, 100_000),
+        evictor = new Evictor(fastWorkers, archiveWorkers, List.of(POLICY), new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
                 options).startLoop();
     }
 
