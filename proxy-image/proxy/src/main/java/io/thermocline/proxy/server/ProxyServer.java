@@ -74,7 +74,7 @@ public final class ProxyServer implements AutoCloseable {
         if (tiered != null) {
             tiered.countIn(metrics.registry());
         }
-        this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
+        this.group = new MultiThreadIoEventLoopGroup(Integer.getInteger("thermocline.eventLoops", Math.max(2, Runtime.getRuntime().availableProcessors())),
                 new io.netty.util.concurrent.DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
