@@ -39,7 +39,7 @@ public final class DataPlaneConfig {
         ProxyConfig defaults = ProxyConfig.defaults();
         ProxyConfig proxy = new ProxyConfig("0.0.0.0", ClusterLayout.MONGOD_PORT, "0.0.0.0", ClusterLayout.HTTP_PORT,
                 spec.proxy.maxClientConnections, defaults.maxMessageSizeBytes(), defaults.causalWaitTimeout(),
-                defaults.drainTimeout(), defaults.compressors());
+                defaults.drainTimeout(), defaults.compressors(), defaults.transport());
         TiersConfig tiers = new TiersConfig(
                 new TierConfig(null, spec.proxy.connectionBudget.fastTier),
                 new TierConfig(null, spec.proxy.connectionBudget.archive));

@@ -59,6 +59,9 @@ public final class ProxyCommand implements Callable<Integer> {
     @Option(names = "--compressors", paramLabel = "LIST", split = ",", description = "Compressors offered to clients, in order (default zstd,snappy,zlib).")
     String[] compressors;
 
+    @Option(names = "--transport", paramLabel = "NAME", description = "Network transport: auto (io_uring, else epoll, else nio), io_uring, epoll or nio (default auto).")
+    String transport;
+
     @Option(names = "--drain-timeout", paramLabel = "DURATION", description = "How long shutdown waits for requests in flight, e.g. 30s (default 30s).")
     String drainTimeout;
 
@@ -126,6 +129,7 @@ public final class ProxyCommand implements Callable<Integer> {
         put(env, "THERMOCLINE_FLEET_INSTANCE_ID", instanceId);
         put(env, "THERMOCLINE_FLEET_REPLICAS", replicas);
         put(env, "THERMOCLINE_PROXY_DRAIN_TIMEOUT", drainTimeout);
+        put(env, "THERMOCLINE_PROXY_TRANSPORT", transport);
         if (compressors != null) {
             env.put("THERMOCLINE_PROXY_COMPRESSORS", String.join(",", compressors));
         }

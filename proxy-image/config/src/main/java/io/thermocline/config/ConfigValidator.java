@@ -39,6 +39,9 @@ final class ConfigValidator {
                     p.add("proxy.compressors: '" + name + "' is not a MongoDB compressor; use any of snappy, zlib, zstd");
                 }
             }
+            if (!ProxyConfig.TRANSPORTS.contains(x.transport())) {
+                p.add("proxy.transport: '" + x.transport() + "' is not a transport; use one of " + String.join(", ", ProxyConfig.TRANSPORTS));
+            }
         }
         TiersConfig tiers = c.tiers();
         if (tiers == null || tiers.archive() == null) {

@@ -13,9 +13,12 @@ public record ProxyConfig(
         int maxMessageSizeBytes,
         Duration causalWaitTimeout,
         Duration drainTimeout,
-        List<String> compressors) {
+        List<String> compressors,
+        String transport) {
 
     public static final int MONGODB_MAX_MESSAGE_SIZE = 48_000_000;
+    /** Network transports: {@code auto} takes io_uring where the kernel allows it, then epoll, then NIO. */
+    public static final List<String> TRANSPORTS = List.of("auto", "io_uring", "epoll", "nio");
 
     public ProxyConfig {
         compressors = compressors == null ? List.of() : List.copyOf(compressors);
@@ -23,6 +26,6 @@ public record ProxyConfig(
 
     public static ProxyConfig defaults() {
         return new ProxyConfig("0.0.0.0", 27017, "0.0.0.0", 9090, 10_000, MONGODB_MAX_MESSAGE_SIZE,
-                Duration.ofSeconds(5), Duration.ofSeconds(30), List.of("zstd", "snappy", "zlib"));
+                Duration.ofSeconds(5), Duration.ofSeconds(30), List.of("zstd", "snappy", "zlib"), "auto");
     }
 }

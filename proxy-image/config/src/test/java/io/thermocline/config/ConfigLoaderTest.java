@@ -52,11 +52,13 @@ class ConfigLoaderTest {
                 "THERMOCLINE_PROXY_MAX_CLIENT_CONNECTIONS", "77",
                 "THERMOCLINE_PROXY_COMPRESSORS", "zstd, zlib",
                 "THERMOCLINE_FEEDER_COALESCE", "false",
+                "THERMOCLINE_PROXY_TRANSPORT", "epoll",
                 "THERMOCLINE_MONGOSH", "/not/a/setting"));
         assertThat(c.tiers().archive().uri()).isEqualTo("mongodb://override:1/?replicaSet=x");
         assertThat(c.proxy().maxClientConnections()).isEqualTo(77);
         assertThat(c.proxy().compressors()).containsExactly("zstd", "zlib");
         assertThat(c.feeder().coalesce()).isFalse();
+        assertThat(c.proxy().transport()).isEqualTo("epoll");
     }
 
     @Test
@@ -76,7 +78,7 @@ class ConfigLoaderTest {
     @Test
     void everyProblemIsReportedWithItsFieldPath() {
         String bad = """
-                proxy: {port: 70000, compressors: [lz4], maxClientConnections: 0}
+                proxy: {port: 70000, compressors: [lz4], maxClientConnections: 0, transport: dpdk}
                 tiers: {archive: {uri: "http://x"}}
                 collections:
                   - {database: shop, collection: orders, ageField: "$bad", hotWindow: 0s}
@@ -85,6 +87,7 @@ class ConfigLoaderTest {
                 .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("proxy.port: 70000"))
                         .anySatisfy(m -> assertThat(m).startsWith("proxy.compressors: 'lz4'"))
                         .anySatisfy(m -> assertThat(m).startsWith("proxy.maxClientConnections"))
+                        .anySatisfy(m -> assertThat(m).startsWith("proxy.transport: 'dpdk' is not a transport; use one of auto, io_uring"))
                         .anySatisfy(m -> assertThat(m).startsWith("tiers.archive.uri: 'http://x'"))
                         .anySatisfy(m -> assertThat(m).startsWith("collections[0].ageField"))
                         .anySatisfy(m -> assertThat(m).startsWith("collections[0].hotWindow"))
@@ -151,5 +154,6 @@ class ConfigLoaderTest {
         ThermoclineConfig c = ConfigLoader.parse("{\"tiers\": {\"archive\": {\"uri\": \"mongodb://j:1\"}}, \"proxy\": {\"port\": 0}}", Map.of());
         assertThat(c.proxy().port()).isZero();
         assertThat(c.proxy().compressors()).isEqualTo(List.of("zstd", "snappy", "zlib"));
+        assertThat(c.proxy().transport()).isEqualTo("auto");
     }
 }

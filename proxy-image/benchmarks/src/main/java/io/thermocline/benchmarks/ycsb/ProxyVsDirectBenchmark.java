@@ -39,7 +39,7 @@ import java.util.function.Supplier;
  */
 public final class ProxyVsDirectBenchmark {
 
-    private record Row(String workload, int threads, Result direct, Result proxy) {
+    private record Row(String workload, int threads, Result direct, Result proxy, Result relay) {
     }
 
     /** One side of a cell, summed over its slices. */
@@ -99,25 +99,29 @@ public final class ProxyVsDirectBenchmark {
         site.ycsb.measurements.Measurements.setProperties(new Properties());
 
         Path logs = Files.createTempDirectory("thermocline-bench");
-        int serverPort = ChildJvm.freePort();
-        int proxyPort = ChildJvm.freePort();
+        int serverPort = ChildProcess.freePort();
+        int proxyPort = ChildProcess.freePort();
+        int relayPort = ChildProcess.freePort();
         List<Row> rows = new ArrayList<>();
-        try (ChildJvm server = ChildJvm.start("server", List.of("-Xmx2g"), WireServerMain.class.getName(),
+        try (ChildProcess server = ChildProcess.java("server", List.of("-Xmx2g"), WireServerMain.class.getName(),
                 List.of(Integer.toString(serverPort)), serverPort, logs.resolve("server.log"));
-             ChildJvm proxy = ChildJvm.start("proxy", proxyJvm, "io.thermocline.app.Thermocline",
+             ChildProcess proxy = ChildProcess.java("proxy", proxyJvm, "io.thermocline.app.Thermocline",
                      List.of("proxy", "--listen=127.0.0.1:" + proxyPort, "--http=127.0.0.1:0",
                              "--archive-uri=mongodb://127.0.0.1:" + serverPort, "--archive-connection-budget=64",
-                             "--instance-id=bench"), proxyPort, logs.resolve("proxy.log"))) {
+                             "--instance-id=bench"), proxyPort, logs.resolve("proxy.log"));
+             ChildProcess relay = startRelay(opts.getOrDefault("relay", "netty"), relayPort, serverPort, logs)) {
             String direct = "mongodb://127.0.0.1:" + serverPort + "/?maxPoolSize=300";
             String viaProxy = "mongodb://127.0.0.1:" + proxyPort + "/?maxPoolSize=300";
+            String viaRelay = "mongodb://127.0.0.1:" + relayPort + "/?maxPoolSize=300";
             Map<String, Supplier<Duration>> cpu = new LinkedHashMap<>();
             cpu.put("client", CpuShares::thisProcess);
             cpu.put("proxy", proxy::cpu);
             cpu.put("server", server::cpu);
+            cpu.put("relay", relay::cpu);
             load(direct, records);
             // Let the JIT compile client, proxy and server paths before any cell is measured:
             // a proxy runs for days, so its compile time is not part of what an operation costs.
-            for (String url : List.of(direct, viaProxy, direct, viaProxy)) {
+            for (String url : List.of(direct, viaProxy, viaRelay, direct, viaProxy, viaRelay)) {
                 run("A", url, records, 32, Math.max(1, warmup / 4), cpu);
                 run("C", url, records, 32, Math.max(1, warmup / 4), cpu);
             }
@@ -125,12 +129,14 @@ public final class ProxyVsDirectBenchmark {
                 for (int threads : threadCounts) {
                     Result d = new Result();
                     Result p = new Result();
+                    Result b = new Result();
                     int slice = Math.max(1, seconds / rounds);
                     for (int r = 0; r < rounds; r++) {
                         d.add(run(workload, direct, records, threads, slice, cpu));
                         p.add(run(workload, viaProxy, records, threads, slice, cpu));
+                        b.add(run(workload, viaRelay, records, threads, slice, cpu));
                     }
-                    Row row = new Row(workload, threads, d, p);
+                    Row row = new Row(workload, threads, d, p, b);
                     rows.add(row);
                     System.out.println(format(row));
                 }
@@ -142,6 +148,22 @@ public final class ProxyVsDirectBenchmark {
         System.out.println(table);
         Files.createDirectories(out.getParent());
         Files.writeString(out, table);
+    }
+
+    /**
+     * The floor: {@code netty} is {@link ByteRelayMain}; {@code haproxy} is HAProxy in TCP mode
+     * (a mature C relay, when it is installed), for a floor that owes nothing to the JVM.
+     */
+    private static ChildProcess startRelay(String kind, int port, int serverPort, Path logs) throws Exception {
+        if (kind.equals("haproxy")) {
+            Path cfg = logs.resolve("haproxy.cfg");
+            Files.writeString(cfg, "global\n  nbthread 2\ndefaults\n  mode tcp\n  timeout connect 5s\n  timeout client 1h\n"
+                    + "  timeout server 1h\nfrontend clients\n  bind 127.0.0.1:" + port + "\n  default_backend server\n"
+                    + "backend server\n  server s 127.0.0.1:" + serverPort + "\n");
+            return ChildProcess.start("relay", List.of("haproxy", "-db", "-f", cfg.toString()), port, logs.resolve("relay.log"));
+        }
+        return ChildProcess.java("relay", List.of(), ByteRelayMain.class.getName(),
+                List.of(Integer.toString(port), Integer.toString(serverPort)), port, logs.resolve("relay.log"));
     }
 
     private static Properties properties(String workload, String url, int records) {
@@ -235,13 +257,15 @@ public final class ProxyVsDirectBenchmark {
     }
 
     private static String format(Row r) {
-        return String.format("| %s | %d | %.0f | %.2f / %.2f / %.2f | %.0f | %.2f / %.2f / %.2f | **%.2f** | %.0f + %.0f | %.0f + %.0f + %.0f | %d / %d |",
+        return String.format("| %s | %d | %.0f | %.2f / %.2f / %.2f | %.0f | %.2f / %.2f / %.2f | **%.2f** | %.2f"
+                        + " | %.0f + %.0f | %.0f + %.0f + %.0f | %.0f + %.0f + %.0f | %d / %d / %d |",
                 r.workload, r.threads, r.direct.opsPerSecond(), r.direct.ms(50), r.direct.ms(95), r.direct.ms(99),
                 r.proxy.opsPerSecond(), r.proxy.ms(50), r.proxy.ms(95), r.proxy.ms(99),
-                r.proxy.opsPerSecond() / r.direct.opsPerSecond(),
+                r.proxy.opsPerSecond() / r.direct.opsPerSecond(), r.relay.opsPerSecond() / r.direct.opsPerSecond(),
                 r.direct.cpuMicros("client"), r.direct.cpuMicros("server"),
                 r.proxy.cpuMicros("client"), r.proxy.cpuMicros("proxy"), r.proxy.cpuMicros("server"),
-                r.direct.errors, r.proxy.errors);
+                r.relay.cpuMicros("client"), r.relay.cpuMicros("relay"), r.relay.cpuMicros("server"),
+                r.direct.errors, r.proxy.errors, r.relay.errors);
     }
 
     private static String table(List<Row> rows, int seconds, int rounds, int warmup, int records, List<String> proxyJvm) {
@@ -253,10 +277,13 @@ public final class ProxyVsDirectBenchmark {
                 .append(rounds).append(" alternating slices, after a warm-up of ").append(warmup).append(" s per side. Backend: mongo-java-server (memory) in its own JVM;")
                 .append(" proxy (`thermocline proxy`, JVM options: ").append(proxyJvm.isEmpty() ? "defaults" : String.join(" ", proxyJvm))
                 .append(") in its own JVM with a pool of 64 connections; YCSB client in a third. All share ")
-                .append(Runtime.getRuntime().availableProcessors()).append(" cores.\n\n");
+                .append(Runtime.getRuntime().availableProcessors()).append(" cores. The byte relay (`ByteRelayMain`, Netty, one")
+                .append(" server connection per client connection, no message parsing) is the floor: what two extra loopback hops")
+                .append(" cost with no protocol work at all.\n\n");
         s.append("| workload | threads | direct ops/s | direct p50 / p95 / p99 ms | proxy ops/s | proxy p50 / p95 / p99 ms | proxy/direct"
-                + " | direct CPU us/op client + server | proxied CPU us/op client + proxy + server | errors d / p |\n");
-        s.append("|---|---|---|---|---|---|---|---|---|---|\n");
+                + " | byte relay/direct | direct CPU us/op client + server | proxied CPU us/op client + proxy + server"
+                + " | relayed CPU us/op client + relay + server | errors direct / proxy / relay |\n");
+        s.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         rows.forEach(r -> s.append(format(r)).append('\n'));
         return s.toString();
     }

@@ -219,18 +219,18 @@ final class CommandDispatcher {
                             + " connect without credentials (see docs/proxy.md)", List.of()));
         }
         BsonDocument body = msg.body();
-        Optional<SessionKey> session = SessionKey.of(body);
-        session.ifPresent(s -> sessions.used(s, client.id()));
+        CommandTraits traits = CommandTraits.of(name, body);
+        traits.session().ifPresent(s -> sessions.used(s, client.id()));
         return switch (name) {
             case "ping" -> reply(client, msg, compressor, name, start, withClusterTime(new BsonDocument("ok", new BsonDouble(1))));
             case "getMore" -> getMore(client, msg, compressor, start);
             case "killCursors" -> killCursors(client, msg, compressor, start);
-            case "endSessions" -> forward(client, msg, compressor, name, start).whenComplete((v, e) -> endSessions(body));
-            default -> server.tiered() == null ? forward(client, msg, compressor, name, start) : server.tiered()
+            case "endSessions" -> forward(client, msg, compressor, name, start, traits).whenComplete((v, e) -> endSessions(body));
+            default -> server.tiered() == null ? forward(client, msg, compressor, name, start, traits) : server.tiered()
                     .route(new TieredRequest(client.id(), msg), (tier, request) -> callTier(client, tier, request))
                     .map(reply -> reply.thenCompose(out -> finish(client, msg, compressor, name, start, out, isOk(out), 0))
-                            .exceptionallyCompose(e -> unavailable(client, msg, compressor, name, start, CommandTraits.of(name, body), e)))
-                    .orElseGet(() -> forward(client, msg, compressor, name, start));
+                            .exceptionallyCompose(e -> unavailable(client, msg, compressor, name, start, traits, e)))
+                    .orElseGet(() -> forward(client, msg, compressor, name, start, traits));
         };
     }
 
@@ -243,7 +243,7 @@ final class CommandDispatcher {
         BsonDocument body = msg.body();
         String name = msg.commandName();
         CommandTraits traits = CommandTraits.of(name, body);
-        Optional<SessionKey> session = SessionKey.of(body);
+        Optional<SessionKey> session = traits.session();
         Optional<TransactionPins.Pin> pin = traits.inTransaction() && session.isPresent()
                 ? pins.find(session.get(), traits.txnNumber()) : Optional.empty();
         CompletableFuture<ServerAddress> target;
@@ -257,14 +257,14 @@ final class CommandDispatcher {
                 return p;
             });
         } else {
-            target = select(tier, ReadPreference.parse(body.get("$readPreference")));
+            target = select(tier, ReadPreference.parse(traits.readPreference()));
         }
         return target.thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, Map.of()), client.channel().eventLoop()).thenApply(reply -> {
             ReplyFacts facts = observe(tier, member, reply.body());
             if (traits.endsTransaction() && session.isPresent() && (name.equals("abortTransaction") || facts.ok())) {
                 pins.release(session.get());
             }
-            return registerCursor(client, tier, member, reply.body(), facts, body);
+            return registerCursor(client, tier, member, reply.body(), facts, body, traits);
         }));
     }
 
@@ -273,11 +273,11 @@ final class CommandDispatcher {
         return reply;
     }
 
-    private CompletableFuture<Void> forward(ClientConnection client, OpMsg msg, Compressor compressor, String name, long start) {
+    private CompletableFuture<Void> forward(ClientConnection client, OpMsg msg, Compressor compressor, String name, long start,
+                                            CommandTraits traits) {
         TierBackend tier = server.archive();
         BsonDocument body = msg.body();
-        CommandTraits traits = CommandTraits.of(name, body);
-        Optional<SessionKey> session = SessionKey.of(body);
+        Optional<SessionKey> session = traits.session();
         CompletableFuture<ServerAddress> target;
         Optional<TransactionPins.Pin> pin = traits.inTransaction() && session.isPresent()
                 ? pins.find(session.get(), traits.txnNumber()) : Optional.empty();
@@ -291,7 +291,7 @@ final class CommandDispatcher {
                 return p;
             });
         } else {
-            target = select(tier, ReadPreference.parse(body.get("$readPreference")));
+            target = select(tier, ReadPreference.parse(traits.readPreference()));
         }
         return target.thenCompose(member -> {
             OpMsg request = toMember(tier, member, msg, Map.of());
@@ -301,7 +301,7 @@ final class CommandDispatcher {
                         && (name.equals("abortTransaction") || facts.ok())) {
                     pins.release(session.get());
                 }
-                RawBsonDocument out = registerCursor(client, tier, member, reply.body(), facts, body);
+                RawBsonDocument out = registerCursor(client, tier, member, reply.body(), facts, body, traits);
                 if (msg.moreToCome()) {
                     metrics.commandFinished(name, facts.ok() ? "ok" : "error", System.nanoTime() - start);
                     return CompletableFuture.<Void>completedFuture(null);
@@ -381,20 +381,17 @@ final class CommandDispatcher {
     }
 
     private RawBsonDocument registerCursor(ClientConnection client, TierBackend tier, ServerAddress member,
-                                           RawBsonDocument reply, ReplyFacts facts, BsonDocument request) {
+                                           RawBsonDocument reply, ReplyFacts facts, BsonDocument request, CommandTraits traits) {
         if (facts.cursorId() == 0) {
             return reply;
         }
         String ns = facts.cursorNs();
-        BsonValue lsid = request.get("lsid");
-        Optional<SessionKey> session = SessionKey.of(request);
+        Optional<SessionKey> session = traits.session();
         CursorOwner owner = session.isPresent() && !client.loadBalanced()
                 ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(client.id());
-        BsonValue noTimeout = request.get("noCursorTimeout");
         CursorRoute route = cursors.register(tier.tier(), member, facts.cursorId(),
                 ns != null ? ns : request.getString("$db", new BsonString("")).getValue(),
-                lsid != null && lsid.isDocument() ? lsid.asDocument() : null, owner,
-                noTimeout != null && noTimeout.isBoolean() && noTimeout.asBoolean().getValue(), System.nanoTime());
+                traits.lsid(), owner, traits.noCursorTimeout(), System.nanoTime());
         metrics.openCursors(cursors.size());
         return facts.withCursorId(reply, route.proxyId());
     }

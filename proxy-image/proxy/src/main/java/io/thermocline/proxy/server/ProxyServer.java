@@ -45,7 +45,7 @@ public final class ProxyServer implements AutoCloseable {
 
     private final ProxySettings settings;
     private final ProxyMetrics metrics = new ProxyMetrics();
-    private final NettyTransport transport = NettyTransport.best();
+    private final NettyTransport transport;
     private final EventLoopGroup group;
     private final TierBackend archive;
     private final TierBackend fast;
@@ -71,10 +71,11 @@ public final class ProxyServer implements AutoCloseable {
     public ProxyServer(ProxySettings settings, TieredRouting tiered) {
         this.settings = settings;
         this.tiered = tiered;
+        this.transport = NettyTransport.choose(settings.transport());
         if (tiered != null) {
             tiered.countIn(metrics.registry());
         }
-        this.group = new MultiThreadIoEventLoopGroup(Integer.getInteger("thermocline.eventLoops", Math.max(2, Runtime.getRuntime().availableProcessors())),
+        this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 new io.netty.util.concurrent.DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),

@@ -21,7 +21,7 @@ import java.util.List;
 public record ProxySettings(String listenHost, int port, String httpHost, int httpPort, int maxClientConnections,
                             int maxMessageSizeBytes, List<Compressor> compressors, Duration drainTimeout,
                             String instanceId, TierEndpoint archive, TierEndpoint fast, Duration poolWaitTimeout,
-                            Duration primaryWaitTimeout, Duration heartbeatInterval, Duration connectTimeout) {
+                            Duration primaryWaitTimeout, Duration heartbeatInterval, Duration connectTimeout, String transport) {
 
     /** One tier's connection string and this instance's per-member pool size. */
     public record TierEndpoint(ConnectionString uri, int poolSize) {
@@ -37,7 +37,7 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
         return new ProxySettings(p.listenHost(), p.port(), p.httpHost(), p.httpPort(), p.maxClientConnections(),
                 p.maxMessageSizeBytes(), List.copyOf(compressors), p.drainTimeout(), fleet.instanceId(),
                 endpoint(config.tiers().archive(), fleet), config.tiers().fast() == null ? null : endpoint(config.tiers().fast(), fleet),
-                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(5));
+                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(5), p.transport());
     }
 
     private static TierEndpoint endpoint(TierConfig tier, FleetConfig fleet) {
@@ -46,16 +46,16 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
 
     public ProxySettings withListen(String host, int newPort) {
         return new ProxySettings(host, newPort, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout);
+                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport);
     }
 
     public ProxySettings withHttp(String host, int newPort) {
         return new ProxySettings(listenHost, port, host, newPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout);
+                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport);
     }
 
     public ProxySettings withTimeouts(Duration poolWait, Duration primaryWait, Duration heartbeat) {
         return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout);
+                drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout, transport);
     }
 }

@@ -20,6 +20,8 @@ record ReplyFacts(boolean ok, int code, BsonDocument clusterTime, long cursorId,
 
     static ReplyFacts of(RawBsonDocument reply) {
         ByteBuffer bytes = reply.getByteBuffer().asNIO().order(ByteOrder.LITTLE_ENDIAN);
+        // A reply decoded from a message is a window on the message's bytes: offsets are kept relative to it.
+        int base = bytes.position();
         ByteBufferBsonInput input = new ByteBufferBsonInput(new org.bson.ByteBufNIO(bytes));
         boolean ok = false;
         int code = 0;
@@ -45,7 +47,7 @@ record ReplyFacts(boolean ok, int code, BsonDocument clusterTime, long cursorId,
                     while (reader.readBsonType() != BsonType.END_OF_DOCUMENT) {
                         String field = reader.readName();
                         if (field.equals("id") && reader.getCurrentBsonType() == BsonType.INT64) {
-                            cursorIdOffset = input.getPosition();
+                            cursorIdOffset = input.getPosition() - base;
                             cursorId = reader.readInt64();
                         } else if (field.equals("ns") && reader.getCurrentBsonType() == BsonType.STRING) {
                             ns = reader.readString();

@@ -110,7 +110,7 @@ public final class TieredRouting implements AutoCloseable {
         OpMsg msg = request.msg();
         BsonDocument command = msg.command();
         CommandTraits traits = CommandTraits.of(msg.commandName(), command);
-        Optional<SessionKey> session = SessionKey.of(command);
+        Optional<SessionKey> session = traits.session();
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, session, table);
         ensureMetadata();

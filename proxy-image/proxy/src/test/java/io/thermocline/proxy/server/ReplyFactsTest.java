@@ -37,6 +37,18 @@ class ReplyFactsTest {
     }
 
     @Test
+    void patchesAReplyThatIsAWindowOnALargerMessage() {
+        byte[] doc = OpMsg.raw(BsonDocument.parse("{cursor: {firstBatch: [{a: 1}], id: {$numberLong: '77'}, ns: 'a.b'}, ok: 1}"))
+                .getByteBuffer().array();
+        byte[] message = new byte[doc.length + 21];
+        System.arraycopy(doc, 0, message, 21, doc.length);
+        RawBsonDocument reply = new RawBsonDocument(message, 21, doc.length);
+        RawBsonDocument patched = ReplyFacts.of(reply).withCursorId(reply, 42);
+        assertThat(patched.getDocument("cursor").getInt64("id").getValue()).isEqualTo(42);
+        assertThat(patched.getDocument("cursor").getArray("firstBatch")).hasSize(1);
+    }
+
+    @Test
     void errorsKeepTheirCodeAndRepliesWithoutCursorAreUntouched() {
         RawBsonDocument reply = OpMsg.raw(BsonDocument.parse("{ok: 0.0, errmsg: 'not primary', code: 10107, codeName: 'NotWritablePrimary'}"));
         ReplyFacts facts = ReplyFacts.of(reply);

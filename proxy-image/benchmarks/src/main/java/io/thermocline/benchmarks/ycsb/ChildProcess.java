@@ -10,23 +10,23 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A server of the benchmark (the MongoDB wire server, the proxy) in a JVM of its own, as each
- * runs in production: its collector, JIT and CPU time are its own, and its CPU can be read from
- * the operating system.
+ * A server of the benchmark (the MongoDB wire server, the proxy, a relay) in a process of its
+ * own, as each runs in production: a JVM's collector, JIT and CPU time are its own, and its CPU
+ * can be read from the operating system.
  */
-final class ChildJvm implements AutoCloseable {
+final class ChildProcess implements AutoCloseable {
     private final String name;
     private final Process process;
     private final int port;
 
-    private ChildJvm(String name, Process process, int port) {
+    private ChildProcess(String name, Process process, int port) {
         this.name = name;
         this.process = process;
         this.port = port;
     }
 
     /** Starts {@code mainClass} on this JVM's classpath and waits until it accepts connections on {@code port}. */
-    static ChildJvm start(String name, List<String> jvmOptions, String mainClass, List<String> args, int port, Path log)
+    static ChildProcess java(String name, List<String> jvmOptions, String mainClass, List<String> args, int port, Path log)
             throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -35,8 +35,13 @@ final class ChildJvm implements AutoCloseable {
         command.add(System.getProperty("java.class.path"));
         command.add(mainClass);
         command.addAll(args);
+        return start(name, command, port, log);
+    }
+
+    /** Starts {@code command} and waits until it accepts connections on {@code port}. */
+    static ChildProcess start(String name, List<String> command, int port, Path log) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        ChildJvm child = new ChildJvm(name, p, port);
+        ChildProcess child = new ChildProcess(name, p, port);
         Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
