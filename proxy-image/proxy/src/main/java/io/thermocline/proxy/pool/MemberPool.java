@@ -224,10 +224,6 @@ public final class MemberPool implements PoolListener.PoolCounts {
         });
     }
 
-    public synchronized int openConnections() {
-        return open;
-    }
-
     public synchronized int idleConnections() {
         return idle.size();
     }

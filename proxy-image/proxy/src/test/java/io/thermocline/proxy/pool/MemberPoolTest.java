@@ -45,7 +45,7 @@ class MemberPoolTest {
     void neverOpensMoreThanItsSizeAndBoundsTheWait() throws Exception {
         BackendConnection a = pool.borrow().get(5, TimeUnit.SECONDS);
         BackendConnection b = pool.borrow().get(5, TimeUnit.SECONDS);
-        assertThat(pool.openConnections()).isEqualTo(2);
+        assertThat(pool.open()).isEqualTo(2);
         CompletableFuture<BackendConnection> third = pool.borrow();
         assertThatThrownBy(() -> third.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                 .hasCauseInstanceOf(PoolTimeoutException.class).hasMessageContaining("stayed busy");
@@ -54,8 +54,40 @@ class MemberPoolTest {
         assertThat(fourth.get(5, TimeUnit.SECONDS)).isSameAs(a);
         pool.release(b);
         pool.release(fourth.get());
-        assertThat(pool.openConnections()).isEqualTo(2);
+        assertThat(pool.open()).isEqualTo(2);
         assertThat(pool.idleConnections()).isEqualTo(2);
+    }
+
+    @Test
+    void aRequestGetsAConnectionOnItsOwnEventLoopWhileThePoolMayGrow() throws Exception {
+        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+        try {
+            io.netty.channel.EventLoop first = loops.next();
+            io.netty.channel.EventLoop second = loops.next();
+            assertThat(first).isNotSameAs(second);
+            MemberPool affine = new MemberPool(Tier.ARCHIVE, new ServerAddress("127.0.0.1", backend.getLocalAddress().getPort()), 2,
+                    Duration.ofMillis(300), new BackendConnector(loops, io.netty.channel.socket.nio.NioSocketChannel.class,
+                    48_000_000, Duration.ofSeconds(2)), loops.next(), PoolListener.NONE);
+            try {
+                BackendConnection onFirst = affine.borrow(first).get(5, TimeUnit.SECONDS);
+                affine.release(onFirst);
+                BackendConnection onSecond = affine.borrow(second).get(5, TimeUnit.SECONDS);
+                assertThat(onSecond.eventLoop()).isSameAs(second);
+                assertThat(affine.open()).isEqualTo(2);
+                affine.release(onSecond);
+                // At its size the pool lends what is idle, whichever loop it lives on.
+                BackendConnection a = affine.borrow(first).get(5, TimeUnit.SECONDS);
+                BackendConnection b = affine.borrow(first).get(5, TimeUnit.SECONDS);
+                assertThat(a).isSameAs(onFirst);
+                assertThat(b).isSameAs(onSecond);
+                assertThat(affine.open()).isEqualTo(2);
+                assertThat(affine.inUse()).isEqualTo(2);
+            } finally {
+                affine.close();
+            }
+        } finally {
+            loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
     }
 
     @Test
@@ -64,7 +96,7 @@ class MemberPoolTest {
         pool.clear();
         pool.release(a);
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !a.isOpen());
-        assertThat(pool.openConnections()).isZero();
+        assertThat(pool.open()).isZero();
         backend.shutdownNow();
         assertThatThrownBy(() -> pool.borrow().get(5, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(BackendUnavailableException.class).hasMessageContaining("cannot connect");
@@ -99,8 +131,8 @@ class MemberPoolTest {
             th.join(60_000);
         }
         assertThat(failures).isEmpty();
-        assertThat(pool.openConnections()).isLessThanOrEqualTo(2);
-        assertThat(pool.idleConnections()).isEqualTo(pool.openConnections());
+        assertThat(pool.open()).isLessThanOrEqualTo(2);
+        assertThat(pool.idleConnections()).isEqualTo(pool.open());
     }
 
     @org.junit.jupiter.params.ParameterizedTest
