@@ -14,6 +14,7 @@ import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.warmer.Warmer;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -93,7 +94,9 @@ public final class EmbeddedStack implements AutoCloseable {
                         new TierConfig(archive.connectionString(), t.tiers().archive().connectionBudget())),
                 t.fleet(), t.collections(), t.feeder(), t.evictor(), t.warmer());
 
-        feeder = Feeder.start(config);
+        // The workers count into a registry of this stack's own, served on the proxy's /metrics.
+        PrometheusRegistry workerMetrics = new PrometheusRegistry();
+        feeder = Feeder.start(config, Feeder.Options.defaults().withRegistry(workerMetrics));
         started.add(feeder);
         if (!feeder.awaitStreaming(Duration.ofSeconds(30))) {
             throw new StartFailure("the feeder did not start streaming the fast tier's changes within 30 s", feeder.crash());
@@ -106,8 +109,8 @@ public final class EmbeddedStack implements AutoCloseable {
                 }
             }
         }
-        started.add(Warmer.start(config));
-        started.add(Evictor.start(config));
+        started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
+        started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
         try {
             proxy = TieredProxy.create(config).start();
         } catch (IOException e) {
@@ -117,6 +120,7 @@ public final class EmbeddedStack implements AutoCloseable {
                     + "; if the port is in use, stop what uses it or pass --port / --http", e);
         }
         started.add(proxy);
+        proxy.metrics().alsoExpose(workerMetrics);
         out.printf("Thermocline embedded default is up.%n  MongoDB clients: mongodb://%s:%d/  (try: mongosh mongodb://localhost:%d/%s)%n"
                         + "  metrics: http://%s:%d/metrics%n  fast tier %s (%s)%n  archive   %s (%s)%n  tiered: %s.%s by %s, window %s%n",
                 config.proxy().listenHost(), proxy.port(), proxy.port(), SampleData.DATABASE,
@@ -134,6 +138,11 @@ public final class EmbeddedStack implements AutoCloseable {
 
     public int proxyPort() {
         return proxy.port();
+    }
+
+    /** The port of /metrics and /health (the proxy's HTTP endpoint). */
+    public int httpPort() {
+        return proxy.httpPort();
     }
 
     /** Reads the proxy routed to one tier so far (what the status line shows). */

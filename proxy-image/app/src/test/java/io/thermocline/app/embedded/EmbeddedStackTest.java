@@ -29,7 +29,7 @@ class EmbeddedStackTest {
     }
 
     @Test
-    void servesTheSampleDataThroughTheProxyAndWarmsTheWindow(@TempDir Path dir) {
+    void servesTheSampleDataThroughTheProxyAndWarmsTheWindow(@TempDir Path dir) throws Exception {
         StringWriter printed = new StringWriter();
         try (EmbeddedStack stack = EmbeddedStack.start(options(dir, 2000), new PrintWriter(printed, true));
              MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + stack.proxyPort() + "/")) {
@@ -50,6 +50,11 @@ class EmbeddedStackTest {
                     assertThat(stack.readsServedBy(RoutingMetrics.Served.FAST)).isPositive();
                 });
                 assertThat(stack.readsServedBy(RoutingMetrics.Served.ARCHIVE)).as("the whole-collection count needs the archive").isPositive();
+                // one /metrics for the whole stack: the proxy's and the tiering workers'
+                String metrics = new String(new java.net.URL("http://127.0.0.1:" + stack.httpPort() + "/metrics").openStream()
+                        .readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                assertThat(metrics).contains("thermocline_proxy_commands_total").contains("thermocline_feeder_events_total")
+                        .contains("thermocline_warmer_documents_total");
             }
         } catch (EmbeddedStack.StartFailure e) {
             throw new AssertionError(e);

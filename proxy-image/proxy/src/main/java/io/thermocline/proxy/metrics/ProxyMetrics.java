@@ -36,6 +36,8 @@ public final class ProxyMetrics implements PoolListener {
     private final Map<String, CommandSeries> commandSeries;
     private final Map<PoolKey, PoolListener.PoolCounts> pools = new ConcurrentHashMap<>();
     private volatile java.util.function.IntSupplier inFlightSource = () -> 0;
+    /** Registries of processes sharing this one's /metrics (the embedded default's tiering workers). */
+    private final java.util.List<PrometheusRegistry> alsoExposed = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private record PoolKey(Tier tier, ServerAddress member) {
     }
@@ -185,7 +187,21 @@ public final class ProxyMetrics implements PoolListener {
     }
 
     public void writeTo(OutputStream out) throws IOException {
-        PrometheusTextFormatWriter.create().write(out, registry.scrape());
+        if (alsoExposed.isEmpty()) {
+            PrometheusTextFormatWriter.create().write(out, registry.scrape());
+            return;
+        }
+        io.prometheus.metrics.model.snapshots.MetricSnapshots.Builder all = io.prometheus.metrics.model.snapshots.MetricSnapshots.builder();
+        registry.scrape().forEach(all::metricSnapshot);
+        for (PrometheusRegistry other : alsoExposed) {
+            other.scrape().forEach(all::metricSnapshot);
+        }
+        PrometheusTextFormatWriter.create().write(out, all.build());
+    }
+
+    /** Serves {@code other}'s metrics on this /metrics too, for components that run in the proxy's process. */
+    public void alsoExpose(PrometheusRegistry other) {
+        alsoExposed.add(other);
     }
 
     public PrometheusRegistry registry() {
