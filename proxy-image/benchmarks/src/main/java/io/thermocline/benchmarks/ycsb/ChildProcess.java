@@ -15,14 +15,10 @@ import java.util.List;
  * can be read from the operating system.
  */
 final class ChildProcess implements AutoCloseable {
-    private final String name;
     private final Process process;
-    private final int port;
 
-    private ChildProcess(String name, Process process, int port) {
-        this.name = name;
+    private ChildProcess(Process process) {
         this.process = process;
-        this.port = port;
     }
 
     /** Starts {@code mainClass} on this JVM's classpath and waits until it accepts connections on {@code port}. */
@@ -41,7 +37,7 @@ final class ChildProcess implements AutoCloseable {
     /** Starts {@code command} and waits until it accepts connections on {@code port}. */
     static ChildProcess start(String name, List<String> command, int port, Path log) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        ChildProcess child = new ChildProcess(name, p, port);
+        ChildProcess child = new ChildProcess(p);
         Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
@@ -63,14 +59,6 @@ final class ChildProcess implements AutoCloseable {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
-    }
-
-    String name() {
-        return name;
-    }
-
-    int port() {
-        return port;
     }
 
     /** CPU time (user and system) the process has used so far. */
