@@ -62,6 +62,9 @@ public final class ProxyCommand implements Callable<Integer> {
     @Option(names = "--transport", paramLabel = "NAME", description = "Network transport: auto (io_uring, else epoll, else nio), io_uring, epoll or nio (default auto).")
     String transport;
 
+    @Option(names = "--read-consistency", paramLabel = "MODE", description = "What a read routed to the archive sees: linearizable (every write acknowledged before it, from any client or proxy; the default) or session (the session's own writes; lower latency). See docs/consistency.md.")
+    String readConsistency;
+
     @Option(names = "--drain-timeout", paramLabel = "DURATION", description = "How long shutdown waits for requests in flight, e.g. 30s (default 30s).")
     String drainTimeout;
 
@@ -135,6 +138,7 @@ public final class ProxyCommand implements Callable<Integer> {
         put(env, "THERMOCLINE_FLEET_REPLICAS", replicas);
         put(env, "THERMOCLINE_PROXY_DRAIN_TIMEOUT", drainTimeout);
         put(env, "THERMOCLINE_PROXY_TRANSPORT", transport);
+        put(env, "THERMOCLINE_PROXY_READ_CONSISTENCY", readConsistency);
         if (compressors != null) {
             env.put("THERMOCLINE_PROXY_COMPRESSORS", String.join(",", compressors));
         }

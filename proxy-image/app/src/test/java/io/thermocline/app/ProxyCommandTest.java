@@ -20,7 +20,7 @@ class ProxyCommandTest {
         assertThat(code).isZero();
         assertThat(out.toString()).contains("--listen", "--archive-uri", "--fast-uri", "--config", "--http",
                 "--max-client-connections", "--archive-connection-budget", "--fast-connection-budget", "--instance-id",
-                "--replicas", "--compressors", "--drain-timeout");
+                "--replicas", "--compressors", "--drain-timeout", "--read-consistency");
     }
 
     @Test
@@ -69,7 +69,7 @@ class ProxyCommandTest {
         ProxyCommand command = new ProxyCommand(Map.of("THERMOCLINE_TIERS_ARCHIVE_URI", "mongodb://env:1",
                 "THERMOCLINE_PROXY_MAX_CLIENT_CONNECTIONS", "7"));
         new CommandLine(command).parseArgs("--archive-uri", "mongodb://flag:2/?replicaSet=rs0", "--listen", "127.0.0.1:27999",
-                "--http", "9191", "--compressors", "zlib,snappy", "--instance-id", "p-1");
+                "--http", "9191", "--compressors", "zlib,snappy", "--instance-id", "p-1", "--read-consistency", "session");
         var config = command.loadConfig();
         assertThat(config.tiers().archive().uri()).isEqualTo("mongodb://flag:2/?replicaSet=rs0");
         assertThat(config.proxy().port()).isEqualTo(27999);
@@ -78,6 +78,7 @@ class ProxyCommandTest {
         assertThat(config.proxy().maxClientConnections()).isEqualTo(7);
         assertThat(config.proxy().compressors()).containsExactly("zlib", "snappy");
         assertThat(config.fleet().instanceId()).isEqualTo("p-1");
+        assertThat(config.proxy().readConsistency()).isEqualTo(io.thermocline.config.ReadConsistency.SESSION);
     }
 
     @Test

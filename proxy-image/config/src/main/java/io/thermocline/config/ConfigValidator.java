@@ -33,6 +33,9 @@ final class ConfigValidator {
                         + ProxyConfig.MONGODB_MAX_MESSAGE_SIZE + " (MongoDB's own limit)");
             }
             positive(p, "proxy.causalWaitTimeout", x.causalWaitTimeout());
+            if (x.readConsistency() == null) {
+                p.add("proxy.readConsistency: missing; use linearizable (the default) or session");
+            }
             notNegative(p, "proxy.drainTimeout", x.drainTimeout());
             for (String name : x.compressors()) {
                 if (!COMPRESSORS.contains(name)) {

@@ -12,6 +12,7 @@ public record ProxyConfig(
         int maxClientConnections,
         int maxMessageSizeBytes,
         Duration causalWaitTimeout,
+        ReadConsistency readConsistency,
         Duration drainTimeout,
         List<String> compressors,
         String transport) {
@@ -24,8 +25,16 @@ public record ProxyConfig(
         compressors = compressors == null ? List.of() : List.copyOf(compressors);
     }
 
+    /** The schema before {@code readConsistency}: the default, {@code linearizable}. */
+    public ProxyConfig(String listenHost, int port, String httpHost, int httpPort, int maxClientConnections,
+                       int maxMessageSizeBytes, Duration causalWaitTimeout, Duration drainTimeout, List<String> compressors,
+                       String transport) {
+        this(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, causalWaitTimeout,
+                ReadConsistency.LINEARIZABLE, drainTimeout, compressors, transport);
+    }
+
     public static ProxyConfig defaults() {
         return new ProxyConfig("0.0.0.0", 27017, "0.0.0.0", 9090, 10_000, MONGODB_MAX_MESSAGE_SIZE,
-                Duration.ofSeconds(5), Duration.ofSeconds(30), List.of("zstd", "snappy", "zlib"), "auto");
+                Duration.ofSeconds(5), ReadConsistency.LINEARIZABLE, Duration.ofSeconds(30), List.of("zstd", "snappy", "zlib"), "auto");
     }
 }

@@ -95,6 +95,23 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void readConsistencyIsLinearizableUnlessSessionIsChosen() {
+        assertThat(ConfigLoader.parse(TIERED, Map.of()).proxy().readConsistency()).isEqualTo(ReadConsistency.LINEARIZABLE);
+        assertThat(ConfigLoader.parse(TIERED + "proxy: {readConsistency: session}", Map.of()).proxy().readConsistency())
+                .isEqualTo(ReadConsistency.SESSION);
+        assertThat(ConfigLoader.parse(TIERED, Map.of("THERMOCLINE_PROXY_READ_CONSISTENCY", "session")).proxy().readConsistency())
+                .isEqualTo(ReadConsistency.SESSION);
+    }
+
+    @Test
+    void unknownReadConsistencyNamesTheFieldAndTheChoices() {
+        assertThatThrownBy(() -> ConfigLoader.parse(TIERED + "proxy: {readConsistency: eventual}", Map.of()))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("proxy.readConsistency")
+                .hasMessageContaining("'eventual' is not a read consistency; use linearizable");
+    }
+
+    @Test
     void unknownFieldIsNamed() {
         assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://h', budget: 3}}", Map.of()))
                 .isInstanceOf(InvalidConfigException.class)

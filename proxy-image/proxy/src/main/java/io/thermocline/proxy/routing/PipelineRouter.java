@@ -82,7 +82,9 @@ public final class PipelineRouter {
             return new ReadRoute.Archive(Reason.OUTPUT_TO_UNTIERED_NAMESPACE);
         }
         if (source != null && !table.tiered(source)) {
-            return new ReadRoute.Archive(Reason.UNTIERED_NAMESPACE);
+            // the archive answers either way, but a tiered collection it reads needs the read barrier first
+            return touched.stream().anyMatch(t -> table.tiered(t.namespace()))
+                    ? new ReadRoute.Archive(Reason.FOREIGN_NAMESPACE_TIERED) : new ReadRoute.Archive(Reason.UNTIERED_NAMESPACE);
         }
         for (Touched t : touched) {
             if (!table.tiered(t.namespace())) {

@@ -12,8 +12,10 @@ public enum Reason {
     NO_AGE_BOUND("no_age_bound"),
     POINT_READ_BY_ID("point_read_by_id"),
     UNTIERED_NAMESPACE("untiered_namespace"),
+    COVERAGE_CHANGED_DURING_READ("coverage_changed_during_read"),
     // Pipelines
     FOREIGN_NAMESPACE_UNTIERED("foreign_namespace_untiered"),
+    FOREIGN_NAMESPACE_TIERED("foreign_namespace_tiered"),
     FOREIGN_NAMESPACE_NOT_PROVABLY_HOT("foreign_namespace_not_provably_hot"),
     OUTPUT_TO_UNTIERED_NAMESPACE("output_to_untiered_namespace"),
     OUTPUT_TO_TIERED_NAMESPACE("output_to_tiered_namespace"),

@@ -170,6 +170,8 @@ public record RoutingExplanation(String command, String namespace, Served served
             case NO_AGE_BOUND -> "the filter does not bound the age field from below with a Date, epoch number or ObjectId";
             case POINT_READ_BY_ID -> "a read by _id: the fast tier answers when it holds the document, else the archive";
             case UNTIERED_NAMESPACE -> "no tiering policy: the archive serves it unchanged";
+            case COVERAGE_CHANGED_DURING_READ -> "the coverage bound the fast tier's answer relied on changed or went stale while it was read";
+            case FOREIGN_NAMESPACE_TIERED -> "the pipeline reads a tiered collection from one that lives only in the archive: the archive answers after the read barrier";
             case FOREIGN_NAMESPACE_UNTIERED -> "the pipeline reads a collection that lives only in the archive";
             case FOREIGN_NAMESPACE_NOT_PROVABLY_HOT -> "the pipeline reads a tiered collection without proving those documents are hot";
             case OUTPUT_TO_UNTIERED_NAMESPACE -> "the pipeline writes into a collection that lives in the archive";

@@ -13,7 +13,11 @@ import org.bson.BsonDocument;
  * command, so every decision of a command sees the same coverage).
  */
 record Exchange(TieredRequest request, TierCall call, BsonDocument command, CommandTraits traits,
-                Optional<SessionKey> session, RoutingTable table) {
+                Optional<SessionKey> session, TieringFollower.Decided decided) {
+
+    RoutingTable table() {
+        return decided.table();
+    }
 
     OpMsg msg() {
         return request.msg();

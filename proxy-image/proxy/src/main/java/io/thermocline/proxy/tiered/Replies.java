@@ -17,6 +17,7 @@ final class Replies {
     static final int EXCEEDED_TIME_LIMIT = 262;
     static final int COMMAND_NOT_SUPPORTED = 115;
     static final int OPERATION_NOT_SUPPORTED_IN_TRANSACTION = 263;
+    static final int QUERY_PLAN_KILLED = 175;
 
     private Replies() {
     }
@@ -29,6 +30,18 @@ final class Replies {
     static BsonTimestamp operationTime(BsonDocument reply) {
         BsonValue t = reply.get("operationTime");
         return t != null && t.isTimestamp() ? t.asTimestamp() : null;
+    }
+
+    /** The {@code readConcern.afterClusterTime} a client sent (its session's causal point), or null. */
+    static BsonTimestamp afterClusterTime(BsonDocument command) {
+        BsonValue readConcern = command.get("readConcern");
+        BsonValue after = readConcern != null && readConcern.isDocument() ? readConcern.asDocument().get("afterClusterTime") : null;
+        return after != null && after.isTimestamp() ? after.asTimestamp() : null;
+    }
+
+    /** The reply with its {@code operationTime} set to {@code time} (a fast-tier time). */
+    static RawBsonDocument withOperationTime(RawBsonDocument reply, BsonTimestamp time) {
+        return CommandEnvelope.edit(reply, Map.of(), Set.of(), new BsonDocument("operationTime", time));
     }
 
     /** True when a read reply holds no result: an exhausted empty cursor, {@code n: 0}, or no distinct values. */
@@ -89,7 +102,7 @@ final class Replies {
         }
         Map<String, BsonValue> replace = Map.of();
         if (causal) {
-            BsonDocument rc = readConcern.asDocument().clone();
+            BsonDocument rc = mutable(readConcern.asDocument()); // a raw document's clone is raw, hence immutable
             rc.remove("afterClusterTime");
             rc.remove("afterOpTime");
             replace = Map.of("readConcern", rc);

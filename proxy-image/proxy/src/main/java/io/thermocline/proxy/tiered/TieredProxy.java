@@ -2,9 +2,12 @@ package io.thermocline.proxy.tiered;
 
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.causal.CausalPoints;
+import io.thermocline.proxy.causal.FastTierClock;
 import io.thermocline.proxy.causal.MirrorProgress;
+import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.tiering.metadata.MetadataStore;
@@ -65,12 +68,20 @@ public final class TieredProxy {
             return new ProxyServer(settings);
         }
         return new ProxyServer(settings, routing(config.tiers().fast().uri(), config.tiers().archive().uri(),
-                config.collections(), config.proxy().causalWaitTimeout(), settings.instanceId(), options));
+                config.collections(), config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), settings.instanceId(),
+                options));
+    }
+
+    /** As the full form, with {@code proxy.readConsistency} at its default, {@code linearizable}. */
+    public static TieredRouting routing(String fastUri, String archiveUri, List<CollectionPolicy> policies,
+                                        Duration causalWaitTimeout, String instanceId, Options options) {
+        return routing(fastUri, archiveUri, policies, causalWaitTimeout, ReadConsistency.LINEARIZABLE, instanceId, options);
     }
 
     /** The tiered layer alone, with its own driver clients for promotions, tombstones and barriers. */
     public static TieredRouting routing(String fastUri, String archiveUri, List<CollectionPolicy> policies,
-                                        Duration causalWaitTimeout, String instanceId, Options options) {
+                                        Duration causalWaitTimeout, ReadConsistency readConsistency, String instanceId,
+                                        Options options) {
         MongoClient fast = TierClients.client(fastUri, "thermocline-proxy");
         MongoClient archive = TierClients.client(archiveUri, "thermocline-proxy");
         MetadataStore store = new MetadataStore(fast);
@@ -89,7 +100,10 @@ public final class TieredProxy {
                 new UserDeletes(fast, store), fences, new RetryableReplies(10_000), metrics, store, instanceId,
                 options.fenceRetention());
         OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
-        return new TieredRouting(tiering, new CausalPoints(100_000), progress, causalWaitTimeout, promotion, writes, fences,
+        // the read barrier's probes have their own document: they never contend with the write path's barrier probes
+        FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);
+        ReadBarrier readBarrier = new ReadBarrier(readConsistency, present, progress, causalWaitTimeout);
+        return new TieredRouting(tiering, new CausalPoints(100_000), readBarrier, promotion, writes, fences,
                 ledger, store, workers, () -> {
                     follower.close();
                     fast.close();

@@ -4,7 +4,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
-import io.thermocline.proxy.causal.MirrorProgress;
+import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.CommandClassifier;
 import io.thermocline.proxy.routing.PipelineRouter;
@@ -30,6 +30,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.function.Predicate;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
@@ -50,8 +51,8 @@ public final class TieredRouting implements AutoCloseable {
 
     private final TieringFollower follower;
     private final CausalPoints causal;
-    private final MirrorProgress progress;
-    private final Duration causalWaitTimeout;
+    private final ReadBarrier barrier;
+    private final TieredCursors cursors = new TieredCursors(100_000);
     private final Promotion promotion;
     private final TieredWrites writes;
     private final Fences fences;
@@ -68,15 +69,13 @@ public final class TieredRouting implements AutoCloseable {
     private record PinnedTransaction(long txnNumber, TransactionTier tier) {
     }
 
-    TieredRouting(TieringFollower follower, CausalPoints causal, MirrorProgress progress, Duration causalWaitTimeout,
-                  Promotion promotion, TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
+    TieredRouting(TieringFollower follower, CausalPoints causal, ReadBarrier barrier, Promotion promotion, TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
                   io.thermocline.tiering.metadata.MetadataStore store, ExecutorService workers, AutoCloseable resources) {
         this.ledger = ledger;
         this.store = store;
         this.follower = follower;
         this.causal = causal;
-        this.progress = progress;
-        this.causalWaitTimeout = causalWaitTimeout;
+        this.barrier = barrier;
         this.promotion = promotion;
         this.writes = writes;
         this.fences = fences;
@@ -103,7 +102,8 @@ public final class TieredRouting implements AutoCloseable {
      * classification is pure and cheap, so it runs on the network thread; the work does not.
      */
     public Optional<CompletableFuture<RawBsonDocument>> route(TieredRequest request, TierCall call) {
-        RoutingTable table = follower.table();
+        TieringFollower.Decided decided = follower.decide();
+        RoutingTable table = decided.table();
         if (table.policies().isEmpty()) {
             return Optional.empty();
         }
@@ -112,7 +112,7 @@ public final class TieredRouting implements AutoCloseable {
         CommandTraits traits = CommandTraits.of(msg.commandName(), command);
         Optional<SessionKey> session = traits.session();
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
-        Exchange x = new Exchange(request, call, command, traits, session, table);
+        Exchange x = new Exchange(request, call, command, traits, session, decided);
         ensureMetadata();
         if (traits.inTransaction() || traits.endsTransaction()) {
             return transaction(x, cls);
@@ -130,7 +130,9 @@ public final class TieredRouting implements AutoCloseable {
                 return Optional.of(run(x, () -> changeStream(x, route)));
             }
             String ns = aggregate.collection() == null ? aggregate.database() : aggregate.database() + "." + aggregate.collection();
-            return Optional.of(run(x, () -> read(x, "aggregate", ns, route)));
+            Predicate<RoutingTable> servesFast = t -> PipelineRouter.route(aggregate.database(), aggregate.collection(),
+                    aggregate.pipeline(), t) instanceof ReadRoute.FastTier;
+            return Optional.of(run(x, () -> read(x, "aggregate", ns, route, servesFast)));
         }
         if (cls instanceof CommandClass.Explain explain && tiered(explain.explained())) {
             return Optional.of(run(x, () -> explain(x, cls)));
@@ -191,9 +193,11 @@ public final class TieredRouting implements AutoCloseable {
 
     private RawBsonDocument serve(Exchange x, CommandClass cls) throws InterruptedException {
         if (cls instanceof CommandClass.Read read) {
+            Predicate<RoutingTable> servesFast = t -> ReadRouter.route(read.filter(), t.policy(read.namespace()).orElse(null),
+                    t.coverage(read.namespace()), read.collation()) instanceof ReadRoute.FastTier;
             ReadRoute route = ReadRouter.route(read.filter(), x.table().policy(read.namespace()).orElse(null),
                     x.table().coverage(read.namespace()), read.collation());
-            return read(x, read.commandName(), read.namespace(), route);
+            return read(x, read.commandName(), read.namespace(), route, servesFast);
         }
         if (cls instanceof CommandClass.Write write) {
             return writes.serve(x, write, this);
@@ -208,10 +212,10 @@ public final class TieredRouting implements AutoCloseable {
 
     // ---- reads -----------------------------------------------------------------------------
 
-    private RawBsonDocument read(Exchange x, String command, String namespace, ReadRoute route) throws InterruptedException {
+    private RawBsonDocument read(Exchange x, String command, String namespace, ReadRoute route,
+                                 Predicate<RoutingTable> servesFast) throws InterruptedException {
         if (route instanceof ReadRoute.FastTier) {
-            metrics.decided("read", Served.FAST, route.reason());
-            return fast(x, Replies.forTier(x.msg()));
+            return fastRead(x, route, servesFast);
         }
         if (route instanceof ReadRoute.Refused refused) {
             metrics.decided("read", Served.REFUSED, refused.reason());
@@ -222,6 +226,24 @@ public final class TieredRouting implements AutoCloseable {
         }
         metrics.decided("read", Served.ARCHIVE, route.reason());
         return archive(x, Replies.forTier(x.msg()));
+    }
+
+    /**
+     * A read the coverage proves the fast tier can answer. The proof holds while no evictor can have
+     * deleted under a bound this proxy has not seen: if the view of the state went stale, or a bound
+     * seen since the decision no longer covers the read, by the time the answer is back, the archive
+     * answers instead (a fast-tier cursor left open is swept as idle).
+     */
+    private RawBsonDocument fastRead(Exchange x, ReadRoute route, Predicate<RoutingTable> servesFast) throws InterruptedException {
+        OpMsg msg = Replies.forTier(x.msg());
+        RawBsonDocument reply = fast(x, msg);
+        if (!follower.stillServes(x.decided(), servesFast)) {
+            metrics.decided("read", Served.ARCHIVE, Reason.COVERAGE_CHANGED_DURING_READ);
+            return archive(x, msg);
+        }
+        metrics.decided("read", Served.FAST, route.reason());
+        cursors.opened(Replies.cursorId(reply), new TieredCursors.FastTier(x.decided(), servesFast));
+        return reply;
     }
 
     /** A find with batchSize 0 leaves an open cursor and an empty batch: not an answer a miss can be read from. */
@@ -265,17 +287,24 @@ public final class TieredRouting implements AutoCloseable {
         causal.observed(x.session(), x.request().connectionId(), fastTierTime);
     }
 
-    /** Runs on the archive once it holds every fast-tier write this client has seen. */
+    /**
+     * Runs on the archive once it holds what the read must see ({@link ReadBarrier}). The reply's
+     * {@code operationTime} becomes the fast-tier time the archive was known to hold: the client's
+     * driver sends it back as {@code afterClusterTime}, a causal point any proxy replica can wait for.
+     */
     RawBsonDocument archive(Exchange x, OpMsg msg) throws InterruptedException {
-        awaitCausalPoint(x);
-        return x.call().call(Tier.ARCHIVE, msg).join();
+        BsonTimestamp through = awaitCausalPoint(x);
+        RawBsonDocument reply = x.call().call(Tier.ARCHIVE, msg).join();
+        if (through == null) {
+            return reply;
+        }
+        cursors.opened(Replies.cursorId(reply), new TieredCursors.Archive(through));
+        return Replies.withOperationTime(reply, through);
     }
 
-    void awaitCausalPoint(Exchange x) throws InterruptedException {
-        BsonTimestamp point = causal.point(x.session(), x.request().connectionId());
-        if (point != null && !progress.await(point, causalWaitTimeout)) {
-            throw new CausalWaitTimeout(x.msg().commandName(), point, causalWaitTimeout);
-        }
+    BsonTimestamp awaitCausalPoint(Exchange x) throws InterruptedException {
+        return barrier.await(x.msg().commandName(), causal.point(x.session(), x.request().connectionId()),
+                Replies.afterClusterTime(x.command()));
     }
 
     // ---- change streams --------------------------------------------------------------------
@@ -297,6 +326,10 @@ public final class TieredRouting implements AutoCloseable {
      * application change stream lose the events of Thermocline's own transactions.
      */
     public CompletableFuture<RawBsonDocument> filterBatch(long proxyCursorId, RawBsonDocument reply) {
+        TieredCursors.Basis basis = cursors.get(proxyCursorId);
+        if (basis != null) {
+            return CompletableFuture.completedFuture(checkedBatch(proxyCursorId, basis, reply));
+        }
         if (!changeStreams.contains(proxyCursorId)) {
             return CompletableFuture.completedFuture(reply);
         }
@@ -311,6 +344,30 @@ public final class TieredRouting implements AutoCloseable {
                 return reply;
             }
         }, workers);
+    }
+
+    /**
+     * A getMore batch of a tiered read: from the fast tier only while its coverage proof still holds
+     * (otherwise the batch may miss documents evicted since the cursor opened: the client must re-run
+     * the query, which is then routed with the current bounds); from the archive with the fast-tier
+     * operationTime its first batch had.
+     */
+    private RawBsonDocument checkedBatch(long proxyCursorId, TieredCursors.Basis basis, RawBsonDocument reply) {
+        if (Replies.cursorId(reply) == 0 || !Replies.isOk(reply)) {
+            cursors.closed(proxyCursorId);
+        }
+        if (basis instanceof TieredCursors.FastTier fast && !follower.stillServes(fast.decided(), fast.servesFast())) {
+            cursors.closed(proxyCursorId);
+            metrics.decided("get_more", Served.REFUSED, Reason.COVERAGE_CHANGED_DURING_READ);
+            return Replies.error(Replies.QUERY_PLAN_KILLED, "QueryPlanKilled", "this cursor read the fast tier under a"
+                    + " coverage bound that no longer holds (the evictor may have removed documents it would return, or this"
+                    + " proxy could not refresh the tiering state within the propagation delay); re-run the query: it is"
+                    + " routed with the current bounds", List.of());
+        }
+        if (basis instanceof TieredCursors.Archive archived && Replies.isOk(reply)) {
+            return Replies.withOperationTime(reply, archived.mirroredThrough());
+        }
+        return reply;
     }
 
     private RawBsonDocument withoutOwnWrites(RawBsonDocument reply, String batchField) throws InterruptedException {

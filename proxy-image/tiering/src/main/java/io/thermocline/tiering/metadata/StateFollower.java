@@ -17,17 +17,22 @@ import org.slf4j.LoggerFactory;
  * resume-token loss; the evictor waits {@link #propagationDelay(Duration)} after raising a bound
  * before deleting, so every follower has seen the raised bound first.
  */
-public final class StateFollower implements AutoCloseable {
+public final class StateFollower implements StateFreshness, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(StateFollower.class);
 
     private final MetadataStore store;
     private final ScheduledExecutorService timer;
     private final List<Consumer<TieringSnapshot>> listeners = new CopyOnWriteArrayList<>();
+    private final long propagationNanos;
     private volatile TieringSnapshot current;
+    private volatile boolean everRead;
+    private volatile long readStartedNanos;
+    private volatile long unbrokenSinceNanos;
 
     public StateFollower(MetadataStore store, Duration interval) {
         this.store = store;
+        this.propagationNanos = propagationDelay(interval).toNanos();
         this.current = new TieringSnapshot(java.util.Map.of(), FeederCheckpoint.initial(), Instant.EPOCH);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "thermocline-state-follower");
@@ -50,8 +55,34 @@ public final class StateFollower implements AutoCloseable {
         listeners.add(listener);
     }
 
+    /**
+     * True while the last successful read started less than the propagation delay ago: every bound an
+     * evictor raised before that read is known, and no evictor deletes under a bound raised after it
+     * before the delay has passed. Past it, a follower cannot prove its bounds current (fail closed).
+     */
+    @Override
+    public boolean fresh(long nowNanos) {
+        return everRead && nowNanos - readStartedNanos < propagationNanos;
+    }
+
+    /** When the last successful read started ({@link System#nanoTime()}); meaningful once {@link #fresh} was true. */
+    @Override
+    public long readStartedNanos() {
+        return readStartedNanos;
+    }
+
+    /**
+     * The start of the first read of the current run of successful reads each begun less than the
+     * propagation delay after the one before: no raised bound can have come and gone unseen since.
+     */
+    @Override
+    public long unbrokenSinceNanos() {
+        return unbrokenSinceNanos;
+    }
+
     /** Reads the state now (also what the timer does). */
-    public TieringSnapshot refresh() {
+    public synchronized TieringSnapshot refresh() {
+        long started = System.nanoTime();
         try {
             TieringSnapshot next = new TieringSnapshot(store.namespaces(), store.feederCheckpoint(), Instant.now());
             TieringSnapshot previous = current;
@@ -59,6 +90,12 @@ public final class StateFollower implements AutoCloseable {
             if (!next.namespaces().equals(previous.namespaces()) || !next.feeder().equals(previous.feeder())) {
                 listeners.forEach(listener -> listener.accept(next));
             }
+            // published after the listeners ran: a reader pairing this time with a table sees that table or a newer one
+            if (!everRead || started - readStartedNanos >= propagationNanos) {
+                unbrokenSinceNanos = started;
+            }
+            readStartedNanos = started;
+            everRead = true;
             return next;
         } catch (RuntimeException e) {
             LOG.warn("event=state_refresh_failed error={}", e.toString());

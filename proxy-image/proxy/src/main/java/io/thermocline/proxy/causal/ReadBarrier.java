@@ -1,0 +1,91 @@
+package io.thermocline.proxy.causal;
+
+import io.thermocline.config.ReadConsistency;
+import io.thermocline.tiering.state.MirroredThrough;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.bson.BsonTimestamp;
+
+/**
+ * What a read routed to the archive waits for before it runs, per {@code proxy.readConsistency}:
+ * <ul>
+ * <li>{@code linearizable}: the fast tier's present when the read arrived (a {@link FastTierClock}
+ *     probe started after arrival), so the archive holds every write any client acknowledged before;</li>
+ * <li>{@code session}: the later of the causal point this proxy tracked for the client and the
+ *     {@code afterClusterTime} the client sent. The latter may come from another proxy replica (a
+ *     fast-tier time, as the tiered path hands back) or from the archive's own clock (a pass-through
+ *     reply): it is capped at the fast tier's present, which is at or after every fast-tier time the
+ *     client can have seen, so an unrelated clock never makes a read wait forever.</li>
+ * </ul>
+ * Both wait for the feeder's mirrored-through, bounded by {@code proxy.causalWaitTimeout}.
+ */
+public final class ReadBarrier {
+
+    private final ReadConsistency mode;
+    private final FastTierClock clock;
+    private final MirrorProgress progress;
+    private final Duration timeout;
+
+    public ReadBarrier(ReadConsistency mode, FastTierClock clock, MirrorProgress progress, Duration timeout) {
+        this.mode = mode;
+        this.clock = clock;
+        this.progress = progress;
+        this.timeout = timeout;
+    }
+
+    public ReadConsistency mode() {
+        return mode;
+    }
+
+    /**
+     * Waits until the archive reflects what this read must see.
+     *
+     * @param trackedPoint the latest fast-tier time this proxy saw the client observe, or null
+     * @param clientPoint  the {@code afterClusterTime} the client sent, or null
+     * @return the fast-tier time through which the archive now holds every write (the reply's operationTime), null
+     *         when nothing is mirrored yet
+     * @throws CausalWaitTimeout when the feeder or the fast tier did not answer in time (retryable)
+     */
+    public BsonTimestamp await(String command, BsonTimestamp trackedPoint, BsonTimestamp clientPoint) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        BsonTimestamp point;
+        if (mode == ReadConsistency.LINEARIZABLE) {
+            point = present(command, deadline);
+        } else {
+            point = later(trackedPoint, clientPoint);
+            if (clientPoint != null && !progress.known().covers(clientPoint)
+                    && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0)) {
+                point = later(trackedPoint, earlier(clientPoint, present(command, deadline)));
+            }
+        }
+        if (point != null && !progress.await(point, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+            throw mode == ReadConsistency.LINEARIZABLE ? CausalWaitTimeout.linearizable(command, point, timeout)
+                    : new CausalWaitTimeout(command, point, timeout);
+        }
+        BsonTimestamp through = progress.known().clusterTime();
+        return through.equals(MirroredThrough.NOTHING.clusterTime()) ? null : through;
+    }
+
+    private BsonTimestamp present(String command, long deadline) throws InterruptedException {
+        try {
+            return clock.now().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw CausalWaitTimeout.probeFailed(command, timeout, e.getCause());
+        } catch (TimeoutException e) {
+            throw CausalWaitTimeout.probeFailed(command, timeout, null);
+        }
+    }
+
+    static BsonTimestamp later(BsonTimestamp a, BsonTimestamp b) {
+        if (a == null) {
+            return b;
+        }
+        return b == null || a.compareTo(b) >= 0 ? a : b;
+    }
+
+    static BsonTimestamp earlier(BsonTimestamp a, BsonTimestamp b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}
