@@ -5,14 +5,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
+import static io.thermocline.proxy.ExternalClient.firstExisting;
+import static io.thermocline.proxy.ExternalClient.pymongoPython;
+import static io.thermocline.proxy.ExternalClient.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -56,15 +55,15 @@ class RealClientsTest {
                 print('RESULT ' + JSON.stringify({seen: seen, groups: groups.map(g => g.n), dup: dup,
                     count: db1.items.countDocuments({k: 0}), msg: hello.msg}));
                 """);
-        Result r = run(List.of(mongosh, fixture.uri() + "/test", "--quiet", "--norc", "--file", script.toString()));
+        ExternalClient.Result r = run(List.of(mongosh, fixture.uri() + "/test", "--quiet", "--norc", "--file", script.toString()));
         assertThat(r.exit()).as(r.output()).isZero();
         assertThat(r.output()).contains("RESULT {\"seen\":100,\"groups\":[34,33,33],\"dup\":11000,\"count\":34,\"msg\":\"isdbgrid\"}");
     }
 
     @Test
     void pymongoRunsThroughTheProxyWithZlibCompression() throws Exception {
-        String python = firstExisting(System.getenv("THERMOCLINE_PYTHON"), "/usr/bin/python3");
-        assumeTrue(python != null && run(List.of(python, "-c", "import pymongo")).exit() == 0,
+        String python = pymongoPython();
+        assumeTrue(python != null,
                 "pymongo not found: apt-get install -y python3-pymongo (.ci/run does), or set THERMOCLINE_PYTHON");
         Path script = Files.createTempFile("thermocline-pymongo", ".py");
         Files.writeString(script, """
@@ -90,32 +89,9 @@ class RealClientsTest {
                 print('RESULT ' + json.dumps({'seen': seen, 'tagged': tagged, 'dup': dup, 'k2': doc['k'],
                       'distinct': distinct, 'session': in_session, 'mongos': client.is_mongos}))
                 """);
-        Result r = run(List.of(python, script.toString(), fixture.uri()));
+        ExternalClient.Result r = run(List.of(python, script.toString(), fixture.uri()));
         assertThat(r.exit()).as(r.output()).isZero();
         assertThat(r.output()).contains("RESULT {\"seen\": 1000, \"tagged\": 250, \"dup\": 11000, \"k2\": 12, "
                 + "\"distinct\": [0, 1, 2, 3, 12], \"session\": true, \"mongos\": true}");
-    }
-
-    private record Result(int exit, String output) {
-    }
-
-    private static Result run(List<String> command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(new ArrayList<>(command)).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return new Result(-1, "timed out: " + new String(out, StandardCharsets.UTF_8));
-        }
-        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
-    }
-
-    private static String firstExisting(String... paths) {
-        for (String p : paths) {
-            if (p != null && Files.isExecutable(Path.of(p))) {
-                return p;
-            }
-        }
-        return null;
     }
 }

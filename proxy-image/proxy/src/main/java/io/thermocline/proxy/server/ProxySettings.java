@@ -58,4 +58,10 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
         return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
                 drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout, transport);
     }
+
+    /** Another replica of the same fleet: its own id, so cursor ids name their owner. */
+    public ProxySettings withInstanceId(String id) {
+        return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
+                drainTimeout, id, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport);
+    }
 }

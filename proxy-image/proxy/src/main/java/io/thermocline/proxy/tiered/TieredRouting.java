@@ -172,7 +172,7 @@ public final class TieredRouting implements AutoCloseable {
     private CompletableFuture<RawBsonDocument> run(Exchange x, Work work) {
         return CompletableFuture.supplyAsync(() -> {
             try {
-                return work.run();
+                return withCausalPoint(x, work.run());
             } catch (CausalWaitTimeout e) {
                 return Replies.error(Replies.EXCEEDED_TIME_LIMIT, "ExceededTimeLimit", e.getMessage(), retryLabels(x));
             } catch (TierLagging e) {
@@ -182,6 +182,17 @@ public final class TieredRouting implements AutoCloseable {
                 return Replies.error(91, "ShutdownInProgress", "the Thermocline proxy is shutting down", retryLabels(x));
             }
         }, workers);
+    }
+
+    /**
+     * Every tiered reply carries a fast-tier {@code operationTime} at or after the client's causal point
+     * here: replies the proxy builds itself (guarded writes, tombstone deletes) have none of their own.
+     * The driver sends it back as {@code afterClusterTime}, so another proxy replica can wait for it.
+     */
+    private RawBsonDocument withCausalPoint(Exchange x, RawBsonDocument reply) {
+        BsonTimestamp point = causal.point(x.session(), x.request().connectionId());
+        BsonTimestamp own = Replies.operationTime(reply);
+        return point == null || own != null && own.compareTo(point) >= 0 ? reply : Replies.withOperationTime(reply, point);
     }
 
     private static List<String> retryLabels(Exchange x) {
@@ -417,7 +428,9 @@ public final class TieredRouting implements AutoCloseable {
                     fastReply.get("code"));
             return fastReply;
         }
-        return archived;
+        // the fast tier's time: the client's causal point stays in one clock
+        BsonTimestamp fastTime = Replies.operationTime(fastReply);
+        return fastTime == null ? archived : Replies.withOperationTime(archived, fastTime);
     }
 
     /** The fast tier may lack a collection or index the archive has (nothing warmed yet), or have it already. */

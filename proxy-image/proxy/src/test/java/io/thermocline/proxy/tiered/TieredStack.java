@@ -8,6 +8,7 @@ import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.EvictorConfig;
 import io.thermocline.config.FeederConfig;
+import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.WarmerConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
@@ -48,7 +49,15 @@ final class TieredStack implements AutoCloseable {
     private Evictor evictor;
     private Warmer warmer;
 
+    private final ThermoclineConfig config;
+    private final ProxySettings settings;
+    private final java.util.List<AutoCloseable> moreProxies = new java.util.ArrayList<>();
+
     TieredStack(Duration causalWaitTimeout, Duration feederBatchWait) throws Exception {
+        this(causalWaitTimeout, feederBatchWait, ReadConsistency.LINEARIZABLE);
+    }
+
+    TieredStack(Duration causalWaitTimeout, Duration feederBatchWait, ReadConsistency readConsistency) throws Exception {
         fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
         archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
         fastWorkers = TierClients.client(fastSet.connectionString(), "test-workers");
@@ -59,18 +68,30 @@ final class TieredStack implements AutoCloseable {
         feederConfig = new FeederConfig(100, feederBatchWait, true);
         String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
                 + "  causalWaitTimeout: " + causalWaitTimeout.toMillis() + "ms\n"
+                + "  readConsistency: " + readConsistency.configName() + "\n"
                 + "tiers:\n  fast:\n    uri: " + fastSet.connectionString() + "\n    connectionBudget: 8\n"
                 + "  archive:\n    uri: " + archiveSet.connectionString() + "\n    connectionBudget: 8\n"
                 + "fleet:\n  instanceId: tiered-test-0\n"
                 + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n";
-        ThermoclineConfig config = ConfigLoader.parse(yaml, Map.of());
-        ProxySettings settings = ProxySettings.from(config)
+        config = ConfigLoader.parse(yaml, Map.of());
+        settings = ProxySettings.from(config)
                 .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
-        routing = TieredProxy.routing(fastSet.connectionString(), archiveSet.connectionString(), config.collections(),
-                config.proxy().causalWaitTimeout(), settings.instanceId(),
-                TieredProxy.Options.defaults().withFollowInterval(FOLLOW));
+        routing = routing(settings.instanceId());
         proxy = new ProxyServer(settings, routing).start();
         client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true");
+    }
+
+    private TieredRouting routing(String instanceId) {
+        return TieredProxy.routing(fastSet.connectionString(), archiveSet.connectionString(), config.collections(),
+                config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
+                TieredProxy.Options.defaults().withFollowInterval(FOLLOW));
+    }
+
+    /** Another proxy replica in front of the same tiers, with the same config (closed with the stack). */
+    ProxyServer anotherProxy(String instanceId) throws Exception {
+        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), routing(instanceId)).start();
+        moreProxies.add(another);
+        return another;
     }
 
     MongoCollection<BsonDocument> orders() {
@@ -143,6 +164,13 @@ final class TieredStack implements AutoCloseable {
         stopWarmer();
         stopFeeder();
         client.close();
+        moreProxies.forEach(p -> {
+            try {
+                p.close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
         proxy.close();
         fastWorkers.close();
         archiveWorkers.close();

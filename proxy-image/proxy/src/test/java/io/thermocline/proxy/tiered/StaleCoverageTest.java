@@ -1,0 +1,65 @@
+package io.thermocline.proxy.tiered;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCursor;
+import com.mongodb.client.model.Filters;
+import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.state.CoverageBound;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.function.Predicate;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDocument;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** A fast-tier cursor is served only while the coverage bound it was routed with still holds (issue 10, bug 12). */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StaleCoverageTest {
+
+    @Test
+    void getMoreOnAFastTierCursorFailsOnceTheBoundItReliedOnWasRaisedPastIt() throws Exception {
+        try (TieredStack stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20))) {
+            stack.startFeeder();
+            MetadataStore store = new MetadataStore(stack.fastWorkers);
+            Instant now = Instant.now();
+            String ns = TieredStack.POLICY.namespace();
+            store.updateNamespace(ns, s -> s.withCoverage(now.minus(Duration.ofHours(1))));
+            awaitCoverage(stack, b -> b.covers(now.minus(Duration.ofMinutes(30))));
+            for (int i = 0; i < 10; i++) {
+                stack.orders().insertOne(SessionConsistencyTest.order(i, now.minusSeconds(i), "recent"));
+            }
+            long fastBefore = stack.routing.metrics().count("read", Served.FAST);
+            try (MongoCursor<BsonDocument> cursor = stack.orders().find(Filters.gte("createdAt", Date.from(now.minus(Duration.ofMinutes(30)))))
+                    .batchSize(2).iterator()) {
+                cursor.next();
+                cursor.next();
+                assertThat(stack.routing.metrics().count("read", Served.FAST)).isEqualTo(fastBefore + 1);
+
+                // an evictor raises the bound past the cursor's range: it may now delete what the cursor would return
+                store.updateNamespace(ns, s -> s.withCoverage(now.minus(Duration.ofMinutes(10))));
+                awaitCoverage(stack, b -> !b.covers(now.minus(Duration.ofMinutes(30))));
+
+                assertThatThrownBy(cursor::next).isInstanceOfSatisfying(MongoException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(175);
+                    assertThat(e.getMessage()).contains("re-run the query");
+                });
+            }
+            // re-run: routed with the current bound, to the archive, complete once the feeder caught up
+            assertThat(stack.orders().countDocuments(Filters.gte("createdAt", Date.from(now.minus(Duration.ofMinutes(30)))))).isEqualTo(10);
+        }
+    }
+
+    private static void awaitCoverage(TieredStack stack, Predicate<CoverageBound> wanted) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!wanted.test(stack.routing.table().coverage(TieredStack.POLICY.namespace()))) {
+            assertThat(System.nanoTime()).as("the proxy follows the shared state").isLessThan(deadline);
+            Thread.sleep(10);
+        }
+    }
+}
