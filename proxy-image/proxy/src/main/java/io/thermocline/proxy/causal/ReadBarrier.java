@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import org.bson.BsonTimestamp;
 
 /**
@@ -27,6 +28,14 @@ public final class ReadBarrier {
     private final FastTierClock clock;
     private final MirrorProgress progress;
     private final Duration timeout;
+    private final LongAdder immediate = new LongAdder();
+    private final LongAdder probed = new LongAdder();
+    private final LongAdder waited = new LongAdder();
+    private final LongAdder timedOut = new LongAdder();
+
+    /** How reads passed the barrier so far: for metrics and benchmarks. */
+    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut) {
+    }
 
     public ReadBarrier(ReadConsistency mode, FastTierClock clock, MirrorProgress progress, Duration timeout) {
         this.mode = mode;
@@ -51,21 +60,32 @@ public final class ReadBarrier {
     public BsonTimestamp await(String command, BsonTimestamp trackedPoint, BsonTimestamp clientPoint) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         BsonTimestamp point;
+        boolean probe = mode == ReadConsistency.LINEARIZABLE || clientPoint != null && !progress.known().covers(clientPoint)
+                && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0);
         if (mode == ReadConsistency.LINEARIZABLE) {
             point = present(command, deadline);
         } else {
             point = later(trackedPoint, clientPoint);
-            if (clientPoint != null && !progress.known().covers(clientPoint)
-                    && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0)) {
+            if (probe) {
                 point = later(trackedPoint, earlier(clientPoint, present(command, deadline)));
             }
         }
-        if (point != null && !progress.await(point, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
-            throw mode == ReadConsistency.LINEARIZABLE ? CausalWaitTimeout.linearizable(command, point, timeout)
-                    : new CausalWaitTimeout(command, point, timeout);
+        if (progress.known().covers(point)) {
+            (probe ? probed : immediate).increment();
+        } else {
+            waited.increment();
+            if (!progress.await(point, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+                timedOut.increment();
+                throw mode == ReadConsistency.LINEARIZABLE ? CausalWaitTimeout.linearizable(command, point, timeout)
+                        : new CausalWaitTimeout(command, point, timeout);
+            }
         }
         BsonTimestamp through = progress.known().clusterTime();
         return through.equals(MirroredThrough.NOTHING.clusterTime()) ? null : through;
+    }
+
+    public Counts counts() {
+        return new Counts(immediate.sum(), probed.sum(), waited.sum(), timedOut.sum());
     }
 
     private BsonTimestamp present(String command, long deadline) throws InterruptedException {

@@ -87,6 +87,22 @@ public final class TieredRouting implements AutoCloseable {
     public void countIn(PrometheusRegistry registry) {
         this.metrics = new RoutingMetrics(registry);
         writes.metrics(metrics);
+        String mode = barrier.mode().configName();
+        io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
+                .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
+                        + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out")
+                .labelNames("mode", "outcome").callback(cb -> {
+                    ReadBarrier.Counts c = barrier.counts();
+                    cb.call(c.immediate(), mode, "no_wait");
+                    cb.call(c.probed(), mode, "probed");
+                    cb.call(c.waitedForFeeder(), mode, "waited");
+                    cb.call(c.timedOut(), mode, "timed_out");
+                }).register(registry);
+    }
+
+    /** How archive-routed reads passed the read barrier so far. */
+    public ReadBarrier.Counts readBarrierCounts() {
+        return barrier.counts();
     }
 
     public RoutingMetrics metrics() {
