@@ -101,10 +101,12 @@ public final class ReadBarrierBenchmark {
                     Feeder.Options.defaults().withRegistry(new PrometheusRegistry())).start()) {
                 feeder.awaitStreaming(Duration.ofSeconds(30));
                 for (ReadConsistency mode : List.of(ReadConsistency.SESSION, ReadConsistency.LINEARIZABLE)) {
+                    // writers and readers are separate driver clients: a reader never saw a write (in session mode it waits for none)
                     try (ProxyServer proxy = TieredProxy.create(config(fastSet, archiveSet, mode)).start();
-                         MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=200")) {
+                         MongoClient writing = MongoClients.create("mongodb://127.0.0.1:" + proxy.port());
+                         MongoClient reading = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=200")) {
                         for (int clients : s.clients()) {
-                            cells.add(cell(s, batchWait, mode, clients, proxy, client));
+                            cells.add(cell(s, batchWait, mode, clients, proxy, writing, reading));
                         }
                     }
                 }
@@ -136,9 +138,10 @@ public final class ReadBarrierBenchmark {
     }
 
     /** One cell: writers insert and update recent orders at a fixed rate; readers count a customer's orders (archive-routed). */
-    static Cell cell(Settings s, Duration batchWait, ReadConsistency mode, int clients, ProxyServer proxy, MongoClient client)
-            throws InterruptedException {
-        MongoCollection<Document> orders = client.getDatabase(POLICY.database()).getCollection(POLICY.collection());
+    static Cell cell(Settings s, Duration batchWait, ReadConsistency mode, int clients, ProxyServer proxy, MongoClient writing,
+                     MongoClient reading) throws InterruptedException {
+        MongoCollection<Document> orders = writing.getDatabase(POLICY.database()).getCollection(POLICY.collection());
+        MongoCollection<Document> readOrders = reading.getDatabase(POLICY.database()).getCollection(POLICY.collection());
         AtomicBoolean stop = new AtomicBoolean();
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicLong writes = new AtomicLong();
@@ -166,7 +169,7 @@ public final class ReadBarrierBenchmark {
             threads.add(daemon(() -> {
                 while (!stop.get()) {
                     long start = System.nanoTime();
-                    orders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(CUSTOMERS)));
+                    readOrders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(CUSTOMERS)));
                     if (measuring.get()) {
                         recorder.recordValue((System.nanoTime() - start) / 1000);
                     }
