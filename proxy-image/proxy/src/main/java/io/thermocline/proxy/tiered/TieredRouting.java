@@ -23,7 +23,6 @@ import io.thermocline.proxy.topology.Tier;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.wire.OpMsg;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -69,7 +68,8 @@ public final class TieredRouting implements AutoCloseable {
     private record PinnedTransaction(long txnNumber, TransactionTier tier) {
     }
 
-    TieredRouting(TieringFollower follower, CausalPoints causal, ReadBarrier barrier, Promotion promotion, TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
+    TieredRouting(TieringFollower follower, CausalPoints causal, ReadBarrier barrier, Promotion promotion,
+                  TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
                   io.thermocline.tiering.metadata.MetadataStore store, ExecutorService workers, AutoCloseable resources) {
         this.ledger = ledger;
         this.store = store;

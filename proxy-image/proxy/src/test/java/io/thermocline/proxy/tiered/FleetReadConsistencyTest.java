@@ -54,6 +54,9 @@ class FleetReadConsistencyTest {
             ProxyServer second = stack.anotherProxy("tiered-test-1");
             List<String> misses = crossClientRounds(List.of(stack.proxy.port(), second.port()));
             assertThat(misses).as("reads that missed a write acknowledged before them").isEmpty();
+            // every linearizable archive read fixed its point with a probe of the fast tier
+            assertThat(stack.routing.readBarrierCounts().immediate()).isZero();
+            assertThat(stack.routing.readBarrierCounts().probed() + stack.routing.readBarrierCounts().waitedForFeeder()).isPositive();
         }
     }
 
