@@ -12,8 +12,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How a proxy (or a worker) follows the shared state: it re-reads {@code thermocline.state} every
- * {@code interval}. Polling rather than a change stream keeps it correct through failovers and
+ * How a proxy (or a worker) follows the shared state: it re-reads {@code thermocline.state} twice
+ * every {@code interval}. Polling rather than a change stream keeps it correct through failovers and
  * resume-token loss; the evictor waits {@link #propagationDelay(Duration)} after raising a bound
  * before deleting, so every follower has seen the raised bound first.
  */
@@ -39,7 +39,8 @@ public final class StateFollower implements StateFreshness, AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
-        timer.scheduleWithFixedDelay(this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+        // twice per interval: one slow read then leaves 1.5 intervals before the view counts as stale
+        timer.scheduleWithFixedDelay(this::refresh, 0, Math.max(1, interval.toMillis() / 2), TimeUnit.MILLISECONDS);
     }
 
     /** How long a writer must wait after changing a bound before it may rely on followers having seen it. */
