@@ -36,7 +36,7 @@ final class HistoryChecker {
     enum AnomalyType {
         /** The final state misses an acknowledged insert or update (or holds an older version). */
         LOST_WRITE,
-        /** The final state holds a document an acknowledged delete removed. */
+        /** The final state holds a document an acknowledged delete removed, or a later write found it. */
         DELETE_UNDONE,
         /** A read returned a version older than a write acknowledged before the read was invoked. */
         STALE_READ,
@@ -53,7 +53,9 @@ final class HistoryChecker {
         /** A count outside what any interleaving allows. */
         WRONG_COUNT,
         /** A write reported an {@code n} one database would not report. */
-        WRONG_N
+        WRONG_N,
+        /** An operation failed with an error a healthy replica set does not return (not a timeout, network error or retryable code). */
+        UNEXPECTED_ERROR
     }
 
     /** One violation, with the operations that show it (the offending op first). */
@@ -92,6 +94,7 @@ final class HistoryChecker {
     static List<Anomaly> check(List<Op> history, Mode mode, Map<String, List<Doc>> finalStates) {
         HistoryChecker checker = new HistoryChecker(history, mode);
         checker.collectVersions();
+        checker.checkErrors();
         checker.checkWrites();
         checker.checkReads();
         finalStates.forEach(checker::checkFinal);
@@ -165,6 +168,14 @@ final class HistoryChecker {
         return new TreeSet<>(versions.keySet());
     }
 
+    private void checkErrors() {
+        for (Op op : history) {
+            if (op.outcome() instanceof Outcome.Indeterminate failed && !failed.transientError()) {
+                report(AnomalyType.UNEXPECTED_ERROR, failed.error(), -1, op);
+            }
+        }
+    }
+
     // ---- writes: n as one database reports it --------------------------------------------------
 
     private void checkWrites() {
@@ -206,7 +217,14 @@ final class HistoryChecker {
     private void judgeWrite(Op op, int key, boolean present, String what) {
         Predicate<Version> consistent = v -> v.op() != op && v.present() == present;
         List<Version> mustReflect = acknowledgedBefore(key, op.invokedAt());
-        if (!allowed(key, consistent, op.completedAt(), mustReflect)) {
+        if (allowed(key, consistent, op.completedAt(), mustReflect)) {
+            return;
+        }
+        Version delete = present ? mustReflect.stream().filter(Version::isDelete).reduce((a, b) -> b).orElse(null) : null;
+        if (delete != null) {
+            report(AnomalyType.DELETE_UNDONE, what + ": it found the document an acknowledged delete had removed", key, op,
+                    List.of(delete.op()));
+        } else {
             report(AnomalyType.WRONG_N, what + " but the key was " + (present ? "absent" : "present")
                     + " throughout, as far as the acknowledged writes show", key, op);
         }

@@ -119,7 +119,7 @@ class HistoryCheckerTest {
         H overlapping = new H().insert(1, 0, 5, A1).update(1, 10, 20, A2, 1).delete(2, 15, 25, 1, 1);
         assertThat(overlapping.finalState(A2).anomalies(LINEARIZABLE)).isEmpty();
         assertThat(overlapping.finalState().anomalies(LINEARIZABLE)).isEmpty();
-        H pending = new H().op(1, Op.NO_SESSION, 0, 10, new Call.Insert(List.of(A1), true), new Outcome.Indeterminate("timeout"));
+        H pending = new H().op(1, Op.NO_SESSION, 0, 10, new Call.Insert(List.of(A1), true), Outcome.Indeterminate.timeout("timeout"));
         assertThat(pending.finalState(A1).anomalies(LINEARIZABLE)).isEmpty();
         assertThat(pending.finalState().anomalies(LINEARIZABLE)).isEmpty();
     }
@@ -242,5 +242,20 @@ class HistoryCheckerTest {
         assertThat(new H().insert(1, 0, 10, A1).delete(2, 20, 30, 1, 0).finalState(A1).anomalies(SESSION))
                 .containsExactly(WRONG_N);
         assertThat(new H().delete(2, 20, 30, 1, 1).finalState().anomalies(SESSION)).containsExactly(WRONG_N);
+    }
+
+    @Test
+    void anUpdateThatFindsADeletedDocumentShowsTheDeleteWasUndone() {
+        // the final state alone looks fine (the update's version is the last): the update's n=1 gives the delete away
+        assertThat(new H().insert(1, 0, 10, A1).delete(2, 20, 30, 1, 1).update(3, 40, 50, A2, 1).finalState(A2)
+                .anomalies(SESSION)).containsExactly(DELETE_UNDONE);
+    }
+
+    @Test
+    void anErrorAHealthyDatabaseDoesNotReturnIsReportedATimeoutIsNot() {
+        assertThat(new H().op(1, 7, 0, 10, new Call.PointRead(1), new Outcome.Indeterminate("RawBsonDocument instances are immutable", false))
+                .finalState().anomalies(SESSION)).containsExactly(AnomalyType.UNEXPECTED_ERROR);
+        assertThat(new H().op(1, 7, 0, 10, new Call.PointRead(1), Outcome.Indeterminate.timeout("code 262: causal wait"))
+                .finalState().anomalies(SESSION)).isEmpty();
     }
 }

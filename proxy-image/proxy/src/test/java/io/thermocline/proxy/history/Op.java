@@ -20,6 +20,15 @@ record Op(int index, int process, int session, long invokedAt, long completedAt,
     /** One line for a failure report, times in ms since {@code origin}. */
     String describe(long origin) {
         return String.format("#%d p%d%s [%.1f..%.1f ms] %s -> %s", index, process, inSession() ? " s" + session : "",
-                (invokedAt - origin) / 1e6, (completedAt - origin) / 1e6, call, outcome);
+                (invokedAt - origin) / 1e6, (completedAt - origin) / 1e6, brief(call), outcome);
+    }
+
+    /** A big batch (the adopted documents) as its size and key range. */
+    private static String brief(Call call) {
+        if (call instanceof Call.Insert insert && insert.docs().size() > 3) {
+            return "Insert[" + insert.docs().size() + " docs, keys " + insert.docs().get(0).key() + ".."
+                    + insert.docs().get(insert.docs().size() - 1).key() + "]";
+        }
+        return call.toString();
     }
 }

@@ -19,6 +19,14 @@ sealed interface Outcome {
     record Counted(long count) implements Outcome {
     }
 
-    record Indeterminate(String error) implements Outcome {
+    /**
+     * No answer, or an error: the operation may or may not have taken effect. {@code transientError}
+     * is true for what a healthy replica set also returns now and then (timeouts, network errors,
+     * elections, retryable codes); anything else is an error a client should never see.
+     */
+    record Indeterminate(String error, boolean transientError) implements Outcome {
+        static Indeterminate timeout(String error) {
+            return new Indeterminate(error, true);
+        }
     }
 }

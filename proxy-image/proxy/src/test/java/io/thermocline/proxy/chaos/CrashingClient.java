@@ -1,4 +1,4 @@
-package io.thermocline.proxy.history;
+package io.thermocline.proxy.chaos;
 
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
@@ -21,24 +21,24 @@ import org.reactivestreams.Subscription;
  * this worker fails too, as nothing runs in a killed process; the worker gets fresh clients when
  * it is restarted. Everything else passes through to the real reactive driver.
  */
-final class CrashingClient {
+public final class CrashingClient {
 
     /** Shared by all the clients of one worker incarnation: they die together. */
-    static final class Life {
+    public static final class Life {
         private final BooleanSupplier dieNow;
         private final AtomicBoolean dead = new AtomicBoolean();
         private volatile long diedAt;
 
-        Life(BooleanSupplier dieNow) {
+        public Life(BooleanSupplier dieNow) {
             this.dieNow = dieNow;
         }
 
-        boolean dead() {
+        public boolean dead() {
             return dead.get();
         }
 
         /** Nanos since the crash, for a supervisor to kill a worker that does not notice it died. */
-        long deadForNanos() {
+        public long deadForNanos() {
             return dead.get() ? System.nanoTime() - diedAt : 0;
         }
 
@@ -58,7 +58,7 @@ final class CrashingClient {
     private CrashingClient() {
     }
 
-    static MongoClient wrap(MongoClient client, Life life) {
+    public static MongoClient wrap(MongoClient client, Life life) {
         return (MongoClient) proxy(MongoClient.class, client, life);
     }
 
