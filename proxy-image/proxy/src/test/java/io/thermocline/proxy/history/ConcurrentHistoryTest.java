@@ -22,6 +22,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.bson.BsonDocument;
@@ -83,7 +84,7 @@ class ConcurrentHistoryTest {
     @MethodSource("seeds")
     void sessionGuaranteesHoldAndNoAcknowledgedWriteIsLost(long seed) throws Exception {
         String readConsistency = TieredFleet.hasReadConsistency() ? "session" : null;
-        assertNoAnomaly(seed, Mode.SESSION, run(seed, readConsistency, Mode.SESSION));
+        assertNoAnomaly(seed, Mode.SESSION, run(seed, readConsistency, Mode.SESSION, TierPair::open));
     }
 
     @ParameterizedTest(name = "seed {0}")
@@ -92,19 +93,20 @@ class ConcurrentHistoryTest {
         // -Dhistory.linearizable=true checks a build without the barrier too (it must then find stale reads)
         Assumptions.assumeTrue(TieredFleet.hasReadConsistency() || Boolean.getBoolean("history.linearizable"),
                 "this build's proxy has no proxy.readConsistency (the fleet-wide read barrier): nothing to check yet");
-        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, TieredFleet.hasReadConsistency() ? "linearizable" : null, Mode.LINEARIZABLE));
+        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, TieredFleet.hasReadConsistency() ? "linearizable" : null, Mode.LINEARIZABLE,
+                TierPair::open));
     }
 
     /** A checked history: what the checker found and what the run did. */
     record Result(List<Op> history, List<Anomaly> anomalies, String summary) {
     }
 
-    static Result run(long seed, String readConsistency, Mode mode) throws Exception {
+    static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair) throws Exception {
         long started = System.nanoTime();
         History history = new History();
         HistoryClient.Keys keys = new HistoryClient.Keys();
         Random random = new Random(seed);
-        try (TierPair tiers = TierPair.open(); TieredFleet fleet = new TieredFleet(tiers, 2, readConsistency)) {
+        try (TierPair tiers = tierPair.get(); TieredFleet fleet = new TieredFleet(tiers, 2, readConsistency)) {
             adopt(fleet, history, keys, random);
             WorkerChaos chaos = new WorkerChaos(fleet, seed).start();
             List<MongoClient> clients = new ArrayList<>();
@@ -180,7 +182,7 @@ class ConcurrentHistoryTest {
                 .collect(Collectors.joining(" "));
     }
 
-    private static void assertNoAnomaly(long seed, Mode mode, Result result) {
+    static void assertNoAnomaly(long seed, Mode mode, Result result) {
         List<Anomaly> asserted = result.anomalies().stream().filter(a -> !knownUnfixed(a)).toList();
         List<Anomaly> tolerated = result.anomalies().stream().filter(ConcurrentHistoryTest::knownUnfixed).toList();
         if (!tolerated.isEmpty()) {
