@@ -8,6 +8,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.thermocline.proxy.history.HistoryChecker.Anomaly;
+import io.thermocline.proxy.chaos.Seeds;
 import io.thermocline.proxy.chaos.TieredFleet;
 import io.thermocline.proxy.chaos.WorkerChaos;
 import io.thermocline.proxy.history.HistoryChecker.Mode;
@@ -67,17 +68,7 @@ class ConcurrentHistoryTest {
     static final Set<String> FIXED = Set.of(System.getProperty("history.fixed", "").split(","));
 
     static LongStream seeds() {
-        String spec = System.getProperty("history.seeds", "1-3").trim();
-        LongStream.Builder seeds = LongStream.builder();
-        for (String part : spec.split(",")) {
-            String[] range = part.trim().split("-");
-            long from = Long.parseLong(range[0].trim());
-            long to = range.length > 1 ? Long.parseLong(range[1].trim()) : from;
-            for (long seed = from; seed <= to; seed++) {
-                seeds.add(seed);
-            }
-        }
-        return seeds.build();
+        return Seeds.from("history.seeds", "1-3");
     }
 
     @ParameterizedTest(name = "seed {0}")

@@ -9,6 +9,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.proxy.chaos.Seeds;
 import io.thermocline.proxy.chaos.TieredFleet;
 import io.thermocline.proxy.chaos.WorkerChaos;
 import java.time.Instant;
@@ -39,17 +40,7 @@ class CrashRecoveryTest {
 
     /** Seeds 1-3; {@code -Dcrash.seeds=1-40} or {@code -Dcrash.seeds=7,19} runs others (to chase a rare failure). */
     static LongStream seeds() {
-        String spec = System.getProperty("crash.seeds", "1-3").trim();
-        LongStream.Builder seeds = LongStream.builder();
-        for (String part : spec.split(",")) {
-            String[] range = part.trim().split("-");
-            long from = Long.parseLong(range[0].trim());
-            long to = range.length > 1 ? Long.parseLong(range[1].trim()) : from;
-            for (long seed = from; seed <= to; seed++) {
-                seeds.add(seed);
-            }
-        }
-        return seeds.build();
+        return Seeds.from("crash.seeds", "1-3");
     }
 
     @ParameterizedTest(name = "seed {0}")
