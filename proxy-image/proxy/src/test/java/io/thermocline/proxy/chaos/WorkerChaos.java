@@ -35,6 +35,8 @@ public final class WorkerChaos implements AutoCloseable {
     /** Set once a feeder died after the archive acknowledged a batch and before its checkpoint (forced once per run). */
     public final AtomicBoolean crashedBetweenArchiveAndCheckpoint = new AtomicBoolean();
     private final List<Incarnation> workers = new ArrayList<>();
+    /** The clean workers {@link #quiesce()} started. */
+    private final List<AutoCloseable> calm = new ArrayList<>();
     private Thread supervisor;
 
     /** One running worker and the life its clients share. */
@@ -163,29 +165,29 @@ public final class WorkerChaos implements AutoCloseable {
 
     /**
      * Stops the chaos, then runs clean workers until the feeder caught up, warming completed and an
-     * eviction pass finished: the state a final read must find.
+     * eviction pass finished: the state a final read must find. The clean workers go on running (a
+     * linearizable read through the proxy needs a feeder) until {@link #close()}.
      */
     public void quiesce() throws InterruptedException {
-        close();
-        try (Feeder feeder = feeder(null, FaultInjection.NONE);
-             Warmer warmer = warmer(null, FaultInjection.NONE);
-             Evictor evictor = evictor(null, FaultInjection.NONE)) {
-            if (!feeder.awaitStreaming(Duration.ofSeconds(20))) {
-                throw new AssertionError("a clean feeder did not start streaming within 20 s");
-            }
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (!warmer.warmAll() || !evictor.runPass().complete()) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("warming or eviction did not complete within 60 s after the chaos");
-                }
-                Thread.sleep(50);
-            }
-            fleet.sync();
+        stopChaos();
+        Feeder feeder = feeder(null, FaultInjection.NONE);
+        Warmer warmer = warmer(null, FaultInjection.NONE);
+        Evictor evictor = evictor(null, FaultInjection.NONE);
+        calm.addAll(List.of(feeder, warmer, evictor));
+        if (!feeder.awaitStreaming(Duration.ofSeconds(20))) {
+            throw new AssertionError("a clean feeder did not start streaming within 20 s");
         }
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!warmer.warmAll() || !evictor.runPass().complete()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("warming or eviction did not complete within 60 s after the chaos");
+            }
+            Thread.sleep(50);
+        }
+        fleet.sync();
     }
 
-    @Override
-    public void close() throws InterruptedException {
+    private void stopChaos() throws InterruptedException {
         if (stopped.getAndSet(true)) {
             return;
         }
@@ -194,6 +196,13 @@ public final class WorkerChaos implements AutoCloseable {
             supervisor.join();
         }
         workers.forEach(w -> closeQuietly(w.worker));
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        stopChaos();
+        calm.forEach(WorkerChaos::closeQuietly);
+        calm.clear();
     }
 
     private static void closeQuietly(AutoCloseable worker) {

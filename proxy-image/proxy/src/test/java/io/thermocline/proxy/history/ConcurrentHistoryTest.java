@@ -54,14 +54,18 @@ class ConcurrentHistoryTest {
     /**
      * Fixes of issue 10 that live on other branches. Until one is merged, the workload leaves out what
      * would trip it, or the assertion tolerates it (and prints how often); after merging, add its name
-     * to the default here (or run with {@code -Dhistory.fixed=batches,sessions,deletes}):
+     * to the default here (or run with {@code -Dhistory.fixed=batches,sessions,deletes,copyups}):
      * <ul>
      *   <li>{@code batches}: batch inserts around an existing key (bug 2: a partial failure reports an
      *       {@code n} and loses the acknowledged documents; an archived {@code _id} is not refused);</li>
      *   <li>{@code sessions}: reads in causally consistent sessions are answered (bug 7: "RawBsonDocument
      *       instances are immutable");</li>
-     *   <li>{@code deletes}: no acknowledged delete is undone (bug 1: a delete of an archived document
-     *       racing a warmer copy or a promotion leaves the copy alive).</li>
+     *   <li>{@code deletes}: no acknowledged delete is undone and a delete's {@code n} is right (bug 1: a
+     *       delete of an archived document racing a warmer copy or a promotion leaves the copy alive;
+     *       bug 6: a delete racing a promotion of its target reports n=0 and deletes nothing);</li>
+     *   <li>{@code copyups}: a write racing a copy-up of the same {@code _id} is not failed with
+     *       OperationFailed (96) wrapping the proxy's own E11000 (found by this test, not in the issue's
+     *       list: on main for updates of cold documents, after the merge for ordered batch inserts).</li>
      * </ul>
      * The linearizable checks need no switch: they run as soon as the proxy has {@code proxy.readConsistency}.
      */
@@ -97,47 +101,65 @@ class ConcurrentHistoryTest {
         History history = new History();
         HistoryClient.Keys keys = new HistoryClient.Keys();
         Random random = new Random(seed);
+        Map<String, List<Doc>> finals;
+        String workersRan;
         try (TierPair tiers = tierPair.get(); TieredFleet fleet = new TieredFleet(tiers, 2, readConsistency)) {
             adopt(fleet, history, keys, random);
-            WorkerChaos chaos = new WorkerChaos(fleet, seed).start();
-            List<MongoClient> clients = new ArrayList<>();
-            ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
-            try {
-                List<Future<?>> running = new ArrayList<>();
-                for (int process = 0; process < CLIENTS; process++) {
-                    MongoClient client = MongoClients.create(fleet.uri(PROXIES_OF_CLIENT.get(process)));
-                    clients.add(client);
-                    ClientSession session = process < SESSIONS
-                            ? client.startSession(ClientSessionOptions.builder().causallyConsistent(true).build()) : null;
-                    MongoCollection<BsonDocument> orders = client.getDatabase(TieredFleet.POLICY.database())
-                            .getCollection(TieredFleet.POLICY.collection(), BsonDocument.class);
-                    HistoryClient worker = new HistoryClient(process, session, orders, history, keys, new Random(random.nextLong()),
-                            FIXED.contains("batches"));
-                    running.add(pool.submit(() -> worker.run(OPERATIONS)));
+            try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
+                try {
+                    runClients(fleet, history, keys, random);
+                } finally {
+                    chaos.quiesce();
                 }
-                for (Future<?> future : running) {
-                    future.get();
-                }
-            } finally {
-                pool.shutdownNow();
-                chaos.quiesce();
+                finals = finalStates(fleet);
+                workersRan = "worker crashes=" + chaos.crashes.get() + " kills=" + chaos.kills.get();
             }
-            Map<String, List<Doc>> finals = new LinkedHashMap<>();
-            finals.put("archive", all(fleet.archiveOrders()));
-            try (MongoClient reader = MongoClients.create(fleet.uri(List.of(0)))) {
-                finals.put("proxy", all(reader.getDatabase(TieredFleet.POLICY.database())
-                        .getCollection(TieredFleet.POLICY.collection(), BsonDocument.class)));
-            }
-            clients.forEach(MongoClient::close);
-            List<Op> ops = history.ops();
-            List<Anomaly> anomalies = HistoryChecker.check(ops, mode, finals);
-            String summary = String.format("seed %d (%s, readConsistency=%s): %d ops (%s), worker crashes=%d kills=%d, %d anomalies %s, %.1f s",
-                    seed, mode, readConsistency, ops.size(), outcomes(ops), chaos.crashes.get(), chaos.kills.get(), anomalies.size(),
-                    anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
-                    (System.nanoTime() - started) / 1e9);
-            System.out.println("ConcurrentHistoryTest " + summary);
-            return new Result(ops, anomalies, summary);
         }
+        List<Op> ops = history.ops();
+        List<Anomaly> anomalies = HistoryChecker.check(ops, mode, finals);
+        String summary = String.format("seed %d (%s, readConsistency=%s): %d ops (%s), %s, %d anomalies %s, %.1f s",
+                seed, mode, readConsistency, ops.size(), outcomes(ops), workersRan, anomalies.size(),
+                anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
+                (System.nanoTime() - started) / 1e9);
+        System.out.println("ConcurrentHistoryTest " + summary);
+        return new Result(ops, anomalies, summary);
+    }
+
+    /** The clients, each on its own thread with its own driver client, until each ran its operations. */
+    private static void runClients(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random) throws Exception {
+        List<MongoClient> clients = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+        try {
+            List<Future<?>> running = new ArrayList<>();
+            for (int process = 0; process < CLIENTS; process++) {
+                MongoClient client = MongoClients.create(fleet.uri(PROXIES_OF_CLIENT.get(process)));
+                clients.add(client);
+                ClientSession session = process < SESSIONS
+                        ? client.startSession(ClientSessionOptions.builder().causallyConsistent(true).build()) : null;
+                MongoCollection<BsonDocument> orders = client.getDatabase(TieredFleet.POLICY.database())
+                        .getCollection(TieredFleet.POLICY.collection(), BsonDocument.class);
+                HistoryClient worker = new HistoryClient(process, session, orders, history, keys, new Random(random.nextLong()),
+                        FIXED.contains("batches"));
+                running.add(pool.submit(() -> worker.run(OPERATIONS)));
+            }
+            for (Future<?> future : running) {
+                future.get();
+            }
+        } finally {
+            pool.shutdownNow();
+            clients.forEach(MongoClient::close);
+        }
+    }
+
+    /** Every document, read in the archive directly and through a proxy, once the workers caught up. */
+    private static Map<String, List<Doc>> finalStates(TieredFleet fleet) {
+        Map<String, List<Doc>> finals = new LinkedHashMap<>();
+        finals.put("archive", all(fleet.archiveOrders()));
+        try (MongoClient reader = MongoClients.create(fleet.uri(List.of(0)))) {
+            finals.put("proxy", all(reader.getDatabase(TieredFleet.POLICY.database())
+                    .getCollection(TieredFleet.POLICY.collection(), BsonDocument.class)));
+        }
+        return finals;
     }
 
     /** The user's existing replica set: documents around the window edge, in the archive only. */
@@ -190,6 +212,10 @@ class ConcurrentHistoryTest {
         boolean bug7 = anomaly.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR && anomaly.evidence().get(0).inSession()
                 && anomaly.message().contains("RawBsonDocument instances are immutable");
         boolean bug1 = anomaly.type() == HistoryChecker.AnomalyType.DELETE_UNDONE;
-        return (bug7 && !FIXED.contains("sessions")) || (bug1 && !FIXED.contains("deletes"));
+        boolean bug6 = anomaly.type() == HistoryChecker.AnomalyType.WRONG_N && anomaly.evidence().get(0).call() instanceof Call.Delete;
+        boolean copyUpRace = anomaly.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
+                && anomaly.message().contains("the Thermocline proxy failed to forward") && anomaly.message().contains("E11000");
+        return (bug7 && !FIXED.contains("sessions")) || ((bug1 || bug6) && !FIXED.contains("deletes"))
+                || (copyUpRace && !FIXED.contains("copyups"));
     }
 }

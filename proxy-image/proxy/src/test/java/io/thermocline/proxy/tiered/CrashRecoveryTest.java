@@ -67,48 +67,53 @@ class CrashRecoveryTest {
             fleet.archiveOrders().insertMany(adopted);
             reference.insertMany(adopted);
 
-            WorkerChaos chaos = new WorkerChaos(fleet, seed).start();
-            try {
-                for (int op = 0; op < OPERATIONS; op++) {
-                    int choice = random.nextInt(10);
-                    if (choice < 4 || live.isEmpty()) {
-                        BsonDocument document = order(nextId, age(random, now), "v0");
-                        proxied.insertOne(document);
-                        reference.insertOne(document);
-                        live.add(nextId++);
-                    } else if (choice < 8) {
-                        int id = live.get(random.nextInt(live.size()));
-                        Bson update = Updates.combine(Updates.inc("n", 1), Updates.set("state", "v" + op));
-                        assertThat(proxied.updateOne(Filters.eq("_id", id), update).getMatchedCount())
-                                .as("seed %d: update of %d matched through the proxy", seed, id).isEqualTo(1);
-                        reference.updateOne(Filters.eq("_id", id), update);
-                    } else {
-                        int id = live.remove(random.nextInt(live.size()));
-                        assertThat(proxied.deleteOne(Filters.eq("_id", id)).getDeletedCount())
-                                .as("seed %d: delete of %d through the proxy", seed, id).isEqualTo(1);
-                        reference.deleteOne(Filters.eq("_id", id));
+            try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
+                try {
+                    for (int op = 0; op < OPERATIONS; op++) {
+                        int choice = random.nextInt(10);
+                        if (choice < 4 || live.isEmpty()) {
+                            BsonDocument document = order(nextId, age(random, now), "v0");
+                            proxied.insertOne(document);
+                            reference.insertOne(document);
+                            live.add(nextId++);
+                        } else if (choice < 8) {
+                            int id = live.get(random.nextInt(live.size()));
+                            Bson update = Updates.combine(Updates.inc("n", 1), Updates.set("state", "v" + op));
+                            assertThat(proxied.updateOne(Filters.eq("_id", id), update).getMatchedCount())
+                                    .as("seed %d: update of %d matched through the proxy", seed, id).isEqualTo(1);
+                            reference.updateOne(Filters.eq("_id", id), update);
+                        } else {
+                            int id = live.remove(random.nextInt(live.size()));
+                            assertThat(proxied.deleteOne(Filters.eq("_id", id)).getDeletedCount())
+                                    .as("seed %d: delete of %d through the proxy", seed, id).isEqualTo(1);
+                            reference.deleteOne(Filters.eq("_id", id));
+                        }
                     }
+                } finally {
+                    // quiescence: clean workers run until the feeder caught up, warming completed and a pass finished
+                    chaos.quiesce();
                 }
-            } finally {
-                // quiescence: clean workers run until the feeder caught up, warming completed and a pass finished
-                chaos.quiesce();
+                assertRecovered(seed, now, fleet, reference, chaos);
             }
-
-            List<BsonDocument> expected = all(reference);
-            assertThat(all(fleet.archiveOrders())).as("seed %d: archive equals the reference", seed).isEqualTo(expected);
-            Instant cutoff = now.minus(TieredFleet.POLICY.hotWindow());
-            for (BsonDocument document : expected) {
-                boolean inWindow = !Instant.ofEpochMilli(document.getDateTime("createdAt").getValue()).isBefore(cutoff);
-                BsonDocument held = fleet.fastOrders().find(Filters.eq("_id", document.get("_id"))).first();
-                if (inWindow) {
-                    assertThat(held).as("seed %d: fast tier holds %s", seed, document.toJson()).isEqualTo(document);
-                } else {
-                    assertThat(held).as("seed %d: evicted %s", seed, document.toJson()).isNull();
-                }
-            }
-            assertThat(chaos.crashes.get()).as("seed %d: the workers did crash", seed).isPositive();
-            assertThat(chaos.crashedBetweenArchiveAndCheckpoint).as("seed %d: a feeder died between archive write and checkpoint", seed).isTrue();
         }
+    }
+
+    private static void assertRecovered(long seed, Instant now, TieredFleet fleet, MongoCollection<BsonDocument> reference,
+                                        WorkerChaos chaos) {
+        List<BsonDocument> expected = all(reference);
+        assertThat(all(fleet.archiveOrders())).as("seed %d: archive equals the reference", seed).isEqualTo(expected);
+        Instant cutoff = now.minus(TieredFleet.POLICY.hotWindow());
+        for (BsonDocument document : expected) {
+            boolean inWindow = !Instant.ofEpochMilli(document.getDateTime("createdAt").getValue()).isBefore(cutoff);
+            BsonDocument held = fleet.fastOrders().find(Filters.eq("_id", document.get("_id"))).first();
+            if (inWindow) {
+                assertThat(held).as("seed %d: fast tier holds %s", seed, document.toJson()).isEqualTo(document);
+            } else {
+                assertThat(held).as("seed %d: evicted %s", seed, document.toJson()).isNull();
+            }
+        }
+        assertThat(chaos.crashes.get()).as("seed %d: the workers did crash", seed).isPositive();
+        assertThat(chaos.crashedBetweenArchiveAndCheckpoint).as("seed %d: a feeder died between archive write and checkpoint", seed).isTrue();
     }
 
     static BsonDocument order(int id, Instant createdAt, String state) {
