@@ -7,7 +7,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Predicate;
@@ -492,9 +491,5 @@ final class HistoryChecker {
             return update.doc().key() == key;
         }
         return op.call() instanceof Call.Delete delete && delete.key() == key;
-    }
-
-    static Optional<AnomalyType> first(List<Anomaly> anomalies) {
-        return anomalies.stream().map(Anomaly::type).findFirst();
     }
 }
