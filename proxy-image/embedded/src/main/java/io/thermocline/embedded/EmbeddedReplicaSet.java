@@ -257,7 +257,11 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         log.info("event=memberKilled set={} member={}", config.name, member.index());
     }
 
-    /** Restarts a killed member on its port; one that missed history or holds rolled-back writes resyncs. */
+    /**
+     * Restarts a killed member (on a fresh ephemeral port unless ports were configured, so it never
+     * races other sockets for its old one; {@link #connectionString()} and {@code hello.hosts} name
+     * the new one); a member that missed history or holds rolled-back writes resyncs.
+     */
     public void restart(Member member) {
         if (member.isAlive()) {
             throw new IllegalStateException("member " + member.host() + " is running; kill it before restarting it");

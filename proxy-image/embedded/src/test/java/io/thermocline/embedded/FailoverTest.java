@@ -9,6 +9,8 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import io.thermocline.embedded.member.Member;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -145,6 +147,25 @@ class FailoverTest {
             c.insertOne(new Document("_id", 2));
             assertThat(slow.primary()).isNotSameAs(old);
             assertThat(c.countDocuments()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aRestartedMemberDoesNotNeedItsOldPortAndTheDriverFindsItsNewOne() throws Exception {
+        Member a = rs.secondaries().get(0);
+        Member b = rs.secondaries().get(1);
+        int old = a.port();
+        rs.kill(a);
+        rs.kill(b);
+        // another socket takes the old port meanwhile, as an outgoing connection's local port can
+        try (ServerSocket squatter = new ServerSocket(old, 1, InetAddress.getByName("127.0.0.1"))) {
+            rs.restart(a);
+            assertThat(a.port()).isNotEqualTo(old);
+            assertThat(rs.connectionString()).contains("127.0.0.1:" + a.port());
+            assertThat(rs.members().stream().map(Member::port)).doesNotContain(old);
+            assertThat(rs.findPrimary()).isPresent();
+            coll.insertOne(new Document("_id", "after the restart"));
+            assertThat(coll.countDocuments()).isEqualTo(1);
         }
     }
 

@@ -30,16 +30,16 @@ import org.bson.BsonValue;
 /**
  * A fast tier and an archive, each an embedded single-member replica set, with the clients the
  * workers use (reactive) and the clients the tests use to play the user and to look (sync).
- * Tests only need {@link EmbeddedReplicaSet#connectionString()}: the same tests run against real
- * replica sets by swapping this class.
+ * Tests only need the two connection strings: {@code -Dthermocline.tiers=external
+ * -Dthermocline.fastUri=... -Dthermocline.archiveUri=...} runs the same tests on real replica sets
+ * (their {@code shop} and metadata databases are dropped first).
  */
 public final class TwoTiers implements AutoCloseable {
 
     public static final CollectionPolicy POLICY = new CollectionPolicy("shop", "orders", "createdAt", Duration.ofHours(1));
     public static final String NS = POLICY.namespace();
 
-    public final EmbeddedReplicaSet fastSet;
-    public final EmbeddedReplicaSet archiveSet;
+    private final List<AutoCloseable> ownedSets = new ArrayList<>();
     public final com.mongodb.reactivestreams.client.MongoClient fast;
     public final com.mongodb.reactivestreams.client.MongoClient archive;
     public final com.mongodb.client.MongoClient fastSync;
@@ -50,13 +50,33 @@ public final class TwoTiers implements AutoCloseable {
     private final List<AutoCloseable> workers = new ArrayList<>();
 
     public TwoTiers() {
-        // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
-        fastSet = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
-        archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
-        fast = io.thermocline.tiering.worker.TierClients.client(fastSet.connectionString(), "test-workers");
-        archive = io.thermocline.tiering.worker.TierClients.client(archiveSet.connectionString(), "test-workers");
-        fastSync = MongoClients.create(fastSet.connectionString());
-        archiveSync = MongoClients.create(archiveSet.connectionString());
+        String fastUri;
+        String archiveUri;
+        String kind = System.getProperty("thermocline.tiers", "embedded");
+        if (kind.equals("external")) {
+            fastUri = external("thermocline.fastUri");
+            archiveUri = external("thermocline.archiveUri");
+        } else if (kind.equals("embedded")) {
+            // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
+            EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
+            EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
+            ownedSets.add(fastSet);
+            ownedSets.add(archiveSet);
+            fastUri = fastSet.connectionString();
+            archiveUri = archiveSet.connectionString();
+        } else {
+            throw new IllegalArgumentException("-Dthermocline.tiers=" + kind + ": use embedded or external");
+        }
+        fast = io.thermocline.tiering.worker.TierClients.client(fastUri, "test-workers");
+        archive = io.thermocline.tiering.worker.TierClients.client(archiveUri, "test-workers");
+        fastSync = MongoClients.create(fastUri);
+        archiveSync = MongoClients.create(archiveUri);
+        if (ownedSets.isEmpty()) {
+            for (com.mongodb.client.MongoClient tier : List.of(fastSync, archiveSync)) {
+                tier.getDatabase(POLICY.database()).drop();
+                tier.getDatabase(MetadataStore.DATABASE).drop();
+            }
+        }
         store = new MetadataStore(fast);
         store.ensureCollections();
         barrier = new MirrorBarrier(fast, store, "test");
@@ -133,6 +153,14 @@ public final class TwoTiers implements AutoCloseable {
         return warmer;
     }
 
+    private static String external(String property) {
+        String uri = System.getProperty(property);
+        if (uri == null || uri.isBlank()) {
+            throw new IllegalArgumentException("-Dthermocline.tiers=external needs -D" + property + "=mongodb://... (a replica set)");
+        }
+        return uri;
+    }
+
     /** Waits until the archive holds every fast-tier write made so far. */
     public void sync() throws InterruptedException {
         if (barrier.sync(Duration.ofSeconds(20)).isEmpty()) {
@@ -153,7 +181,12 @@ public final class TwoTiers implements AutoCloseable {
         archive.close();
         fastSync.close();
         archiveSync.close();
-        fastSet.close();
-        archiveSet.close();
+        for (AutoCloseable set : ownedSets) {
+            try {
+                set.close();
+            } catch (Exception ignored) {
+                // closing the other regardless
+            }
+        }
     }
 }

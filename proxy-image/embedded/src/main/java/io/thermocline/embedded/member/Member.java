@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One replica-set member: a MongoDB wire front on 127.0.0.1 (the project's wire codec over
  * Netty) in front of its own storage engine. Killing it closes its port and connections;
- * restarting binds the same port again.
+ * restarting binds the configured port again, or, when none was configured, a fresh ephemeral
+ * port: the old one may meanwhile be the local port of an outgoing connection (the kernel hands
+ * the same range out), and the members advertise their new address in {@code hello.hosts}.
  */
 public final class Member {
     private static final Logger log = LoggerFactory.getLogger(Member.class);
@@ -38,6 +40,7 @@ public final class Member {
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger connectionIds = new AtomicInteger();
     private final ExecutorService commands;
+    private final int configuredPort;
     private int port;
     private Channel server;
 
@@ -46,6 +49,7 @@ public final class Member {
         this.coordinator = coordinator;
         this.state = state;
         this.group = group;
+        this.configuredPort = port;
         this.port = port;
         this.dispatcher = new CommandDispatcher(coordinator, state, sessions, majorityByDefault);
         AtomicInteger threads = new AtomicInteger();
@@ -56,8 +60,9 @@ public final class Member {
         });
     }
 
-    /** Binds the port (a new ephemeral one the first time when 0) and starts serving. */
+    /** Binds the configured port (a new ephemeral one each time when 0) and starts serving. */
     public synchronized void bind() {
+        port = configuredPort;
         ServerBootstrap bootstrap = new ServerBootstrap()
             .group(group)
             .channel(NioServerSocketChannel.class)

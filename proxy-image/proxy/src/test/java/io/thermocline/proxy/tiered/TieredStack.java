@@ -11,7 +11,6 @@ import io.thermocline.config.FeederConfig;
 import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.WarmerConfig;
-import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.tiering.evictor.Evictor;
@@ -26,7 +25,8 @@ import java.util.Map;
 import org.bson.BsonDocument;
 
 /**
- * The whole tiered stack in one JVM: a fast tier and an archive (embedded replica sets), the
+ * The whole tiered stack in one JVM: a fast tier and an archive ({@link TierPair}: embedded replica
+ * sets, or real ones with {@code -Dthermocline.tiers=external}), the
  * tiering proxy in front of them, and the feeder, evictor and warmer, each restartable. Clients
  * use {@link #client} (the official sync driver through the proxy).
  */
@@ -35,8 +35,7 @@ final class TieredStack implements AutoCloseable {
     static final CollectionPolicy POLICY = new CollectionPolicy("shop", "orders", "createdAt", Duration.ofHours(1));
     static final Duration FOLLOW = Duration.ofMillis(50);
 
-    final EmbeddedReplicaSet fastSet;
-    final EmbeddedReplicaSet archiveSet;
+    final TierPair tiers;
     final com.mongodb.reactivestreams.client.MongoClient fastWorkers;
     final com.mongodb.reactivestreams.client.MongoClient archiveWorkers;
     final MongoClient fastDirect;
@@ -58,19 +57,18 @@ final class TieredStack implements AutoCloseable {
     }
 
     TieredStack(Duration causalWaitTimeout, Duration feederBatchWait, ReadConsistency readConsistency) throws Exception {
-        fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
-        archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
-        fastWorkers = TierClients.client(fastSet.connectionString(), "test-workers");
-        archiveWorkers = TierClients.client(archiveSet.connectionString(), "test-workers");
-        fastDirect = MongoClients.create(fastSet.connectionString());
-        archiveDirect = MongoClients.create(archiveSet.connectionString());
+        tiers = TierPair.open();
+        fastWorkers = TierClients.client(tiers.fastUri(), "test-workers");
+        archiveWorkers = TierClients.client(tiers.archiveUri(), "test-workers");
+        fastDirect = MongoClients.create(tiers.fastUri());
+        archiveDirect = MongoClients.create(tiers.archiveUri());
         new MetadataStore(fastWorkers).ensureCollections();
         feederConfig = new FeederConfig(100, feederBatchWait, true);
         String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
                 + "  causalWaitTimeout: " + causalWaitTimeout.toMillis() + "ms\n"
                 + "  readConsistency: " + readConsistency.configName() + "\n"
-                + "tiers:\n  fast:\n    uri: " + fastSet.connectionString() + "\n    connectionBudget: 8\n"
-                + "  archive:\n    uri: " + archiveSet.connectionString() + "\n    connectionBudget: 8\n"
+                + "tiers:\n  fast:\n    uri: " + tiers.fastUri() + "\n    connectionBudget: 8\n"
+                + "  archive:\n    uri: " + tiers.archiveUri() + "\n    connectionBudget: 8\n"
                 + "fleet:\n  instanceId: tiered-test-0\n"
                 + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n";
         config = ConfigLoader.parse(yaml, Map.of());
@@ -82,7 +80,7 @@ final class TieredStack implements AutoCloseable {
     }
 
     private TieredRouting routing(String instanceId) {
-        return TieredProxy.routing(fastSet.connectionString(), archiveSet.connectionString(), config.collections(),
+        return TieredProxy.routing(tiers.fastUri(), tiers.archiveUri(), config.collections(),
                 config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
                 TieredProxy.Options.defaults().withFollowInterval(FOLLOW));
     }
@@ -176,7 +174,6 @@ final class TieredStack implements AutoCloseable {
         archiveWorkers.close();
         fastDirect.close();
         archiveDirect.close();
-        fastSet.close();
-        archiveSet.close();
+        tiers.close();
     }
 }

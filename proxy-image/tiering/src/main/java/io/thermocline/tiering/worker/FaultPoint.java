@@ -11,5 +11,10 @@ public enum FaultPoint {
     /** The warmer read a batch from the archive and is about to copy it. */
     WARMER_BEFORE_COPY,
     /** The warmer copied a batch; its checkpoint is not written yet. */
-    WARMER_COPIED
+    WARMER_COPIED,
+    /**
+     * Any driver call of a worker, before it is sent or after its reply arrived: a test wraps the
+     * worker's clients to kill it between any two I/O steps, not only at the named points above.
+     */
+    BETWEEN_IO_STEPS
 }

@@ -1,0 +1,221 @@
+package io.thermocline.proxy.history;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.mongodb.ClientSessionOptions;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import io.thermocline.proxy.chaos.Seeds;
+import io.thermocline.proxy.chaos.TieredFleet;
+import io.thermocline.proxy.chaos.WorkerChaos;
+import io.thermocline.proxy.history.HistoryChecker.Anomaly;
+import io.thermocline.proxy.history.HistoryChecker.Mode;
+import io.thermocline.proxy.tiered.TierPair;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import org.bson.BsonDocument;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Invariants 1, 2 and 4 under real concurrency, Jepsen-style: eight clients (each with its own
+ * driver client, three with an explicit causally consistent session) over two proxies, against the
+ * tiered stack with the feeder, evictor and warmer killed between any two I/O steps and restarted,
+ * documents placed around the window edge and moved across it. Every operation is recorded and the
+ * {@link HistoryChecker} verifies the history against the real-time order of acknowledged writes.
+ *
+ * <p>Seeds: {@code -Dhistory.seeds=1-5} or {@code -Dhistory.seeds=7,19} ({@code 1-3} by default);
+ * {@code -Dhistory.operations=N} operations per client. A failure prints the seed and the
+ * offending part of the history.
+ */
+class ConcurrentHistoryTest {
+
+    static final int CLIENTS = 8;
+    /** Clients 0-2 use an explicit causally consistent session; 0, 1 and 6 spread over both proxies. */
+    static final int SESSIONS = 3;
+    static final List<List<Integer>> PROXIES_OF_CLIENT = List.of(List.of(0, 1), List.of(0, 1), List.of(0), List.of(1),
+            List.of(0), List.of(1), List.of(0, 1), List.of(0));
+    static final int OPERATIONS = Integer.getInteger("history.operations", 40);
+
+    /**
+     * Fixes of issue 10 that live on other branches. Until one is merged, the workload leaves out what
+     * would trip it, or the assertion tolerates it (and prints how often); after merging, add its name
+     * to the default here (or run with {@code -Dhistory.fixed=batches,sessions,deletes,copyups}):
+     * <ul>
+     *   <li>{@code batches}: batch inserts around an existing key (bug 2: a partial failure reports an
+     *       {@code n} and loses the acknowledged documents; an archived {@code _id} is not refused);</li>
+     *   <li>{@code sessions}: reads in causally consistent sessions are answered (bug 7: "RawBsonDocument
+     *       instances are immutable");</li>
+     *   <li>{@code deletes}: no acknowledged delete is undone and a delete's {@code n} is right (bug 1: a
+     *       delete of an archived document racing a warmer copy or a promotion leaves the copy alive;
+     *       bug 6: a delete racing a promotion of its target reports n=0 and deletes nothing);</li>
+     *   <li>{@code copyups}: a write racing a copy-up of the same {@code _id} is not failed with
+     *       OperationFailed (96) wrapping the proxy's own E11000 (found by this test, not in the issue's
+     *       list: on main for updates of cold documents, after the merge for ordered batch inserts).</li>
+     * </ul>
+     * The linearizable checks need no switch: they run as soon as the proxy has {@code proxy.readConsistency}.
+     */
+    static final Set<String> FIXED = Set.of(System.getProperty("history.fixed", "").split(","));
+
+    static LongStream seeds() {
+        return Seeds.from("history.seeds", "1-3");
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void sessionGuaranteesHoldAndNoAcknowledgedWriteIsLost(long seed) throws Exception {
+        String readConsistency = TieredFleet.hasReadConsistency() ? "session" : null;
+        assertNoAnomaly(seed, Mode.SESSION, run(seed, readConsistency, Mode.SESSION, TierPair::open));
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void everyReadReflectsEveryWriteAcknowledgedBeforeIt(long seed) throws Exception {
+        // -Dhistory.linearizable=true checks a build without the barrier too (it must then find stale reads)
+        Assumptions.assumeTrue(TieredFleet.hasReadConsistency() || Boolean.getBoolean("history.linearizable"),
+                "this build's proxy has no proxy.readConsistency (the fleet-wide read barrier): nothing to check yet");
+        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, TieredFleet.hasReadConsistency() ? "linearizable" : null, Mode.LINEARIZABLE,
+                TierPair::open));
+    }
+
+    /** A checked history: what the checker found and what the run did. */
+    record Result(List<Op> history, List<Anomaly> anomalies, String summary) {
+    }
+
+    static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair) throws Exception {
+        long started = System.nanoTime();
+        History history = new History();
+        HistoryClient.Keys keys = new HistoryClient.Keys();
+        Random random = new Random(seed);
+        Map<String, List<Doc>> finals;
+        String workersRan;
+        try (TierPair tiers = tierPair.get(); TieredFleet fleet = new TieredFleet(tiers, 2, readConsistency)) {
+            adopt(fleet, history, keys, random);
+            try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
+                try {
+                    runClients(fleet, history, keys, random);
+                } finally {
+                    chaos.quiesce();
+                }
+                finals = finalStates(fleet);
+                workersRan = "worker crashes=" + chaos.crashes.get() + " kills=" + chaos.kills.get();
+            }
+        }
+        List<Op> ops = history.ops();
+        List<Anomaly> anomalies = HistoryChecker.check(ops, mode, finals);
+        String summary = String.format("seed %d (%s, readConsistency=%s): %d ops (%s), %s, %d anomalies %s, %.1f s",
+                seed, mode, readConsistency, ops.size(), outcomes(ops), workersRan, anomalies.size(),
+                anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
+                (System.nanoTime() - started) / 1e9);
+        System.out.println("ConcurrentHistoryTest " + summary);
+        return new Result(ops, anomalies, summary);
+    }
+
+    /** The clients, each on its own thread with its own driver client, until each ran its operations. */
+    private static void runClients(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random) throws Exception {
+        List<MongoClient> clients = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+        try {
+            List<Future<?>> running = new ArrayList<>();
+            for (int process = 0; process < CLIENTS; process++) {
+                MongoClient client = MongoClients.create(fleet.uri(PROXIES_OF_CLIENT.get(process)));
+                clients.add(client);
+                ClientSession session = process < SESSIONS
+                        ? client.startSession(ClientSessionOptions.builder().causallyConsistent(true).build()) : null;
+                MongoCollection<BsonDocument> orders = client.getDatabase(TieredFleet.POLICY.database())
+                        .getCollection(TieredFleet.POLICY.collection(), BsonDocument.class);
+                HistoryClient worker = new HistoryClient(process, session, orders, history, keys, new Random(random.nextLong()),
+                        FIXED.contains("batches"));
+                running.add(pool.submit(() -> worker.run(OPERATIONS)));
+            }
+            for (Future<?> future : running) {
+                future.get();
+            }
+        } finally {
+            pool.shutdownNow();
+            clients.forEach(MongoClient::close);
+        }
+    }
+
+    /** Every document, read in the archive directly and through a proxy, once the workers caught up. */
+    private static Map<String, List<Doc>> finalStates(TieredFleet fleet) {
+        Map<String, List<Doc>> finals = new LinkedHashMap<>();
+        finals.put("archive", all(fleet.archiveOrders()));
+        try (MongoClient reader = MongoClients.create(fleet.uri(List.of(0)))) {
+            finals.put("proxy", all(reader.getDatabase(TieredFleet.POLICY.database())
+                    .getCollection(TieredFleet.POLICY.collection(), BsonDocument.class)));
+        }
+        return finals;
+    }
+
+    /** The user's existing replica set: documents around the window edge, in the archive only. */
+    private static void adopt(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random) {
+        List<Doc> docs = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            int key = keys.nextKey.getAndIncrement();
+            docs.add(keys.version(key, random));
+            keys.used(key);
+        }
+        history.run(-1, Op.NO_SESSION, new Call.Insert(docs, true), () -> {
+            fleet.archiveOrders().insertMany(docs.stream().map(HistoryClient::bson).toList());
+            return Outcome.Written.of(docs.size());
+        });
+    }
+
+    private static List<Doc> all(MongoCollection<BsonDocument> collection) {
+        List<Doc> docs = new ArrayList<>();
+        for (BsonDocument document : collection.find()) {
+            docs.add(HistoryClient.doc(document));
+        }
+        return docs;
+    }
+
+    /** Acknowledged and indeterminate operations per kind, e.g. "Update=80/3". */
+    private static String outcomes(List<Op> ops) {
+        Map<String, int[]> byKind = new TreeMap<>();
+        for (Op op : ops) {
+            int[] counts = byKind.computeIfAbsent(op.call().getClass().getSimpleName(), k -> new int[2]);
+            counts[op.acknowledged() ? 0 : 1]++;
+        }
+        return byKind.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()[0] + "/" + e.getValue()[1] + "?")
+                .collect(Collectors.joining(" "));
+    }
+
+    static void assertNoAnomaly(long seed, Mode mode, Result result) {
+        List<Anomaly> asserted = result.anomalies().stream().filter(a -> !knownUnfixed(a)).toList();
+        List<Anomaly> tolerated = result.anomalies().stream().filter(ConcurrentHistoryTest::knownUnfixed).toList();
+        if (!tolerated.isEmpty()) {
+            System.out.printf("ConcurrentHistoryTest seed %d: tolerated until their fix is merged (see FIXED): %s%n%s", seed,
+                    tolerated.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
+                    HistoryChecker.explain(tolerated, result.history(), 2));
+        }
+        assertThat(asserted).as("%s%nrerun: -Dhistory.seeds=%d%n%s", result.summary(), seed,
+                HistoryChecker.explain(asserted, result.history(), 8)).isEmpty();
+    }
+
+    /** An anomaly of a bug whose fix is not on this branch yet (see {@link #FIXED}). */
+    private static boolean knownUnfixed(Anomaly anomaly) {
+        boolean bug7 = anomaly.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR && anomaly.evidence().get(0).inSession()
+                && anomaly.message().contains("RawBsonDocument instances are immutable");
+        boolean bug1 = anomaly.type() == HistoryChecker.AnomalyType.DELETE_UNDONE;
+        boolean bug6 = anomaly.type() == HistoryChecker.AnomalyType.WRONG_N && anomaly.evidence().get(0).call() instanceof Call.Delete;
+        boolean copyUpRace = anomaly.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
+                && anomaly.message().contains("the Thermocline proxy failed to forward") && anomaly.message().contains("E11000");
+        return (bug7 && !FIXED.contains("sessions")) || ((bug1 || bug6) && !FIXED.contains("deletes"))
+                || (copyUpRace && !FIXED.contains("copyups"));
+    }
+}
