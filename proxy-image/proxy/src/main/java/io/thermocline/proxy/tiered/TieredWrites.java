@@ -315,6 +315,101 @@ final class TieredWrites {
      */
     private RawBsonDocument guarded(Exchange x, String namespace, BsonDocument command, List<BsonValue> ids,
                                     TieredRouting routing) throws InterruptedException {
+        String field = command.isArray("documents") ? "documents" : command.isArray("updates") ? "updates" : null;
+        if (field == null) {
+            return replies.remember(x, OpMsg.raw(guardedOnce(x, namespace, command, ids, routing)));
+        }
+        return replies.remember(x, OpMsg.raw(statementsThatSucceed(x, namespace, command, field, ids, routing)));
+    }
+
+    /**
+     * A write error aborts the guarded transaction, so nothing of it stands, while one database would
+     * have applied the statements before the error (ordered) or all the others (unordered). So the
+     * statements that failed are taken out and the rest runs again, until a run has no write error;
+     * the client gets that run's reply with the failed statements' errors at their own indexes.
+     */
+    private BsonDocument statementsThatSucceed(Exchange x, String namespace, BsonDocument command, String field,
+                                               List<BsonValue> ids, TieredRouting routing) throws InterruptedException {
+        BsonArray statements = command.getArray(field);
+        boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
+        List<Integer> live = new ArrayList<>();
+        for (int i = 0; i < statements.size(); i++) {
+            live.add(i);
+        }
+        List<BsonDocument> errors = new ArrayList<>();
+        for (int round = 0; round <= statements.size(); round++) {
+            if (live.isEmpty()) {
+                BsonDocument none = new BsonDocument("n", new BsonInt32(0));
+                if (field.equals("updates")) {
+                    none.append("nModified", new BsonInt32(0));
+                }
+                return withErrors(none.append("ok", new BsonDouble(1)), errors, live);
+            }
+            BsonArray subset = new BsonArray();
+            live.forEach(i -> subset.add(statements.get(i)));
+            BsonDocument attempt = Replies.mutable(command);
+            attempt.put(field, subset);
+            BsonDocument answer = guardedOnce(x, namespace, attempt, ids, routing);
+            if (!Replies.isOk(answer) || !answer.isArray("writeErrors") || answer.getArray("writeErrors").isEmpty()) {
+                return errors.isEmpty() ? answer : withErrors(answer, errors, live);
+            }
+            List<Integer> failed = new ArrayList<>();
+            for (BsonValue error : answer.getArray("writeErrors")) {
+                failed.add(error.asDocument().getNumber("index").intValue());
+            }
+            java.util.Collections.sort(failed);
+            if (ordered) {
+                // the first error ends an ordered write: only the statements before it ran
+                int first = failed.get(0);
+                errors.clear();
+                errors.add(renumbered(errorAt(answer, first), live.get(first)));
+                live = new ArrayList<>(live.subList(0, first));
+            } else {
+                for (int i = failed.size() - 1; i >= 0; i--) {
+                    int index = failed.get(i);
+                    errors.add(renumbered(errorAt(answer, index), live.get(index)));
+                    live.remove(index);
+                }
+            }
+        }
+        throw new TierLagging("the statements of this write on " + namespace + " kept failing differently; retry");
+    }
+
+    private static BsonDocument errorAt(BsonDocument reply, int index) {
+        for (BsonValue error : reply.getArray("writeErrors")) {
+            if (error.asDocument().getNumber("index").intValue() == index) {
+                return error.asDocument();
+            }
+        }
+        throw new IllegalStateException("no write error at " + index);
+    }
+
+    private static BsonDocument renumbered(BsonDocument indexed, int index) {
+        BsonDocument copy = Replies.mutable(indexed);
+        copy.put("index", new BsonInt32(index));
+        return copy;
+    }
+
+    /** The reply of the statements that ran ({@code live}: their indexes in the client's command), with the others' errors. */
+    private static BsonDocument withErrors(BsonDocument reply, List<BsonDocument> errors, List<Integer> live) {
+        BsonDocument out = Replies.mutable(reply);
+        if (out.isArray("upserted")) {
+            BsonArray upserted = new BsonArray();
+            for (BsonValue u : out.getArray("upserted")) {
+                upserted.add(renumbered(u.asDocument(), live.get(u.asDocument().getNumber("index").intValue())));
+            }
+            out.put("upserted", upserted);
+        }
+        List<BsonDocument> sorted = new ArrayList<>(errors);
+        sorted.sort(java.util.Comparator.comparingInt(e -> e.getNumber("index").intValue()));
+        if (!sorted.isEmpty()) {
+            out.put("writeErrors", new BsonArray(sorted));
+        }
+        return out;
+    }
+
+    private BsonDocument guardedOnce(Exchange x, String namespace, BsonDocument command, List<BsonValue> ids,
+                                     TieredRouting routing) throws InterruptedException {
         BsonDocument cmd = new BsonDocument();
         command.forEach((k, v) -> {
             if (!SESSION_FIELDS.contains(k)) {
@@ -368,7 +463,7 @@ final class TieredWrites {
                 return new Outcome(answer, !failed);
             });
             if (reply.isPresent()) {
-                return replies.remember(x, OpMsg.raw(reply.get()));
+                return reply.get();
             }
             if (attempt >= 8) {
                 throw new TierLagging("documents of " + namespace + " kept changing tier while this write promoted them; retry");

@@ -1,0 +1,112 @@
+package io.thermocline.proxy.tiered;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.bulk.BulkWriteError;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.InsertManyOptions;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.state.CoverageBound;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDocument;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Writes the proxy runs in its own guarded transaction (promotion of archived documents and the
+ * user's write in one fast-tier transaction): the client's reply is what one database would give,
+ * and every write it acknowledges exists.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class GuardedWritesTest {
+
+    static TieredStack stack;
+    static final Instant NOW = Instant.now();
+
+    @BeforeAll
+    static void start() throws Exception {
+        stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20));
+        stack.startFeeder();
+        MetadataStore store = new MetadataStore(stack.fastWorkers);
+        store.updateNamespace(TieredStack.POLICY.namespace(), s -> s.withCoverage(NOW.minus(Duration.ofHours(1))));
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (stack.routing.table().coverage(TieredStack.POLICY.namespace()) instanceof CoverageBound.Nothing) {
+            assertThat(System.nanoTime()).as("the proxy follows the shared state").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        stack.close();
+    }
+
+    static BsonDocument order(int id, Instant createdAt, String state) {
+        return SessionConsistencyTest.order(id, createdAt, state);
+    }
+
+    private static boolean exists(int id) {
+        return stack.orders().find(Filters.eq("_id", id)).first() != null;
+    }
+
+    private static void mirrored() throws InterruptedException {
+        assertThat(new MirrorBarrier(stack.fastWorkers, new MetadataStore(stack.fastWorkers), "test").sync(Duration.ofSeconds(10)))
+                .isPresent();
+    }
+
+    @Test
+    void orderedInsertOverAnArchivedIdKeepsTheDocumentsBeforeTheDuplicate() throws Exception {
+        BsonDocument archived = order(200, NOW.minus(Duration.ofHours(5)), "archived");
+        stack.archiveOrders().insertOne(archived);
+        MongoBulkWriteException e = catchThrowableOfType(MongoBulkWriteException.class, () -> stack.orders().insertMany(
+                List.of(order(1000, NOW, "new"), order(200, NOW, "duplicate"), order(1001, NOW, "new"))));
+        assertThat(e).as("E11000 for the archived _id").isNotNull();
+        assertThat(e.getWriteResult().getInsertedCount()).isEqualTo(1);
+        assertThat(e.getWriteErrors()).extracting(BulkWriteError::getIndex, BulkWriteError::getCode).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(1, 11000));
+        assertThat(exists(1000)).as("the acknowledged insert exists").isTrue();
+        assertThat(exists(1001)).as("an ordered insert stops at the error").isFalse();
+        mirrored();
+        assertThat(stack.archiveOrders().find(Filters.eq("_id", 200)).first()).as("the archived document is untouched").isEqualTo(archived);
+        assertThat(stack.archiveOrders().find(Filters.eq("_id", 1000)).first()).isNotNull();
+    }
+
+    @Test
+    void unorderedInsertOverAnArchivedIdInsertsAllTheOthers() throws Exception {
+        BsonDocument archived = order(201, NOW.minus(Duration.ofHours(5)), "archived");
+        stack.archiveOrders().insertOne(archived);
+        MongoBulkWriteException e = catchThrowableOfType(MongoBulkWriteException.class, () -> stack.orders().insertMany(
+                List.of(order(2000, NOW, "new"), order(201, NOW, "duplicate"), order(2001, NOW, "new")),
+                new InsertManyOptions().ordered(false)));
+        assertThat(e).isNotNull();
+        assertThat(e.getWriteResult().getInsertedCount()).isEqualTo(2);
+        assertThat(e.getWriteErrors()).extracting(BulkWriteError::getIndex, BulkWriteError::getCode).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(1, 11000));
+        assertThat(exists(2000)).isTrue();
+        assertThat(exists(2001)).isTrue();
+        mirrored();
+        assertThat(stack.archiveOrders().find(Filters.eq("_id", 201)).first()).isEqualTo(archived);
+    }
+
+    @Test
+    void unorderedInsertWithTwoArchivedIdsReportsBothAtTheirIndexes() {
+        stack.archiveOrders().insertMany(List.of(order(202, NOW.minus(Duration.ofHours(5)), "archived"),
+                order(203, NOW.minus(Duration.ofHours(5)), "archived")));
+        MongoBulkWriteException e = catchThrowableOfType(MongoBulkWriteException.class, () -> stack.orders().insertMany(
+                List.of(order(202, NOW, "dup"), order(3000, NOW, "new"), order(203, NOW, "dup"), order(3001, NOW, "new")),
+                new InsertManyOptions().ordered(false)));
+        assertThat(e).isNotNull();
+        assertThat(e.getWriteResult().getInsertedCount()).isEqualTo(2);
+        assertThat(e.getWriteErrors()).extracting(BulkWriteError::getIndex).containsExactly(0, 2);
+        assertThat(exists(3000)).isTrue();
+        assertThat(exists(3001)).isTrue();
+    }
+}
