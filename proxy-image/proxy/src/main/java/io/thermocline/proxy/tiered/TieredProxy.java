@@ -86,7 +86,7 @@ public final class TieredProxy {
         Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
         RoutingMetrics metrics = new RoutingMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry());
         TieredWrites writes = new TieredWrites(fast, archive, promotion, barrier, options.barrierTimeout(),
-                new UserDeletes(fast, store), fences, new RetryableReplies(10_000), metrics, store, instanceId,
+                new UserDeletes(fast, store), fences, new RetryableReplies(store), metrics, store, instanceId,
                 options.fenceRetention());
         OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
         return new TieredRouting(tiering, new CausalPoints(100_000), progress, causalWaitTimeout, promotion, writes, fences,
