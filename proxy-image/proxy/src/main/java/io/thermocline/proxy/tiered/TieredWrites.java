@@ -815,6 +815,11 @@ final class TieredWrites {
         metrics.decided("write", served, route.reason());
     }
 
+    /** The sync barrier before a drop: every fast-tier write acknowledged before now is in the archive (or throws retryably). */
+    void mirrorEverythingWritten() throws InterruptedException {
+        sync();
+    }
+
     /** The sync barrier: the archive then holds the latest version of every document written before now. */
     private void sync() throws InterruptedException {
         if (barrier.sync(barrierTimeout).isEmpty()) {
