@@ -142,6 +142,40 @@ class DeleteCopyUpRaceTest {
         assertThat(wrongN).as("deletes whose n was not 1").isZero();
     }
 
+    /** Two applications deleting the same documents at once: each document is deleted once, so the two n add up to the count. */
+    @Test
+    void concurrentDeletesOfTheSameDocumentsCountEachOnce() throws Exception {
+        int rounds = 10;
+        int perRound = 40;
+        List<String> wrong = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            String tag = "twice-" + round;
+            List<BsonDocument> docs = new ArrayList<>();
+            for (int i = 0; i < perRound; i++) {
+                BsonDocument d = doc(300_000 + round * 1000 + i, tag);
+                docs.add(d);
+            }
+            stack.archiveOrders().insertMany(docs.subList(0, perRound / 2)); // cold
+            stack.orders().insertMany(docs.subList(perRound / 2, perRound)); // in the fast tier
+            CountDownLatch go = new CountDownLatch(1);
+            CompletableFuture<Long> first = CompletableFuture.supplyAsync(() -> {
+                await(go);
+                return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
+            }, threads);
+            CompletableFuture<Long> secondDelete = CompletableFuture.supplyAsync(() -> {
+                await(go);
+                return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
+            }, threads);
+            go.countDown();
+            long n = first.get(60, TimeUnit.SECONDS) + secondDelete.get(60, TimeUnit.SECONDS);
+            if (n != perRound) {
+                wrong.add(tag + ": n " + n);
+            }
+            assertThat(survivors(tag)).isZero();
+        }
+        assertThat(wrong).as("rounds whose two deletes did not add up to the documents deleted").isEmpty();
+    }
+
     private static void await(CountDownLatch latch) {
         try {
             latch.await();
