@@ -52,6 +52,7 @@ final class TieredWrites {
     /** Documents per transaction of a multi-document write split over several (transaction size limits). */
     private static final int CHUNK = 1000;
     private static final int MAX_RESOLVE_ATTEMPTS = 8;
+    private static final int TRANSACTION_TOO_LARGE = 257;
     private static final int MAX_TRANSACTION_ATTEMPTS = 40;
 
     private final MongoClient fast;
@@ -179,7 +180,60 @@ final class TieredWrites {
         }
         BsonDocument command = Replies.mutable(x.command());
         command.put("updates", new BsonArray(sent));
+        List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(touched));
+        if (distinct.size() > CHUNK) {
+            BsonDocument only = sent.size() == 1 ? sent.get(0) : null;
+            boolean splittable = only != null && flag(only, "multi") && !flag(only, "upsert") && !x.traits().retryableWrite();
+            if (!splittable) {
+                return Replies.error(TRANSACTION_TOO_LARGE, "TransactionTooLarge", "this update may change " + distinct.size()
+                        + " documents of " + write.namespace() + " that are not all in the fast tier; Thermocline applies such a"
+                        + " write in one fast-tier transaction, limited to " + CHUNK + " documents, and only a single multi-document"
+                        + " update without upsert is split into several. Nothing was changed: narrow the filter (e.g. by "
+                        + policy.ageField() + ") or send one updateMany per statement", List.of());
+            }
+            return updateInChunks(x, write.namespace(), command, only, distinct, routing);
+        }
         return guarded(x, write.namespace(), command, touched, routing);
+    }
+
+    /**
+     * A multi-document update over more documents than one transaction should hold: one guarded
+     * transaction per chunk of the documents it may change (its filter restricted to them). One
+     * database does not apply an updateMany atomically either (it yields between documents, and
+     * concurrent readers see it half done), and drivers do not retry it. Counts are summed; a write
+     * error stops it there, as it would stop one database's.
+     */
+    private RawBsonDocument updateInChunks(Exchange x, String namespace, BsonDocument command, BsonDocument statement,
+                                           List<BsonValue> ids, TieredRouting routing) throws InterruptedException {
+        long n = 0;
+        long modified = 0;
+        BsonDocument filter = documentOrEmpty(statement, "q");
+        for (int from = 0; from < ids.size(); from += CHUNK) {
+            List<BsonValue> chunk = ids.subList(from, Math.min(ids.size(), from + CHUNK));
+            BsonDocument part = Replies.mutable(statement);
+            part.put("q", restricted(filter, chunk));
+            BsonDocument partCommand = Replies.mutable(command);
+            partCommand.put("updates", new BsonArray(List.of(part)));
+            RawBsonDocument reply = guarded(x, namespace, partCommand, chunk, routing);
+            if (!Replies.isOk(reply)) {
+                return reply;
+            }
+            n += reply.getNumber("n", new BsonInt32(0)).longValue();
+            modified += reply.getNumber("nModified", new BsonInt32(0)).longValue();
+            if (reply.isArray("writeErrors") && !reply.getArray("writeErrors").isEmpty()) {
+                BsonDocument stopped = Replies.mutable(reply);
+                stopped.put("n", new BsonInt32((int) n));
+                stopped.put("nModified", new BsonInt32((int) modified));
+                return OpMsg.raw(stopped);
+            }
+        }
+        return OpMsg.raw(new BsonDocument("n", new BsonInt32((int) n)).append("nModified", new BsonInt32((int) modified))
+                .append("ok", new BsonDouble(1)));
+    }
+
+    private static boolean flag(BsonDocument statement, String key) {
+        BsonValue v = statement.get(key);
+        return v != null && (v.isBoolean() ? v.asBoolean().getValue() : v.isNumber() && v.asNumber().intValue() != 0);
     }
 
     // ---- delete ----------------------------------------------------------------------------

@@ -109,4 +109,53 @@ class GuardedWritesTest {
         assertThat(exists(3000)).isTrue();
         assertThat(exists(3001)).isTrue();
     }
+
+    /** An updateMany over more cold documents than one transaction should hold runs in several, with exact counts. */
+    @Test
+    void hugeUpdateManyIsSplitIntoTransactionsOfAtMostAThousandDocuments() throws Exception {
+        List<BsonDocument> docs = new java.util.ArrayList<>();
+        for (int i = 0; i < 2_500; i++) {
+            docs.add(order(50_000 + i, NOW.minus(Duration.ofHours(5)), "huge"));
+        }
+        stack.archiveOrders().insertMany(docs);
+        java.util.Map<String, java.util.Set<org.bson.BsonValue>> perTransaction = new java.util.concurrent.ConcurrentHashMap<>();
+        try (var stream = stack.fastOrders().watch(BsonDocument.class).cursor()) {
+            var result = stack.orders().updateMany(Filters.eq("state", "huge"), com.mongodb.client.model.Updates.set("state", "huge-done"));
+            assertThat(result.getMatchedCount()).isEqualTo(2_500);
+            assertThat(result.getModifiedCount()).isEqualTo(2_500);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            int seen = 0;
+            while (seen < 5_000 && System.nanoTime() < deadline) {
+                var event = stream.tryNext();
+                if (event == null) {
+                    continue;
+                }
+                seen++;
+                if (event.getTxnNumber() != null && event.getLsid() != null) {
+                    perTransaction.computeIfAbsent(event.getLsid().toJson() + "/" + event.getTxnNumber().getValue(),
+                            k -> new java.util.HashSet<>()).add(event.getDocumentKey().get("_id"));
+                }
+            }
+        }
+        assertThat(stack.orders().countDocuments(Filters.eq("state", "huge-done"))).isEqualTo(2_500);
+        assertThat(perTransaction).as("the update ran in several transactions").hasSizeGreaterThanOrEqualTo(3);
+        assertThat(perTransaction.values()).allSatisfy(ids -> assertThat(ids).hasSizeLessThanOrEqualTo(1_000));
+    }
+
+    @Test
+    void anUpdateTooLargeToSplitIsRefusedBeforeChangingAnything() {
+        List<BsonDocument> docs = new java.util.ArrayList<>();
+        for (int i = 0; i < 1_200; i++) {
+            docs.add(order(60_000 + i, NOW.minus(Duration.ofHours(5)), "too-large"));
+        }
+        stack.archiveOrders().insertMany(docs);
+        com.mongodb.MongoException e = catchThrowableOfType(com.mongodb.MongoException.class, () -> stack.orders().bulkWrite(List.of(
+                new com.mongodb.client.model.UpdateManyModel<>(Filters.eq("state", "too-large"), com.mongodb.client.model.Updates.set("x", 1)),
+                new com.mongodb.client.model.UpdateManyModel<>(Filters.eq("state", "too-large"), com.mongodb.client.model.Updates.set("y", 1)))));
+        assertThat(e).isNotNull();
+        assertThat(e.getCode()).isEqualTo(257);
+        assertThat(e.getMessage()).contains("narrow the filter").contains("createdAt");
+        assertThat(stack.archiveOrders().countDocuments(Filters.exists("x"))).isZero();
+        assertThat(stack.fastOrders().countDocuments(Filters.eq("state", "too-large"))).as("nothing promoted either").isZero();
+    }
 }
