@@ -142,6 +142,29 @@ class DeleteCopyUpRaceTest {
         assertThat(wrongN).as("deletes whose n was not 1").isZero();
     }
 
+    /**
+     * The archive holds the delete's query (a real server's failCommand fail point blocks it) while a
+     * copy-up brings the document into the fast tier: the delete must still delete it, and count it.
+     */
+    @Test
+    void deleteDoesNotSkipADocumentCopiedUpWhileItResolvesItsTargets() throws Exception {
+        String tag = "held-during-resolve";
+        BsonDocument d = doc(400_000, tag);
+        stack.archiveOrders().insertOne(d);
+        stack.archiveDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
+                + " data: {failCommands: ['find'], blockConnection: true, blockTimeMS: 1500}}"));
+        try {
+            CompletableFuture<Long> delete = CompletableFuture.supplyAsync(
+                    () -> stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount(), threads);
+            Thread.sleep(500); // the delete now waits on the archive
+            assertThat(copyUp.copy(TieredStack.POLICY.namespace(), List.of(d.get("_id"))).copied()).as("copied up meanwhile").isEqualTo(1);
+            assertThat(delete.get(60, TimeUnit.SECONDS)).as("n").isEqualTo(1);
+        } finally {
+            stack.archiveDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+        }
+        assertThat(survivors(tag)).isZero();
+    }
+
     /** Two applications deleting the same documents at once: each document is deleted once, so the two n add up to the count. */
     @Test
     void concurrentDeletesOfTheSameDocumentsCountEachOnce() throws Exception {
