@@ -53,7 +53,7 @@ final class RetryableReplies {
      * Creates the collection before the first record (implicit creation inside a transaction is refused
      * on some servers) and its TTL index; idempotent, and every replica may do it.
      */
-    private void ensureCollection() {
+    void ensureCollection() {
         if (ensured) {
             return;
         }
@@ -70,13 +70,12 @@ final class RetryableReplies {
         ensured = true;
     }
 
-    /** The recorded reply of this retryable write, read outside any transaction (always before its execution). */
+    /** The recorded reply of this retryable write, read outside any transaction. */
     Optional<RawBsonDocument> replay(Exchange x) {
         BsonDocument key = key(x);
         if (key == null) {
             return Optional.empty();
         }
-        ensureCollection();
         return Blocking.single(records.find(Filters.eq("_id", key)).first()).map(RetryableReplies::reply);
     }
 

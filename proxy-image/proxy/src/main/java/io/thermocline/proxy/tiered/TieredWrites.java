@@ -92,7 +92,11 @@ final class TieredWrites {
     RawBsonDocument serve(Exchange x, CommandClass.Write write, TieredRouting routing) throws InterruptedException {
         CollectionPolicy policy = x.table().policy(write.namespace()).orElseThrow();
         CoverageBound bound = x.table().coverage(write.namespace());
-        Optional<RawBsonDocument> replayed = replies.replay(x);
+        replies.ensureCollection();
+        // An insert is retried on the same path (only a user delete of an archived _id changes it, and the
+        // guarded path replays in its transaction), so the hot path of new documents pays no extra read.
+        // Other writes may change path between attempts (coverage moved, a match left the archive).
+        Optional<RawBsonDocument> replayed = write.kind() == CommandClass.WriteKind.INSERT ? Optional.empty() : replies.replay(x);
         if (replayed.isPresent()) {
             return replayed.get();
         }
@@ -362,42 +366,60 @@ final class TieredWrites {
     }
 
     /**
-     * One statement's deletes inside the transaction; null when the attempt must start over. The fences
-     * of the archive's candidates are claimed first: a copy-up of one of them that has not committed then
-     * conflicts with this transaction, one that committed is seen. The fast tier's matches (its versions
-     * are the latest) are deleted with a tombstone each; a candidate the fast tier does not hold is
-     * deleted by its tombstone alone (the feeder deletes the archive copy), unless a user deleted it
-     * already, and the attempt starts over when it was evicted since its archive read.
+     * One statement's deletes inside the transaction; null when the attempt must start over. The fast
+     * tier's matches (its versions are the latest) are deleted with a tombstone each. Then the archive's
+     * other candidates: their fences are claimed first, so a copy-up of one of them that has not
+     * committed conflicts with this transaction and one that committed is seen; a candidate the fast tier
+     * now holds is deleted there if its version matches; one it does not hold is deleted by its tombstone
+     * alone (the feeder deletes the archive copy), unless a user deleted it already, and the attempt
+     * starts over when it was evicted since its archive read. A single delete claims one candidate at a time.
      */
     private Deleted deleteInSession(ClientSession session, String namespace, Resolved r, int fastLimit) {
         DeleteStatement statement = r.statement();
-        fences.claim(session, namespace, r.candidates());
-        Set<BsonValue> present = r.candidates().isEmpty() ? Set.of() : Promotion.idsIn(fast, session, namespace, r.candidates());
-        Map<BsonValue, Fence> fencesNow = r.candidates().isEmpty() ? Map.of() : fences.read(session, namespace, r.candidates());
         long fastTier = 0;
-        for (BsonValue id : idsIn(fast, session, namespace, statement.filter(), statement.collation(), fastLimit)) {
+        List<BsonValue> fastMatches = idsIn(fast, session, namespace, statement.filter(), statement.collation(), fastLimit);
+        for (BsonValue id : fastMatches) {
             fastTier += userDeletes.deleteInSession(session, namespace, id);
             if (statement.single() && fastTier > 0) {
                 return new Deleted(fastTier, 0);
             }
         }
+        List<BsonValue> cold = new ArrayList<>(r.candidates());
+        cold.removeAll(fastMatches);
+        int step = statement.single() ? 1 : Math.max(1, cold.size());
         long archiveOnly = 0;
-        for (BsonValue id : r.candidates()) {
-            if (present.contains(id)) {
-                continue; // the fast tier's version decided above
+        for (int from = 0; from < cold.size(); from += step) {
+            List<BsonValue> part = cold.subList(from, Math.min(cold.size(), from + step));
+            fences.claim(session, namespace, part);
+            Set<BsonValue> present = Promotion.idsIn(fast, session, namespace, part);
+            Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, part);
+            if (!present.isEmpty()) {
+                // copied in since the fast tier was queried above, or held there with a version that does not match
+                for (BsonValue id : idsIn(fast, session, namespace, restricted(statement.filter(), new ArrayList<>(present)),
+                        statement.collation(), 0)) {
+                    fastTier += userDeletes.deleteInSession(session, namespace, id);
+                    if (statement.single() && fastTier > 0) {
+                        return new Deleted(fastTier, archiveOnly);
+                    }
+                }
             }
-            Fence then = r.fencesAtRead().get(id);
-            Fence now = fencesNow.get(id);
-            if (now != null && now.kind() == Fence.Kind.USER_DELETE) {
-                continue; // deleted already (the archive copy is on its way out)
-            }
-            if (now != null && (then == null || !then.deleteId().equals(now.deleteId()))) {
-                return null; // evicted since the archive was read: that read may be older than the evicted version
-            }
-            fences.write(session, namespace, id, Fence.Kind.USER_DELETE);
-            archiveOnly++;
-            if (statement.single()) {
-                break;
+            for (BsonValue id : part) {
+                if (present.contains(id)) {
+                    continue;
+                }
+                Fence then = r.fencesAtRead().get(id);
+                Fence now = fencesNow.get(id);
+                if (now != null && now.kind() == Fence.Kind.USER_DELETE) {
+                    continue; // deleted already (the archive copy is on its way out)
+                }
+                if (now != null && (then == null || !then.deleteId().equals(now.deleteId()))) {
+                    return null; // evicted since the archive was read: that read may be older than the evicted version
+                }
+                fences.write(session, namespace, id, Fence.Kind.USER_DELETE);
+                archiveOnly++;
+                if (statement.single()) {
+                    return new Deleted(fastTier, archiveOnly);
+                }
             }
         }
         return new Deleted(fastTier, archiveOnly);
@@ -729,8 +751,26 @@ final class TieredWrites {
         if (copies.size() != evicted.size()) {
             return false;
         }
-        Blocking.run(Promotion.collection(fast, namespace).insertMany(session, copies));
-        return true;
+        return insertedAll(session, namespace, copies);
+    }
+
+    /**
+     * Inserts copies inside the guarded transaction; false when another transaction inserted one of them
+     * since it was checked (another replica's guarded copy of the same document, a user insert): the attempt
+     * starts over and then finds it. MongoDB reports that as a WriteConflict (transient, retried anyway),
+     * a read-committed server as a duplicate key.
+     */
+    private boolean insertedAll(ClientSession session, String namespace, List<BsonDocument> copies) {
+        try {
+            Blocking.run(Promotion.collection(fast, namespace).insertMany(session, copies));
+            return true;
+        } catch (com.mongodb.MongoBulkWriteException e) {
+            if (e.getWriteErrors().stream().allMatch(w -> com.mongodb.ErrorCategory.fromErrorCode(w.getCode())
+                    == com.mongodb.ErrorCategory.DUPLICATE_KEY)) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     private boolean allPresent(ClientSession session, String namespace, List<BsonValue> ids) {
@@ -767,7 +807,9 @@ final class TieredWrites {
             }
         }
         if (!copies.isEmpty()) {
-            Blocking.run(Promotion.collection(fast, namespace).insertMany(session, copies));
+            if (!insertedAll(session, namespace, copies)) {
+                return null;
+            }
         }
         List<BsonValue> ids = new ArrayList<>();
         copies.forEach(d -> ids.add(d.get("_id")));

@@ -9,7 +9,6 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.InsertManyOptions;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.state.CoverageBound;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -35,13 +34,7 @@ class GuardedWritesTest {
     static void start() throws Exception {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20));
         stack.startFeeder();
-        MetadataStore store = new MetadataStore(stack.fastWorkers);
-        store.updateNamespace(TieredStack.POLICY.namespace(), s -> s.withCoverage(NOW.minus(Duration.ofHours(1))));
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (stack.routing.table().coverage(TieredStack.POLICY.namespace()) instanceof CoverageBound.Nothing) {
-            assertThat(System.nanoTime()).as("the proxy follows the shared state").isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        stack.coverSince(NOW.minus(Duration.ofHours(1)));
     }
 
     @AfterAll
