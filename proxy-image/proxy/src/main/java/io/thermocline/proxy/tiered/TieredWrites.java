@@ -41,10 +41,13 @@ import org.bson.RawBsonDocument;
 
 /**
  * Writes on tiered namespaces, per {@link WriteRouter}: every user write lands in the fast tier (the
- * feeder mirrors it), after promoting the cold documents it touches, so the fast tier's own reply
- * carries the exact counts one database would give. Deletes go through the workers' tombstone path
- * ({@link UserDeletes}): fence and delete in one fast-tier transaction, so the feeder deletes the
- * archive copy and no copy-up in flight resurrects it.
+ * feeder mirrors it). A write that may touch cold documents runs in one guarded fast-tier transaction
+ * that copies them in first, so the fast tier's own reply carries the exact counts one database would
+ * give. Deletes decide their targets inside their transaction and leave a {@code USER_DELETE} fence per
+ * document ({@link UserDeletes}), so the feeder deletes the archive copy; every copy claims the fences of
+ * what it copies ({@link Fences#claim}), so a copy and a delete of one document conflict instead of both
+ * committing. Replies of writes the proxy executes itself are recorded for retries in the same
+ * transaction ({@link RetryableReplies}).
  */
 final class TieredWrites {
 
@@ -57,7 +60,6 @@ final class TieredWrites {
 
     private final MongoClient fast;
     private final MongoClient archive;
-    private final Promotion promotion;
     private final MirrorBarrier barrier;
     private final Duration barrierTimeout;
     private final UserDeletes userDeletes;
@@ -68,7 +70,7 @@ final class TieredWrites {
     private final Duration maxInFlight;
     private volatile RoutingMetrics metrics;
 
-    TieredWrites(MongoClient fast, MongoClient archive, Promotion promotion, MirrorBarrier barrier, Duration barrierTimeout,
+    TieredWrites(MongoClient fast, MongoClient archive, MirrorBarrier barrier, Duration barrierTimeout,
                  UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics,
                  io.thermocline.tiering.metadata.MetadataStore store, String instanceId, Duration fenceRetention) {
         this.probes = store.collection(io.thermocline.tiering.metadata.MetadataStore.PROBES);
@@ -76,7 +78,6 @@ final class TieredWrites {
         this.maxInFlight = fenceRetention.dividedBy(2);
         this.fast = fast;
         this.archive = archive;
-        this.promotion = promotion;
         this.barrier = barrier;
         this.barrierTimeout = barrierTimeout;
         this.userDeletes = userDeletes;
