@@ -43,4 +43,43 @@ class WriteConflictTest {
             assertThat(c.find(Filters.eq("_id", 1)).first().getInteger("v")).isEqualTo(1);
         }
     }
+
+    /**
+     * A document another open transaction inserted and removed again is still that transaction's write:
+     * an upsert of the same _id (by update, replace or findAndModify) meets it as on MongoDB, with WriteConflict.
+     */
+    @Test
+    void upsertOfAnIdAnOpenTransactionInsertedAndRemovedIsAWriteConflict() {
+        try (EmbeddedReplicaSet set = EmbeddedReplicaSet.startSingle();
+             MongoClient client = MongoClients.create(set.connectionString())) {
+            MongoCollection<Document> c = client.getDatabase("conflict").getCollection("claims");
+            c.insertOne(new Document("_id", "other"));
+            try (ClientSession first = client.startSession(); ClientSession second = client.startSession()) {
+                first.startTransaction();
+                c.updateOne(first, Filters.eq("_id", 7), Updates.set("claim", 1), new com.mongodb.client.model.UpdateOptions().upsert(true));
+                c.deleteOne(first, Filters.eq("_id", 7));
+
+                second.startTransaction();
+                MongoException update = catchThrowableOfType(MongoException.class, () -> c.updateOne(second, Filters.eq("_id", 7),
+                        Updates.set("v", 2), new com.mongodb.client.model.UpdateOptions().upsert(true)));
+                assertThat(update.getCode()).isEqualTo(112);
+                assertThat(update.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)).isTrue();
+                second.abortTransaction();
+
+                second.startTransaction();
+                MongoException replace = catchThrowableOfType(MongoException.class, () -> c.replaceOne(second, Filters.eq("_id", 7),
+                        new Document("v", 3), new com.mongodb.client.model.ReplaceOptions().upsert(true)));
+                assertThat(replace.getCode()).isEqualTo(112);
+                second.abortTransaction();
+
+                second.startTransaction();
+                MongoException findAndModify = catchThrowableOfType(MongoException.class, () -> c.findOneAndUpdate(second,
+                        Filters.eq("_id", 7), Updates.set("v", 4), new com.mongodb.client.model.FindOneAndUpdateOptions().upsert(true)));
+                assertThat(findAndModify.getCode()).isEqualTo(112);
+                second.abortTransaction();
+                first.commitTransaction();
+            }
+            assertThat(c.find(Filters.eq("_id", 7)).first()).isNull();
+        }
+    }
 }

@@ -172,6 +172,24 @@ public final class WriteExecutor {
         return result(n, writeErrors);
     }
 
+    /**
+     * An upsert by {@code _id} may create that document: like an insert, it meets another open
+     * transaction's write of the same {@code _id} even where storage shows nothing (inserted and
+     * removed again, or removed), as MongoDB's unique index does.
+     */
+    private void awaitUpsertId(String db, String coll, BsonDocument filter) {
+        BsonValue id = filter.get("_id");
+        if (id != null && id.isDocument() && id.asDocument().size() == 1 && id.asDocument().containsKey("$eq")) {
+            id = id.asDocument().get("$eq");
+        }
+        if (id == null || (id.isDocument() && !id.asDocument().isEmpty() && id.asDocument().getFirstKey().startsWith("$"))) {
+            return;
+        }
+        while (!guard.clear(db, coll, List.of(id))) {
+            Thread.onSpinWait();
+        }
+    }
+
     private BsonDocument update(String db, BsonDocument command) {
         String coll = command.getString("update").getValue();
         boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
@@ -184,6 +202,9 @@ public final class WriteExecutor {
             BsonDocument statement = statements.get(i).asDocument();
             boolean multi = statement.getBoolean("multi", BsonBoolean.FALSE).getValue();
             BsonDocument filter = statement.getDocument("q", new BsonDocument());
+            if (statement.getBoolean("upsert", BsonBoolean.FALSE).getValue()) {
+                awaitUpsertId(db, coll, filter);
+            }
             List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
             BsonDocument reply = store.command(channel, db, new BsonDocument("update", new BsonString(coll))
                 .append("updates", new BsonArray(List.of(statement))));
@@ -268,6 +289,9 @@ public final class WriteExecutor {
         String coll = command.getString(command.getFirstKey()).getValue();
         BsonDocument filter = command.getDocument("query", new BsonDocument());
         BsonDocument sort = command.containsKey("sort") ? command.getDocument("sort") : null;
+        if (command.getBoolean("upsert", BsonBoolean.FALSE).getValue()) {
+            awaitUpsertId(db, coll, filter);
+        }
         List<RawBsonDocument> found = targets(db, coll, filter, sort, 1);
         RawBsonDocument pre = found.isEmpty() ? null : found.get(0);
         BsonDocument reply = store.command(channel, db, command);

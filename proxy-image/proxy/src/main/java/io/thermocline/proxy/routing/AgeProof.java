@@ -39,8 +39,9 @@ public final class AgeProof {
     }
 
     /**
-     * The {@code _id} a filter pins the document to: {@code {_id: v}} or {@code {_id: {$eq: v}}},
-     * at top level or inside a top-level {@code $and}, with other conjuncts allowed. Empty when the
+     * The {@code _id} a filter pins the document to: {@code {_id: v}}, {@code {_id: {$eq: v}}} or
+     * {@code {_id: {$in: [v]}}}, at top level, inside a top-level {@code $and} or a one-clause {@code $or},
+     * with other conjuncts allowed. Empty when the
      * value is not a plain value (null, regex, array, operator document, MinKey/MaxKey, undefined).
      */
     public static Optional<BsonValue> idEquality(BsonDocument filter) {
@@ -49,7 +50,15 @@ public final class AgeProof {
         }
         for (Map.Entry<String, BsonValue> entry : filter.entrySet()) {
             if ("_id".equals(entry.getKey())) {
-                Optional<BsonValue> id = equalityOperand(entry.getValue()).filter(AgeProof::isPlainIdValue);
+                Optional<BsonValue> id = equalityOperand(entry.getValue()).or(() -> oneElementIn(entry.getValue()))
+                        .filter(AgeProof::isPlainIdValue);
+                if (id.isPresent()) {
+                    return id;
+                }
+            } else if ("$or".equals(entry.getKey()) && entry.getValue().isArray() && entry.getValue().asArray().size() == 1
+                    && entry.getValue().asArray().get(0).isDocument()) {
+                // a one-clause $or is that clause (the server derives an upsert's _id from it too)
+                Optional<BsonValue> id = idEquality(entry.getValue().asArray().get(0).asDocument());
                 if (id.isPresent()) {
                     return id;
                 }
@@ -189,6 +198,15 @@ public final class AgeProof {
             return ops.size() == 1 && ops.containsKey("$eq") ? Optional.of(ops.get("$eq")) : Optional.empty();
         }
         return Optional.of(value);
+    }
+
+    /** {@code {$in: [v]}}: one element is an equality (the server derives an upsert's {@code _id} from it). */
+    private static Optional<BsonValue> oneElementIn(BsonValue value) {
+        if (isOperatorDocument(value) && value.asDocument().size() == 1 && value.asDocument().isArray("$in")
+                && value.asDocument().getArray("$in").size() == 1) {
+            return Optional.of(value.asDocument().getArray("$in").get(0));
+        }
+        return Optional.empty();
     }
 
     private static boolean isPlainIdValue(BsonValue value) {

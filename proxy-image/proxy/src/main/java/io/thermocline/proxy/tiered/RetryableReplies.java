@@ -1,51 +1,122 @@
 package io.thermocline.proxy.tiered;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoWriteException;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.reactivestreams.client.ClientSession;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import com.mongodb.reactivestreams.client.MongoDatabase;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.Date;
 import java.util.Optional;
-import org.bson.BsonValue;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonInt64;
 import org.bson.RawBsonDocument;
 
 /**
  * Retryable-write semantics for the writes the proxy carries out itself instead of forwarding
- * (deletes with tombstones, findAndModify removes): the reply is remembered per
- * ({@code lsid}, {@code txnNumber}) and a retry gets the same reply without running again, as a
- * server would do. Writes forwarded to the fast tier keep the client's lsid and txnNumber, so the
- * fast tier deduplicates those itself. Bounded, per proxy instance.
+ * (guarded writes, deletes with tombstones, findAndModify removes), as a server keeps them: the reply
+ * is recorded per ({@code lsid}, {@code txnNumber}) in the fast tier's
+ * {@code thermocline.retryableReplies}, <em>inside the transaction that executes the write</em>, so the
+ * record exists exactly when the write does, and every proxy replica finds it. A retry reads it first,
+ * and again inside its own transaction. Two concurrent executions of one ({@code lsid},
+ * {@code txnNumber}), on one replica or two, both write the record's {@code _id}: one commits, the
+ * other conflicts (WriteConflict, or a duplicate key once the first committed), starts over and
+ * replays the first one's reply. Writes forwarded to the fast tier keep the client's lsid and
+ * txnNumber, so the fast tier deduplicates those itself. Records expire after the logical session
+ * timeout (TTL index on {@code at}).
  */
 final class RetryableReplies {
 
-    private record Key(BsonValue lsid, long txnNumber) {
+    static final String COLLECTION = "retryableReplies";
+    /** MongoDB's default logicalSessionTimeoutMinutes: a driver does not retry past it. */
+    static final Duration KEPT = Duration.ofMinutes(30);
+
+    private final MongoDatabase database;
+    private final MongoCollection<BsonDocument> records;
+    private volatile boolean ensured;
+
+    RetryableReplies(MetadataStore store) {
+        this.database = store.database();
+        this.records = store.collection(COLLECTION);
     }
 
-    private final Map<Key, RawBsonDocument> replies;
-
-    RetryableReplies(int capacity) {
-        this.replies = new LinkedHashMap<>(256, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<Key, RawBsonDocument> eldest) {
-                return size() > capacity;
-            }
-        };
-    }
-
-    synchronized Optional<RawBsonDocument> replay(Exchange x) {
-        Key key = key(x);
-        return key == null ? Optional.empty() : Optional.ofNullable(replies.get(key));
-    }
-
-    synchronized RawBsonDocument remember(Exchange x, RawBsonDocument reply) {
-        Key key = key(x);
-        if (key != null) {
-            replies.put(key, reply);
+    /**
+     * Creates the collection before the first record (implicit creation inside a transaction is refused
+     * on some servers) and its TTL index; idempotent, and every replica may do it.
+     */
+    void ensureCollection() {
+        if (ensured) {
+            return;
         }
-        return reply;
+        if (!Blocking.list(database.listCollectionNames()).contains(COLLECTION)) {
+            try {
+                Blocking.run(database.createCollection(COLLECTION));
+            } catch (MongoCommandException e) {
+                if (e.getErrorCode() != 48) { // NamespaceExists: another replica created it first
+                    throw e;
+                }
+            }
+        }
+        Blocking.run(records.createIndex(Indexes.ascending("at"), new IndexOptions().expireAfter(KEPT.toSeconds(), TimeUnit.SECONDS)));
+        ensured = true;
     }
 
-    private static Key key(Exchange x) {
+    /** The recorded reply of this retryable write, read outside any transaction. */
+    Optional<RawBsonDocument> replay(Exchange x) {
+        BsonDocument key = key(x);
+        if (key == null) {
+            return Optional.empty();
+        }
+        return Blocking.single(records.find(Filters.eq("_id", key)).first()).map(RetryableReplies::reply);
+    }
+
+    /** The same, inside the executing transaction (so a record committed since the first look is seen). */
+    Optional<RawBsonDocument> replay(ClientSession session, Exchange x) {
+        BsonDocument key = key(x);
+        if (key == null) {
+            return Optional.empty();
+        }
+        return Blocking.single(records.find(session, Filters.eq("_id", key)).first()).map(RetryableReplies::reply);
+    }
+
+    /**
+     * Records the reply inside the transaction that executed the write. False when another execution of
+     * the same write committed its record first: the caller aborts and replays that one.
+     */
+    boolean record(ClientSession session, Exchange x, BsonDocument reply) {
+        BsonDocument key = key(x);
+        if (key == null) {
+            return true;
+        }
+        try {
+            Blocking.run(records.insertOne(session, new BsonDocument("_id", key).append("reply", reply)
+                    .append("at", new BsonDateTime(new Date().getTime()))));
+            return true;
+        } catch (MongoWriteException e) {
+            if (e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private static RawBsonDocument reply(BsonDocument record) {
+        return OpMsg.raw(record.getDocument("reply"));
+    }
+
+    private static BsonDocument key(Exchange x) {
         if (!x.traits().retryableWrite() || x.session().isEmpty()) {
             return null;
         }
-        return new Key(x.session().get().id(), x.traits().txnNumber());
+        return new BsonDocument("lsid", x.session().get().id()).append("txnNumber", new BsonInt64(x.traits().txnNumber()));
     }
 }

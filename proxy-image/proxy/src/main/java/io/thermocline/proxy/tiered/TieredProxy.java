@@ -96,8 +96,8 @@ public final class TieredProxy {
         Fences fences = new Fences(store);
         Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
         RoutingMetrics metrics = new RoutingMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry());
-        TieredWrites writes = new TieredWrites(fast, archive, promotion, barrier, options.barrierTimeout(),
-                new UserDeletes(fast, store), fences, new RetryableReplies(10_000), metrics, store, instanceId,
+        TieredWrites writes = new TieredWrites(fast, archive, barrier, options.barrierTimeout(),
+                new UserDeletes(fast, store), fences, new RetryableReplies(store), metrics, store, instanceId,
                 options.fenceRetention());
         OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
         // the read barrier's probes have their own document: they never contend with the write path's barrier probes

@@ -431,9 +431,16 @@ public final class TieredRouting implements AutoCloseable {
 
     // ---- DDL, explain ----------------------------------------------------------------------
 
-    /** DDL applies to the archive first (the cluster the application believes in), then to the fast tier. */
-    private RawBsonDocument ddl(Exchange x, CommandClass.Ddl ddl) {
+    /**
+     * DDL applies to the archive first (the cluster the application believes in), then to the fast tier.
+     * A drop first waits until the feeder mirrored every fast-tier write acknowledged before it: the
+     * feeder would otherwise mirror them after the archive's drop and bring the dropped documents back.
+     */
+    private RawBsonDocument ddl(Exchange x, CommandClass.Ddl ddl) throws InterruptedException {
         metrics.decided("ddl", Served.BOTH, Reason.DDL_ON_TIERED_NAMESPACE);
+        if (ddl.commandName().equalsIgnoreCase("drop") || ddl.commandName().equalsIgnoreCase("dropDatabase")) {
+            writes.mirrorEverythingWritten();
+        }
         RawBsonDocument archived = x.call().call(Tier.ARCHIVE, x.msg()).join();
         if (!Replies.isOk(archived)) {
             return archived;

@@ -104,6 +104,20 @@ final class TieredStack implements AutoCloseable {
         return archiveDirect.getDatabase(POLICY.database()).getCollection(POLICY.collection(), BsonDocument.class);
     }
 
+    /** Publishes that the fast tier covers everything since {@code bound} (as after a warm-up) and waits until these proxies follow it. */
+    void coverSince(java.time.Instant bound, TieredRouting... others) throws InterruptedException {
+        new MetadataStore(fastWorkers).updateNamespace(POLICY.namespace(), s -> s.withCoverage(bound));
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        List<TieredRouting> all = new java.util.ArrayList<>(List.of(others));
+        all.add(routing);
+        while (all.stream().anyMatch(r -> r.table().coverage(POLICY.namespace()) instanceof io.thermocline.tiering.state.CoverageBound.Nothing)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the proxies did not follow the shared state within 10 s");
+            }
+            Thread.sleep(20);
+        }
+    }
+
     void startFeeder() throws InterruptedException {
         feeder = new Feeder(fastWorkers, archiveWorkers, List.of(POLICY), feederConfig,
                 Feeder.Options.defaults().withInstanceId("feeder-test").withProbeInterval(Duration.ofMillis(50))

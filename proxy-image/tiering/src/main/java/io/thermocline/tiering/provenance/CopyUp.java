@@ -33,8 +33,10 @@ import org.bson.BsonValue;
  * <li>wait until the feeder has mirrored every fast-tier write up to now ({@link MirrorBarrier}),
  *     so the archive already reflects every delete older than those fences;</li>
  * <li>read the documents from the archive;</li>
- * <li>in one marked transaction on the fast tier: copy a document only if the fast tier holds no
- *     version and its fence did not change since step 1 ({@link CopyUpDecision}).</li>
+ * <li>in one marked transaction on the fast tier: claim the fences of the documents to copy
+ *     ({@link Fences#claim}: a concurrent delete or eviction then conflicts with the copy), and copy a
+ *     document only if the fast tier holds no version and its fence did not change since step 1
+ *     ({@link CopyUpDecision}).</li>
  * </ol>
  * Used by the warmer and, for a point read that missed the fast tier, by the proxy's promotion.
  */
@@ -103,11 +105,19 @@ public final class CopyUp {
                                                             Map<BsonValue, BsonDocument> archived, long started) {
         MongoCollection<BsonDocument> target = collection(fast, namespace);
         return ownWrites.inTransaction(session -> {
-            Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, documentIds);
             Set<BsonValue> present = new HashSet<>();
             for (BsonDocument held : Blocking.list(target.find(session, Filters.in("_id", documentIds)).projection(Projections.include("_id")))) {
                 present.add(held.get("_id"));
             }
+            List<BsonValue> candidates = new ArrayList<>();
+            for (BsonValue id : documentIds) {
+                if (archived.containsKey(id) && !present.contains(id)) {
+                    candidates.add(id);
+                }
+            }
+            // claim before reading: a delete committed before the claim is seen below, a later one conflicts
+            fences.claim(session, namespace, candidates);
+            Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, documentIds);
             Duration inFlight = Duration.ofNanos(System.nanoTime() - started);
             Map<CopyUpDecision, Integer> counts = new EnumMap<>(CopyUpDecision.class);
             List<BsonDocument> copies = new ArrayList<>();

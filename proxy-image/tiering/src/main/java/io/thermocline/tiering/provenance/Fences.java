@@ -1,7 +1,12 @@
 package io.thermocline.tiering.provenance;
 
+import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.ReplaceOptions;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
 import com.mongodb.client.result.DeleteResult;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoCollection;
@@ -13,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.bson.BsonDocument;
+import org.bson.BsonObjectId;
 import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 
@@ -32,6 +38,35 @@ public final class Fences {
                 new ReplaceOptions().upsert(true)));
         return fence;
     }
+
+    /**
+     * Claims the fences of documents a copy-up is about to insert, inside the copy's transaction and
+     * before it reads their fences: one write on each fence document, so a user delete or an eviction
+     * of the same document (which writes that fence) and the copy write one document, and snapshot
+     * isolation lets only one of them commit (the other gets WriteConflict and retries, then sees it).
+     * Without it the two write different documents and both commit: the copy resurrects the deleted
+     * document. An existing fence keeps its kind and deleteId; where none exists the claim leaves none
+     * (inserted and removed in the same transaction; the feeder ignores both events).
+     */
+    public void claim(ClientSession session, String namespace, List<BsonValue> documentIds) {
+        if (documentIds.isEmpty()) {
+            return;
+        }
+        BsonObjectId claim = new BsonObjectId(new ObjectId());
+        List<BsonDocument> keys = new ArrayList<>();
+        List<WriteModel<BsonDocument>> upserts = new ArrayList<>();
+        for (BsonValue id : documentIds) {
+            BsonDocument key = Fence.key(namespace, id);
+            keys.add(key);
+            upserts.add(new UpdateOneModel<>(Filters.eq("_id", key),
+                    Updates.combine(Updates.set("claim", claim), Updates.setOnInsert("kind", CLAIM)), new UpdateOptions().upsert(true)));
+        }
+        Blocking.run(fences.bulkWrite(session, upserts, new BulkWriteOptions().ordered(true)));
+        Blocking.run(fences.deleteMany(session, Filters.and(Filters.in("_id", keys), Filters.eq("kind", CLAIM))));
+    }
+
+    /** The kind a claim gives a fence document it creates: never committed (removed in the claiming transaction). */
+    static final String CLAIM = "CLAIM";
 
     /** The current fences of the given documents (absent: never deleted, or fence expired). */
     public Map<BsonValue, Fence> read(ClientSession session, String namespace, List<BsonValue> documentIds) {
