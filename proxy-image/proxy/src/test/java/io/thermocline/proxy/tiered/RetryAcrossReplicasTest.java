@@ -53,13 +53,13 @@ class RetryAcrossReplicasTest {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20));
         stack.startFeeder();
         String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
-                + "tiers:\n  fast:\n    uri: " + stack.fastSet.connectionString() + "\n    connectionBudget: 8\n"
-                + "  archive:\n    uri: " + stack.archiveSet.connectionString() + "\n    connectionBudget: 8\n"
+                + "tiers:\n  fast:\n    uri: " + stack.tiers.fastUri() + "\n    connectionBudget: 8\n"
+                + "  archive:\n    uri: " + stack.tiers.archiveUri() + "\n    connectionBudget: 8\n"
                 + "fleet:\n  instanceId: tiered-test-1\n"
                 + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n";
         ThermoclineConfig config = ConfigLoader.parse(yaml, Map.of());
         ProxySettings settings = ProxySettings.from(config).withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
-        secondRouting = TieredProxy.routing(stack.fastSet.connectionString(), stack.archiveSet.connectionString(), config.collections(),
+        secondRouting = TieredProxy.routing(stack.tiers.fastUri(), stack.tiers.archiveUri(), config.collections(),
                 Duration.ofSeconds(10), settings.instanceId(), TieredProxy.Options.defaults().withFollowInterval(TieredStack.FOLLOW));
         second = new ProxyServer(settings, secondRouting).start();
         stack.coverSince(NOW.minus(Duration.ofHours(1)), secondRouting);
