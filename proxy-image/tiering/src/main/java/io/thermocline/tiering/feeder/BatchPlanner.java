@@ -4,6 +4,7 @@ import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.TransactionId;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.OwnTransactions;
+import io.thermocline.tiering.state.BsonOrder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,7 +23,8 @@ import org.bson.BsonValue;
  * <li>A user fence in {@code thermocline.fences} is a user delete of the document it names, even
  *     when the fast tier no longer held that document; so is a plain delete event.</li>
  * <li>With coalescing, only the last action per document survives: the last state in the batch
- *     wins, and a delete after updates wins.</li>
+ *     wins, and a delete after updates wins. Documents are told apart by MongoDB's {@code _id}
+ *     equality ({@link BsonOrder}), not Java's.</li>
  * </ul>
  */
 public final class BatchPlanner {
@@ -42,7 +44,7 @@ public final class BatchPlanner {
         if (events.isEmpty()) {
             throw new IllegalArgumentException("a plan needs at least one event");
         }
-        Map<String, Map<BsonValue, MirrorAction>> coalesced = new LinkedHashMap<>();
+        Map<String, Map<DocumentKey, MirrorAction>> coalesced = new LinkedHashMap<>();
         Map<String, List<MirrorAction>> ordered = new LinkedHashMap<>();
         int mirrored = 0;
         int replaced = 0;
@@ -66,7 +68,7 @@ public final class BatchPlanner {
             mirrored++;
             if (coalesce) {
                 MirrorAction previous = coalesced.computeIfAbsent(action.namespace(), ns -> new LinkedHashMap<>())
-                        .put(action.documentId(), action);
+                        .put(new DocumentKey(action.documentId()), action);
                 if (previous != null) {
                     replaced++;
                 }
@@ -110,6 +112,19 @@ public final class BatchPlanner {
             case "delete" -> new MirrorAction.Delete(event.namespace(), event.documentId());
             default -> null;
         };
+    }
+
+    /** A document's {@code _id} compared as MongoDB compares it (1, 1.0 and NumberLong(1) are one document). */
+    private record DocumentKey(BsonValue id) {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof DocumentKey key && BsonOrder.compare(id, key.id) == 0;
+        }
+
+        @Override
+        public int hashCode() {
+            return BsonOrder.hash(id);
+        }
     }
 
     /** The greatest cluster time strictly before {@code time}. */
