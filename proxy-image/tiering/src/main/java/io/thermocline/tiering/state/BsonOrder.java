@@ -80,6 +80,18 @@ public final class BsonOrder {
         };
     }
 
+    /**
+     * The types whose values sort above every value of {@code type}, for a {@code $type} query.
+     * Arrays are left out: a sort key is never an array (an array sorts by its elements), and
+     * deprecated types and code (symbol, DBPointer, JavaScript, undefined) are not queried.
+     */
+    public static List<BsonType> typesRankedAbove(BsonType type) {
+        int rank = rank(type);
+        return List.of(BsonType.STRING, BsonType.DOCUMENT, BsonType.BINARY, BsonType.OBJECT_ID, BsonType.BOOLEAN,
+                        BsonType.DATE_TIME, BsonType.TIMESTAMP, BsonType.REGULAR_EXPRESSION, BsonType.MAX_KEY)
+                .stream().filter(t -> rank(t) > rank).toList();
+    }
+
     /** Canonical types as MongoDB ranks them; undefined sorts with null, symbol with string. */
     static int rank(BsonType type) {
         return switch (type) {
