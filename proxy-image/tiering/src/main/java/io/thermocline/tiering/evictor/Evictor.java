@@ -86,6 +86,10 @@ public final class Evictor implements AutoCloseable {
             return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, backoff, registry, faults, clock);
         }
 
+        public Options withClock(Clock c) {
+            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, c);
+        }
+
         public Options withFenceRetention(Duration retention) {
             return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, retention, errorBackoff, registry, faults, clock);
         }
@@ -108,6 +112,7 @@ public final class Evictor implements AutoCloseable {
     private final MirrorBarrier barrier;
     private final OwnWrites ownWrites;
     private final Fences fences;
+    private final FencePurge fencePurge;
     private final RateLimiter rate;
     private final Counter documents;
     private final WorkerLoop loop;
@@ -141,6 +146,7 @@ public final class Evictor implements AutoCloseable {
         this.barrier = new MirrorBarrier(fast, store, "evictor/" + options.instanceId());
         this.ownWrites = new OwnWrites(fast, store, "evictor/" + options.instanceId());
         this.fences = new Fences(store);
+        this.fencePurge = new FencePurge(store, barrier, options.barrierTimeout());
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
         this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "evictor", "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
         this.loop = new WorkerLoop("evictor", () -> {
@@ -168,9 +174,9 @@ public final class Evictor implements AutoCloseable {
             outcomes.put(policy.namespace(), counts);
             complete &= counts.getOrDefault(Eligibility.FEEDER_BEHIND, 0L) == 0;
         }
-        long purged = fences.purge(options.clock().instant().minus(options.fenceRetention()));
-        if (purged > 0) {
-            LOG.info("event=fences_purged count={}", purged);
+        FencePurge.Result purge = fencePurge.purge(options.clock().instant().minus(options.fenceRetention()));
+        if (purge.purged() > 0 || purge.keptForFeeder() > 0) {
+            LOG.info("event=fences_purged count={} keptForFeeder={}", purge.purged(), purge.keptForFeeder());
         }
         return new PassResult(outcomes, complete);
     }
