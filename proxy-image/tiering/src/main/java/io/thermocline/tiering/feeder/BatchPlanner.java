@@ -4,7 +4,6 @@ import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.TransactionId;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.OwnTransactions;
-import io.thermocline.tiering.state.BsonOrder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,7 +23,7 @@ import org.bson.BsonValue;
  *     when the fast tier no longer held that document; so is a plain delete event.</li>
  * <li>With coalescing, only the last action per document survives: the last state in the batch
  *     wins, and a delete after updates wins. Documents are told apart by MongoDB's {@code _id}
- *     equality ({@link BsonOrder}), not Java's.</li>
+ *     equality ({@link DocumentKey}), not Java's.</li>
  * </ul>
  */
 public final class BatchPlanner {
@@ -112,19 +111,6 @@ public final class BatchPlanner {
             case "delete" -> new MirrorAction.Delete(event.namespace(), event.documentId());
             default -> null;
         };
-    }
-
-    /** A document's {@code _id} compared as MongoDB compares it (1, 1.0 and NumberLong(1) are one document). */
-    private record DocumentKey(BsonValue id) {
-        @Override
-        public boolean equals(Object other) {
-            return other instanceof DocumentKey key && BsonOrder.compare(id, key.id) == 0;
-        }
-
-        @Override
-        public int hashCode() {
-            return BsonOrder.hash(id);
-        }
     }
 
     /** The greatest cluster time strictly before {@code time}. */

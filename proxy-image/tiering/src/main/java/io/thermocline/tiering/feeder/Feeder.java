@@ -2,21 +2,17 @@ package io.thermocline.tiering.feeder;
 
 import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Aggregates;
-import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.ReplaceOneModel;
-import com.mongodb.client.model.ReplaceOptions;
-import com.mongodb.client.model.WriteModel;
 import com.mongodb.client.model.changestream.FullDocument;
 import com.mongodb.reactivestreams.client.ChangeStreamPublisher;
 import com.mongodb.reactivestreams.client.MongoClient;
-import com.mongodb.reactivestreams.client.MongoCollection;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
+import io.thermocline.tiering.metadata.FeederHealth;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StaleStateException;
@@ -58,34 +54,39 @@ public final class Feeder implements AutoCloseable {
 
     /** Tuning that is not part of the user-facing configuration. */
     public record Options(String instanceId, Duration probeInterval, Duration leaseDuration, Duration errorBackoff,
-                          PrometheusRegistry registry, FaultInjection faults) {
+                          Duration deadLetterRetryInterval, PrometheusRegistry registry, FaultInjection faults) {
         public static Options defaults() {
             return new Options("feeder-" + UUID.randomUUID(), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                    Duration.ofSeconds(1), PrometheusRegistry.defaultRegistry, FaultInjection.NONE);
+                    Duration.ofSeconds(1), Duration.ofMinutes(1), PrometheusRegistry.defaultRegistry, FaultInjection.NONE);
         }
 
         public Options withInstanceId(String id) {
-            return new Options(id, probeInterval, leaseDuration, errorBackoff, registry, faults);
+            return new Options(id, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, faults);
         }
 
         public Options withProbeInterval(Duration interval) {
-            return new Options(instanceId, interval, leaseDuration, errorBackoff, registry, faults);
+            return new Options(instanceId, interval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, faults);
         }
 
         public Options withLeaseDuration(Duration lease) {
-            return new Options(instanceId, probeInterval, lease, errorBackoff, registry, faults);
+            return new Options(instanceId, probeInterval, lease, errorBackoff, deadLetterRetryInterval, registry, faults);
         }
 
         public Options withErrorBackoff(Duration backoff) {
-            return new Options(instanceId, probeInterval, leaseDuration, backoff, registry, faults);
+            return new Options(instanceId, probeInterval, leaseDuration, backoff, deadLetterRetryInterval, registry, faults);
+        }
+
+        /** How often dead letters are retried (the cause may have been fixed in the archive). */
+        public Options withDeadLetterRetryInterval(Duration interval) {
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, interval, registry, faults);
         }
 
         public Options withRegistry(PrometheusRegistry r) {
-            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, r, faults);
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, r, faults);
         }
 
         public Options withFaults(FaultInjection f) {
-            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, registry, f);
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, f);
         }
     }
 
@@ -100,6 +101,8 @@ public final class Feeder implements AutoCloseable {
     private final BatchPlanner planner;
     private final FeederMetrics metrics;
     private final WorkerLoop loop;
+    private final DeadLetters deadLetters;
+    private final ArchiveWriter writer;
 
     private volatile EventQueue stream;
     private OwnTransactions own;
@@ -107,6 +110,9 @@ public final class Feeder implements AutoCloseable {
     private long leaseValidUntilNanos;
     private long lastProbeNanos;
     private BsonTimestamp outstandingProbe;
+    private long deadLetterCount;
+    private long lastDeadLetterRetryNanos;
+    private FeederHealth health = FeederHealth.HEALTHY;
 
     /** Starts a feeder with its own clients for the configured tiers. */
     public static Feeder start(ThermoclineConfig config) {
@@ -138,6 +144,8 @@ public final class Feeder implements AutoCloseable {
         this.planner = new BatchPlanner(namespaces, config.coalesce());
         this.metrics = FeederMetrics.in(options.registry());
         this.loop = new WorkerLoop("feeder", this::step, options.errorBackoff());
+        this.deadLetters = new DeadLetters(store);
+        this.writer = new ArchiveWriter(archive, deadLetters, metrics);
     }
 
     public Feeder start() {
@@ -180,6 +188,9 @@ public final class Feeder implements AutoCloseable {
             if (stream == null && !open()) {
                 return options.leaseDuration().dividedBy(4);
             }
+            if (deadLetterCount > 0 && System.nanoTime() - lastDeadLetterRetryNanos >= options.deadLetterRetryInterval().toNanos()) {
+                retryDeadLetters();
+            }
             List<ChangeEvent> events = new ArrayList<>();
             for (var event : stream.nextBatch(config.batchSize(), config.maxBatchWait(), options.probeInterval())) {
                 events.add(ChangeEvent.of(event));
@@ -208,6 +219,10 @@ public final class Feeder implements AutoCloseable {
         checkpoint = store.saveFeederCheckpoint(current, withLease(current, current.resumeToken(), current.mirroredThrough(),
                 current.openOwnTransaction(), current.mirroredEvents(), current.lagSeconds(), current.pendingEvents()));
         own = new OwnTransactions(checkpoint.openOwnTransaction());
+        health = store.feederHealth();
+        deadLetterCount = deadLetters.count();
+        lastDeadLetterRetryNanos = System.nanoTime();
+        publishDeadLetters();
         LOG.debug("event=feeder_open instance={} openOwnTransaction={}", options.instanceId(), checkpoint.openOwnTransaction());
         ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
                 .fullDocument(FullDocument.UPDATE_LOOKUP)
@@ -265,8 +280,18 @@ public final class Feeder implements AutoCloseable {
         if (System.nanoTime() > leaseValidUntilNanos) {
             throw new StaleStateException("the feeder's lease ran out before its archive write; re-acquiring");
         }
+        boolean deadLettersChanged = false;
         for (Map.Entry<String, List<MirrorAction>> entry : plan.actions().entrySet()) {
-            writeArchive(entry.getKey(), entry.getValue());
+            if (entry.getValue().isEmpty()) {
+                continue;
+            }
+            ArchiveWriter.Outcome outcome = writer.write(entry.getKey(), entry.getValue(), archiveWriteTimeoutMillis());
+            long cleared = deadLetterCount + outcome.deadLettered() > 0 ? deadLetters.clear(entry.getKey(), outcome.succeeded()) : 0;
+            deadLettersChanged |= outcome.deadLettered() > 0 || cleared > 0;
+        }
+        if (deadLettersChanged) {
+            deadLetterCount = deadLetters.count();
+            publishDeadLetters();
         }
         options.faults().reached(FaultPoint.FEEDER_ARCHIVE_WRITTEN);
 
@@ -295,36 +320,53 @@ public final class Feeder implements AutoCloseable {
         }
     }
 
-    private void writeArchive(String namespace, List<MirrorAction> actions) {
-        if (actions.isEmpty()) {
-            return;
-        }
-        MongoNamespace ns = new MongoNamespace(namespace);
-        // a write still in flight when the lease runs out could land after a successor's newer writes:
-        // the driver abandons it (and the server stops it, maxTimeMS) before the lease expires
+    /**
+     * A write still in flight when the lease runs out could land after a successor's newer writes:
+     * the driver abandons it (and the server stops it, maxTimeMS) before the lease expires.
+     */
+    private long archiveWriteTimeoutMillis() {
         long leaseLeftMillis = (leaseValidUntilNanos - System.nanoTime()) / 1_000_000 + options.leaseDuration().toMillis() / 3;
         if (leaseLeftMillis <= 0) {
             throw new StaleStateException("the feeder's lease ran out during its archive writes; re-acquiring");
         }
-        MongoCollection<BsonDocument> collection = archive.getDatabase(ns.getDatabaseName())
-                .getCollection(ns.getCollectionName(), BsonDocument.class)
-                .withWriteConcern(com.mongodb.WriteConcern.MAJORITY)
-                .withTimeout(leaseLeftMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
-        List<WriteModel<BsonDocument>> models = new ArrayList<>(actions.size());
-        int upserts = 0;
-        for (MirrorAction action : actions) {
-            if (action instanceof MirrorAction.Upsert upsert) {
-                models.add(new ReplaceOneModel<>(Filters.eq("_id", upsert.documentId()), upsert.document(),
-                        new ReplaceOptions().upsert(true)));
-                upserts++;
-            } else {
-                LOG.debug("event=feeder_mirrors_delete namespace={} id={}", namespace, action.documentId());
-                models.add(new DeleteOneModel<>(Filters.eq("_id", action.documentId())));
-            }
+        return leaseLeftMillis;
+    }
+
+    /**
+     * Writes each dead-lettered document's current fast-tier version again; a success clears the
+     * record. Runs between batches on the feeder's thread, so every later event of the document is
+     * applied after it (as with {@code updateLookup}, the looked-up version is never older than an
+     * event already mirrored). A document gone from the fast tier keeps its record until its delete
+     * event is mirrored (the evictor never removes a dead-lettered document).
+     */
+    private void retryDeadLetters() {
+        lastDeadLetterRetryNanos = System.nanoTime();
+        if (System.nanoTime() > leaseValidUntilNanos) {
+            throw new StaleStateException("the feeder's lease ran out before its dead-letter retry; re-acquiring");
         }
-        Blocking.run(collection.bulkWrite(models, new BulkWriteOptions().ordered(true)));
-        metrics.archiveWrites.labelValues("upsert").inc(upserts);
-        metrics.archiveWrites.labelValues("delete").inc(actions.size() - upserts);
+        for (DeadLetters.Letter letter : deadLetters.oldest(100)) {
+            MongoNamespace ns = new MongoNamespace(letter.namespace());
+            BsonDocument current = Blocking.single(fast.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class)
+                    .find(Filters.eq("_id", letter.documentId())).first()).orElse(null);
+            if (current == null) {
+                continue;
+            }
+            ArchiveWriter.Outcome outcome = writer.write(letter.namespace(),
+                    List.of(new MirrorAction.Upsert(letter.namespace(), letter.documentId(), current)), archiveWriteTimeoutMillis());
+            deadLetters.clear(letter.namespace(), outcome.succeeded());
+        }
+        deadLetterCount = deadLetters.count();
+        publishDeadLetters();
+    }
+
+    private void publishDeadLetters() {
+        metrics.deadLetters.set(deadLetterCount);
+        String oldest = deadLetterCount == 0 ? null : deadLetters.oldest(1).stream().findFirst().map(DeadLetters.Letter::summary).orElse(null);
+        FeederHealth next = health.withDeadLetters(deadLetterCount, oldest);
+        if (!next.equals(health)) {
+            store.saveFeederHealth(next);
+            health = next;
+        }
     }
 
     private FeederCheckpoint withLease(FeederCheckpoint base, BsonDocument token, BsonTimestamp through,
