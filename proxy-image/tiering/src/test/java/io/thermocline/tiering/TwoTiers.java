@@ -50,8 +50,17 @@ public final class TwoTiers implements AutoCloseable {
     private final List<AutoCloseable> workers = new ArrayList<>();
 
     public TwoTiers() {
+        this(EmbeddedReplicaSet.builder().name("fast"));
+    }
+
+    /** A fast tier whose oplog keeps only {@code entries} entries: a feeder down for longer loses its history (286). */
+    public static TwoTiers withFastOplogOf(int entries) {
+        return new TwoTiers(EmbeddedReplicaSet.builder().name("fast").oplogSize(entries));
+    }
+
+    private TwoTiers(EmbeddedReplicaSet.Builder fastTier) {
         // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
-        fastSet = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
+        fastSet = fastTier.transactionLifetime(Duration.ofSeconds(3)).build().start();
         archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
         fast = io.thermocline.tiering.worker.TierClients.client(fastSet.connectionString(), "test-workers");
         archive = io.thermocline.tiering.worker.TierClients.client(archiveSet.connectionString(), "test-workers");

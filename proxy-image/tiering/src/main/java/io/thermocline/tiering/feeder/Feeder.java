@@ -1,5 +1,6 @@
 package io.thermocline.tiering.feeder;
 
+import com.mongodb.MongoException;
 import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
@@ -204,8 +205,65 @@ public final class Feeder implements AutoCloseable {
         } catch (RuntimeException | InterruptedException e) {
             // events taken from the stream but not checkpointed must be read again: reopen from the checkpoint
             closeStream();
+            if (e instanceof MongoException error && historyLost(error) && checkpoint != null) {
+                resync(error);
+                return Duration.ZERO;
+            }
             throw e;
         }
+    }
+
+    /**
+     * The fast tier's oplog no longer holds the resume point: ChangeStreamHistoryLost (286, MongoDB
+     * 4.2+), CappedPositionLost (136), or 4.0's "resume token was not found" (280). Retrying cannot help.
+     */
+    static boolean historyLost(MongoException error) {
+        return error.getCode() == 286 || error.getCode() == 136
+                || (error.getCode() == 280 && String.valueOf(error.getMessage()).contains("resume token was not found"));
+    }
+
+    /**
+     * Recovers from lost history: opens a fresh change stream at a probe written now (BEFORE the scan,
+     * so every write after it reaches the feeder after the resync's writes), resyncs the archive from
+     * the fast tier ({@link Resync}), then checkpoints just before the probe: the archive now holds
+     * every write up to it, or a newer version of its document. Mirrored-through stays where it was
+     * until then, so the evictor, fence purges and archive reads keep waiting. A crash during the
+     * resync resumes from the old checkpoint, loses history again and resyncs again.
+     */
+    private void resync(MongoException cause) throws InterruptedException {
+        metrics.historyLost.inc();
+        metrics.resyncing.set(1);
+        Instant detected = Instant.now();
+        LOG.warn("event=feeder_history_lost instance={} mirroredThrough={} error=\"{}\" action=resync", options.instanceId(),
+                describe(checkpoint.mirroredThrough()), cause.getMessage());
+        health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, null, 0, 0));
+        store.saveFeederHealth(health);
+        renewLease();
+        BsonTimestamp start = barrier.probe();
+        outstandingProbe = start;
+        lastProbeNanos = System.nanoTime();
+        subscribe(null, start);
+        Resync.Result result = new Resync(fast, archive, store, writer).run(policies, () -> {
+            renewLease();
+            return archiveWriteTimeoutMillis();
+        });
+        BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start));
+        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, through, null,
+                checkpoint.mirroredEvents(), 0, 0));
+        own = new OwnTransactions(null);
+        deadLetterCount = deadLetters.count();
+        publishDeadLetters();
+        health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, Instant.now(), result.upserted(), result.deleted()));
+        store.saveFeederHealth(health);
+        metrics.resyncing.set(0);
+        LOG.warn("event=feeder_resynced instance={} upserted={} deleted={} streamingFrom={}", options.instanceId(),
+                result.upserted(), result.deleted(), describe(start));
+    }
+
+    /** Re-writes the checkpoint unchanged with a fresh lease (long work between batches). */
+    private void renewLease() {
+        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, checkpoint.resumeToken(), checkpoint.mirroredThrough(),
+                checkpoint.openOwnTransaction(), checkpoint.mirroredEvents(), checkpoint.lagSeconds(), checkpoint.pendingEvents()));
     }
 
     private boolean open() {
@@ -224,12 +282,8 @@ public final class Feeder implements AutoCloseable {
         lastDeadLetterRetryNanos = System.nanoTime();
         publishDeadLetters();
         LOG.debug("event=feeder_open instance={} openOwnTransaction={}", options.instanceId(), checkpoint.openOwnTransaction());
-        ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
-                .fullDocument(FullDocument.UPDATE_LOOKUP)
-                .batchSize(config.batchSize())
-                .maxAwaitTime(options.probeInterval().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         if (checkpoint.resumeToken() != null) {
-            publisher = publisher.resumeAfter(checkpoint.resumeToken());
+            subscribe(checkpoint.resumeToken(), null);
             LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
         } else if (checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
             // first start ever: begin at a probe written now, and persist that start before streaming, so a
@@ -239,16 +293,25 @@ public final class Feeder implements AutoCloseable {
             lastProbeNanos = System.nanoTime();
             checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, BatchPlanner.justBefore(start),
                     null, 0, 0, 0));
-            publisher = publisher.startAtOperationTime(start);
+            subscribe(null, start);
             LOG.info("event=feeder_started_fresh instance={} at={}", options.instanceId(), describe(start));
         } else {
             BsonTimestamp start = justAfter(checkpoint.mirroredThrough());
-            publisher = publisher.startAtOperationTime(start);
+            subscribe(null, start);
             LOG.info("event=feeder_restarted_before_first_batch instance={} at={}", options.instanceId(), describe(start));
         }
+        return true;
+    }
+
+    /** Opens the change stream after {@code resumeToken}, or at {@code startAt} when there is none. */
+    private void subscribe(BsonDocument resumeToken, BsonTimestamp startAt) {
+        ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
+                .fullDocument(FullDocument.UPDATE_LOOKUP)
+                .batchSize(config.batchSize())
+                .maxAwaitTime(options.probeInterval().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        publisher = resumeToken != null ? publisher.resumeAfter(resumeToken) : publisher.startAtOperationTime(startAt);
         stream = new EventQueue(config.batchSize());
         publisher.subscribe(stream);
-        return true;
     }
 
     private Bson matchFilter() {
