@@ -21,6 +21,7 @@ import io.thermocline.tiering.provenance.OwnTransactions;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
+import io.thermocline.tiering.worker.InjectedCrash;
 import io.thermocline.tiering.worker.TierClients;
 import io.thermocline.tiering.worker.WorkerLoop;
 import java.time.Duration;
@@ -31,6 +32,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.conversions.Bson;
@@ -108,7 +113,14 @@ public final class Feeder implements AutoCloseable {
     private volatile EventQueue stream;
     private OwnTransactions own;
     private volatile FeederCheckpoint checkpoint;
-    private long leaseValidUntilNanos;
+    private volatile long leaseValidUntilNanos;
+    /** The checkpoint being written while the next batch goes to the archive (at most one). */
+    private Future<FeederCheckpoint> inFlight;
+    private final ExecutorService checkpointer = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "thermocline-feeder-checkpoint");
+        t.setDaemon(true);
+        return t;
+    });
     private long lastProbeNanos;
     private BsonTimestamp outstandingProbe;
     private long deadLetterCount;
@@ -190,6 +202,7 @@ public final class Feeder implements AutoCloseable {
                 return options.leaseDuration().dividedBy(4);
             }
             if (deadLetterCount > 0 && System.nanoTime() - lastDeadLetterRetryNanos >= options.deadLetterRetryInterval().toNanos()) {
+                settle();
                 retryDeadLetters();
             }
             List<ChangeEvent> events = new ArrayList<>();
@@ -205,6 +218,7 @@ public final class Feeder implements AutoCloseable {
         } catch (RuntimeException | InterruptedException e) {
             // events taken from the stream but not checkpointed must be read again: reopen from the checkpoint
             closeStream();
+            settleQuietly();
             if (e instanceof MongoException error && historyLost(error) && checkpoint != null) {
                 resync(error);
                 return Duration.ZERO;
@@ -338,7 +352,7 @@ public final class Feeder implements AutoCloseable {
         }
     }
 
-    private void mirror(List<ChangeEvent> events) {
+    private void mirror(List<ChangeEvent> events) throws InterruptedException {
         MirrorPlan plan = planner.plan(events, own);
         if (System.nanoTime() > leaseValidUntilNanos) {
             throw new StaleStateException("the feeder's lease ran out before its archive write; re-acquiring");
@@ -364,10 +378,20 @@ public final class Feeder implements AutoCloseable {
         }
         int pending = stream.pending();
         double lag = pending > 0 && last != null ? Math.max(0, Instant.now().getEpochSecond() - (last.getTime() & 0xFFFFFFFFL)) : 0;
-        BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), plan.mirroredThrough());
-        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, plan.resumeToken(), through,
-                plan.openOwnTransaction(), checkpoint.mirroredEvents() + plan.counts().mirrored(), lag, pending));
-        options.faults().reached(FaultPoint.FEEDER_CHECKPOINTED);
+        // the previous checkpoint was written while this batch went to the archive; only now wait for it
+        settle();
+        FeederCheckpoint base = checkpoint;
+        BsonTimestamp through = MetadataStore.max(base.mirroredThrough(), plan.mirroredThrough());
+        FeederCheckpoint next = new FeederCheckpoint(plan.resumeToken(), through, plan.openOwnTransaction(),
+                base.mirroredEvents() + plan.counts().mirrored(), lag, pending, options.instanceId(),
+                Instant.now().plus(options.leaseDuration()), base.version());
+        long sentAt = System.nanoTime();
+        inFlight = checkpointer.submit(() -> {
+            FeederCheckpoint saved = store.saveFeederCheckpoint(base, next);
+            leaseValidUntilNanos = sentAt + options.leaseDuration().toNanos() * 2 / 3;
+            checkpoint = saved;
+            return saved;
+        });
 
         metrics.batches.inc();
         metrics.events.labelValues("mirrored").inc(plan.counts().mirrored());
@@ -380,6 +404,40 @@ public final class Feeder implements AutoCloseable {
         if (plan.actionCount() > 0) {
             LOG.debug("event=feeder_batch events={} writes={} coalesced={} own={} mirroredThrough={}", plan.counts().events(),
                     plan.actionCount(), plan.counts().coalesced(), plan.counts().own(), describe(through));
+        }
+    }
+
+    /**
+     * Waits for the checkpoint in flight, if any: afterwards {@link #checkpoint} is the persisted one.
+     * A failed write (another instance took over, the fast tier is unreachable) is thrown here.
+     */
+    private void settle() throws InterruptedException {
+        Future<FeederCheckpoint> pendingWrite = inFlight;
+        if (pendingWrite == null) {
+            return;
+        }
+        inFlight = null;
+        try {
+            pendingWrite.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException("the feeder's checkpoint write failed", e.getCause());
+        }
+        options.faults().reached(FaultPoint.FEEDER_CHECKPOINTED);
+    }
+
+    /** Settles, and forgets a failed checkpoint write: the caller re-reads the stored one. */
+    private void settleQuietly() {
+        try {
+            settle();
+        } catch (InjectedCrash crash) {
+            throw crash;
+        } catch (RuntimeException e) {
+            LOG.debug("event=feeder_checkpoint_dropped error=\"{}\"", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -463,6 +521,7 @@ public final class Feeder implements AutoCloseable {
     public void close() {
         loop.close();
         closeStream();
+        checkpointer.shutdown();
         if (ownedClients != null) {
             ownedClients.close();
         }
