@@ -203,7 +203,7 @@ public final class ChangeStreamCursor {
             lastEventToken = ResumeToken.parse(event.get("_id"));
             return;
         }
-        List<Document> result = stages.runStages(Stream.of(BsonBridge.toBackend(event)));
+        List<Document> result = stages.runStages(Stream.of(toBackend(event)));
         if (result.isEmpty()) {
             return;
         }
@@ -218,6 +218,21 @@ public final class ChangeStreamCursor {
         checkSize(transformed);
         out.add(transformed);
         lastEventToken = ResumeToken.parse(id);
+    }
+
+    /**
+     * The backend's decoder refuses documents over 16 MB, while MongoDB runs the stages after
+     * $changeStream on events of any size (only the output is limited): decode field by field.
+     */
+    private static Document toBackend(BsonDocument event) {
+        if (new org.bson.RawBsonDocument(event, new org.bson.codecs.BsonDocumentCodec()).getByteBuffer().remaining() <= 16 * 1024 * 1024) {
+            return BsonBridge.toBackend(event);
+        }
+        Document document = new Document();
+        for (var field : event.entrySet()) {
+            document.putAll(BsonBridge.toBackend(new BsonDocument(field.getKey(), field.getValue())));
+        }
+        return document;
     }
 
     /**

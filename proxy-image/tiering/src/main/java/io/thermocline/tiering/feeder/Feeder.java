@@ -124,6 +124,10 @@ public final class Feeder implements AutoCloseable {
     private long lastProbeNanos;
     private BsonTimestamp outstandingProbe;
     private long deadLetterCount;
+    /** Set after a change event over 16 MB failed the stream: stream without large fields until past it. */
+    private BsonTimestamp leanThrough;
+    private boolean streamIsLean;
+    private BsonTimestamp lastReceived;
     private long lastDeadLetterRetryNanos;
     private FeederHealth health = FeederHealth.HEALTHY;
 
@@ -213,7 +217,15 @@ public final class Feeder implements AutoCloseable {
                 idle();
                 return Duration.ZERO;
             }
-            mirror(events);
+            lastReceived = events.get(events.size() - 1).clusterTime();
+            mirror(streamIsLean ? LargeEvents.lookUp(fast, events) : events);
+            if (streamIsLean && lastReceived != null && lastReceived.compareTo(leanThrough) > 0) {
+                // past the large event: back to the server's own lookups, from the checkpoint just written
+                settle();
+                leanThrough = null;
+                closeStream();
+                LOG.info("event=feeder_large_event_passed instance={}", options.instanceId());
+            }
             return Duration.ZERO;
         } catch (RuntimeException | InterruptedException e) {
             // events taken from the stream but not checkpointed must be read again: reopen from the checkpoint
@@ -221,6 +233,13 @@ public final class Feeder implements AutoCloseable {
             settleQuietly();
             if (e instanceof MongoException error && historyLost(error) && checkpoint != null) {
                 resync(error);
+                return Duration.ZERO;
+            }
+            if (e instanceof MongoException error && LargeEvents.tooLarge(error) && checkpoint != null && !streamIsLean) {
+                BsonTimestamp received = lastReceived == null ? checkpoint.mirroredThrough() : lastReceived;
+                leanThrough = MetadataStore.max(received, checkpoint.mirroredThrough());
+                LOG.warn("event=feeder_large_event instance={} after={} error=\"{}\" action=stream_without_large_fields",
+                        options.instanceId(), describe(leanThrough), error.getMessage());
                 return Duration.ZERO;
             }
             throw e;
@@ -319,8 +338,11 @@ public final class Feeder implements AutoCloseable {
 
     /** Opens the change stream after {@code resumeToken}, or at {@code startAt} when there is none. */
     private void subscribe(BsonDocument resumeToken, BsonTimestamp startAt) {
-        ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
-                .fullDocument(FullDocument.UPDATE_LOOKUP)
+        streamIsLean = leanThrough != null;
+        lastReceived = null;
+        List<Bson> pipeline = streamIsLean ? LargeEvents.leanPipeline(matchFilter()) : List.of(Aggregates.match(matchFilter()));
+        ChangeStreamPublisher<BsonDocument> publisher = fast.watch(pipeline, BsonDocument.class)
+                .fullDocument(streamIsLean ? FullDocument.DEFAULT : FullDocument.UPDATE_LOOKUP)
                 .batchSize(config.batchSize())
                 .maxAwaitTime(options.probeInterval().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         publisher = resumeToken != null ? publisher.resumeAfter(resumeToken) : publisher.startAtOperationTime(startAt);

@@ -206,4 +206,28 @@ class FeederIntegrationTest {
         assertThat(gauge(registry, "thermocline_feeder_dead_letters")).isZero();
         assertThat(tiers.store.feederHealth().deadLetters()).isZero();
     }
+
+    /**
+     * An update of a 9 MB field makes an event over 16 MB (the field in updateDescription and in the
+     * looked-up document): the server fails the stream at that event (10334), every time. The feeder
+     * passes it with the large fields projected out and the document looked up by {@code _id}.
+     */
+    @Test
+    void aChangeEventOverSixteenMegabytesIsMirroredByLookingTheDocumentUp() throws Exception {
+        // moving 9 MB documents through the embedded sets takes longer than the tests' usual 1 s lease
+        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true),
+                TwoTiers.feederOptions(FaultInjection.NONE).withLeaseDuration(Duration.ofSeconds(15)));
+        tiers.fastOrders().insertOne(order(1, NOW, "small"));
+        tiers.sync();
+        String nineMegabytes = "x".repeat(9 * 1024 * 1024);
+        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("blob", nineMegabytes));
+        tiers.fastOrders().insertOne(order(2, NOW, "after the large event"));
+        assertThat(tiers.barrier.sync(Duration.ofSeconds(20))).as("the feeder passed the large event").isPresent();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("blob").getValue()).hasSize(nineMegabytes.length());
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(2))).isNotNull();
+
+        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "later"));
+        tiers.sync();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("state").getValue()).as("back to normal streaming").isEqualTo("later");
+    }
 }
