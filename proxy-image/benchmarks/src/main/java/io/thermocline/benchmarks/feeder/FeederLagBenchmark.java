@@ -1,19 +1,12 @@
 package io.thermocline.benchmarks.feeder;
 
 import com.mongodb.client.ClientSession;
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.FeederConfig;
-import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
-import io.thermocline.tiering.metadata.MetadataStore;
-import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.worker.TierClients;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +18,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import org.bson.BsonTimestamp;
-import org.bson.Document;
 
 /**
  * Write-to-mirrored latency at a steady write load: writer threads update random documents on the
@@ -61,83 +53,65 @@ public final class FeederLagBenchmark {
     }
 
     static void run(FeederConfig config, int rate, int seconds, int writers) throws Exception {
-        try (EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
-             EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
-             MongoClient user = MongoClients.create(fastSet.connectionString())) {
-            var fast = TierClients.client(fastSet.connectionString(), "bench-feeder");
-            var archive = TierClients.client(archiveSet.connectionString(), "bench-feeder");
-            MongoCollection<Document> orders = user.getDatabase("bench").getCollection("orders");
-            MetadataStore store = new MetadataStore(fast);
-            store.ensureCollections();
-            MirrorBarrier barrier = new MirrorBarrier(fast, store, "bench");
-            try (Feeder feeder = new Feeder(fast, archive, List.of(FeederBenchmark.POLICY), config,
-                    Feeder.Options.defaults().withRegistry(new PrometheusRegistry())).start()) {
-                feeder.awaitStreaming(Duration.ofSeconds(30));
-                int documents = 10_000;
-                List<Document> seed = new ArrayList<>();
-                for (int i = 0; i < documents; i++) {
-                    seed.add(new Document("_id", i).append("createdAt", new java.util.Date()).append("n", 0));
-                }
-                orders.insertMany(seed);
-                barrier.sync(Duration.ofSeconds(60));
+        int documents = 10_000;
+        try (BenchTiers tiers = new BenchTiers(); Feeder feeder = tiers.feederWithSeed(config, new PrometheusRegistry(), documents)) {
+            var orders = tiers.orders;
+            var barrier = tiers.barrier;
+            var user = tiers.user;
 
-                Histogram lags = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
-                List<ConcurrentLinkedQueue<Write>> pending = new ArrayList<>();
-                AtomicBoolean stop = new AtomicBoolean();
-                AtomicLong written = new AtomicLong();
-                long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / rate;
-                long start = System.nanoTime();
-                long end = start + TimeUnit.SECONDS.toNanos(seconds);
-                List<Thread> threads = new ArrayList<>();
-                for (int w = 0; w < writers; w++) {
-                    ConcurrentLinkedQueue<Write> queue = new ConcurrentLinkedQueue<>();
-                    pending.add(queue);
-                    long offset = intervalNanos * w / writers;
-                    Thread t = new Thread(() -> {
-                        try (ClientSession session = user.startSession()) {
-                            long next = start + offset;
-                            while (next < end) {
-                                LockSupport.parkNanos(next - System.nanoTime());
-                                orders.updateOne(session, Filters.eq("_id", ThreadLocalRandom.current().nextInt(documents)), Updates.inc("n", 1));
-                                queue.add(new Write(session.getOperationTime(), System.nanoTime()));
-                                written.incrementAndGet();
-                                next += intervalNanos; // a fixed schedule: a slow write does not lower the offered load
-                            }
+            Histogram lags = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
+            List<ConcurrentLinkedQueue<Write>> pending = new ArrayList<>();
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong written = new AtomicLong();
+            long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / rate;
+            long start = System.nanoTime();
+            long end = start + TimeUnit.SECONDS.toNanos(seconds);
+            List<Thread> threads = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                ConcurrentLinkedQueue<Write> queue = new ConcurrentLinkedQueue<>();
+                pending.add(queue);
+                long offset = intervalNanos * w / writers;
+                Thread t = new Thread(() -> {
+                    try (ClientSession session = user.startSession()) {
+                        long next = start + offset;
+                        while (next < end) {
+                            LockSupport.parkNanos(next - System.nanoTime());
+                            orders.updateOne(session, Filters.eq("_id", ThreadLocalRandom.current().nextInt(documents)), Updates.inc("n", 1));
+                            queue.add(new Write(session.getOperationTime(), System.nanoTime()));
+                            written.incrementAndGet();
+                            next += intervalNanos; // a fixed schedule: a slow write does not lower the offered load
                         }
-                    });
-                    t.start();
-                    threads.add(t);
-                }
-                Thread watcher = new Thread(() -> {
-                    while (!stop.get() || pending.stream().anyMatch(q -> !q.isEmpty())) {
-                        FeederCheckpoint checkpoint = feeder.lastCheckpoint();
-                        long now = System.nanoTime();
-                        for (ConcurrentLinkedQueue<Write> queue : pending) {
-                            Write head;
-                            while ((head = queue.peek()) != null && checkpoint != null && checkpoint.covers(head.operationTime())) {
-                                queue.poll();
-                                lags.recordValue(Math.max(0, (now - head.acknowledgedNanos()) / 1000));
-                            }
-                        }
-                        LockSupport.parkNanos(200_000);
                     }
                 });
-                watcher.start();
-                for (Thread t : threads) {
-                    t.join();
-                }
-                double elapsed = (System.nanoTime() - start) / 1e9;
-                barrier.sync(Duration.ofSeconds(120));
-                stop.set(true);
-                watcher.join(TimeUnit.SECONDS.toMillis(30));
-                System.out.printf("| %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f |%n", rate, written.get() / elapsed, lags.getTotalCount(),
-                        lags.getValueAtPercentile(50) / 1000.0, lags.getValueAtPercentile(90) / 1000.0,
-                        lags.getValueAtPercentile(99) / 1000.0, lags.getMaxValue() / 1000.0);
-                FeederBenchmark.verify(orders, archiveSet);
-            } finally {
-                fast.close();
-                archive.close();
+                t.start();
+                threads.add(t);
             }
+            Thread watcher = new Thread(() -> {
+                while (!stop.get() || pending.stream().anyMatch(q -> !q.isEmpty())) {
+                    FeederCheckpoint checkpoint = feeder.lastCheckpoint();
+                    long now = System.nanoTime();
+                    for (ConcurrentLinkedQueue<Write> queue : pending) {
+                        Write head;
+                        while ((head = queue.peek()) != null && checkpoint != null && checkpoint.covers(head.operationTime())) {
+                            queue.poll();
+                            lags.recordValue(Math.max(0, (now - head.acknowledgedNanos()) / 1000));
+                        }
+                    }
+                    LockSupport.parkNanos(200_000);
+                }
+            });
+            watcher.start();
+            for (Thread t : threads) {
+                t.join();
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            barrier.sync(Duration.ofSeconds(120));
+            stop.set(true);
+            watcher.join(TimeUnit.SECONDS.toMillis(30));
+            System.out.printf("| %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f |%n", rate, written.get() / elapsed, lags.getTotalCount(),
+                    lags.getValueAtPercentile(50) / 1000.0, lags.getValueAtPercentile(90) / 1000.0,
+                    lags.getValueAtPercentile(99) / 1000.0, lags.getMaxValue() / 1000.0);
+            tiers.verify();
         }
     }
 }
