@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.slf4j.Logger;
@@ -52,17 +53,18 @@ final class ArchiveWriter {
         this.metrics = metrics;
     }
 
-    Outcome write(String namespace, List<MirrorAction> actions, long timeoutMillis) {
+    /** @param timeoutMillis the client-side timeout for each bulk write, asked again before each (it shrinks with the lease) */
+    Outcome write(String namespace, List<MirrorAction> actions, LongSupplier timeoutMillis) {
         MongoNamespace ns = new MongoNamespace(namespace);
-        MongoCollection<BsonDocument> collection = archive.getDatabase(ns.getDatabaseName())
+        MongoCollection<BsonDocument> base = archive.getDatabase(ns.getDatabaseName())
                 .getCollection(ns.getCollectionName(), BsonDocument.class)
-                .withWriteConcern(WriteConcern.MAJORITY)
-                .withTimeout(timeoutMillis, TimeUnit.MILLISECONDS);
+                .withWriteConcern(WriteConcern.MAJORITY);
         Map<DocumentKey, Boolean> lastWent = new LinkedHashMap<>();
         int deadLettered = 0;
         int from = 0;
         while (from < actions.size()) {
             List<MirrorAction> rest = actions.subList(from, actions.size());
+            MongoCollection<BsonDocument> collection = base.withTimeout(timeoutMillis.getAsLong(), TimeUnit.MILLISECONDS);
             try {
                 Blocking.run(collection.bulkWrite(models(rest), new BulkWriteOptions().ordered(true)));
                 count(rest);

@@ -384,7 +384,7 @@ public final class Feeder implements AutoCloseable {
             if (entry.getValue().isEmpty()) {
                 continue;
             }
-            ArchiveWriter.Outcome outcome = writer.write(entry.getKey(), entry.getValue(), archiveWriteTimeoutMillis());
+            ArchiveWriter.Outcome outcome = writer.write(entry.getKey(), entry.getValue(), this::archiveWriteTimeoutMillis);
             long cleared = deadLetterCount + outcome.deadLettered() > 0 ? deadLetters.clear(entry.getKey(), outcome.succeeded()) : 0;
             deadLettersChanged |= outcome.deadLettered() > 0 || cleared > 0;
         }
@@ -495,7 +495,7 @@ public final class Feeder implements AutoCloseable {
                 continue;
             }
             ArchiveWriter.Outcome outcome = writer.write(letter.namespace(),
-                    List.of(new MirrorAction.Upsert(letter.namespace(), letter.documentId(), current)), archiveWriteTimeoutMillis());
+                    List.of(new MirrorAction.Upsert(letter.namespace(), letter.documentId(), current)), this::archiveWriteTimeoutMillis);
             deadLetters.clear(letter.namespace(), outcome.succeeded());
         }
         deadLetterCount = deadLetters.count();

@@ -90,7 +90,7 @@ final class Resync {
                 }
             }
             if (!actions.isEmpty()) {
-                written += actions.size() - writer.write(namespace, actions, writeTimeout.getAsLong()).deadLettered();
+                written += actions.size() - writer.write(namespace, actions, writeTimeout).deadLettered();
             }
         }
     }
@@ -112,7 +112,7 @@ final class Resync {
             List<MirrorAction> actions = ids.stream().filter(id -> !held.containsKey(id))
                     .<MirrorAction>map(id -> new MirrorAction.Delete(namespace, id)).toList();
             if (!actions.isEmpty()) {
-                writer.write(namespace, actions, writeTimeout.getAsLong());
+                writer.write(namespace, actions, writeTimeout);
                 deleted += actions.size();
             }
         }
