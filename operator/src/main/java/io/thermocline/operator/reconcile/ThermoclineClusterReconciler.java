@@ -227,37 +227,16 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         return ErrorStatusUpdateControl.patchStatus(cluster);
     }
 
-    /**
-     * Owned objects go with the resource (owner references). With
-     * {@code storage.retentionPolicy: Delete} the fast-tier volumes go too, so deletion waits
-     * until the feeder has mirrored every fast-tier write to the archive.
-     */
+    /** Deletion stops writes, waits for the feeder to mirror everything, then lets go: see {@link Deletion}. */
     @Override
     public DeleteControl cleanup(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
-        probeCache().forget(layout.namespace() + "/" + layout.cluster());
-        ThermoclineClusterSpec spec = cluster.getSpec();
-        boolean skip = "true".equals(Optional.ofNullable(cluster.getMetadata().getAnnotations())
-                .map(a -> a.get(SKIP_DRAIN_ANNOTATION)).orElse(null));
-        if (!"Delete".equals(spec.fastTier.storage.retentionPolicy) || skip) {
+        Deletion.Step step = Deletion.advance(context.getClient(), cluster, tieringObserver);
+        if (step.done()) {
+            probeCache().forget(layout.namespace() + "/" + layout.cluster());
             return DeleteControl.defaultDelete();
         }
-        KubernetesClient client = context.getClient();
-        if (client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get() == null) {
-            return DeleteControl.defaultDelete();
-        }
-        Map<String, String> users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
-        boolean drained = access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.FAST_URI)
-                && tieringObserver.observe(tieringTarget(spec, users, found.connection().uri()))
-                        .map(TieringSnapshot::drained).orElse(false);
-        if (drained) {
-            return DeleteControl.defaultDelete();
-        }
-        LOG.infof("event=deletion-waiting-for-feeder cluster=%s/%s hint=annotate %s=true to skip", layout.namespace(),
-                layout.cluster(), SKIP_DRAIN_ANNOTATION);
-        return DeleteControl.noFinalizerRemoval().rescheduleAfter(15, TimeUnit.SECONDS);
+        return DeleteControl.noFinalizerRemoval().rescheduleAfter(5, TimeUnit.SECONDS);
     }
 
     /** Validates the rendered config the way a data-plane pod will load it; null when it loads. */
@@ -295,7 +274,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
     }
 
-    private static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {
+    static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {
         return new TieringTarget(users.get(UsersSecretDependent.FAST_URI), archiveUri,
                 spec.collections.stream().map(c -> c.database + "." + c.collection).toList());
     }

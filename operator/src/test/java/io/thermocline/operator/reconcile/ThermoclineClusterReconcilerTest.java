@@ -129,7 +129,12 @@ class ThermoclineClusterReconcilerTest {
                 .contains("replicaSet=orders-fast");
 
         String uid = stored("orders").getMetadata().getUid();
-        for (HasMetadata owned : List.of(sts, proxy, feeder, evictor, warmers.get(0), config, keyfile, users,
+        // what the data cannot be read without must outlive the resource: no owner reference to garbage-collect it by
+        for (Secret kept : List.of(keyfile, users)) {
+            assertThat(kept.getMetadata().getOwnerReferences()).as(kept.getMetadata().getName()).isNullOrEmpty();
+            assertThat(kept.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
+        }
+        for (HasMetadata owned : List.of(sts, proxy, feeder, evictor, warmers.get(0), config,
                 get(Service.class, "orders-proxy"), get(Service.class, "orders-proxy-peers"), get(Service.class, "orders-fast"))) {
             assertThat(owned.getMetadata().getOwnerReferences()).as(owned.getKind())
                     .anySatisfy(ref -> assertThat(ref.getUid()).isEqualTo(uid));
@@ -207,7 +212,8 @@ class ThermoclineClusterReconcilerTest {
         });
         assertThat(client.v1().events().inNamespace(ns).list().getItems())
                 .anySatisfy(e -> {
-                    assertThat(e.getReason()).isEqualTo("ArchiveReachableFalse:Unreachable");
+                    assertThat(e.getReason()).isEqualTo("Unreachable");
+                    assertThat(e.getMessage()).startsWith("ArchiveReachable is False: ");
                     assertThat(e.getType()).isEqualTo("Warning");
                     assertThat(e.getInvolvedObject().getName()).isEqualTo("down");
                 });
@@ -415,6 +421,69 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
+    void recreatingARetainedClusterResumesWithTheSameCredentials() {
+        create(cluster(ns, "keep"));
+        markReadyWhenCreated("keep");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets()).isNotEmpty());
+        Map<String, String> users = UsersSecretDependent.decoded(get(Secret.class, "keep-users"));
+        String keyfile = get(Secret.class, "keep-keyfile").getData().get("keyfile");
+        String uid = stored("keep").getMetadata().getUid();
+
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("keep").delete();
+        await().atMost(WAIT).until(() -> stored("keep") == null);
+        collectGarbageOwnedBy(uid);
+        assertThat(get(Secret.class, "keep-users")).as("users Secret kept beside the retained volumes").isNotNull();
+        assertThat(get(Secret.class, "keep-keyfile")).as("keyfile Secret kept beside the retained volumes").isNotNull();
+        assertThat(get(StatefulSet.class, "keep-fast")).isNull();
+
+        replicaSet.reset();
+        create(cluster(ns, "keep"));
+        markReadyWhenCreated("keep");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(replicaSet.targets()).isNotEmpty();
+            assertThat(condition(stored("keep"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+        });
+        // the kept data knows only the old passwords: the operator and the data plane must use them
+        assertThat(replicaSet.targets()).allSatisfy(t -> {
+            assertThat(t.rootPassword()).isEqualTo(users.get(UsersSecretDependent.ROOT_PASSWORD));
+            assertThat(t.dataPlanePassword()).isEqualTo(users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+        });
+        assertThat(UsersSecretDependent.decoded(get(Secret.class, "keep-users"))).isEqualTo(users);
+        assertThat(get(Secret.class, "keep-keyfile").getData().get("keyfile")).isEqualTo(keyfile);
+    }
+
+    @Test
+    void deletionStopsWritesBeforeWaitingForTheFeeder() {
+        create(cluster(ns, "stop"));
+        markReadyWhenCreated("stop");
+        for (int i = 0; i < 2; i++) {
+            client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+                    .withNewMetadata().withName("stop-proxy-" + i)
+                    .withLabels(Map.of("app.kubernetes.io/instance", "stop", "app.kubernetes.io/component", "proxy")).endMetadata()
+                    .withNewSpec().addNewContainer().withName("proxy").withImage("x").endContainer().endSpec()
+                    .build()).create();
+        }
+        // the archive holds everything right now, but a proxy pod can still accept a write
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("stop").delete();
+        await().atMost(WAIT).until(() -> get(Deployment.class, "stop-proxy").getSpec().getReplicas() == 0);
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+        assertThat(stored("stop")).as("held while proxy pods may still take writes").isNotNull();
+
+        tiering.report(new TieringSnapshot(3L, false, 12L, 10L));
+        client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "proxy").delete();
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+        assertThat(stored("stop")).as("held until the feeder mirrored the last writes").isNotNull();
+        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .extracting(e -> e.getReason()).contains("DeletionStoppingWrites", "DeletionWaitingForFeeder"));
+
+        tiering.report(new TieringSnapshot(0L, true, 12L, 12L));
+        await().atMost(WAIT).until(() -> stored("stop") == null);
+        assertThat(get(Secret.class, "stop-users")).as("Retain keeps the credentials").isNotNull();
+    }
+
+    @Test
     void deletionWithVolumeDeletionWaitsUntilTheFeederHasMirroredEverything() {
         ThermoclineCluster c = cluster(ns, "drain");
         c.getSpec().fastTier.storage.retentionPolicy = "Delete";
@@ -432,6 +501,22 @@ class ThermoclineClusterReconcilerTest {
 
         tiering.report(new TieringSnapshot(0L, true, 10L, 15L));
         await().atMost(Duration.ofSeconds(30)).until(() -> stored("drain") == null);
+        assertThat(get(Secret.class, "drain-users")).as("Delete removes the credentials with the volumes").isNull();
+        assertThat(get(Secret.class, "drain-keyfile")).isNull();
+    }
+
+    /** What Kubernetes' garbage collector does and the mock API server does not: delete what the gone owner owned. */
+    private void collectGarbageOwnedBy(String uid) {
+        for (Class<? extends HasMetadata> kind : List.of(Secret.class, ConfigMap.class, Service.class, StatefulSet.class,
+                Deployment.class, CronJob.class, Job.class, PodDisruptionBudget.class)) {
+            for (HasMetadata o : client.resources(kind).inNamespace(ns).list().getItems()) {
+                if (o.getMetadata().getOwnerReferences() != null
+                        && o.getMetadata().getOwnerReferences().stream().anyMatch(r -> uid.equals(r.getUid()))) {
+                    client.resource(o).delete();
+                }
+            }
+        }
+        await().atMost(WAIT).until(() -> get(StatefulSet.class, "keep-fast") == null);
     }
 
     private void create(ThermoclineCluster cluster) {
