@@ -6,11 +6,8 @@ import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import io.thermocline.operator.dataplane.DataPlaneConfig;
 import java.time.Instant;
-import java.util.HexFormat;
 import java.util.List;
 import org.jboss.logging.Logger;
 
@@ -50,7 +47,7 @@ public final class TransitionEvents {
         String time = Instant.now().toString();
         try {
             client.v1().events().inNamespace(cluster.getMetadata().getNamespace()).resource(new EventBuilder()
-                    .withNewMetadata().withName(cluster.getMetadata().getName() + "." + digest(cluster.getMetadata().getUid()
+                    .withNewMetadata().withName(cluster.getMetadata().getName() + "." + DataPlaneConfig.hash(cluster.getMetadata().getUid()
                             + "/" + identity)).endMetadata()
                     .withInvolvedObject(new ObjectReferenceBuilder()
                             .withApiVersion(cluster.getApiVersion()).withKind(cluster.getKind())
@@ -69,15 +66,6 @@ public final class TransitionEvents {
                 LOG.warnf("event=event-not-recorded cluster=%s/%s reason=%s code=%d", cluster.getMetadata().getNamespace(),
                         cluster.getMetadata().getName(), reason, e.getCode());
             }
-        }
-    }
-
-    private static String digest(String identity) {
-        try {
-            byte[] hash = MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(hash, 0, 8);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -15,6 +15,7 @@ public record DesiredCluster(
         String dataPlaneImage,
         String fastTierVersion,
         int fastTierReplicas,
+        String fastTierClaimSize,
         String configYaml,
         String configHash,
         String warmerJobName) {

@@ -15,7 +15,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.Operator;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.archive.ArchiveReport;
-import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.status.ConditionType;
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -60,7 +59,7 @@ class K3sEndToEndTest {
 
         ThermoclineClusterReconciler reconciler = new ThermoclineClusterReconciler();
         reconciler.archiveProbe = connection -> new ArchiveReport.Reachable("7.0.14", "archive-rs");
-        reconciler.replicaSetInitiator = target -> new ReplicaSetState.Converged(target.members());
+        reconciler.replicaSetConnector = new io.thermocline.operator.fakes.ReplicaSetModel();
         reconciler.tieringObserver = target -> Optional.empty();
         reconciler.settings = new OperatorSettings() {
             @Override
@@ -71,6 +70,11 @@ class K3sEndToEndTest {
             @Override
             public Duration archiveProbeInterval() {
                 return Duration.ofSeconds(30);
+            }
+
+            @Override
+            public Duration replicaSetStepInterval() {
+                return Duration.ofSeconds(1);
             }
         };
         operator = new Operator(o -> o.withKubernetesClient(client));

@@ -31,6 +31,8 @@ import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.fakes.ReplicaSetModel;
+import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import jakarta.inject.Inject;
@@ -84,7 +86,8 @@ class ThermoclineClusterReconcilerTest {
                 .hasToString("10Gi");
         assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted()).isEqualTo("Retain");
         assertThat(get(Service.class, "orders-fast").getSpec().getClusterIP()).isEqualTo("None");
-        assertThat(get(PodDisruptionBudget.class, "orders-fast").getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+        assertThat(get(PodDisruptionBudget.class, "orders-fast").getSpec().getMaxUnavailable().getIntVal())
+                .as("3 members keep a majority of 2").isEqualTo(1);
 
         Deployment proxy = await().atMost(WAIT).until(() -> get(Deployment.class, "orders-proxy"), Objects::nonNull);
         assertThat(proxy.getSpec().getReplicas()).isEqualTo(2);
@@ -162,8 +165,6 @@ class ThermoclineClusterReconcilerTest {
             assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("False");
             assertThat(c.getStatus().phase).isEqualTo("Progressing");
         });
-        assertThat(replicaSet.targets()).isEmpty();
-
         markReady("ready", 3, 2);
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -176,10 +177,10 @@ class ThermoclineClusterReconcilerTest {
             assertThat(c.getStatus().feederLagSeconds).isEqualTo(2L);
             assertThat(c.getStatus().documents.archive).isEqualTo(50_000L);
         });
-        assertThat(replicaSet.targets().get(0).members()).containsExactly(
+        assertThat(targetsOf("ready").get(0).members()).containsExactly(
                 "ready-fast-0.ready-fast." + ns + ".svc:27017", "ready-fast-1.ready-fast." + ns + ".svc:27017",
                 "ready-fast-2.ready-fast." + ns + ".svc:27017");
-        assertThat(replicaSet.targets().get(0).rootPassword()).isNotBlank();
+        assertThat(targetsOf("ready").get(0).rootPassword()).isNotBlank();
 
         tiering.report(new TieringSnapshot(900L, false, 1L, 1L, List.of("shop.orders: email_1")));
         setStatefulSetReady("ready", 2);
@@ -308,45 +309,108 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
-    void scalingUpAndDownFollowsTheSpecAndKeepsPasswords() {
+    void scalingUpAndDownKeepsAMajorityAndThePasswords() {
         create(cluster(ns, "scale"));
-        await().atMost(WAIT).until(() -> get(Deployment.class, "scale-proxy"), Objects::nonNull);
-        Map<String, String> before = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+        ReplicaSetModel model = replicaSet.model(ns, "scale");
+        try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("scale", ns), model)) {
+            await().atMost(WAIT).until(() -> get(Deployment.class, "scale-proxy"), Objects::nonNull);
+            Map<String, String> before = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+            dataPlaneReady("scale", 2);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(model.configured()).hasSize(3);
+                assertThat(condition(stored("scale"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+                assertThat(stored("scale").getStatus().members).isEqualTo("3/3");
+                assertThat(stored("scale").getStatus().replicaSetInitiated).isTrue();
+            });
 
-        edit("scale", c -> {
-            c.getSpec().fastTier.members = 5;
-            c.getSpec().proxy.replicas = 4;
-        });
+            edit("scale", c -> {
+                c.getSpec().fastTier.members = 5;
+                c.getSpec().proxy.replicas = 4;
+            });
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(5);
+                assertThat(get(Deployment.class, "scale-proxy").getSpec().getReplicas()).isEqualTo(4);
+                ThermoclineConfig loaded = ConfigLoader.parse(get(ConfigMap.class, "scale-config").getData().get("thermocline.yaml"),
+                        DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:27017/"));
+                assertThat(loaded.fleet().replicas()).isEqualTo(4);
+                assertThat(loaded.fleet().poolSize(loaded.tiers().fast())).isEqualTo(50);
+                assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
+                        .contains("scale-fast-4.scale-fast");
+                assertThat(model.configured()).hasSize(5);
+                assertThat(get(PodDisruptionBudget.class, "scale-fast").getSpec().getMaxUnavailable().getIntVal()).isEqualTo(2);
+            });
+            Map<String, String> after = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+            assertThat(after.get(UsersSecretDependent.ROOT_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.ROOT_PASSWORD));
+            assertThat(after.get(UsersSecretDependent.DATA_PLANE_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+
+            // the primary is among the members that go
+            model.electPrimary(new ClusterLayout("scale", ns).memberHost(4));
+            edit("scale", c -> c.getSpec().fastTier.members = 3);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(3);
+                assertThat(model.configured()).hasSize(3);
+                assertThat(condition(stored("scale"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+                assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
+                        .doesNotContain("scale-fast-3.");
+            });
+            assertThat(model.commands()).contains("stepDown " + new ClusterLayout("scale", ns).memberHost(4));
+            assertThat(model.violations()).isEmpty();
+        }
+    }
+
+    @Test
+    void followingTheArchiveToTheNextMajorUpgradesMemberByMemberThenSetsTheFcv() {
+        create(cluster(ns, "upgrade"));
+        ReplicaSetModel model = replicaSet.model(ns, "upgrade");
+        try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("upgrade", ns), model)) {
+            dataPlaneReady("upgrade", 2);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                    assertThat(condition(stored("upgrade"), ConditionType.Ready).getStatus()).isEqualTo("True"));
+            assertThat(get(StatefulSet.class, "upgrade-fast").getSpec().getUpdateStrategy().getType()).isEqualTo("OnDelete");
+            assertThat(stored("upgrade").getStatus().featureCompatibilityVersion).isEqualTo("7.0");
+
+            archive.answer(new ArchiveReport.Reachable("8.0.4", "archive-rs"));
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                ThermoclineCluster c = stored("upgrade");
+                assertThat(c.getStatus().fastTierVersion).isEqualTo("8.0.4");
+                assertThat(c.getStatus().featureCompatibilityVersion).isEqualTo("8.0");
+                assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("True");
+            });
+            ClusterLayout layout = new ClusterLayout("upgrade", ns);
+            assertThat(layout.memberHosts(3)).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("8.0.4"));
+            assertThat(model.commands()).filteredOn(cmd -> cmd.startsWith("stepDown") || cmd.startsWith("setFCV"))
+                    .containsExactly("stepDown " + layout.memberHost(0), "setFCV 8.0");
+            assertThat(model.violations()).isEmpty();
+
+            // 8.0 -> 6.0 is a downgrade: refused, and the fast tier keeps running 8.0 while the rest stays managed
+            archive.answer(new ArchiveReport.Reachable("6.0.19", "archive-rs"));
+            edit("upgrade", c -> c.getSpec().proxy.replicas = 3);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                ThermoclineCluster c = stored("upgrade");
+                assertThat(condition(c, ConditionType.VersionCompatible).getReason()).isEqualTo("DowngradeRefused");
+                assertThat(condition(c, ConditionType.VersionCompatible).getMessage()).contains("8.0.4").contains("pin");
+                assertThat(get(Deployment.class, "upgrade-proxy").getSpec().getReplicas()).isEqualTo(3);
+                assertThat(c.getStatus().phase).isEqualTo("Degraded");
+            });
+            assertThat(FastTierPodsView.image(get(StatefulSet.class, "upgrade-fast"))).isEqualTo("mongo:8.0.4");
+        }
+    }
+
+    @Test
+    void skippingAMajorVersionIsRefusedWithWhatToDo() {
+        archive.answer(new ArchiveReport.Reachable("6.0.19", "archive-rs"));
+        create(cluster(ns, "skip"));
+        markReadyWhenCreated("skip");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(stored("skip").getStatus().fastTierVersion).isEqualTo("6.0.19"));
+        archive.answer(new ArchiveReport.Reachable("8.0.4", "archive-rs"));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(5);
-            assertThat(get(Deployment.class, "scale-proxy").getSpec().getReplicas()).isEqualTo(4);
-            ThermoclineConfig loaded = ConfigLoader.parse(get(ConfigMap.class, "scale-config").getData().get("thermocline.yaml"),
-                    DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:27017/"));
-            assertThat(loaded.fleet().replicas()).isEqualTo(4);
-            assertThat(loaded.fleet().poolSize(loaded.tiers().fast())).isEqualTo(50);
-            assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
-                    .contains("scale-fast-4.scale-fast");
+            ThermoclineCluster c = stored("skip");
+            assertThat(condition(c, ConditionType.VersionCompatible).getReason()).isEqualTo("SkippedMajorVersion");
+            assertThat(condition(c, ConditionType.VersionCompatible).getMessage()).contains("7.0.x");
+            assertThat(c.getStatus().fastTierVersion).isEqualTo("6.0.19");
         });
-        Map<String, String> after = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
-        assertThat(after.get(UsersSecretDependent.ROOT_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.ROOT_PASSWORD));
-        assertThat(after.get(UsersSecretDependent.DATA_PLANE_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
-
-        markReady("scale", 5, 4);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets())
-                .anySatisfy(t -> assertThat(t.members()).hasSize(5)));
-
-        replicaSet.convergeAfter(2);
-        edit("scale", c -> c.getSpec().fastTier.members = 3);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(3);
-            // pods go only after the replica set was asked (and answered converged) for 3 members
-            assertThat(replicaSet.targets()).anySatisfy(t -> assertThat(t.members()).hasSize(3));
-            assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
-                    .doesNotContain("scale-fast-3.");
-        });
-        setStatefulSetReady("scale", 3);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets().get(replicaSet.targets().size() - 1).members())
-                .hasSize(3));
+        assertThat(FastTierPodsView.image(get(StatefulSet.class, "skip-fast"))).isEqualTo("mongo:6.0.19");
     }
 
     @Test
@@ -424,7 +488,7 @@ class ThermoclineClusterReconcilerTest {
     void recreatingARetainedClusterResumesWithTheSameCredentials() {
         create(cluster(ns, "keep"));
         markReadyWhenCreated("keep");
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets()).isNotEmpty());
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(targetsOf("keep")).isNotEmpty());
         Map<String, String> users = UsersSecretDependent.decoded(get(Secret.class, "keep-users"));
         String keyfile = get(Secret.class, "keep-keyfile").getData().get("keyfile");
         String uid = stored("keep").getMetadata().getUid();
@@ -440,11 +504,11 @@ class ThermoclineClusterReconcilerTest {
         create(cluster(ns, "keep"));
         markReadyWhenCreated("keep");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(replicaSet.targets()).isNotEmpty();
+            assertThat(targetsOf("keep")).isNotEmpty();
             assertThat(condition(stored("keep"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
         });
         // the kept data knows only the old passwords: the operator and the data plane must use them
-        assertThat(replicaSet.targets()).allSatisfy(t -> {
+        assertThat(targetsOf("keep")).isNotEmpty().allSatisfy(t -> {
             assertThat(t.rootPassword()).isEqualTo(users.get(UsersSecretDependent.ROOT_PASSWORD));
             assertThat(t.dataPlanePassword()).isEqualTo(users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
         });
@@ -519,6 +583,12 @@ class ThermoclineClusterReconcilerTest {
         await().atMost(WAIT).until(() -> get(StatefulSet.class, "keep-fast") == null);
     }
 
+    /** What the operator asked of this test's replica set (the operator still reconciles earlier tests' clusters). */
+    private List<io.thermocline.operator.fasttier.ReplicaSetTarget> targetsOf(String name) {
+        return replicaSet.targets().stream()
+                .filter(t -> t.replicaSetName().equals(name + "-fast") && t.members().get(0).contains("." + ns + ".")).toList();
+    }
+
     private void create(ThermoclineCluster cluster) {
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
     }
@@ -556,6 +626,13 @@ class ThermoclineClusterReconcilerTest {
         setDeploymentReady(name + "-proxy", proxies);
         setDeploymentReady(name + "-feeder", 1);
         setStatefulSetReady(name, members);
+    }
+
+    /** Proxy and feeder Deployments ready; the fast tier is left to a {@link StatefulSetSimulator}. */
+    private void dataPlaneReady(String name, int proxies) {
+        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
+        setDeploymentReady(name + "-proxy", proxies);
+        setDeploymentReady(name + "-feeder", 1);
     }
 
     private void setStatefulSetReady(String name, int ready) {

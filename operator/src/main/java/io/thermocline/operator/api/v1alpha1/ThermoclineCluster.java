@@ -14,8 +14,8 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
         type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Members", jsonPath = ".spec.fastTier.members", type = AdditionalPrinterColumn.Type.INTEGER)
-@AdditionalPrinterColumn(name = "Proxies", jsonPath = ".spec.proxy.replicas", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Members", jsonPath = ".status.members", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Proxies", jsonPath = ".status.proxies", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Version", jsonPath = ".status.fastTierVersion", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Lag(s)", jsonPath = ".status.feederLagSeconds", type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(name = "Connection", jsonPath = ".status.connectionString", type = AdditionalPrinterColumn.Type.STRING,
