@@ -1,9 +1,13 @@
 package io.thermocline.operator.reconcile;
 
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.javaoperatorsdk.operator.AggregatedOperatorException;
 import io.javaoperatorsdk.operator.processing.dependent.workflow.WorkflowReconcileResult;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
@@ -21,24 +25,27 @@ final class ApiRejections {
     private ApiRejections() {
     }
 
-    static List<String> describe(WorkflowReconcileResult result) {
-        List<String> rejected = new ArrayList<>();
-        List<Exception> others = new ArrayList<>();
-        result.getErroredDependents().forEach((dependent, error) -> {
-            KubernetesClientException refused = refusal(error);
-            if (refused != null) {
-                String detail = refused.getStatus() != null && refused.getStatus().getMessage() != null
-                        ? refused.getStatus().getMessage() : refused.getMessage();
-                rejected.add(dependent.name() + ": " + detail);
-                LOG.warnf("event=object-rejected dependent=%s code=%d", dependent.name(), refused.getCode());
-            } else {
-                others.add(error);
-            }
-        });
-        if (!others.isEmpty()) {
-            result.throwAggregateExceptionIfErrorsPresent();
+    /** Runs the workflow; returns what the API server refused ("dependent: message"), throws for anything else. */
+    static List<String> reconcile(Supplier<WorkflowReconcileResult> workflow) {
+        Map<String, Exception> errors = new TreeMap<>();
+        try {
+            WorkflowReconcileResult result = workflow.get();
+            result.getErroredDependents().forEach((dependent, error) -> errors.put(dependent.name(), error));
+        } catch (AggregatedOperatorException e) {
+            errors.putAll(e.getAggregatedExceptions());
         }
-        return rejected.stream().sorted().toList();
+        List<String> rejected = new ArrayList<>();
+        errors.forEach((name, error) -> {
+            KubernetesClientException refused = refusal(error);
+            if (refused == null) {
+                throw new AggregatedOperatorException("the workflow failed", errors);
+            }
+            String detail = refused.getStatus() != null && refused.getStatus().getMessage() != null
+                    ? refused.getStatus().getMessage() : refused.getMessage();
+            rejected.add(name + ": " + detail);
+            LOG.warnf("event=object-rejected dependent=%s code=%d", name, refused.getCode());
+        });
+        return rejected;
     }
 
     private static KubernetesClientException refusal(Throwable error) {

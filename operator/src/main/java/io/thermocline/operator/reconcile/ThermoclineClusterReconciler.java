@@ -162,7 +162,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     DataPlaneConfig.hash(configYaml), DataPlaneConfig.warmerJobName(spec, layout));
             desired.putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
-            rejected = ApiRejections.describe(context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
+            rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
             if (rejected.isEmpty()) {
                 removeObsoleteWarmers(client, layout, desired.warmerJobName());
             }

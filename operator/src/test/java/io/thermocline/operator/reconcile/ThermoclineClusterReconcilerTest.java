@@ -60,6 +60,8 @@ class ThermoclineClusterReconcilerTest {
     FakeReplicaSet replicaSet;
     @Inject
     FakeTiering tiering;
+    @io.quarkus.test.kubernetes.client.KubernetesTestServer
+    io.quarkus.test.kubernetes.client.KubernetesServer mockServer;
 
     private String ns;
 
@@ -153,6 +155,49 @@ class ThermoclineClusterReconcilerTest {
             assertThat(c.getStatus().observedGeneration).isEqualTo(c.getMetadata().getGeneration());
         });
         assertThat(archive.lastUri()).isEqualTo(Clusters.ARCHIVE_URI);
+    }
+
+    @Test
+    void membersAreReadyOnlyAsPrimaryOrSecondaryGetRecoveryTimeAndHandOverBeforeStopping() {
+        ThermoclineCluster c = cluster(ns, "probes");
+        c.getSpec().fastTier.resources = new io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder()
+                .addToLimits("memory", new io.fabric8.kubernetes.api.model.Quantity("4Gi")).build();
+        create(c);
+        StatefulSet sts = await().atMost(WAIT).until(() -> get(StatefulSet.class, "probes-fast"), Objects::nonNull);
+        Container mongod = sts.getSpec().getTemplate().getSpec().getContainers().get(0);
+        assertThat(String.join(" ", mongod.getCommand())).contains("--wiredTigerCacheSizeGB 1.5");
+        String readiness = String.join(" ", mongod.getReadinessProbe().getExec().getCommand());
+        assertThat(readiness).contains("h.ismaster || h.secondary").contains("quit(1)").contains("mongosh").contains("mongo;");
+        assertThat(mongod.getReadinessProbe().getTcpSocket()).isNull();
+        assertThat(mongod.getStartupProbe().getPeriodSeconds() * mongod.getStartupProbe().getFailureThreshold())
+                .as("seconds a WiredTiger recovery may take before liveness applies").isGreaterThanOrEqualTo(3600);
+        assertThat(mongod.getLivenessProbe().getInitialDelaySeconds()).isNull();
+        String preStop = String.join(" ", mongod.getLifecycle().getPreStop().getExec().getCommand());
+        assertThat(preStop).contains("db.isMaster().ismaster").contains("replSetStepDown");
+        assertThat(sts.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds()).isGreaterThanOrEqualTo(30L);
+        assertThat(sts.getSpec().getTemplate().getMetadata().getAnnotations()).containsKey("thermocline.io/pod-template-hash");
+    }
+
+    @Test
+    void anObjectTheApiServerRefusesIsReportedAndTheRestIsStillManaged() {
+        mockServer.expect().post().withPath("/apis/batch/v1/namespaces/" + ns + "/cronjobs")
+                .andReturn(422, new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(422).withReason("Invalid")
+                        .withMessage("CronJob.batch \"reject-evictor\" is invalid: spec.schedule: Invalid value: \"*/10 * * *\"")
+                        .build())
+                .always();
+        create(cluster(ns, "reject"));
+        markReadyWhenCreated("reject");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("reject");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getReason()).isEqualTo("ApiRejected");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getMessage()).contains("evictor").contains("spec.schedule");
+            assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ApiRejected");
+            assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+            assertThat(c.getStatus().phase).isEqualTo("Degraded");
+        });
+        assertThat(targetsOf("reject")).isNotEmpty();
+        edit("reject", c -> c.getSpec().proxy.replicas = 3);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(get(Deployment.class, "reject-proxy").getSpec().getReplicas()).isEqualTo(3));
     }
 
     @Test
@@ -252,6 +297,14 @@ class ThermoclineClusterReconcilerTest {
             ThermoclineCluster c = stored("boom");
             assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ReconcileError");
             assertThat(condition(c, ConditionType.Ready).getMessage()).contains("IllegalStateException").contains("probe exploded");
+            assertThat(c.getStatus().observedGeneration).as("the failure describes this generation").isEqualTo(c.getMetadata().getGeneration());
+            assertThat(c.getStatus().phase).isEqualTo("Degraded");
+        });
+        edit("boom", x -> x.getSpec().proxy.replicas = 5);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("boom");
+            assertThat(c.getMetadata().getGeneration()).isGreaterThan(1L);
+            assertThat(c.getStatus().observedGeneration).isEqualTo(c.getMetadata().getGeneration());
         });
     }
 
