@@ -85,6 +85,19 @@ class ReplicaSetStepsTest {
     }
 
     @Test
+    void noFcvChangeWhileAMemberStillRunsTheOldBinaryOnACurrentPod() {
+        converge(3, "7.0.14");
+        // every pod carries the new template, but one container still runs 7.0 (not restarted yet)
+        model.restarted(host(1), "8.0.4");
+        model.restarted(host(2), "8.0.4");
+        podTemplate.replaceAll((h, v) -> "8.0.4");
+        ReplicaSetState state = steps.next(target(3, Set.of(), "8.0.4"));
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("setFCV"));
+        assertThat(model.featureCompatibilityVersion()).isEqualTo("7.0");
+        assertThat(state).isInstanceOf(ReplicaSetState.Converged.class);
+    }
+
+    @Test
     void aRestartWaitsWhileAnotherMemberIsUnhealthy() {
         converge(3, "7.0.14");
         model.loseData(host(2));
