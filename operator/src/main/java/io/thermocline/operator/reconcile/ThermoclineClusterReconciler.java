@@ -159,7 +159,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         if (deploy) {
             desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
                     FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
-                    DataPlaneConfig.hash(configYaml), DataPlaneConfig.warmerJobName(spec, layout));
+                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout));
             desired.putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
@@ -273,6 +273,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 .map(index -> "unique index " + index + " is enforced per tier only: the same key can exist once in each tier")
                 .toList();
         return warnings.isEmpty() ? null : warnings;
+    }
+
+    /** Hash of the archive's connection string and CA: a rotated Secret changes the pod templates, so the pods restart. */
+    private static String archiveSecretHash(ArchiveSecrets.Access access) {
+        return access instanceof ArchiveSecrets.Found found
+                ? DataPlaneConfig.hash(found.connection().uri() + "\n" + found.connection().caPem()) : "none";
     }
 
     private ProbeCache probeCache() {

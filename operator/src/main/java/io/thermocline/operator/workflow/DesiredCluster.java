@@ -18,6 +18,7 @@ public record DesiredCluster(
         String fastTierClaimSize,
         String configYaml,
         String configHash,
+        String archiveSecretHash,
         String warmerJobName) {
 
     private static final String KEY = DesiredCluster.class.getName();
