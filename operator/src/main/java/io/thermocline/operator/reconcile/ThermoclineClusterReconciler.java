@@ -35,6 +35,7 @@ import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetSteps;
 import io.thermocline.operator.fasttier.FastTierPods;
+import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.layout.ClusterLayout;
@@ -165,6 +166,11 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
             if (rejected.isEmpty()) {
                 removeObsoleteWarmers(client, layout, desired.warmerJobName());
+            }
+            String volumes = VolumeExpansion.apply(client, layout, fastTierReplicas, spec.fastTier.storage.size);
+            if (volumes != null) {
+                rejected = new java.util.ArrayList<>(rejected);
+                rejected.add(volumes);
             }
             if (replicaSet instanceof ReplicaSetState.RestartMember restart) {
                 FastTierPods.restart(client, layout, restart.host());

@@ -24,6 +24,8 @@ public final class ClusterHealth {
     public static final String PHASE_DEGRADED = "Degraded";
     public static final String PHASE_PAUSED = "Paused";
     public static final String PHASE_FAILED = "Failed";
+    /** How a volume-resize problem starts (see VolumeExpansion): reported as VolumesNotResized, not as an API refusal. */
+    private static final String VOLUMES = "fast-tier volumes: ";
 
     private ClusterHealth() {
     }
@@ -82,8 +84,10 @@ public final class ClusterHealth {
         out.add(feeder);
         Observed applied = in.rejected().isEmpty()
                 ? Observed.isTrue(ResourcesApplied, "Applied", "the API server accepted every object")
-                : Observed.isFalse(ResourcesApplied, "ApiRejected", "the API server refused " + String.join("; ", in.rejected())
-                        + "; the rest is still managed: undo the change that made it (an immutable field?) or fix the value");
+                : in.rejected().stream().allMatch(r -> r.startsWith(VOLUMES))
+                        ? Observed.isFalse(ResourcesApplied, "VolumesNotResized", String.join("; ", in.rejected()))
+                        : Observed.isFalse(ResourcesApplied, "ApiRejected", "the API server refused " + String.join("; ", in.rejected())
+                                + "; the rest is still managed: undo the change that made it (an immutable field?) or fix the value");
         out.add(applied);
 
         Observed ready;
@@ -101,7 +105,7 @@ public final class ClusterHealth {
             ready = Observed.isFalse(Ready, "VersionIncompatible", version.message());
             phase = in.fastTier() == null ? PHASE_FAILED : PHASE_DEGRADED;
         } else if (!applied.holds()) {
-            ready = Observed.isFalse(Ready, "ApiRejected", applied.message());
+            ready = Observed.isFalse(Ready, applied.reason(), applied.message());
             phase = PHASE_DEGRADED;
         } else if (fast.holds() && proxy.holds() && feeder.holds()) {
             ready = Observed.isTrue(Ready, "AllComponentsReady", "fast tier, proxy and feeder are ready");

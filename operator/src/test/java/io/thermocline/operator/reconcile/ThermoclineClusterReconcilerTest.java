@@ -220,6 +220,41 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
+    void growingTheVolumesPatchesThePvcsWhereTheStorageClassExpandsElseSaysWhy() {
+        client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+                .withNewMetadata().withName("grows-" + ns).endMetadata().withProvisioner("x").withAllowVolumeExpansion(true).build())
+                .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+                .withNewMetadata().withName("fixed-" + ns).endMetadata().withProvisioner("x").withAllowVolumeExpansion(false).build())
+                .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        create(cluster(ns, "disk"));
+        await().atMost(WAIT).until(() -> get(StatefulSet.class, "disk-fast"), Objects::nonNull);
+        for (int i = 0; i < 3; i++) { // what the StatefulSet controller would have made
+            client.persistentVolumeClaims().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+                    .withNewMetadata().withName("data-disk-fast-" + i).endMetadata()
+                    .withNewSpec().withStorageClassName((i == 2 ? "fixed-" : "grows-") + ns)
+                    .withNewResources().addToRequests("storage", new io.fabric8.kubernetes.api.model.Quantity("10Gi")).endResources()
+                    .endSpec().build()).create();
+        }
+        edit("disk", c -> c.getSpec().fastTier.storage.size = "20Gi");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            for (int i = 0; i < 2; i++) {
+                assertThat(client.persistentVolumeClaims().inNamespace(ns).withName("data-disk-fast-" + i).get()
+                        .getSpec().getResources().getRequests().get("storage")).hasToString("20Gi");
+            }
+            ThermoclineCluster c = stored("disk");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getReason()).isEqualTo("VolumesNotResized");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getMessage()).contains("data-disk-fast-2")
+                    .contains("allowVolumeExpansion");
+        });
+        // the claim template is immutable: it keeps its size, so the StatefulSet update is never refused
+        assertThat(get(StatefulSet.class, "disk-fast").getSpec().getVolumeClaimTemplates().get(0).getSpec().getResources()
+                .getRequests().get("storage")).hasToString("10Gi");
+        assertThat(client.persistentVolumeClaims().inNamespace(ns).withName("data-disk-fast-2").get()
+                .getSpec().getResources().getRequests().get("storage")).hasToString("10Gi");
+    }
+
+    @Test
     void statusFollowsPodReadiness() {
         create(cluster(ns, "ready"));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
