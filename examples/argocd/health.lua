@@ -49,7 +49,7 @@ if ready ~= nil and ready.status == "True" then
   return hs
 end
 
-for _, type in ipairs({"ArchiveReachable", "VersionCompatible"}) do
+for _, type in ipairs({"ArchiveReachable", "VersionCompatible", "ResourcesApplied"}) do
   local c = condition(conditions, type)
   if c ~= nil and c.status == "False" then
     hs.status = "Degraded"
@@ -58,7 +58,9 @@ for _, type in ipairs({"ArchiveReachable", "VersionCompatible"}) do
   end
 end
 
-if ready ~= nil and (ready.reason == "InvalidSpec" or obj.status.phase == "Failed" or obj.status.phase == "Degraded") then
+-- a reconcile that keeps failing is degraded, whatever phase the last good reconcile wrote
+if ready ~= nil and (ready.reason == "InvalidSpec" or ready.reason == "ReconcileError" or
+    obj.status.phase == "Failed" or obj.status.phase == "Degraded") then
   hs.status = "Degraded"
   hs.message = describe(ready)
   return hs

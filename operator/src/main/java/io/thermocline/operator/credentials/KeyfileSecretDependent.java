@@ -12,12 +12,12 @@ import java.util.Map;
 
 /** The fast tier's internal-authentication keyfile, generated once and then kept as it is. */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class KeyfileSecretDependent extends ClusterDependent<Secret> {
+public class KeyfileSecretDependent extends RetainedSecretDependent {
 
     public static final String KEY = "keyfile";
 
     public KeyfileSecretDependent() {
-        super(Secret.class);
+        super();
     }
 
     @Override
@@ -26,7 +26,7 @@ public class KeyfileSecretDependent extends ClusterDependent<Secret> {
         Map<String, String> existing = StoredSecret.data(context, desired.layout().namespace(), name);
         String keyfile = existing.containsKey(KEY) ? existing.get(KEY) : StoredSecret.encode(GeneratedSecrets.keyfile());
         return new SecretBuilder()
-                .withMetadata(metadata(desired, name, "fast-tier"))
+                .withMetadata(ClusterDependent.metadata(desired, name, "fast-tier"))
                 .withType("Opaque")
                 .withData(Map.of(KEY, keyfile))
                 .build();

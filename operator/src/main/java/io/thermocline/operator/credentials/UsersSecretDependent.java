@@ -19,7 +19,7 @@ import java.util.Map;
  * connection string follows the member count.
  */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class UsersSecretDependent extends ClusterDependent<Secret> {
+public class UsersSecretDependent extends RetainedSecretDependent {
 
     public static final String ROOT_USERNAME = "root-username";
     public static final String ROOT_PASSWORD = "root-password";
@@ -28,7 +28,7 @@ public class UsersSecretDependent extends ClusterDependent<Secret> {
     public static final String FAST_URI = "fast-uri";
 
     public UsersSecretDependent() {
-        super(Secret.class);
+        super();
     }
 
     @Override
@@ -47,7 +47,7 @@ public class UsersSecretDependent extends ClusterDependent<Secret> {
         data.put(FAST_URI, StoredSecret.encode(fastTierUri(layout, desired.spec().fastTier.members,
                 ClusterLayout.DATA_PLANE_USER, StoredSecret.decode(dataPlanePassword))));
         return new SecretBuilder()
-                .withMetadata(metadata(desired, layout.usersSecret(), "fast-tier"))
+                .withMetadata(ClusterDependent.metadata(desired, layout.usersSecret(), "fast-tier"))
                 .withType("Opaque")
                 .withData(data)
                 .build();

@@ -11,7 +11,7 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 
-/** At most one fast-tier member down for voluntary disruptions, so a majority keeps a primary. */
+/** Voluntary disruptions never take more members than the majority can spare: a majority keeps a primary. */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
 public class FastTierDisruptionBudgetDependent extends ClusterDependent<PodDisruptionBudget> {
 
@@ -24,10 +24,15 @@ public class FastTierDisruptionBudgetDependent extends ClusterDependent<PodDisru
         return new PodDisruptionBudgetBuilder()
                 .withMetadata(metadata(desired, desired.layout().fastTier(), FastTierStatefulSetDependent.COMPONENT))
                 .withNewSpec()
-                .withMaxUnavailable(new IntOrString(1))
+                .withMaxUnavailable(new IntOrString(maxUnavailable(desired.spec().fastTier.members)))
                 .withSelector(new LabelSelectorBuilder()
                         .withMatchLabels(desired.layout().selector(FastTierStatefulSetDependent.COMPONENT)).build())
                 .endSpec()
                 .build();
+    }
+
+    /** members - majority: 0 of 1 or 2, 1 of 3 or 4, 2 of 5 or 6, 3 of 7. */
+    static int maxUnavailable(int members) {
+        return members - (members / 2 + 1);
     }
 }

@@ -5,7 +5,11 @@ import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
@@ -18,10 +22,14 @@ import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The fast tier: mongod {@code --replSet} with the generated keyfile, one PVC per member.
@@ -33,6 +41,8 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
 
     public static final String COMPONENT = "fast-tier";
     static final String KEYFILE_PATH = "/keyfile/keyfile";
+    /** Pod-template annotation: the hash of the template a pod was created from. */
+    public static final String TEMPLATE_HASH = "thermocline.io/pod-template-hash";
 
     public FastTierStatefulSetDependent() {
         super(StatefulSet.class);
@@ -44,25 +54,28 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
         FastTierSpec spec = desired.spec().fastTier;
         String start = "if [ \"${HOSTNAME##*-}\" != \"0\" ]; then unset MONGO_INITDB_ROOT_USERNAME MONGO_INITDB_ROOT_PASSWORD; fi; "
                 + "exec docker-entrypoint.sh mongod --replSet " + layout.replicaSetName()
-                + " --bind_ip_all --port " + ClusterLayout.MONGOD_PORT + " --keyFile " + KEYFILE_PATH;
+                + " --bind_ip_all --port " + ClusterLayout.MONGOD_PORT + " --keyFile " + KEYFILE_PATH
+                + cacheSize(spec.resources).map(gb -> " --wiredTigerCacheSizeGB " + gb).orElse("");
         return new StatefulSetBuilder()
                 .withMetadata(metadata(desired, layout.fastTier(), COMPONENT))
                 .withNewSpec()
                 .withReplicas(desired.fastTierReplicas())
                 .withServiceName(layout.fastTier())
                 .withPodManagementPolicy("Parallel")
+                // the operator restarts members itself, secondaries first and the primary after a step-down
+                .withNewUpdateStrategy().withType("OnDelete").endUpdateStrategy()
                 .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()
                 .withNewPersistentVolumeClaimRetentionPolicy()
                 .withWhenDeleted(spec.storage.retentionPolicy)
                 .withWhenScaled("Retain")
                 .endPersistentVolumeClaimRetentionPolicy()
-                .withNewTemplate()
+                .withTemplate(withHash(new PodTemplateSpecBuilder()
                 .withNewMetadata().withLabels(layout.labels(COMPONENT)).endMetadata()
                 .withNewSpec()
                 .withNodeSelector(spec.nodeSelector)
                 .withTolerations(spec.tolerations)
                 .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout))
-                .withTerminationGracePeriodSeconds(30L)
+                .withTerminationGracePeriodSeconds(MemberProbes.TERMINATION_GRACE_SECONDS)
                 .addToInitContainers(new ContainerBuilder()
                         .withName("keyfile")
                         .withImage(desired.mongodImage())
@@ -78,15 +91,23 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                         .withCommand("sh", "-c", start)
                         .withEnv(rootUser(layout))
                         .addNewPort().withName("mongod").withContainerPort(ClusterLayout.MONGOD_PORT).endPort()
+                        // ready = PRIMARY or SECONDARY, not merely listening (a recovering or syncing member is not)
                         .withNewReadinessProbe()
-                        .withNewTcpSocket().withPort(new IntOrString(ClusterLayout.MONGOD_PORT)).endTcpSocket()
-                        .withPeriodSeconds(10)
+                        .withNewExec().withCommand("sh", "-c", MemberProbes.READY).endExec()
+                        .withPeriodSeconds(10).withTimeoutSeconds(10).withFailureThreshold(3)
                         .endReadinessProbe()
+                        // WiredTiger recovery after a crash can take long: liveness starts only once mongod listens
+                        .withNewStartupProbe()
+                        .withNewTcpSocket().withPort(new IntOrString(ClusterLayout.MONGOD_PORT)).endTcpSocket()
+                        .withPeriodSeconds(10).withFailureThreshold(MemberProbes.STARTUP_FAILURES)
+                        .endStartupProbe()
                         .withNewLivenessProbe()
                         .withNewTcpSocket().withPort(new IntOrString(ClusterLayout.MONGOD_PORT)).endTcpSocket()
-                        .withInitialDelaySeconds(30)
-                        .withPeriodSeconds(20)
+                        .withPeriodSeconds(20).withFailureThreshold(6)
                         .endLivenessProbe()
+                        .withNewLifecycle().withNewPreStop()
+                        .withNewExec().withCommand("sh", "-c", MemberProbes.STEP_DOWN).endExec()
+                        .endPreStop().endLifecycle()
                         .withResources(spec.resources)
                         .addNewVolumeMount().withName("data").withMountPath("/data/db").endVolumeMount()
                         .addNewVolumeMount().withName("keyfile").withMountPath("/keyfile").endVolumeMount()
@@ -95,17 +116,37 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                         .withNewSecret().withSecretName(layout.keyfileSecret()).endSecret().build())
                 .addToVolumes(new VolumeBuilder().withName("keyfile").withNewEmptyDir().endEmptyDir().build())
                 .endSpec()
-                .endTemplate()
+                .build()))
                 .withVolumeClaimTemplates(new PersistentVolumeClaimBuilder()
                         .withNewMetadata().withName("data").withLabels(layout.labels(COMPONENT)).endMetadata()
                         .withNewSpec()
                         .withAccessModes("ReadWriteOnce")
                         .withStorageClassName(spec.storage.storageClassName)
-                        .withNewResources().withRequests(Map.of("storage", new Quantity(spec.storage.size))).endResources()
+                        .withNewResources().withRequests(Map.of("storage", new Quantity(desired.fastTierClaimSize()))).endResources()
                         .endSpec()
                         .build())
                 .endSpec()
                 .build();
+    }
+
+    /**
+     * Percona's rule for the WiredTiger cache: 50 % of (memory limit - 1 GiB), at least 0.25 GiB;
+     * mongod's own default reads the node's memory, not the container's limit, and gets OOM-killed.
+     */
+    static Optional<String> cacheSize(ResourceRequirements resources) {
+        Quantity limit = resources == null || resources.getLimits() == null ? null : resources.getLimits().get("memory");
+        if (limit == null) {
+            return Optional.empty();
+        }
+        BigDecimal gib = limit.getNumericalAmount().divide(BigDecimal.valueOf(1L << 30), 10, RoundingMode.HALF_UP);
+        BigDecimal cache = gib.subtract(BigDecimal.ONE).divide(BigDecimal.valueOf(2), 2, RoundingMode.DOWN).max(new BigDecimal("0.25"));
+        return Optional.of(cache.stripTrailingZeros().toPlainString());
+    }
+
+    /** The template annotated with its own hash, so the operator can tell which pods run an older one (OnDelete). */
+    private static PodTemplateSpec withHash(PodTemplateSpec template) {
+        template.getMetadata().setAnnotations(Map.of(TEMPLATE_HASH, DataPlaneConfig.hash(Serialization.asJson(template))));
+        return template;
     }
 
     private static List<EnvVar> rootUser(ClusterLayout layout) {

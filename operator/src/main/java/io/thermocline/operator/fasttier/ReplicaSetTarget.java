@@ -1,17 +1,30 @@
 package io.thermocline.operator.fasttier;
 
 import java.util.List;
+import java.util.Set;
 
-/** The fast-tier replica set as it should be: its name, member hosts (ordinal order) and the users to ensure. */
-public record ReplicaSetTarget(String replicaSetName, List<String> members, String rootUser, String rootPassword,
-                               String dataPlaneUser, String dataPlanePassword) {
+/**
+ * The fast-tier replica set as it should be, and what the operator knows about its pods.
+ *
+ * @param members      the member hosts wanted (ordinal order)
+ * @param podHosts     the hosts whose pods the StatefulSet runs now (during a scale-down, more than {@code members})
+ * @param outdated     hosts whose pod runs an older pod template than the StatefulSet's (e.g. the previous version)
+ * @param version      the mongod version (x.y.z) the pods are to run
+ * @param initiated    the status records that this replica set was initiated once: never initiate it again
+ */
+public record ReplicaSetTarget(String replicaSetName, List<String> members, List<String> podHosts, Set<String> outdated,
+                               String version, boolean initiated,
+                               String rootUser, String rootPassword, String dataPlaneUser, String dataPlanePassword) {
 
     public ReplicaSetTarget {
         members = List.copyOf(members);
+        podHosts = List.copyOf(podHosts);
+        outdated = Set.copyOf(outdated);
     }
 
     @Override
     public String toString() {
-        return "ReplicaSetTarget[" + replicaSetName + ", members=" + members + ", credentials=***]";
+        return "ReplicaSetTarget[" + replicaSetName + ", members=" + members + ", pods=" + podHosts + ", outdated=" + outdated
+                + ", version=" + version + ", initiated=" + initiated + ", credentials=***]";
     }
 }

@@ -73,6 +73,20 @@ public record ClusterLayout(String cluster, String namespace) {
         return fastTier() + "-" + ordinal + "." + fastTier() + "." + namespace + ".svc:" + MONGOD_PORT;
     }
 
+    /** The ordinal of a member host ({@code NAME-fast-N.NAME-fast...}); -1 when it is not one of this cluster's. */
+    public int ordinalOf(String host) {
+        String prefix = fastTier() + "-";
+        int dot = host.indexOf('.');
+        if (!host.startsWith(prefix) || dot < 0) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(host.substring(prefix.length(), dot));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     public List<String> memberHosts(int members) {
         List<String> hosts = new ArrayList<>();
         for (int i = 0; i < members; i++) {

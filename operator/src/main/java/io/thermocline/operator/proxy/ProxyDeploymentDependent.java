@@ -20,6 +20,8 @@ public class ProxyDeploymentDependent extends ClusterDependent<Deployment> {
 
     public static final String COMPONENT = "proxy";
     public static final String CONFIG_HASH = "thermocline.io/config-hash";
+    /** Pod-template annotation: a rotated archive Secret restarts the pods that read it. */
+    public static final String ARCHIVE_SECRET_HASH = "thermocline.io/archive-secret-hash";
 
     public ProxyDeploymentDependent() {
         super(Deployment.class);
@@ -50,7 +52,7 @@ public class ProxyDeploymentDependent extends ClusterDependent<Deployment> {
                 .withNewTemplate()
                 .withNewMetadata()
                 .withLabels(layout.labels(COMPONENT))
-                .withAnnotations(Map.of(CONFIG_HASH, desired.configHash()))
+                .withAnnotations(Map.of(CONFIG_HASH, desired.configHash(), ARCHIVE_SECRET_HASH, desired.archiveSecretHash()))
                 .endMetadata()
                 .withSpec(DataPlaneContainer.podSpec(desired, proxy)
                         .withTerminationGracePeriodSeconds(45L)

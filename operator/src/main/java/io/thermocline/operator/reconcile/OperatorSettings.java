@@ -14,4 +14,8 @@ public interface OperatorSettings {
     /** How long an archive probe result is reused across reconciles of one cluster. */
     @WithDefault("30s")
     Duration archiveProbeInterval();
+
+    /** How soon the next replica-set step (add, remove, restart a member, ...) is checked while one is under way. */
+    @WithDefault("3s")
+    Duration replicaSetStepInterval();
 }

@@ -32,7 +32,10 @@ import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fasttier.FastTierDisruptionBudgetDependent;
 import io.thermocline.operator.fasttier.FastTierServiceDependent;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
-import io.thermocline.operator.fasttier.ReplicaSetInitiator;
+import io.thermocline.operator.fasttier.ReplicaSetConnector;
+import io.thermocline.operator.fasttier.ReplicaSetSteps;
+import io.thermocline.operator.fasttier.FastTierPods;
+import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.layout.ClusterLayout;
@@ -57,6 +60,7 @@ import io.thermocline.operator.tiering.WarmerJobDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import jakarta.inject.Inject;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -98,7 +102,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     @Inject
     ArchiveProbe archiveProbe;
     @Inject
-    ReplicaSetInitiator replicaSetInitiator;
+    ReplicaSetConnector replicaSetConnector;
     @Inject
     TieringObserver tieringObserver;
     @Inject
@@ -118,7 +122,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
                 : ((ArchiveSecrets.Missing) access).problem();
         VersionDecision version = archive instanceof ArchiveReport.Reachable reachable
-                ? VersionPolicy.decide(spec.fastTier, reachable.version()) : null;
+                ? VersionPolicy.decide(spec.fastTier, reachable.version(), previous.fastTierVersion,
+                        previous.featureCompatibilityVersion)
+                : null;
 
         String configYaml = null;
         String specProblem;
@@ -129,34 +135,46 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             specProblem = e.getMessage();
         }
 
-        // An unreachable archive keeps the last version (so pause and scaling still apply);
-        // an incompatible one gets nothing new.
-        String fastTierVersion = version != null
-                ? (version.compatible() ? version.fastTierVersion() : null)
-                : previous.fastTierVersion;
+        // An unreachable archive keeps the last version (so pause and scaling still apply); a refused
+        // version change keeps the running one; a new cluster against an incompatible archive gets nothing.
+        String fastTierVersion = version != null ? version.fastTierVersion() : previous.fastTierVersion;
         boolean deploy = specProblem == null && fastTierVersion != null;
         Map<String, String> users = UsersSecretDependent.decoded(
                 client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
         StatefulSet current = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
-        ReplicaSetState replicaSet = null;
-        int fastTierReplicas = spec.fastTier.members;
         int running = current == null || current.getSpec().getReplicas() == null ? 0 : current.getSpec().getReplicas();
-        if (deploy && running > spec.fastTier.members) {
-            // Scale-down: members leave the replica-set config while they still run, one at a
-            // time; only then do their pods go, so a majority is never lost.
-            replicaSet = readyOf(current) >= running && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)
-                    ? replicaSetInitiator.ensure(replicaSetTarget(layout, spec.fastTier.members, users))
-                    : new ReplicaSetState.Converging("RemovingMember", "waiting for all " + running + " members before removing any");
-            fastTierReplicas = replicaSet instanceof ReplicaSetState.Converged ? spec.fastTier.members : running;
+        boolean initiatedBefore = Boolean.TRUE.equals(previous.replicaSetInitiated);
+        ReplicaSetState replicaSet = null;
+        if (deploy && running > 0 && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
+            replicaSet = new ReplicaSetSteps(replicaSetConnector).next(new ReplicaSetTarget(layout.replicaSetName(),
+                    layout.memberHosts(spec.fastTier.members), layout.memberHosts(running), FastTierPods.outdated(client, layout, current),
+                    FastTierPods.version(current), initiatedBefore,
+                    users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
+                    users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD)));
         }
+        boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
+        int fastTierReplicas = FastTierPods.replicas(layout, spec.fastTier.members, running, replicaSet, initiated);
+
         DesiredCluster desired = null;
+        List<String> rejected = List.of();
         if (deploy) {
-            desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas, configYaml,
-                    DataPlaneConfig.hash(configYaml), DataPlaneConfig.warmerJobName(spec, layout));
+            desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
+                    FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
+                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout));
             desired.putInto(context);
-            context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow()
-                    .throwAggregateExceptionIfErrorsPresent();
-            removeObsoleteWarmers(client, layout, desired.warmerJobName());
+            // an object the API server refuses is reported; the others, and the replica set, are still managed
+            rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
+            if (rejected.isEmpty()) {
+                removeObsoleteWarmers(client, layout, desired.warmerJobName());
+            }
+            String volumes = VolumeExpansion.apply(client, layout, fastTierReplicas, spec.fastTier.storage.size);
+            if (volumes != null) {
+                rejected = new java.util.ArrayList<>(rejected);
+                rejected.add(volumes);
+            }
+            if (replicaSet instanceof ReplicaSetState.RestartMember restart) {
+                FastTierPods.restart(client, layout, restart.host());
+            }
         } else {
             LOG.infof("event=workflow-held cluster=%s/%s specValid=%s archive=%s version=%s", layout.namespace(), layout.cluster(),
                     specProblem == null, archive.getClass().getSimpleName(), version == null ? "unknown" : version.reason());
@@ -171,16 +189,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         // read again: the workflow may just have created the users Secret
         users = UsersSecretDependent.decoded(
                 client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        if (deploy && fastTier != null && fastTierReplicas == spec.fastTier.members
-                && readyOf(statefulSet) >= spec.fastTier.members && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
-            replicaSet = replicaSetInitiator.ensure(replicaSetTarget(layout, spec.fastTier.members, users));
-            if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null) {
-                tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
-            }
+        if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null && users.containsKey(UsersSecretDependent.FAST_URI)) {
+            tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
         }
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
-                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase));
+                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected));
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
         status.observedGeneration = cluster.getMetadata().getGeneration();
         status.phase = health.phase();
@@ -189,6 +203,11 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
         status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;
         status.fastTierVersion = deploy ? fastTierVersion : previous.fastTierVersion;
+        status.featureCompatibilityVersion = replicaSet instanceof ReplicaSetState.Converged c && c.featureCompatibilityVersion() != null
+                ? c.featureCompatibilityVersion() : previous.featureCompatibilityVersion;
+        status.replicaSetInitiated = initiated ? Boolean.TRUE : null;
+        status.members = fastTier == null ? null : fastTier.ready() + "/" + fastTier.desired();
+        status.proxies = proxy == null ? null : proxy.ready() + "/" + (spec.paused ? 0 : proxy.desired());
         // what was not observed this time keeps its last value rather than flapping to empty
         status.feederLagSeconds = tiering != null ? tiering.feederLagSeconds() : previous.feederLagSeconds;
         status.documents = tiering != null
@@ -197,15 +216,18 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
         status.warnings = tiering == null ? previous.warnings : warnings(tiering);
 
-        // a replica-set reconfiguration advances one member per step: come back soon for the next
-        long requeueSeconds = replicaSet instanceof ReplicaSetState.Converging ? 3 : health.ready() ? 60 : 15;
+        // a replica-set reconfiguration advances one step per reconcile: come back soon for the next
+        // otherwise, the archive is probed again (a version change there is followed) every probe interval
+        long requeueMillis = replicaSet != null && !(replicaSet instanceof ReplicaSetState.Converged)
+                ? settings.replicaSetStepInterval().toMillis()
+                : Math.max(1_000, Math.min(health.ready() ? 60_000 : 15_000, settings.archiveProbeInterval().toMillis()));
         if (sameStatus(cluster.getStatus(), status)) {
-            return UpdateControl.<ThermoclineCluster>noUpdate().rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
+            return UpdateControl.<ThermoclineCluster>noUpdate().rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);
         }
         LOG.infof("event=status-changed cluster=%s/%s phase=%s", layout.namespace(), layout.cluster(), status.phase);
         TransitionEvents.record(client, cluster, previous.conditions, status.conditions);
         cluster.setStatus(status);
-        return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueSeconds, TimeUnit.SECONDS);
+        return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);
     }
 
     /** A failed reconcile (API error, bug) shows in Ready, with the operator retrying with backoff. */
@@ -215,6 +237,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ThermoclineClusterStatus status = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
         String detail = e.getMessage() == null ? "" : ": " + e.getMessage();
         String message = "reconciling failed (" + e.getClass().getSimpleName() + detail + "); the operator retries";
+        status.observedGeneration = cluster.getMetadata().getGeneration();
+        status.phase = ClusterHealth.PHASE_DEGRADED;
         if (message.length() > 400) {
             message = message.substring(0, 400) + "...";
         }
@@ -227,37 +251,16 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         return ErrorStatusUpdateControl.patchStatus(cluster);
     }
 
-    /**
-     * Owned objects go with the resource (owner references). With
-     * {@code storage.retentionPolicy: Delete} the fast-tier volumes go too, so deletion waits
-     * until the feeder has mirrored every fast-tier write to the archive.
-     */
+    /** Deletion stops writes, waits for the feeder to mirror everything, then lets go: see {@link Deletion}. */
     @Override
     public DeleteControl cleanup(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
-        probeCache().forget(layout.namespace() + "/" + layout.cluster());
-        ThermoclineClusterSpec spec = cluster.getSpec();
-        boolean skip = "true".equals(Optional.ofNullable(cluster.getMetadata().getAnnotations())
-                .map(a -> a.get(SKIP_DRAIN_ANNOTATION)).orElse(null));
-        if (!"Delete".equals(spec.fastTier.storage.retentionPolicy) || skip) {
+        Deletion.Step step = Deletion.advance(context.getClient(), cluster, tieringObserver);
+        if (step.done()) {
+            probeCache().forget(layout.namespace() + "/" + layout.cluster());
             return DeleteControl.defaultDelete();
         }
-        KubernetesClient client = context.getClient();
-        if (client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get() == null) {
-            return DeleteControl.defaultDelete();
-        }
-        Map<String, String> users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
-        boolean drained = access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.FAST_URI)
-                && tieringObserver.observe(tieringTarget(spec, users, found.connection().uri()))
-                        .map(TieringSnapshot::drained).orElse(false);
-        if (drained) {
-            return DeleteControl.defaultDelete();
-        }
-        LOG.infof("event=deletion-waiting-for-feeder cluster=%s/%s hint=annotate %s=true to skip", layout.namespace(),
-                layout.cluster(), SKIP_DRAIN_ANNOTATION);
-        return DeleteControl.noFinalizerRemoval().rescheduleAfter(15, TimeUnit.SECONDS);
+        return DeleteControl.noFinalizerRemoval().rescheduleAfter(5, TimeUnit.SECONDS);
     }
 
     /** Validates the rendered config the way a data-plane pod will load it; null when it loads. */
@@ -278,6 +281,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         return warnings.isEmpty() ? null : warnings;
     }
 
+    /** Hash of the archive's connection string and CA: a rotated Secret changes the pod templates, so the pods restart. */
+    private static String archiveSecretHash(ArchiveSecrets.Access access) {
+        return access instanceof ArchiveSecrets.Found found
+                ? DataPlaneConfig.hash(found.connection().uri() + "\n" + found.connection().caPem()) : "none";
+    }
+
     private ProbeCache probeCache() {
         if (probeCache == null) {
             probeCache = new ProbeCache(settings.archiveProbeInterval(), java.time.Clock.systemUTC());
@@ -289,13 +298,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         return spec.image == null || spec.image.isBlank() ? settings.dataPlaneImage() : spec.image;
     }
 
-    private static ReplicaSetTarget replicaSetTarget(ClusterLayout layout, int members, Map<String, String> users) {
-        return new ReplicaSetTarget(layout.replicaSetName(), layout.memberHosts(members),
-                users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
-                users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
-    }
-
-    private static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {
+    static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {
         return new TieringTarget(users.get(UsersSecretDependent.FAST_URI), archiveUri,
                 spec.collections.stream().map(c -> c.database + "." + c.collection).toList());
     }

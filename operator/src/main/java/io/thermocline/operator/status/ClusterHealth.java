@@ -5,6 +5,7 @@ import static io.thermocline.operator.status.ConditionType.FastTierReady;
 import static io.thermocline.operator.status.ConditionType.FeederHealthy;
 import static io.thermocline.operator.status.ConditionType.ProxyReady;
 import static io.thermocline.operator.status.ConditionType.Ready;
+import static io.thermocline.operator.status.ConditionType.ResourcesApplied;
 import static io.thermocline.operator.status.ConditionType.VersionCompatible;
 
 import io.thermocline.operator.archive.ArchiveReport;
@@ -23,6 +24,8 @@ public final class ClusterHealth {
     public static final String PHASE_DEGRADED = "Degraded";
     public static final String PHASE_PAUSED = "Paused";
     public static final String PHASE_FAILED = "Failed";
+    /** How a volume-resize problem starts (see VolumeExpansion): reported as VolumesNotResized, not as an API refusal. */
+    private static final String VOLUMES = "fast-tier volumes: ";
 
     private ClusterHealth() {
     }
@@ -46,7 +49,12 @@ public final class ClusterHealth {
             Replicas feeder,
             TieringSnapshot tiering,
             int maxLagSeconds,
-            String previousPhase) {
+            String previousPhase,
+            List<String> rejected) {
+
+        public Inputs {
+            rejected = rejected == null ? List.of() : List.copyOf(rejected);
+        }
     }
 
     public record Health(List<Observed> conditions, String phase) {
@@ -74,6 +82,13 @@ public final class ClusterHealth {
         out.add(proxy);
         Observed feeder = feeder(in);
         out.add(feeder);
+        Observed applied = in.rejected().isEmpty()
+                ? Observed.isTrue(ResourcesApplied, "Applied", "the API server accepted every object")
+                : in.rejected().stream().allMatch(r -> r.startsWith(VOLUMES))
+                        ? Observed.isFalse(ResourcesApplied, "VolumesNotResized", String.join("; ", in.rejected()))
+                        : Observed.isFalse(ResourcesApplied, "ApiRejected", "the API server refused " + String.join("; ", in.rejected())
+                                + "; the rest is still managed: undo the change that made it (an immutable field?) or fix the value");
+        out.add(applied);
 
         Observed ready;
         String phase;
@@ -88,7 +103,10 @@ public final class ClusterHealth {
             phase = in.fastTier() == null ? PHASE_PENDING : PHASE_DEGRADED;
         } else if (!version.holds()) {
             ready = Observed.isFalse(Ready, "VersionIncompatible", version.message());
-            phase = PHASE_FAILED;
+            phase = in.fastTier() == null ? PHASE_FAILED : PHASE_DEGRADED;
+        } else if (!applied.holds()) {
+            ready = Observed.isFalse(Ready, applied.reason(), applied.message());
+            phase = PHASE_DEGRADED;
         } else if (fast.holds() && proxy.holds() && feeder.holds()) {
             ready = Observed.isTrue(Ready, "AllComponentsReady", "fast tier, proxy and feeder are ready");
             phase = PHASE_READY;
@@ -111,15 +129,19 @@ public final class ClusterHealth {
         if (in.fastTier() == null) {
             return Observed.isFalse(FastTierReady, "NotCreated", "the fast tier is created once the archive is reachable and compatible");
         }
-        if (!in.fastTier().all()) {
-            return Observed.isFalse(FastTierReady, "MembersNotReady",
-                    in.fastTier().ready() + "/" + in.fastTier().desired() + " fast-tier members ready; see the pods' events");
-        }
-        if (in.replicaSet() instanceof ReplicaSetState.Converged c) {
-            return Observed.isTrue(FastTierReady, "ReplicaSetReady", c.members().size() + " members ready and configured");
+        if (in.replicaSet() instanceof ReplicaSetState.Converged c && in.fastTier().all()) {
+            return Observed.isTrue(FastTierReady, "ReplicaSetReady", c.configured().size() + " members ready and configured");
         }
         if (in.replicaSet() instanceof ReplicaSetState.Converging c) {
             return Observed.isFalse(FastTierReady, c.reason(), c.message());
+        }
+        if (in.replicaSet() instanceof ReplicaSetState.RestartMember r) {
+            return Observed.isFalse(FastTierReady, r.reason(), r.message());
+        }
+        if (!in.fastTier().all()) {
+            return Observed.isFalse(FastTierReady, "MembersNotReady",
+                    in.fastTier().ready() + "/" + in.fastTier().desired() + " fast-tier members ready (primary or secondary);"
+                            + " see the pods' events");
         }
         return Observed.isFalse(FastTierReady, "ReplicaSetPending", "members are up; the replica set is configured next");
     }

@@ -2,5 +2,7 @@ package io.thermocline.operator.status;
 
 /** The condition types of a ThermoclineCluster's status. */
 public enum ConditionType {
-    Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy
+    Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy,
+    /** Whether the API server accepted every object as rendered (an immutable field, a refused value: not). */
+    ResourcesApplied
 }

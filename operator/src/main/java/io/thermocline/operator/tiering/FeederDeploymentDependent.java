@@ -38,7 +38,8 @@ public class FeederDeploymentDependent extends ClusterDependent<Deployment> {
                 .withNewTemplate()
                 .withNewMetadata()
                 .withLabels(layout.labels(COMPONENT))
-                .withAnnotations(Map.of(ProxyDeploymentDependent.CONFIG_HASH, desired.configHash()))
+                .withAnnotations(Map.of(ProxyDeploymentDependent.CONFIG_HASH, desired.configHash(),
+                        ProxyDeploymentDependent.ARCHIVE_SECRET_HASH, desired.archiveSecretHash()))
                 .endMetadata()
                 .withSpec(DataPlaneContainer.podSpec(desired, feeder).build())
                 .endTemplate()

@@ -28,7 +28,7 @@ public abstract class ClusterDependent<R extends HasMetadata> extends CRUDKubern
 
     protected abstract R desired(DesiredCluster desired, Context<ThermoclineCluster> context);
 
-    protected static ObjectMeta metadata(DesiredCluster desired, String name, String component) {
+    public static ObjectMeta metadata(DesiredCluster desired, String name, String component) {
         return new ObjectMetaBuilder()
                 .withName(name)
                 .withNamespace(desired.layout().namespace())

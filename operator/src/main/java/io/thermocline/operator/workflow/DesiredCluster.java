@@ -15,8 +15,10 @@ public record DesiredCluster(
         String dataPlaneImage,
         String fastTierVersion,
         int fastTierReplicas,
+        String fastTierClaimSize,
         String configYaml,
         String configHash,
+        String archiveSecretHash,
         String warmerJobName) {
 
     private static final String KEY = DesiredCluster.class.getName();

@@ -30,4 +30,33 @@ class VersionPolicyTest {
         assertThat(decision.reason()).isEqualTo(reason);
         assertThat(decision.message()).isNotBlank();
     }
+
+    @ParameterizedTest(name = "pinned={0} archive={1} running={2} fcv={3} -> {4} {5} {6}")
+    @CsvSource(nullValues = "null", value = {
+            "auto,   8.0.4,  7.0.14, 7.0,  true,  8.0.4,  MatchesArchive",
+            "auto,   7.0.15, 7.0.14, 7.0,  true,  7.0.15, MatchesArchive",
+            "auto,   7.0.2,  7.0.14, 7.0,  true,  7.0.2,  MatchesArchive",
+            "auto,   5.0.30, 4.4.29, 4.4,  true,  5.0.30, MatchesArchive",
+            "auto,   8.2.1,  8.0.4,  8.0,  true,  8.2.1,  MatchesArchive",
+            "auto,   8.0.4,  6.0.19, 6.0,  false, 6.0.19, SkippedMajorVersion",
+            "auto,   8.0.4,  7.0.14, 6.0,  false, 7.0.14, SkippedMajorVersion",
+            "auto,   6.0.19, 7.0.14, 7.0,  false, 7.0.14, DowngradeRefused",
+            "7.0.14, 8.0.4,  6.0.19, 6.0,  true,  7.0.14, Pinned",
+            "7.0.14, 8.0.4,  null,   null, false, null,   Mismatch",
+            "6.0.5,  8.0.4,  7.0.14, 7.0,  false, 7.0.14, Mismatch",
+            "auto,   weird,  7.0.14, 7.0,  false, 7.0.14, UnknownArchiveVersion",
+    })
+    void aRunningFastTierUpgradesOneSeriesAtATimeAndNeverDowngrades(String pinned, String archive, String running, String fcv,
+            boolean compatible, String fast, String reason) {
+        FastTierSpec spec = new FastTierSpec();
+        spec.version = pinned;
+        VersionDecision decision = VersionPolicy.decide(spec, archive, running, fcv);
+        assertThat(decision.reason()).isEqualTo(reason);
+        assertThat(decision.compatible()).isEqualTo(compatible);
+        assertThat(decision.fastTierVersion()).as("a refused change keeps what runs").isEqualTo(fast);
+        assertThat(decision.message()).isNotBlank();
+        if (!compatible && running != null) {
+            assertThat(decision.message()).as("says what to do").containsAnyOf("pin", "upgrade", "fix");
+        }
+    }
 }

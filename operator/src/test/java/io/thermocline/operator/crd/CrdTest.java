@@ -51,7 +51,16 @@ class CrdTest {
                 .satisfies(rule -> assertThat(rule.getMessage()).contains("only once"));
         assertThat(spec.getProperties().get("proxy").getProperties().get("replicas").getMinimum()).isEqualTo(1.0);
         assertThat(crd.getSpec().getVersions().get(0).getSubresources().getStatus()).isNotNull();
+        // names whose derived objects (NAME-evictor, NAME-warmer-<hash>) would exceed Kubernetes' limits are refused at admission
+        assertThat(crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getXKubernetesValidations())
+                .anySatisfy(rule -> {
+                    assertThat(rule.getRule()).isEqualTo("self.metadata.name.size() <= 44");
+                    assertThat(rule.getMessage()).contains("44");
+                });
         assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
-                .extracting(c -> c.getName()).contains("Phase", "Ready", "Lag(s)");
+                .extracting(c -> c.getName() + "=" + c.getJsonPath())
+                // what runs, from the status (the generator does not keep the annotations' order)
+                .contains("Phase=.status.phase", "Members=.status.members", "Proxies=.status.proxies",
+                        "Version=.status.fastTierVersion");
     }
 }

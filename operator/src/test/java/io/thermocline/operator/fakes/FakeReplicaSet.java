@@ -1,20 +1,25 @@
 package io.thermocline.operator.fakes;
 
 import io.quarkus.test.Mock;
-import io.thermocline.operator.fasttier.ReplicaSetInitiator;
-import io.thermocline.operator.fasttier.ReplicaSetState;
+import io.thermocline.operator.fasttier.ReplicaSetClient;
+import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** A replica set that converges at once and remembers every target it was asked for. */
+/**
+ * The operator's replica-set access in the Quarkus tests: one {@link ReplicaSetModel} per
+ * replica set (keyed by namespace and name), with every target the operator asked for kept.
+ */
 @Mock
 @ApplicationScoped
-public class FakeReplicaSet implements ReplicaSetInitiator {
+public class FakeReplicaSet implements ReplicaSetConnector {
 
     private final List<ReplicaSetTarget> targets = new CopyOnWriteArrayList<>();
-    private final java.util.concurrent.atomic.AtomicInteger stepsLeft = new java.util.concurrent.atomic.AtomicInteger();
+    private final Map<String, ReplicaSetModel> models = new ConcurrentHashMap<>();
 
     public List<ReplicaSetTarget> targets() {
         return targets;
@@ -22,20 +27,20 @@ public class FakeReplicaSet implements ReplicaSetInitiator {
 
     public void reset() {
         targets.clear();
-        stepsLeft.set(0);
+        models.clear();
     }
 
-    /** The next {@code steps} calls answer "still removing a member", like a real multi-step reconfiguration. */
-    public void convergeAfter(int steps) {
-        stepsLeft.set(steps);
+    /** The model of {@code NAME-fast} in {@code namespace}, made on first use. */
+    public ReplicaSetModel model(String namespace, String cluster) {
+        return models.computeIfAbsent(namespace + "/" + cluster + "-fast", k -> new ReplicaSetModel());
     }
 
     @Override
-    public ReplicaSetState ensure(ReplicaSetTarget target) {
+    public ReplicaSetClient connect(ReplicaSetTarget target) {
         targets.add(target);
-        if (stepsLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-            return new ReplicaSetState.Converging("RemovingMember", "removing a member");
-        }
-        return new ReplicaSetState.Converged(target.members());
+        String host = target.podHosts().get(0);
+        String namespace = host.split("\\.")[2];
+        String cluster = target.replicaSetName().substring(0, target.replicaSetName().length() - "-fast".length());
+        return model(namespace, cluster).connect(target);
     }
 }

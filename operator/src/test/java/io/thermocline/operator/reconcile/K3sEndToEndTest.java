@@ -1,7 +1,6 @@
 package io.thermocline.operator.reconcile;
 
 import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.condition;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -15,14 +14,16 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.Operator;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.archive.ArchiveReport;
-import io.thermocline.operator.fasttier.ReplicaSetState;
-import io.thermocline.operator.status.ConditionType;
+import io.thermocline.operator.fakes.ReplicaSetModel;
+import io.thermocline.operator.tiering.TieringSnapshot;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -34,10 +35,14 @@ import org.testcontainers.utility.DockerImageName;
 
 /**
  * Against a real API server (k3s): the checked-in CRD is accepted and its validation
- * rejects bad input, the reconciler (run in-process, server-side apply on) creates the
- * fast tier whose real mongod pods become ready, and deleting the resource garbage-collects
- * what it owns. Archive and replica-set access are faked: the test JVM cannot reach pod
- * DNS names. Needs Docker: {@code mvn -pl operator -am verify -Pe2e}.
+ * rejects bad input; the reconciler (run in-process, server-side apply on) creates a
+ * three-member fast tier whose real mongod pods start; scaling up and down moves the real
+ * StatefulSet one member at a time; a version change restarts the real pods (OnDelete) on
+ * the new image; deletion scales the proxy to zero and waits for the feeder before the
+ * objects go. Archive, replica-set and tiering access are faked (a {@link ReplicaSetModel}):
+ * the test JVM cannot reach pod DNS names, so the real pods never turn ready (readiness
+ * means PRIMARY or SECONDARY). Needs Docker: {@code mvn -pl operator -am verify -Pe2e};
+ * skipped without a Docker engine.
  */
 @Tag("e2e")
 class K3sEndToEndTest {
@@ -45,6 +50,9 @@ class K3sEndToEndTest {
     private static K3sContainer k3s;
     private static KubernetesClient client;
     private static Operator operator;
+    private static final ReplicaSetModel MODEL = new ReplicaSetModel();
+    private static final AtomicReference<String> ARCHIVE_VERSION = new AtomicReference<>("7.0.14");
+    private static final AtomicBoolean DRAINED = new AtomicBoolean(false);
 
     @BeforeAll
     static void startCluster() throws IOException {
@@ -59,9 +67,9 @@ class K3sEndToEndTest {
                 .until(() -> client.resources(ThermoclineCluster.class).inAnyNamespace().list() != null);
 
         ThermoclineClusterReconciler reconciler = new ThermoclineClusterReconciler();
-        reconciler.archiveProbe = connection -> new ArchiveReport.Reachable("7.0.14", "archive-rs");
-        reconciler.replicaSetInitiator = target -> new ReplicaSetState.Converged(target.members());
-        reconciler.tieringObserver = target -> Optional.empty();
+        reconciler.archiveProbe = connection -> new ArchiveReport.Reachable(ARCHIVE_VERSION.get(), "archive-rs");
+        reconciler.replicaSetConnector = MODEL;
+        reconciler.tieringObserver = target -> Optional.of(new TieringSnapshot(0L, DRAINED.get(), 0L, 0L));
         reconciler.settings = new OperatorSettings() {
             @Override
             public String dataPlaneImage() {
@@ -71,6 +79,11 @@ class K3sEndToEndTest {
             @Override
             public Duration archiveProbeInterval() {
                 return Duration.ofSeconds(30);
+            }
+
+            @Override
+            public Duration replicaSetStepInterval() {
+                return Duration.ofSeconds(1);
             }
         };
         operator = new Operator(o -> o.withKubernetesClient(client));
@@ -106,19 +119,58 @@ class K3sEndToEndTest {
                 .hasMessageContaining("hotWindow");
 
         ThermoclineCluster cluster = Clusters.cluster(ns, "e2e");
-        cluster.getSpec().fastTier.members = 1;
+        cluster.getSpec().fastTier.members = 3;
         cluster.getSpec().fastTier.storage.size = "1Gi";
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
-
         await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = client.resources(ThermoclineCluster.class).inNamespace(ns).withName("e2e").get();
-            assertThat(condition(c, ConditionType.ArchiveReachable).getStatus()).isEqualTo("True");
-            assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+            assertThat(MODEL.configured()).hasSize(3);
+            assertThat(startedMongods(ns)).isEqualTo(3);
         });
+
+        edit(ns, c -> c.getSpec().fastTier.members = 5);
+        await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(MODEL.configured()).hasSize(5);
+            assertThat(startedMongods(ns)).isEqualTo(5);
+        });
+        edit(ns, c -> c.getSpec().fastTier.members = 3);
+        await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(client.apps().statefulSets().inNamespace(ns).withName("e2e-fast").get().getSpec().getReplicas()).isEqualTo(3);
+            assertThat(MODEL.configured()).hasSize(3);
+        });
+        assertThat(MODEL.violations()).isEmpty();
+
+        ARCHIVE_VERSION.set("7.0.15");
+        await().atMost(Duration.ofMinutes(10)).ignoreExceptions().untilAsserted(() ->
+                assertThat(client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems())
+                        .hasSize(3).allSatisfy(p -> assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo("mongo:7.0.15")));
 
         client.resources(ThermoclineCluster.class).inNamespace(ns).withName("e2e").delete();
         await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(client.apps().deployments().inNamespace(ns).withName("e2e-proxy").get().getSpec().getReplicas()).isZero());
+        await().pollDelay(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(30)).until(() -> true);
+        assertThat(client.resources(ThermoclineCluster.class).inNamespace(ns).withName("e2e").get())
+                .as("held until the feeder mirrored everything").isNotNull();
+        DRAINED.set(true);
+        await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
                 assertThat(client.resources(StatefulSet.class).inNamespace(ns).withName("e2e-fast").get()).isNull());
+        assertThat(client.secrets().inNamespace(ns).withName("e2e-users").get()).as("Retain keeps the credentials").isNotNull();
+    }
+
+    private static long startedMongods(String ns) {
+        return client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems().stream()
+                .filter(p -> p.getStatus() != null && p.getStatus().getContainerStatuses() != null)
+                .filter(p -> p.getStatus().getContainerStatuses().stream().anyMatch(c -> c.getState().getRunning() != null))
+                .count();
+    }
+
+    private static void edit(String ns, java.util.function.Consumer<ThermoclineCluster> change) {
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+            client.resources(ThermoclineCluster.class).inNamespace(ns).withName("e2e").edit(c -> {
+                change.accept(c);
+                return c;
+            });
+            return true;
+        });
     }
 
     private static boolean dockerAvailable() {

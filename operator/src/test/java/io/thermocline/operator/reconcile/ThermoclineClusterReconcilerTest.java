@@ -31,6 +31,8 @@ import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.fakes.ReplicaSetModel;
+import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import jakarta.inject.Inject;
@@ -58,6 +60,8 @@ class ThermoclineClusterReconcilerTest {
     FakeReplicaSet replicaSet;
     @Inject
     FakeTiering tiering;
+    @io.quarkus.test.kubernetes.client.KubernetesTestServer
+    io.quarkus.test.kubernetes.client.KubernetesServer mockServer;
 
     private String ns;
 
@@ -84,7 +88,8 @@ class ThermoclineClusterReconcilerTest {
                 .hasToString("10Gi");
         assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted()).isEqualTo("Retain");
         assertThat(get(Service.class, "orders-fast").getSpec().getClusterIP()).isEqualTo("None");
-        assertThat(get(PodDisruptionBudget.class, "orders-fast").getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+        assertThat(get(PodDisruptionBudget.class, "orders-fast").getSpec().getMaxUnavailable().getIntVal())
+                .as("3 members keep a majority of 2").isEqualTo(1);
 
         Deployment proxy = await().atMost(WAIT).until(() -> get(Deployment.class, "orders-proxy"), Objects::nonNull);
         assertThat(proxy.getSpec().getReplicas()).isEqualTo(2);
@@ -129,7 +134,12 @@ class ThermoclineClusterReconcilerTest {
                 .contains("replicaSet=orders-fast");
 
         String uid = stored("orders").getMetadata().getUid();
-        for (HasMetadata owned : List.of(sts, proxy, feeder, evictor, warmers.get(0), config, keyfile, users,
+        // what the data cannot be read without must outlive the resource: no owner reference to garbage-collect it by
+        for (Secret kept : List.of(keyfile, users)) {
+            assertThat(kept.getMetadata().getOwnerReferences()).as(kept.getMetadata().getName()).isNullOrEmpty();
+            assertThat(kept.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
+        }
+        for (HasMetadata owned : List.of(sts, proxy, feeder, evictor, warmers.get(0), config,
                 get(Service.class, "orders-proxy"), get(Service.class, "orders-proxy-peers"), get(Service.class, "orders-fast"))) {
             assertThat(owned.getMetadata().getOwnerReferences()).as(owned.getKind())
                     .anySatisfy(ref -> assertThat(ref.getUid()).isEqualTo(uid));
@@ -148,6 +158,103 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
+    void membersAreReadyOnlyAsPrimaryOrSecondaryGetRecoveryTimeAndHandOverBeforeStopping() {
+        ThermoclineCluster c = cluster(ns, "probes");
+        c.getSpec().fastTier.resources = new io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder()
+                .addToLimits("memory", new io.fabric8.kubernetes.api.model.Quantity("4Gi")).build();
+        create(c);
+        StatefulSet sts = await().atMost(WAIT).until(() -> get(StatefulSet.class, "probes-fast"), Objects::nonNull);
+        Container mongod = sts.getSpec().getTemplate().getSpec().getContainers().get(0);
+        assertThat(String.join(" ", mongod.getCommand())).contains("--wiredTigerCacheSizeGB 1.5");
+        String readiness = String.join(" ", mongod.getReadinessProbe().getExec().getCommand());
+        assertThat(readiness).contains("h.ismaster || h.secondary").contains("quit(1)").contains("mongosh").contains("mongo;");
+        assertThat(mongod.getReadinessProbe().getTcpSocket()).isNull();
+        assertThat(mongod.getStartupProbe().getPeriodSeconds() * mongod.getStartupProbe().getFailureThreshold())
+                .as("seconds a WiredTiger recovery may take before liveness applies").isGreaterThanOrEqualTo(3600);
+        assertThat(mongod.getLivenessProbe().getInitialDelaySeconds()).isNull();
+        String preStop = String.join(" ", mongod.getLifecycle().getPreStop().getExec().getCommand());
+        assertThat(preStop).contains("db.isMaster().ismaster").contains("replSetStepDown");
+        assertThat(sts.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds()).isGreaterThanOrEqualTo(30L);
+        assertThat(sts.getSpec().getTemplate().getMetadata().getAnnotations()).containsKey("thermocline.io/pod-template-hash");
+    }
+
+    @Test
+    void anObjectTheApiServerRefusesIsReportedAndTheRestIsStillManaged() {
+        mockServer.expect().post().withPath("/apis/batch/v1/namespaces/" + ns + "/cronjobs")
+                .andReturn(422, new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(422).withReason("Invalid")
+                        .withMessage("CronJob.batch \"reject-evictor\" is invalid: spec.schedule: Invalid value: \"*/10 * * *\"")
+                        .build())
+                .always();
+        create(cluster(ns, "reject"));
+        markReadyWhenCreated("reject");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("reject");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getReason()).isEqualTo("ApiRejected");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getMessage()).contains("evictor").contains("spec.schedule");
+            assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ApiRejected");
+            assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+            assertThat(c.getStatus().phase).isEqualTo("Degraded");
+        });
+        assertThat(targetsOf("reject")).isNotEmpty();
+        edit("reject", c -> c.getSpec().proxy.replicas = 3);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(get(Deployment.class, "reject-proxy").getSpec().getReplicas()).isEqualTo(3));
+    }
+
+    @Test
+    void aRotatedArchiveSecretRestartsThePodsThatReadIt() {
+        create(cluster(ns, "rotate"));
+        Deployment before = await().atMost(WAIT).until(() -> get(Deployment.class, "rotate-feeder"), Objects::nonNull);
+        String hash = before.getSpec().getTemplate().getMetadata().getAnnotations().get("thermocline.io/archive-secret-hash");
+        assertThat(hash).isNotBlank();
+        client.secrets().inNamespace(ns).withName("archive").edit(secret -> {
+            secret.getData().put("uri", java.util.Base64.getEncoder().encodeToString(
+                    "mongodb://app:rotated@archive-0.db:27017/?replicaSet=archive-rs".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            return secret;
+        });
+        await().atMost(WAIT).untilAsserted(() -> {
+            for (String name : List.of("rotate-feeder", "rotate-proxy")) {
+                assertThat(get(Deployment.class, name).getSpec().getTemplate().getMetadata().getAnnotations())
+                        .extractingByKey("thermocline.io/archive-secret-hash").isNotEqualTo(hash);
+            }
+        });
+    }
+
+    @Test
+    void growingTheVolumesPatchesThePvcsWhereTheStorageClassExpandsElseSaysWhy() {
+        client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+                .withNewMetadata().withName("grows-" + ns).endMetadata().withProvisioner("x").withAllowVolumeExpansion(true).build())
+                .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+                .withNewMetadata().withName("fixed-" + ns).endMetadata().withProvisioner("x").withAllowVolumeExpansion(false).build())
+                .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        create(cluster(ns, "disk"));
+        await().atMost(WAIT).until(() -> get(StatefulSet.class, "disk-fast"), Objects::nonNull);
+        for (int i = 0; i < 3; i++) { // what the StatefulSet controller would have made
+            client.persistentVolumeClaims().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+                    .withNewMetadata().withName("data-disk-fast-" + i).endMetadata()
+                    .withNewSpec().withStorageClassName((i == 2 ? "fixed-" : "grows-") + ns)
+                    .withNewResources().addToRequests("storage", new io.fabric8.kubernetes.api.model.Quantity("10Gi")).endResources()
+                    .endSpec().build()).create();
+        }
+        edit("disk", c -> c.getSpec().fastTier.storage.size = "20Gi");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            for (int i = 0; i < 2; i++) {
+                assertThat(client.persistentVolumeClaims().inNamespace(ns).withName("data-disk-fast-" + i).get()
+                        .getSpec().getResources().getRequests().get("storage")).hasToString("20Gi");
+            }
+            ThermoclineCluster c = stored("disk");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getReason()).isEqualTo("VolumesNotResized");
+            assertThat(condition(c, ConditionType.ResourcesApplied).getMessage()).contains("data-disk-fast-2")
+                    .contains("allowVolumeExpansion");
+        });
+        // the claim template is immutable: it keeps its size, so the StatefulSet update is never refused
+        assertThat(get(StatefulSet.class, "disk-fast").getSpec().getVolumeClaimTemplates().get(0).getSpec().getResources()
+                .getRequests().get("storage")).hasToString("10Gi");
+        assertThat(client.persistentVolumeClaims().inNamespace(ns).withName("data-disk-fast-2").get()
+                .getSpec().getResources().getRequests().get("storage")).hasToString("10Gi");
+    }
+
+    @Test
     void statusFollowsPodReadiness() {
         create(cluster(ns, "ready"));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -157,8 +264,6 @@ class ThermoclineClusterReconcilerTest {
             assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("False");
             assertThat(c.getStatus().phase).isEqualTo("Progressing");
         });
-        assertThat(replicaSet.targets()).isEmpty();
-
         markReady("ready", 3, 2);
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -171,10 +276,10 @@ class ThermoclineClusterReconcilerTest {
             assertThat(c.getStatus().feederLagSeconds).isEqualTo(2L);
             assertThat(c.getStatus().documents.archive).isEqualTo(50_000L);
         });
-        assertThat(replicaSet.targets().get(0).members()).containsExactly(
+        assertThat(targetsOf("ready").get(0).members()).containsExactly(
                 "ready-fast-0.ready-fast." + ns + ".svc:27017", "ready-fast-1.ready-fast." + ns + ".svc:27017",
                 "ready-fast-2.ready-fast." + ns + ".svc:27017");
-        assertThat(replicaSet.targets().get(0).rootPassword()).isNotBlank();
+        assertThat(targetsOf("ready").get(0).rootPassword()).isNotBlank();
 
         tiering.report(new TieringSnapshot(900L, false, 1L, 1L, List.of("shop.orders: email_1")));
         setStatefulSetReady("ready", 2);
@@ -207,7 +312,8 @@ class ThermoclineClusterReconcilerTest {
         });
         assertThat(client.v1().events().inNamespace(ns).list().getItems())
                 .anySatisfy(e -> {
-                    assertThat(e.getReason()).isEqualTo("ArchiveReachableFalse:Unreachable");
+                    assertThat(e.getReason()).isEqualTo("Unreachable");
+                    assertThat(e.getMessage()).startsWith("ArchiveReachable is False: ");
                     assertThat(e.getType()).isEqualTo("Warning");
                     assertThat(e.getInvolvedObject().getName()).isEqualTo("down");
                 });
@@ -245,6 +351,14 @@ class ThermoclineClusterReconcilerTest {
             ThermoclineCluster c = stored("boom");
             assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ReconcileError");
             assertThat(condition(c, ConditionType.Ready).getMessage()).contains("IllegalStateException").contains("probe exploded");
+            assertThat(c.getStatus().observedGeneration).as("the failure describes this generation").isEqualTo(c.getMetadata().getGeneration());
+            assertThat(c.getStatus().phase).isEqualTo("Degraded");
+        });
+        edit("boom", x -> x.getSpec().proxy.replicas = 5);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("boom");
+            assertThat(c.getMetadata().getGeneration()).isGreaterThan(1L);
+            assertThat(c.getStatus().observedGeneration).isEqualTo(c.getMetadata().getGeneration());
         });
     }
 
@@ -258,7 +372,7 @@ class ThermoclineClusterReconcilerTest {
             assertThat(condition(now, ConditionType.ArchiveReachable).getReason()).isEqualTo("SecretNotFound");
             assertThat(condition(now, ConditionType.ArchiveReachable).getMessage()).contains(ns + "/does-not-exist");
         });
-        assertThat(archive.probes()).isZero();
+        // (no probe count here: earlier tests' clusters in other namespaces are still reconciled and probed)
     }
 
     @Test
@@ -302,45 +416,108 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
-    void scalingUpAndDownFollowsTheSpecAndKeepsPasswords() {
+    void scalingUpAndDownKeepsAMajorityAndThePasswords() {
         create(cluster(ns, "scale"));
-        await().atMost(WAIT).until(() -> get(Deployment.class, "scale-proxy"), Objects::nonNull);
-        Map<String, String> before = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+        ReplicaSetModel model = replicaSet.model(ns, "scale");
+        try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("scale", ns), model)) {
+            await().atMost(WAIT).until(() -> get(Deployment.class, "scale-proxy"), Objects::nonNull);
+            Map<String, String> before = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+            dataPlaneReady("scale", 2);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(model.configured()).hasSize(3);
+                assertThat(condition(stored("scale"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+                assertThat(stored("scale").getStatus().members).isEqualTo("3/3");
+                assertThat(stored("scale").getStatus().replicaSetInitiated).isTrue();
+            });
 
-        edit("scale", c -> {
-            c.getSpec().fastTier.members = 5;
-            c.getSpec().proxy.replicas = 4;
-        });
+            edit("scale", c -> {
+                c.getSpec().fastTier.members = 5;
+                c.getSpec().proxy.replicas = 4;
+            });
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(5);
+                assertThat(get(Deployment.class, "scale-proxy").getSpec().getReplicas()).isEqualTo(4);
+                ThermoclineConfig loaded = ConfigLoader.parse(get(ConfigMap.class, "scale-config").getData().get("thermocline.yaml"),
+                        DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:27017/"));
+                assertThat(loaded.fleet().replicas()).isEqualTo(4);
+                assertThat(loaded.fleet().poolSize(loaded.tiers().fast())).isEqualTo(50);
+                assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
+                        .contains("scale-fast-4.scale-fast");
+                assertThat(model.configured()).hasSize(5);
+                assertThat(get(PodDisruptionBudget.class, "scale-fast").getSpec().getMaxUnavailable().getIntVal()).isEqualTo(2);
+            });
+            Map<String, String> after = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
+            assertThat(after.get(UsersSecretDependent.ROOT_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.ROOT_PASSWORD));
+            assertThat(after.get(UsersSecretDependent.DATA_PLANE_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+
+            // the primary is among the members that go
+            model.electPrimary(new ClusterLayout("scale", ns).memberHost(4));
+            edit("scale", c -> c.getSpec().fastTier.members = 3);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(3);
+                assertThat(model.configured()).hasSize(3);
+                assertThat(condition(stored("scale"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+                assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
+                        .doesNotContain("scale-fast-3.");
+            });
+            assertThat(model.commands()).contains("stepDown " + new ClusterLayout("scale", ns).memberHost(4));
+            assertThat(model.violations()).isEmpty();
+        }
+    }
+
+    @Test
+    void followingTheArchiveToTheNextMajorUpgradesMemberByMemberThenSetsTheFcv() {
+        create(cluster(ns, "upgrade"));
+        ReplicaSetModel model = replicaSet.model(ns, "upgrade");
+        try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("upgrade", ns), model)) {
+            dataPlaneReady("upgrade", 2);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                    assertThat(condition(stored("upgrade"), ConditionType.Ready).getStatus()).isEqualTo("True"));
+            assertThat(get(StatefulSet.class, "upgrade-fast").getSpec().getUpdateStrategy().getType()).isEqualTo("OnDelete");
+            assertThat(stored("upgrade").getStatus().featureCompatibilityVersion).isEqualTo("7.0");
+
+            archive.answer(new ArchiveReport.Reachable("8.0.4", "archive-rs"));
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                ThermoclineCluster c = stored("upgrade");
+                assertThat(c.getStatus().fastTierVersion).isEqualTo("8.0.4");
+                assertThat(c.getStatus().featureCompatibilityVersion).isEqualTo("8.0");
+                assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("True");
+            });
+            ClusterLayout layout = new ClusterLayout("upgrade", ns);
+            assertThat(layout.memberHosts(3)).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("8.0.4"));
+            assertThat(model.commands()).filteredOn(cmd -> cmd.startsWith("stepDown") || cmd.startsWith("setFCV"))
+                    .containsExactly("stepDown " + layout.memberHost(0), "setFCV 8.0");
+            assertThat(model.violations()).isEmpty();
+
+            // 8.0 -> 6.0 is a downgrade: refused, and the fast tier keeps running 8.0 while the rest stays managed
+            archive.answer(new ArchiveReport.Reachable("6.0.19", "archive-rs"));
+            edit("upgrade", c -> c.getSpec().proxy.replicas = 3);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                ThermoclineCluster c = stored("upgrade");
+                assertThat(condition(c, ConditionType.VersionCompatible).getReason()).isEqualTo("DowngradeRefused");
+                assertThat(condition(c, ConditionType.VersionCompatible).getMessage()).contains("8.0.4").contains("pin");
+                assertThat(get(Deployment.class, "upgrade-proxy").getSpec().getReplicas()).isEqualTo(3);
+                assertThat(c.getStatus().phase).isEqualTo("Degraded");
+            });
+            assertThat(FastTierPodsView.image(get(StatefulSet.class, "upgrade-fast"))).isEqualTo("mongo:8.0.4");
+        }
+    }
+
+    @Test
+    void skippingAMajorVersionIsRefusedWithWhatToDo() {
+        archive.answer(new ArchiveReport.Reachable("6.0.19", "archive-rs"));
+        create(cluster(ns, "skip"));
+        markReadyWhenCreated("skip");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(stored("skip").getStatus().fastTierVersion).isEqualTo("6.0.19"));
+        archive.answer(new ArchiveReport.Reachable("8.0.4", "archive-rs"));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(5);
-            assertThat(get(Deployment.class, "scale-proxy").getSpec().getReplicas()).isEqualTo(4);
-            ThermoclineConfig loaded = ConfigLoader.parse(get(ConfigMap.class, "scale-config").getData().get("thermocline.yaml"),
-                    DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:27017/"));
-            assertThat(loaded.fleet().replicas()).isEqualTo(4);
-            assertThat(loaded.fleet().poolSize(loaded.tiers().fast())).isEqualTo(50);
-            assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
-                    .contains("scale-fast-4.scale-fast");
+            ThermoclineCluster c = stored("skip");
+            assertThat(condition(c, ConditionType.VersionCompatible).getReason()).isEqualTo("SkippedMajorVersion");
+            assertThat(condition(c, ConditionType.VersionCompatible).getMessage()).contains("7.0.x");
+            assertThat(c.getStatus().fastTierVersion).isEqualTo("6.0.19");
         });
-        Map<String, String> after = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
-        assertThat(after.get(UsersSecretDependent.ROOT_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.ROOT_PASSWORD));
-        assertThat(after.get(UsersSecretDependent.DATA_PLANE_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
-
-        markReady("scale", 5, 4);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets())
-                .anySatisfy(t -> assertThat(t.members()).hasSize(5)));
-
-        replicaSet.convergeAfter(2);
-        edit("scale", c -> c.getSpec().fastTier.members = 3);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(3);
-            // pods go only after the replica set was asked (and answered converged) for 3 members
-            assertThat(replicaSet.targets()).anySatisfy(t -> assertThat(t.members()).hasSize(3));
-            assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
-                    .doesNotContain("scale-fast-3.");
-        });
-        setStatefulSetReady("scale", 3);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(replicaSet.targets().get(replicaSet.targets().size() - 1).members())
-                .hasSize(3));
+        assertThat(FastTierPodsView.image(get(StatefulSet.class, "skip-fast"))).isEqualTo("mongo:6.0.19");
     }
 
     @Test
@@ -415,6 +592,69 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
+    void recreatingARetainedClusterResumesWithTheSameCredentials() {
+        create(cluster(ns, "keep"));
+        markReadyWhenCreated("keep");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(targetsOf("keep")).isNotEmpty());
+        Map<String, String> users = UsersSecretDependent.decoded(get(Secret.class, "keep-users"));
+        String keyfile = get(Secret.class, "keep-keyfile").getData().get("keyfile");
+        String uid = stored("keep").getMetadata().getUid();
+
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("keep").delete();
+        await().atMost(WAIT).until(() -> stored("keep") == null);
+        collectGarbageOwnedBy(uid);
+        assertThat(get(Secret.class, "keep-users")).as("users Secret kept beside the retained volumes").isNotNull();
+        assertThat(get(Secret.class, "keep-keyfile")).as("keyfile Secret kept beside the retained volumes").isNotNull();
+        assertThat(get(StatefulSet.class, "keep-fast")).isNull();
+
+        replicaSet.reset();
+        create(cluster(ns, "keep"));
+        markReadyWhenCreated("keep");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(targetsOf("keep")).isNotEmpty();
+            assertThat(condition(stored("keep"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+        });
+        // the kept data knows only the old passwords: the operator and the data plane must use them
+        assertThat(targetsOf("keep")).isNotEmpty().allSatisfy(t -> {
+            assertThat(t.rootPassword()).isEqualTo(users.get(UsersSecretDependent.ROOT_PASSWORD));
+            assertThat(t.dataPlanePassword()).isEqualTo(users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+        });
+        assertThat(UsersSecretDependent.decoded(get(Secret.class, "keep-users"))).isEqualTo(users);
+        assertThat(get(Secret.class, "keep-keyfile").getData().get("keyfile")).isEqualTo(keyfile);
+    }
+
+    @Test
+    void deletionStopsWritesBeforeWaitingForTheFeeder() {
+        create(cluster(ns, "stop"));
+        markReadyWhenCreated("stop");
+        for (int i = 0; i < 2; i++) {
+            client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+                    .withNewMetadata().withName("stop-proxy-" + i)
+                    .withLabels(Map.of("app.kubernetes.io/instance", "stop", "app.kubernetes.io/component", "proxy")).endMetadata()
+                    .withNewSpec().addNewContainer().withName("proxy").withImage("x").endContainer().endSpec()
+                    .build()).create();
+        }
+        // the archive holds everything right now, but a proxy pod can still accept a write
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("stop").delete();
+        await().atMost(WAIT).until(() -> get(Deployment.class, "stop-proxy").getSpec().getReplicas() == 0);
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+        assertThat(stored("stop")).as("held while proxy pods may still take writes").isNotNull();
+
+        tiering.report(new TieringSnapshot(3L, false, 12L, 10L));
+        client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "proxy").delete();
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+        assertThat(stored("stop")).as("held until the feeder mirrored the last writes").isNotNull();
+        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .extracting(e -> e.getReason()).contains("DeletionStoppingWrites", "DeletionWaitingForFeeder"));
+
+        tiering.report(new TieringSnapshot(0L, true, 12L, 12L));
+        await().atMost(WAIT).until(() -> stored("stop") == null);
+        assertThat(get(Secret.class, "stop-users")).as("Retain keeps the credentials").isNotNull();
+    }
+
+    @Test
     void deletionWithVolumeDeletionWaitsUntilTheFeederHasMirroredEverything() {
         ThermoclineCluster c = cluster(ns, "drain");
         c.getSpec().fastTier.storage.retentionPolicy = "Delete";
@@ -432,6 +672,28 @@ class ThermoclineClusterReconcilerTest {
 
         tiering.report(new TieringSnapshot(0L, true, 10L, 15L));
         await().atMost(Duration.ofSeconds(30)).until(() -> stored("drain") == null);
+        assertThat(get(Secret.class, "drain-users")).as("Delete removes the credentials with the volumes").isNull();
+        assertThat(get(Secret.class, "drain-keyfile")).isNull();
+    }
+
+    /** What Kubernetes' garbage collector does and the mock API server does not: delete what the gone owner owned. */
+    private void collectGarbageOwnedBy(String uid) {
+        for (Class<? extends HasMetadata> kind : List.of(Secret.class, ConfigMap.class, Service.class, StatefulSet.class,
+                Deployment.class, CronJob.class, Job.class, PodDisruptionBudget.class)) {
+            for (HasMetadata o : client.resources(kind).inNamespace(ns).list().getItems()) {
+                if (o.getMetadata().getOwnerReferences() != null
+                        && o.getMetadata().getOwnerReferences().stream().anyMatch(r -> uid.equals(r.getUid()))) {
+                    client.resource(o).delete();
+                }
+            }
+        }
+        await().atMost(WAIT).until(() -> get(StatefulSet.class, "keep-fast") == null);
+    }
+
+    /** What the operator asked of this test's replica set (the operator still reconciles earlier tests' clusters). */
+    private List<io.thermocline.operator.fasttier.ReplicaSetTarget> targetsOf(String name) {
+        return replicaSet.targets().stream()
+                .filter(t -> t.replicaSetName().equals(name + "-fast") && t.members().get(0).contains("." + ns + ".")).toList();
     }
 
     private void create(ThermoclineCluster cluster) {
@@ -471,6 +733,13 @@ class ThermoclineClusterReconcilerTest {
         setDeploymentReady(name + "-proxy", proxies);
         setDeploymentReady(name + "-feeder", 1);
         setStatefulSetReady(name, members);
+    }
+
+    /** Proxy and feeder Deployments ready; the fast tier is left to a {@link StatefulSetSimulator}. */
+    private void dataPlaneReady(String name, int proxies) {
+        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
+        setDeploymentReady(name + "-proxy", proxies);
+        setDeploymentReady(name + "-feeder", 1);
     }
 
     private void setStatefulSetReady(String name, int ready) {

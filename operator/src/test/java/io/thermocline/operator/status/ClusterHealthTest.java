@@ -16,11 +16,11 @@ class ClusterHealthTest {
 
     private static final ArchiveReport REACHABLE = new ArchiveReport.Reachable("7.0.14", "rs0");
     private static final VersionDecision MATCHES = new VersionDecision(true, "7.0.14", "MatchesArchive", "ok");
-    private static final ReplicaSetState CONVERGED = new ReplicaSetState.Converged(List.of("a", "b", "c"));
+    private static final ReplicaSetState CONVERGED = new ReplicaSetState.Converged(List.of("a", "b", "c"), "7.0");
 
     private static Inputs healthy() {
         return new Inputs(false, null, REACHABLE, MATCHES, new Replicas(3, 3), CONVERGED, new Replicas(2, 2), new Replicas(1, 1),
-                new TieringSnapshot(1L, true, 1L, 1L), 300, null);
+                new TieringSnapshot(1L, true, 1L, 1L), 300, null, List.of());
     }
 
     private static Observed condition(Health health, ConditionType type) {
@@ -40,7 +40,7 @@ class ClusterHealthTest {
     void aReadyClusterLosingAMemberIsDegraded() {
         Inputs in = healthy();
         Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, new Replicas(3, 2), CONVERGED,
-                in.proxy(), in.feeder(), in.tiering(), 300, "Ready"));
+                in.proxy(), in.feeder(), in.tiering(), 300, "Ready", List.of()));
         assertThat(health.phase()).isEqualTo("Degraded");
         assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("MembersNotReady");
         assertThat(condition(health, ConditionType.FastTierReady).message()).startsWith("2/3");
@@ -50,7 +50,7 @@ class ClusterHealthTest {
     void pauseWinsOverComponentState() {
         Inputs in = healthy();
         Health health = ClusterHealth.evaluate(new Inputs(true, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED,
-                new Replicas(2, 0), new Replicas(1, 0), null, 300, "Ready"));
+                new Replicas(2, 0), new Replicas(1, 0), null, 300, "Ready", List.of()));
         assertThat(health.phase()).isEqualTo("Paused");
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("Paused");
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("Paused");
@@ -60,7 +60,7 @@ class ClusterHealthTest {
     @Test
     void invalidSpecFailsAndNamesTheProblem() {
         Health health = ClusterHealth.evaluate(new Inputs(false, "collections[1]: duplicate", REACHABLE, MATCHES, null, null,
-                null, null, null, 300, null));
+                null, null, null, 300, null, List.of()));
         assertThat(health.phase()).isEqualTo("Failed");
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("InvalidSpec");
         assertThat(condition(health, ConditionType.Ready).message()).contains("collections[1]");
@@ -71,7 +71,7 @@ class ClusterHealthTest {
     void feederLagAboveTheLimitIsUnhealthy() {
         Inputs in = healthy();
         Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), new TieringSnapshot(301L, false, 1L, 1L), 300, "Ready"));
+                in.feeder(), new TieringSnapshot(301L, false, 1L, 1L), 300, "Ready", List.of()));
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("LagTooHigh");
         assertThat(health.phase()).isEqualTo("Degraded");
     }
@@ -102,7 +102,7 @@ class ClusterHealthTest {
     void replicaSetStillConvergingKeepsFastTierNotReady() {
         Inputs in = healthy();
         Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(),
-                new ReplicaSetState.Converging("AddingMember", "adding x"), in.proxy(), in.feeder(), null, 300, null));
+                new ReplicaSetState.Converging("AddingMember", "adding x"), in.proxy(), in.feeder(), null, 300, null, List.of()));
         assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("AddingMember");
         assertThat(health.phase()).isEqualTo("Progressing");
     }
@@ -111,7 +111,7 @@ class ClusterHealthTest {
     void unreachableArchiveOfARunningClusterIsDegraded() {
         Inputs in = healthy();
         Health health = ClusterHealth.evaluate(new Inputs(false, null, new ArchiveReport.Unusable("NoPrimary", "no primary"), null,
-                in.fastTier(), CONVERGED, in.proxy(), in.feeder(), null, 300, "Ready"));
+                in.fastTier(), CONVERGED, in.proxy(), in.feeder(), null, 300, "Ready", List.of()));
         assertThat(health.phase()).isEqualTo("Degraded");
         assertThat(condition(health, ConditionType.VersionCompatible).status()).isEqualTo(Observed.Status.Unknown);
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("ArchiveNotReachable");

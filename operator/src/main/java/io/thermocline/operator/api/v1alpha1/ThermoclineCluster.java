@@ -1,6 +1,7 @@
 package io.thermocline.operator.api.v1alpha1;
 
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Group;
@@ -11,11 +12,14 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Group(ThermoclineCluster.GROUP)
 @Version(ThermoclineCluster.VERSION)
 @ShortNames({"tc", "thermocline"})
+// the longest derived name, the evictor CronJob NAME-evictor, may have at most 52 characters
+@ValidationRule(value = "self.metadata.name.size() <= " + ThermoclineCluster.MAX_NAME_LENGTH,
+        message = "metadata.name may have at most 44 characters: the objects derived from it (NAME-evictor, NAME-warmer-<hash>) must fit Kubernetes' limits")
 @AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
         type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Members", jsonPath = ".spec.fastTier.members", type = AdditionalPrinterColumn.Type.INTEGER)
-@AdditionalPrinterColumn(name = "Proxies", jsonPath = ".spec.proxy.replicas", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Members", jsonPath = ".status.members", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Proxies", jsonPath = ".status.proxies", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Version", jsonPath = ".status.fastTierVersion", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Lag(s)", jsonPath = ".status.feederLagSeconds", type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(name = "Connection", jsonPath = ".status.connectionString", type = AdditionalPrinterColumn.Type.STRING,
@@ -25,6 +29,7 @@ public class ThermoclineCluster extends CustomResource<ThermoclineClusterSpec, T
 
     public static final String GROUP = "thermocline.io";
     public static final String VERSION = "v1alpha1";
+    public static final int MAX_NAME_LENGTH = 44;
 
     @Override
     protected ThermoclineClusterSpec initSpec() {

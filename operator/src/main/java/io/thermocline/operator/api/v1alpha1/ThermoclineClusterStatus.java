@@ -16,7 +16,7 @@ public class ThermoclineClusterStatus {
     @JsonPropertyDescription("Short summary: Pending, Progressing, Ready, Degraded, Paused or Failed.")
     public String phase;
 
-    @JsonPropertyDescription("Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy.")
+    @JsonPropertyDescription("Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy, ResourcesApplied.")
     public List<Condition> conditions = new ArrayList<>();
 
     @JsonPropertyDescription("Connection string applications use instead of the archive's (credentials as for the archive).")
@@ -27,6 +27,18 @@ public class ThermoclineClusterStatus {
 
     @JsonPropertyDescription("MongoDB version the fast tier runs.")
     public String fastTierVersion;
+
+    @JsonPropertyDescription("featureCompatibilityVersion of the fast tier, as its primary reports it.")
+    public String featureCompatibilityVersion;
+
+    @JsonPropertyDescription("True once the operator initiated the fast-tier replica set (or found it initiated): it is never initiated again.")
+    public Boolean replicaSetInitiated;
+
+    @JsonPropertyDescription("Fast-tier members ready (PRIMARY or SECONDARY) / wanted, e.g. 3/3.")
+    public String members;
+
+    @JsonPropertyDescription("Proxy replicas ready / wanted, e.g. 2/2.")
+    public String proxies;
 
     @JsonPropertyDescription("Seconds between the fast tier's last write and what the feeder has mirrored to the archive.")
     public Long feederLagSeconds;

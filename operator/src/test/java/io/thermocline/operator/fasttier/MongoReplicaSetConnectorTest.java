@@ -7,9 +7,12 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-class MongoReplicaSetInitiatorTest {
+@Timeout(30)
+class MongoReplicaSetConnectorTest {
 
     @Test
     void unreachableMembersLeaveTheReplicaSetConvergingWithoutSecrets() throws IOException {
@@ -17,8 +20,10 @@ class MongoReplicaSetInitiatorTest {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = socket.getLocalPort();
         }
-        ReplicaSetTarget target = new ReplicaSetTarget("rs", List.of("127.0.0.1:" + port), "root", "rootpw", "tc", "tcpw");
-        ReplicaSetState state = new MongoReplicaSetInitiator(Duration.ofMillis(300)).ensure(target);
+        String host = "127.0.0.1:" + port;
+        ReplicaSetTarget target = new ReplicaSetTarget("rs", List.of(host), List.of(host), Set.of(), "7.0.14", false,
+                "root", "rootpw", "tc", "tcpw");
+        ReplicaSetState state = new ReplicaSetSteps(new MongoReplicaSetConnector(Duration.ofMillis(300))).next(target);
         assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
             assertThat(c.reason()).isEqualTo("MembersUnreachable");
             assertThat(c.message()).doesNotContain("rootpw");

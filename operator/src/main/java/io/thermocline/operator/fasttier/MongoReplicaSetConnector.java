@@ -1,0 +1,182 @@
+package io.thermocline.operator.fasttier;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoCredential;
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoDatabase;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.bson.Document;
+
+/**
+ * {@link ReplicaSetClient} over the MongoDB sync driver: per-member {@code hello}/{@code buildInfo}
+ * without credentials (direct connection), everything else as the root user, through the
+ * primary. Short timeouts: a reconcile step never blocks long.
+ */
+@ApplicationScoped
+public class MongoReplicaSetConnector implements ReplicaSetConnector {
+
+    private final Duration timeout;
+
+    public MongoReplicaSetConnector() {
+        this(Duration.ofSeconds(5));
+    }
+
+    public MongoReplicaSetConnector(Duration timeout) {
+        this.timeout = timeout;
+    }
+
+    @Override
+    public ReplicaSetClient connect(ReplicaSetTarget target) {
+        return new Client(target);
+    }
+
+    private final class Client implements ReplicaSetClient {
+        private final ReplicaSetTarget target;
+        private MongoClient set;
+
+        Client(ReplicaSetTarget target) {
+            this.target = target;
+        }
+
+        @Override
+        public MemberView member(String host) {
+            try (MongoClient direct = client("mongodb://" + host + "/?directConnection=true", false)) {
+                MongoDatabase admin = direct.getDatabase("admin");
+                Document hello = admin.runCommand(new Document("hello", 1));
+                String version = admin.runCommand(new Document("buildInfo", 1)).getString("version");
+                List<String> hosts = new ArrayList<>();
+                for (String field : List.of("hosts", "passives", "arbiters")) {
+                    hosts.addAll(hello.getList(field, String.class, List.of()));
+                }
+                MemberView.Role role = hello.getString("setName") == null ? MemberView.Role.UNINITIATED
+                        : hello.getBoolean("isWritablePrimary", false) ? MemberView.Role.PRIMARY
+                        : hello.getBoolean("secondary", false) ? MemberView.Role.SECONDARY : MemberView.Role.OTHER;
+                return new MemberView(host, role, version, hosts);
+            } catch (MongoException e) {
+                return MemberView.unreachable(host);
+            }
+        }
+
+        @Override
+        public void initiate(String host, String replicaSetName) {
+            run("replSetInitiate", () -> {
+                try (MongoClient direct = client("mongodb://" + host + "/?directConnection=true", true)) {
+                    return direct.getDatabase("admin").runCommand(new Document("replSetInitiate", new Document("_id", replicaSetName)
+                            .append("members", List.of(new Document("_id", 0).append("host", host)))));
+                }
+            });
+        }
+
+        @Override
+        public ReplicaSetConfig config() {
+            Document config = rawConfig();
+            List<ReplicaSetConfig.Member> members = config.getList("members", Document.class).stream()
+                    .map(m -> new ReplicaSetConfig.Member(m.getInteger("_id"), m.getString("host"), m.getBoolean("newlyAdded", false)))
+                    .toList();
+            return new ReplicaSetConfig(config.getInteger("version"), members);
+        }
+
+        @Override
+        public void reconfigure(ReplicaSetConfig next) {
+            Document current = rawConfig();
+            List<Document> members = new ArrayList<>();
+            for (ReplicaSetConfig.Member m : next.members()) {
+                // keep what MongoDB or a person set on an existing member (priority, tags, ...)
+                members.add(current.getList("members", Document.class).stream()
+                        .filter(d -> d.getInteger("_id") == m.id()).findFirst()
+                        .orElse(new Document("_id", m.id()).append("host", m.host())));
+            }
+            members.forEach(d -> d.remove("newlyAdded")); // set by the server only
+            Document config = new Document(current).append("members", members).append("version", next.version());
+            run("replSetReconfig", () -> admin().runCommand(new Document("replSetReconfig", config)));
+        }
+
+        @Override
+        public void stepDown() {
+            try {
+                admin().runCommand(new Document("replSetStepDown", 60).append("secondaryCatchUpPeriodSecs", 10));
+            } catch (MongoException e) {
+                // the primary closes connections as it steps down: the next step re-reads the state
+                if (!(e instanceof com.mongodb.MongoSocketException) && !e.getMessage().contains("not primary")) {
+                    throw new Unavailable("replSetStepDown failed (" + e.getClass().getSimpleName() + ")", e);
+                }
+            }
+        }
+
+        @Override
+        public String featureCompatibilityVersion() {
+            Document answer = run("getParameter", () -> admin().runCommand(
+                    new Document("getParameter", 1).append("featureCompatibilityVersion", 1)));
+            return answer.get("featureCompatibilityVersion", Document.class).getString("version");
+        }
+
+        @Override
+        public void setFeatureCompatibilityVersion(String majorMinor) {
+            Document command = new Document("setFeatureCompatibilityVersion", majorMinor);
+            if (Integer.parseInt(majorMinor.substring(0, majorMinor.indexOf('.'))) >= 7) {
+                command.append("confirm", true); // required from 7.0 on: FCV changes are hard to undo
+            }
+            run("setFeatureCompatibilityVersion", () -> admin().runCommand(command));
+        }
+
+        @Override
+        public void ensureUser(String user, String password) {
+            run("createUser", () -> {
+                Document info = admin().runCommand(new Document("usersInfo", user));
+                if (info.getList("users", Document.class).isEmpty()) {
+                    admin().runCommand(new Document("createUser", user).append("pwd", password)
+                            .append("roles", List.of("readWriteAnyDatabase", "clusterMonitor")));
+                }
+                return info;
+            });
+        }
+
+        @Override
+        public void close() {
+            if (set != null) {
+                set.close();
+            }
+        }
+
+        private Document rawConfig() {
+            return run("replSetGetConfig", () -> admin().runCommand(new Document("replSetGetConfig", 1)))
+                    .get("config", Document.class);
+        }
+
+        private MongoDatabase admin() {
+            if (set == null) {
+                set = client("mongodb://" + String.join(",", target.podHosts()) + "/?replicaSet=" + target.replicaSetName(), true);
+            }
+            return set.getDatabase("admin");
+        }
+
+        private <T> T run(String command, Supplier<T> call) {
+            try {
+                return call.get();
+            } catch (MongoException e) {
+                throw new Unavailable(command + " failed (" + e.getClass().getSimpleName() + ")", e);
+            }
+        }
+
+        private MongoClient client(String uri, boolean authenticated) {
+            MongoClientSettings.Builder settings = MongoClientSettings.builder()
+                    .applyConnectionString(new ConnectionString(uri))
+                    .applicationName("thermocline-operator")
+                    .applyToClusterSettings(c -> c.serverSelectionTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                    .applyToSocketSettings(s -> s.connectTimeout((int) timeout.toMillis(), TimeUnit.MILLISECONDS)
+                            .readTimeout((int) timeout.toMillis() * 4, TimeUnit.MILLISECONDS));
+            if (authenticated) {
+                settings.credential(MongoCredential.createCredential(target.rootUser(), "admin", target.rootPassword().toCharArray()));
+            }
+            return MongoClients.create(settings.build());
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package io.thermocline.operator.fasttier;
+
+/**
+ * The replica-set commands the operator runs, for one reconcile step (close it after). The
+ * MongoDB implementation is {@link MongoReplicaSetConnector}; tests use a member-state model.
+ * Every method may throw {@link Unavailable} when the members cannot be reached or refuse.
+ */
+public interface ReplicaSetClient extends AutoCloseable {
+
+    /** {@code hello} + {@code buildInfo} on one member, directly; never throws: an unreachable member says so. */
+    MemberView member(String host);
+
+    /** {@code replSetInitiate} on {@code host} with that member alone. */
+    void initiate(String host, String replicaSetName);
+
+    /** {@code replSetGetConfig} through the primary. */
+    ReplicaSetConfig config();
+
+    /** {@code replSetReconfig} through the primary: only the members (and version) differ from {@link #config()}. */
+    void reconfigure(ReplicaSetConfig next);
+
+    /** {@code replSetStepDown} on the primary, so an election picks another member before this one goes. */
+    void stepDown();
+
+    /** The featureCompatibilityVersion (major.minor), read on the primary. */
+    String featureCompatibilityVersion();
+
+    void setFeatureCompatibilityVersion(String majorMinor);
+
+    /** Creates the data plane's user unless it exists. */
+    void ensureUser(String user, String password);
+
+    @Override
+    void close();
+
+    /** The replica set cannot be reached or refused a command; the message never holds credentials. */
+    final class Unavailable extends RuntimeException {
+        public Unavailable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

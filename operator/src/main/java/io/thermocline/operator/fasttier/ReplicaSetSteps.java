@@ -1,0 +1,158 @@
+package io.thermocline.operator.fasttier;
+
+import io.thermocline.operator.archive.VersionPolicy;
+import io.thermocline.operator.fasttier.MemberView.Role;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.jboss.logging.Logger;
+
+/**
+ * Brings the fast-tier replica set one safe step closer to its target per call, in this
+ * order: initiate (once ever), re-add a member that lost its data, add a member, remove a
+ * member (stepping the primary down first if it is the one leaving), restart one member on
+ * the current pod template (secondaries first, the primary after stepping down, only while
+ * every member is healthy, so a majority always stays), set the featureCompatibilityVersion
+ * once every member runs the new binary, and ensure the data plane's user. Each step is
+ * decided from what the members answer now, so calling again at any point is safe.
+ */
+public final class ReplicaSetSteps {
+
+    private static final Logger LOG = Logger.getLogger(ReplicaSetSteps.class);
+    private final ReplicaSetConnector connector;
+
+    public ReplicaSetSteps(ReplicaSetConnector connector) {
+        this.connector = connector;
+    }
+
+    public ReplicaSetState next(ReplicaSetTarget target) {
+        try (ReplicaSetClient rs = connector.connect(target)) {
+            Map<String, MemberView> views = new LinkedHashMap<>();
+            for (String host : target.podHosts()) {
+                views.put(host, rs.member(host));
+            }
+            if (views.values().stream().noneMatch(v -> v.role().initiated())) {
+                return initiate(rs, target, views);
+            }
+            Optional<MemberView> primary = views.values().stream().filter(v -> v.role() == Role.PRIMARY).findFirst();
+            if (primary.isEmpty()) {
+                List<String> known = views.values().stream().filter(v -> v.role().initiated()).findFirst()
+                        .map(MemberView::configHosts).orElse(List.of());
+                return new ReplicaSetState.Converging("NoPrimary", "no member is primary right now (an election is under way,"
+                        + " or too few members are up to elect one)", known);
+            }
+            return configure(rs, target, views, primary.get(), rs.config());
+        } catch (ReplicaSetClient.Unavailable e) {
+            return new ReplicaSetState.Converging("MembersUnreachable",
+                    "cannot configure the fast tier yet (" + e.getMessage() + "); the operator retries");
+        }
+    }
+
+    private static ReplicaSetState initiate(ReplicaSetClient rs, ReplicaSetTarget target, Map<String, MemberView> views) {
+        if (target.initiated()) {
+            return new ReplicaSetState.Converging("ReplicaSetMissing", "status.replicaSetInitiated records that this replica"
+                    + " set was initiated, but no running member holds its configuration; the operator never initiates twice"
+                    + " (that would start a second, empty replica set under the same name). Check the members' volumes;"
+                    + " if the fast-tier data is gone for good, remove status.replicaSetInitiated to start an empty one");
+        }
+        String first = target.members().get(0);
+        List<String> silent = views.values().stream().filter(v -> v.role() == Role.UNREACHABLE).map(MemberView::host).toList();
+        if (!views.containsKey(first) || !silent.isEmpty()) {
+            // an unanswering member could hold the replica set: initiating now could make a second one
+            return new ReplicaSetState.Converging("MembersUnreachable", "initiation waits until every member answers: "
+                    + (silent.isEmpty() ? List.of(first) : silent));
+        }
+        rs.initiate(first, target.replicaSetName());
+        LOG.infof("event=replicaset-initiated replicaSet=%s", target.replicaSetName());
+        return new ReplicaSetState.Converging("Initiating", "replica set " + target.replicaSetName() + " initiated on " + first,
+                List.of(first));
+    }
+
+    private static ReplicaSetState configure(ReplicaSetClient rs, ReplicaSetTarget target, Map<String, MemberView> views,
+            MemberView primary, ReplicaSetConfig config) {
+        List<String> configured = config.hosts();
+        for (ReplicaSetConfig.Member m : config.members()) {
+            MemberView view = views.get(m.host());
+            if (view != null && view.role() == Role.UNINITIATED && !m.newlyAdded()) {
+                ReplicaSetConfig next = config.removing(m.host());
+                rs.reconfigure(next);
+                LOG.infof("event=replicaset-member-lost-data replicaSet=%s host=%s", target.replicaSetName(), m.host());
+                return new ReplicaSetState.Converging("ReAddingMember", "member " + m.host() + " answers without replica-set data"
+                        + " (a lost volume?): removed, to be added back as a new member that votes only once its initial sync ends",
+                        next.hosts());
+            }
+        }
+        for (String wanted : target.members()) {
+            if (!config.contains(wanted) && views.containsKey(wanted)) {
+                if (views.get(wanted).role() != Role.UNINITIATED) {
+                    return new ReplicaSetState.Converging("WaitingForMember", "waiting for " + wanted
+                            + " to answer as an empty member before adding it", configured);
+                }
+                ReplicaSetConfig next = config.adding(wanted);
+                rs.reconfigure(next);
+                LOG.infof("event=replicaset-member-added replicaSet=%s host=%s", target.replicaSetName(), wanted);
+                return new ReplicaSetState.Converging("AddingMember", "adding " + wanted + " to the replica set", next.hosts());
+            }
+        }
+        Comparator<String> byOrdinal = Comparator.comparingInt(h -> ordinal(target, h));
+        Optional<String> leaving = configured.stream().filter(h -> !target.members().contains(h)).max(byOrdinal);
+        if (leaving.isPresent()) {
+            if (configured.stream().anyMatch(h -> h.equals(primary.host()) && !target.members().contains(h))) {
+                rs.stepDown();
+                return new ReplicaSetState.Converging("SteppingDown", "primary " + primary.host()
+                        + " is leaving the replica set: stepping it down first", configured);
+            }
+            ReplicaSetConfig next = config.removing(leaving.get());
+            rs.reconfigure(next);
+            LOG.infof("event=replicaset-member-removed replicaSet=%s host=%s", target.replicaSetName(), leaving.get());
+            return new ReplicaSetState.Converging("RemovingMember", "removing " + leaving.get()
+                    + " from the replica set (its pod goes once it is out)", next.hosts());
+        }
+        List<String> outdated = configured.stream().filter(target.outdated()::contains).sorted(byOrdinal.reversed()).toList();
+        if (!outdated.isEmpty()) {
+            return rollOne(rs, target, views, primary, configured, outdated);
+        }
+        String wantedFcv = VersionPolicy.series(target.version());
+        String fcv = rs.featureCompatibilityVersion();
+        boolean allRunIt = configured.stream().allMatch(h -> views.containsKey(h)
+                && wantedFcv != null && wantedFcv.equals(VersionPolicy.series(views.get(h).version())));
+        if (allRunIt && VersionPolicy.compareSeries(wantedFcv, fcv) > 0) {
+            rs.setFeatureCompatibilityVersion(wantedFcv);
+            LOG.infof("event=replicaset-fcv-set replicaSet=%s fcv=%s", target.replicaSetName(), wantedFcv);
+            return new ReplicaSetState.Converging("SettingFeatureCompatibilityVersion", "every member runs "
+                    + target.version() + ": featureCompatibilityVersion " + fcv + " -> " + wantedFcv, configured);
+        }
+        rs.ensureUser(target.dataPlaneUser(), target.dataPlanePassword());
+        return new ReplicaSetState.Converged(configured, fcv);
+    }
+
+    /** One member onto the current pod template: never while another member is unhealthy, the primary last. */
+    private static ReplicaSetState rollOne(ReplicaSetClient rs, ReplicaSetTarget target, Map<String, MemberView> views,
+            MemberView primary, List<String> configured, List<String> outdated) {
+        List<String> unhealthy = configured.stream()
+                .filter(h -> !views.containsKey(h) || !views.get(h).role().healthy()).toList();
+        if (!unhealthy.isEmpty()) {
+            return new ReplicaSetState.Converging("WaitingForMembers", "the next member restarts once every member is"
+                    + " primary or secondary again; not yet: " + unhealthy, configured);
+        }
+        Optional<String> secondary = outdated.stream().filter(h -> views.get(h).role() == Role.SECONDARY).findFirst();
+        if (secondary.isPresent()) {
+            return new ReplicaSetState.RestartMember(secondary.get(), "RestartingMember", "restarting secondary "
+                    + secondary.get() + " on the current pod template (mongod " + target.version() + ")", configured);
+        }
+        if (configured.size() > 1) {
+            rs.stepDown();
+            return new ReplicaSetState.Converging("SteppingDown", "every other member runs the current pod template;"
+                    + " stepping primary " + primary.host() + " down before restarting it", configured);
+        }
+        return new ReplicaSetState.RestartMember(primary.host(), "RestartingMember", "restarting the only member "
+                + primary.host() + " on the current pod template (mongod " + target.version() + ")", configured);
+    }
+
+    private static int ordinal(ReplicaSetTarget target, String host) {
+        int i = target.podHosts().indexOf(host);
+        return i < 0 ? Integer.MAX_VALUE : i; // a member without a pod is the first to go
+    }
+}

@@ -1,0 +1,104 @@
+package io.thermocline.operator.reconcile;
+
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.archive.ArchiveSecrets;
+import io.thermocline.operator.credentials.UsersSecretDependent;
+import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.proxy.ProxyDeploymentDependent;
+import io.thermocline.operator.status.TransitionEvents;
+import io.thermocline.operator.tiering.TieringObserver;
+import io.thermocline.operator.tiering.TieringSnapshot;
+import io.thermocline.operator.tiering.TieringTarget;
+import java.util.Map;
+import java.util.Optional;
+import org.jboss.logging.Logger;
+
+/**
+ * Deleting a cluster without losing a write: first stop writes (the proxy scaled to zero and
+ * its pods gone, so no client can write after the check), then wait until the feeder has
+ * mirrored everything to the archive, then let the objects go. This holds for both retention
+ * policies: with {@code Retain} the volumes stay, but nothing would mirror their unmirrored
+ * writes until the resource is re-created. The keyfile and users Secrets carry no owner
+ * reference: with {@code Retain} they stay beside the volumes, with {@code Delete} they go here.
+ */
+final class Deletion {
+
+    /** Where a deletion stands; {@code done} lets the finalizer go. */
+    record Step(boolean done, String reason, String message) {
+    }
+
+    private static final Logger LOG = Logger.getLogger(Deletion.class);
+
+    private Deletion() {
+    }
+
+    static Step advance(KubernetesClient client, ThermoclineCluster cluster, TieringObserver tiering) {
+        ClusterLayout layout = ClusterLayout.of(cluster);
+        ThermoclineClusterSpec spec = cluster.getSpec();
+        boolean skip = "true".equals(Optional.ofNullable(cluster.getMetadata().getAnnotations())
+                .map(a -> a.get(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION)).orElse(null));
+        boolean fastTierExists = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get() != null;
+        if (fastTierExists && !skip) {
+            Step pending = drain(client, cluster, layout, spec, tiering);
+            if (pending != null) {
+                TransitionEvents.once(client, cluster, pending.reason(), pending.message(), false);
+                LOG.infof("event=deletion-waiting cluster=%s/%s step=%s hint=annotate %s=true to skip", layout.namespace(),
+                        layout.cluster(), pending.reason(), ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION);
+                return pending;
+            }
+        }
+        if ("Delete".equals(spec.fastTier.storage.retentionPolicy)) {
+            for (String secret : new String[] {layout.keyfileSecret(), layout.usersSecret()}) {
+                client.secrets().inNamespace(layout.namespace()).withName(secret).delete();
+            }
+        }
+        return new Step(true, "Deleted", "writes stopped and mirrored to the archive");
+    }
+
+    /** Null when writes are stopped and the archive holds every fast-tier write; else the step waited on. */
+    private static Step drain(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout,
+            ThermoclineClusterSpec spec, TieringObserver tiering) {
+        var proxy = client.apps().deployments().inNamespace(layout.namespace()).withName(layout.proxy());
+        Deployment deployment = proxy.get();
+        if (deployment != null && !Integer.valueOf(0).equals(deployment.getSpec().getReplicas())) {
+            proxy.edit(d -> {
+                d.getSpec().setReplicas(0);
+                return d;
+            });
+        }
+        int proxyPods = client.pods().inNamespace(layout.namespace())
+                .withLabels(layout.selector(ProxyDeploymentDependent.COMPONENT)).list().getItems().size();
+        if (proxyPods > 0) {
+            return new Step(false, "DeletionStoppingWrites", "proxy scaled to 0; waiting for its " + proxyPods
+                    + " pod(s) to end before checking that the archive holds every write");
+        }
+        // a paused cluster's feeder was stopped after a drain; if anything is left, it must run again
+        var feeder = client.apps().deployments().inNamespace(layout.namespace()).withName(layout.feeder());
+        Deployment feederDeployment = feeder.get();
+        if (feederDeployment != null && Integer.valueOf(0).equals(feederDeployment.getSpec().getReplicas())
+                && !drained(client, layout, spec, tiering)) {
+            feeder.edit(d -> {
+                d.getSpec().setReplicas(1);
+                return d;
+            });
+        }
+        if (!drained(client, layout, spec, tiering)) {
+            return new Step(false, "DeletionWaitingForFeeder", "writes are stopped; waiting until the feeder has mirrored"
+                    + " every fast-tier write to the archive (annotate " + ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION
+                    + "=true to delete anyway and lose what is not mirrored)");
+        }
+        return null;
+    }
+
+    static boolean drained(KubernetesClient client, ClusterLayout layout, ThermoclineClusterSpec spec, TieringObserver tiering) {
+        Map<String, String> users = UsersSecretDependent.decoded(
+                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
+        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
+        return access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.FAST_URI)
+                && tiering.observe(ThermoclineClusterReconciler.tieringTarget(spec, users, found.connection().uri()))
+                        .map(TieringSnapshot::drained).orElse(false);
+    }
+}

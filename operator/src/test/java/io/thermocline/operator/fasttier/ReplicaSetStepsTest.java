@@ -1,0 +1,213 @@
+package io.thermocline.operator.fasttier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.thermocline.operator.fakes.ReplicaSetModel;
+import io.thermocline.operator.layout.ClusterLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The real replica-set steps against a member-state model, with the reconciler's own
+ * StatefulSet sizing ({@link FastTierPods#replicas}) and rolling restarts in the loop: what
+ * MongoDB and the StatefulSet controller would do between two reconciles, the model does.
+ */
+@Timeout(10)
+class ReplicaSetStepsTest {
+
+    private static final ClusterLayout LAYOUT = new ClusterLayout("c", "ns");
+    private final ReplicaSetModel model = new ReplicaSetModel().podsDrivenByTest();
+    private final ReplicaSetSteps steps = new ReplicaSetSteps(model);
+    private final Map<String, String> podTemplate = new HashMap<>();
+    private final List<String> reasons = new ArrayList<>();
+    private int statefulSetReplicas;
+    private boolean initiated;
+
+    @Test
+    void initiatesOnceThenAddsMembersOneAtATime() {
+        converge(3, "7.0.14");
+        assertThat(model.commands()).containsExactly("initiate " + host(0),
+                "reconfig " + List.of(host(0), host(1)), "reconfig " + List.of(host(0), host(1), host(2)));
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
+        assertThat(model.hasUser("tc")).isTrue();
+        assertThat(model.violations()).isEmpty();
+    }
+
+    @Test
+    void scalingDownWithThePrimaryAmongTheRemovedStepsItDownFirstAndShrinksOneMemberAtATime() {
+        converge(5, "7.0.14");
+        model.electPrimary(host(4));
+        model.commands().clear();
+
+        converge(3, "7.0.14");
+
+        assertThat(model.violations()).isEmpty();
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
+        assertThat(statefulSetReplicas).isEqualTo(3);
+        assertThat(model.commands()).containsExactly("stepDown " + host(4),
+                "reconfig " + List.of(host(0), host(1), host(2), host(3)), "reconfig " + List.of(host(0), host(1), host(2)));
+        assertThat(model.primary()).isNotIn(host(3), host(4));
+        assertThat(reasons).contains("SteppingDown", "RemovingMember");
+    }
+
+    @Test
+    void upgradeRestartsSecondariesFirstThenThePrimaryAfterAStepDownThenSetsTheFcv() {
+        converge(3, "7.0.14");
+        String primary = model.primary();
+        model.commands().clear();
+        reasons.clear();
+
+        converge(3, "8.0.4");
+
+        assertThat(model.violations()).isEmpty();
+        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("8.0.4"));
+        assertThat(model.featureCompatibilityVersion()).isEqualTo("8.0");
+        assertThat(model.commands()).containsExactly("stepDown " + primary, "setFCV 8.0");
+        int stepDown = reasons.indexOf("SteppingDown");
+        assertThat(reasons.subList(0, stepDown)).containsExactly("RestartingMember", "RestartingMember");
+        assertThat(reasons.subList(stepDown, reasons.size()))
+                .containsExactly("SteppingDown", "RestartingMember", "SettingFeatureCompatibilityVersion", "Converged");
+    }
+
+    @Test
+    void theFcvWaitsUntilEveryMemberRunsTheNewBinary() {
+        converge(3, "7.0.14");
+        step(3, "8.0.4"); // the first secondary restarts
+        step(3, "8.0.4");
+        assertThat(model.featureCompatibilityVersion()).isEqualTo("7.0");
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("setFCV"));
+    }
+
+    @Test
+    void noFcvChangeWhileAMemberStillRunsTheOldBinaryOnACurrentPod() {
+        converge(3, "7.0.14");
+        // every pod carries the new template, but one container still runs 7.0 (not restarted yet)
+        model.restarted(host(1), "8.0.4");
+        model.restarted(host(2), "8.0.4");
+        podTemplate.replaceAll((h, v) -> "8.0.4");
+        ReplicaSetState state = steps.next(target(3, Set.of(), "8.0.4"));
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("setFCV"));
+        assertThat(model.featureCompatibilityVersion()).isEqualTo("7.0");
+        assertThat(state).isInstanceOf(ReplicaSetState.Converged.class);
+    }
+
+    @Test
+    void aRestartWaitsWhileAnotherMemberIsUnhealthy() {
+        converge(3, "7.0.14");
+        model.loseData(host(2));
+        podTemplate.replaceAll((h, v) -> "7.0.14");
+        ReplicaSetState state = steps.next(target(3, Set.of(host(0), host(1)), "8.0.4"));
+        // host 2 lost its data: it is re-added first, and nothing restarts while it is not a full member
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class,
+                c -> assertThat(c.reason()).isEqualTo("ReAddingMember"));
+    }
+
+    @Test
+    void aMemberThatLostItsDataIsReAddedAsANewMemberAndNothingIsInitiatedAgain() {
+        converge(3, "7.0.14");
+        model.loseData(host(0));
+        model.commands().clear();
+
+        converge(3, "7.0.14");
+
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("initiate"));
+        assertThat(model.commands()).containsExactly("reconfig " + List.of(host(1), host(2)),
+                "reconfig " + List.of(host(1), host(2), host(0)));
+        assertThat(model.violations()).isEmpty();
+    }
+
+    @Test
+    void aReplicaSetRecordedAsInitiatedIsNeverInitiatedAgainEvenWhenEveryMemberIsEmpty() {
+        converge(1, "7.0.14");
+        model.loseData(host(0));
+        model.commands().clear();
+
+        ReplicaSetState state = step(1, "7.0.14");
+
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class,
+                c -> assertThat(c.reason()).isEqualTo("ReplicaSetMissing"));
+        assertThat(model.commands()).isEmpty();
+    }
+
+    @Test
+    void aReCreatedResourceAdoptsTheReplicaSetItsVolumesHold() {
+        model.existing(List.of(host(0), host(1), host(2)), "7.0.14");
+        statefulSetReplicas = 3;
+        List.of(host(0), host(1), host(2)).forEach(h -> podTemplate.put(h, "7.0.14"));
+
+        converge(3, "7.0.14");
+
+        assertThat(model.commands()).isEmpty();
+        assertThat(initiated).isTrue();
+        assertThat(model.violations()).isEmpty();
+    }
+
+    @Test
+    void noInitiationWhileAMemberDoesNotAnswer() {
+        statefulSetReplicas = 3;
+        model.podsRunning(List.of(host(0), host(1)), "7.0.14");
+        ReplicaSetState state = steps.next(target(3, Set.of(), "7.0.14"));
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("MembersUnreachable");
+            assertThat(c.message()).contains(host(2));
+        });
+        assertThat(model.commands()).isEmpty();
+    }
+
+    /** Reconciles until converged, like the operator's requeue loop. */
+    private void converge(int members, String version) {
+        for (int i = 0; i < 40; i++) {
+            if (step(members, version) instanceof ReplicaSetState.Converged && statefulSetReplicas == members) {
+                return;
+            }
+        }
+        throw new AssertionError("not converged after 40 steps: " + reasons + " " + model.violations());
+    }
+
+    /** One reconcile: a replica-set step, the StatefulSet sized, a pod restarted if asked; then the StatefulSet controller. */
+    private ReplicaSetState step(int members, String version) {
+        Set<String> outdated = new HashSet<>();
+        podTemplate.forEach((h, v) -> {
+            if (!v.equals(version)) {
+                outdated.add(h);
+            }
+        });
+        ReplicaSetState state = statefulSetReplicas == 0 ? null : steps.next(target(members, outdated, version));
+        if (state != null) {
+            initiated |= state.initiated();
+            reasons.add(reason(state));
+        }
+        statefulSetReplicas = FastTierPods.replicas(LAYOUT, members, statefulSetReplicas, state, initiated);
+        List<String> pods = LAYOUT.memberHosts(statefulSetReplicas);
+        podTemplate.keySet().retainAll(pods);
+        pods.forEach(h -> podTemplate.putIfAbsent(h, version));
+        model.podsRunning(pods, version);
+        if (state instanceof ReplicaSetState.RestartMember restart) {
+            model.restarted(restart.host(), version);
+            podTemplate.put(restart.host(), version);
+        }
+        return state;
+    }
+
+    private ReplicaSetTarget target(int members, Set<String> outdated, String version) {
+        return new ReplicaSetTarget("c-fast", LAYOUT.memberHosts(members), LAYOUT.memberHosts(statefulSetReplicas), outdated,
+                version, initiated, "root", "rootpw", "tc", "tcpw");
+    }
+
+    private static String reason(ReplicaSetState state) {
+        if (state instanceof ReplicaSetState.Converging c) {
+            return c.reason();
+        }
+        return state instanceof ReplicaSetState.RestartMember r ? r.reason() : "Converged";
+    }
+
+    private static String host(int ordinal) {
+        return LAYOUT.memberHost(ordinal);
+    }
+}
