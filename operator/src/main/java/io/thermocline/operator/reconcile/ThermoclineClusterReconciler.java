@@ -83,6 +83,10 @@ import org.jboss.logging.Logger;
         @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret"}),
+        @Dependent(name = "proxy-metrics", type = io.thermocline.operator.observability.ProxyMetricsServiceDependent.class),
+        @Dependent(name = "feeder-metrics", type = io.thermocline.operator.observability.FeederMetricsServiceDependent.class),
+        @Dependent(name = "service-monitor", type = io.thermocline.operator.observability.ServiceMonitorDependent.class,
+                activationCondition = io.thermocline.operator.observability.ServiceMonitorSupported.class),
 })
 @ControllerConfiguration(name = ThermoclineClusterReconciler.NAME,
         maxReconciliationInterval = @MaxReconciliationInterval(interval = 5, timeUnit = TimeUnit.MINUTES))
@@ -103,6 +107,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     TieringObserver tieringObserver;
     @Inject
     OperatorSettings settings;
+    @Inject
+    io.thermocline.operator.observability.ClusterGauges clusterGauges;
     private volatile ProbeCache probeCache;
 
     @Override
@@ -196,6 +202,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 : previous.documents;
         status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
         status.warnings = tiering == null ? previous.warnings : warnings(tiering);
+        clusterGauges.record(layout, status);
 
         // a replica-set reconfiguration advances one member per step: come back soon for the next
         long requeueSeconds = replicaSet instanceof ReplicaSetState.Converging ? 3 : health.ready() ? 60 : 15;
@@ -223,6 +230,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
         LOG.warnf("event=reconcile-failed cluster=%s/%s error=%s", cluster.getMetadata().getNamespace(),
                 cluster.getMetadata().getName(), e.getClass().getSimpleName());
+        clusterGauges.record(ClusterLayout.of(cluster), status);
         cluster.setStatus(status);
         return ErrorStatusUpdateControl.patchStatus(cluster);
     }
@@ -236,6 +244,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     public DeleteControl cleanup(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
         probeCache().forget(layout.namespace() + "/" + layout.cluster());
+        clusterGauges.forget(layout);
         ThermoclineClusterSpec spec = cluster.getSpec();
         boolean skip = "true".equals(Optional.ofNullable(cluster.getMetadata().getAnnotations())
                 .map(a -> a.get(SKIP_DRAIN_ANNOTATION)).orElse(null));
