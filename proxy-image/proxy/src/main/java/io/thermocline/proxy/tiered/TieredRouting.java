@@ -88,6 +88,7 @@ public final class TieredRouting implements AutoCloseable {
     public void countIn(PrometheusRegistry registry) {
         this.metrics = new RoutingMetrics(registry);
         writes.metrics(metrics);
+        writes.barrierWaitsIn(io.thermocline.tiering.metrics.BarrierWaits.in(registry, "proxy"));
     }
 
     public RoutingMetrics metrics() {
