@@ -91,8 +91,9 @@ class ObservabilityDependentsTest {
         create("orders");
         Service proxyMetrics = await().atMost(WAIT).until(() -> get(Service.class, "orders-proxy-metrics"), Objects::nonNull);
         Service feederMetrics = await().atMost(WAIT).until(() -> get(Service.class, "orders-feeder-metrics"), Objects::nonNull);
-        Deployment proxy = get(Deployment.class, "orders-proxy");
-        Deployment feeder = get(Deployment.class, "orders-feeder");
+        // the Deployments wait for the config and users Secret in the workflow; the Services do not
+        Deployment proxy = await().atMost(WAIT).until(() -> get(Deployment.class, "orders-proxy"), Objects::nonNull);
+        Deployment feeder = await().atMost(WAIT).until(() -> get(Deployment.class, "orders-feeder"), Objects::nonNull);
         String uid = stored("orders").getMetadata().getUid();
         for (var pair : List.of(Map.entry(proxyMetrics, proxy), Map.entry(feederMetrics, feeder))) {
             Service service = pair.getKey();
