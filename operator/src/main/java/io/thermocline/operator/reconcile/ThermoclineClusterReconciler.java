@@ -87,6 +87,10 @@ import org.jboss.logging.Logger;
         @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret"}),
+        @Dependent(name = "proxy-metrics", type = io.thermocline.operator.observability.ProxyMetricsServiceDependent.class),
+        @Dependent(name = "feeder-metrics", type = io.thermocline.operator.observability.FeederMetricsServiceDependent.class),
+        @Dependent(name = "service-monitor", type = io.thermocline.operator.observability.ServiceMonitorDependent.class,
+                activationCondition = io.thermocline.operator.observability.ServiceMonitorSupported.class),
 })
 @ControllerConfiguration(name = ThermoclineClusterReconciler.NAME,
         maxReconciliationInterval = @MaxReconciliationInterval(interval = 5, timeUnit = TimeUnit.MINUTES))
@@ -107,6 +111,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     TieringObserver tieringObserver;
     @Inject
     OperatorSettings settings;
+    @Inject
+    io.thermocline.operator.observability.ClusterGauges clusterGauges;
     private volatile ProbeCache probeCache;
 
     @Override
@@ -215,6 +221,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 : previous.documents;
         status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
         status.warnings = tiering == null ? previous.warnings : warnings(tiering);
+        clusterGauges.record(layout, status);
 
         // a replica-set reconfiguration advances one step per reconcile: come back soon for the next
         // otherwise, the archive is probed again (a version change there is followed) every probe interval
@@ -247,6 +254,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
         LOG.warnf("event=reconcile-failed cluster=%s/%s error=%s", cluster.getMetadata().getNamespace(),
                 cluster.getMetadata().getName(), e.getClass().getSimpleName());
+        clusterGauges.record(ClusterLayout.of(cluster), status);
         cluster.setStatus(status);
         return ErrorStatusUpdateControl.patchStatus(cluster);
     }
@@ -258,6 +266,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         Deletion.Step step = Deletion.advance(context.getClient(), cluster, tieringObserver);
         if (step.done()) {
             probeCache().forget(layout.namespace() + "/" + layout.cluster());
+            clusterGauges.forget(layout);
             return DeleteControl.defaultDelete();
         }
         return DeleteControl.noFinalizerRemoval().rescheduleAfter(5, TimeUnit.SECONDS);

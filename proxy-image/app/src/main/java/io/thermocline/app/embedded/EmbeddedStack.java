@@ -56,6 +56,7 @@ public final class EmbeddedStack implements AutoCloseable {
     private ProxyServer proxy;
     private ThermoclineConfig config;
     private StatusLine status;
+    private PrometheusRegistry workerMetrics;
 
     private EmbeddedStack() {
     }
@@ -95,7 +96,7 @@ public final class EmbeddedStack implements AutoCloseable {
                 t.fleet(), t.collections(), t.feeder(), t.evictor(), t.warmer());
 
         // The workers count into a registry of this stack's own, served on the proxy's /metrics.
-        PrometheusRegistry workerMetrics = new PrometheusRegistry();
+        workerMetrics = new PrometheusRegistry();
         feeder = Feeder.start(config, Feeder.Options.defaults().withRegistry(workerMetrics));
         started.add(feeder);
         if (!feeder.awaitStreaming(Duration.ofSeconds(30))) {
@@ -143,6 +144,11 @@ public final class EmbeddedStack implements AutoCloseable {
     /** The port of /metrics and /health (the proxy's HTTP endpoint). */
     public int httpPort() {
         return proxy.httpPort();
+    }
+
+    /** The registries this stack's /metrics serves: the proxy's and the tiering workers'. */
+    List<PrometheusRegistry> registries() {
+        return List.of(proxy.metrics().registry(), workerMetrics);
     }
 
     /** Reads the proxy routed to one tier so far (what the status line shows). */

@@ -87,6 +87,7 @@ public final class TieredRouting implements AutoCloseable {
     public void countIn(PrometheusRegistry registry) {
         this.metrics = new RoutingMetrics(registry);
         writes.metrics(metrics);
+        writes.barrierWaitsIn(io.thermocline.tiering.metrics.BarrierWaits.in(registry, "proxy"));
         String mode = barrier.mode().configName();
         io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
                 .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"

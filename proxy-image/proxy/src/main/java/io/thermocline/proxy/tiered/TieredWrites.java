@@ -90,6 +90,11 @@ final class TieredWrites {
         this.metrics = m;
     }
 
+    /** The barrier is shared with promotions and the transaction ledger: this counts all their waits. */
+    void barrierWaitsIn(io.thermocline.tiering.metrics.BarrierWaits waits) {
+        barrier.countingIn(waits);
+    }
+
     RawBsonDocument serve(Exchange x, CommandClass.Write write, TieredRouting routing) throws InterruptedException {
         CollectionPolicy policy = x.table().policy(write.namespace()).orElseThrow();
         CoverageBound bound = x.table().coverage(write.namespace());

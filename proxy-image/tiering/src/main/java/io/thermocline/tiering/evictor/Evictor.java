@@ -152,7 +152,8 @@ public final class Evictor implements AutoCloseable {
         this.config = config;
         this.options = options;
         this.store = new MetadataStore(fast);
-        this.barrier = new MirrorBarrier(fast, store, "evictor/" + options.instanceId());
+        this.barrier = new MirrorBarrier(fast, store, "evictor/" + options.instanceId())
+                .countingIn(io.thermocline.tiering.metrics.BarrierWaits.in(options.registry(), "evictor"));
         this.ownWrites = new OwnWrites(fast, store, "evictor/" + options.instanceId());
         this.fences = new Fences(store);
         this.fencePurge = new FencePurge(store, barrier, options.barrierTimeout());

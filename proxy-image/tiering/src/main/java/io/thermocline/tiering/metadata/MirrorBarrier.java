@@ -5,6 +5,7 @@ import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.reactive.Blocking;
 import java.time.Duration;
 import java.util.Date;
@@ -25,11 +26,18 @@ public final class MirrorBarrier {
     private final MongoClient fast;
     private final MetadataStore store;
     private final String probeId;
+    private volatile BarrierWaits waits = BarrierWaits.NONE;
 
     public MirrorBarrier(MongoClient fast, MetadataStore store, String probeId) {
         this.fast = fast;
         this.store = store;
         this.probeId = probeId;
+    }
+
+    /** Records every wait from now on in {@code waits}; returns this. */
+    public MirrorBarrier countingIn(BarrierWaits waits) {
+        this.waits = waits;
+        return this;
     }
 
     /** Writes a probe and returns its fast-tier cluster time. */
@@ -50,13 +58,16 @@ public final class MirrorBarrier {
 
     /** Waits until the archive holds every fast-tier write up to {@code time}; empty on timeout. */
     public Optional<FeederCheckpoint> awaitMirrored(BsonTimestamp time, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
         while (true) {
             FeederCheckpoint checkpoint = store.feederCheckpoint();
             if (checkpoint.covers(time)) {
+                waits.record(System.nanoTime() - start, true);
                 return Optional.of(checkpoint);
             }
             if (System.nanoTime() > deadline) {
+                waits.record(System.nanoTime() - start, false);
                 return Optional.empty();
             }
             Thread.sleep(POLL.toMillis());

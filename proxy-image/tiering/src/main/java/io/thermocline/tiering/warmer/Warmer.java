@@ -122,7 +122,8 @@ public final class Warmer implements AutoCloseable {
         this.options = options;
         this.store = new MetadataStore(fast);
         String marker = "warmer/" + options.instanceId();
-        this.copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker), new MirrorBarrier(fast, store, marker),
+        this.copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker),
+                new MirrorBarrier(fast, store, marker).countingIn(io.thermocline.tiering.metrics.BarrierWaits.in(options.registry(), "warmer")),
                 options.barrierTimeout(), options.fenceRetention(), options.faults());
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
         this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "warmer", "Archive documents the warmer considered, by outcome (COPY, SKIP_FAST_TIER_HAS_IT, SKIP_DELETED_SINCE_READ, ...)");

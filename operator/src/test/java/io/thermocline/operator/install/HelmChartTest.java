@@ -1,0 +1,167 @@
+package io.thermocline.operator.install;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.TemplateCommand;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The Helm chart renders the objects the kustomize install renders: examples/helm/thermocline-operator
+ * with default values against examples/install, and with monitoring.enabled against examples/monitoring.
+ * Differences by design, removed before comparing: the labels Helm puts on what it owns
+ * (helm.sh/chart, app.kubernetes.io/managed-by), and the Namespace (kustomize creates it; Helm takes
+ * the release's, made by {@code --create-namespace}). The chart's crds/ are what {@code helm install}
+ * applies before the templates, so they are part of what it renders.
+ */
+@Timeout(180)
+class HelmChartTest {
+
+    private static final Path EXAMPLES = Path.of("..", "examples");
+    private static final Path CHART = EXAMPLES.resolve("helm/thermocline-operator");
+    private static final String NAMESPACE = "thermocline-system";
+    private static final List<String> HELM_LABELS = List.of("helm.sh/chart", "app.kubernetes.io/managed-by");
+    private static final YAMLMapper YAML = new YAMLMapper();
+
+    @Test
+    void chartRendersTheKustomizeInstall() throws Exception {
+        Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("install"));
+        Map<String, JsonNode> helm = helm(null);
+        assertThat(helm.keySet()).contains("CustomResourceDefinition//thermoclineclusters.thermocline.io",
+                "Deployment/" + NAMESPACE + "/thermocline-operator", "Service/" + NAMESPACE + "/thermocline-operator-metrics");
+        assertSameObjects(helm, kustomize);
+    }
+
+    @Test
+    void chartWithMonitoringRendersTheMonitoringInstall() throws Exception {
+        Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("monitoring"));
+        Map<String, JsonNode> helm = helm(Map.of("monitoring.enabled", "true"));
+        assertThat(helm.keySet()).contains("ServiceMonitor/" + NAMESPACE + "/thermocline-operator",
+                "PrometheusRule/" + NAMESPACE + "/thermocline", "ConfigMap/" + NAMESPACE + "/thermocline-grafana-dashboard");
+        assertSameObjects(helm, kustomize);
+    }
+
+    @Test
+    void chartValuesReachTheOperatorDeployment() throws Exception {
+        Map<String, JsonNode> helm = helm(Map.of("image.tag", "9.9.9", "dataPlaneImage", "registry.example/thermocline:9.9.9"));
+        JsonNode container = helm.get("Deployment/" + NAMESPACE + "/thermocline-operator")
+                .at("/spec/template/spec/containers/0");
+        assertThat(container.path("image").asText()).isEqualTo("ghcr.io/thermocline/thermocline-operator:9.9.9");
+        assertThat(container.at("/env/0/value").asText()).isEqualTo("registry.example/thermocline:9.9.9");
+    }
+
+    private static void assertSameObjects(Map<String, JsonNode> helm, Map<String, JsonNode> kustomize) {
+        JsonNode namespace = kustomize.remove("Namespace//" + NAMESPACE);
+        assertThat(namespace).as("kustomize creates the namespace").isNotNull();
+        assertThat(helm.keySet()).as("objects (kind/namespace/name)").containsExactlyInAnyOrderElementsOf(kustomize.keySet());
+        kustomize.forEach((key, expected) -> {
+            List<String> differences = new java.util.ArrayList<>();
+            differences("", expected, helm.get(key), differences);
+            assertThat(differences).as(key + ": kustomize vs helm").isEmpty();
+        });
+    }
+
+    /** Where two objects differ, as JSON pointers with both values (shortened), so a failure is readable. */
+    private static void differences(String path, JsonNode expected, JsonNode actual, List<String> out) {
+        if (expected.equals(actual)) {
+            return;
+        }
+        if (expected.isNumber() && actual != null && actual.isNumber() && expected.decimalValue().compareTo(actual.decimalValue()) == 0) {
+            return; // 1 and 1.0 (the generated CRD writes 1.0; kustomize re-serializes it as 1)
+        }
+        if (expected.isObject() && actual != null && actual.isObject()) {
+            java.util.Set<String> fields = new java.util.TreeSet<>();
+            expected.fieldNames().forEachRemaining(fields::add);
+            actual.fieldNames().forEachRemaining(fields::add);
+            for (String field : fields) {
+                differences(path + "/" + field, expected.path(field), actual.path(field), out);
+            }
+        } else if (expected.isArray() && actual != null && actual.isArray() && expected.size() == actual.size()) {
+            for (int i = 0; i < expected.size(); i++) {
+                differences(path + "/" + i, expected.get(i), actual.get(i), out);
+            }
+        } else {
+            out.add(path + ": " + shorten(expected) + " != " + shorten(actual));
+        }
+    }
+
+    private static String shorten(JsonNode node) {
+        String text = node == null || node.isMissingNode() ? "(absent)" : node.toString();
+        return text.length() > 120 ? text.substring(0, 120) + "..." : text;
+    }
+
+    private static Map<String, JsonNode> helm(Map<String, String> values) throws IOException {
+        assumeTrue("amd64".equals(System.getProperty("os.arch")) && System.getProperty("os.name").startsWith("Linux"),
+                "helm-java's native Helm is declared for linux-amd64 only; this test renders the chart there");
+        TemplateCommand template = new Helm(CHART).template().withName("thermocline-operator").withNamespace(NAMESPACE);
+        if (values != null) {
+            values.forEach(template::set);
+        }
+        StringBuilder rendered = new StringBuilder(template.call());
+        try (Stream<Path> crds = Files.list(CHART.resolve("crds"))) {
+            for (Path crd : crds.sorted().toList()) {
+                rendered.append("\n---\n").append(Files.readString(crd));
+            }
+        }
+        Map<String, JsonNode> objects = objects(rendered.toString());
+        objects.values().forEach(HelmChartTest::withoutHelmLabels);
+        return objects;
+    }
+
+    private static Map<String, JsonNode> kustomize(Path dir) throws IOException, InterruptedException {
+        Process process;
+        try {
+            process = new ProcessBuilder("kubectl", "kustomize", dir.toString()).redirectErrorStream(false).start();
+        } catch (IOException e) {
+            assumeTrue(false, "kubectl is not on PATH (" + e.getMessage() + "): .ci/run installs it; this test compares the chart "
+                    + "with `kubectl kustomize` and is skipped without it");
+            throw e;
+        }
+        process.getOutputStream().close();
+        byte[] out = process.getInputStream().readAllBytes();
+        String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as("kubectl kustomize " + dir + ": " + err).isZero();
+        return objects(new String(out, StandardCharsets.UTF_8));
+    }
+
+    /** kind/namespace/name -> object, for every document of a multi-document YAML stream. */
+    private static Map<String, JsonNode> objects(String yaml) throws IOException {
+        Map<String, JsonNode> objects = new TreeMap<>();
+        try (var documents = YAML.readerFor(JsonNode.class).<JsonNode>readValues(yaml)) {
+            while (documents.hasNext()) {
+                JsonNode object = documents.next();
+                if (object == null || object.isNull() || object.isMissingNode() || object.isEmpty()) {
+                    continue;
+                }
+                String key = object.path("kind").asText() + "/" + object.at("/metadata/namespace").asText("") + "/"
+                        + object.at("/metadata/name").asText();
+                assertThat(objects.put(key, object)).as("one object per name: " + key).isNull();
+            }
+        }
+        return objects;
+    }
+
+    private static void withoutHelmLabels(JsonNode object) {
+        if (object.path("metadata") instanceof ObjectNode metadata && metadata.path("labels") instanceof ObjectNode labels) {
+            labels.remove(HELM_LABELS);
+            if (labels.isEmpty()) {
+                metadata.remove("labels");
+            }
+        }
+    }
+}
