@@ -81,7 +81,7 @@ class ClusterHealthTest {
         Inputs in = healthy();
         var alerts = new TieringSnapshot.FeederAlerts(2, "shop.orders _id 7: upsert failed with code 11000 (E11000 duplicate key)", null, false);
         Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), new TieringSnapshot(0L, true, 1L, 1L, List.of(), alerts), 300, "Ready"));
+                in.feeder(), new TieringSnapshot(0L, true, 1L, 1L, List.of(), alerts), 300, "Ready", List.of()));
         Observed feeder = condition(health, ConditionType.FeederHealthy);
         assertThat(feeder.holds()).isFalse();
         assertThat(feeder.reason()).isEqualTo("DeadLetters");
@@ -93,7 +93,7 @@ class ClusterHealthTest {
         Inputs in = healthy();
         var alerts = new TieringSnapshot.FeederAlerts(0, null, java.time.Instant.parse("2026-01-01T00:00:00Z"), true);
         Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), new TieringSnapshot(0L, false, 1L, 1L, List.of(), alerts), 300, "Ready"));
+                in.feeder(), new TieringSnapshot(0L, false, 1L, 1L, List.of(), alerts), 300, "Ready", List.of()));
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("ChangeStreamHistoryLost");
         assertThat(condition(health, ConditionType.FeederHealthy).message()).contains("resyncing", "oplog");
     }
