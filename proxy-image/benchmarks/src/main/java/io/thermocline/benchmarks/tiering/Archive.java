@@ -59,6 +59,10 @@ final class Archive implements AutoCloseable {
         }
     }
 
+    java.time.Duration cpu() {
+        return process.cpu();
+    }
+
     long peakMemory() throws IOException {
         return group.peakMemory();
     }

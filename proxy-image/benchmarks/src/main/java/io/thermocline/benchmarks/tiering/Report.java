@@ -63,6 +63,7 @@ final class Report {
     private final Map<String, Driver.Result> adoption = new LinkedHashMap<>();
     private final List<String> rawRows = new ArrayList<>();
     private long peakMemory;
+    private String note = "";
 
     Report(TieringBenchmark.Settings s, Loader.Loaded loaded, String device, long dataBytes) {
         this.s = s;
@@ -101,10 +102,16 @@ final class Report {
         return sides == null ? 0 : sides[0].opsPerSecond();
     }
 
+    /** A remark on the run about to be added (CPU per process; on Thermocline's runs also feeder lag and fast-tier size). */
+    void note(String text) {
+        note = text;
+    }
+
     private void raw(String cell, String side, Driver.Result r) {
-        rawRows.add(String.format("| %s | %s | %.0f | %s | %s | %s | %d | %.0f | %.1f |", cell, side, r.opsPerSecond(),
+        rawRows.add(String.format("| %s | %s | %.0f | %s | %s | %s | %d | %.0f | %.1f | %s |", cell, side, r.opsPerSecond(),
                 pcts(r.read()), pcts(r.update()), pcts(r.insert()), r.failed(), r.archiveReadsPerSecond(),
-                r.archiveReads().bytes() / r.seconds() / 1e6));
+                r.archiveReads().bytes() / r.seconds() / 1e6, note));
+        note = "";
     }
 
     private static String pcts(Histogram h) {
@@ -161,7 +168,7 @@ final class Report {
                     mean(r.timeline(), r.timeline().length - 31, r.timeline().length - 1), r.opsPerSecond())));
         }
         b.append("\n### Every run\n\n| cell | side | ops/s | read p50 / p95 / p99 ms | update p50 / p95 / p99 ms | insert p50 / p95 / p99 ms "
-                + "| failed | archive reads/s | archive MB read/s |\n|---|---|---|---|---|---|---|---|---|\n");
+                + "| failed | archive reads/s | archive MB read/s | notes |\n|---|---|---|---|---|---|---|---|---|---|\n");
         rawRows.forEach(r -> b.append(r).append('\n'));
         b.append('\n').append(END).append('\n');
         return b.toString();

@@ -19,19 +19,25 @@ final class TieredStack implements AutoCloseable {
     private final int httpPort;
     private final HttpClient http = HttpClient.newHttpClient();
 
-    private TieredStack(ChildProcess process, int port, int httpPort) {
+    private final int fastPort;
+
+    private TieredStack(ChildProcess process, int port, int httpPort, int fastPort) {
         this.process = process;
         this.port = port;
         this.httpPort = httpPort;
+        this.fastPort = fastPort;
     }
 
     static TieredStack start(String archiveUri, boolean warmer, List<String> settings, List<String> jvm, Path log)
             throws IOException, InterruptedException {
         int port = ChildProcess.freePort();
         int httpPort = ChildProcess.freePort();
-        List<String> args = new ArrayList<>(List.of(Integer.toString(port), Integer.toString(httpPort), archiveUri, Boolean.toString(warmer)));
+        int fastPort = ChildProcess.freePort();
+        List<String> args = new ArrayList<>(List.of(Integer.toString(port), Integer.toString(httpPort), archiveUri, Boolean.toString(warmer),
+                Integer.toString(fastPort)));
         args.addAll(settings);
-        return new TieredStack(ChildProcess.java("thermocline", jvm, TieredStackMain.class.getName(), args, port, log), port, httpPort);
+        return new TieredStack(ChildProcess.java("thermocline", jvm, TieredStackMain.class.getName(), args, port, log), port, httpPort,
+                fastPort);
     }
 
     String uri() {
@@ -62,6 +68,53 @@ final class TieredStack implements AutoCloseable {
             Thread.sleep(500);
         }
         return false;
+    }
+
+    /** Documents of {@code database.collection} the fast tier holds. */
+    long fastTierDocuments(String database, String collection) {
+        try (com.mongodb.client.MongoClient c = com.mongodb.client.MongoClients.create("mongodb://127.0.0.1:" + fastPort + "/?replicaSet=fast")) {
+            return c.getDatabase(database).getCollection(collection).estimatedDocumentCount();
+        }
+    }
+
+    /** Samples the feeder's lag every second while a run goes on; {@link LagSampler#close} gives the largest. */
+    LagSampler sampleLag() {
+        return new LagSampler();
+    }
+
+    final class LagSampler implements AutoCloseable {
+        private volatile boolean stop;
+        private volatile double max;
+        private final Thread thread = new Thread(() -> {
+            while (!stop) {
+                try {
+                    double lag = metric("thermocline_feeder_lag_seconds");
+                    if (lag > max) {
+                        max = lag;
+                    }
+                    Thread.sleep(1000);
+                } catch (IOException e) {
+                    // a missed sample; the next one counts
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "feeder-lag-sampler");
+
+        LagSampler() {
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        double max() {
+            return max;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop = true;
+            thread.join();
+        }
     }
 
     java.time.Duration cpu() {

@@ -20,7 +20,7 @@ import java.util.Map;
 /**
  * Thermocline in front of an archive that runs elsewhere: a fast tier (embedded replica set in
  * memory, uncapped), the feeder, the evictor, optionally the warmer, and the proxy, in one process
- * as the embedded default runs them. {@code TieredStackMain <proxyPort> <httpPort> <archiveUri> <warmer:true|false> [THERMOCLINE_X=value ...]}:
+ * as the embedded default runs them. {@code TieredStackMain <proxyPort> <httpPort> <archiveUri> <warmer:true|false> <fastTierPort> [THERMOCLINE_X=value ...]}:
  * the trailing settings go through the same loader as the {@code thermocline} commands' environment.
  */
 public final class TieredStackMain {
@@ -28,7 +28,8 @@ public final class TieredStackMain {
     }
 
     public static void main(String[] args) throws Exception {
-        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").members(1).storage(Storage.memory()).build().start();
+        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").members(1).storage(Storage.memory())
+                .ports(List.of(Integer.parseInt(args[4]))).build().start();
         Map<String, String> env = new HashMap<>();
         env.put("THERMOCLINE_PROXY_LISTEN_HOST", "127.0.0.1");
         env.put("THERMOCLINE_PROXY_PORT", args[0]);
@@ -38,7 +39,7 @@ public final class TieredStackMain {
         env.put("THERMOCLINE_TIERS_FAST_URI", fast.connectionString());
         env.put("THERMOCLINE_TIERS_ARCHIVE_URI", args[2]);
         boolean warmer = Boolean.parseBoolean(args[3]);
-        for (int i = 4; i < args.length; i++) {
+        for (int i = 5; i < args.length; i++) {
             int eq = args[i].indexOf('=');
             env.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }

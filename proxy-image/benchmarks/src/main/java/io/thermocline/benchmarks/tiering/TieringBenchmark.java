@@ -96,7 +96,7 @@ public final class TieringBenchmark {
         // 1. adoption from a cold archive and an empty fast tier, both sides
         try (Archive archive = Archive.start(s.dir(), caps, device, logs.resolve("archive-adoption-alone.log"))) {
             nextKey[0] = archive.count(DATABASE, TABLE);
-            Driver.Result r = run(s, loaded, archive.uri(), s.adoptionMix(), nextKey, 0, s.adoption(), 0, archive::reads);
+            Driver.Result r = alone(s, loaded, archive, s.adoptionMix(), nextKey, 0, s.adoption(), 0, report);
             report.adoption("archive alone", r);
             report.peakMemory(archive.peakMemory());
         }
@@ -104,7 +104,7 @@ public final class TieringBenchmark {
         TieredStack stack = null;
         try {
             stack = TieredStack.start(archive.uri(), s.warmer(), settings(s), List.of("-Xmx4g"), logs.resolve("thermocline.log"));
-            Driver.Result r = run(s, loaded, stack.uri(), s.adoptionMix(), nextKey, 0, s.adoption(), 0, archive::reads);
+            Driver.Result r = thermocline(s, loaded, stack, archive, s.adoptionMix(), nextKey, 0, s.adoption(), 0, report);
             report.adoption("Thermocline", r);
             settle(stack);
 
@@ -112,16 +112,16 @@ public final class TieringBenchmark {
             for (String name : s.mixes()) {
                 Mix mix = Mix.named(name);
                 for (int round = 0; round < s.rounds(); round++) {
-                    report.steady(mix, false, run(s, loaded, archive.uri(), mix, nextKey, s.warmup(), s.seconds(), 0, archive::reads));
-                    report.steady(mix, true, run(s, loaded, stack.uri(), mix, nextKey, s.warmup(), s.seconds(), 0, archive::reads));
+                    report.steady(mix, false, alone(s, loaded, archive, mix, nextKey, s.warmup(), s.seconds(), 0, report));
+                    report.steady(mix, true, thermocline(s, loaded, stack, archive, mix, nextKey, s.warmup(), s.seconds(), 0, report));
                     settle(stack);
                 }
             }
             // 3. equal offered load: the archive's own maximum on the store mix
             int target = (int) report.aloneOpsPerSecond(Mix.STORE);
             if (target > 0) {
-                report.equalLoad(target, false, run(s, loaded, archive.uri(), Mix.STORE, nextKey, s.warmup(), s.seconds(), target, archive::reads));
-                report.equalLoad(target, true, run(s, loaded, stack.uri(), Mix.STORE, nextKey, s.warmup(), s.seconds(), target, archive::reads));
+                report.equalLoad(target, false, alone(s, loaded, archive, Mix.STORE, nextKey, s.warmup(), s.seconds(), target, report));
+                report.equalLoad(target, true, thermocline(s, loaded, stack, archive, Mix.STORE, nextKey, s.warmup(), s.seconds(), target, report));
                 settle(stack);
             }
             report.peakMemory(archive.peakMemory());
@@ -137,7 +137,7 @@ public final class TieringBenchmark {
                 readFiles(s.dir());
                 for (String name : s.mixes()) {
                     Mix mix = Mix.named(name);
-                    report.ceiling(mix, run(s, loaded, uncapped.uri(), mix, nextKey, s.warmup(), s.seconds(), 0, uncapped::reads));
+                    report.ceiling(mix, alone(s, loaded, uncapped, mix, nextKey, s.warmup(), s.seconds(), 0, report));
                 }
             }
         }
@@ -196,6 +196,42 @@ public final class TieringBenchmark {
         } finally {
             MongoDbBinding.closeClients();
         }
+    }
+
+    /** A run straight to the archive, noting the CPU each process used. */
+    private static Driver.Result alone(Settings s, Loader.Loaded loaded, Archive archive, Mix mix, long[] nextKey,
+                                       int warmup, int seconds, int target, Report report) throws Exception {
+        Duration archiveCpu = archive.cpu();
+        Duration clientCpu = clientCpu();
+        Driver.Result r = run(s, loaded, archive.uri(), mix, nextKey, warmup, seconds, target, archive::reads);
+        double total = warmup + seconds;
+        report.note(String.format("CPU cores used: archive %.2f, client %.2f", archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total,
+                clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
+        return r;
+    }
+
+    /** A run through Thermocline, noting the feeder's largest lag, the fast tier's size after it, and the CPU each process used. */
+    private static Driver.Result thermocline(Settings s, Loader.Loaded loaded, TieredStack stack, Archive archive, Mix mix, long[] nextKey,
+                                             int warmup, int seconds, int target, Report report) throws Exception {
+        Duration stackCpu = stack.cpu();
+        Duration archiveCpu = archive.cpu();
+        Duration clientCpu = clientCpu();
+        Driver.Result r;
+        double lag;
+        try (TieredStack.LagSampler sampler = stack.sampleLag()) {
+            r = run(s, loaded, stack.uri(), mix, nextKey, warmup, seconds, target, archive::reads);
+            lag = sampler.max();
+        }
+        double total = warmup + seconds;
+        report.note(String.format("feeder lag max %.1f s; fast tier %,d docs after; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
+                lag, stack.fastTierDocuments(DATABASE, TABLE), stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
+                archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total, clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
+        return r;
+    }
+
+    static Duration clientCpu() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? Duration.ofNanos(os.getProcessCpuTime()) : Duration.ZERO;
     }
 
     /** Lets the feeder mirror what a run wrote before the archive is read directly. */
