@@ -64,7 +64,7 @@ public final class TieringBenchmark {
                 Integer.parseInt(o.getOrDefault("warmup", quick ? "10" : "20")),
                 Integer.parseInt(o.getOrDefault("seconds", quick ? "20" : "45")),
                 Integer.parseInt(o.getOrDefault("rounds", quick ? "1" : "2")),
-                Integer.parseInt(o.getOrDefault("adoption", quick ? "60" : "180")),
+                Integer.parseInt(o.getOrDefault("adoption", quick ? "60" : "240")),
                 Mix.named(o.getOrDefault("adoptionMix", "concentrated")),
                 o.getOrDefault("mixes", "store,read-heavy,concentrated").split(","),
                 o.getOrDefault("window", "40d"),
