@@ -14,7 +14,7 @@ import java.util.List;
  * own, as each runs in production: a JVM's collector, JIT and CPU time are its own, and its CPU
  * can be read from the operating system.
  */
-final class ChildProcess implements AutoCloseable {
+public final class ChildProcess implements AutoCloseable {
     private final Process process;
 
     private ChildProcess(Process process) {
@@ -22,8 +22,13 @@ final class ChildProcess implements AutoCloseable {
     }
 
     /** Starts {@code mainClass} on this JVM's classpath and waits until it accepts connections on {@code port}. */
-    static ChildProcess java(String name, List<String> jvmOptions, String mainClass, List<String> args, int port, Path log)
+    public static ChildProcess java(String name, List<String> jvmOptions, String mainClass, List<String> args, int port, Path log)
             throws IOException, InterruptedException {
+        return start(name, javaCommand(jvmOptions, mainClass, args), port, log);
+    }
+
+    /** The command line that runs {@code mainClass} on this JVM's classpath. */
+    public static List<String> javaCommand(List<String> jvmOptions, String mainClass, List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
@@ -31,11 +36,11 @@ final class ChildProcess implements AutoCloseable {
         command.add(System.getProperty("java.class.path"));
         command.add(mainClass);
         command.addAll(args);
-        return start(name, command, port, log);
+        return command;
     }
 
     /** Starts {@code command} and waits until it accepts connections on {@code port}. */
-    static ChildProcess start(String name, List<String> command, int port, Path log) throws IOException, InterruptedException {
+    public static ChildProcess start(String name, List<String> command, int port, Path log) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         ChildProcess child = new ChildProcess(p);
         Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
@@ -55,14 +60,14 @@ final class ChildProcess implements AutoCloseable {
         throw new IllegalStateException(name + " did not listen on port " + port + " within 60 s; see " + log);
     }
 
-    static int freePort() throws IOException {
+    public static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
     }
 
     /** CPU time (user and system) the process has used so far. */
-    Duration cpu() {
+    public Duration cpu() {
         return process.toHandle().info().totalCpuDuration().orElse(Duration.ZERO);
     }
 

@@ -16,6 +16,10 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executor;
@@ -46,6 +50,9 @@ public final class Promotion {
     private final Fences fences;
     private final Executor background;
     private final Clock clock;
+    private final Object rounds = new Object();
+    private Map<String, PendingCopy> waiting = new LinkedHashMap<>(); // guarded by rounds
+    private boolean copying; // a copy round runs; guarded by rounds
 
     public Promotion(MongoClient fast, MongoClient archive, CopyUp copyUp, Fences fences, Executor background, Clock clock) {
         this.fast = fast;
@@ -122,16 +129,95 @@ public final class Promotion {
         if (!hot) {
             return;
         }
-        background.execute(() -> {
-            try {
-                copy(policy.namespace(), List.of(id));
-            } catch (RuntimeException e) {
-                LOG.info("event=read_through_promotion_skipped ns={} error={}", policy.namespace(), e.toString());
+        inNextRound(policy.namespace(), List.of(id)).whenComplete((ok, e) -> {
+            if (e != null) {
+                LOG.info("event=read_through_promotion_skipped ns={} error={}", policy.namespace(), unwrap(e).toString());
             }
         });
     }
 
+    /** Copies {@code ids} in the next copy round and waits for it; throws what the round threw. */
     private void copy(String namespace, List<BsonValue> ids) {
+        try {
+            inNextRound(namespace, ids).join();
+        } catch (CompletionException e) {
+            throw unwrap(e) instanceof RuntimeException r ? r : e;
+        }
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    }
+
+    /**
+     * Every promotion is a marked transaction of this proxy on the fast tier, and all of them bump
+     * the same marker document, so concurrent ones fail each other with write conflicts (with 64
+     * clients reading cold documents, most read-through promotions gave up). Promotions that
+     * arrive while a copy runs therefore wait and go together in the next one: one barrier and
+     * one transaction per round and namespace, whatever the number of clients.
+     */
+    private CompletableFuture<Void> inNextRound(String namespace, List<BsonValue> ids) {
+        CompletableFuture<Void> done;
+        boolean startRounds;
+        synchronized (rounds) {
+            PendingCopy pending = waiting.computeIfAbsent(namespace, k -> new PendingCopy());
+            pending.ids.addAll(ids);
+            done = pending.done;
+            startRounds = !copying;
+            copying = true;
+        }
+        if (startRounds) {
+            try {
+                background.execute(this::copyRounds);
+            } catch (RuntimeException e) {
+                failWaiting(e);
+            }
+        }
+        return done;
+    }
+
+    private void copyRounds() {
+        while (true) {
+            Map<String, PendingCopy> round;
+            synchronized (rounds) {
+                if (waiting.isEmpty()) {
+                    copying = false;
+                    return;
+                }
+                round = waiting;
+                waiting = new LinkedHashMap<>();
+            }
+            round.forEach((namespace, pending) -> {
+                try {
+                    List<BsonValue> ids = new ArrayList<>(pending.ids);
+                    for (int from = 0; from < ids.size(); from += CHUNK) {
+                        copyNow(namespace, ids.subList(from, Math.min(ids.size(), from + CHUNK)));
+                    }
+                    pending.done.complete(null);
+                } catch (Throwable e) {
+                    pending.done.completeExceptionally(e);
+                }
+            });
+        }
+    }
+
+    private void failWaiting(RuntimeException e) {
+        Map<String, PendingCopy> failed;
+        synchronized (rounds) {
+            failed = waiting;
+            waiting = new LinkedHashMap<>();
+            copying = false;
+        }
+        failed.values().forEach(p -> p.done.completeExceptionally(e));
+    }
+
+    /** Ids waiting for the next copy round of one namespace, and the round's outcome. */
+    private static final class PendingCopy {
+        final Set<BsonValue> ids = new LinkedHashSet<>();
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+    }
+
+    private void copyNow(String namespace, List<BsonValue> ids) {
         CopyUp.Result result;
         try {
             result = copyUp.copy(namespace, ids);

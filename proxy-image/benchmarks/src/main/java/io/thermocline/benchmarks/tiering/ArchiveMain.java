@@ -1,0 +1,30 @@
+package io.thermocline.benchmarks.tiering;
+
+import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.embedded.storage.Storage;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The benchmark's archive as a process of its own, so that a cgroup can cap its memory (heap and
+ * page cache) and its disk reads: one embedded replica set member named {@code archive} on the H2
+ * MVStore backend in {@code dir}. {@code ArchiveMain <port> <dir> <oplogEntries>}.
+ *
+ * <p>The oplog is kept short: the embedded set holds it in the heap, and a capped archive has
+ * little heap to spare.
+ */
+public final class ArchiveMain {
+    private ArchiveMain() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        int port = Integer.parseInt(args[0]);
+        EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").members(1)
+                .storage(Storage.directory(Path.of(args[1]))).ports(List.of(port))
+                .oplogSize(Integer.parseInt(args[2])).build().start();
+        Runtime.getRuntime().addShutdownHook(new Thread(archive::close));
+        System.out.println("archive listening on " + archive.connectionString());
+        Thread.currentThread().join();
+    }
+}

@@ -1,0 +1,128 @@
+package io.thermocline.benchmarks.tiering;
+
+import io.thermocline.benchmarks.ycsb.ChildProcess;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Thermocline ({@link TieredStackMain}) in a process of its own in front of an archive. */
+final class TieredStack implements AutoCloseable {
+    private final ChildProcess process;
+    final int port;
+    private final int httpPort;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    private final int fastPort;
+
+    private TieredStack(ChildProcess process, int port, int httpPort, int fastPort) {
+        this.process = process;
+        this.port = port;
+        this.httpPort = httpPort;
+        this.fastPort = fastPort;
+    }
+
+    static TieredStack start(String archiveUri, boolean warmer, List<String> settings, List<String> jvm, Path log)
+            throws IOException, InterruptedException {
+        int port = ChildProcess.freePort();
+        int httpPort = ChildProcess.freePort();
+        int fastPort = ChildProcess.freePort();
+        List<String> args = new ArrayList<>(List.of(Integer.toString(port), Integer.toString(httpPort), archiveUri, Boolean.toString(warmer),
+                Integer.toString(fastPort)));
+        args.addAll(settings);
+        return new TieredStack(ChildProcess.java("thermocline", jvm, TieredStackMain.class.getName(), args, port, log), port, httpPort,
+                fastPort);
+    }
+
+    String uri() {
+        return "mongodb://127.0.0.1:" + port + "/";
+    }
+
+    /** A sample of the proxy's /metrics (workers included), summed over its label sets; NaN when absent. */
+    double metric(String name) throws IOException, InterruptedException {
+        String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        double sum = Double.NaN;
+        for (String line : body.split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                sum = Double.isNaN(sum) ? v : sum + v;
+            }
+        }
+        return sum;
+    }
+
+    /** Waits until the feeder has mirrored every fast-tier write; false after {@code timeout}. */
+    boolean awaitMirrored(Duration timeout) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (metric("thermocline_feeder_pending_events") == 0 && metric("thermocline_feeder_lag_seconds") == 0) {
+                return true;
+            }
+            Thread.sleep(500);
+        }
+        return false;
+    }
+
+    /** Documents of {@code database.collection} the fast tier holds. */
+    long fastTierDocuments(String database, String collection) {
+        try (com.mongodb.client.MongoClient c = com.mongodb.client.MongoClients.create("mongodb://127.0.0.1:" + fastPort + "/?replicaSet=fast")) {
+            return c.getDatabase(database).getCollection(collection).estimatedDocumentCount();
+        }
+    }
+
+    /** Samples the feeder's lag every second while a run goes on; {@link LagSampler#close} gives the largest. */
+    LagSampler sampleLag() {
+        return new LagSampler();
+    }
+
+    final class LagSampler implements AutoCloseable {
+        private volatile boolean stop;
+        private volatile double max;
+        private final Thread thread = new Thread(() -> {
+            while (!stop) {
+                try {
+                    double lag = metric("thermocline_feeder_lag_seconds");
+                    if (lag > max) {
+                        max = lag;
+                    }
+                    Thread.sleep(1000);
+                } catch (IOException e) {
+                    // a missed sample; the next one counts
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "feeder-lag-sampler");
+
+        LagSampler() {
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        double max() {
+            return max;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop = true;
+            thread.join();
+        }
+    }
+
+    java.time.Duration cpu() {
+        return process.cpu();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.close();
+    }
+}
