@@ -144,6 +144,19 @@ public final class ClusterHealth {
             return running;
         }
         TieringSnapshot t = in.tiering();
+        if (t != null && t.feederAlerts().resyncing()) {
+            return Observed.isFalse(FeederHealthy, "ChangeStreamHistoryLost", "the fast tier's oplog no longer held the feeder's"
+                    + " resume point (detected " + t.feederAlerts().historyLostAt() + "): the feeder is resyncing the archive from the"
+                    + " fast tier, nothing is lost, archive-routed reads wait until it is done; to avoid it, size the fast tier's oplog"
+                    + " to outlast the feeder's longest outage (see docs/tiering-workers.md, Lost change-stream history)");
+        }
+        if (t != null && t.feederAlerts().deadLetters() > 0) {
+            return Observed.isFalse(FeederHealthy, "DeadLetters", t.feederAlerts().deadLetters() + " mirror write(s) refused by the"
+                    + " archive for good (oldest: " + t.feederAlerts().oldestDeadLetter() + "); the fast tier keeps those documents"
+                    + " (never evicted) but the archive lacks their latest version: fix the cause in the archive (the conflicting"
+                    + " unique key, the validator), the feeder retries every minute and clears them; list them on the fast tier with"
+                    + " db.getSiblingDB('thermocline').deadLetters.find() (see docs/tiering-workers.md, Dead letters)");
+        }
         if (t != null && t.feederLagSeconds() != null && t.feederLagSeconds() > in.maxLagSeconds()) {
             return Observed.isFalse(FeederHealthy, "LagTooHigh", "feeder lag exceeds spec.feeder.maxLagSeconds ("
                     + in.maxLagSeconds() + "s); check the archive's write capacity and the feeder's logs");

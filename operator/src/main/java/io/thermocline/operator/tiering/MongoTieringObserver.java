@@ -53,10 +53,26 @@ public class MongoTieringObserver implements TieringObserver {
                     }
                 }
             }
-            return Optional.of(new TieringSnapshot(lag, drained, fastCount, archiveCount, uniqueIndexes));
+            return Optional.of(new TieringSnapshot(lag, drained, fastCount, archiveCount, uniqueIndexes,
+                    alerts(state.find(new Document("_id", "feederHealth")).first())));
         } catch (MongoException | IllegalArgumentException e) {
             return Optional.empty();
         }
+    }
+
+    /** The feeder's dead letters and resync state, as its {@code MetadataStore.saveFeederHealth} writes them. */
+    static TieringSnapshot.FeederAlerts alerts(Document health) {
+        if (health == null) {
+            return TieringSnapshot.FeederAlerts.NONE;
+        }
+        long deadLetters = health.get("deadLetters") instanceof Number n ? n.longValue() : 0;
+        java.time.Instant lostAt = null;
+        boolean resyncing = false;
+        if (health.get("historyLost") instanceof Document lost) {
+            lostAt = lost.getDate("detectedAt") == null ? null : lost.getDate("detectedAt").toInstant();
+            resyncing = lost.get("resyncedAt") == null;
+        }
+        return new TieringSnapshot.FeederAlerts(deadLetters, health.getString("oldestDeadLetter"), lostAt, resyncing);
     }
 
     /** Writes a probe and waits briefly for the feeder's checkpoint to cover it. */

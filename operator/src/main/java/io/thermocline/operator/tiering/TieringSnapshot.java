@@ -9,10 +9,24 @@ import java.util.List;
  * enforced across two tiers.
  */
 public record TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastTierDocuments, Long archiveDocuments,
-                              List<String> uniqueIndexes) {
+                              List<String> uniqueIndexes, FeederAlerts feederAlerts) {
+
+    /**
+     * What the feeder reports in {@code thermocline.state} document {@code feederHealth}: mirror writes the
+     * archive refused for good (dead letters) and a resync after lost change-stream history in progress.
+     */
+    public record FeederAlerts(long deadLetters, String oldestDeadLetter, java.time.Instant historyLostAt, boolean resyncing) {
+        public static final FeederAlerts NONE = new FeederAlerts(0, null, null, false);
+    }
 
     public TieringSnapshot {
         uniqueIndexes = uniqueIndexes == null ? List.of() : List.copyOf(uniqueIndexes);
+        feederAlerts = feederAlerts == null ? FeederAlerts.NONE : feederAlerts;
+    }
+
+    public TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastTierDocuments, Long archiveDocuments,
+                           List<String> uniqueIndexes) {
+        this(feederLagSeconds, drained, fastTierDocuments, archiveDocuments, uniqueIndexes, FeederAlerts.NONE);
     }
 
     public TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastTierDocuments, Long archiveDocuments) {

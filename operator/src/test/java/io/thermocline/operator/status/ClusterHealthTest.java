@@ -77,6 +77,28 @@ class ClusterHealthTest {
     }
 
     @Test
+    void deadLettersMakeTheFeederUnhealthyAndSayWhatToDo() {
+        Inputs in = healthy();
+        var alerts = new TieringSnapshot.FeederAlerts(2, "shop.orders _id 7: upsert failed with code 11000 (E11000 duplicate key)", null, false);
+        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
+                in.feeder(), new TieringSnapshot(0L, true, 1L, 1L, List.of(), alerts), 300, "Ready"));
+        Observed feeder = condition(health, ConditionType.FeederHealthy);
+        assertThat(feeder.holds()).isFalse();
+        assertThat(feeder.reason()).isEqualTo("DeadLetters");
+        assertThat(feeder.message()).contains("2 mirror write(s)", "_id 7", "11000", "deadLetters.find()", "fix the cause");
+    }
+
+    @Test
+    void aResyncAfterLostHistoryIsReportedWhileItRuns() {
+        Inputs in = healthy();
+        var alerts = new TieringSnapshot.FeederAlerts(0, null, java.time.Instant.parse("2026-01-01T00:00:00Z"), true);
+        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
+                in.feeder(), new TieringSnapshot(0L, false, 1L, 1L, List.of(), alerts), 300, "Ready"));
+        assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("ChangeStreamHistoryLost");
+        assertThat(condition(health, ConditionType.FeederHealthy).message()).contains("resyncing", "oplog");
+    }
+
+    @Test
     void replicaSetStillConvergingKeepsFastTierNotReady() {
         Inputs in = healthy();
         Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(),

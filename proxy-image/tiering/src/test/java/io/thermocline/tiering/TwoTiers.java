@@ -50,6 +50,15 @@ public final class TwoTiers implements AutoCloseable {
     private final List<AutoCloseable> workers = new ArrayList<>();
 
     public TwoTiers() {
+        this(EmbeddedReplicaSet.builder().name("fast"));
+    }
+
+    /** A fast tier whose oplog keeps only {@code entries} entries: a feeder down for longer loses its history (286). */
+    public static TwoTiers withFastOplogOf(int entries) {
+        return new TwoTiers(EmbeddedReplicaSet.builder().name("fast").oplogSize(entries));
+    }
+
+    private TwoTiers(EmbeddedReplicaSet.Builder fastTier) {
         String fastUri;
         String archiveUri;
         String kind = System.getProperty("thermocline.tiers", "embedded");
@@ -58,7 +67,7 @@ public final class TwoTiers implements AutoCloseable {
             archiveUri = external("thermocline.archiveUri");
         } else if (kind.equals("embedded")) {
             // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
-            EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
+            EmbeddedReplicaSet fastSet = fastTier.transactionLifetime(Duration.ofSeconds(3)).build().start();
             EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
             ownedSets.add(fastSet);
             ownedSets.add(archiveSet);

@@ -1,19 +1,12 @@
 package io.thermocline.benchmarks.feeder;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.FeederConfig;
-import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.tiering.feeder.Feeder;
-import io.thermocline.tiering.metadata.MetadataStore;
-import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.worker.TierClients;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -22,7 +15,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.bson.BsonTimestamp;
-import org.bson.Document;
 
 /**
  * Feeder throughput and lag under a sustained update load, with and without coalescing. Writers
@@ -52,84 +44,55 @@ public final class FeederBenchmark {
     }
 
     static void run(boolean coalesce, int seconds, int hotDocuments, int writers) throws Exception {
-        try (EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
-             EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
-             MongoClient user = MongoClients.create(fastSet.connectionString())) {
-            var fast = TierClients.client(fastSet.connectionString(), "bench-feeder");
-            var archive = TierClients.client(archiveSet.connectionString(), "bench-feeder");
-            MongoCollection<Document> orders = user.getDatabase("bench").getCollection("orders");
-            PrometheusRegistry registry = new PrometheusRegistry();
-            MetadataStore store = new MetadataStore(fast);
-            store.ensureCollections();
-            MirrorBarrier barrier = new MirrorBarrier(fast, store, "bench");
-            try (Feeder feeder = new Feeder(fast, archive, List.of(POLICY), new FeederConfig(1000, Duration.ofMillis(100), coalesce),
-                    Feeder.Options.defaults().withRegistry(registry)).start()) {
-                feeder.awaitStreaming(Duration.ofSeconds(30));
-                // seeded after the feeder streams: writes before its first start are never mirrored
-                List<Document> seed = new ArrayList<>();
-                for (int i = 0; i < hotDocuments; i++) {
-                    seed.add(new Document("_id", i).append("createdAt", new java.util.Date()).append("n", 0));
-                }
-                orders.insertMany(seed);
-                barrier.sync(Duration.ofSeconds(60));
-                double archiveBefore = counter(registry, "thermocline_feeder_archive_writes");
-                double eventsBefore = counter(registry, "thermocline_feeder_events", "mirrored") + counter(registry, "thermocline_feeder_events", "coalesced");
-                AtomicBoolean stop = new AtomicBoolean();
-                AtomicLong written = new AtomicLong();
-                List<Thread> threads = new ArrayList<>();
-                for (int w = 0; w < writers; w++) {
-                    Thread t = new Thread(() -> {
-                        while (!stop.get()) {
-                            orders.updateOne(Filters.eq("_id", ThreadLocalRandom.current().nextInt(hotDocuments)), Updates.inc("n", 1));
-                            written.incrementAndGet();
-                        }
-                    });
-                    t.start();
-                    threads.add(t);
-                }
-                List<Long> lags = Collections.synchronizedList(new ArrayList<>());
-                long start = System.nanoTime();
-                long end = start + Duration.ofSeconds(seconds).toNanos();
-                while (System.nanoTime() < end) {
-                    long probeStart = System.nanoTime();
-                    BsonTimestamp probe = barrier.probe();
-                    if (barrier.awaitMirrored(probe, Duration.ofSeconds(120)).isPresent()) {
-                        lags.add((System.nanoTime() - probeStart) / 1_000_000);
+        PrometheusRegistry registry = new PrometheusRegistry();
+        try (BenchTiers tiers = new BenchTiers();
+             Feeder feeder = tiers.feederWithSeed(new FeederConfig(1000, Duration.ofMillis(100), coalesce), registry, hotDocuments)) {
+            var orders = tiers.orders;
+            var barrier = tiers.barrier;
+            double archiveBefore = counter(registry, "thermocline_feeder_archive_writes");
+            double eventsBefore = counter(registry, "thermocline_feeder_events", "mirrored") + counter(registry, "thermocline_feeder_events", "coalesced");
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong written = new AtomicLong();
+            List<Thread> threads = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                Thread t = new Thread(() -> {
+                    while (!stop.get()) {
+                        orders.updateOne(Filters.eq("_id", ThreadLocalRandom.current().nextInt(hotDocuments)), Updates.inc("n", 1));
+                        written.incrementAndGet();
                     }
-                    Thread.sleep(100);
-                }
-                stop.set(true);
-                for (Thread t : threads) {
-                    t.join();
-                }
-                long writeEnd = System.nanoTime();
-                barrier.sync(Duration.ofSeconds(300));
-                long drained = System.nanoTime();
-                double elapsed = (writeEnd - start) / 1e9;
-                double coalesced = counter(registry, "thermocline_feeder_events", "coalesced");
-                double events = counter(registry, "thermocline_feeder_events", "mirrored") + coalesced - eventsBefore;
-                double archiveWrites = counter(registry, "thermocline_feeder_archive_writes") - archiveBefore;
-                Collections.sort(lags);
-                double total = (drained - start) / 1e9;
-                System.out.printf("| %s | %.0f | %.0f | %.0f | %.0f %% | %d | %d | %d | %d |%n", coalesce,
-                        written.get() / elapsed, events / total, archiveWrites / total, events == 0 ? 0 : 100 * coalesced / events,
-                        percentile(lags, 50), percentile(lags, 99), lags.isEmpty() ? -1 : lags.get(lags.size() - 1),
-                        (drained - writeEnd) / 1_000_000);
-                verify(orders, archiveSet);
-            } finally {
-                fast.close();
-                archive.close();
+                });
+                t.start();
+                threads.add(t);
             }
-        }
-    }
-
-    static void verify(MongoCollection<Document> orders, EmbeddedReplicaSet archiveSet) {
-        try (MongoClient client = MongoClients.create(archiveSet.connectionString())) {
-            var archived = client.getDatabase("bench").getCollection("orders").find().sort(new Document("_id", 1)).into(new ArrayList<>());
-            var source = orders.find().sort(new Document("_id", 1)).into(new ArrayList<>());
-            if (!archived.equals(source)) {
-                throw new IllegalStateException("archive differs from the fast tier after draining");
+            List<Long> lags = Collections.synchronizedList(new ArrayList<>());
+            long start = System.nanoTime();
+            long end = start + Duration.ofSeconds(seconds).toNanos();
+            while (System.nanoTime() < end) {
+                long probeStart = System.nanoTime();
+                BsonTimestamp probe = barrier.probe();
+                if (barrier.awaitMirrored(probe, Duration.ofSeconds(120)).isPresent()) {
+                    lags.add((System.nanoTime() - probeStart) / 1_000_000);
+                }
+                Thread.sleep(100);
             }
+            stop.set(true);
+            for (Thread t : threads) {
+                t.join();
+            }
+            long writeEnd = System.nanoTime();
+            barrier.sync(Duration.ofSeconds(300));
+            long drained = System.nanoTime();
+            double elapsed = (writeEnd - start) / 1e9;
+            double coalesced = counter(registry, "thermocline_feeder_events", "coalesced");
+            double events = counter(registry, "thermocline_feeder_events", "mirrored") + coalesced - eventsBefore;
+            double archiveWrites = counter(registry, "thermocline_feeder_archive_writes") - archiveBefore;
+            Collections.sort(lags);
+            double total = (drained - start) / 1e9;
+            System.out.printf("| %s | %.0f | %.0f | %.0f | %.0f %% | %d | %d | %d | %d |%n", coalesce,
+                    written.get() / elapsed, events / total, archiveWrites / total, events == 0 ? 0 : 100 * coalesced / events,
+                    percentile(lags, 50), percentile(lags, 99), lags.isEmpty() ? -1 : lags.get(lags.size() - 1),
+                    (drained - writeEnd) / 1_000_000);
+            tiers.verify();
         }
     }
 

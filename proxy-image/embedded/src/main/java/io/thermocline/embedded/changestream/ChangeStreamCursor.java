@@ -198,11 +198,12 @@ public final class ChangeStreamCursor {
 
     private void emit(BsonDocument event, OplogEntry entry, List<BsonDocument> out) {
         if (stages == null || "invalidate".equals(event.getString("operationType").getValue())) {
+            checkSize(event);
             out.add(event);
             lastEventToken = ResumeToken.parse(event.get("_id"));
             return;
         }
-        List<Document> result = stages.runStages(Stream.of(BsonBridge.toBackend(event)));
+        List<Document> result = stages.runStages(Stream.of(toBackend(event)));
         if (result.isEmpty()) {
             return;
         }
@@ -214,9 +215,39 @@ public final class ChangeStreamCursor {
                     + "Modifying the _id field of an event makes it impossible to resume the stream from that point. "
                     + "Only transformations that retain the unmodified _id field are allowed.");
         }
+        checkSize(transformed);
         out.add(transformed);
         lastEventToken = ResumeToken.parse(id);
     }
+
+    /**
+     * The backend's decoder refuses documents over 16 MB, while MongoDB runs the stages after
+     * $changeStream on events of any size (only the output is limited): decode field by field.
+     */
+    private static Document toBackend(BsonDocument event) {
+        if (new org.bson.RawBsonDocument(event, new org.bson.codecs.BsonDocumentCodec()).getByteBuffer().remaining() <= 16 * 1024 * 1024) {
+            return BsonBridge.toBackend(event);
+        }
+        Document document = new Document();
+        for (var field : event.entrySet()) {
+            document.putAll(BsonBridge.toBackend(new BsonDocument(field.getKey(), field.getValue())));
+        }
+        return document;
+    }
+
+    /**
+     * MongoDB fails the stream when one event, after the stages that follow $changeStream, exceeds
+     * its internal BSON limit (16 MB + 16 KB): resuming meets the same event again.
+     */
+    private static void checkSize(BsonDocument event) {
+        int size = new org.bson.RawBsonDocument(event, new org.bson.codecs.BsonDocumentCodec()).getByteBuffer().remaining();
+        if (size > MAX_EVENT_BYTES) {
+            throw new ReplicationException(10334, "BSONObjectTooLarge", "Executor error during getMore :: caused by :: BSONObj size: "
+                + size + " (0x" + Integer.toHexString(size).toUpperCase() + ") is invalid. Size must be between 0 and 16793600(16MB)");
+        }
+    }
+
+    private static final int MAX_EVENT_BYTES = 16 * 1024 * 1024 + 16 * 1024;
 
     private BsonDocument event(OplogEntry entry, ResumeToken token) {
         BsonDocument event = new BsonDocument("_id", token.toBson());

@@ -117,6 +117,39 @@ public abstract class ChangeStreamContract {
         }
     }
 
+    /**
+     * An event over the server's 16 MB limit (here: an update of a 9 MB field with updateLookup, so
+     * the event carries 9 MB twice) fails the stream with BSONObjectTooLarge; a stream that projects
+     * the large fields out passes the same event.
+     */
+    @Test
+    void anEventOverSixteenMegabytesFailsTheStreamUnlessItsLargeFieldsAreProjectedOut() {
+        String nineMegabytes = "x".repeat(9 * 1024 * 1024);
+        coll.insertOne(new Document("_id", 1).append("blob", "small"));
+        BsonDocument start = null;
+        try (var probe = open(coll.watch())) {
+            coll.updateOne(Filters.eq("_id", 1), Updates.set("n", 1));
+            start = next(probe).getResumeToken();
+        }
+        coll.updateOne(Filters.eq("_id", 1), Updates.set("blob", nineMegabytes));
+        coll.updateOne(Filters.eq("_id", 1), Updates.set("n", 2));
+        BsonDocument resumeAt = start;
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> {
+            try (var full = open(coll.watch().resumeAfter(resumeAt).fullDocument(FullDocument.UPDATE_LOOKUP))) {
+                next(full);
+            }
+        }).isInstanceOf(com.mongodb.MongoException.class)
+                .satisfies(e -> assertThat(((com.mongodb.MongoException) e).getCode()).isEqualTo(10334));
+        try (var lean = open(coll.watch(List.of(Aggregates.project(Projections.exclude("fullDocument", "updateDescription"))))
+                .resumeAfter(resumeAt))) {
+            ChangeStreamDocument<Document> big = next(lean);
+            assertThat(big.getOperationType()).isEqualTo(OperationType.UPDATE);
+            assertThat(big.getDocumentKey()).isEqualTo(BsonDocument.parse("{_id: 1}"));
+            assertThat(big.getUpdateDescription()).isNull();
+            assertThat(next(lean).getDocumentKey()).isEqualTo(BsonDocument.parse("{_id: 1}"));
+        }
+    }
+
     @Test
     void replaceAndDeleteEvents() {
         coll.insertOne(new Document("_id", 1).append("a", 1));

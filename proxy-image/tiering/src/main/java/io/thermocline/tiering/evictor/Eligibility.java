@@ -13,6 +13,8 @@ public enum Eligibility {
     NO_AGE,
     /** The feeder has not yet mirrored every write up to the evictor's read: wait. */
     FEEDER_BEHIND,
+    /** The feeder could not write its last state to the archive (a dead letter): the fast tier holds the only copy. */
+    DEAD_LETTERED,
     /** Verification found no archive copy: keep, the archive would lose it. */
     NOT_IN_ARCHIVE,
     /** Verification found a different archive copy: keep and report. */
@@ -23,11 +25,13 @@ public enum Eligibility {
      * @param cutoff          documents aged strictly before it are outside the window
      * @param mirroredCovers  the feeder's persisted mirrored-through covers a probe written after
      *                        the document was read, so every write to it is in the archive
+     * @param deadLettered    the archive refused a mirror write of it (read after the barrier, so a
+     *                        refusal of any write up to the evictor's read is seen)
      * @param fastCopy        the document as read from the fast tier
      * @param archiveCopy     the archive's copy; ignored unless {@code verify}
      */
     public static Eligibility decide(Optional<Instant> age, Instant cutoff, boolean mirroredCovers, boolean verify,
-                                     BsonDocument fastCopy, BsonDocument archiveCopy) {
+                                     boolean deadLettered, BsonDocument fastCopy, BsonDocument archiveCopy) {
         if (age.isEmpty()) {
             return NO_AGE;
         }
@@ -36,6 +40,9 @@ public enum Eligibility {
         }
         if (!mirroredCovers) {
             return FEEDER_BEHIND;
+        }
+        if (deadLettered) {
+            return DEAD_LETTERED;
         }
         if (verify) {
             if (archiveCopy == null) {

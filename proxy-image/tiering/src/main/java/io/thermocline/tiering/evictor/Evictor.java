@@ -10,6 +10,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.EvictorConfig;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.EvictorPass;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
@@ -19,6 +20,7 @@ import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.BsonOrder;
 import io.thermocline.tiering.window.Window;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
@@ -33,6 +35,8 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -86,6 +90,14 @@ public final class Evictor implements AutoCloseable {
             return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, backoff, registry, faults, clock);
         }
 
+        public Options withVerifyArchive(boolean verify) {
+            return new Options(instanceId, verify, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, clock);
+        }
+
+        public Options withClock(Clock c) {
+            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, c);
+        }
+
         public Options withFenceRetention(Duration retention) {
             return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, retention, errorBackoff, registry, faults, clock);
         }
@@ -108,6 +120,8 @@ public final class Evictor implements AutoCloseable {
     private final MirrorBarrier barrier;
     private final OwnWrites ownWrites;
     private final Fences fences;
+    private final FencePurge fencePurge;
+    private final DeadLetters deadLetters;
     private final RateLimiter rate;
     private final Counter documents;
     private final WorkerLoop loop;
@@ -141,6 +155,8 @@ public final class Evictor implements AutoCloseable {
         this.barrier = new MirrorBarrier(fast, store, "evictor/" + options.instanceId());
         this.ownWrites = new OwnWrites(fast, store, "evictor/" + options.instanceId());
         this.fences = new Fences(store);
+        this.fencePurge = new FencePurge(store, barrier, options.barrierTimeout());
+        this.deadLetters = new DeadLetters(store);
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
         this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "evictor", "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
         this.loop = new WorkerLoop("evictor", () -> {
@@ -168,9 +184,9 @@ public final class Evictor implements AutoCloseable {
             outcomes.put(policy.namespace(), counts);
             complete &= counts.getOrDefault(Eligibility.FEEDER_BEHIND, 0L) == 0;
         }
-        long purged = fences.purge(options.clock().instant().minus(options.fenceRetention()));
-        if (purged > 0) {
-            LOG.info("event=fences_purged count={}", purged);
+        FencePurge.Result purge = fencePurge.purge(options.clock().instant().minus(options.fenceRetention()));
+        if (purge.purged() > 0 || purge.keptForFeeder() > 0) {
+            LOG.info("event=fences_purged count={} keptForFeeder={}", purge.purged(), purge.keptForFeeder());
         }
         return new PassResult(outcomes, complete);
     }
@@ -200,16 +216,21 @@ public final class Evictor implements AutoCloseable {
             rate.acquire(candidates.size());
             boolean mirrored = barrier.sync(options.barrierTimeout()).isPresent();
             Map<BsonValue, BsonDocument> archived = new HashMap<>();
+            List<BsonValue> ids = candidates.stream().map(d -> d.get("_id")).toList();
             if (mirrored && options.verifyArchive()) {
-                List<BsonValue> ids = candidates.stream().map(d -> d.get("_id")).toList();
                 for (BsonDocument document : Blocking.list(collection(archive, namespace).find(Filters.in("_id", ids)))) {
                     archived.put(document.get("_id"), document);
                 }
             }
+            // read after the barrier: the feeder records a refused write before it checkpoints past it
+            Set<BsonValue> lettered = new TreeSet<>(BsonOrder.COMPARATOR);
+            if (mirrored) {
+                lettered.addAll(deadLetters.among(namespace, ids));
+            }
             List<BsonDocument> eligible = new ArrayList<>();
             for (BsonDocument candidate : candidates) {
                 Eligibility decision = Eligibility.decide(window.age(candidate), cutoff, mirrored, options.verifyArchive(),
-                        candidate, archived.get(candidate.get("_id")));
+                        lettered.contains(candidate.get("_id")), candidate, archived.get(candidate.get("_id")));
                 if (decision == Eligibility.EVICT) {
                     eligible.add(candidate);
                 } else {
@@ -228,8 +249,8 @@ public final class Evictor implements AutoCloseable {
                 counts.getOrDefault(Eligibility.FEEDER_BEHIND, 0L),
                 counts.getOrDefault(Eligibility.ARCHIVE_DIFFERS, 0L) + counts.getOrDefault(Eligibility.NOT_IN_ARCHIVE, 0L));
         store.updateNamespace(namespace, s -> s.withLastEviction(pass));
-        LOG.info("event=eviction_pass namespace={} cutoff={} evicted={} feederBehind={} archiveDiffers={}", namespace, cutoff,
-                pass.evicted(), pass.keptForFeeder(), pass.keptArchiveDiffers());
+        LOG.info("event=eviction_pass namespace={} cutoff={} evicted={} feederBehind={} archiveDiffers={} deadLettered={}", namespace,
+                cutoff, pass.evicted(), pass.keptForFeeder(), pass.keptArchiveDiffers(), counts.getOrDefault(Eligibility.DEAD_LETTERED, 0L));
         return counts;
     }
 

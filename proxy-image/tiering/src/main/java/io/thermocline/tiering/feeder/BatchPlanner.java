@@ -22,7 +22,8 @@ import org.bson.BsonValue;
  * <li>A user fence in {@code thermocline.fences} is a user delete of the document it names, even
  *     when the fast tier no longer held that document; so is a plain delete event.</li>
  * <li>With coalescing, only the last action per document survives: the last state in the batch
- *     wins, and a delete after updates wins.</li>
+ *     wins, and a delete after updates wins. Documents are told apart by MongoDB's {@code _id}
+ *     equality ({@link DocumentKey}), not Java's.</li>
  * </ul>
  */
 public final class BatchPlanner {
@@ -42,7 +43,7 @@ public final class BatchPlanner {
         if (events.isEmpty()) {
             throw new IllegalArgumentException("a plan needs at least one event");
         }
-        Map<String, Map<BsonValue, MirrorAction>> coalesced = new LinkedHashMap<>();
+        Map<String, Map<DocumentKey, MirrorAction>> coalesced = new LinkedHashMap<>();
         Map<String, List<MirrorAction>> ordered = new LinkedHashMap<>();
         int mirrored = 0;
         int replaced = 0;
@@ -66,7 +67,7 @@ public final class BatchPlanner {
             mirrored++;
             if (coalesce) {
                 MirrorAction previous = coalesced.computeIfAbsent(action.namespace(), ns -> new LinkedHashMap<>())
-                        .put(action.documentId(), action);
+                        .put(new DocumentKey(action.documentId()), action);
                 if (previous != null) {
                     replaced++;
                 }

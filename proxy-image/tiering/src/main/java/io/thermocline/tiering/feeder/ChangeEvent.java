@@ -29,4 +29,9 @@ public record ChangeEvent(
         return new ChangeEvent(event.getResumeToken(), namespace, event.getOperationTypeString(),
                 key == null ? null : key.get("_id"), event.getFullDocument(), transaction, event.getClusterTime());
     }
+
+    /** The same event with the document as looked up now (null: the document is gone). */
+    public ChangeEvent withFullDocument(BsonDocument document) {
+        return new ChangeEvent(resumeToken, namespace, operationType, documentId, document, transaction, clusterTime);
+    }
 }

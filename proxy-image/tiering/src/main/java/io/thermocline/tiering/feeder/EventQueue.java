@@ -54,8 +54,16 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
     }
 
     /**
-     * The next batch: waits up to {@code idleWait} for a first event, then up to
-     * {@code maxBatchWait} more to fill it. Empty when nothing arrived.
+     * Events arriving less than this apart belong to one burst (one getMore's events are handed over
+     * one by one): a batch stays open for them, and is sent as soon as the stream pauses this long.
+     */
+    static final long BURST_GAP_NANOS = 1_000_000;
+
+    /**
+     * The next batch: waits up to {@code idleWait} for a first event, then takes what has arrived
+     * and keeps the batch open while more arrive in the same burst, for at most {@code maxBatchWait}.
+     * It never holds a batch back to fill it at a steady rate: each event waits for the archive only
+     * (events that arrive meanwhile form the next batch). Empty when nothing arrived.
      */
     List<ChangeStreamDocument<BsonDocument>> nextBatch(int batchSize, Duration maxBatchWait, Duration idleWait)
             throws InterruptedException {
@@ -73,12 +81,11 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
             if (batch.size() >= batchSize || left <= 0) {
                 break;
             }
-            ChangeStreamDocument<BsonDocument> next = queue.poll(Math.min(left, 5_000_000L), TimeUnit.NANOSECONDS);
-            if (next != null) {
-                batch.add(next);
-            } else if (failure != null || completed) {
+            ChangeStreamDocument<BsonDocument> next = queue.poll(Math.min(left, BURST_GAP_NANOS), TimeUnit.NANOSECONDS);
+            if (next == null) {
                 break;
             }
+            batch.add(next);
         }
         subscription.request(batch.size());
         return batch;

@@ -1,22 +1,19 @@
 package io.thermocline.tiering.feeder;
 
+import com.mongodb.MongoException;
 import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Aggregates;
-import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.ReplaceOneModel;
-import com.mongodb.client.model.ReplaceOptions;
-import com.mongodb.client.model.WriteModel;
 import com.mongodb.client.model.changestream.FullDocument;
 import com.mongodb.reactivestreams.client.ChangeStreamPublisher;
 import com.mongodb.reactivestreams.client.MongoClient;
-import com.mongodb.reactivestreams.client.MongoCollection;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
+import io.thermocline.tiering.metadata.FeederHealth;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StaleStateException;
@@ -24,6 +21,7 @@ import io.thermocline.tiering.provenance.OwnTransactions;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
+import io.thermocline.tiering.worker.InjectedCrash;
 import io.thermocline.tiering.worker.TierClients;
 import io.thermocline.tiering.worker.WorkerLoop;
 import java.time.Duration;
@@ -34,6 +32,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.conversions.Bson;
@@ -58,34 +60,39 @@ public final class Feeder implements AutoCloseable {
 
     /** Tuning that is not part of the user-facing configuration. */
     public record Options(String instanceId, Duration probeInterval, Duration leaseDuration, Duration errorBackoff,
-                          PrometheusRegistry registry, FaultInjection faults) {
+                          Duration deadLetterRetryInterval, PrometheusRegistry registry, FaultInjection faults) {
         public static Options defaults() {
             return new Options("feeder-" + UUID.randomUUID(), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                    Duration.ofSeconds(1), PrometheusRegistry.defaultRegistry, FaultInjection.NONE);
+                    Duration.ofSeconds(1), Duration.ofMinutes(1), PrometheusRegistry.defaultRegistry, FaultInjection.NONE);
         }
 
         public Options withInstanceId(String id) {
-            return new Options(id, probeInterval, leaseDuration, errorBackoff, registry, faults);
+            return new Options(id, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, faults);
         }
 
         public Options withProbeInterval(Duration interval) {
-            return new Options(instanceId, interval, leaseDuration, errorBackoff, registry, faults);
+            return new Options(instanceId, interval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, faults);
         }
 
         public Options withLeaseDuration(Duration lease) {
-            return new Options(instanceId, probeInterval, lease, errorBackoff, registry, faults);
+            return new Options(instanceId, probeInterval, lease, errorBackoff, deadLetterRetryInterval, registry, faults);
         }
 
         public Options withErrorBackoff(Duration backoff) {
-            return new Options(instanceId, probeInterval, leaseDuration, backoff, registry, faults);
+            return new Options(instanceId, probeInterval, leaseDuration, backoff, deadLetterRetryInterval, registry, faults);
+        }
+
+        /** How often dead letters are retried (the cause may have been fixed in the archive). */
+        public Options withDeadLetterRetryInterval(Duration interval) {
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, interval, registry, faults);
         }
 
         public Options withRegistry(PrometheusRegistry r) {
-            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, r, faults);
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, r, faults);
         }
 
         public Options withFaults(FaultInjection f) {
-            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, registry, f);
+            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, f);
         }
     }
 
@@ -100,13 +107,29 @@ public final class Feeder implements AutoCloseable {
     private final BatchPlanner planner;
     private final FeederMetrics metrics;
     private final WorkerLoop loop;
+    private final DeadLetters deadLetters;
+    private final ArchiveWriter writer;
 
     private volatile EventQueue stream;
     private OwnTransactions own;
     private volatile FeederCheckpoint checkpoint;
-    private long leaseValidUntilNanos;
+    private volatile long leaseValidUntilNanos;
+    /** The checkpoint being written while the next batch goes to the archive (at most one). */
+    private Future<FeederCheckpoint> inFlight;
+    private final ExecutorService checkpointer = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "thermocline-feeder-checkpoint");
+        t.setDaemon(true);
+        return t;
+    });
     private long lastProbeNanos;
     private BsonTimestamp outstandingProbe;
+    private long deadLetterCount;
+    /** Set after a change event over 16 MB failed the stream: stream without large fields until past it. */
+    private BsonTimestamp leanThrough;
+    private boolean streamIsLean;
+    private BsonTimestamp lastReceived;
+    private long lastDeadLetterRetryNanos;
+    private FeederHealth health = FeederHealth.HEALTHY;
 
     /** Starts a feeder with its own clients for the configured tiers. */
     public static Feeder start(ThermoclineConfig config) {
@@ -138,6 +161,8 @@ public final class Feeder implements AutoCloseable {
         this.planner = new BatchPlanner(namespaces, config.coalesce());
         this.metrics = FeederMetrics.in(options.registry());
         this.loop = new WorkerLoop("feeder", this::step, options.errorBackoff());
+        this.deadLetters = new DeadLetters(store);
+        this.writer = new ArchiveWriter(archive, deadLetters, metrics);
     }
 
     public Feeder start() {
@@ -180,6 +205,10 @@ public final class Feeder implements AutoCloseable {
             if (stream == null && !open()) {
                 return options.leaseDuration().dividedBy(4);
             }
+            if (deadLetterCount > 0 && System.nanoTime() - lastDeadLetterRetryNanos >= options.deadLetterRetryInterval().toNanos()) {
+                settle();
+                retryDeadLetters();
+            }
             List<ChangeEvent> events = new ArrayList<>();
             for (var event : stream.nextBatch(config.batchSize(), config.maxBatchWait(), options.probeInterval())) {
                 events.add(ChangeEvent.of(event));
@@ -188,13 +217,86 @@ public final class Feeder implements AutoCloseable {
                 idle();
                 return Duration.ZERO;
             }
-            mirror(events);
+            lastReceived = events.get(events.size() - 1).clusterTime();
+            mirror(streamIsLean ? LargeEvents.lookUp(fast, events) : events);
+            if (streamIsLean && lastReceived != null && lastReceived.compareTo(leanThrough) > 0) {
+                // past the large event: back to the server's own lookups, from the checkpoint just written
+                settle();
+                leanThrough = null;
+                closeStream();
+                LOG.info("event=feeder_large_event_passed instance={}", options.instanceId());
+            }
             return Duration.ZERO;
         } catch (RuntimeException | InterruptedException e) {
             // events taken from the stream but not checkpointed must be read again: reopen from the checkpoint
             closeStream();
+            settleQuietly();
+            if (e instanceof MongoException error && historyLost(error) && checkpoint != null) {
+                resync(error);
+                return Duration.ZERO;
+            }
+            if (e instanceof MongoException error && LargeEvents.tooLarge(error) && checkpoint != null && !streamIsLean) {
+                BsonTimestamp received = lastReceived == null ? checkpoint.mirroredThrough() : lastReceived;
+                leanThrough = MetadataStore.max(received, checkpoint.mirroredThrough());
+                LOG.warn("event=feeder_large_event instance={} after={} error=\"{}\" action=stream_without_large_fields",
+                        options.instanceId(), describe(leanThrough), error.getMessage());
+                return Duration.ZERO;
+            }
             throw e;
         }
+    }
+
+    /**
+     * The fast tier's oplog no longer holds the resume point: ChangeStreamHistoryLost (286, MongoDB
+     * 4.2+), CappedPositionLost (136), or 4.0's "resume token was not found" (280). Retrying cannot help.
+     */
+    static boolean historyLost(MongoException error) {
+        return error.getCode() == 286 || error.getCode() == 136
+                || (error.getCode() == 280 && String.valueOf(error.getMessage()).contains("resume token was not found"));
+    }
+
+    /**
+     * Recovers from lost history: opens a fresh change stream at a probe written now (BEFORE the scan,
+     * so every write after it reaches the feeder after the resync's writes), resyncs the archive from
+     * the fast tier ({@link Resync}), then checkpoints just before the probe: the archive now holds
+     * every write up to it, or a newer version of its document. Mirrored-through stays where it was
+     * until then, so the evictor, fence purges and archive reads keep waiting. A crash during the
+     * resync resumes from the old checkpoint, loses history again and resyncs again.
+     */
+    private void resync(MongoException cause) throws InterruptedException {
+        metrics.historyLost.inc();
+        metrics.resyncing.set(1);
+        Instant detected = Instant.now();
+        LOG.warn("event=feeder_history_lost instance={} mirroredThrough={} error=\"{}\" action=resync", options.instanceId(),
+                describe(checkpoint.mirroredThrough()), cause.getMessage());
+        health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, null, 0, 0));
+        store.saveFeederHealth(health);
+        renewLease();
+        BsonTimestamp start = barrier.probe();
+        outstandingProbe = start;
+        lastProbeNanos = System.nanoTime();
+        subscribe(null, start);
+        Resync.Result result = new Resync(fast, archive, store, writer).run(policies, () -> {
+            renewLease();
+            return archiveWriteTimeoutMillis();
+        });
+        BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start));
+        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, through, null,
+                checkpoint.mirroredEvents(), 0, 0));
+        own = new OwnTransactions(null);
+        deadLetterCount = deadLetters.count();
+        publishDeadLetters();
+        health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, Instant.now(), result.upserted(), result.deleted()));
+        store.saveFeederHealth(health);
+        metrics.resyncing.set(0);
+        LOG.warn("event=feeder_resynced instance={} upserted={} deleted={} streamingFrom={}", options.instanceId(),
+                result.upserted(), result.deleted(), describe(start));
+    }
+
+    /** Re-writes the checkpoint unchanged with a fresh lease (long work between batches). */
+    private void renewLease() {
+        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, checkpoint.resumeToken(), checkpoint.mirroredThrough(),
+                checkpoint.openOwnTransaction(), checkpoint.mirroredEvents(), checkpoint.lagSeconds(), checkpoint.pendingEvents()));
     }
 
     private boolean open() {
@@ -208,13 +310,13 @@ public final class Feeder implements AutoCloseable {
         checkpoint = store.saveFeederCheckpoint(current, withLease(current, current.resumeToken(), current.mirroredThrough(),
                 current.openOwnTransaction(), current.mirroredEvents(), current.lagSeconds(), current.pendingEvents()));
         own = new OwnTransactions(checkpoint.openOwnTransaction());
+        health = store.feederHealth();
+        deadLetterCount = deadLetters.count();
+        lastDeadLetterRetryNanos = System.nanoTime();
+        publishDeadLetters();
         LOG.debug("event=feeder_open instance={} openOwnTransaction={}", options.instanceId(), checkpoint.openOwnTransaction());
-        ChangeStreamPublisher<BsonDocument> publisher = fast.watch(List.of(Aggregates.match(matchFilter())), BsonDocument.class)
-                .fullDocument(FullDocument.UPDATE_LOOKUP)
-                .batchSize(config.batchSize())
-                .maxAwaitTime(options.probeInterval().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         if (checkpoint.resumeToken() != null) {
-            publisher = publisher.resumeAfter(checkpoint.resumeToken());
+            subscribe(checkpoint.resumeToken(), null);
             LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
         } else if (checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
             // first start ever: begin at a probe written now, and persist that start before streaming, so a
@@ -224,16 +326,28 @@ public final class Feeder implements AutoCloseable {
             lastProbeNanos = System.nanoTime();
             checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, BatchPlanner.justBefore(start),
                     null, 0, 0, 0));
-            publisher = publisher.startAtOperationTime(start);
+            subscribe(null, start);
             LOG.info("event=feeder_started_fresh instance={} at={}", options.instanceId(), describe(start));
         } else {
             BsonTimestamp start = justAfter(checkpoint.mirroredThrough());
-            publisher = publisher.startAtOperationTime(start);
+            subscribe(null, start);
             LOG.info("event=feeder_restarted_before_first_batch instance={} at={}", options.instanceId(), describe(start));
         }
+        return true;
+    }
+
+    /** Opens the change stream after {@code resumeToken}, or at {@code startAt} when there is none. */
+    private void subscribe(BsonDocument resumeToken, BsonTimestamp startAt) {
+        streamIsLean = leanThrough != null;
+        lastReceived = null;
+        List<Bson> pipeline = streamIsLean ? LargeEvents.leanPipeline(matchFilter()) : List.of(Aggregates.match(matchFilter()));
+        ChangeStreamPublisher<BsonDocument> publisher = fast.watch(pipeline, BsonDocument.class)
+                .fullDocument(streamIsLean ? FullDocument.DEFAULT : FullDocument.UPDATE_LOOKUP)
+                .batchSize(config.batchSize())
+                .maxAwaitTime(options.probeInterval().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        publisher = resumeToken != null ? publisher.resumeAfter(resumeToken) : publisher.startAtOperationTime(startAt);
         stream = new EventQueue(config.batchSize());
         publisher.subscribe(stream);
-        return true;
     }
 
     private Bson matchFilter() {
@@ -260,13 +374,23 @@ public final class Feeder implements AutoCloseable {
         }
     }
 
-    private void mirror(List<ChangeEvent> events) {
+    private void mirror(List<ChangeEvent> events) throws InterruptedException {
         MirrorPlan plan = planner.plan(events, own);
         if (System.nanoTime() > leaseValidUntilNanos) {
             throw new StaleStateException("the feeder's lease ran out before its archive write; re-acquiring");
         }
+        boolean deadLettersChanged = false;
         for (Map.Entry<String, List<MirrorAction>> entry : plan.actions().entrySet()) {
-            writeArchive(entry.getKey(), entry.getValue());
+            if (entry.getValue().isEmpty()) {
+                continue;
+            }
+            ArchiveWriter.Outcome outcome = writer.write(entry.getKey(), entry.getValue(), this::archiveWriteTimeoutMillis);
+            long cleared = deadLetterCount + outcome.deadLettered() > 0 ? deadLetters.clear(entry.getKey(), outcome.succeeded()) : 0;
+            deadLettersChanged |= outcome.deadLettered() > 0 || cleared > 0;
+        }
+        if (deadLettersChanged) {
+            deadLetterCount = deadLetters.count();
+            publishDeadLetters();
         }
         options.faults().reached(FaultPoint.FEEDER_ARCHIVE_WRITTEN);
 
@@ -276,10 +400,20 @@ public final class Feeder implements AutoCloseable {
         }
         int pending = stream.pending();
         double lag = pending > 0 && last != null ? Math.max(0, Instant.now().getEpochSecond() - (last.getTime() & 0xFFFFFFFFL)) : 0;
-        BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), plan.mirroredThrough());
-        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, plan.resumeToken(), through,
-                plan.openOwnTransaction(), checkpoint.mirroredEvents() + plan.counts().mirrored(), lag, pending));
-        options.faults().reached(FaultPoint.FEEDER_CHECKPOINTED);
+        // the previous checkpoint was written while this batch went to the archive; only now wait for it
+        settle();
+        FeederCheckpoint base = checkpoint;
+        BsonTimestamp through = MetadataStore.max(base.mirroredThrough(), plan.mirroredThrough());
+        FeederCheckpoint next = new FeederCheckpoint(plan.resumeToken(), through, plan.openOwnTransaction(),
+                base.mirroredEvents() + plan.counts().mirrored(), lag, pending, options.instanceId(),
+                Instant.now().plus(options.leaseDuration()), base.version());
+        long sentAt = System.nanoTime();
+        inFlight = checkpointer.submit(() -> {
+            FeederCheckpoint saved = store.saveFeederCheckpoint(base, next);
+            leaseValidUntilNanos = sentAt + options.leaseDuration().toNanos() * 2 / 3;
+            checkpoint = saved;
+            return saved;
+        });
 
         metrics.batches.inc();
         metrics.events.labelValues("mirrored").inc(plan.counts().mirrored());
@@ -295,36 +429,87 @@ public final class Feeder implements AutoCloseable {
         }
     }
 
-    private void writeArchive(String namespace, List<MirrorAction> actions) {
-        if (actions.isEmpty()) {
+    /**
+     * Waits for the checkpoint in flight, if any: afterwards {@link #checkpoint} is the persisted one.
+     * A failed write (another instance took over, the fast tier is unreachable) is thrown here.
+     */
+    private void settle() throws InterruptedException {
+        Future<FeederCheckpoint> pendingWrite = inFlight;
+        if (pendingWrite == null) {
             return;
         }
-        MongoNamespace ns = new MongoNamespace(namespace);
-        // a write still in flight when the lease runs out could land after a successor's newer writes:
-        // the driver abandons it (and the server stops it, maxTimeMS) before the lease expires
+        inFlight = null;
+        try {
+            pendingWrite.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException("the feeder's checkpoint write failed", e.getCause());
+        }
+        options.faults().reached(FaultPoint.FEEDER_CHECKPOINTED);
+    }
+
+    /** Settles, and forgets a failed checkpoint write: the caller re-reads the stored one. */
+    private void settleQuietly() {
+        try {
+            settle();
+        } catch (InjectedCrash crash) {
+            throw crash;
+        } catch (RuntimeException e) {
+            LOG.debug("event=feeder_checkpoint_dropped error=\"{}\"", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * A write still in flight when the lease runs out could land after a successor's newer writes:
+     * the driver abandons it (and the server stops it, maxTimeMS) before the lease expires.
+     */
+    private long archiveWriteTimeoutMillis() {
         long leaseLeftMillis = (leaseValidUntilNanos - System.nanoTime()) / 1_000_000 + options.leaseDuration().toMillis() / 3;
         if (leaseLeftMillis <= 0) {
             throw new StaleStateException("the feeder's lease ran out during its archive writes; re-acquiring");
         }
-        MongoCollection<BsonDocument> collection = archive.getDatabase(ns.getDatabaseName())
-                .getCollection(ns.getCollectionName(), BsonDocument.class)
-                .withWriteConcern(com.mongodb.WriteConcern.MAJORITY)
-                .withTimeout(leaseLeftMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
-        List<WriteModel<BsonDocument>> models = new ArrayList<>(actions.size());
-        int upserts = 0;
-        for (MirrorAction action : actions) {
-            if (action instanceof MirrorAction.Upsert upsert) {
-                models.add(new ReplaceOneModel<>(Filters.eq("_id", upsert.documentId()), upsert.document(),
-                        new ReplaceOptions().upsert(true)));
-                upserts++;
-            } else {
-                LOG.debug("event=feeder_mirrors_delete namespace={} id={}", namespace, action.documentId());
-                models.add(new DeleteOneModel<>(Filters.eq("_id", action.documentId())));
-            }
+        return leaseLeftMillis;
+    }
+
+    /**
+     * Writes each dead-lettered document's current fast-tier version again; a success clears the
+     * record. Runs between batches on the feeder's thread, so every later event of the document is
+     * applied after it (as with {@code updateLookup}, the looked-up version is never older than an
+     * event already mirrored). A document gone from the fast tier keeps its record until its delete
+     * event is mirrored (the evictor never removes a dead-lettered document).
+     */
+    private void retryDeadLetters() {
+        lastDeadLetterRetryNanos = System.nanoTime();
+        if (System.nanoTime() > leaseValidUntilNanos) {
+            throw new StaleStateException("the feeder's lease ran out before its dead-letter retry; re-acquiring");
         }
-        Blocking.run(collection.bulkWrite(models, new BulkWriteOptions().ordered(true)));
-        metrics.archiveWrites.labelValues("upsert").inc(upserts);
-        metrics.archiveWrites.labelValues("delete").inc(actions.size() - upserts);
+        for (DeadLetters.Letter letter : deadLetters.oldest(100)) {
+            MongoNamespace ns = new MongoNamespace(letter.namespace());
+            BsonDocument current = Blocking.single(fast.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class)
+                    .find(Filters.eq("_id", letter.documentId())).first()).orElse(null);
+            if (current == null) {
+                continue;
+            }
+            ArchiveWriter.Outcome outcome = writer.write(letter.namespace(),
+                    List.of(new MirrorAction.Upsert(letter.namespace(), letter.documentId(), current)), this::archiveWriteTimeoutMillis);
+            deadLetters.clear(letter.namespace(), outcome.succeeded());
+        }
+        deadLetterCount = deadLetters.count();
+        publishDeadLetters();
+    }
+
+    private void publishDeadLetters() {
+        metrics.deadLetters.set(deadLetterCount);
+        String oldest = deadLetterCount == 0 ? null : deadLetters.oldest(1).stream().findFirst().map(DeadLetters.Letter::summary).orElse(null);
+        FeederHealth next = health.withDeadLetters(deadLetterCount, oldest);
+        if (!next.equals(health)) {
+            store.saveFeederHealth(next);
+            health = next;
+        }
     }
 
     private FeederCheckpoint withLease(FeederCheckpoint base, BsonDocument token, BsonTimestamp through,
@@ -358,6 +543,7 @@ public final class Feeder implements AutoCloseable {
     public void close() {
         loop.close();
         closeStream();
+        checkpointer.shutdown();
         if (ownedClients != null) {
             ownedClients.close();
         }

@@ -13,6 +13,10 @@ public final class FeederMetrics {
     final Counter events;
     final Counter archiveWrites;
     final Counter batches;
+    final Gauge deadLetters;
+    final Counter deadLettered;
+    final Counter historyLost;
+    final Gauge resyncing;
 
     private static final java.util.Map<PrometheusRegistry, FeederMetrics> BY_REGISTRY = new java.util.WeakHashMap<>();
 
@@ -41,6 +45,18 @@ public final class FeederMetrics {
                 .register(registry);
         batches = Counter.builder().withoutExemplars().name("thermocline_feeder_batches_total")
                 .help("Batches mirrored and checkpointed")
+                .register(registry);
+        deadLetters = Gauge.builder().name("thermocline_feeder_dead_letters")
+                .help("Mirror writes the archive refused for good, waiting in thermocline.deadLetters (the fast tier holds those documents; see docs/tiering-workers.md)")
+                .register(registry);
+        deadLettered = Counter.builder().withoutExemplars().name("thermocline_feeder_dead_lettered_total")
+                .help("Mirror writes set aside as dead letters")
+                .register(registry);
+        historyLost = Counter.builder().withoutExemplars().name("thermocline_feeder_history_lost_total")
+                .help("Times the fast tier's oplog no longer held the feeder's resume point (code 286), each followed by a resync")
+                .register(registry);
+        resyncing = Gauge.builder().name("thermocline_feeder_resyncing")
+                .help("1 while the feeder resyncs the archive from the fast tier after lost change-stream history")
                 .register(registry);
     }
 }

@@ -42,10 +42,12 @@ public final class MetadataStore {
     public static final String PROVENANCE = "provenance";
     public static final String FENCES = "fences";
     public static final String PROBES = "probes";
+    public static final String DEAD_LETTERS = "deadLetters";
     /** The collections in {@link #DATABASE} whose change events the feeder must see. */
     public static final Set<String> WATCHED = Set.of(PROVENANCE, FENCES, PROBES);
 
     static final String FEEDER_ID = "feeder";
+    static final String FEEDER_HEALTH_ID = "feederHealth";
     private static final String NAMESPACE_PREFIX = "ns:";
 
     private final MongoDatabase database;
@@ -73,7 +75,7 @@ public final class MetadataStore {
      */
     public void ensureCollections() {
         List<String> existing = Blocking.list(database.listCollectionNames());
-        for (String name : List.of(STATE, PROVENANCE, FENCES, PROBES)) {
+        for (String name : List.of(STATE, PROVENANCE, FENCES, PROBES, DEAD_LETTERS)) {
             if (existing.contains(name)) {
                 continue;
             }
@@ -109,6 +111,17 @@ public final class MetadataStore {
                 previous.version() + 1);
         compareAndSet(FEEDER_ID, previous.version(), fromFeederCheckpoint(stored));
         return stored;
+    }
+
+    public FeederHealth feederHealth() {
+        return Blocking.single(state.find(Filters.eq("_id", FEEDER_HEALTH_ID)).first())
+                .map(MetadataStore::toFeederHealth)
+                .orElse(FeederHealth.HEALTHY);
+    }
+
+    /** Written only by the feeder holding the lease; informational, so a plain upsert (no compare-and-set). */
+    public void saveFeederHealth(FeederHealth health) {
+        Blocking.run(state.replaceOne(Filters.eq("_id", FEEDER_HEALTH_ID), fromFeederHealth(health), new ReplaceOptions().upsert(true)));
     }
 
     // ---- namespaces ----
@@ -201,6 +214,29 @@ public final class MetadataStore {
                 d.isString("owner") ? d.getString("owner").getValue() : null,
                 instant(d.get("leaseExpiresAt")) == null ? Instant.EPOCH : instant(d.get("leaseExpiresAt")),
                 d.getNumber("version").longValue());
+    }
+
+    static BsonDocument fromFeederHealth(FeederHealth h) {
+        FeederHealth.HistoryLoss loss = h.historyLost();
+        return new BsonDocument("_id", new BsonString(FEEDER_HEALTH_ID))
+                .append("deadLetters", new BsonInt64(h.deadLetters()))
+                .append("oldestDeadLetter", h.oldestDeadLetter() == null ? BsonNull.VALUE : new BsonString(h.oldestDeadLetter()))
+                .append("historyLost", loss == null ? BsonNull.VALUE : new BsonDocument("detectedAt", date(loss.detectedAt()))
+                        .append("resyncedAt", date(loss.resyncedAt()))
+                        .append("upserted", new BsonInt64(loss.upserted()))
+                        .append("deleted", new BsonInt64(loss.deleted())))
+                .append("updatedAt", date(Instant.now()));
+    }
+
+    static FeederHealth toFeederHealth(BsonDocument d) {
+        FeederHealth.HistoryLoss loss = null;
+        if (d.isDocument("historyLost")) {
+            BsonDocument l = d.getDocument("historyLost");
+            loss = new FeederHealth.HistoryLoss(instant(l.get("detectedAt")), instant(l.get("resyncedAt")),
+                    l.getNumber("upserted").longValue(), l.getNumber("deleted").longValue());
+        }
+        return new FeederHealth(d.isNumber("deadLetters") ? d.getNumber("deadLetters").longValue() : 0,
+                d.isString("oldestDeadLetter") ? d.getString("oldestDeadLetter").getValue() : null, loss);
     }
 
     static BsonDocument fromNamespaceState(NamespaceState s) {

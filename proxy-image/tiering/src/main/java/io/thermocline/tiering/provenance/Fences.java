@@ -7,7 +7,6 @@ import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
-import com.mongodb.client.result.DeleteResult;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.tiering.metadata.MetadataStore;
@@ -81,16 +80,5 @@ public final class Fences {
             result.put(fence.documentId(), fence);
         }
         return result;
-    }
-
-    /**
-     * Drops fences older than {@code olderThan}. Safe once no copy-up that started before them can
-     * still be in flight (copy-ups give up after half the retention) and the feeder has seen them:
-     * the feeder acts on the fence's change event, which a later purge does not undo.
-     */
-    public long purge(Instant olderThan) {
-        DeleteResult result = Blocking.single(fences.deleteMany(Filters.lt("at", new java.util.Date(olderThan.toEpochMilli()))))
-                .orElseThrow();
-        return result.getDeletedCount();
     }
 }

@@ -102,8 +102,17 @@ public record AgeValue(Instant instant, Encoding encoding) implements Comparable
         if (document == null) {
             return Optional.empty();
         }
+        return latest(policy, valuesAt(policy.ageField(), document));
+    }
+
+    /**
+     * The values a MongoDB query path reaches in a document: through embedded documents and arrays
+     * of documents, with arrays at the end of the path flattened one level (as comparisons and sort
+     * keys see them). Empty when the path reaches nothing.
+     */
+    public static List<BsonValue> valuesAt(String path, BsonDocument document) {
         List<BsonValue> found = new ArrayList<>();
-        collect(document, policy.ageField().split("\\."), 0, found);
+        collect(document, path.split("\\."), 0, found);
         List<BsonValue> flattened = new ArrayList<>();
         for (BsonValue v : found) {
             if (v.isArray()) {
@@ -112,7 +121,7 @@ public record AgeValue(Instant instant, Encoding encoding) implements Comparable
                 flattened.add(v);
             }
         }
-        return latest(policy, flattened);
+        return flattened;
     }
 
     /**

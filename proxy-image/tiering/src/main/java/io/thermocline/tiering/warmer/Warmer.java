@@ -20,6 +20,7 @@ import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.BsonOrder;
 import io.thermocline.tiering.window.Window;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
@@ -29,9 +30,14 @@ import io.thermocline.tiering.worker.WorkerLoop;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonType;
 import org.bson.BsonValue;
 import org.bson.conversions.Bson;
 import org.slf4j.Logger;
@@ -167,7 +173,7 @@ public final class Warmer implements AutoCloseable {
             return Progress.COMPLETE;
         }
         Bson filter = window.atOrAfter(cutoff);
-        if (checkpoint != null && checkpoint.started()) {
+        if (checkpoint != null && checkpoint.started() && resumable(checkpoint)) {
             filter = Filters.and(filter, after(policy, checkpoint));
         }
         List<BsonDocument> keys = Blocking.list(collection(archive, namespace).find(filter)
@@ -195,13 +201,14 @@ public final class Warmer implements AutoCloseable {
         }
         options.faults().reached(FaultPoint.WARMER_COPIED);
         BsonDocument last = keys.get(keys.size() - 1);
-        BsonValue lastAge = policy.agedByObjectId() ? last.get("_id") : window.field(last);
-        WarmerCheckpoint next = new WarmerCheckpoint(cutoff, lastAge, last.get("_id"), false,
+        BsonValue lastKey = CoverageLowering.walkKey(policy, last);
+        WarmerCheckpoint next = new WarmerCheckpoint(cutoff, lastKey, last.get("_id"), false,
                 (checkpoint == null ? 0 : checkpoint.copied()) + result.copied(), options.clock().instant());
         NamespaceState advanced = state.withWarmer(next);
-        if (walkIsInTimeOrder(policy, window, cutoff, lastAge)) {
-            Instant proven = window.boundAbove(window.ageOf(lastAge).orElse(cutoff));
-            advanced = advanced.withCoverage(CoverageLowering.lower(state.oldestCovered(), proven, state.evictedBelow(), fromTop));
+        Optional<Instant> proven = CoverageLowering.provenBy(policy, lastKey,
+                lastKey.isDateTime() && numberAgedDocumentsInWindow(policy, window, cutoff));
+        if (proven.isPresent()) {
+            advanced = advanced.withCoverage(CoverageLowering.lower(state.oldestCovered(), proven.get(), state.evictedBelow(), fromTop));
         }
         return save(state, advanced, Progress.COPIED_BATCH);
     }
@@ -216,36 +223,41 @@ public final class Warmer implements AutoCloseable {
         }
     }
 
+    /** A checkpoint written before walk keys were scalar (an array age) cannot be resumed: walk again from the top. */
+    private static boolean resumable(WarmerCheckpoint checkpoint) {
+        return checkpoint.lastAge() != null && !checkpoint.lastAge().isArray();
+    }
+
     /**
-     * Documents after the checkpoint in the walk's order: age field descending, then {@code _id}
-     * descending. BSON sorts every date above every number, so the walk takes the dates first,
-     * then the epoch-millisecond numbers; after a date, every number is still ahead.
+     * Documents after the checkpoint in the walk's order (MongoDB's descending sort on the age field,
+     * then {@code _id} descending): those whose sort key is below the checkpoint's, or equal to it
+     * with a smaller {@code _id}. A sort key is the greatest value the path reaches, so "below K"
+     * means no reached value is above K: none greater in K's own type, none of a type ranked above.
+     * A plain {@code $lt} would not do: an array matches it when any element is smaller, and an
+     * array age at the end of a batch used to make the next batch compare with the array itself.
      */
     private static Bson after(CollectionPolicy policy, WarmerCheckpoint checkpoint) {
         if (policy.agedByObjectId()) {
             return Filters.lt("_id", checkpoint.lastId());
         }
         String field = policy.ageField();
-        Bson sameAgeSmallerId = Filters.and(Filters.eq(field, checkpoint.lastAge()), Filters.lt("_id", checkpoint.lastId()));
-        if (checkpoint.lastAge().isDateTime()) {
-            return Filters.or(Filters.lt(field, checkpoint.lastAge()), sameAgeSmallerId,
-                    Filters.type(field, org.bson.BsonType.INT32), Filters.type(field, org.bson.BsonType.INT64),
-                    Filters.type(field, org.bson.BsonType.DOUBLE), Filters.type(field, org.bson.BsonType.DECIMAL128));
+        BsonValue key = checkpoint.lastAge();
+        // $nor, not $not: it negates the whole clause, so an array is excluded when ANY element is above
+        List<Bson> sortsAtOrAbove = new ArrayList<>();
+        sortsAtOrAbove.add(Filters.gt(field, key));
+        List<BsonType> typesAbove = BsonOrder.typesRankedAbove(key.getBsonType());
+        if (!typesAbove.isEmpty()) {
+            sortsAtOrAbove.add(new BsonDocument(field, new BsonDocument("$type",
+                    new BsonArray(typesAbove.stream().map(t -> (BsonValue) new BsonInt32(t.getValue())).toList()))));
         }
-        return Filters.or(Filters.lt(field, checkpoint.lastAge()), sameAgeSmallerId);
+        sortsAtOrAbove.add(Filters.and(Filters.eq(field, key), Filters.gte("_id", checkpoint.lastId())));
+        return Filters.nor(sortsAtOrAbove.toArray(Bson[]::new));
     }
 
-    /**
-     * Whether everything aged after {@code lastAge} has been walked: always for ObjectIds and numbers
-     * (the last phase), and for dates only when the archive holds no number-aged document in the
-     * window, which the walk would only reach after all dates.
-     */
-    private boolean walkIsInTimeOrder(CollectionPolicy policy, Window window, Instant cutoff, BsonValue lastAge) {
-        if (policy.agedByObjectId() || lastAge == null || !lastAge.isDateTime()) {
-            return true;
-        }
+    /** Whether the archive holds a document with a number age in the window (the walk reaches numbers after every date). */
+    private boolean numberAgedDocumentsInWindow(CollectionPolicy policy, Window window, Instant cutoff) {
         return Blocking.single(collection(archive, policy.namespace()).find(window.numbersAtOrAfter(cutoff))
-                .projection(Projections.include("_id")).first()).isEmpty();
+                .projection(Projections.include("_id")).first()).isPresent();
     }
 
     static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {

@@ -31,10 +31,25 @@ class EligibilityTest {
                 arguments("differentArchiveCopyKeepsIt", OLD, true, true, V2, V1, Eligibility.ARCHIVE_DIFFERS));
     }
 
+    static Stream<Arguments> deadLettered() {
+        return Stream.of(
+                arguments("deadLetteredUnverifiedIsKept", OLD, true, false, V1, null, Eligibility.DEAD_LETTERED),
+                arguments("deadLetteredEvenWithAnIdenticalArchiveCopyIsKept", OLD, true, true, V1, V1, Eligibility.DEAD_LETTERED),
+                arguments("deadLetteredButFeederBehindWaits", OLD, false, false, V1, null, Eligibility.FEEDER_BEHIND),
+                arguments("deadLetteredInsideTheWindowStays", Optional.of(CUTOFF), true, false, V1, null, Eligibility.INSIDE_WINDOW));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("deadLettered")
+    void aDeadLetteredDocumentIsNeverEvicted(String name, Optional<Instant> age, boolean mirrored, boolean verify, BsonDocument fast,
+                                              BsonDocument archive, Eligibility expected) {
+        assertThat(Eligibility.decide(age, CUTOFF, mirrored, verify, true, fast, archive)).isEqualTo(expected);
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void decides(String name, Optional<Instant> age, boolean mirrored, boolean verify, BsonDocument fast, BsonDocument archive,
                  Eligibility expected) {
-        assertThat(Eligibility.decide(age, CUTOFF, mirrored, verify, fast, archive)).isEqualTo(expected);
+        assertThat(Eligibility.decide(age, CUTOFF, mirrored, verify, false, fast, archive)).isEqualTo(expected);
     }
 }

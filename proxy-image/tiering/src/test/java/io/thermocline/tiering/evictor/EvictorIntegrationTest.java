@@ -125,4 +125,27 @@ class EvictorIntegrationTest {
         assertThat(heldByFastTier).isZero();
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("user delete reached the archive").isNull();
     }
+
+    /**
+     * A user-delete fence is the proxy's only sign that the archive copy is dead while the feeder has
+     * not mirrored the delete: purging it then lets reads and multi-document writes resurrect it.
+     */
+    @Test
+    void userDeleteFencesOutliveTheirRetentionWhileTheFeederHasNotMirroredThem() throws Exception {
+        tiers.feeder().close(); // the feeder streams once, then stops: far behind from here on
+        tiers.archiveOrders().insertOne(order(1, NOW, "cold"));
+        tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
+        Evictor.Options later = TwoTiers.evictorOptions(FaultInjection.NONE).withBarrierTimeout(Duration.ofMillis(300))
+                .withClock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofHours(1)));
+        tiers.evictor(later).runPass();
+        assertThat(tiers.fastSync.getDatabase("thermocline").getCollection("fences").countDocuments())
+                .as("the unmirrored user delete's fence").isEqualTo(1);
+
+        tiers.feeder();
+        tiers.sync();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("the feeder mirrored the delete").isNull();
+        tiers.evictor(later).runPass();
+        assertThat(tiers.fastSync.getDatabase("thermocline").getCollection("fences").countDocuments())
+                .as("purged once mirrored").isZero();
+    }
 }

@@ -90,6 +90,34 @@ class BatchPlannerTest {
     }
 
     @Test
+    void idsEqualInMongoDbAreOneDocumentWhateverTheirNumericType() {
+        // 1, 1.0, NumberLong(1) and NumberDecimal("1.00") are one _id in MongoDB: insert 1, delete 1.0 must end deleted
+        ChangeEvent insertInt = event(NS, "insert", new BsonInt32(1), doc(1, "a"), null);
+        ChangeEvent deleteDouble = event(NS, "delete", new org.bson.BsonDouble(1.0), null, null);
+        MirrorPlan plan = COALESCING.plan(List.of(insertInt, deleteDouble), new OwnTransactions(null));
+        assertThat(actions(plan)).containsExactly(new MirrorAction.Delete(NS, new org.bson.BsonDouble(1.0)));
+
+        ChangeEvent deleteLong = event(NS, "delete", new org.bson.BsonInt64(2), null, null);
+        ChangeEvent reinsertDecimal = event(NS, "insert", new org.bson.BsonDecimal128(org.bson.types.Decimal128.parse("2.00")),
+                doc(2, "again"), null);
+        MirrorPlan again = COALESCING.plan(List.of(deleteLong, reinsertDecimal), new OwnTransactions(null));
+        assertThat(actions(again)).hasSize(1).first().isInstanceOf(MirrorAction.Upsert.class);
+        assertThat(again.counts().coalesced()).isEqualTo(1);
+    }
+
+    @Test
+    void idsThatDifferInMongoDbStayApart() {
+        // field order matters in embedded documents; a string "1" is not the number 1
+        BsonDocument ab = new BsonDocument("a", new BsonInt32(1)).append("b", new BsonInt32(2));
+        BsonDocument ba = new BsonDocument("b", new BsonInt32(2)).append("a", new BsonInt32(1));
+        MirrorPlan plan = COALESCING.plan(List.of(event(NS, "insert", ab, new BsonDocument("_id", ab), null),
+                event(NS, "delete", ba, null, null), event(NS, "insert", new BsonString("1"), doc(1, "s"), null),
+                event(NS, "delete", new BsonInt32(1), null, null)), new OwnTransactions(null));
+        assertThat(actions(plan)).hasSize(4);
+        assertThat(plan.counts().coalesced()).isZero();
+    }
+
+    @Test
     void withoutCoalescingEveryWriteIsMirroredInOrder() {
         MirrorPlan plan = ORDERED.plan(List.of(insert(1, "a"), update(1, "b"), delete(1)), new OwnTransactions(null));
         assertThat(actions(plan)).containsExactly(

@@ -156,4 +156,78 @@ class FeederIntegrationTest {
                 .filter(s -> s.getMetadata().getPrometheusName().equals("thermocline_feeder_mirrored_through_seconds")).findFirst().orElseThrow();
         assertThat(((GaugeSnapshot) through).getDataPoints().get(0).getValue()).isPositive();
     }
+
+    static double gauge(PrometheusRegistry registry, String name) {
+        return registry.scrape().stream().filter(m -> m.getMetadata().getPrometheusName().equals(name))
+                .map(m -> ((GaugeSnapshot) m).getDataPoints().get(0).getValue()).findFirst().orElseThrow();
+    }
+
+    /**
+     * Bug: an archive write error that never clears (a unique-index conflict across tiers) stopped the
+     * feeder forever. It is set aside as a dead letter, the feeder goes on, the evictor keeps the
+     * document (the archive does not hold it), and once the cause is fixed the feeder's retry clears it.
+     */
+    @Test
+    void anArchiveWriteThatCanNeverSucceedIsDeadLetteredAndTheFeederGoesOn() throws Exception {
+        tiers.archiveOrders().createIndex(new BsonDocument("email", new BsonInt32(1)), new com.mongodb.client.model.IndexOptions().unique(true));
+        tiers.archiveOrders().insertOne(new BsonDocument("_id", new BsonInt32(100)).append("email", new org.bson.BsonString("a@x")));
+        PrometheusRegistry registry = new PrometheusRegistry();
+        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE)
+                .withRegistry(registry).withDeadLetterRetryInterval(Duration.ofMillis(200)));
+        Instant old = NOW.minus(Duration.ofHours(3));
+        tiers.fastOrders().insertOne(order(1, old, "conflicting").append("email", new org.bson.BsonString("a@x")));
+        tiers.fastOrders().insertOne(order(2, NOW, "fine"));
+        assertThat(tiers.barrier.sync(Duration.ofSeconds(5))).as("the feeder went on past the failing write").isPresent();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(2))).isNotNull();
+
+        var letters = new io.thermocline.tiering.metadata.DeadLetters(tiers.store);
+        var letter = letters.all().get(0);
+        assertThat(letter.namespace()).isEqualTo(TwoTiers.NS);
+        assertThat(letter.documentId()).isEqualTo(new BsonInt32(1));
+        assertThat(letter.code()).isEqualTo(11000);
+        assertThat(gauge(registry, "thermocline_feeder_dead_letters")).isEqualTo(1);
+        assertThat(tiers.store.feederHealth().deadLetters()).isEqualTo(1);
+
+        var pass = tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE).withVerifyArchive(false)).runPass();
+        assertThat(pass.count(TwoTiers.NS, io.thermocline.tiering.evictor.Eligibility.DEAD_LETTERED)).isEqualTo(1);
+        assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).as("the only copy stays").isNotNull();
+
+        tiers.archiveOrders().deleteOne(Filters.eq("_id", 100)); // the operator resolves the conflict
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (byId(tiers.archiveOrders(), new BsonInt32(1)) == null && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("retried once the cause is gone").isNotNull();
+        while (!letters.all().isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(letters.all()).isEmpty();
+        tiers.sync();
+        assertThat(gauge(registry, "thermocline_feeder_dead_letters")).isZero();
+        assertThat(tiers.store.feederHealth().deadLetters()).isZero();
+    }
+
+    /**
+     * An update of a 9 MB field makes an event over 16 MB (the field in updateDescription and in the
+     * looked-up document): the server fails the stream at that event (10334), every time. The feeder
+     * passes it with the large fields projected out and the document looked up by {@code _id}.
+     */
+    @Test
+    void aChangeEventOverSixteenMegabytesIsMirroredByLookingTheDocumentUp() throws Exception {
+        // moving 9 MB documents through the embedded sets takes longer than the tests' usual 1 s lease
+        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true),
+                TwoTiers.feederOptions(FaultInjection.NONE).withLeaseDuration(Duration.ofSeconds(15)));
+        tiers.fastOrders().insertOne(order(1, NOW, "small"));
+        tiers.sync();
+        String nineMegabytes = "x".repeat(9 * 1024 * 1024);
+        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("blob", nineMegabytes));
+        tiers.fastOrders().insertOne(order(2, NOW, "after the large event"));
+        assertThat(tiers.barrier.sync(Duration.ofSeconds(20))).as("the feeder passed the large event").isPresent();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("blob").getValue()).hasSize(nineMegabytes.length());
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(2))).isNotNull();
+
+        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "later"));
+        tiers.sync();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("state").getValue()).as("back to normal streaming").isEqualTo("later");
+    }
 }

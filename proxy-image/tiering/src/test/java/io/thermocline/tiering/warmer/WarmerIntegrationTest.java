@@ -161,4 +161,58 @@ class WarmerIntegrationTest {
         assertThat(tiers.fastOrders().countDocuments(Filters.eq("_id", 1))).isZero();
         assertThat(tiers.store.namespace(TwoTiers.NS).coversNothing()).isTrue();
     }
+
+    static BsonDocument aged(int id, org.bson.BsonValue age) {
+        return new BsonDocument("_id", new BsonInt32(id)).append("createdAt", age);
+    }
+
+    static org.bson.BsonDateTime date(Instant instant) {
+        return new org.bson.BsonDateTime(instant.toEpochMilli());
+    }
+
+    /** Bug: an array age as the last document of a batch made the next batch's filter compare with the array and find nothing. */
+    @Test
+    void anArrayAgeAtTheEndOfABatchDoesNotEndTheWalk() throws Exception {
+        tiers.archiveOrders().insertMany(List.of(aged(1, date(NOW.minusSeconds(60))),
+                aged(2, new org.bson.BsonArray(List.of(date(NOW.minusSeconds(120)), date(OLD)))),
+                aged(3, date(NOW.minusSeconds(180))), aged(4, date(NOW.minusSeconds(240))), aged(5, date(OLD))));
+        tiers.feeder();
+        assertThat(tiers.warmer(2, TwoTiers.warmerOptions(FaultInjection.NONE)).warmAll()).isTrue();
+        NamespaceState state = tiers.store.namespace(TwoTiers.NS);
+        assertThat(all(tiers.fastOrders())).as("every document the bound %s promises", state.oldestCovered())
+                .extracting(d -> d.getInt32("_id").getValue()).containsExactly(1, 2, 3, 4);
+    }
+
+    /** Bug: a dotted age path through an array of documents read no age: the bound fell to the cutoff, then an NPE. */
+    @Test
+    void aDottedAgePathThroughAnArrayIsWalkedLikeMongoDbSortsIt() throws Exception {
+        var policy = new io.thermocline.config.CollectionPolicy("shop", "orders", "lines.at", Duration.ofHours(1));
+        java.util.function.IntFunction<BsonDocument> line = minutes -> new BsonDocument("at", date(NOW.minus(Duration.ofMinutes(minutes))));
+        tiers.archiveOrders().insertMany(List.of(
+                new BsonDocument("_id", new BsonInt32(1)).append("lines", new org.bson.BsonArray(List.of(line.apply(1), line.apply(200)))),
+                new BsonDocument("_id", new BsonInt32(2)).append("lines", new org.bson.BsonArray(List.of(line.apply(2)))),
+                new BsonDocument("_id", new BsonInt32(3)).append("lines", new org.bson.BsonArray(List.of(line.apply(300), line.apply(3)))),
+                new BsonDocument("_id", new BsonInt32(4)).append("lines", new org.bson.BsonArray(List.of(line.apply(4)))),
+                new BsonDocument("_id", new BsonInt32(5)).append("lines", new org.bson.BsonArray(List.of(line.apply(500))))));
+        tiers.feeder();
+        Warmer warmer = new Warmer(tiers.fast, tiers.archive, List.of(policy), new io.thermocline.config.WarmerConfig(1, 100_000),
+                TwoTiers.warmerOptions(FaultInjection.NONE));
+        List<String> boundsAfterEachBatch = new ArrayList<>();
+        Warmer.Progress progress;
+        do {
+            progress = warmer.step(policy);
+            Instant bound = tiers.store.namespace(policy.namespace()).oldestCovered();
+            List<Integer> held = all(tiers.fastOrders()).stream().map(d -> d.getInt32("_id").getValue()).toList();
+            boundsAfterEachBatch.add(held + " bound " + bound);
+            if (bound != null) {
+                for (int id = 1; id <= 4; id++) {
+                    boolean promised = !NOW.minus(Duration.ofMinutes(id)).isBefore(bound);
+                    assertThat(!promised || held.contains(id)).as("bound %s promises %d: %s", bound, id, boundsAfterEachBatch).isTrue();
+                }
+            }
+        } while (progress != Warmer.Progress.COMPLETE && boundsAfterEachBatch.size() < 20);
+        assertThat(progress).as("%s", boundsAfterEachBatch).isEqualTo(Warmer.Progress.COMPLETE);
+        assertThat(all(tiers.fastOrders())).extracting(d -> d.getInt32("_id").getValue()).containsExactly(1, 2, 3, 4);
+        warmer.close();
+    }
 }

@@ -1,0 +1,72 @@
+package io.thermocline.tiering.evictor;
+
+import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.WriteModel;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.reactive.Blocking;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import org.bson.BsonDocument;
+import org.bson.BsonObjectId;
+
+/**
+ * Drops fences past their retention, never one still needed:
+ * <ul>
+ * <li>any fence younger than the retention: a copy-up in flight may still compare with it (copy-ups
+ *     give up after half the retention);</li>
+ * <li>a user-delete fence whose delete the feeder has not mirrored: until then the archive still holds
+ *     the document, and the fence is what tells the proxy (and a resync) that it is deleted. A probe
+ *     written after the fences were read must be mirrored first; when the feeder is behind, they stay;</li>
+ * <li>a fence rewritten since it was read (a newer delete of the same document): the delete is
+ *     conditional on its {@code deleteId}.</li>
+ * </ul>
+ */
+final class FencePurge {
+
+    /** Fences examined per pass: a backlog is worked off over several passes. */
+    static final int BATCH = 10_000;
+
+    record Result(long purged, long keptForFeeder) {
+    }
+
+    private final MongoCollection<BsonDocument> fences;
+    private final MirrorBarrier barrier;
+    private final Duration barrierTimeout;
+
+    FencePurge(MetadataStore store, MirrorBarrier barrier, Duration barrierTimeout) {
+        this.fences = store.collection(MetadataStore.FENCES);
+        this.barrier = barrier;
+        this.barrierTimeout = barrierTimeout;
+    }
+
+    Result purge(Instant olderThan) throws InterruptedException {
+        List<Fence> expired = new ArrayList<>();
+        for (BsonDocument document : Blocking.list(fences.find(Filters.lt("at", new Date(olderThan.toEpochMilli()))).limit(BATCH))) {
+            expired.add(Fence.fromBson(document));
+        }
+        if (expired.isEmpty()) {
+            return new Result(0, 0);
+        }
+        boolean userDeletesMirrored = expired.stream().noneMatch(f -> f.kind() == Fence.Kind.USER_DELETE)
+                || barrier.sync(barrierTimeout).isPresent();
+        List<WriteModel<BsonDocument>> deletes = new ArrayList<>();
+        long kept = 0;
+        for (Fence fence : expired) {
+            if (fence.kind() == Fence.Kind.USER_DELETE && !userDeletesMirrored) {
+                kept++;
+                continue;
+            }
+            deletes.add(new DeleteOneModel<>(Filters.and(Filters.eq("_id", Fence.key(fence.namespace(), fence.documentId())),
+                    Filters.eq("deleteId", new BsonObjectId(fence.deleteId())))));
+        }
+        long purged = deletes.isEmpty() ? 0 : Blocking.single(fences.bulkWrite(deletes)).orElseThrow().getDeletedCount();
+        return new Result(purged, kept);
+    }
+}

@@ -1,0 +1,143 @@
+package io.thermocline.tiering.feeder;
+
+import com.mongodb.MongoNamespace;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.reactivestreams.client.MongoClient;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.BsonOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.LongSupplier;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonType;
+import org.bson.BsonValue;
+import org.bson.conversions.Bson;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
+
+/**
+ * Rebuilds what the archive missed when the change stream's history was lost (code 286): the fast
+ * tier is the newest version of every document it holds (user writes land there first, copies
+ * never overwrite), and a user-delete fence whose document the fast tier no longer holds is a
+ * delete the archive may not have seen (fences stay until the feeder mirrored them). So: every
+ * fast-tier document whose archive copy is missing or different is written, and every such fenced
+ * document is deleted from the archive. Documents only in the archive (cold, or evicted) are left.
+ *
+ * <p>The caller opens a fresh change stream at a point taken before the scan, so a write racing
+ * the scan is applied again after it: the result converges to the fast tier's latest state.
+ */
+final class Resync {
+
+    /** What the resync changed in the archive. */
+    record Result(long upserted, long deleted) {
+    }
+
+    private static final int PAGE = 500;
+
+    private final MongoClient fast;
+    private final MongoClient archive;
+    private final MetadataStore store;
+    private final ArchiveWriter writer;
+
+    Resync(MongoClient fast, MongoClient archive, MetadataStore store, ArchiveWriter writer) {
+        this.fast = fast;
+        this.archive = archive;
+        this.store = store;
+        this.writer = writer;
+    }
+
+    /** @param writeTimeout the archive-write timeout to use now (also renews the caller's lease between pages) */
+    Result run(List<CollectionPolicy> policies, LongSupplier writeTimeout) {
+        long upserted = 0;
+        long deleted = 0;
+        for (CollectionPolicy policy : policies) {
+            upserted += upsertDifferences(policy.namespace(), writeTimeout);
+            deleted += deleteFenced(policy.namespace(), writeTimeout);
+        }
+        return new Result(upserted, deleted);
+    }
+
+    private long upsertDifferences(String namespace, LongSupplier writeTimeout) {
+        MongoCollection<BsonDocument> fastCollection = collection(fast, namespace);
+        MongoCollection<BsonDocument> archiveCollection = collection(archive, namespace);
+        long written = 0;
+        BsonValue last = null;
+        while (true) {
+            List<BsonDocument> page = Blocking.list(fastCollection.find(last == null ? new BsonDocument() : after(last))
+                    .sort(Sorts.ascending("_id")).limit(PAGE));
+            if (page.isEmpty()) {
+                return written;
+            }
+            last = page.get(page.size() - 1).get("_id");
+            Map<BsonValue, BsonDocument> archived = new TreeMap<>(BsonOrder.COMPARATOR);
+            for (BsonDocument d : Blocking.list(archiveCollection.find(Filters.in("_id", page.stream().map(d -> d.get("_id")).toList())))) {
+                archived.put(d.get("_id"), d);
+            }
+            List<MirrorAction> actions = new ArrayList<>();
+            for (BsonDocument current : page) {
+                BsonDocument copy = archived.get(current.get("_id"));
+                if (copy == null || !identical(copy, current)) {
+                    actions.add(new MirrorAction.Upsert(namespace, current.get("_id"), current));
+                }
+            }
+            if (!actions.isEmpty()) {
+                written += actions.size() - writer.write(namespace, actions, writeTimeout).deadLettered();
+            }
+        }
+    }
+
+    private long deleteFenced(String namespace, LongSupplier writeTimeout) {
+        List<BsonValue> fenced = new ArrayList<>();
+        for (BsonDocument d : Blocking.list(store.collection(MetadataStore.FENCES)
+                .find(Filters.and(Filters.eq("_id.ns", namespace), Filters.eq("kind", Fence.Kind.USER_DELETE.name()))))) {
+            fenced.add(Fence.fromBson(d).documentId());
+        }
+        long deleted = 0;
+        for (int from = 0; from < fenced.size(); from += PAGE) {
+            List<BsonValue> ids = fenced.subList(from, Math.min(fenced.size(), from + PAGE));
+            Map<BsonValue, Boolean> held = new TreeMap<>(BsonOrder.COMPARATOR);
+            for (BsonDocument d : Blocking.list(collection(fast, namespace).find(Filters.in("_id", ids)).projection(new BsonDocument("_id", new BsonInt32(1))))) {
+                held.put(d.get("_id"), true);
+            }
+            // a fenced document the fast tier holds again was re-inserted after the delete: the scan wrote it
+            List<MirrorAction> actions = ids.stream().filter(id -> !held.containsKey(id))
+                    .<MirrorAction>map(id -> new MirrorAction.Delete(namespace, id)).toList();
+            if (!actions.isEmpty()) {
+                writer.write(namespace, actions, writeTimeout);
+                deleted += actions.size();
+            }
+        }
+        return deleted;
+    }
+
+    /** Same fields, order, types and values (Java's equals ignores field order). */
+    private static boolean identical(BsonDocument a, BsonDocument b) {
+        return a.toJson(EXACT).equals(b.toJson(EXACT));
+    }
+
+    private static final JsonWriterSettings EXACT = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED).build();
+
+    /** {@code _id}s after {@code last} in BSON order, across types ({@code $gt} alone stays within one type). */
+    private static Bson after(BsonValue last) {
+        List<BsonType> above = BsonOrder.typesRankedAbove(last.getBsonType());
+        if (above.isEmpty()) {
+            return Filters.gt("_id", last);
+        }
+        return Filters.or(Filters.gt("_id", last), new BsonDocument("_id", new BsonDocument("$type",
+                new BsonArray(above.stream().map(t -> (BsonValue) new BsonInt32(t.getValue())).toList()))));
+    }
+
+    private static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
+        MongoNamespace ns = new MongoNamespace(namespace);
+        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
+    }
+}
