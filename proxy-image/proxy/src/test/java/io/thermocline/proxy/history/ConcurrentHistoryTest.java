@@ -69,7 +69,7 @@ class ConcurrentHistoryTest {
      * </ul>
      * The linearizable checks need no switch: they run as soon as the proxy has {@code proxy.readConsistency}.
      */
-    static final Set<String> FIXED = Set.of(System.getProperty("history.fixed", "batches,sessions,deletes").split(","));
+    static final Set<String> FIXED = Set.of(System.getProperty("history.fixed", "batches,sessions,deletes,copyups").split(","));
 
     static LongStream seeds() {
         return Seeds.from("history.seeds", "1-3");
