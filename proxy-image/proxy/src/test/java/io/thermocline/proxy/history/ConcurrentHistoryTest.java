@@ -65,7 +65,7 @@ class ConcurrentHistoryTest {
      *       bug 6: a delete racing a promotion of its target reports n=0 and deletes nothing);</li>
      *   <li>{@code copyups}: a write racing a copy-up of the same {@code _id} is not failed with
      *       OperationFailed (96) wrapping the proxy's own E11000 (found by this test, not in the issue's
-     *       list: on main for updates of cold documents, after the merge for ordered batch inserts).</li>
+     *       list; fixed by the guarded copy starting over on a duplicate key, see {@code WriteCopyUpRaceTest}).</li>
      * </ul>
      * The linearizable checks need no switch: they run as soon as the proxy has {@code proxy.readConsistency}.
      */
