@@ -21,16 +21,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * An acknowledged update of a document the evictor is removing must not be lost. The evictor checks
- * a candidate against the archive, then deletes it in its transaction; a user update that commits
- * between the evictor's re-read and its delete changes the version the delete removes. If the feeder
- * reaches the update's event only after the eviction, its lookup finds nothing, so the archive keeps
- * the older version: the update is gone. (On a server with snapshot isolation the delete meets a
- * WriteConflict; the evictor must not depend on it.) The fast tier's failCommand fail point holds the
- * evictor's delete while the update commits.
+ * User writes racing the evictor's removal of the same document, each held at the racy step by the
+ * fast tier's failCommand fail point. (On a server with snapshot isolation the later write of each race
+ * meets a WriteConflict; neither the evictor nor the proxy may depend on it.)
+ *
+ * <p>An update: the evictor checks a candidate against the archive, then deletes it in its
+ * transaction; an update that commits between the evictor's re-read and its delete changes the version
+ * the delete removes. If the feeder reaches the update's event only after the eviction, its lookup
+ * finds nothing, so the archive keeps the older version: the update is gone.
+ *
+ * <p>A delete: its transaction read the document in the fast tier, and the evictor removes it before
+ * the delete's own write: the delete then removes nothing in the fast tier, yet its tombstone makes the
+ * feeder delete the archive copy. The client was told n=0 for a document gone from both tiers.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class EvictionUpdateRaceTest {
+class EvictionRaceTest {
 
     static TieredStack stack;
     static MirrorBarrier barrier;
@@ -48,6 +53,14 @@ class EvictionUpdateRaceTest {
         stack.close();
     }
 
+    /** An evictor whose passes the test runs itself. */
+    private static Evictor evictor() {
+        return new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
+                new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
+                .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
+                .withRegistry(new PrometheusRegistry()));
+    }
+
     @Test
     void anUpdateCommittedWhileTheEvictorDeletesTheDocumentIsKept() throws Exception {
         BsonDocument cold = SessionConsistencyTest.order(700_000, NOW.minus(Duration.ofHours(2)), "cold");
@@ -55,10 +68,7 @@ class EvictionUpdateRaceTest {
         assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
         assertThat(stack.archiveOrders().find(Filters.eq("_id", 700_000)).first()).isEqualTo(cold);
 
-        Evictor evictor = new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
-                new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
-                .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
-                .withRegistry(new PrometheusRegistry()));
+        Evictor evictor = evictor();
         stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
                 + " data: {failCommands: ['delete', 'findAndModify'], blockConnection: true, blockTimeMS: 2000}}"));
         try {
@@ -86,5 +96,34 @@ class EvictionUpdateRaceTest {
         assertThat(state).as("the acknowledged update (fast tier: %s, archive: %s)", fast, archived).isEqualTo("paid");
         assertThat(stack.orders().find(Filters.eq("_id", 700_000)).first().getString("state").getValue())
                 .as("read through the proxy").isEqualTo("paid");
+    }
+
+    @Test
+    void aDeleteRacingTheEvictionOfItsDocumentDeletesItAndCountsIt() throws Exception {
+        BsonDocument cold = SessionConsistencyTest.order(800_000, NOW.minus(Duration.ofHours(2)), "cold");
+        stack.fastOrders().insertOne(cold);
+        assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
+        stack.stopFeeder(); // nothing else writes to the fast tier while the fail point waits for the delete's write
+        Evictor evictor = evictor();
+        long n;
+        stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
+                + " data: {failCommands: ['update'], blockConnection: true, blockTimeMS: 2500}}"));
+        try {
+            CompletableFuture<Long> delete = CompletableFuture.supplyAsync(
+                    () -> stack.orders().deleteOne(Filters.eq("_id", 800_000)).getDeletedCount());
+            Thread.sleep(500); // the delete read the document and waits on its tombstone write
+            stack.startFeeder();
+            evictor.runPass();
+            assertThat(stack.fastOrders().countDocuments(Filters.eq("_id", 800_000))).as("evicted meanwhile").isZero();
+            n = delete.get(30, TimeUnit.SECONDS);
+        } finally {
+            stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+            evictor.close();
+        }
+        assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored after the delete").isPresent();
+        boolean survives = stack.fastOrders().countDocuments(Filters.eq("_id", 800_000)) + stack.archiveOrders()
+                .countDocuments(Filters.eq("_id", 800_000)) > 0;
+        assertThat(n + " deleted, document " + (survives ? "survives" : "gone")).as("n and the document agree, as on one database")
+                .isEqualTo("1 deleted, document gone");
     }
 }
