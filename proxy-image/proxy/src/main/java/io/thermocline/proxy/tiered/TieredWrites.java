@@ -385,8 +385,11 @@ final class TieredWrites {
         long fastTier = 0;
         List<BsonValue> fastMatches = idsIn(fast, session, namespace, statement.filter(), statement.collation(), fastLimit);
         for (BsonValue id : fastMatches) {
-            fastTier += userDeletes.deleteInSession(session, namespace, id);
-            if (statement.single() && fastTier > 0) {
+            if (userDeletes.deleteInSession(session, namespace, id) == 0) {
+                return null; // gone since read (the evictor): its tombstone would delete the archive copy uncounted
+            }
+            fastTier++;
+            if (statement.single()) {
                 return new Deleted(fastTier, 0);
             }
         }
@@ -403,8 +406,11 @@ final class TieredWrites {
                 // copied in since the fast tier was queried above, or held there with a version that does not match
                 for (BsonValue id : idsIn(fast, session, namespace, restricted(statement.filter(), new ArrayList<>(present)),
                         statement.collation(), 0)) {
-                    fastTier += userDeletes.deleteInSession(session, namespace, id);
-                    if (statement.single() && fastTier > 0) {
+                    if (userDeletes.deleteInSession(session, namespace, id) == 0) {
+                        return null; // gone since read, as above
+                    }
+                    fastTier++;
+                    if (statement.single()) {
                         return new Deleted(fastTier, archiveOnly);
                     }
                 }

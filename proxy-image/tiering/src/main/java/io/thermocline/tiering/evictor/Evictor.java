@@ -256,17 +256,27 @@ public final class Evictor implements AutoCloseable {
     }
 
 
-    /** Deletes each document only if it is still exactly as checked: a user write meanwhile keeps it. */
+    /**
+     * Deletes each document only if it is still exactly as checked: a user write meanwhile keeps it.
+     * The comparison is made on the version the delete itself removed, not on an earlier read: a user
+     * update committed between a read and the delete would otherwise be deleted with it (and lost, when
+     * the feeder looks the updated document up after the eviction). A server with snapshot isolation
+     * reports that as a WriteConflict; one without it does not, so a changed version is put back.
+     */
     private long deleteUnchanged(String namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible) {
         return ownWrites.inTransaction(session -> {
             long deleted = 0;
             for (BsonDocument checked : eligible) {
                 BsonValue id = checked.get("_id");
-                BsonDocument current = Blocking.single(collection.find(session, Filters.eq("_id", id)).first()).orElse(null);
-                if (!checked.equals(current)) {
+                BsonDocument removed = Blocking.single(collection.findOneAndDelete(session, Filters.eq("_id", id))).orElse(null);
+                if (removed == null) {
                     continue;
                 }
-                deleted += Blocking.single(collection.deleteOne(session, Filters.eq("_id", id))).orElseThrow().getDeletedCount();
+                if (!checked.equals(removed)) {
+                    Blocking.run(collection.insertOne(session, removed)); // changed since checked: leave it as the user wrote it
+                    continue;
+                }
+                deleted++;
                 fences.write(session, namespace, id, Fence.Kind.EVICTION);
             }
             return deleted;
