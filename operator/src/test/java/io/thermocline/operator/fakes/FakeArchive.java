@@ -5,6 +5,8 @@ import io.thermocline.operator.archive.ArchiveConnection;
 import io.thermocline.operator.archive.ArchiveProbe;
 import io.thermocline.operator.archive.ArchiveReport;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -15,7 +17,8 @@ public class FakeArchive implements ArchiveProbe {
 
     public static final String VERSION = "7.0.14";
     private final AtomicReference<ArchiveReport> report = new AtomicReference<>();
-    private final AtomicReference<String> lastUri = new AtomicReference<>();
+    // every URI probed: clusters of earlier tests keep being probed, so "the last one" is racy
+    private final Set<String> probedUris = ConcurrentHashMap.newKeySet();
     private final AtomicInteger probes = new AtomicInteger();
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
 
@@ -25,7 +28,7 @@ public class FakeArchive implements ArchiveProbe {
 
     public void reset() {
         report.set(new ArchiveReport.Reachable(VERSION, "archive-rs"));
-        lastUri.set(null);
+        probedUris.clear();
         failure.set(null);
     }
 
@@ -42,13 +45,13 @@ public class FakeArchive implements ArchiveProbe {
         return probes.get();
     }
 
-    public String lastUri() {
-        return lastUri.get();
+    public Set<String> probedUris() {
+        return Set.copyOf(probedUris);
     }
 
     @Override
     public ArchiveReport probe(ArchiveConnection connection) {
-        lastUri.set(connection.uri());
+        probedUris.add(connection.uri());
         probes.incrementAndGet();
         if (failure.get() != null) {
             throw failure.get();
