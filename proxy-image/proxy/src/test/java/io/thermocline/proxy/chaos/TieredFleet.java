@@ -59,11 +59,6 @@ public final class TieredFleet implements AutoCloseable {
         }
     }
 
-    /** True when this build's proxy has {@code proxy.readConsistency} (the fleet-wide read barrier). */
-    public static boolean hasReadConsistency() {
-        return Arrays.stream(ProxyConfig.class.getRecordComponents()).anyMatch(c -> c.getName().equals("readConsistency"));
-    }
-
     private String yaml(int index) {
         return "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
                 + "  causalWaitTimeout: 5s\n"

@@ -1,10 +1,8 @@
 package io.thermocline.proxy.history;
 
-import io.thermocline.proxy.chaos.TieredFleet;
 import io.thermocline.proxy.history.HistoryChecker.Mode;
 import io.thermocline.proxy.tiered.TierPair;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -54,15 +52,13 @@ class ConcurrentHistoryE2ETest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("io.thermocline.proxy.history.ConcurrentHistoryTest#seeds")
     void sessionGuaranteesHoldOnRealReplicaSets(long seed) throws Exception {
-        String readConsistency = TieredFleet.hasReadConsistency() ? "session" : null;
         ConcurrentHistoryTest.assertNoAnomaly(seed, Mode.SESSION,
-                ConcurrentHistoryTest.run(seed, readConsistency, Mode.SESSION, ConcurrentHistoryE2ETest::realTiers));
+                ConcurrentHistoryTest.run(seed, "session", Mode.SESSION, ConcurrentHistoryE2ETest::realTiers));
     }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("io.thermocline.proxy.history.ConcurrentHistoryTest#seeds")
     void linearizableReadsHoldOnRealReplicaSets(long seed) throws Exception {
-        Assumptions.assumeTrue(TieredFleet.hasReadConsistency(), "this build's proxy has no proxy.readConsistency");
         ConcurrentHistoryTest.assertNoAnomaly(seed, Mode.LINEARIZABLE,
                 ConcurrentHistoryTest.run(seed, "linearizable", Mode.LINEARIZABLE, ConcurrentHistoryE2ETest::realTiers));
     }

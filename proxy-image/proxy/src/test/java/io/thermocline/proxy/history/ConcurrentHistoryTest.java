@@ -27,7 +27,6 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.bson.BsonDocument;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -82,18 +81,13 @@ class ConcurrentHistoryTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void sessionGuaranteesHoldAndNoAcknowledgedWriteIsLost(long seed) throws Exception {
-        String readConsistency = TieredFleet.hasReadConsistency() ? "session" : null;
-        assertNoAnomaly(seed, Mode.SESSION, run(seed, readConsistency, Mode.SESSION, TierPair::open));
+        assertNoAnomaly(seed, Mode.SESSION, run(seed, "session", Mode.SESSION, TierPair::open));
     }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void everyReadReflectsEveryWriteAcknowledgedBeforeIt(long seed) throws Exception {
-        // -Dhistory.linearizable=true checks a build without the barrier too (it must then find stale reads)
-        Assumptions.assumeTrue(TieredFleet.hasReadConsistency() || Boolean.getBoolean("history.linearizable"),
-                "this build's proxy has no proxy.readConsistency (the fleet-wide read barrier): nothing to check yet");
-        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, TieredFleet.hasReadConsistency() ? "linearizable" : null, Mode.LINEARIZABLE,
-                TierPair::open));
+        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, "linearizable", Mode.LINEARIZABLE, TierPair::open));
     }
 
     /** A checked history: what the checker found and what the run did. */
