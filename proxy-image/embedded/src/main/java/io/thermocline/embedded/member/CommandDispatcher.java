@@ -13,6 +13,8 @@ import io.thermocline.embedded.storage.BsonBridge;
 import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.write.WriteExecutor;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -43,6 +45,7 @@ final class CommandDispatcher {
     private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
     private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
+    private static final int WRITE_CONFLICT = 112;
 
     /** Thrown to make the connection close without a reply (failCommand closeConnection). */
     static final class CloseConnection extends RuntimeException {
@@ -202,15 +205,27 @@ final class CommandDispatcher {
         checkReadable(lower, command);
         awaitCausalPoint(command);
         Transaction reader = command.containsKey("autocommit") ? openTransaction(command) : null;
+        if (reader != null && reader.snapshot() == null) {
+            Object owner = new Object();
+            lock(owner);
+            try {
+                sessions.takeSnapshot(reader, self.applied());
+            } finally {
+                coordinator.writeLock().release(owner);
+            }
+        }
         if (!command.isString(command.getFirstKey())) {
             return new Result(self.store().command(channel, db, command), coordinator.operationTime(self));
         }
         String coll = command.getString(command.getFirstKey()).getValue();
         BsonDocument reply = sessions.readCommitted(() -> {
-            // storage holds open transactions' writes: others' are served in their committed version
-            Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>();
+            // storage holds open transactions' writes: others' are served in their committed version,
+            // and a transaction reads what was committed at its snapshot
+            Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>();
             if (reader == null && isMajorityRead(command)) {
                 hidden.putAll(coordinator.majorityPreImages(self, db, coll));
+            } else if (reader != null) {
+                hidden.putAll(sessions.snapshotVersions(reader, db, coll));
             }
             sessions.uncommittedPreImages(self.index(), db, coll, reader).forEach(hidden::putIfAbsent);
             if (!hidden.isEmpty()) {
@@ -231,7 +246,7 @@ final class CommandDispatcher {
      */
     private Optional<BsonDocument> lookupCommitted(String db, String coll, BsonValue id) {
         return sessions.readCommitted(() -> {
-            Map<BsonValue, BsonDocument> hidden = new java.util.LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
+            Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
             sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
             if (hidden.containsKey(id)) {
                 return Optional.ofNullable(hidden.get(id));
@@ -241,13 +256,19 @@ final class CommandDispatcher {
     }
 
     /**
-     * Documents other open transactions changed whose committed version matches a write's filter:
-     * storage no longer shows them matching, yet the write must meet them (wait, or conflict).
+     * Documents other open transactions changed whose committed version matches a write's filter, and
+     * for a transaction's write those whose version at its snapshot matches: storage no longer shows
+     * them matching, yet the write must meet them (wait, or conflict).
      */
     private List<BsonValue> heldMatches(String db, String coll, BsonDocument filter, Transaction writer) {
-        List<BsonValue> ids = new java.util.ArrayList<>();
-        sessions.uncommittedPreImages(self.index(), db, coll, writer).forEach((id, committed) -> {
-            if (committed != null && CommittedView.matches(committed, filter)) {
+        List<BsonValue> ids = new ArrayList<>();
+        Map<BsonValue, BsonDocument> versions = new LinkedHashMap<>();
+        if (writer != null) {
+            versions.putAll(sessions.snapshotVersions(writer, db, coll));
+        }
+        sessions.uncommittedPreImages(self.index(), db, coll, writer).forEach(versions::putIfAbsent);
+        versions.forEach((id, version) -> {
+            if (version != null && CommittedView.matches(version, filter)) {
                 ids.add(id);
             }
         });
@@ -278,6 +299,12 @@ final class CommandDispatcher {
             return;
         }
         BsonTimestamp after = readConcern.asDocument().getTimestamp("afterClusterTime");
+        // as a server: a time beyond the member's clock (after gossip) is none this set issued or heard of
+        BsonTimestamp now = coordinator.clock().now();
+        if (Long.compareUnsigned(after.getValue(), now.getValue()) > 0) {
+            throw new ReplicationException(72, "InvalidOptions", "readConcern afterClusterTime value must not be greater"
+                + " than the current clusterTime. Requested clusterTime: " + after + "; current clusterTime: " + now);
+        }
         Duration timeout = command.containsKey("maxTimeMS") && command.get("maxTimeMS").isNumber()
             && command.getNumber("maxTimeMS").longValue() > 0
             ? Duration.ofMillis(command.getNumber("maxTimeMS").longValue()) : DEFAULT_WAIT;
@@ -312,9 +339,13 @@ final class CommandDispatcher {
         try {
             requirePrimary();
             WriteExecutor executor = new WriteExecutor(self.store(), channel,
-                change -> last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false),
+                change -> {
+                    last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false);
+                    sessions.committed(last[0], List.of(change));
+                },
                 (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids),
-                (database, coll, filter) -> heldMatches(database, coll, filter, null));
+                (database, coll, filter) -> heldMatches(database, coll, filter, null),
+                statement -> sessions.snapshotsOpen() ? sessions.changeUncommitted(statement) : statement.get());
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, reply, last[0]);
@@ -425,27 +456,40 @@ final class CommandDispatcher {
         return t;
     }
 
+    /**
+     * A transaction's statement. Writing a document another open transaction holds, or one committed
+     * after this transaction's snapshot, is a WriteConflict that aborts it, as on a server.
+     */
     private Result transactionalWrite(Channel channel, String db, String name, BsonDocument command) {
         Transaction t = openTransaction(command);
         Object owner = new Object();
         lock(owner);
+        boolean conflicted = false;
         try {
             if (t.state() != Transaction.State.IN_PROGRESS) {
                 throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
             }
             requirePrimary();
+            sessions.takeSnapshot(t, self.applied());
             WriteExecutor executor = new WriteExecutor(self.store(), channel, t::stage, (database, coll, ids) -> {
-                if (sessions.holder(self.index(), database, coll, ids, t).isPresent()) {
-                    throw new ReplicationException(112, "WriteConflict",
+                if (sessions.holder(self.index(), database, coll, ids, t).isPresent()
+                    || sessions.changedSinceSnapshot(t, database, coll, ids)) {
+                    throw new ReplicationException(WRITE_CONFLICT, "WriteConflict",
                         "Write conflict during plan execution and yielding is disabled.");
                 }
                 return true;
-            }, (database, coll, filter) -> heldMatches(database, coll, filter, t));
+            }, (database, coll, filter) -> heldMatches(database, coll, filter, t), WriteExecutor.Step.DIRECT);
             // the statement's storage writes and their staging are one step for committed readers
             BsonDocument reply = sessions.changeUncommitted(() -> executor.execute(db, name, command));
             return new Result(reply, coordinator.operationTime(self));
+        } catch (ReplicationException e) {
+            conflicted = e.code() == WRITE_CONFLICT;
+            throw e;
         } finally {
             coordinator.writeLock().release(owner);
+            if (conflicted) {
+                abort(t);
+            }
         }
     }
 

@@ -7,6 +7,7 @@ import io.thermocline.embedded.storage.MemberStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,6 +27,11 @@ import org.slf4j.LoggerFactory;
  * writes. The visibility lock keeps storage and the set of open transactions consistent for such
  * readers: a transaction's statement (storage write and staging), its commit (oplog entries and
  * the committed state) and its abort (state and undo) each happen whole between two reads.
+ *
+ * <p>Snapshot isolation: a transaction's first statement takes its snapshot under the write lock;
+ * from then on every commit is recorded in a {@link CommitHistory} until no open snapshot predates
+ * it, so the transaction reads each document as of its snapshot and a write to a document
+ * committed since is a WriteConflict.
  */
 public final class SessionCatalog {
     private static final Logger log = LoggerFactory.getLogger(SessionCatalog.class);
@@ -43,6 +49,7 @@ public final class SessionCatalog {
     private final Map<BsonValue, Session> sessions = new ConcurrentHashMap<>();
     private final Duration transactionLifetime;
     private final ReentrantReadWriteLock visibility = new ReentrantReadWriteLock();
+    private final CommitHistory history = new CommitHistory();
 
     public SessionCatalog(Duration transactionLifetime) {
         this.transactionLifetime = transactionLifetime;
@@ -94,6 +101,7 @@ public final class SessionCatalog {
 
     /** Rollback: writes whose entries were discarded were never durable, so a retry must run again. */
     public synchronized void forgetAfter(OplogPosition position) {
+        history.forgetAfter(position);
         for (Session s : sessions.values()) {
             if (s.lastWrite != null && s.lastWrite.position().isAfter(position)) {
                 s.lastWrite = null;
@@ -136,13 +144,65 @@ public final class SessionCatalog {
     }
 
     /**
+     * Takes the transaction's snapshot at its first statement. The caller holds the write lock, so no
+     * plain write is between its storage change and its commit record.
+     */
+    public void takeSnapshot(Transaction t, OplogPosition primaryApplied) {
+        if (t.snapshot() == null) {
+            t.snapshot(primaryApplied);
+        }
+    }
+
+    /**
+     * Whether a commit now must be recorded for open snapshots. The caller holds the write lock (as
+     * {@link #takeSnapshot} does): when none is open, none can open before its commit is recorded.
+     */
+    public boolean snapshotsOpen() {
+        return oldestSnapshot() != null;
+    }
+
+    private OplogPosition oldestSnapshot() {
+        OplogPosition oldest = null;
+        for (Transaction t : openTransactions()) {
+            OplogPosition s = t.snapshot();
+            if (s != null && (oldest == null || oldest.isAfter(s))) {
+                oldest = s;
+            }
+        }
+        return oldest;
+    }
+
+    /**
+     * Records changes committed at a position (a plain write's or a transaction's) for the open
+     * snapshots. A plain write calls it inside {@link #changeUncommitted} with its storage write when
+     * {@link #snapshotsOpen}, so a snapshot reader sees both or neither.
+     */
+    public void committed(OplogPosition position, List<Change> changes) {
+        OplogPosition oldest = oldestSnapshot();
+        history.forgetThrough(oldest);
+        if (oldest != null) {
+            history.record(position, changes);
+        }
+    }
+
+    /** The version at the transaction's snapshot (null: absent) of each document of a collection committed since. */
+    public Map<BsonValue, BsonDocument> snapshotVersions(Transaction t, String database, String collection) {
+        return t.snapshot() == null ? Map.of() : history.versionsAt(t.snapshot(), database, collection);
+    }
+
+    /** Whether one of these documents was committed after the transaction's snapshot: writing it is a write conflict. */
+    public boolean changedSinceSnapshot(Transaction t, String database, String collection, List<BsonValue> ids) {
+        return t.snapshot() != null && history.changedAfter(t.snapshot(), database, collection, ids);
+    }
+
+    /**
      * For readers outside transactions: the committed version (null: absent) of every document of a
      * collection that open transactions on a member have changed but not committed yet. A reader in a
      * transaction passes it as except: it sees its own writes. Call inside {@link #readCommitted}.
      */
     public Map<BsonValue, BsonDocument> uncommittedPreImages(int memberIndex, String database, String collection,
                                                              Transaction except) {
-        Map<BsonValue, BsonDocument> committed = new java.util.LinkedHashMap<>();
+        Map<BsonValue, BsonDocument> committed = new LinkedHashMap<>();
         for (Transaction t : openTransactions()) {
             if (t == except || t.primaryIndex() != memberIndex) {
                 continue;
@@ -174,13 +234,15 @@ public final class SessionCatalog {
     }
 
     /**
-     * Commits: appends the transaction's entries (the caller's append) and marks it committed in one
-     * step for committed readers, so none sees its entries while it still counts as open.
+     * Commits: appends the transaction's entries (the caller's append, under the write lock), records
+     * them for open snapshots and marks it committed in one step for committed readers, so none sees
+     * its entries while it still counts as open.
      */
-    public <T> T commit(Transaction t, Supplier<T> append) {
+    public OplogPosition commit(Transaction t, Supplier<OplogPosition> append) {
         return changeUncommitted(() -> {
-            T appended = append.get();
+            OplogPosition appended = append.get();
             t.state(Transaction.State.COMMITTED);
+            committed(appended, t.changes());
             return appended;
         });
     }

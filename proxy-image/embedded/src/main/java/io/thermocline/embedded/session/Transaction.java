@@ -1,15 +1,19 @@
 package io.thermocline.embedded.session;
 
 import io.thermocline.embedded.oplog.Change;
+import io.thermocline.embedded.oplog.OplogPosition;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
 /**
  * A multi-document transaction: its writes are applied to the primary's storage as they come
- * (under the write lock it holds until commit or abort), and staged for the oplog, which receives
- * them together at commit. Abort restores the pre-images in reverse order.
+ * (each statement under the write lock), and staged for the oplog, which receives them together at
+ * commit. Abort restores the pre-images in reverse order. Its first statement takes its snapshot:
+ * the primary's position then, which its reads see and its writes must not have been overtaken since.
  */
 public final class Transaction {
     public enum State { IN_PROGRESS, COMMITTED, ABORTED }
@@ -19,8 +23,9 @@ public final class Transaction {
     private final int primaryIndex;
     private final long deadlineMillis;
     private final List<Change> changes = new ArrayList<>();
-    private final java.util.Set<String> touched = new java.util.HashSet<>();
+    private final Set<String> touched = new HashSet<>();
     private volatile State state = State.IN_PROGRESS;
+    private volatile OplogPosition snapshot;
 
     Transaction(BsonDocument lsid, long txnNumber, int primaryIndex, long deadlineMillis) {
         this.lsid = lsid;
@@ -51,6 +56,15 @@ public final class Transaction {
 
     void state(State value) {
         state = value;
+    }
+
+    /** The position its snapshot was taken at; null before its first statement. */
+    public OplogPosition snapshot() {
+        return snapshot;
+    }
+
+    void snapshot(OplogPosition value) {
+        snapshot = value;
     }
 
     public synchronized void stage(Change change) {

@@ -6,11 +6,15 @@ import io.thermocline.embedded.oplog.UpdateDescriptions;
 import io.thermocline.embedded.storage.BsonBridge;
 import io.thermocline.embedded.storage.MemberStore;
 import io.netty.channel.Channel;
+import io.thermocline.embedded.replication.ReplicationException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -25,7 +29,8 @@ import org.bson.types.ObjectId;
 /**
  * Runs write commands on the primary's storage one document statement at a time and reports each
  * document it changed (with pre- and post-image) to a sink, which stamps them into the oplog or
- * stages them in a transaction. The caller holds the write lock.
+ * stages them in a transaction. The caller holds the write lock. Each statement's storage write
+ * and the reports of what it changed run as one {@link Step}.
  */
 public final class WriteExecutor {
     private static final Set<String> DDL = Set.of("create", "createindexes", "dropindexes", "collmod");
@@ -35,6 +40,18 @@ public final class WriteExecutor {
     private final Consumer<Change> sink;
     private final ConflictGuard guard;
     private final HeldMatches held;
+    private final Step step;
+
+    /**
+     * Runs a statement's storage write and its reports as one step: a plain write makes them one
+     * step for snapshot readers, which must see both (storage and the commit record) or neither.
+     */
+    @FunctionalInterface
+    public interface Step {
+        BsonDocument run(Supplier<BsonDocument> statement);
+
+        Step DIRECT = Supplier::get;
+    }
 
     /**
      * Decides whether a statement may change these documents now. Returns false after it had to
@@ -60,12 +77,14 @@ public final class WriteExecutor {
         HeldMatches NONE = (db, coll, filter) -> List.of();
     }
 
-    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink, ConflictGuard guard, HeldMatches held) {
+    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink, ConflictGuard guard, HeldMatches held,
+                         Step step) {
         this.store = store;
         this.channel = channel;
         this.sink = sink;
         this.guard = guard;
         this.held = held;
+        this.step = step;
     }
 
     private List<RawBsonDocument> targets(String db, String coll, BsonDocument filter, BsonDocument sort, int limit) {
@@ -154,8 +173,14 @@ public final class WriteExecutor {
             while (!guard.clear(db, coll, List.of(document.get("_id")))) {
                 Thread.onSpinWait();
             }
-            BsonDocument reply = store.command(channel, db, new BsonDocument("insert", new BsonString(coll))
-                .append("documents", new BsonArray(List.of(document))));
+            BsonDocument reply = step.run(() -> {
+                BsonDocument r = store.command(channel, db, new BsonDocument("insert", new BsonString(coll))
+                    .append("documents", new BsonArray(List.of(document))));
+                if (isOk(r) && !r.containsKey("writeErrors")) {
+                    sink.accept(new Change(Operation.INSERT, db, coll, key(document.get("_id")), document, null, null));
+                }
+                return r;
+            });
             if (!isOk(reply)) {
                 return reply;
             }
@@ -167,7 +192,6 @@ public final class WriteExecutor {
                 continue;
             }
             n++;
-            sink.accept(new Change(Operation.INSERT, db, coll, key(document.get("_id")), document, null, null));
         }
         return result(n, writeErrors);
     }
@@ -206,8 +230,20 @@ public final class WriteExecutor {
                 awaitUpsertId(db, coll, filter);
             }
             List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
-            BsonDocument reply = store.command(channel, db, new BsonDocument("update", new BsonString(coll))
-                .append("updates", new BsonArray(List.of(statement))));
+            BsonDocument reply = step.run(() -> {
+                BsonDocument r = store.command(channel, db, new BsonDocument("update", new BsonString(coll))
+                    .append("updates", new BsonArray(List.of(statement))));
+                if (isOk(r) && !r.containsKey("writeErrors")) {
+                    boolean replacement = isReplacement(statement.get("u"));
+                    for (RawBsonDocument pre : before) {
+                        recordModification(db, coll, pre, replacement);
+                    }
+                    for (BsonValue up : r.getArray("upserted", new BsonArray())) {
+                        recordInsert(db, coll, up.asDocument().get("_id"));
+                    }
+                }
+                return r;
+            });
             if (!isOk(reply)) {
                 return reply;
             }
@@ -220,15 +256,8 @@ public final class WriteExecutor {
             }
             n += reply.getNumber("n", new BsonInt32(0)).intValue();
             modified += reply.getNumber("nModified", new BsonInt32(0)).intValue();
-            boolean replacement = isReplacement(statement.get("u"));
-            for (RawBsonDocument pre : before) {
-                recordModification(db, coll, pre, replacement);
-            }
             for (BsonValue up : reply.getArray("upserted", new BsonArray())) {
-                BsonValue id = up.asDocument().get("_id");
-                upserted.add(new BsonDocument("index", new BsonInt32(i)).append("_id", id));
-                store.findById(db, coll, id).ifPresent(post ->
-                    sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
+                upserted.add(new BsonDocument("index", new BsonInt32(i)).append("_id", up.asDocument().get("_id")));
             }
         }
         BsonDocument result = result(n, writeErrors);
@@ -237,6 +266,10 @@ public final class WriteExecutor {
             result.put("upserted", upserted);
         }
         return result;
+    }
+
+    private void recordInsert(String db, String coll, BsonValue id) {
+        store.findById(db, coll, id).ifPresent(post -> sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
     }
 
     private void recordModification(String db, String coll, RawBsonDocument pre, boolean replacement) {
@@ -266,7 +299,7 @@ public final class WriteExecutor {
             List<RawBsonDocument> victims;
             try {
                 victims = targets(db, coll, filter, null, limit == 1 ? 1 : 0);
-            } catch (io.thermocline.embedded.replication.ReplicationException e) {
+            } catch (ReplicationException e) {
                 throw e; // a write conflict is the command's error (TransientTransactionError), not a bad filter
             } catch (RuntimeException e) {
                 writeErrors.add(new BsonDocument("index", new BsonInt32(i)).append("code", new BsonInt32(2))
@@ -276,11 +309,14 @@ public final class WriteExecutor {
                 }
                 continue;
             }
-            for (RawBsonDocument victim : victims) {
-                store.deleteById(db, coll, victim.get("_id"));
-                n++;
-                sink.accept(new Change(Operation.DELETE, db, coll, key(victim.get("_id")), null, null, victim));
-            }
+            step.run(() -> {
+                for (RawBsonDocument victim : victims) {
+                    store.deleteById(db, coll, victim.get("_id"));
+                    sink.accept(new Change(Operation.DELETE, db, coll, key(victim.get("_id")), null, null, victim));
+                }
+                return null;
+            });
+            n += victims.size();
         }
         return result(n, writeErrors);
     }
@@ -294,46 +330,46 @@ public final class WriteExecutor {
         }
         List<RawBsonDocument> found = targets(db, coll, filter, sort, 1);
         RawBsonDocument pre = found.isEmpty() ? null : found.get(0);
-        BsonDocument reply = store.command(channel, db, command);
-        if (!isOk(reply)) {
-            return reply;
-        }
-        if (command.getBoolean("remove", BsonBoolean.FALSE).getValue()) {
-            if (pre != null) {
-                sink.accept(new Change(Operation.DELETE, db, coll, key(pre.get("_id")), null, null, pre));
+        return step.run(() -> {
+            BsonDocument reply = store.command(channel, db, command);
+            if (!isOk(reply)) {
+                return reply;
+            }
+            BsonDocument lastError = reply.getDocument("lastErrorObject", new BsonDocument());
+            if (command.getBoolean("remove", BsonBoolean.FALSE).getValue()) {
+                if (pre != null) {
+                    sink.accept(new Change(Operation.DELETE, db, coll, key(pre.get("_id")), null, null, pre));
+                }
+            } else if (lastError.containsKey("upserted")) {
+                recordInsert(db, coll, lastError.get("upserted"));
+            } else if (pre != null) {
+                recordModification(db, coll, pre, isReplacement(command.get("update")));
             }
             return reply;
-        }
-        BsonDocument lastError = reply.getDocument("lastErrorObject", new BsonDocument());
-        if (lastError.containsKey("upserted")) {
-            BsonValue id = lastError.get("upserted");
-            store.findById(db, coll, id).ifPresent(post ->
-                sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
-        } else if (pre != null) {
-            recordModification(db, coll, pre, isReplacement(command.get("update")));
-        }
-        return reply;
+        });
     }
 
     private BsonDocument aggregateWrite(String db, BsonDocument command) {
         String[] target = outputOf(db, command).orElseThrow();
-        java.util.Map<BsonValue, RawBsonDocument> before = new java.util.LinkedHashMap<>();
+        Map<BsonValue, RawBsonDocument> before = new LinkedHashMap<>();
         targets(target[0], target[1], new BsonDocument(), null, 0).forEach(d -> before.put(d.get("_id"), d));
-        BsonDocument reply = store.command(channel, db, command);
-        if (!isOk(reply)) {
-            return reply;
-        }
-        for (RawBsonDocument after : store.find(target[0], target[1], new BsonDocument(), null, 0)) {
-            BsonValue id = after.get("_id");
-            RawBsonDocument old = before.remove(id);
-            if (old == null) {
-                sink.accept(new Change(Operation.INSERT, target[0], target[1], key(id), after, null, null));
-            } else if (!old.equals(after)) {
-                sink.accept(new Change(Operation.REPLACE, target[0], target[1], key(id), after, null, old));
+        return step.run(() -> {
+            BsonDocument reply = store.command(channel, db, command);
+            if (!isOk(reply)) {
+                return reply;
             }
-        }
-        before.forEach((id, old) -> sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
-        return reply;
+            for (RawBsonDocument after : store.find(target[0], target[1], new BsonDocument(), null, 0)) {
+                BsonValue id = after.get("_id");
+                RawBsonDocument old = before.remove(id);
+                if (old == null) {
+                    sink.accept(new Change(Operation.INSERT, target[0], target[1], key(id), after, null, null));
+                } else if (!old.equals(after)) {
+                    sink.accept(new Change(Operation.REPLACE, target[0], target[1], key(id), after, null, old));
+                }
+            }
+            before.forEach((id, old) -> sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
+            return reply;
+        });
     }
 
     private BsonDocument drop(String db, BsonDocument command) {

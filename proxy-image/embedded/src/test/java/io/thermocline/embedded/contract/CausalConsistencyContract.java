@@ -1,7 +1,9 @@
 package io.thermocline.embedded.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.mongodb.MongoCommandException;
 import com.mongodb.ReadConcern;
 import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
@@ -109,6 +111,20 @@ public abstract class CausalConsistencyContract {
             .append("readConcern", new BsonDocument("level", new BsonString("local")).append("afterClusterTime", operationTime));
         Document found = client.getDatabase("causal").runCommand(find, ReadPreference.secondaryPreferred());
         assertThat(found.get("cursor", Document.class).getList("firstBatch", Document.class)).hasSize(1);
+    }
+
+    /** A causal point from another deployment's clock, ahead of this one's (a client's gossip included), is refused. */
+    @Test
+    void afterClusterTimeAheadOfTheDeploymentsClusterTimeIsRefused() {
+        coll.insertOne(new Document("_id", 1));
+        BsonTimestamp future = new BsonTimestamp((int) (System.currentTimeMillis() / 1000) + 3600, 1);
+        BsonDocument find = new BsonDocument("find", new BsonString(coll.getNamespace().getCollectionName()))
+            .append("readConcern", new BsonDocument("level", new BsonString("local")).append("afterClusterTime", future));
+        assertThatThrownBy(() -> client.getDatabase("causal").runCommand(find))
+            .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                assertThat(e.getErrorCode()).isEqualTo(72);
+                assertThat(e.getErrorMessage()).contains("afterClusterTime value must not be greater than the current clusterTime");
+            });
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.thermocline.proxy.server;
 
 import com.mongodb.ServerAddress;
+import io.thermocline.proxy.causal.PassThroughCausalPoint;
 import io.thermocline.proxy.cursor.CursorOwner;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
@@ -29,6 +30,7 @@ import io.thermocline.wire.WireCodec;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
+import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
@@ -293,8 +295,8 @@ final class CommandDispatcher {
         } else {
             target = select(tier, ReadPreference.parse(traits.readPreference()));
         }
-        return target.thenCompose(member -> {
-            OpMsg request = toMember(tier, member, msg, Map.of());
+        return target.thenCompose(member -> tierCausalPoint(tier, body).thenCompose(readConcern -> {
+            OpMsg request = toMember(tier, member, msg, readConcern);
             return roundTrip(tier, member, request, client.channel().eventLoop()).thenCompose(reply -> {
                 ReplyFacts facts = observe(tier, member, reply.body());
                 if (traits.endsTransaction() && session.isPresent()
@@ -308,7 +310,24 @@ final class CommandDispatcher {
                 }
                 return finish(client, msg, compressor, name, start, out, facts.ok(), 0);
             });
-        }).exceptionallyCompose(e -> unavailable(client, msg, compressor, name, start, traits, e));
+        })).exceptionallyCompose(e -> unavailable(client, msg, compressor, name, start, traits, e));
+    }
+
+    /**
+     * The client's {@code afterClusterTime} as this tier can honour it ({@link PassThroughCausalPoint}):
+     * a point beyond the tier's clock as known is judged after reading the clock from its primary.
+     */
+    private CompletableFuture<Map<String, BsonValue>> tierCausalPoint(TierBackend tier, BsonDocument body) {
+        if (!PassThroughCausalPoint.aheadOf(body, PassThroughCausalPoint.timeOf(tier.clock().latest()))) {
+            return CompletableFuture.completedFuture(Map.of());
+        }
+        BsonDocument ping = new BsonDocument("ping", new BsonInt32(1)).append("$db", new BsonString("admin"));
+        tier.clock().latest().ifPresent(ct -> ping.append("$clusterTime", ct));
+        return tier.monitor().awaitPrimary(server.settings().primaryWaitTimeout())
+                .thenCompose(primary -> roundTrip(tier, primary, OpMsg.request(BackendConnection.nextRequestId(), ping))
+                        .thenApply(reply -> observe(tier, primary, reply.body())))
+                .thenApply(facts -> PassThroughCausalPoint.readConcernFor(body, PassThroughCausalPoint.timeOf(tier.clock().latest()))
+                        .<Map<String, BsonValue>>map(rc -> Map.of("readConcern", rc)).orElse(Map.of()));
     }
 
     private CompletableFuture<ServerAddress> select(TierBackend tier, ReadPreference preference) {

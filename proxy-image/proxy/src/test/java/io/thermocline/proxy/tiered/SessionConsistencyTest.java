@@ -3,7 +3,10 @@ package io.thermocline.proxy.tiered;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.mongodb.ClientSessionOptions;
 import com.mongodb.MongoException;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
@@ -16,6 +19,9 @@ import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
+import org.bson.BsonTimestamp;
+import org.bson.Document;
+import io.thermocline.config.ReadConsistency;
 import org.junit.jupiter.api.Test;
 
 /** Read-your-writes across tiers: a read the proxy sends to the archive waits for the feeder, or fails retryably. */
@@ -70,6 +76,42 @@ class SessionConsistencyTest {
 
             stack.startFeeder();
             assertThat(stack.orders().countDocuments(Filters.lt("createdAt", Date.from(old.plusSeconds(1))))).isEqualTo(2);
+        }
+    }
+
+    private static BsonTimestamp archiveClusterTime(TieredStack stack) {
+        Document ping = stack.archiveDirect.getDatabase("admin").runCommand(new Document("ping", 1));
+        return (BsonTimestamp) ping.get("$clusterTime", Document.class).get("clusterTime");
+    }
+
+    /**
+     * A causally consistent session holds the latest operationTime it saw, from either tier: the proxy
+     * never sends one tier's time to the other, where a real member refuses a point beyond its clock
+     * (72) and an earlier one means nothing. Both directions: an untiered (pass-through) read after a
+     * tiered write, and an archive-routed tiered read after an untiered write.
+     */
+    @Test
+    void aCausalSessionMovingBetweenTieredAndUntieredCollectionsNeverSendsOneTiersTimeToTheOther() throws Exception {
+        try (TieredStack stack = new TieredStack(Duration.ofSeconds(5), Duration.ofMillis(20), ReadConsistency.SESSION)) {
+            MongoCollection<BsonDocument> customers = stack.client.getDatabase("shop").getCollection("customers", BsonDocument.class);
+            Instant old = Instant.now().minus(Duration.ofHours(2));
+            stack.startFeeder();
+            stack.stopFeeder(); // resumes later from here: meanwhile nothing writes to the archive but the client
+            try (ClientSession session = stack.client.startSession(ClientSessionOptions.builder().causallyConsistent(true).build())) {
+                customers.insertOne(session, new BsonDocument("_id", new BsonInt32(1)));
+                Thread.sleep(1_100); // the fast tier's next time falls in a later second than any archive time so far
+                stack.orders().insertOne(session, order(1, old, "new"));
+                assertThat(session.getOperationTime()).as("the session's point is the fast tier's, ahead of the archive's clock")
+                        .isGreaterThan(archiveClusterTime(stack));
+                assertThat(customers.find(session, Filters.eq("_id", 1)).first()).isEqualTo(new BsonDocument("_id", new BsonInt32(1)));
+                assertThat(customers.countDocuments(session)).isEqualTo(1);
+
+                stack.startFeeder();
+                Thread.sleep(1_100); // now the archive's next time is ahead of every fast-tier time
+                customers.insertOne(session, new BsonDocument("_id", new BsonInt32(2)));
+                assertThat(stack.orders().countDocuments(session, Filters.eq("state", "new"))).isEqualTo(1);
+                assertThat(customers.countDocuments(session)).isEqualTo(2);
+            }
         }
     }
 }
