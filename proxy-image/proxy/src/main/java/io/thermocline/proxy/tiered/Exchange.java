@@ -12,18 +12,18 @@ import org.bson.BsonDocument;
  * server sees it (sequences folded in), and the routing table it is decided with (one table per
  * command, so every decision of a command sees the same coverage).
  */
-record Exchange(TieredRequest request, TierCall call, BsonDocument command, CommandTraits traits,
+public record Exchange(TieredRequest request, TierCall call, BsonDocument command, CommandTraits traits,
                 Optional<SessionKey> session, TieringFollower.Decided decided) {
 
-    RoutingTable table() {
+    public RoutingTable table() {
         return decided.table();
     }
 
-    OpMsg msg() {
+    public OpMsg msg() {
         return request.msg();
     }
 
-    String database() {
+    public String database() {
         return msg().database();
     }
 }

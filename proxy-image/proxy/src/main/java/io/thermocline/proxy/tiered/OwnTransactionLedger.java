@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * own when its marker was seen, and the application's when the ledger has seen past the event's
  * cluster time without one (a probe write moves it past when nothing else is written).
  */
-final class OwnTransactionLedger implements AutoCloseable {
+public final class OwnTransactionLedger implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(OwnTransactionLedger.class);
     private static final int REMEMBERED = 50_000;
@@ -59,7 +59,7 @@ final class OwnTransactionLedger implements AutoCloseable {
     }
 
     /** Starts tailing (idempotent); returns once the stream is positioned. */
-    synchronized void start() {
+    public synchronized void start() {
         if (startedAt != null) {
             return;
         }
@@ -123,7 +123,7 @@ final class OwnTransactionLedger implements AutoCloseable {
      * is Thermocline's own. Waits (bounded) for the ledger to reach the event; past the bound, or for an
      * event older than the ledger, answers "not own": the application then sees a copy, never loses an event.
      */
-    boolean isOwn(long txnNumber, BsonTimestamp clusterTime) throws InterruptedException {
+    public boolean isOwn(long txnNumber, BsonTimestamp clusterTime) throws InterruptedException {
         Key key = new Key(clusterTime, txnNumber);
         if (known(key)) {
             return true;

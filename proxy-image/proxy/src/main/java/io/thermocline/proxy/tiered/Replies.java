@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered;
 
+import io.thermocline.proxy.causal.PassThroughCausalPoint;
 import io.thermocline.proxy.server.CommandEnvelope;
 import io.thermocline.proxy.server.ErrorReplies;
 import io.thermocline.wire.OpMsg;
@@ -12,40 +13,38 @@ import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 /** Reading server replies and shaping commands and errors for the tiered paths. */
-final class Replies {
+public final class Replies {
 
-    static final int EXCEEDED_TIME_LIMIT = 262;
-    static final int COMMAND_NOT_SUPPORTED = 115;
-    static final int OPERATION_NOT_SUPPORTED_IN_TRANSACTION = 263;
-    static final int QUERY_PLAN_KILLED = 175;
+    public static final int EXCEEDED_TIME_LIMIT = 262;
+    public static final int COMMAND_NOT_SUPPORTED = 115;
+    public static final int OPERATION_NOT_SUPPORTED_IN_TRANSACTION = 263;
+    public static final int QUERY_PLAN_KILLED = 175;
 
     private Replies() {
     }
 
-    static boolean isOk(BsonDocument reply) {
+    public static boolean isOk(BsonDocument reply) {
         BsonValue ok = reply.get("ok");
         return ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0;
     }
 
-    static BsonTimestamp operationTime(BsonDocument reply) {
+    public static BsonTimestamp operationTime(BsonDocument reply) {
         BsonValue t = reply.get("operationTime");
         return t != null && t.isTimestamp() ? t.asTimestamp() : null;
     }
 
     /** The {@code readConcern.afterClusterTime} a client sent (its session's causal point), or null. */
-    static BsonTimestamp afterClusterTime(BsonDocument command) {
-        BsonValue readConcern = command.get("readConcern");
-        BsonValue after = readConcern != null && readConcern.isDocument() ? readConcern.asDocument().get("afterClusterTime") : null;
-        return after != null && after.isTimestamp() ? after.asTimestamp() : null;
+    public static BsonTimestamp afterClusterTime(BsonDocument command) {
+        return PassThroughCausalPoint.of(command);
     }
 
     /** The reply with its {@code operationTime} set to {@code time} (a fast-tier time). */
-    static RawBsonDocument withOperationTime(RawBsonDocument reply, BsonTimestamp time) {
+    public static RawBsonDocument withOperationTime(RawBsonDocument reply, BsonTimestamp time) {
         return CommandEnvelope.edit(reply, Map.of(), Set.of(), new BsonDocument("operationTime", time));
     }
 
     /** True when a read reply holds no result: an exhausted empty cursor, {@code n: 0}, or no distinct values. */
-    static boolean empty(String command, BsonDocument reply) {
+    public static boolean empty(String command, BsonDocument reply) {
         if (!isOk(reply)) {
             return false;
         }
@@ -68,7 +67,7 @@ final class Replies {
     }
 
     /** The id of a cursor reply's cursor, 0 when there is none. */
-    static long cursorId(BsonDocument reply) {
+    public static long cursorId(BsonDocument reply) {
         BsonValue cursor = reply.get("cursor");
         if (cursor == null || !cursor.isDocument()) {
             return 0;
@@ -78,7 +77,7 @@ final class Replies {
     }
 
     /** The first document of a cursor reply's first batch, or null. */
-    static BsonDocument firstDocument(BsonDocument reply) {
+    public static BsonDocument firstDocument(BsonDocument reply) {
         BsonValue cursor = reply.get("cursor");
         if (cursor == null || !cursor.isDocument()) {
             return null;
@@ -93,7 +92,7 @@ final class Replies {
      * {@code afterClusterTime} names one tier's clock and means nothing to the other), and tiered reads
      * go to primaries, whose view covers every acknowledged write.
      */
-    static OpMsg forTier(OpMsg msg) {
+    public static OpMsg forTier(OpMsg msg) {
         BsonValue readConcern = msg.body().get("readConcern");
         boolean causal = readConcern != null && readConcern.isDocument()
                 && (readConcern.asDocument().containsKey("afterClusterTime") || readConcern.asDocument().containsKey("afterOpTime"));
@@ -112,18 +111,13 @@ final class Replies {
     }
 
     /** A top-level mutable copy (commands arrive as immutable raw documents). */
-    static BsonDocument mutable(BsonDocument document) {
+    public static BsonDocument mutable(BsonDocument document) {
         BsonDocument copy = new BsonDocument();
         document.forEach(copy::append);
         return copy;
     }
 
-    /** A new command body (no kind-1 sequences) built from the folded command. */
-    static OpMsg rewritten(BsonDocument command) {
-        return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
-    }
-
-    static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
+    public static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
         return OpMsg.raw(ErrorReplies.error(code, codeName, message, labels));
     }
 }

@@ -11,17 +11,17 @@ import org.bson.BsonTimestamp;
  * check or shape each getMore batch. Bounded: past {@code capacity} open cursors the least recently
  * used are forgotten (their batches then pass unchecked; docs/consistency.md).
  */
-final class TieredCursors {
+public final class TieredCursors {
 
-    sealed interface Basis {
+    public sealed interface Basis {
     }
 
     /** A fast-tier cursor: each batch is trusted only while the coverage it was decided on still holds. */
-    record FastTier(TieringFollower.Decided decided, Predicate<RoutingTable> servesFast) implements Basis {
+    public record FastTier(TieringFollower.Decided decided, Predicate<RoutingTable> servesFast) implements Basis {
     }
 
     /** An archive cursor: its batches are as current as the fast-tier time its first batch waited for. */
-    record Archive(BsonTimestamp mirroredThrough) implements Basis {
+    public record Archive(BsonTimestamp mirroredThrough) implements Basis {
     }
 
     private final Map<Long, Basis> open;
@@ -35,17 +35,17 @@ final class TieredCursors {
         };
     }
 
-    synchronized void opened(long proxyCursorId, Basis basis) {
+    public synchronized void opened(long proxyCursorId, Basis basis) {
         if (proxyCursorId != 0) {
             open.put(proxyCursorId, basis);
         }
     }
 
-    synchronized Basis get(long proxyCursorId) {
+    public synchronized Basis get(long proxyCursorId) {
         return open.get(proxyCursorId);
     }
 
-    synchronized void closed(long proxyCursorId) {
+    public synchronized void closed(long proxyCursorId) {
         open.remove(proxyCursorId);
     }
 }

@@ -10,6 +10,7 @@ import io.thermocline.tiering.state.TieringState;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -88,7 +89,7 @@ public final class TieringFollower {
                 LOG.warn("event=tiering_state_stale action=route_to_archive reason=\"no successful read of thermocline.state"
                         + " within the propagation delay\"");
             }
-            return new Decided(current.withState(new TieringState(java.util.Map.of(), current.state().mirroredThrough())), at, read);
+            return new Decided(current.withState(new TieringState(Map.of(), current.state().mirroredThrough())), at, read);
         }
         if (stale) {
             stale = false;

@@ -1,0 +1,68 @@
+package io.thermocline.proxy.tiered;
+
+import io.thermocline.proxy.causal.CausalPoints;
+import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.wire.OpMsg;
+import org.bson.BsonTimestamp;
+import org.bson.RawBsonDocument;
+
+/**
+ * The tiered path's calls to a tier, keeping each client's causal point: a fast-tier reply moves it,
+ * and a read on the archive first passes the read barrier, then hands back the fast-tier time the
+ * archive was known to hold.
+ */
+public final class CausalTiers {
+
+    private final CausalPoints causal;
+    private final ReadBarrier barrier;
+    private final TieredCursors cursors;
+
+    CausalTiers(CausalPoints causal, ReadBarrier barrier, TieredCursors cursors) {
+        this.causal = causal;
+        this.barrier = barrier;
+        this.cursors = cursors;
+    }
+
+    /** Runs on the fast tier and moves the client's causal point to the reply's operation time. */
+    public RawBsonDocument fast(Exchange x, OpMsg msg) {
+        RawBsonDocument reply = x.call().call(Tier.FAST, msg).join();
+        observed(x, Replies.operationTime(reply));
+        return reply;
+    }
+
+    public void observed(Exchange x, BsonTimestamp fastTierTime) {
+        causal.observed(x.session(), x.request().connectionId(), fastTierTime);
+    }
+
+    /**
+     * Runs on the archive once it holds what the read must see ({@link ReadBarrier}). The reply's
+     * {@code operationTime} becomes the fast-tier time the archive was known to hold: the client's
+     * driver sends it back as {@code afterClusterTime}, a causal point any proxy replica can wait for.
+     */
+    public RawBsonDocument archive(Exchange x, OpMsg msg) throws InterruptedException {
+        BsonTimestamp through = awaitCausalPoint(x);
+        RawBsonDocument reply = x.call().call(Tier.ARCHIVE, msg).join();
+        if (through == null) {
+            return reply;
+        }
+        cursors.opened(Replies.cursorId(reply), new TieredCursors.Archive(through));
+        return Replies.withOperationTime(reply, through);
+    }
+
+    BsonTimestamp awaitCausalPoint(Exchange x) throws InterruptedException {
+        return barrier.await(x.msg().commandName(), causal.point(x.session(), x.request().connectionId()),
+                Replies.afterClusterTime(x.command()));
+    }
+
+    /**
+     * Every tiered reply carries a fast-tier {@code operationTime} at or after the client's causal point
+     * here: replies the proxy builds itself (guarded writes, tombstone deletes) have none of their own.
+     * The driver sends it back as {@code afterClusterTime}, so another proxy replica can wait for it.
+     */
+    RawBsonDocument withCausalPoint(Exchange x, RawBsonDocument reply) {
+        BsonTimestamp point = causal.point(x.session(), x.request().connectionId());
+        BsonTimestamp own = Replies.operationTime(reply);
+        return point == null || own != null && own.compareTo(point) >= 0 ? reply : Replies.withOperationTime(reply, point);
+    }
+}

@@ -1,0 +1,73 @@
+package io.thermocline.proxy.tiered.ddl;
+
+import io.thermocline.proxy.routing.CommandClass;
+import io.thermocline.proxy.routing.Reason;
+import io.thermocline.proxy.tiered.CausalTiers;
+import io.thermocline.proxy.tiered.Exchange;
+import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.RoutingMetrics;
+import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.topology.Tier;
+import java.util.function.Supplier;
+import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * DDL on a tiered namespace (createIndexes, dropIndexes, collMod, drop, rename, create) applies to the
+ * archive first (the cluster the application believes in), then to the fast tier.
+ */
+public final class DdlFanOut {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DdlFanOut.class);
+
+    /** Waits until the feeder mirrored every fast-tier write acknowledged so far. */
+    @FunctionalInterface
+    public interface MirrorWait {
+        void mirrorEverythingWritten() throws InterruptedException;
+    }
+
+    private final CausalTiers tiers;
+    private final MirrorWait mirror;
+    private final Supplier<RoutingMetrics> metrics;
+
+    public DdlFanOut(CausalTiers tiers, MirrorWait mirror, Supplier<RoutingMetrics> metrics) {
+        this.tiers = tiers;
+        this.mirror = mirror;
+        this.metrics = metrics;
+    }
+
+    /**
+     * A drop first waits until the feeder mirrored every fast-tier write acknowledged before it: the
+     * feeder would otherwise mirror them after the archive's drop and bring the dropped documents back.
+     */
+    public RawBsonDocument apply(Exchange x, CommandClass.Ddl ddl) throws InterruptedException {
+        metrics.get().decided("ddl", Served.BOTH, Reason.DDL_ON_TIERED_NAMESPACE);
+        if (ddl.commandName().equalsIgnoreCase("drop") || ddl.commandName().equalsIgnoreCase("dropDatabase")) {
+            mirror.mirrorEverythingWritten();
+        }
+        RawBsonDocument archived = x.call().call(Tier.ARCHIVE, x.msg()).join();
+        if (!Replies.isOk(archived)) {
+            return archived;
+        }
+        RawBsonDocument fastReply = tiers.fast(x, x.msg());
+        if (!Replies.isOk(fastReply) && !ignorableOnFastTier(fastReply)) {
+            LOG.warn("event=ddl_fast_tier_failed command={} namespaces={} code={}", ddl.commandName(), ddl.namespaces(),
+                    fastReply.get("code"));
+            return fastReply;
+        }
+        // the fast tier's time: the client's causal point stays in one clock
+        BsonTimestamp fastTime = Replies.operationTime(fastReply);
+        return fastTime == null ? archived : Replies.withOperationTime(archived, fastTime);
+    }
+
+    /** The fast tier may lack a collection or index the archive has (nothing warmed yet), or have it already. */
+    private static boolean ignorableOnFastTier(BsonDocument reply) {
+        BsonValue code = reply.get("code");
+        int c = code != null && code.isNumber() ? code.asNumber().intValue() : -1;
+        return c == 26 || c == 27 || c == 48;
+    }
+}

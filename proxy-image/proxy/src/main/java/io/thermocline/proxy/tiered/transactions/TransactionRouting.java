@@ -1,0 +1,108 @@
+package io.thermocline.proxy.tiered.transactions;
+
+import io.thermocline.proxy.routing.CommandClass;
+import io.thermocline.proxy.routing.TransactionRoute;
+import io.thermocline.proxy.routing.TransactionRouter;
+import io.thermocline.proxy.routing.TransactionTier;
+import io.thermocline.proxy.session.SessionKey;
+import io.thermocline.proxy.tiered.CausalTiers;
+import io.thermocline.proxy.tiered.Exchange;
+import io.thermocline.proxy.tiered.Promotion;
+import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.RoutingMetrics;
+import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.TierWork;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.bson.BsonBoolean;
+import org.bson.RawBsonDocument;
+
+/**
+ * Statements of client transactions that touch tiered data: the whole transaction runs on one tier,
+ * the fast tier when every statement is provably hot (point statements on cold documents promote
+ * them first), otherwise it is refused with the reason; the tier is pinned per session and
+ * {@code txnNumber} until the transaction ends. A transaction on the archive passes through.
+ */
+public final class TransactionRouting {
+
+    /** Runs a statement's work off the network threads, replying with the client's causal point. */
+    @FunctionalInterface
+    public interface Worker {
+        CompletableFuture<RawBsonDocument> submit(Exchange x, TierWork work);
+    }
+
+    private record PinnedTransaction(long txnNumber, TransactionTier tier) {
+    }
+
+    private final Promotion promotion;
+    private final CausalTiers tiers;
+    private final Supplier<RoutingMetrics> metrics;
+    private final Map<SessionKey, PinnedTransaction> transactions = new ConcurrentHashMap<>();
+
+    public TransactionRouting(Promotion promotion, CausalTiers tiers, Supplier<RoutingMetrics> metrics) {
+        this.promotion = promotion;
+        this.tiers = tiers;
+        this.metrics = metrics;
+    }
+
+    /** Claims a transaction statement the fast tier runs (or refuses); empty passes it through to the archive. */
+    public Optional<CompletableFuture<RawBsonDocument>> route(Exchange x, CommandClass cls, Worker worker) {
+        if (x.session().isEmpty()) {
+            return Optional.empty();
+        }
+        SessionKey key = x.session().get();
+        PinnedTransaction pinned = transactions.get(key);
+        if (pinned != null && (x.traits().txnNumber() == null || pinned.txnNumber() != x.traits().txnNumber())) {
+            transactions.remove(key);
+            pinned = null;
+        }
+        if (x.traits().endsTransaction()) {
+            transactions.remove(key);
+            if (pinned == null || pinned.tier() == TransactionTier.ARCHIVE) {
+                return Optional.empty();
+            }
+            return Optional.of(worker.submit(x, () -> tiers.fast(x, x.msg())));
+        }
+        if (cls instanceof CommandClass.CursorOwned || cls instanceof CommandClass.Session) {
+            return Optional.empty();
+        }
+        TransactionRoute route = TransactionRouter.route(cls, x.table(), pinned == null ? null : pinned.tier());
+        if (route instanceof TransactionRoute.Refused refused) {
+            metrics.get().decided("transaction", Served.REFUSED, refused.reason());
+            return Optional.of(refusal(refused.message()));
+        }
+        TransactionTier tier = route instanceof TransactionRoute.Run r ? r.tier() : TransactionTier.FAST;
+        transactions.put(key, new PinnedTransaction(x.traits().txnNumber(), tier));
+        metrics.get().decided("transaction", tier == TransactionTier.FAST ? Served.FAST : Served.ARCHIVE, route.reason());
+        if (tier == TransactionTier.ARCHIVE) {
+            return Optional.empty();
+        }
+        if (deletes(cls)) {
+            return Optional.of(refusal("deleting documents of a tiered collection inside a transaction is not supported yet:"
+                    + " a user delete must also leave a tombstone for the archive; delete outside the transaction"));
+        }
+        return Optional.of(worker.submit(x, () -> {
+            if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Write w) {
+                promotion.ensureInFast(w.namespace(), promote.ids());
+            } else if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Read r) {
+                promotion.ensureInFast(r.namespace(), promote.ids());
+            }
+            return tiers.fast(x, Replies.forTier(x.msg()));
+        }));
+    }
+
+    private static boolean deletes(CommandClass cls) {
+        return cls instanceof CommandClass.Write w && w.kind() == CommandClass.WriteKind.DELETE
+                || cls instanceof CommandClass.Write fam && fam.kind() == CommandClass.WriteKind.FIND_AND_MODIFY
+                && fam.statements().get(0).getBoolean("remove", BsonBoolean.FALSE).getValue();
+    }
+
+    private static CompletableFuture<RawBsonDocument> refusal(String message) {
+        return CompletableFuture.completedFuture(Replies.error(Replies.OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+                "OperationNotSupportedInTransaction", message, List.of()));
+    }
+}
