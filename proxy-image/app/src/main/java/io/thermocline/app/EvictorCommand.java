@@ -56,7 +56,7 @@ public final class EvictorCommand implements Callable<Integer> {
                 return result.complete() ? 0 : 3;
             }
         }
-        Evictor evictor = Evictor.start(loaded);
+        Evictor evictor = Evictor.start(loaded, Evictor.Options.defaults());
         MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, evictor::running);
         spec.commandLine().getOut().println("thermocline evictor running every " + loaded.evictor().interval());
         spec.commandLine().getOut().flush();

@@ -42,7 +42,7 @@ public final class FeederCommand implements Callable<Integer> {
         if (loaded == null) {
             return 2;
         }
-        Feeder feeder = Feeder.start(loaded);
+        Feeder feeder = Feeder.start(loaded, Feeder.Options.defaults());
         MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, feeder::running);
         spec.commandLine().getOut().println("thermocline feeder running for " + loaded.collections().size() + " tiered collection(s)");
         spec.commandLine().getOut().flush();

@@ -57,7 +57,7 @@ public final class WarmerCommand implements Callable<Integer> {
                 return 0;
             }
         }
-        Warmer warmer = Warmer.start(loaded);
+        Warmer warmer = Warmer.start(loaded, Warmer.Options.defaults());
         MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, warmer::running);
         WorkerRuntime.runUntilStopped(warmer, endpoint);
         return 0;

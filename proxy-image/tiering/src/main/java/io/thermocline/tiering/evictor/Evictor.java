@@ -6,7 +6,6 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.EvictorConfig;
 import io.thermocline.config.ThermoclineConfig;
@@ -16,18 +15,18 @@ import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.NamespaceState;
 import io.thermocline.tiering.metadata.StateFollower;
+import io.thermocline.tiering.metrics.BarrierWaits;
+import io.thermocline.tiering.metrics.WorkerCounters;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
 import io.thermocline.tiering.window.Window;
-import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
 import io.thermocline.tiering.worker.RateLimiter;
-import io.thermocline.tiering.worker.TierClients;
-import io.thermocline.tiering.worker.WorkerLoop;
-import java.time.Clock;
+import io.thermocline.tiering.worker.Worker;
+import io.thermocline.tiering.worker.WorkerOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,7 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.conversions.Bson;
@@ -57,49 +55,56 @@ import org.slf4j.LoggerFactory;
  *     an eviction fence (a copy-up in flight then knows its archive read may be stale).</li>
  * </ol>
  */
-public final class Evictor implements AutoCloseable {
+public final class Evictor extends Worker<Evictor> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Evictor.class);
 
-    public record Options(String instanceId, boolean verifyArchive, Duration boundPropagationDelay, Duration barrierTimeout,
-                          Duration fenceRetention, Duration errorBackoff, PrometheusRegistry registry, FaultInjection faults,
-                          Clock clock) {
+    public static final class Options extends WorkerOptions<Options> {
+        private boolean verifyArchive = true;
+        private Duration boundPropagationDelay = StateFollower.propagationDelay(Duration.ofSeconds(1));
+        private Duration barrierTimeout = Duration.ofSeconds(30);
+        private Duration fenceRetention = Duration.ofMinutes(10);
+
+        private Options() {
+            super("evictor", Duration.ofSeconds(5));
+        }
+
         public static Options defaults() {
-            return new Options("evictor-" + UUID.randomUUID(), true,
-                    StateFollower.propagationDelay(Duration.ofSeconds(1)), Duration.ofSeconds(30), Duration.ofMinutes(10),
-                    Duration.ofSeconds(5), PrometheusRegistry.defaultRegistry, FaultInjection.NONE, Clock.systemUTC());
+            return new Options();
         }
 
-        public Options withBoundPropagationDelay(Duration delay) {
-            return new Options(instanceId, verifyArchive, delay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, clock);
+        /** Compare each candidate with its archive copy before deleting it. */
+        public boolean verifyArchive() {
+            return verifyArchive;
         }
 
-        public Options withBarrierTimeout(Duration timeout) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, timeout, fenceRetention, errorBackoff, registry, faults, clock);
+        /** How long followers (proxies) take to see a raised coverage bound. */
+        public Duration boundPropagationDelay() {
+            return boundPropagationDelay;
         }
 
-        public Options withRegistry(PrometheusRegistry r) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, r, faults, clock);
+        public Duration barrierTimeout() {
+            return barrierTimeout;
         }
 
-        public Options withFaults(FaultInjection f) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, f, clock);
-        }
-
-        public Options withErrorBackoff(Duration backoff) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, backoff, registry, faults, clock);
+        public Duration fenceRetention() {
+            return fenceRetention;
         }
 
         public Options withVerifyArchive(boolean verify) {
-            return new Options(instanceId, verify, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, clock);
+            return copyWith(o -> o.verifyArchive = verify);
         }
 
-        public Options withClock(Clock c) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, c);
+        public Options withBoundPropagationDelay(Duration delay) {
+            return copyWith(o -> o.boundPropagationDelay = delay);
+        }
+
+        public Options withBarrierTimeout(Duration timeout) {
+            return copyWith(o -> o.barrierTimeout = timeout);
         }
 
         public Options withFenceRetention(Duration retention) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, retention, errorBackoff, registry, faults, clock);
+            return copyWith(o -> o.fenceRetention = retention);
         }
     }
 
@@ -110,13 +115,8 @@ public final class Evictor implements AutoCloseable {
         }
     }
 
-    private final MongoClient fast;
-    private final MongoClient archive;
-    private final TierClients ownedClients;
-    private final List<CollectionPolicy> policies;
     private final EvictorConfig config;
     private final Options options;
-    private final MetadataStore store;
     private final MirrorBarrier barrier;
     private final OwnWrites ownWrites;
     private final Fences fences;
@@ -124,55 +124,31 @@ public final class Evictor implements AutoCloseable {
     private final DeadLetters deadLetters;
     private final RateLimiter rate;
     private final Counter documents;
-    private final WorkerLoop loop;
 
-    public static Evictor start(ThermoclineConfig config) {
-        return start(config, Options.defaults());
-    }
-
-    /** Runs a pass every {@code evictor.interval} until closed. */
+    /** Runs a pass every {@code evictor.interval} until closed, with its own clients. */
     public static Evictor start(ThermoclineConfig config, Options options) {
-        TierClients clients = TierClients.open(config, "thermocline-evictor");
-        Evictor evictor = new Evictor(clients.fast(), clients.archive(), clients, config.collections(), config.evictor(), options);
-        evictor.loop.start();
-        return evictor;
+        return startOwning(config, "evictor", (fast, archive) -> new Evictor(fast, archive, config.collections(), config.evictor(), options));
     }
 
-    /** An evictor over clients the caller owns; call {@link #runPass()} or {@link #startLoop()}. */
+    /** An evictor over clients the caller owns; call {@link #runPass()} or {@link #start()}. */
     public Evictor(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, EvictorConfig config, Options options) {
-        this(fast, archive, null, policies, config, options);
-    }
-
-    private Evictor(MongoClient fast, MongoClient archive, TierClients ownedClients, List<CollectionPolicy> policies,
-                    EvictorConfig config, Options options) {
-        this.fast = fast;
-        this.archive = archive;
-        this.ownedClients = ownedClients;
-        this.policies = List.copyOf(policies);
+        super("evictor", fast, archive, policies, options);
         this.config = config;
         this.options = options;
-        this.store = new MetadataStore(fast);
-        this.barrier = new MirrorBarrier(fast, store, "evictor/" + options.instanceId())
-                .countingIn(io.thermocline.tiering.metrics.BarrierWaits.in(options.registry(), "evictor"));
-        this.ownWrites = new OwnWrites(fast, store, "evictor/" + options.instanceId());
+        this.barrier = new MirrorBarrier(fast, store, marker).countingIn(BarrierWaits.in(options.registry(), "evictor"));
+        this.ownWrites = new OwnWrites(fast, store, marker);
         this.fences = new Fences(store);
         this.fencePurge = new FencePurge(store, barrier, options.barrierTimeout());
         this.deadLetters = new DeadLetters(store);
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
-        this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "evictor", "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
-        this.loop = new WorkerLoop("evictor", () -> {
-            runPass();
-            return config.interval();
-        }, options.errorBackoff());
+        this.documents = WorkerCounters.documents(options.registry(), "evictor",
+                "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
     }
 
-    public Evictor startLoop() {
-        loop.start();
-        return this;
-    }
-
-    public boolean running() {
-        return loop.running();
+    @Override
+    protected Duration round() throws InterruptedException {
+        runPass();
+        return config.interval();
     }
 
     /** One pass over every tiered collection. */
@@ -290,13 +266,5 @@ public final class Evictor implements AutoCloseable {
     static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
         MongoNamespace ns = new MongoNamespace(namespace);
         return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
-    }
-
-    @Override
-    public void close() {
-        loop.close();
-        if (ownedClients != null) {
-            ownedClients.close();
-        }
     }
 }
