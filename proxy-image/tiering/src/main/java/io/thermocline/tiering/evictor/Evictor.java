@@ -1,6 +1,5 @@
 package io.thermocline.tiering.evictor;
 
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.reactivestreams.client.MongoClient;
@@ -9,6 +8,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.EvictorConfig;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.EvictorPass;
 import io.thermocline.tiering.metadata.MetadataStore;
@@ -171,16 +171,16 @@ public final class Evictor extends Worker<Evictor> {
     private Map<Eligibility, Long> evict(CollectionPolicy policy) throws InterruptedException {
         Window window = new Window(policy);
         Instant cutoff = window.cutoff(options.clock().instant());
-        String namespace = policy.namespace();
-        NamespaceState before = store.namespace(namespace);
-        NamespaceState raised = store.updateNamespace(namespace, s -> s
+        Namespace namespace = Namespace.of(policy);
+        NamespaceState before = store.namespace(policy.namespace());
+        NamespaceState raised = store.updateNamespace(policy.namespace(), s -> s
                 .withCoverage(s.oldestCovered() == null ? null : later(s.oldestCovered(), cutoff))
                 .withEvictedBelow(s.evictedBelow() == null ? cutoff : later(s.evictedBelow(), cutoff)));
         if (raised.version() != before.version()) {
             // followers must see the raised bound before the documents under it disappear
             Thread.sleep(options.boundPropagationDelay().toMillis());
         }
-        MongoCollection<BsonDocument> collection = collection(fast, namespace);
+        MongoCollection<BsonDocument> collection = namespace.in(fast);
         Map<Eligibility, Long> counts = new EnumMap<>(Eligibility.class);
         BsonValue lastId = null;
         while (true) {
@@ -195,7 +195,7 @@ public final class Evictor extends Worker<Evictor> {
             Map<BsonValue, BsonDocument> archived = new HashMap<>();
             List<BsonValue> ids = candidates.stream().map(d -> d.get("_id")).toList();
             if (mirrored && options.verifyArchive()) {
-                for (BsonDocument document : Blocking.list(collection(archive, namespace).find(Filters.in("_id", ids)))) {
+                for (BsonDocument document : Blocking.list(namespace.in(archive).find(Filters.in("_id", ids)))) {
                     archived.put(document.get("_id"), document);
                 }
             }
@@ -212,20 +212,20 @@ public final class Evictor extends Worker<Evictor> {
                     eligible.add(candidate);
                 } else {
                     counts.merge(decision, 1L, Long::sum);
-                    documents.labelValues(namespace, decision.name()).inc();
+                    documents.labelValues(policy.namespace(), decision.name()).inc();
                 }
             }
             if (!eligible.isEmpty()) {
                 options.faults().reached(FaultPoint.EVICTOR_BEFORE_DELETE);
                 long evicted = deleteUnchanged(namespace, collection, eligible);
                 counts.merge(Eligibility.EVICT, evicted, Long::sum);
-                documents.labelValues(namespace, Eligibility.EVICT.name()).inc(evicted);
+                documents.labelValues(policy.namespace(), Eligibility.EVICT.name()).inc(evicted);
             }
         }
         EvictorPass pass = new EvictorPass(options.clock().instant(), cutoff, counts.getOrDefault(Eligibility.EVICT, 0L),
                 counts.getOrDefault(Eligibility.FEEDER_BEHIND, 0L),
                 counts.getOrDefault(Eligibility.ARCHIVE_DIFFERS, 0L) + counts.getOrDefault(Eligibility.NOT_IN_ARCHIVE, 0L));
-        store.updateNamespace(namespace, s -> s.withLastEviction(pass));
+        store.updateNamespace(policy.namespace(), s -> s.withLastEviction(pass));
         LOG.info("event=eviction_pass namespace={} cutoff={} evicted={} feederBehind={} archiveDiffers={} deadLettered={}", namespace,
                 cutoff, pass.evicted(), pass.keptForFeeder(), pass.keptArchiveDiffers(), counts.getOrDefault(Eligibility.DEAD_LETTERED, 0L));
         return counts;
@@ -239,7 +239,7 @@ public final class Evictor extends Worker<Evictor> {
      * the feeder looks the updated document up after the eviction). A server with snapshot isolation
      * reports that as a WriteConflict; one without it does not, so a changed version is put back.
      */
-    private long deleteUnchanged(String namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible) {
+    private long deleteUnchanged(Namespace namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible) {
         return ownWrites.inTransaction(session -> {
             long deleted = 0;
             for (BsonDocument checked : eligible) {
@@ -253,7 +253,7 @@ public final class Evictor extends Worker<Evictor> {
                     continue;
                 }
                 deleted++;
-                fences.write(session, namespace, id, Fence.Kind.EVICTION);
+                fences.write(session, namespace.toString(), id, Fence.Kind.EVICTION);
             }
             return deleted;
         });
@@ -261,10 +261,5 @@ public final class Evictor extends Worker<Evictor> {
 
     private static Instant later(Instant a, Instant b) {
         return a.isAfter(b) ? a : b;
-    }
-
-    static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
-        MongoNamespace ns = new MongoNamespace(namespace);
-        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
     }
 }

@@ -1,7 +1,6 @@
 package io.thermocline.tiering.feeder;
 
 import com.mongodb.MongoException;
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.changestream.FullDocument;
@@ -10,6 +9,7 @@ import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.metadata.FeederHealth;
@@ -138,8 +138,8 @@ public final class Feeder extends Worker<Feeder> {
         this.config = config;
         this.options = options;
         this.barrier = new MirrorBarrier(fast, store, marker);
-        Set<String> namespaces = new LinkedHashSet<>();
-        policies.forEach(p -> namespaces.add(p.namespace()));
+        Set<Namespace> namespaces = new LinkedHashSet<>();
+        policies.forEach(p -> namespaces.add(Namespace.of(p)));
         this.planner = new BatchPlanner(namespaces, config.coalesce());
         this.metrics = FeederMetrics.in(options.registry());
         this.deadLetters = new DeadLetters(store);
@@ -349,7 +349,7 @@ public final class Feeder extends Worker<Feeder> {
             throw new StaleStateException("the feeder's lease ran out before its archive write; re-acquiring");
         }
         boolean deadLettersChanged = false;
-        for (Map.Entry<String, List<MirrorAction>> entry : plan.actions().entrySet()) {
+        for (Map.Entry<Namespace, List<MirrorAction>> entry : plan.actions().entrySet()) {
             if (entry.getValue().isEmpty()) {
                 continue;
             }
@@ -457,9 +457,7 @@ public final class Feeder extends Worker<Feeder> {
             throw new StaleStateException("the feeder's lease ran out before its dead-letter retry; re-acquiring");
         }
         for (DeadLetters.Letter letter : deadLetters.oldest(100)) {
-            MongoNamespace ns = new MongoNamespace(letter.namespace());
-            BsonDocument current = Blocking.single(fast.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class)
-                    .find(Filters.eq("_id", letter.documentId())).first()).orElse(null);
+            BsonDocument current = Blocking.single(letter.namespace().in(fast).find(Filters.eq("_id", letter.documentId())).first()).orElse(null);
             if (current == null) {
                 continue;
             }

@@ -1,6 +1,5 @@
 package io.thermocline.tiering.warmer;
 
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
@@ -10,6 +9,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.WarmerConfig;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.NamespaceState;
@@ -148,10 +148,10 @@ public final class Warmer extends Worker<Warmer> {
 
     /** One batch of one collection. */
     public Progress step(CollectionPolicy policy) throws InterruptedException {
-        String namespace = policy.namespace();
+        Namespace namespace = Namespace.of(policy);
         Window window = new Window(policy);
         Instant cutoff = window.cutoff(options.clock().instant());
-        NamespaceState state = store.namespace(namespace);
+        NamespaceState state = store.namespace(policy.namespace());
         WarmerCheckpoint checkpoint = state.warmer();
         if (checkpoint != null && checkpoint.complete() && !cutoff.isBefore(checkpoint.cutoff())) {
             return Progress.COMPLETE;
@@ -160,7 +160,7 @@ public final class Warmer extends Worker<Warmer> {
         if (checkpoint != null && checkpoint.started() && resumable(checkpoint)) {
             filter = Filters.and(filter, after(policy, checkpoint));
         }
-        List<BsonDocument> keys = Blocking.list(collection(archive, namespace).find(filter)
+        List<BsonDocument> keys = Blocking.list(namespace.in(archive).find(filter)
                 .projection(Projections.include("_id", policy.ageField()))
                 .sort(policy.agedByObjectId() ? Sorts.descending("_id") : Sorts.descending(policy.ageField(), "_id"))
                 .limit(config.batchSize()));
@@ -174,12 +174,12 @@ public final class Warmer extends Worker<Warmer> {
                     Progress.COMPLETE);
         }
         rate.acquire(keys.size());
-        CopyUp.Result result = copyUp.copy(namespace, keys.stream().map(k -> k.get("_id")).toList());
+        CopyUp.Result result = copyUp.copy(policy.namespace(), keys.stream().map(k -> k.get("_id")).toList());
         if (result.feederBehind()) {
             LOG.info("event=warm_batch_deferred namespace={} reason=feeder_behind", namespace);
             return Progress.FEEDER_BEHIND;
         }
-        result.counts().forEach((decision, n) -> documents.labelValues(namespace, decision.name()).inc(n));
+        result.counts().forEach((decision, n) -> documents.labelValues(policy.namespace(), decision.name()).inc(n));
         if (result.count(CopyUpDecision.SKIP_TOO_SLOW) > 0) {
             return Progress.FEEDER_BEHIND;
         }
@@ -240,12 +240,7 @@ public final class Warmer extends Worker<Warmer> {
 
     /** Whether the archive holds a document with a number age in the window (the walk reaches numbers after every date). */
     private boolean numberAgedDocumentsInWindow(CollectionPolicy policy, Window window, Instant cutoff) {
-        return Blocking.single(collection(archive, policy.namespace()).find(window.numbersAtOrAfter(cutoff))
+        return Blocking.single(Namespace.of(policy).in(archive).find(window.numbersAtOrAfter(cutoff))
                 .projection(Projections.include("_id")).first()).isPresent();
-    }
-
-    static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
-        MongoNamespace ns = new MongoNamespace(namespace);
-        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
     }
 }
