@@ -1,8 +1,8 @@
 package io.thermocline.app;
 
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.tiering.feeder.Feeder;
-import io.thermocline.tiering.metrics.MetricsEndpoint;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -20,7 +20,7 @@ public final class FeederCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
     Path config;
 
-    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics and /health/live here (default: off).")
+    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics, /health/live and /health/ready here (default: off).")
     String metrics;
 
     @CommandLine.Spec
@@ -43,7 +43,7 @@ public final class FeederCommand implements Callable<Integer> {
             return 2;
         }
         Feeder feeder = Feeder.start(loaded, Feeder.Options.defaults());
-        MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, feeder::running);
+        HttpEndpoint endpoint = WorkerRuntime.metrics(metrics, feeder::running);
         spec.commandLine().getOut().println("thermocline feeder running for " + loaded.collections().size() + " tiered collection(s)");
         spec.commandLine().getOut().flush();
         WorkerRuntime.runUntilStopped(feeder, endpoint);
