@@ -26,7 +26,7 @@ import io.thermocline.tiering.window.Window;
 import io.thermocline.tiering.worker.FaultPoint;
 import io.thermocline.tiering.worker.RateLimiter;
 import io.thermocline.tiering.worker.Worker;
-import io.thermocline.tiering.worker.WorkerOptions;
+import io.thermocline.tiering.worker.FencingWorkerOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -59,11 +59,9 @@ public final class Evictor extends Worker<Evictor> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Evictor.class);
 
-    public static final class Options extends WorkerOptions<Options> {
+    public static final class Options extends FencingWorkerOptions<Options> {
         private boolean verifyArchive = true;
         private Duration boundPropagationDelay = StateFollower.propagationDelay(Duration.ofSeconds(1));
-        private Duration barrierTimeout = Duration.ofSeconds(30);
-        private Duration fenceRetention = Duration.ofMinutes(10);
 
         private Options() {
             super("evictor", Duration.ofSeconds(5));
@@ -83,28 +81,12 @@ public final class Evictor extends Worker<Evictor> {
             return boundPropagationDelay;
         }
 
-        public Duration barrierTimeout() {
-            return barrierTimeout;
-        }
-
-        public Duration fenceRetention() {
-            return fenceRetention;
-        }
-
         public Options withVerifyArchive(boolean verify) {
             return copyWith(o -> o.verifyArchive = verify);
         }
 
         public Options withBoundPropagationDelay(Duration delay) {
             return copyWith(o -> o.boundPropagationDelay = delay);
-        }
-
-        public Options withBarrierTimeout(Duration timeout) {
-            return copyWith(o -> o.barrierTimeout = timeout);
-        }
-
-        public Options withFenceRetention(Duration retention) {
-            return copyWith(o -> o.fenceRetention = retention);
         }
     }
 

@@ -26,7 +26,7 @@ import io.thermocline.tiering.window.Window;
 import io.thermocline.tiering.worker.FaultPoint;
 import io.thermocline.tiering.worker.RateLimiter;
 import io.thermocline.tiering.worker.Worker;
-import io.thermocline.tiering.worker.WorkerOptions;
+import io.thermocline.tiering.worker.FencingWorkerOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -52,9 +52,7 @@ public final class Warmer extends Worker<Warmer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Warmer.class);
 
-    public static final class Options extends WorkerOptions<Options> {
-        private Duration barrierTimeout = Duration.ofSeconds(30);
-        private Duration fenceRetention = Duration.ofMinutes(10);
+    public static final class Options extends FencingWorkerOptions<Options> {
         private Duration recheckInterval = Duration.ofMinutes(1);
 
         private Options() {
@@ -65,25 +63,9 @@ public final class Warmer extends Worker<Warmer> {
             return new Options();
         }
 
-        public Duration barrierTimeout() {
-            return barrierTimeout;
-        }
-
-        public Duration fenceRetention() {
-            return fenceRetention;
-        }
-
         /** How often a warm collection is checked again (a grown window restarts it). */
         public Duration recheckInterval() {
             return recheckInterval;
-        }
-
-        public Options withBarrierTimeout(Duration timeout) {
-            return copyWith(o -> o.barrierTimeout = timeout);
-        }
-
-        public Options withFenceRetention(Duration retention) {
-            return copyWith(o -> o.fenceRetention = retention);
         }
 
         public Options withRecheckInterval(Duration interval) {
