@@ -1,8 +1,8 @@
 package io.thermocline.app;
 
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.tiering.evictor.Evictor;
-import io.thermocline.tiering.metrics.MetricsEndpoint;
 import io.thermocline.tiering.worker.TierClients;
 import java.nio.file.Path;
 import java.util.Map;
@@ -26,7 +26,7 @@ public final class EvictorCommand implements Callable<Integer> {
             + "with 0, or 3 when the feeder was too far behind to finish it).")
     boolean loop;
 
-    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics and /health/live here (default: off).")
+    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics, /health/live and /health/ready here (default: off).")
     String metrics;
 
     @CommandLine.Spec
@@ -56,8 +56,8 @@ public final class EvictorCommand implements Callable<Integer> {
                 return result.complete() ? 0 : 3;
             }
         }
-        Evictor evictor = Evictor.start(loaded);
-        MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, evictor::running);
+        Evictor evictor = Evictor.start(loaded, Evictor.Options.defaults());
+        HttpEndpoint endpoint = WorkerRuntime.metrics(metrics, evictor::running);
         spec.commandLine().getOut().println("thermocline evictor running every " + loaded.evictor().interval());
         spec.commandLine().getOut().flush();
         WorkerRuntime.runUntilStopped(evictor, endpoint);

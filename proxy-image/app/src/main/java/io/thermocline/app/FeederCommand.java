@@ -1,8 +1,8 @@
 package io.thermocline.app;
 
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.tiering.feeder.Feeder;
-import io.thermocline.tiering.metrics.MetricsEndpoint;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -20,7 +20,7 @@ public final class FeederCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
     Path config;
 
-    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics and /health/live here (default: off).")
+    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics, /health/live and /health/ready here (default: off).")
     String metrics;
 
     @CommandLine.Spec
@@ -42,8 +42,8 @@ public final class FeederCommand implements Callable<Integer> {
         if (loaded == null) {
             return 2;
         }
-        Feeder feeder = Feeder.start(loaded);
-        MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, feeder::running);
+        Feeder feeder = Feeder.start(loaded, Feeder.Options.defaults());
+        HttpEndpoint endpoint = WorkerRuntime.metrics(metrics, feeder::running);
         spec.commandLine().getOut().println("thermocline feeder running for " + loaded.collections().size() + " tiered collection(s)");
         spec.commandLine().getOut().flush();
         WorkerRuntime.runUntilStopped(feeder, endpoint);

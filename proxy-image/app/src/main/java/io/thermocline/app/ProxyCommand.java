@@ -5,12 +5,15 @@ import io.thermocline.config.InvalidConfigException;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.tiered.TieredProxy;
+import io.netty.util.ResourceLeakDetector;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -93,12 +96,12 @@ public final class ProxyCommand implements Callable<Integer> {
         if (System.getProperty("io.netty.leakDetection.level") == null) {
             // Sampled leak tracking records a stack trace per traced buffer (about 2% of the proxy's
             // CPU in docs/benchmarks/proxy-ycsb.md); tests keep it, production turns it on by flag.
-            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
         }
         ProxyServer proxy;
         try {
             proxy = TieredProxy.create(loaded).start();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             spec.commandLine().getErr().println("thermocline proxy: cannot listen on " + loaded.proxy().listenHost() + ":"
                     + loaded.proxy().port() + " (MongoDB clients) or " + loaded.proxy().httpHost() + ":" + loaded.proxy().httpPort()
                     + " (HTTP): " + e.getMessage() + "; if a port is in use, stop what uses it or pass --listen / --http");
@@ -160,7 +163,7 @@ public final class ProxyCommand implements Callable<Integer> {
                 }
                 return new HostPort("0.0.0.0", Integer.parseInt(value));
             } catch (NumberFormatException e) {
-                throw new InvalidConfigException(java.util.List.of(flag + ": '" + value + "' is not HOST:PORT or PORT; e.g. 127.0.0.1:27017"));
+                throw new InvalidConfigException(List.of(flag + ": '" + value + "' is not HOST:PORT or PORT; e.g. 127.0.0.1:27017"));
             }
         }
     }

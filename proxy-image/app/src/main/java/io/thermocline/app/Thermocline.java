@@ -1,20 +1,28 @@
 package io.thermocline.app;
 
-import io.thermocline.app.embedded.EmbeddedCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code thermocline} command: one jar, one subcommand per data-plane process. */
+/**
+ * The {@code thermocline} command: one jar, one subcommand per data-plane process. The demo's
+ * {@code embedded} subcommand lives in its own jar (module embedded-default), added to this one.
+ */
 @Command(name = "thermocline", mixinStandardHelpOptions = true, versionProvider = Thermocline.Version.class,
         description = "Tiered storage for MongoDB replica sets.",
         subcommands = {ProxyCommand.class, FeederCommand.class, EvictorCommand.class, WarmerCommand.class,
-                EmbeddedCommand.class, CommandLine.HelpCommand.class})
+                CommandLine.HelpCommand.class})
 public final class Thermocline implements Runnable {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("embedded")) {
+            // the demo moved out of the production jar: say where it is rather than "unmatched argument"
+            System.err.println("thermocline embedded: the demo is in its own jar: java -jar "
+                    + "proxy-image/embedded-default/target/thermocline-embedded.jar embedded (see docs/embedded-default.md)");
+            System.exit(2);
+        }
         System.exit(commandLine().execute(args));
     }
 

@@ -1,7 +1,7 @@
 package io.thermocline.app;
 
 import io.thermocline.config.ThermoclineConfig;
-import io.thermocline.tiering.metrics.MetricsEndpoint;
+import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.tiering.warmer.Warmer;
 import io.thermocline.tiering.worker.TierClients;
 import java.nio.file.Path;
@@ -24,7 +24,7 @@ public final class WarmerCommand implements Callable<Integer> {
     @Option(names = "--follow", description = "Keep running and warm again when a window grows.")
     boolean follow;
 
-    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics and /health/live here (default: off).")
+    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve /metrics, /health/live and /health/ready here (default: off).")
     String metrics;
 
     @CommandLine.Spec
@@ -57,8 +57,8 @@ public final class WarmerCommand implements Callable<Integer> {
                 return 0;
             }
         }
-        Warmer warmer = Warmer.start(loaded);
-        MetricsEndpoint endpoint = WorkerRuntime.metrics(metrics, warmer::running);
+        Warmer warmer = Warmer.start(loaded, Warmer.Options.defaults());
+        HttpEndpoint endpoint = WorkerRuntime.metrics(metrics, warmer::running);
         WorkerRuntime.runUntilStopped(warmer, endpoint);
         return 0;
     }

@@ -4,13 +4,15 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.InvalidConfigException;
 import io.thermocline.config.ThermoclineConfig;
-import io.thermocline.tiering.metrics.MetricsEndpoint;
+import io.thermocline.proxy.http.HttpEndpoint;
+import io.thermocline.proxy.http.Readiness;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /** What the feeder, evictor and warmer commands share: loading the config, /metrics, waiting for SIGTERM. */
 final class WorkerRuntime {
@@ -41,8 +43,8 @@ final class WorkerRuntime {
         }
     }
 
-    /** Serves /metrics on {@code hostPort} ("host:port"; null: none). */
-    static MetricsEndpoint metrics(String hostPort, BooleanSupplier live) throws IOException {
+    /** Serves /metrics and /health on {@code hostPort} ("host:port"; null: none); healthy while {@code running}. */
+    static HttpEndpoint metrics(String hostPort, BooleanSupplier running) throws IOException {
         if (hostPort == null) {
             return null;
         }
@@ -50,12 +52,13 @@ final class WorkerRuntime {
         if (colon < 0) {
             throw new IllegalArgumentException("--metrics: expected HOST:PORT, got '" + hostPort + "'");
         }
-        return new MetricsEndpoint(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)),
-                PrometheusRegistry.defaultRegistry, live);
+        Supplier<Readiness> health = () -> running.getAsBoolean() ? Readiness.YES : Readiness.not("worker stopped");
+        return new HttpEndpoint(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)),
+                HttpEndpoint.Scrape.of(PrometheusRegistry.defaultRegistry), health, health);
     }
 
     /** Blocks until the JVM is asked to stop, then closes {@code worker}. */
-    static void runUntilStopped(AutoCloseable worker, MetricsEndpoint metrics) throws InterruptedException {
+    static void runUntilStopped(AutoCloseable worker, HttpEndpoint metrics) throws InterruptedException {
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             closeQuietly(worker);

@@ -7,6 +7,7 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.proxy.pool.PoolListener;
 import io.thermocline.proxy.topology.Tier;
 
@@ -23,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * The proxy's Prometheus metrics. Command names outside a fixed set are counted as
  * {@code other} so a client cannot blow up the label cardinality.
  */
-public final class ProxyMetrics implements PoolListener {
+public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
     private static final Set<String> KNOWN_COMMANDS = Set.of("hello", "isMaster", "ping", "find", "getMore",
             "killCursors", "aggregate", "count", "distinct", "insert", "update", "delete", "findAndModify",
             "createIndexes", "dropIndexes", "listIndexes", "listCollections", "listDatabases", "create", "drop",
@@ -182,10 +183,12 @@ public final class ProxyMetrics implements PoolListener {
         };
     }
 
+    @Override
     public String contentType() {
         return PrometheusTextFormatWriter.CONTENT_TYPE;
     }
 
+    @Override
     public void writeTo(OutputStream out) throws IOException {
         if (alsoExposed.isEmpty()) {
             PrometheusTextFormatWriter.create().write(out, registry.scrape());

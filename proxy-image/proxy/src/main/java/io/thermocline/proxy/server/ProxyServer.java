@@ -12,7 +12,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
-import io.thermocline.proxy.http.HttpEndpoints;
+import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.proxy.http.Readiness;
 import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.proxy.pool.BackendConnector;
@@ -58,7 +58,7 @@ public final class ProxyServer implements AutoCloseable {
     private volatile WireLimits lastKnownLimits;
     private volatile boolean draining;
     private Channel serverChannel;
-    private HttpEndpoints http;
+    private HttpEndpoint http;
 
     public ProxyServer(ProxySettings settings) {
         this(settings, null);
@@ -138,7 +138,7 @@ public final class ProxyServer implements AutoCloseable {
         // Members time idle cursors out after 10 minutes by default; the proxy forgets them after 30.
         group.scheduleAtFixedRate(() -> dispatcher.sweepIdleCursors(Duration.ofMinutes(30)), 1, 1, TimeUnit.MINUTES);
         if (settings.httpPort() >= 0) {
-            http = new HttpEndpoints(settings.httpHost(), settings.httpPort(), metrics, this::readiness);
+            http = new HttpEndpoint(settings.httpHost(), settings.httpPort(), metrics, () -> Readiness.YES, this::readiness);
         }
         LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={}", transport.name(), address(),
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),

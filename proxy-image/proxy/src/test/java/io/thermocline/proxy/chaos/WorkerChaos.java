@@ -83,8 +83,8 @@ public final class WorkerChaos implements AutoCloseable {
             throw new AssertionError("the first feeder did not start streaming within 20 s");
         }
         armed.set(true);
-        Incarnation warmer = new Incarnation("warmer", life -> warmer(life, namedPoints).startLoop(), w -> ((Warmer) w).running());
-        Incarnation evictor = new Incarnation("evictor", life -> evictor(life, namedPoints).startLoop(), w -> ((Evictor) w).running());
+        Incarnation warmer = new Incarnation("warmer", life -> warmer(life, namedPoints).start(), w -> ((Warmer) w).running());
+        Incarnation evictor = new Incarnation("evictor", life -> evictor(life, namedPoints).start(), w -> ((Evictor) w).running());
         workers.add(warmer);
         workers.add(evictor);
         launch(warmer);

@@ -140,7 +140,7 @@ final class TieredStack implements AutoCloseable {
                 .withBarrierTimeout(Duration.ofSeconds(10)).withErrorBackoff(Duration.ofMillis(50))
                 .withRegistry(new PrometheusRegistry());
         evictor = new Evictor(fastWorkers, archiveWorkers, List.of(POLICY), new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
-                options).startLoop();
+                options).start();
     }
 
     void stopEvictor() {
@@ -154,7 +154,7 @@ final class TieredStack implements AutoCloseable {
         Warmer.Options options = Warmer.Options.defaults().withBarrierTimeout(Duration.ofSeconds(10))
                 .withRecheckInterval(Duration.ofMillis(100)).withErrorBackoff(Duration.ofMillis(50))
                 .withRegistry(new PrometheusRegistry()).withFaults(FaultInjection.NONE);
-        warmer = new Warmer(fastWorkers, archiveWorkers, List.of(POLICY), new WarmerConfig(50, 100_000), options).startLoop();
+        warmer = new Warmer(fastWorkers, archiveWorkers, List.of(POLICY), new WarmerConfig(50, 100_000), options).start();
     }
 
     void stopWarmer() {

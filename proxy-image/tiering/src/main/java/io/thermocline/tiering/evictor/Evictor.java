@@ -1,33 +1,32 @@
 package io.thermocline.tiering.evictor;
 
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.EvictorConfig;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.EvictorPass;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.NamespaceState;
 import io.thermocline.tiering.metadata.StateFollower;
+import io.thermocline.tiering.metrics.BarrierWaits;
+import io.thermocline.tiering.metrics.WorkerCounters;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
 import io.thermocline.tiering.window.Window;
-import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
 import io.thermocline.tiering.worker.RateLimiter;
-import io.thermocline.tiering.worker.TierClients;
-import io.thermocline.tiering.worker.WorkerLoop;
-import java.time.Clock;
+import io.thermocline.tiering.worker.Worker;
+import io.thermocline.tiering.worker.FencingWorkerOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,7 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.conversions.Bson;
@@ -57,49 +55,38 @@ import org.slf4j.LoggerFactory;
  *     an eviction fence (a copy-up in flight then knows its archive read may be stale).</li>
  * </ol>
  */
-public final class Evictor implements AutoCloseable {
+public final class Evictor extends Worker<Evictor> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Evictor.class);
 
-    public record Options(String instanceId, boolean verifyArchive, Duration boundPropagationDelay, Duration barrierTimeout,
-                          Duration fenceRetention, Duration errorBackoff, PrometheusRegistry registry, FaultInjection faults,
-                          Clock clock) {
+    public static final class Options extends FencingWorkerOptions<Options> {
+        private boolean verifyArchive = true;
+        private Duration boundPropagationDelay = StateFollower.propagationDelay(Duration.ofSeconds(1));
+
+        private Options() {
+            super("evictor", Duration.ofSeconds(5));
+        }
+
         public static Options defaults() {
-            return new Options("evictor-" + UUID.randomUUID(), true,
-                    StateFollower.propagationDelay(Duration.ofSeconds(1)), Duration.ofSeconds(30), Duration.ofMinutes(10),
-                    Duration.ofSeconds(5), PrometheusRegistry.defaultRegistry, FaultInjection.NONE, Clock.systemUTC());
+            return new Options();
         }
 
-        public Options withBoundPropagationDelay(Duration delay) {
-            return new Options(instanceId, verifyArchive, delay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, clock);
+        /** Compare each candidate with its archive copy before deleting it. */
+        public boolean verifyArchive() {
+            return verifyArchive;
         }
 
-        public Options withBarrierTimeout(Duration timeout) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, timeout, fenceRetention, errorBackoff, registry, faults, clock);
-        }
-
-        public Options withRegistry(PrometheusRegistry r) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, r, faults, clock);
-        }
-
-        public Options withFaults(FaultInjection f) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, f, clock);
-        }
-
-        public Options withErrorBackoff(Duration backoff) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, backoff, registry, faults, clock);
+        /** How long followers (proxies) take to see a raised coverage bound. */
+        public Duration boundPropagationDelay() {
+            return boundPropagationDelay;
         }
 
         public Options withVerifyArchive(boolean verify) {
-            return new Options(instanceId, verify, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, clock);
+            return copyWith(o -> o.verifyArchive = verify);
         }
 
-        public Options withClock(Clock c) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, fenceRetention, errorBackoff, registry, faults, c);
-        }
-
-        public Options withFenceRetention(Duration retention) {
-            return new Options(instanceId, verifyArchive, boundPropagationDelay, barrierTimeout, retention, errorBackoff, registry, faults, clock);
+        public Options withBoundPropagationDelay(Duration delay) {
+            return copyWith(o -> o.boundPropagationDelay = delay);
         }
     }
 
@@ -110,13 +97,8 @@ public final class Evictor implements AutoCloseable {
         }
     }
 
-    private final MongoClient fast;
-    private final MongoClient archive;
-    private final TierClients ownedClients;
-    private final List<CollectionPolicy> policies;
     private final EvictorConfig config;
     private final Options options;
-    private final MetadataStore store;
     private final MirrorBarrier barrier;
     private final OwnWrites ownWrites;
     private final Fences fences;
@@ -124,55 +106,31 @@ public final class Evictor implements AutoCloseable {
     private final DeadLetters deadLetters;
     private final RateLimiter rate;
     private final Counter documents;
-    private final WorkerLoop loop;
 
-    public static Evictor start(ThermoclineConfig config) {
-        return start(config, Options.defaults());
-    }
-
-    /** Runs a pass every {@code evictor.interval} until closed. */
+    /** Runs a pass every {@code evictor.interval} until closed, with its own clients. */
     public static Evictor start(ThermoclineConfig config, Options options) {
-        TierClients clients = TierClients.open(config, "thermocline-evictor");
-        Evictor evictor = new Evictor(clients.fast(), clients.archive(), clients, config.collections(), config.evictor(), options);
-        evictor.loop.start();
-        return evictor;
+        return startOwning(config, "evictor", (fast, archive) -> new Evictor(fast, archive, config.collections(), config.evictor(), options));
     }
 
-    /** An evictor over clients the caller owns; call {@link #runPass()} or {@link #startLoop()}. */
+    /** An evictor over clients the caller owns; call {@link #runPass()} or {@link #start()}. */
     public Evictor(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, EvictorConfig config, Options options) {
-        this(fast, archive, null, policies, config, options);
-    }
-
-    private Evictor(MongoClient fast, MongoClient archive, TierClients ownedClients, List<CollectionPolicy> policies,
-                    EvictorConfig config, Options options) {
-        this.fast = fast;
-        this.archive = archive;
-        this.ownedClients = ownedClients;
-        this.policies = List.copyOf(policies);
+        super("evictor", fast, archive, policies, options);
         this.config = config;
         this.options = options;
-        this.store = new MetadataStore(fast);
-        this.barrier = new MirrorBarrier(fast, store, "evictor/" + options.instanceId())
-                .countingIn(io.thermocline.tiering.metrics.BarrierWaits.in(options.registry(), "evictor"));
-        this.ownWrites = new OwnWrites(fast, store, "evictor/" + options.instanceId());
+        this.barrier = new MirrorBarrier(fast, store, marker).countingIn(BarrierWaits.in(options.registry(), "evictor"));
+        this.ownWrites = new OwnWrites(fast, store, marker);
         this.fences = new Fences(store);
         this.fencePurge = new FencePurge(store, barrier, options.barrierTimeout());
         this.deadLetters = new DeadLetters(store);
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
-        this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "evictor", "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
-        this.loop = new WorkerLoop("evictor", () -> {
-            runPass();
-            return config.interval();
-        }, options.errorBackoff());
+        this.documents = WorkerCounters.documents(options.registry(), "evictor",
+                "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
     }
 
-    public Evictor startLoop() {
-        loop.start();
-        return this;
-    }
-
-    public boolean running() {
-        return loop.running();
+    @Override
+    protected Duration round() throws InterruptedException {
+        runPass();
+        return config.interval();
     }
 
     /** One pass over every tiered collection. */
@@ -195,16 +153,16 @@ public final class Evictor implements AutoCloseable {
     private Map<Eligibility, Long> evict(CollectionPolicy policy) throws InterruptedException {
         Window window = new Window(policy);
         Instant cutoff = window.cutoff(options.clock().instant());
-        String namespace = policy.namespace();
-        NamespaceState before = store.namespace(namespace);
-        NamespaceState raised = store.updateNamespace(namespace, s -> s
+        Namespace namespace = Namespace.of(policy);
+        NamespaceState before = store.namespace(policy.namespace());
+        NamespaceState raised = store.updateNamespace(policy.namespace(), s -> s
                 .withCoverage(s.oldestCovered() == null ? null : later(s.oldestCovered(), cutoff))
                 .withEvictedBelow(s.evictedBelow() == null ? cutoff : later(s.evictedBelow(), cutoff)));
         if (raised.version() != before.version()) {
             // followers must see the raised bound before the documents under it disappear
             Thread.sleep(options.boundPropagationDelay().toMillis());
         }
-        MongoCollection<BsonDocument> collection = collection(fast, namespace);
+        MongoCollection<BsonDocument> collection = namespace.in(fast);
         Map<Eligibility, Long> counts = new EnumMap<>(Eligibility.class);
         BsonValue lastId = null;
         while (true) {
@@ -219,7 +177,7 @@ public final class Evictor implements AutoCloseable {
             Map<BsonValue, BsonDocument> archived = new HashMap<>();
             List<BsonValue> ids = candidates.stream().map(d -> d.get("_id")).toList();
             if (mirrored && options.verifyArchive()) {
-                for (BsonDocument document : Blocking.list(collection(archive, namespace).find(Filters.in("_id", ids)))) {
+                for (BsonDocument document : Blocking.list(namespace.in(archive).find(Filters.in("_id", ids)))) {
                     archived.put(document.get("_id"), document);
                 }
             }
@@ -236,20 +194,20 @@ public final class Evictor implements AutoCloseable {
                     eligible.add(candidate);
                 } else {
                     counts.merge(decision, 1L, Long::sum);
-                    documents.labelValues(namespace, decision.name()).inc();
+                    documents.labelValues(policy.namespace(), decision.name()).inc();
                 }
             }
             if (!eligible.isEmpty()) {
                 options.faults().reached(FaultPoint.EVICTOR_BEFORE_DELETE);
                 long evicted = deleteUnchanged(namespace, collection, eligible);
                 counts.merge(Eligibility.EVICT, evicted, Long::sum);
-                documents.labelValues(namespace, Eligibility.EVICT.name()).inc(evicted);
+                documents.labelValues(policy.namespace(), Eligibility.EVICT.name()).inc(evicted);
             }
         }
         EvictorPass pass = new EvictorPass(options.clock().instant(), cutoff, counts.getOrDefault(Eligibility.EVICT, 0L),
                 counts.getOrDefault(Eligibility.FEEDER_BEHIND, 0L),
                 counts.getOrDefault(Eligibility.ARCHIVE_DIFFERS, 0L) + counts.getOrDefault(Eligibility.NOT_IN_ARCHIVE, 0L));
-        store.updateNamespace(namespace, s -> s.withLastEviction(pass));
+        store.updateNamespace(policy.namespace(), s -> s.withLastEviction(pass));
         LOG.info("event=eviction_pass namespace={} cutoff={} evicted={} feederBehind={} archiveDiffers={} deadLettered={}", namespace,
                 cutoff, pass.evicted(), pass.keptForFeeder(), pass.keptArchiveDiffers(), counts.getOrDefault(Eligibility.DEAD_LETTERED, 0L));
         return counts;
@@ -263,7 +221,7 @@ public final class Evictor implements AutoCloseable {
      * the feeder looks the updated document up after the eviction). A server with snapshot isolation
      * reports that as a WriteConflict; one without it does not, so a changed version is put back.
      */
-    private long deleteUnchanged(String namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible) {
+    private long deleteUnchanged(Namespace namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible) {
         return ownWrites.inTransaction(session -> {
             long deleted = 0;
             for (BsonDocument checked : eligible) {
@@ -277,7 +235,7 @@ public final class Evictor implements AutoCloseable {
                     continue;
                 }
                 deleted++;
-                fences.write(session, namespace, id, Fence.Kind.EVICTION);
+                fences.write(session, namespace.toString(), id, Fence.Kind.EVICTION);
             }
             return deleted;
         });
@@ -285,18 +243,5 @@ public final class Evictor implements AutoCloseable {
 
     private static Instant later(Instant a, Instant b) {
         return a.isAfter(b) ? a : b;
-    }
-
-    static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
-        MongoNamespace ns = new MongoNamespace(namespace);
-        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
-    }
-
-    @Override
-    public void close() {
-        loop.close();
-        if (ownedClients != null) {
-            ownedClients.close();
-        }
     }
 }

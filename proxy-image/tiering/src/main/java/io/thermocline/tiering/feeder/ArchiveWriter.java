@@ -1,7 +1,6 @@
 package io.thermocline.tiering.feeder;
 
 import com.mongodb.MongoBulkWriteException;
-import com.mongodb.MongoNamespace;
 import com.mongodb.WriteConcern;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.model.BulkWriteOptions;
@@ -12,6 +11,7 @@ import com.mongodb.client.model.ReplaceOptions;
 import com.mongodb.client.model.WriteModel;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.reactive.Blocking;
 import java.util.ArrayList;
@@ -54,11 +54,8 @@ final class ArchiveWriter {
     }
 
     /** @param timeoutMillis the client-side timeout for each bulk write, asked again before each (it shrinks with the lease) */
-    Outcome write(String namespace, List<MirrorAction> actions, LongSupplier timeoutMillis) {
-        MongoNamespace ns = new MongoNamespace(namespace);
-        MongoCollection<BsonDocument> base = archive.getDatabase(ns.getDatabaseName())
-                .getCollection(ns.getCollectionName(), BsonDocument.class)
-                .withWriteConcern(WriteConcern.MAJORITY);
+    Outcome write(Namespace namespace, List<MirrorAction> actions, LongSupplier timeoutMillis) {
+        MongoCollection<BsonDocument> base = namespace.in(archive).withWriteConcern(WriteConcern.MAJORITY);
         Map<DocumentKey, Boolean> lastWent = new LinkedHashMap<>();
         int deadLettered = 0;
         int from = 0;

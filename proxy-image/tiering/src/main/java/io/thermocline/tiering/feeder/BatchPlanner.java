@@ -1,5 +1,6 @@
 package io.thermocline.tiering.feeder;
 
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.TransactionId;
 import io.thermocline.tiering.provenance.Fence;
@@ -28,13 +29,13 @@ import org.bson.BsonValue;
  */
 public final class BatchPlanner {
 
-    private static final String PROVENANCE_NS = MetadataStore.DATABASE + "." + MetadataStore.PROVENANCE;
-    private static final String FENCES_NS = MetadataStore.DATABASE + "." + MetadataStore.FENCES;
+    private static final Namespace PROVENANCE_NS = new Namespace(MetadataStore.DATABASE, MetadataStore.PROVENANCE);
+    private static final Namespace FENCES_NS = new Namespace(MetadataStore.DATABASE, MetadataStore.FENCES);
 
-    private final Set<String> tieredNamespaces;
+    private final Set<Namespace> tieredNamespaces;
     private final boolean coalesce;
 
-    public BatchPlanner(Set<String> tieredNamespaces, boolean coalesce) {
+    public BatchPlanner(Set<Namespace> tieredNamespaces, boolean coalesce) {
         this.tieredNamespaces = Set.copyOf(tieredNamespaces);
         this.coalesce = coalesce;
     }
@@ -43,8 +44,8 @@ public final class BatchPlanner {
         if (events.isEmpty()) {
             throw new IllegalArgumentException("a plan needs at least one event");
         }
-        Map<String, Map<DocumentKey, MirrorAction>> coalesced = new LinkedHashMap<>();
-        Map<String, List<MirrorAction>> ordered = new LinkedHashMap<>();
+        Map<Namespace, Map<DocumentKey, MirrorAction>> coalesced = new LinkedHashMap<>();
+        Map<Namespace, List<MirrorAction>> ordered = new LinkedHashMap<>();
         int mirrored = 0;
         int replaced = 0;
         int ownEvents = 0;
@@ -93,14 +94,15 @@ public final class BatchPlanner {
                 return null; // a fence expiring is not a user action
             }
             Fence.Target target = Fence.target(event.documentId());
-            if (target == null || !tieredNamespaces.contains(target.namespace())) {
+            Namespace fenced = target == null ? null : Namespace.parse(target.namespace());
+            if (fenced == null || !tieredNamespaces.contains(fenced)) {
                 return null;
             }
             if (event.fullDocument() != null && event.fullDocument().isString("kind")
                     && !Fence.Kind.USER_DELETE.name().equals(event.fullDocument().getString("kind").getValue())) {
                 return null; // an eviction fence outside a marked transaction is never a user delete
             }
-            return new MirrorAction.Delete(target.namespace(), target.documentId());
+            return new MirrorAction.Delete(fenced, target.documentId());
         }
         if (!tieredNamespaces.contains(event.namespace()) || event.documentId() == null) {
             return null;

@@ -1,6 +1,7 @@
 package io.thermocline.tiering.feeder;
 
 import com.mongodb.client.model.changestream.ChangeStreamDocument;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.TransactionId;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
@@ -14,7 +15,7 @@ import org.bson.BsonValue;
  */
 public record ChangeEvent(
         BsonDocument resumeToken,
-        String namespace,
+        Namespace namespace,
         String operationType,
         BsonValue documentId,
         BsonDocument fullDocument,
@@ -22,7 +23,8 @@ public record ChangeEvent(
         BsonTimestamp clusterTime) {
 
     public static ChangeEvent of(ChangeStreamDocument<BsonDocument> event) {
-        String namespace = event.getNamespace() == null ? null : event.getNamespace().getFullName();
+        Namespace namespace = event.getNamespace() == null ? null
+                : new Namespace(event.getNamespace().getDatabaseName(), event.getNamespace().getCollectionName());
         BsonDocument key = event.getDocumentKey();
         TransactionId transaction = event.getLsid() == null || event.getTxnNumber() == null ? null
                 : new TransactionId(event.getLsid(), event.getTxnNumber().longValue());

@@ -1,29 +1,28 @@
 package io.thermocline.tiering.feeder;
 
 import com.mongodb.MongoException;
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.changestream.FullDocument;
 import com.mongodb.reactivestreams.client.ChangeStreamPublisher;
 import com.mongodb.reactivestreams.client.MongoClient;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.metadata.FeederHealth;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StaleStateException;
+import io.thermocline.tiering.metadata.TransactionId;
 import io.thermocline.tiering.provenance.OwnTransactions;
 import io.thermocline.tiering.reactive.Blocking;
-import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
 import io.thermocline.tiering.worker.InjectedCrash;
-import io.thermocline.tiering.worker.TierClients;
-import io.thermocline.tiering.worker.WorkerLoop;
+import io.thermocline.tiering.worker.Worker;
+import io.thermocline.tiering.worker.WorkerOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -31,11 +30,11 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.conversions.Bson;
@@ -54,59 +53,56 @@ import org.slf4j.LoggerFactory;
  * <p>Only one feeder mirrors at a time: it holds a lease in its checkpoint document and stops
  * when a conditional write finds that another instance took over.
  */
-public final class Feeder implements AutoCloseable {
+public final class Feeder extends Worker<Feeder> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Feeder.class);
 
     /** Tuning that is not part of the user-facing configuration. */
-    public record Options(String instanceId, Duration probeInterval, Duration leaseDuration, Duration errorBackoff,
-                          Duration deadLetterRetryInterval, PrometheusRegistry registry, FaultInjection faults) {
+    public static final class Options extends WorkerOptions<Options> {
+        private Duration probeInterval = Duration.ofSeconds(1);
+        private Duration leaseDuration = Duration.ofSeconds(30);
+        private Duration deadLetterRetryInterval = Duration.ofMinutes(1);
+
+        private Options() {
+            super("feeder", Duration.ofSeconds(1));
+        }
+
         public static Options defaults() {
-            return new Options("feeder-" + UUID.randomUUID(), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                    Duration.ofSeconds(1), Duration.ofMinutes(1), PrometheusRegistry.defaultRegistry, FaultInjection.NONE);
+            return new Options();
         }
 
-        public Options withInstanceId(String id) {
-            return new Options(id, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, faults);
+        /** How often an idle feeder writes a probe (its lag is measured against the last one). */
+        public Duration probeInterval() {
+            return probeInterval;
         }
 
-        public Options withProbeInterval(Duration interval) {
-            return new Options(instanceId, interval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, faults);
-        }
-
-        public Options withLeaseDuration(Duration lease) {
-            return new Options(instanceId, probeInterval, lease, errorBackoff, deadLetterRetryInterval, registry, faults);
-        }
-
-        public Options withErrorBackoff(Duration backoff) {
-            return new Options(instanceId, probeInterval, leaseDuration, backoff, deadLetterRetryInterval, registry, faults);
+        public Duration leaseDuration() {
+            return leaseDuration;
         }
 
         /** How often dead letters are retried (the cause may have been fixed in the archive). */
+        public Duration deadLetterRetryInterval() {
+            return deadLetterRetryInterval;
+        }
+
+        public Options withProbeInterval(Duration interval) {
+            return copyWith(o -> o.probeInterval = interval);
+        }
+
+        public Options withLeaseDuration(Duration lease) {
+            return copyWith(o -> o.leaseDuration = lease);
+        }
+
         public Options withDeadLetterRetryInterval(Duration interval) {
-            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, interval, registry, faults);
-        }
-
-        public Options withRegistry(PrometheusRegistry r) {
-            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, r, faults);
-        }
-
-        public Options withFaults(FaultInjection f) {
-            return new Options(instanceId, probeInterval, leaseDuration, errorBackoff, deadLetterRetryInterval, registry, f);
+            return copyWith(o -> o.deadLetterRetryInterval = interval);
         }
     }
 
-    private final MongoClient fast;
-    private final MongoClient archive;
-    private final TierClients ownedClients;
-    private final List<CollectionPolicy> policies;
     private final FeederConfig config;
     private final Options options;
-    private final MetadataStore store;
     private final MirrorBarrier barrier;
     private final BatchPlanner planner;
     private final FeederMetrics metrics;
-    private final WorkerLoop loop;
     private final DeadLetters deadLetters;
     private final ArchiveWriter writer;
 
@@ -132,50 +128,22 @@ public final class Feeder implements AutoCloseable {
     private FeederHealth health = FeederHealth.HEALTHY;
 
     /** Starts a feeder with its own clients for the configured tiers. */
-    public static Feeder start(ThermoclineConfig config) {
-        return start(config, Options.defaults());
-    }
-
     public static Feeder start(ThermoclineConfig config, Options options) {
-        TierClients clients = TierClients.open(config, "thermocline-feeder");
-        return new Feeder(clients.fast(), clients.archive(), clients, config.collections(), config.feeder(), options).start();
+        return startOwning(config, "feeder", (fast, archive) -> new Feeder(fast, archive, config.collections(), config.feeder(), options));
     }
 
     /** A feeder over clients the caller owns (the embedded default, tests). Call {@link #start()}. */
     public Feeder(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, FeederConfig config, Options options) {
-        this(fast, archive, null, policies, config, options);
-    }
-
-    private Feeder(MongoClient fast, MongoClient archive, TierClients ownedClients, List<CollectionPolicy> policies,
-                   FeederConfig config, Options options) {
-        this.fast = fast;
-        this.archive = archive;
-        this.ownedClients = ownedClients;
-        this.policies = List.copyOf(policies);
+        super("feeder", fast, archive, policies, options);
         this.config = config;
         this.options = options;
-        this.store = new MetadataStore(fast);
-        this.barrier = new MirrorBarrier(fast, store, "feeder/" + options.instanceId());
-        Set<String> namespaces = new LinkedHashSet<>();
-        policies.forEach(p -> namespaces.add(p.namespace()));
+        this.barrier = new MirrorBarrier(fast, store, marker);
+        Set<Namespace> namespaces = new LinkedHashSet<>();
+        policies.forEach(p -> namespaces.add(Namespace.of(p)));
         this.planner = new BatchPlanner(namespaces, config.coalesce());
         this.metrics = FeederMetrics.in(options.registry());
-        this.loop = new WorkerLoop("feeder", this::step, options.errorBackoff());
         this.deadLetters = new DeadLetters(store);
         this.writer = new ArchiveWriter(archive, deadLetters, metrics);
-    }
-
-    public Feeder start() {
-        loop.start();
-        return this;
-    }
-
-    public boolean running() {
-        return loop.running();
-    }
-
-    public Throwable crash() {
-        return loop.crash();
     }
 
     /**
@@ -185,7 +153,7 @@ public final class Feeder implements AutoCloseable {
      */
     public boolean awaitStreaming(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline && loop.running()) {
+        while (System.nanoTime() < deadline && running()) {
             FeederCheckpoint current = checkpoint;
             if (current != null && current.resumeToken() != null && stream != null) {
                 return true;
@@ -200,7 +168,8 @@ public final class Feeder implements AutoCloseable {
         return checkpoint;
     }
 
-    private Duration step() throws InterruptedException {
+    @Override
+    protected Duration round() throws InterruptedException {
         try {
             if (stream == null && !open()) {
                 return options.leaseDuration().dividedBy(4);
@@ -344,7 +313,7 @@ public final class Feeder implements AutoCloseable {
         ChangeStreamPublisher<BsonDocument> publisher = fast.watch(pipeline, BsonDocument.class)
                 .fullDocument(streamIsLean ? FullDocument.DEFAULT : FullDocument.UPDATE_LOOKUP)
                 .batchSize(config.batchSize())
-                .maxAwaitTime(options.probeInterval().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                .maxAwaitTime(options.probeInterval().toMillis(), TimeUnit.MILLISECONDS);
         publisher = resumeToken != null ? publisher.resumeAfter(resumeToken) : publisher.startAtOperationTime(startAt);
         stream = new EventQueue(config.batchSize());
         publisher.subscribe(stream);
@@ -380,7 +349,7 @@ public final class Feeder implements AutoCloseable {
             throw new StaleStateException("the feeder's lease ran out before its archive write; re-acquiring");
         }
         boolean deadLettersChanged = false;
-        for (Map.Entry<String, List<MirrorAction>> entry : plan.actions().entrySet()) {
+        for (Map.Entry<Namespace, List<MirrorAction>> entry : plan.actions().entrySet()) {
             if (entry.getValue().isEmpty()) {
                 continue;
             }
@@ -488,9 +457,7 @@ public final class Feeder implements AutoCloseable {
             throw new StaleStateException("the feeder's lease ran out before its dead-letter retry; re-acquiring");
         }
         for (DeadLetters.Letter letter : deadLetters.oldest(100)) {
-            MongoNamespace ns = new MongoNamespace(letter.namespace());
-            BsonDocument current = Blocking.single(fast.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class)
-                    .find(Filters.eq("_id", letter.documentId())).first()).orElse(null);
+            BsonDocument current = Blocking.single(letter.namespace().in(fast).find(Filters.eq("_id", letter.documentId())).first()).orElse(null);
             if (current == null) {
                 continue;
             }
@@ -513,7 +480,7 @@ public final class Feeder implements AutoCloseable {
     }
 
     private FeederCheckpoint withLease(FeederCheckpoint base, BsonDocument token, BsonTimestamp through,
-                                       io.thermocline.tiering.metadata.TransactionId openOwn, long mirrored, double lag, long pending) {
+                                       TransactionId openOwn, long mirrored, double lag, long pending) {
         leaseValidUntilNanos = System.nanoTime() + options.leaseDuration().toNanos() * 2 / 3;
         return new FeederCheckpoint(token, through, openOwn, mirrored, lag, pending, options.instanceId(),
                 Instant.now().plus(options.leaseDuration()), base.version());
@@ -538,14 +505,10 @@ public final class Feeder implements AutoCloseable {
         return time == null ? "none" : (time.getTime() & 0xFFFFFFFFL) + "." + time.getInc();
     }
 
-    /** Stops mirroring; the next feeder resumes from the last checkpoint. */
+    /** After the loop stopped: the next feeder resumes from the last checkpoint. */
     @Override
-    public void close() {
-        loop.close();
+    protected void release() {
         closeStream();
         checkpointer.shutdown();
-        if (ownedClients != null) {
-            ownedClients.close();
-        }
     }
 }

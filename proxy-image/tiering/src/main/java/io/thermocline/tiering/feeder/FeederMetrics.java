@@ -3,6 +3,8 @@ package io.thermocline.tiering.feeder;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.Map;
+import java.util.WeakHashMap;
 
 /** The feeder's Prometheus metrics; lag is also written into the checkpoint for the operator. */
 public final class FeederMetrics {
@@ -18,7 +20,7 @@ public final class FeederMetrics {
     final Counter historyLost;
     final Gauge resyncing;
 
-    private static final java.util.Map<PrometheusRegistry, FeederMetrics> BY_REGISTRY = new java.util.WeakHashMap<>();
+    private static final Map<PrometheusRegistry, FeederMetrics> BY_REGISTRY = new WeakHashMap<>();
 
     /** One set per registry: a feeder restarted in the same process reuses it. */
     public static synchronized FeederMetrics in(PrometheusRegistry registry) {

@@ -1,11 +1,11 @@
 package io.thermocline.tiering.feeder;
 
 import com.mongodb.MongoException;
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Projections;
 import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
 import java.util.ArrayList;
@@ -47,18 +47,16 @@ final class LargeEvents {
 
     /** The events with their documents as the fast tier holds them now (one read per namespace). */
     static List<ChangeEvent> lookUp(MongoClient fast, List<ChangeEvent> events) {
-        Map<String, List<BsonValue>> ids = new LinkedHashMap<>();
+        Map<Namespace, List<BsonValue>> ids = new LinkedHashMap<>();
         for (ChangeEvent event : events) {
             if (event.namespace() != null && event.documentId() != null && WITH_DOCUMENT.contains(event.operationType())) {
                 ids.computeIfAbsent(event.namespace(), ns -> new ArrayList<>()).add(event.documentId());
             }
         }
-        Map<String, Map<BsonValue, BsonDocument>> found = new LinkedHashMap<>();
+        Map<Namespace, Map<BsonValue, BsonDocument>> found = new LinkedHashMap<>();
         ids.forEach((namespace, documentIds) -> {
-            MongoNamespace ns = new MongoNamespace(namespace);
             Map<BsonValue, BsonDocument> byId = new TreeMap<>(BsonOrder.COMPARATOR);
-            for (BsonDocument d : Blocking.list(fast.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class)
-                    .find(Filters.in("_id", documentIds)))) {
+            for (BsonDocument d : Blocking.list(namespace.in(fast).find(Filters.in("_id", documentIds)))) {
                 byId.put(d.get("_id"), d);
             }
             found.put(namespace, byId);

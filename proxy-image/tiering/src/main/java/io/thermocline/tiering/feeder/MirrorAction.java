@@ -1,20 +1,21 @@
 package io.thermocline.tiering.feeder;
 
+import io.thermocline.tiering.Namespace;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
 /** What the feeder does to one archive document. */
 public sealed interface MirrorAction {
 
-    String namespace();
+    Namespace namespace();
 
     BsonValue documentId();
 
     /** Replace the archive's document by the full post-image, inserting it when absent. */
-    record Upsert(String namespace, BsonValue documentId, BsonDocument document) implements MirrorAction {
+    record Upsert(Namespace namespace, BsonValue documentId, BsonDocument document) implements MirrorAction {
     }
 
     /** Delete the archive's document (a user delete). */
-    record Delete(String namespace, BsonValue documentId) implements MirrorAction {
+    record Delete(Namespace namespace, BsonValue documentId) implements MirrorAction {
     }
 }

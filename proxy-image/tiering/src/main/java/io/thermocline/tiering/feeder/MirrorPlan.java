@@ -1,5 +1,6 @@
 package io.thermocline.tiering.feeder;
 
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.TransactionId;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +17,7 @@ import org.bson.BsonTimestamp;
  * @param openOwnTransaction the own transaction the batch ends inside, if any
  */
 public record MirrorPlan(
-        Map<String, List<MirrorAction>> actions,
+        Map<Namespace, List<MirrorAction>> actions,
         BsonDocument resumeToken,
         BsonTimestamp mirroredThrough,
         TransactionId openOwnTransaction,

@@ -1,11 +1,11 @@
 package io.thermocline.tiering.feeder;
 
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.reactive.Blocking;
@@ -60,15 +60,15 @@ final class Resync {
         long upserted = 0;
         long deleted = 0;
         for (CollectionPolicy policy : policies) {
-            upserted += upsertDifferences(policy.namespace(), writeTimeout);
-            deleted += deleteFenced(policy.namespace(), writeTimeout);
+            upserted += upsertDifferences(Namespace.of(policy), writeTimeout);
+            deleted += deleteFenced(Namespace.of(policy), writeTimeout);
         }
         return new Result(upserted, deleted);
     }
 
-    private long upsertDifferences(String namespace, LongSupplier writeTimeout) {
-        MongoCollection<BsonDocument> fastCollection = collection(fast, namespace);
-        MongoCollection<BsonDocument> archiveCollection = collection(archive, namespace);
+    private long upsertDifferences(Namespace namespace, LongSupplier writeTimeout) {
+        MongoCollection<BsonDocument> fastCollection = namespace.in(fast);
+        MongoCollection<BsonDocument> archiveCollection = namespace.in(archive);
         long written = 0;
         BsonValue last = null;
         while (true) {
@@ -95,17 +95,17 @@ final class Resync {
         }
     }
 
-    private long deleteFenced(String namespace, LongSupplier writeTimeout) {
+    private long deleteFenced(Namespace namespace, LongSupplier writeTimeout) {
         List<BsonValue> fenced = new ArrayList<>();
         for (BsonDocument d : Blocking.list(store.collection(MetadataStore.FENCES)
-                .find(Filters.and(Filters.eq("_id.ns", namespace), Filters.eq("kind", Fence.Kind.USER_DELETE.name()))))) {
+                .find(Filters.and(Filters.eq("_id.ns", namespace.toString()), Filters.eq("kind", Fence.Kind.USER_DELETE.name()))))) {
             fenced.add(Fence.fromBson(d).documentId());
         }
         long deleted = 0;
         for (int from = 0; from < fenced.size(); from += PAGE) {
             List<BsonValue> ids = fenced.subList(from, Math.min(fenced.size(), from + PAGE));
             Map<BsonValue, Boolean> held = new TreeMap<>(BsonOrder.COMPARATOR);
-            for (BsonDocument d : Blocking.list(collection(fast, namespace).find(Filters.in("_id", ids)).projection(new BsonDocument("_id", new BsonInt32(1))))) {
+            for (BsonDocument d : Blocking.list(namespace.in(fast).find(Filters.in("_id", ids)).projection(new BsonDocument("_id", new BsonInt32(1))))) {
                 held.put(d.get("_id"), true);
             }
             // a fenced document the fast tier holds again was re-inserted after the delete: the scan wrote it
@@ -134,10 +134,5 @@ final class Resync {
         }
         return Filters.or(Filters.gt("_id", last), new BsonDocument("_id", new BsonDocument("$type",
                 new BsonArray(above.stream().map(t -> (BsonValue) new BsonInt32(t.getValue())).toList()))));
-    }
-
-    private static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
-        MongoNamespace ns = new MongoNamespace(namespace);
-        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
     }
 }

@@ -5,6 +5,7 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.reactivestreams.client.MongoCollection;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.reactive.Blocking;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ public final class DeadLetters {
     private static final Set<Integer> PERMANENT = Set.of(11000, 11001, 12582, 121, 10334, 17280, 66, 2, 14, 52, 56);
 
     /** One refused write: the document, what was attempted, the archive's error. */
-    public record Letter(String namespace, BsonValue documentId, String operation, int code, String message,
+    public record Letter(Namespace namespace, BsonValue documentId, String operation, int code, String message,
                          Instant firstAt, Instant lastAt, long attempts) {
 
         /** One line for a status message or a log (the document's id, never its content). */
@@ -54,12 +55,12 @@ public final class DeadLetters {
         return PERMANENT.contains(code);
     }
 
-    static BsonDocument key(String namespace, BsonValue documentId) {
-        return new BsonDocument("ns", new BsonString(namespace)).append("id", documentId);
+    static BsonDocument key(Namespace namespace, BsonValue documentId) {
+        return new BsonDocument("ns", new BsonString(namespace.toString())).append("id", documentId);
     }
 
     /** Records (or re-records) a refused write; majority-acknowledged before the feeder checkpoints past it. */
-    public void record(String namespace, BsonValue documentId, String operation, int code, String message) {
+    public void record(Namespace namespace, BsonValue documentId, String operation, int code, String message) {
         Date now = new Date();
         Blocking.run(letters.updateOne(Filters.eq("_id", key(namespace, documentId)), Updates.combine(
                 Updates.set("operation", operation), Updates.set("code", code),
@@ -69,7 +70,7 @@ public final class DeadLetters {
     }
 
     /** Deletes the records of documents whose write has now succeeded; returns how many there were. */
-    public long clear(String namespace, Collection<BsonValue> documentIds) {
+    public long clear(Namespace namespace, Collection<BsonValue> documentIds) {
         if (documentIds.isEmpty()) {
             return 0;
         }
@@ -78,7 +79,7 @@ public final class DeadLetters {
     }
 
     /** The ids among {@code documentIds} that have a record (the server compares ids, so 1 and 1.0 match). */
-    public List<BsonValue> among(String namespace, Collection<BsonValue> documentIds) {
+    public List<BsonValue> among(Namespace namespace, Collection<BsonValue> documentIds) {
         if (documentIds.isEmpty()) {
             return List.of();
         }
@@ -109,7 +110,7 @@ public final class DeadLetters {
 
     static Letter fromBson(BsonDocument d) {
         BsonDocument key = d.getDocument("_id");
-        return new Letter(key.getString("ns").getValue(), key.get("id"), d.getString("operation", new BsonString("")).getValue(),
+        return new Letter(Namespace.parse(key.getString("ns").getValue()), key.get("id"), d.getString("operation", new BsonString("")).getValue(),
                 d.isNumber("code") ? d.getNumber("code").intValue() : 0, d.getString("message", new BsonString("")).getValue(),
                 MetadataStore.instant(d.get("firstAt")), MetadataStore.instant(d.get("lastAt")),
                 d.isNumber("attempts") ? d.getNumber("attempts").longValue() : 0);

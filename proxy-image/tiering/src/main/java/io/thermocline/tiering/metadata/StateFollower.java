@@ -3,6 +3,7 @@ package io.thermocline.tiering.metadata;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,7 +34,7 @@ public final class StateFollower implements StateFreshness, AutoCloseable {
     public StateFollower(MetadataStore store, Duration interval) {
         this.store = store;
         this.propagationNanos = propagationDelay(interval).toNanos();
-        this.current = new TieringSnapshot(java.util.Map.of(), FeederCheckpoint.initial(), Instant.EPOCH);
+        this.current = new TieringSnapshot(Map.of(), FeederCheckpoint.initial(), Instant.EPOCH);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "thermocline-state-follower");
             thread.setDaemon(true);

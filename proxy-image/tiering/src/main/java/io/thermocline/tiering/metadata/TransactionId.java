@@ -2,6 +2,8 @@ package io.thermocline.tiering.metadata;
 
 import java.util.Objects;
 import org.bson.BsonDocument;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
 
 /** A transaction as change events name it: the session's {@code lsid} and its {@code txnNumber}. */
 public record TransactionId(BsonDocument lsid, long txnNumber) {
@@ -16,8 +18,8 @@ public record TransactionId(BsonDocument lsid, long txnNumber) {
      * that changes on the way through storage would no longer match its change events.
      */
     public BsonDocument toBson() {
-        return new BsonDocument("session", new org.bson.BsonString(lsid.toJson()))
-                .append("txnNumber", new org.bson.BsonInt64(txnNumber));
+        return new BsonDocument("session", new BsonString(lsid.toJson()))
+                .append("txnNumber", new BsonInt64(txnNumber));
     }
 
     public static TransactionId fromBson(BsonDocument document) {

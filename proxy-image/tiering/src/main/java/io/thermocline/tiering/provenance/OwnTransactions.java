@@ -1,9 +1,8 @@
 package io.thermocline.tiering.provenance;
 
+import io.thermocline.tiering.cache.ExpiringCache;
 import io.thermocline.tiering.metadata.TransactionId;
-import java.util.LinkedHashSet;
-import java.util.Iterator;
-import java.util.Set;
+import java.time.Duration;
 
 /**
  * The feeder's memory of which transactions are Thermocline's own: those whose marker event it
@@ -14,7 +13,8 @@ public final class OwnTransactions {
 
     private static final int REMEMBERED = 256;
 
-    private final Set<TransactionId> recent = new LinkedHashSet<>();
+    /** The least recently marked go first; no expiry: the stream, not the clock, says what is recent. */
+    private final ExpiringCache<TransactionId, Boolean> recent = new ExpiringCache<>(REMEMBERED, Duration.ZERO);
     private TransactionId last;
 
     public OwnTransactions(TransactionId restored) {
@@ -24,14 +24,8 @@ public final class OwnTransactions {
     }
 
     public void markOwn(TransactionId transaction) {
-        recent.remove(transaction);
-        recent.add(transaction);
+        recent.put(transaction, Boolean.TRUE);
         last = transaction;
-        if (recent.size() > REMEMBERED) {
-            Iterator<TransactionId> oldest = recent.iterator();
-            oldest.next();
-            oldest.remove();
-        }
     }
 
     public boolean isOwn(TransactionId transaction) {

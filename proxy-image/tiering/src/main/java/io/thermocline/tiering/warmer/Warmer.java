@@ -1,39 +1,37 @@
 package io.thermocline.tiering.warmer;
 
-import com.mongodb.MongoNamespace;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.WarmerConfig;
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.NamespaceState;
 import io.thermocline.tiering.metadata.StaleStateException;
 import io.thermocline.tiering.metadata.WarmerCheckpoint;
+import io.thermocline.tiering.metrics.BarrierWaits;
+import io.thermocline.tiering.metrics.WorkerCounters;
 import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
 import io.thermocline.tiering.window.Window;
-import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
 import io.thermocline.tiering.worker.RateLimiter;
-import io.thermocline.tiering.worker.TierClients;
-import io.thermocline.tiering.worker.WorkerLoop;
-import java.time.Clock;
+import io.thermocline.tiering.worker.Worker;
+import io.thermocline.tiering.worker.FencingWorkerOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -50,94 +48,61 @@ import org.slf4j.LoggerFactory;
  * the lowered coverage bound ({@link CoverageLowering}). Resumes from the checkpoint after any
  * crash: re-copying a batch is harmless, since a copy never overwrites.
  */
-public final class Warmer implements AutoCloseable {
+public final class Warmer extends Worker<Warmer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Warmer.class);
 
-    public record Options(String instanceId, Duration barrierTimeout, Duration fenceRetention, Duration recheckInterval,
-                          Duration errorBackoff, PrometheusRegistry registry, FaultInjection faults, Clock clock) {
-        public static Options defaults() {
-            return new Options("warmer-" + UUID.randomUUID(), Duration.ofSeconds(30), Duration.ofMinutes(10),
-                    Duration.ofMinutes(1), Duration.ofSeconds(5), PrometheusRegistry.defaultRegistry, FaultInjection.NONE,
-                    Clock.systemUTC());
+    public static final class Options extends FencingWorkerOptions<Options> {
+        private Duration recheckInterval = Duration.ofMinutes(1);
+
+        private Options() {
+            super("warmer", Duration.ofSeconds(5));
         }
 
-        public Options withBarrierTimeout(Duration timeout) {
-            return new Options(instanceId, timeout, fenceRetention, recheckInterval, errorBackoff, registry, faults, clock);
+        public static Options defaults() {
+            return new Options();
+        }
+
+        /** How often a warm collection is checked again (a grown window restarts it). */
+        public Duration recheckInterval() {
+            return recheckInterval;
         }
 
         public Options withRecheckInterval(Duration interval) {
-            return new Options(instanceId, barrierTimeout, fenceRetention, interval, errorBackoff, registry, faults, clock);
-        }
-
-        public Options withErrorBackoff(Duration backoff) {
-            return new Options(instanceId, barrierTimeout, fenceRetention, recheckInterval, backoff, registry, faults, clock);
-        }
-
-        public Options withRegistry(PrometheusRegistry r) {
-            return new Options(instanceId, barrierTimeout, fenceRetention, recheckInterval, errorBackoff, r, faults, clock);
-        }
-
-        public Options withFaults(FaultInjection f) {
-            return new Options(instanceId, barrierTimeout, fenceRetention, recheckInterval, errorBackoff, registry, f, clock);
+            return copyWith(o -> o.recheckInterval = interval);
         }
     }
 
     /** The result of one batch. */
     public enum Progress { COPIED_BATCH, COMPLETE, FEEDER_BEHIND, LOST_RACE }
 
-    private final MongoClient fast;
-    private final MongoClient archive;
-    private final TierClients ownedClients;
-    private final List<CollectionPolicy> policies;
     private final WarmerConfig config;
     private final Options options;
-    private final MetadataStore store;
     private final CopyUp copyUp;
     private final RateLimiter rate;
     private final Counter documents;
-    private final WorkerLoop loop;
 
-    public static Warmer start(ThermoclineConfig config) {
-        return start(config, Options.defaults());
-    }
-
-    /** Warms every collection, then re-checks every {@code recheckInterval} (a grown window restarts it). */
+    /** Warms every collection, then re-checks every {@code recheckInterval}, with its own clients. */
     public static Warmer start(ThermoclineConfig config, Options options) {
-        TierClients clients = TierClients.open(config, "thermocline-warmer");
-        return new Warmer(clients.fast(), clients.archive(), clients, config.collections(), config.warmer(), options).startLoop();
+        return startOwning(config, "warmer", (fast, archive) -> new Warmer(fast, archive, config.collections(), config.warmer(), options));
     }
 
+    /** A warmer over clients the caller owns; call {@link #warmAll()} or {@link #start()}. */
     public Warmer(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, WarmerConfig config, Options options) {
-        this(fast, archive, null, policies, config, options);
-    }
-
-    private Warmer(MongoClient fast, MongoClient archive, TierClients ownedClients, List<CollectionPolicy> policies,
-                   WarmerConfig config, Options options) {
-        this.fast = fast;
-        this.archive = archive;
-        this.ownedClients = ownedClients;
-        this.policies = List.copyOf(policies);
+        super("warmer", fast, archive, policies, options);
         this.config = config;
         this.options = options;
-        this.store = new MetadataStore(fast);
-        String marker = "warmer/" + options.instanceId();
         this.copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker),
-                new MirrorBarrier(fast, store, marker).countingIn(io.thermocline.tiering.metrics.BarrierWaits.in(options.registry(), "warmer")),
+                new MirrorBarrier(fast, store, marker).countingIn(BarrierWaits.in(options.registry(), "warmer")),
                 options.barrierTimeout(), options.fenceRetention(), options.faults());
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
-        this.documents = io.thermocline.tiering.metrics.WorkerCounters.documents(options.registry(), "warmer", "Archive documents the warmer considered, by outcome (COPY, SKIP_FAST_TIER_HAS_IT, SKIP_DELETED_SINCE_READ, ...)");
-        this.loop = new WorkerLoop("warmer", () -> warmAll() ? options.recheckInterval() : options.errorBackoff(),
-                options.errorBackoff());
+        this.documents = WorkerCounters.documents(options.registry(), "warmer",
+                "Archive documents the warmer considered, by outcome (COPY, SKIP_FAST_TIER_HAS_IT, SKIP_DELETED_SINCE_READ, ...)");
     }
 
-    public Warmer startLoop() {
-        loop.start();
-        return this;
-    }
-
-    public boolean running() {
-        return loop.running();
+    @Override
+    protected Duration round() throws InterruptedException {
+        return warmAll() ? options.recheckInterval() : options.errorBackoff();
     }
 
     /** Warms every collection until complete; false when a collection could not finish now. */
@@ -165,10 +130,10 @@ public final class Warmer implements AutoCloseable {
 
     /** One batch of one collection. */
     public Progress step(CollectionPolicy policy) throws InterruptedException {
-        String namespace = policy.namespace();
+        Namespace namespace = Namespace.of(policy);
         Window window = new Window(policy);
         Instant cutoff = window.cutoff(options.clock().instant());
-        NamespaceState state = store.namespace(namespace);
+        NamespaceState state = store.namespace(policy.namespace());
         WarmerCheckpoint checkpoint = state.warmer();
         if (checkpoint != null && checkpoint.complete() && !cutoff.isBefore(checkpoint.cutoff())) {
             return Progress.COMPLETE;
@@ -177,7 +142,7 @@ public final class Warmer implements AutoCloseable {
         if (checkpoint != null && checkpoint.started() && resumable(checkpoint)) {
             filter = Filters.and(filter, after(policy, checkpoint));
         }
-        List<BsonDocument> keys = Blocking.list(collection(archive, namespace).find(filter)
+        List<BsonDocument> keys = Blocking.list(namespace.in(archive).find(filter)
                 .projection(Projections.include("_id", policy.ageField()))
                 .sort(policy.agedByObjectId() ? Sorts.descending("_id") : Sorts.descending(policy.ageField(), "_id"))
                 .limit(config.batchSize()));
@@ -191,12 +156,12 @@ public final class Warmer implements AutoCloseable {
                     Progress.COMPLETE);
         }
         rate.acquire(keys.size());
-        CopyUp.Result result = copyUp.copy(namespace, keys.stream().map(k -> k.get("_id")).toList());
+        CopyUp.Result result = copyUp.copy(policy.namespace(), keys.stream().map(k -> k.get("_id")).toList());
         if (result.feederBehind()) {
             LOG.info("event=warm_batch_deferred namespace={} reason=feeder_behind", namespace);
             return Progress.FEEDER_BEHIND;
         }
-        result.counts().forEach((decision, n) -> documents.labelValues(namespace, decision.name()).inc(n));
+        result.counts().forEach((decision, n) -> documents.labelValues(policy.namespace(), decision.name()).inc(n));
         if (result.count(CopyUpDecision.SKIP_TOO_SLOW) > 0) {
             return Progress.FEEDER_BEHIND;
         }
@@ -257,20 +222,7 @@ public final class Warmer implements AutoCloseable {
 
     /** Whether the archive holds a document with a number age in the window (the walk reaches numbers after every date). */
     private boolean numberAgedDocumentsInWindow(CollectionPolicy policy, Window window, Instant cutoff) {
-        return Blocking.single(collection(archive, policy.namespace()).find(window.numbersAtOrAfter(cutoff))
+        return Blocking.single(Namespace.of(policy).in(archive).find(window.numbersAtOrAfter(cutoff))
                 .projection(Projections.include("_id")).first()).isPresent();
-    }
-
-    static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
-        MongoNamespace ns = new MongoNamespace(namespace);
-        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
-    }
-
-    @Override
-    public void close() {
-        loop.close();
-        if (ownedClients != null) {
-            ownedClients.close();
-        }
     }
 }

@@ -84,10 +84,6 @@ public final class WorkerLoop implements AutoCloseable {
         return crash;
     }
 
-    public boolean awaitStopped(Duration timeout) throws InterruptedException {
-        return stopped.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    }
-
     @Override
     public synchronized void close() {
         closing = true;

@@ -2,6 +2,7 @@ package io.thermocline.tiering.feeder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.TransactionId;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.OwnTransactions;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 class BatchPlannerTest {
 
-    static final String NS = "shop.orders";
+    static final Namespace NS = Namespace.parse("shop.orders");
     static final BatchPlanner COALESCING = new BatchPlanner(Set.of(NS), true);
     static final BatchPlanner ORDERED = new BatchPlanner(Set.of(NS), false);
     static final TransactionId WORKER_TXN = txn(1, 7);
@@ -36,7 +37,7 @@ class BatchPlannerTest {
         return new BsonDocument("_id", new BsonInt32(id)).append("state", new BsonString(state));
     }
 
-    ChangeEvent event(String ns, String op, BsonValue id, BsonDocument full, TransactionId transaction) {
+    ChangeEvent event(Namespace ns, String op, BsonValue id, BsonDocument full, TransactionId transaction) {
         int t = clock++;
         return new ChangeEvent(new BsonDocument("_data", new BsonString("token-" + t)), ns, op, id, full, transaction,
                 new BsonTimestamp(100, transaction == null ? t : 50));
@@ -55,12 +56,12 @@ class BatchPlannerTest {
     }
 
     ChangeEvent marker(TransactionId transaction) {
-        return event("thermocline.provenance", "update", new BsonString("evictor/a"), null, transaction);
+        return event(Namespace.parse("thermocline.provenance"), "update", new BsonString("evictor/a"), null, transaction);
     }
 
     ChangeEvent fence(int id, Fence.Kind kind, TransactionId transaction) {
-        Fence fence = new Fence(NS, new BsonInt32(id), kind, new ObjectId(), Instant.EPOCH);
-        return event("thermocline.fences", "replace", Fence.key(NS, new BsonInt32(id)), fence.toBson(), transaction);
+        Fence fence = new Fence(NS.toString(), new BsonInt32(id), kind, new ObjectId(), Instant.EPOCH);
+        return event(Namespace.parse("thermocline.fences"), "replace", Fence.key(NS.toString(), new BsonInt32(id)), fence.toBson(), transaction);
     }
 
     static List<MirrorAction> actions(MirrorPlan plan) {
@@ -166,8 +167,8 @@ class BatchPlannerTest {
 
     @Test
     void fenceOfAnUntieredNamespaceAndFencePurgesAreIgnored() {
-        ChangeEvent other = event("thermocline.fences", "insert", Fence.key("other.coll", new BsonInt32(1)), null, null);
-        ChangeEvent purge = event("thermocline.fences", "delete", Fence.key(NS, new BsonInt32(1)), null, null);
+        ChangeEvent other = event(Namespace.parse("thermocline.fences"), "insert", Fence.key("other.coll", new BsonInt32(1)), null, null);
+        ChangeEvent purge = event(Namespace.parse("thermocline.fences"), "delete", Fence.key(NS.toString(), new BsonInt32(1)), null, null);
         MirrorPlan plan = COALESCING.plan(List.of(other, purge), new OwnTransactions(null));
         assertThat(plan.actionCount()).isZero();
     }

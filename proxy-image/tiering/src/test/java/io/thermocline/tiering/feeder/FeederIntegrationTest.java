@@ -182,7 +182,7 @@ class FeederIntegrationTest {
 
         var letters = new io.thermocline.tiering.metadata.DeadLetters(tiers.store);
         var letter = letters.all().get(0);
-        assertThat(letter.namespace()).isEqualTo(TwoTiers.NS);
+        assertThat(letter.namespace()).hasToString(TwoTiers.NS);
         assertThat(letter.documentId()).isEqualTo(new BsonInt32(1));
         assertThat(letter.code()).isEqualTo(11000);
         assertThat(gauge(registry, "thermocline_feeder_dead_letters")).isEqualTo(1);

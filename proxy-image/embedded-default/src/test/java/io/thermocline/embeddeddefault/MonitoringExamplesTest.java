@@ -1,4 +1,4 @@
-package io.thermocline.app.embedded;
+package io.thermocline.embeddeddefault;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.thermocline.app.monitoring.PromQl;
+import io.thermocline.embeddeddefault.monitoring.PromQl;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

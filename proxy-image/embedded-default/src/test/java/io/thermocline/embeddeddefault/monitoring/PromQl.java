@@ -1,4 +1,4 @@
-package io.thermocline.app.monitoring;
+package io.thermocline.embeddeddefault.monitoring;
 
 import java.util.ArrayList;
 import java.util.List;

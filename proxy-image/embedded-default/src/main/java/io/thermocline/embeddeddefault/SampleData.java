@@ -1,4 +1,4 @@
-package io.thermocline.app.embedded;
+package io.thermocline.embeddeddefault;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;

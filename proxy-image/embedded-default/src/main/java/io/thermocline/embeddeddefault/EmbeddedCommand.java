@@ -1,10 +1,11 @@
-package io.thermocline.app.embedded;
+package io.thermocline.embeddeddefault;
 
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.Durations;
 import io.thermocline.config.InvalidConfigException;
 import io.thermocline.config.ThermoclineConfig;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -101,7 +102,7 @@ public final class EmbeddedCommand implements Callable<Integer> {
         env.put("THERMOCLINE_COLLECTIONS", "[{database: " + SampleData.DATABASE + ", collection: " + SampleData.COLLECTION
                 + ", ageField: " + SampleData.AGE_FIELD + ", hotWindow: " + hotWindow + "}]");
         ThermoclineConfig template = ConfigLoader.fromEnvironment(env);
-        java.time.Duration status = Durations.parse(statusEvery);
+        Duration status = Durations.parse(statusEvery);
         return new EmbeddedStack.Options(template, dataDir, fastTierDir, sampleDocuments, status);
     }
 }

@@ -1,4 +1,4 @@
-package io.thermocline.app.embedded;
+package io.thermocline.embeddeddefault;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

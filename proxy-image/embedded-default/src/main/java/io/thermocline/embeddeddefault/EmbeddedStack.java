@@ -1,7 +1,8 @@
-package io.thermocline.app.embedded;
+package io.thermocline.embeddeddefault;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import io.thermocline.config.Durations;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
 import io.thermocline.config.TiersConfig;
@@ -129,7 +130,7 @@ public final class EmbeddedStack implements AutoCloseable {
                 fast.connectionString(), options.fastTierDir() == null ? "in memory" : options.fastTierDir(),
                 archive.connectionString(), archiveDir,
                 SampleData.DATABASE, SampleData.COLLECTION, SampleData.AGE_FIELD,
-                io.thermocline.config.Durations.format(config.collections().get(0).hotWindow()));
+                Durations.format(config.collections().get(0).hotWindow()));
         out.flush();
         if (!options.statusEvery().isZero()) {
             status = StatusLine.start(options.statusEvery(), fast.connectionString(), archive.connectionString(), this, feeder, out);
