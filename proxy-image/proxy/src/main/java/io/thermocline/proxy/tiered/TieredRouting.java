@@ -434,14 +434,18 @@ public final class TieredRouting implements AutoCloseable {
 
     /**
      * DDL applies to the archive first (the cluster the application believes in), then to the fast tier.
-     * A drop first waits until the feeder mirrored every fast-tier write acknowledged before it: the
-     * feeder would otherwise mirror them after the archive's drop and bring the dropped documents back.
+     * A drop first fences copy-ups out and waits until the feeder mirrored every fast-tier write acknowledged
+     * before it ({@link TieredWrites#dropping}): the dropped documents would otherwise come back.
      */
     private RawBsonDocument ddl(Exchange x, CommandClass.Ddl ddl) throws InterruptedException {
         metrics.decided("ddl", Served.BOTH, Reason.DDL_ON_TIERED_NAMESPACE);
         if (ddl.commandName().equalsIgnoreCase("drop") || ddl.commandName().equalsIgnoreCase("dropDatabase")) {
-            writes.mirrorEverythingWritten();
+            return writes.dropping(ddl.namespaces(), () -> bothTiers(x, ddl));
         }
+        return bothTiers(x, ddl);
+    }
+
+    private RawBsonDocument bothTiers(Exchange x, CommandClass.Ddl ddl) throws InterruptedException {
         RawBsonDocument archived = x.call().call(Tier.ARCHIVE, x.msg()).join();
         if (!Replies.isOk(archived)) {
             return archived;

@@ -15,6 +15,7 @@ import io.thermocline.proxy.routing.Reason;
 import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.routing.WriteRouter;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
@@ -30,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -69,10 +71,15 @@ final class TieredWrites {
     private final String lockPrefix;
     private final Duration maxInFlight;
     private volatile RoutingMetrics metrics;
+    private final Promotion promotion;
+    private final WriteRaces races;
 
     TieredWrites(MongoClient fast, MongoClient archive, MirrorBarrier barrier, Duration barrierTimeout,
                  UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics,
-                 io.thermocline.tiering.metadata.MetadataStore store, String instanceId, Duration fenceRetention) {
+                 io.thermocline.tiering.metadata.MetadataStore store, String instanceId, Duration fenceRetention,
+                 Promotion promotion, WriteRaces races) {
+        this.promotion = promotion;
+        this.races = races;
         this.probes = store.collection(io.thermocline.tiering.metadata.MetadataStore.PROBES);
         this.lockPrefix = "proxy-write/" + instanceId + "/";
         this.maxInFlight = fenceRetention.dividedBy(2);
@@ -140,12 +147,72 @@ final class TieredWrites {
         }
         metrics.decided("write", Served.FAST, reason == null ? Reason.INSERT_SERVER_ASSIGNS_ID : reason);
         if (!maybeArchived.isEmpty()) {
-            Set<BsonValue> archived = Promotion.idsIn(archive, write.namespace(), maybeArchived);
-            if (!archived.isEmpty()) {
+            List<BsonValue> existing = existing(write.namespace(), maybeArchived);
+            races.reached(WriteRaces.Point.INSERT_IDS_LOOKED_UP);
+            if (!existing.isEmpty()) {
+                if (x.traits().retryableWrite() && sameDocuments(write, existing)) {
+                    return retriedInsert(x, write, existing, routing);
+                }
                 // rare (a duplicate _id): insert in a transaction that also checks the promoted copies are still there
-                return guarded(x, write.namespace(), Replies.mutable(x.command()), new ArrayList<>(archived), routing);
+                return guarded(x, write.namespace(), Replies.mutable(x.command()), existing, routing);
             }
         }
+        return routing.fast(x, x.msg());
+    }
+
+    /**
+     * The ids that some document holds: the fast tier first, then the archive for the others. A
+     * document acknowledged before this insert is in the fast tier at the first read, or was evicted
+     * before it and the archive holds it at the second (the other order misses one that the feeder
+     * mirrors and the evictor removes between the two reads).
+     */
+    private List<BsonValue> existing(String namespace, List<BsonValue> ids) {
+        Set<BsonValue> inFast = Promotion.idsIn(fast, namespace, ids);
+        List<BsonValue> existing = new ArrayList<>(inFast);
+        List<BsonValue> others = new ArrayList<>();
+        for (BsonValue id : ids) {
+            if (!inFast.contains(id)) {
+                others.add(id);
+            }
+        }
+        if (!others.isEmpty()) {
+            existing.addAll(Promotion.idsIn(archive, namespace, others));
+        }
+        return existing;
+    }
+
+    /** Whether every existing document equals the one this insert carries for its {@code _id} (this write's own, from an earlier attempt). */
+    private boolean sameDocuments(CommandClass.Write write, List<BsonValue> existing) {
+        Map<BsonValue, BsonDocument> current = new java.util.HashMap<>();
+        for (MongoClient tier : List.of(fast, archive)) {
+            for (BsonDocument d : Blocking.list(Promotion.collection(tier, write.namespace()).find(Filters.in("_id", existing)))) {
+                current.putIfAbsent(d.get("_id"), d);
+            }
+        }
+        for (BsonDocument statement : write.statements()) {
+            BsonValue id = statement.get("_id");
+            if (id != null && existing.contains(id) && !statement.equals(current.get(id))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A retryable insert whose documents already exist exactly as it carries them: most likely this
+     * write's own first attempt, which went straight to the fast tier (nothing existed then) and whose
+     * reply was lost. Only the fast tier knows whether it ran: with the documents promoted, the
+     * command goes there as sent, and the fast tier either answers the retry with the first attempt's
+     * reply or runs it now and refuses the promoted ids with E11000, as one database would. A reply the
+     * proxy recorded for a guarded attempt comes first.
+     */
+    private RawBsonDocument retriedInsert(Exchange x, CommandClass.Write write, List<BsonValue> existing, TieredRouting routing)
+            throws InterruptedException {
+        Optional<RawBsonDocument> recorded = replies.replay(x);
+        if (recorded.isPresent()) {
+            return recorded.get();
+        }
+        promotion.ensureInFast(write.namespace(), existing);
         return routing.fast(x, x.msg());
     }
 
@@ -256,7 +323,7 @@ final class TieredWrites {
      * The archive's candidates for a statement: documents matching there, read again after their
      * fences were read (so an eviction after that read shows in the transaction as a changed fence).
      */
-    private record Resolved(DeleteStatement statement, List<BsonValue> candidates, Map<BsonValue, Fence> fencesAtRead) {
+    private record Resolved(List<BsonValue> candidates, Map<BsonValue, Fence> fencesAtRead) {
     }
 
     /** What one delete transaction removed: documents the fast tier held, and documents only the archive held. */
@@ -274,7 +341,7 @@ final class TieredWrites {
      * transaction (one database does not delete them atomically either, and drivers do not retry it).
      */
     private RawBsonDocument delete(Exchange x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound,
-                                   TieredRouting routing) {
+                                   TieredRouting routing) throws InterruptedException {
         List<DeleteStatement> statements = new ArrayList<>();
         for (BsonDocument statement : write.statements()) {
             WriteRoute route = WriteRouter.delete(statement, policy, bound);
@@ -286,14 +353,12 @@ final class TieredWrites {
         String namespace = write.namespace();
         if (statements.stream().allMatch(DeleteStatement::single)) {
             for (int attempt = 1; attempt <= MAX_RESOLVE_ATTEMPTS; attempt++) {
-                List<Resolved> resolved = new ArrayList<>();
-                for (DeleteStatement statement : statements) {
-                    resolved.add(resolve(namespace, statement, null));
-                }
                 Optional<BsonDocument> reply = inTransactionUnless(x, x, routing, session -> {
                     long n = 0;
-                    for (Resolved r : resolved) {
-                        Deleted d = deleteInSession(session, namespace, r, 1);
+                    for (DeleteStatement statement : statements) {
+                        // the archive is read after the transaction's fast-tier read: a document evicted before that
+                        // read is in the archive then, one evicted after it conflicts with this transaction
+                        Deleted d = deleteInSession(session, namespace, statement, () -> resolve(namespace, statement, null), 1);
                         if (d == null) {
                             return null;
                         }
@@ -326,7 +391,12 @@ final class TieredWrites {
      * A multi-document statement (not retryable): the archive's candidates chunk by chunk, each
      * transaction with up to a chunk of fast-tier matches, until the fast tier has no more.
      */
-    private long deleteMany(Exchange x, String namespace, DeleteStatement statement, TieredRouting routing) {
+    private long deleteMany(Exchange x, String namespace, DeleteStatement statement, TieredRouting routing) throws InterruptedException {
+        if (statement.archiveToo()) {
+            // the archive then holds every document written before the delete, so none slips out of the fast
+            // tier (mirrored, then evicted) between this listing and the transaction that reads the fast tier
+            sync();
+        }
         List<BsonValue> all = statement.archiveToo() ? idsIn(archive, namespace, statement.filter(), statement.collation(), 0) : List.of();
         long n = 0;
         int from = 0;
@@ -346,7 +416,7 @@ final class TieredWrites {
             Resolved r = resolve(namespace, statement, within);
             Deleted[] done = new Deleted[1];
             Optional<BsonDocument> reply = inTransactionUnless(x, null, routing, session -> {
-                done[0] = deleteInSession(session, namespace, r, CHUNK);
+                done[0] = deleteInSession(session, namespace, statement, () -> r, CHUNK);
                 return done[0] == null ? null : new Outcome(deleteReply(done[0].n()), true);
             });
             if (reply.isPresent()) {
@@ -359,16 +429,16 @@ final class TieredWrites {
     /** The archive's candidates ({@code within}: only among these ids), with their fences read before the second archive read. */
     private Resolved resolve(String namespace, DeleteStatement statement, List<BsonValue> within) {
         if (!statement.archiveToo()) {
-            return new Resolved(statement, List.of(), Map.of());
+            return new Resolved(List.of(), Map.of());
         }
         List<BsonValue> first = within != null ? within
                 : idsIn(archive, namespace, statement.filter(), statement.collation(), statement.single() ? RESOLVE_CANDIDATES : 0);
         if (first.isEmpty()) {
-            return new Resolved(statement, List.of(), Map.of());
+            return new Resolved(List.of(), Map.of());
         }
         Map<BsonValue, Fence> fenced = fences.read(null, namespace, first);
         List<BsonValue> confirmed = idsIn(archive, namespace, restricted(statement.filter(), first), statement.collation(), 0);
-        return new Resolved(statement, confirmed, fenced);
+        return new Resolved(confirmed, fenced);
     }
 
     /**
@@ -380,10 +450,11 @@ final class TieredWrites {
      * alone (the feeder deletes the archive copy), unless a user deleted it already, and the attempt
      * starts over when it was evicted since its archive read. A single delete claims one candidate at a time.
      */
-    private Deleted deleteInSession(ClientSession session, String namespace, Resolved r, int fastLimit) {
-        DeleteStatement statement = r.statement();
+    private Deleted deleteInSession(ClientSession session, String namespace, DeleteStatement statement,
+                                    Supplier<Resolved> archiveCandidates, int fastLimit) {
         long fastTier = 0;
         List<BsonValue> fastMatches = idsIn(fast, session, namespace, statement.filter(), statement.collation(), fastLimit);
+        races.reached(WriteRaces.Point.DELETE_BETWEEN_TIER_READS);
         for (BsonValue id : fastMatches) {
             if (userDeletes.deleteInSession(session, namespace, id) == 0) {
                 return null; // gone since read (the evictor): its tombstone would delete the archive copy uncounted
@@ -393,6 +464,7 @@ final class TieredWrites {
                 return new Deleted(fastTier, 0);
             }
         }
+        Resolved r = archiveCandidates.get();
         List<BsonValue> cold = new ArrayList<>(r.candidates());
         cold.removeAll(fastMatches);
         int step = statement.single() ? 1 : Math.max(1, cold.size());
@@ -664,7 +736,7 @@ final class TieredWrites {
         List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
         for (int attempt = 1; ; attempt++) {
             long started = System.nanoTime();
-            Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, distinct);
+            Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
             Set<BsonValue> held = Promotion.idsIn(fast, namespace, distinct);
             List<BsonValue> missing = new ArrayList<>();
             for (BsonValue id : distinct) {
@@ -805,7 +877,11 @@ final class TieredWrites {
         }
         // claim before reading: a delete committed before the claim is seen below, a later one conflicts
         fences.claim(session, namespace, absent);
-        Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, candidates);
+        Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(candidates));
+        if (CopyUpDecision.namespaceDropped(fencesAtRead.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()),
+                java.time.Instant.now(), maxInFlight)) {
+            return null; // the collection was dropped since the archive read: start over (the archive has none of them then)
+        }
         Duration inFlight = Duration.ofNanos(System.nanoTime() - started);
         List<BsonDocument> copies = new ArrayList<>();
         for (BsonValue id : candidates) {
@@ -913,6 +989,11 @@ final class TieredWrites {
 
     // ---- helpers ---------------------------------------------------------------------------
 
+    /** The drop itself, on both tiers. */
+    interface Drop {
+        RawBsonDocument run() throws InterruptedException;
+    }
+
     private interface InSession<T> {
         T apply(ClientSession session);
     }
@@ -923,9 +1004,20 @@ final class TieredWrites {
         metrics.decided("write", served, route.reason());
     }
 
-    /** The sync barrier before a drop: every fast-tier write acknowledged before now is in the archive (or throws retryably). */
-    void mirrorEverythingWritten() throws InterruptedException {
-        sync();
+    /**
+     * Runs a {@code drop} or {@code dropDatabase} of tiered namespaces: first their drop fences (a copy-up
+     * that read the archive before the drop then copies nothing), then the sync barrier (every fast-tier
+     * write acknowledged before the drop is in the archive, so the feeder cannot mirror one after it), then
+     * {@code drop} itself (archive, then fast tier), then the fences that say the drop is done.
+     */
+    RawBsonDocument dropping(List<String> namespaces, Drop drop) throws InterruptedException {
+        namespaces.forEach(ns -> fences.writeDrop(ns, Fence.Kind.DROP_STARTED));
+        try {
+            sync();
+            return drop.run();
+        } finally {
+            namespaces.forEach(ns -> fences.writeDrop(ns, Fence.Kind.DROPPED));
+        }
     }
 
     /** The sync barrier: the archive then holds the latest version of every document written before now. */

@@ -39,6 +39,25 @@ public final class Fences {
     }
 
     /**
+     * A namespace's drop fence ({@link Fence#namespaceId()}), written outside any transaction: a drop
+     * writes {@link Fence.Kind#DROP_STARTED} before it drops the archive's collection and
+     * {@link Fence.Kind#DROPPED} once the fast tier's is dropped too.
+     */
+    public Fence writeDrop(String namespace, Fence.Kind kind) {
+        Fence fence = new Fence(namespace, Fence.namespaceId(), kind, new ObjectId(), Instant.now());
+        Blocking.run(fences.replaceOne(Filters.eq("_id", Fence.key(namespace, fence.documentId())), fence.toBson(),
+                new ReplaceOptions().upsert(true)));
+        return fence;
+    }
+
+    /** {@code documentIds} and the namespace's drop fence id: what a copy-up reads before and inside its transaction. */
+    public static List<BsonValue> withDropFence(List<BsonValue> documentIds) {
+        List<BsonValue> ids = new ArrayList<>(documentIds);
+        ids.add(Fence.namespaceId());
+        return ids;
+    }
+
+    /**
      * Claims the fences of documents a copy-up is about to insert, inside the copy's transaction and
      * before it reads their fences: one write on each fence document, so a user delete or an eviction
      * of the same document (which writes that fence) and the copy write one document, and snapshot
