@@ -12,7 +12,7 @@ import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 /** Reading server replies and shaping commands and errors for the tiered paths. */
-final class Replies {
+public final class Replies {
 
     static final int EXCEEDED_TIME_LIMIT = 262;
     static final int COMMAND_NOT_SUPPORTED = 115;
@@ -22,7 +22,7 @@ final class Replies {
     private Replies() {
     }
 
-    static boolean isOk(BsonDocument reply) {
+    public static boolean isOk(BsonDocument reply) {
         BsonValue ok = reply.get("ok");
         return ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0;
     }
@@ -112,7 +112,7 @@ final class Replies {
     }
 
     /** A top-level mutable copy (commands arrive as immutable raw documents). */
-    static BsonDocument mutable(BsonDocument document) {
+    public static BsonDocument mutable(BsonDocument document) {
         BsonDocument copy = new BsonDocument();
         document.forEach(copy::append);
         return copy;
@@ -123,7 +123,7 @@ final class Replies {
         return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
     }
 
-    static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
+    public static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
         return OpMsg.raw(ErrorReplies.error(code, codeName, message, labels));
     }
 }

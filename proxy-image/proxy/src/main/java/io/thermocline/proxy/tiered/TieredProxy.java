@@ -17,6 +17,8 @@ import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.proxy.tiered.writes.RetryableReplies;
+import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.TierClients;

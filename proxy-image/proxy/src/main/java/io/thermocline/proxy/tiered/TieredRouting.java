@@ -19,6 +19,8 @@ import io.thermocline.proxy.routing.TransactionTier;
 import io.thermocline.proxy.server.CommandTraits;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.writes.TieredWrites;
+import io.thermocline.proxy.tiered.writes.WriteRequest;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
@@ -228,7 +230,7 @@ public final class TieredRouting implements AutoCloseable {
             return read(x, read.commandName(), read.namespace(), route, servesFast);
         }
         if (cls instanceof CommandClass.Write write) {
-            return writes.serve(x, write, this);
+            return writes.serve(writeRequest(x), write);
         }
         if (cls instanceof CommandClass.Ddl ddl) {
             return ddl(x, ddl);
@@ -313,6 +315,21 @@ public final class TieredRouting implements AutoCloseable {
 
     void observed(Exchange x, BsonTimestamp fastTierTime) {
         causal.observed(x.session(), x.request().connectionId(), fastTierTime);
+    }
+
+    /** The write path's view of this command: the fast tier on the client's connection, and its causal point. */
+    private WriteRequest writeRequest(Exchange x) {
+        return new WriteRequest(x.command(), x.traits(), x.session(), x.table(), new WriteRequest.FastTier() {
+            @Override
+            public RawBsonDocument forwardAsSent() {
+                return fast(x, x.msg());
+            }
+
+            @Override
+            public void observed(BsonTimestamp operationTime) {
+                TieredRouting.this.observed(x, operationTime);
+            }
+        });
     }
 
     /**
