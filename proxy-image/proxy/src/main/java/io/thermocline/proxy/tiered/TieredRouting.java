@@ -326,6 +326,11 @@ public final class TieredRouting implements AutoCloseable {
             }
 
             @Override
+            public RawBsonDocument send(BsonDocument body) {
+                return fast(x, Replies.rewritten(body));
+            }
+
+            @Override
             public void observed(BsonTimestamp operationTime) {
                 TieredRouting.this.observed(x, operationTime);
             }
@@ -539,22 +544,13 @@ public final class TieredRouting implements AutoCloseable {
         if (tier == TransactionTier.ARCHIVE) {
             return Optional.empty();
         }
-        if (cls instanceof CommandClass.Write w && w.kind() == CommandClass.WriteKind.DELETE
-                || cls instanceof CommandClass.Write fam && fam.kind() == CommandClass.WriteKind.FIND_AND_MODIFY
-                && fam.statements().get(0).getBoolean("remove", org.bson.BsonBoolean.FALSE).getValue()) {
-            return Optional.of(CompletableFuture.completedFuture(Replies.error(Replies.OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
-                    "OperationNotSupportedInTransaction", "deleting documents of a tiered collection inside a transaction is not"
-                            + " supported yet: a user delete must also leave a tombstone for the archive; delete outside the"
-                            + " transaction", List.of())));
+        if (route instanceof TransactionRoute.PromoteThenRun || TieredWrites.deletes(cls)) {
+            // copy-ups of cold documents and the fences of deletes join the client's transaction
+            List<BsonValue> cold = route instanceof TransactionRoute.PromoteThenRun promote ? promote.ids() : List.of();
+            String namespace = cls instanceof CommandClass.Write w ? w.namespace() : ((CommandClass.Read) cls).namespace();
+            return Optional.of(run(x, () -> writes.inTransaction(writeRequest(x), namespace, cls, cold)));
         }
-        return Optional.of(run(x, () -> {
-            if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Write w) {
-                promotion.ensureInFast(w.namespace(), promote.ids());
-            } else if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Read r) {
-                promotion.ensureInFast(r.namespace(), promote.ids());
-            }
-            return fast(x, Replies.forTier(x.msg()));
-        }));
+        return Optional.of(run(x, () -> fast(x, Replies.forTier(x.msg()))));
     }
 
     @Override

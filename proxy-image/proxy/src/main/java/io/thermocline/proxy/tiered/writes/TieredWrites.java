@@ -16,6 +16,7 @@ import io.thermocline.tiering.state.CoverageBound;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 /**
@@ -39,6 +40,7 @@ public final class TieredWrites {
     private final Updates updates;
     private final Deletes deletes;
     private final FindAndModifies findAndModifies;
+    private final TransactionStatements inTransactions;
 
     public TieredWrites(MongoClient fast, MongoClient archive, MirrorBarrier barrier, Duration barrierTimeout,
                         UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics,
@@ -54,6 +56,7 @@ public final class TieredWrites {
         this.updates = new Updates(fast, archive, sync, guarded, routes);
         this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, sync, routes, races);
         this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, guarded, sync, routes);
+        this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 
     public void metrics(RoutingMetrics m) {
@@ -86,6 +89,21 @@ public final class TieredWrites {
         } catch (GuardedTransaction.Replayed recorded) {
             return recorded.reply;
         }
+    }
+
+    /**
+     * A statement of the client's transaction on the fast tier that addresses {@code cold} documents by
+     * {@code _id} (copied in first) or deletes (fenced), both inside that transaction ({@link TransactionStatements}).
+     */
+    public RawBsonDocument inTransaction(WriteRequest x, String namespace, CommandClass statement, List<BsonValue> cold)
+            throws InterruptedException {
+        return inTransactions.run(x, namespace, statement, cold);
+    }
+
+    /** Whether a statement of a transaction deletes (a delete, a findAndModify remove): its fences must join the transaction. */
+    public static boolean deletes(CommandClass statement) {
+        return statement instanceof CommandClass.Write w && (w.kind() == CommandClass.WriteKind.DELETE
+                || w.kind() == CommandClass.WriteKind.FIND_AND_MODIFY && Statements.flag(w.statements().get(0), "remove"));
     }
 
     /**

@@ -21,6 +21,12 @@ public record WriteRequest(BsonDocument command, CommandTraits traits, Optional<
         /** The command as the client sent it (its lsid and txnNumber kept), answered by the fast tier. */
         RawBsonDocument forwardAsSent();
 
+        /**
+         * A command of the proxy's own on the client's connection and session, to the member the session is
+         * pinned to (inside the client's transaction when the body carries its lsid, txnNumber and autocommit).
+         */
+        RawBsonDocument send(BsonDocument body);
+
         /** The client has observed this fast-tier time (the commit of a transaction the proxy ran for it). */
         void observed(BsonTimestamp operationTime);
     }
