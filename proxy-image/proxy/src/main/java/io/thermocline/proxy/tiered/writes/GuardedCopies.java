@@ -4,7 +4,6 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
-import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.reactive.Blocking;
@@ -55,29 +54,14 @@ final class GuardedCopies {
         // claim before reading: a delete committed before the claim is seen below, a later one conflicts
         fences.claim(session, namespace, absent);
         Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(candidates));
-        if (CopyUpDecision.namespaceDropped(fencesAtRead.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()),
-                Instant.now(), maxInFlight)) {
-            return null; // dropped since the archive read: the next attempt finds the archive without them
-        }
-        Duration inFlight = Duration.ofNanos(System.nanoTime() - startedNanos);
-        List<BsonDocument> copies = new ArrayList<>();
-        for (BsonValue id : candidates) {
-            CopyUpDecision decision = CopyUpDecision.decide(fencesAtRead.get(id), fencesNow.get(id), true, present.contains(id),
-                    inFlight, maxInFlight);
-            switch (GuardedCopy.ofArchived(decision, fencesNow.get(id))) {
-                case COPY -> copies.add(archived.get(id));
-                case START_OVER -> {
-                    return null;
-                }
-                case SKIP -> { }
-            }
-        }
-        if (!copies.isEmpty() && !insertedAll(session, namespace, copies)) {
+        List<BsonValue> ids = GuardedCopy.toCopy(candidates, present, fencesAtRead, fencesNow, Instant.now(),
+                Duration.ofNanos(System.nanoTime() - startedNanos), maxInFlight);
+        if (ids == null) {
             return null;
         }
-        List<BsonValue> ids = new ArrayList<>();
-        copies.forEach(d -> ids.add(d.get("_id")));
-        return ids;
+        List<BsonDocument> copies = new ArrayList<>();
+        ids.forEach(id -> copies.add(archived.get(id)));
+        return copies.isEmpty() || insertedAll(session, namespace, copies) ? ids : null;
     }
 
     /**

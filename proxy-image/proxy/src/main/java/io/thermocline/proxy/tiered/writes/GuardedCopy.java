@@ -2,6 +2,13 @@ package io.thermocline.proxy.tiered.writes;
 
 import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonValue;
 
 /**
  * What a guarded transaction does with one document it needs in the fast tier. Unlike a warm copy,
@@ -34,5 +41,34 @@ enum GuardedCopy {
             return START_OVER;
         }
         return now.kind() == Fence.Kind.EVICTION ? COPY : SKIP;
+    }
+
+    /**
+     * Which of {@code archived} (ids the archive held at the attempt's read) to copy, decided inside the
+     * transaction; null when the attempt must start over (the collection was dropped since the read, or
+     * one document's copy must start over).
+     *
+     * @param present      those the fast tier holds, read in the transaction
+     * @param fencesAtRead fences (the namespace's drop fence included) read before the archive read
+     * @param fencesNow    the same, read in the transaction after the claim
+     */
+    static List<BsonValue> toCopy(List<BsonValue> archived, Set<BsonValue> present, Map<BsonValue, Fence> fencesAtRead,
+                                  Map<BsonValue, Fence> fencesNow, Instant now, Duration inFlight, Duration maxInFlight) {
+        if (CopyUpDecision.namespaceDropped(fencesAtRead.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()), now, maxInFlight)) {
+            return null;
+        }
+        List<BsonValue> copies = new ArrayList<>();
+        for (BsonValue id : archived) {
+            CopyUpDecision decision = CopyUpDecision.decide(fencesAtRead.get(id), fencesNow.get(id), true, present.contains(id),
+                    inFlight, maxInFlight);
+            switch (ofArchived(decision, fencesNow.get(id))) {
+                case COPY -> copies.add(id);
+                case START_OVER -> {
+                    return null;
+                }
+                case SKIP -> { }
+            }
+        }
+        return copies;
     }
 }

@@ -5,7 +5,6 @@ import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.tiering.metadata.MetadataStore;
-import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import java.time.Duration;
@@ -116,27 +115,17 @@ final class TransactionStatements {
             Fence fence = Fence.fromBson(d.asDocument());
             fencesNow.put(fence.documentId(), fence);
         }
-        if (CopyUpDecision.namespaceDropped(fencesAtRead.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()),
-                Instant.now(), maxInFlight)) {
-            return retryTransaction(namespace + " was dropped while this transaction copied documents into the fast tier");
+        List<BsonValue> toCopy = GuardedCopy.toCopy(candidates, present, fencesAtRead, fencesNow, Instant.now(),
+                Duration.ofNanos(System.nanoTime() - started), maxInFlight);
+        if (toCopy == null) {
+            return retryTransaction("a document of " + namespace + " this transaction addresses changed tier (or the collection"
+                    + " was dropped) while it was copied into the fast tier");
         }
-        Duration inFlight = Duration.ofNanos(System.nanoTime() - started);
-        BsonArray copies = new BsonArray();
-        for (BsonValue id : candidates) {
-            CopyUpDecision decision = CopyUpDecision.decide(fencesAtRead.get(id), fencesNow.get(id), true, present.contains(id),
-                    inFlight, maxInFlight);
-            switch (GuardedCopy.ofArchived(decision, fencesNow.get(id))) {
-                case COPY -> copies.add(archived.get(id));
-                case START_OVER -> {
-                    return retryTransaction("a document of " + namespace + " this transaction addresses changed tier while it was"
-                            + " copied into the fast tier");
-                }
-                case SKIP -> { }
-            }
-        }
-        if (copies.isEmpty()) {
+        if (toCopy.isEmpty()) {
             return null;
         }
+        BsonArray copies = new BsonArray();
+        toCopy.forEach(id -> copies.add(archived.get(id)));
         RawBsonDocument inserted = joined.send(new BsonDocument("insert", new BsonString(ns.getCollectionName()))
                 .append("documents", copies), ns.getDatabaseName());
         // another transaction inserted one of them since this one read (a read-committed server says E11000)

@@ -5,11 +5,15 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
+import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -103,5 +107,25 @@ class WriteDecisionsTest {
     @MethodSource("splits")
     void splitsOnlyOneMultiUpdateWithoutUpsert(String name, List<String> statements, boolean retryable, boolean expected) {
         assertThat(Updates.splittable(statements.stream().map(BsonDocument::parse).toList(), retryable)).isEqualTo(expected);
+    }
+
+    static final BsonInt32 ONE = new BsonInt32(1);
+    static final Fence DROP = new Fence("shop.orders", Fence.namespaceId(), Fence.Kind.DROP_STARTED, new ObjectId(), Instant.EPOCH);
+
+    static Stream<Arguments> copyPlans() {
+        return Stream.of(
+                arguments("absentAndNeverFencedIsCopied", Set.of(), Map.of(), Map.of(), List.of(ONE)),
+                arguments("heldByTheFastTierIsNotCopied", Set.of(ONE), Map.of(), Map.of(), List.of()),
+                arguments("deletedByAUserSinceTheReadIsNotCopied", Set.of(), Map.of(), Map.of(ONE, DELETED), List.of()),
+                arguments("evictedSinceTheReadStartsOver", Set.of(), Map.of(), Map.of(ONE, EVICTED), null),
+                arguments("aDropSinceTheReadStartsOver", Set.of(), Map.of(), Map.of(Fence.namespaceId(), DROP), null));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("copyPlans")
+    void plansTheCopiesOfATransaction(String name, Set<BsonValue> present, Map<BsonValue, Fence> atRead, Map<BsonValue, Fence> now,
+                                      List<BsonValue> expected) {
+        assertThat(GuardedCopy.toCopy(List.of(ONE), present, atRead, now, Instant.EPOCH.plusSeconds(1), Duration.ofSeconds(1),
+                Duration.ofMinutes(5))).isEqualTo(expected);
     }
 }
