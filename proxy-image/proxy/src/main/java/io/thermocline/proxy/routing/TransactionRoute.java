@@ -18,9 +18,8 @@ public sealed interface TransactionRoute {
     }
 
     /**
-     * Promote these documents into the fast tier first (outside the transaction: a promotion only copies
-     * the archive's version, so it is harmless if the transaction aborts), then run the statement inside
-     * the transaction on the fast tier.
+     * Copy the archived versions of these documents into the fast tier inside the transaction (its
+     * snapshot then holds them, and an abort takes the copies back), then run the statement there.
      */
     record PromoteThenRun(List<BsonValue> ids, Reason reason) implements TransactionRoute {
         public PromoteThenRun {

@@ -1,16 +1,12 @@
 package io.thermocline.proxy.tiered;
 
-import com.mongodb.MongoNamespace;
-import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.Projections;
 import com.mongodb.reactivestreams.client.MongoClient;
-import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.tiered.writes.TierQueries;
 import io.thermocline.tiering.provenance.CopyUp;
+import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
-import java.util.Map;
-import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.AgeValue;
 import java.time.Clock;
 import java.time.Instant;
@@ -18,10 +14,11 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Executor;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -229,32 +226,12 @@ public final class Promotion {
             throw new TierLagging("the feeder did not mirror recent fast-tier writes in time to promote " + ids.size()
                     + " document(s) of " + namespace + " from the archive; retry the operation");
         }
-        if (result.count(io.thermocline.tiering.provenance.CopyUpDecision.SKIP_TOO_SLOW) > 0) {
+        if (result.count(CopyUpDecision.SKIP_TOO_SLOW) > 0) {
             throw new TierLagging("promoting documents of " + namespace + " took longer than half the fence retention; retry");
         }
     }
 
-    static Set<BsonValue> idsIn(MongoClient client, String namespace, List<BsonValue> ids) {
-        Set<BsonValue> found = new HashSet<>();
-        for (BsonDocument d : Blocking.list(collection(client, namespace).find(Filters.in("_id", ids)).projection(Projections.include("_id")))) {
-            found.add(d.get("_id"));
-        }
-        return found;
-    }
-
-    /** The same, read inside a transaction of {@code session}. */
-    static Set<BsonValue> idsIn(MongoClient client, com.mongodb.reactivestreams.client.ClientSession session, String namespace,
-                                List<BsonValue> ids) {
-        Set<BsonValue> found = new HashSet<>();
-        for (BsonDocument d : Blocking.list(collection(client, namespace).find(session, Filters.in("_id", ids))
-                .projection(Projections.include("_id")))) {
-            found.add(d.get("_id"));
-        }
-        return found;
-    }
-
-    static MongoCollection<BsonDocument> collection(MongoClient client, String namespace) {
-        MongoNamespace ns = new MongoNamespace(namespace);
-        return client.getDatabase(ns.getDatabaseName()).getCollection(ns.getCollectionName(), BsonDocument.class);
+    private static Set<BsonValue> idsIn(MongoClient client, String namespace, List<BsonValue> ids) {
+        return TierQueries.idsIn(client, null, namespace, ids);
     }
 }

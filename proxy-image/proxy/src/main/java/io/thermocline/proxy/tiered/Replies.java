@@ -117,6 +117,11 @@ public final class Replies {
         return copy;
     }
 
+    /** A new command body (no kind-1 sequences) built from the folded command. */
+    static OpMsg rewritten(BsonDocument command) {
+        return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
+    }
+
     public static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
         return OpMsg.raw(ErrorReplies.error(code, codeName, message, labels));
     }

@@ -17,6 +17,9 @@ import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.proxy.tiered.writes.RetryableReplies;
+import io.thermocline.proxy.tiered.writes.TieredWrites;
+import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.TierClients;
 import java.time.Clock;
@@ -45,14 +48,20 @@ public final class TieredProxy {
      *                       {@link StateFollower#propagationDelay(Duration)} of it after raising a bound
      * @param barrierTimeout how long a write waits for the feeder at a sync barrier or promotion
      * @param fenceRetention the fence retention the evictor uses (a copy-up gives up after half of it)
+     * @param writeRaces     {@link WriteRaces#NONE} in production
      */
-    public record Options(Duration followInterval, Duration barrierTimeout, Duration fenceRetention) {
+    public record Options(Duration followInterval, Duration barrierTimeout, Duration fenceRetention, WriteRaces writeRaces) {
         public static Options defaults() {
-            return new Options(Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMinutes(10));
+            return new Options(Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMinutes(10), WriteRaces.NONE);
         }
 
         public Options withFollowInterval(Duration interval) {
-            return new Options(interval, barrierTimeout, fenceRetention);
+            return new Options(interval, barrierTimeout, fenceRetention, writeRaces);
+        }
+
+        /** Tests only: worker steps run between the write path's decision and its write. */
+        public Options withWriteRaces(WriteRaces races) {
+            return new Options(followInterval, barrierTimeout, fenceRetention, races);
         }
     }
 
@@ -98,7 +107,7 @@ public final class TieredProxy {
         RoutingMetrics metrics = new RoutingMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry());
         TieredWrites writes = new TieredWrites(fast, archive, barrier, options.barrierTimeout(),
                 new UserDeletes(fast, store), fences, new RetryableReplies(store), metrics, store, instanceId,
-                options.fenceRetention());
+                options.fenceRetention(), promotion, options.writeRaces());
         OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
         // the read barrier's probes have their own document: they never contend with the write path's barrier probes
         FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);

@@ -18,6 +18,8 @@ import io.thermocline.proxy.tiered.ddl.DdlFanOut;
 import io.thermocline.proxy.tiered.explain.TieredExplain;
 import io.thermocline.proxy.tiered.reads.TieredReads;
 import io.thermocline.proxy.tiered.transactions.TransactionRouting;
+import io.thermocline.proxy.tiered.writes.TieredWrites;
+import io.thermocline.proxy.tiered.writes.WriteRequest;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.provenance.Fences;
@@ -71,9 +73,10 @@ public final class TieredRouting implements AutoCloseable {
         this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, this::metrics);
         this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, this::metrics);
         this.writes = writes;
-        this.ddl = new DdlFanOut(tiers, writes::mirrorEverythingWritten, this::metrics);
+        this.ddl = new DdlFanOut(tiers, writes::dropping, this::metrics);
         this.explain = new TieredExplain(tiers, this::metrics);
-        this.transactions = new TransactionRouting(promotion, tiers, this::metrics);
+        this.transactions = new TransactionRouting(
+                (x, namespace, cls, cold) -> writes.inTransaction(writeRequest(x), namespace, cls, cold), tiers, this::metrics);
         this.ledger = ledger;
         this.store = store;
         this.workers = workers;
@@ -134,7 +137,7 @@ public final class TieredRouting implements AutoCloseable {
             return Optional.of(run(x, () -> reads.read(x, read)));
         }
         if (cls instanceof CommandClass.Write write) {
-            return Optional.of(run(x, () -> writes.serve(x, write, this)));
+            return Optional.of(run(x, () -> writes.serve(writeRequest(x), write)));
         }
         if (cls instanceof CommandClass.Ddl statement) {
             return Optional.of(run(x, () -> ddl.apply(x, statement)));
@@ -227,6 +230,26 @@ public final class TieredRouting implements AutoCloseable {
 
     void observed(Exchange x, BsonTimestamp fastTierTime) {
         tiers.observed(x, fastTierTime);
+    }
+
+    /** The write path's view of this command: the fast tier on the client's connection, and its causal point. */
+    private WriteRequest writeRequest(Exchange x) {
+        return new WriteRequest(x.command(), x.traits(), x.session(), x.table(), new WriteRequest.FastTier() {
+            @Override
+            public RawBsonDocument forwardAsSent() {
+                return fast(x, x.msg());
+            }
+
+            @Override
+            public RawBsonDocument send(BsonDocument body) {
+                return fast(x, Replies.rewritten(body));
+            }
+
+            @Override
+            public void observed(BsonTimestamp operationTime) {
+                TieredRouting.this.observed(x, operationTime);
+            }
+        });
     }
 
     @Override

@@ -13,6 +13,7 @@ import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.WarmerConfig;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
+import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.MetadataStore;
@@ -48,6 +49,9 @@ final class TieredStack implements AutoCloseable {
     private Evictor evictor;
     private Warmer warmer;
 
+    /** The worker step a test runs at a point of the write path ({@link WriteRaces}); none by default. */
+    final java.util.concurrent.atomic.AtomicReference<WriteRaces> writeRaces = new java.util.concurrent.atomic.AtomicReference<>(WriteRaces.NONE);
+
     private final ThermoclineConfig config;
     private final ProxySettings settings;
     private final java.util.List<AutoCloseable> moreProxies = new java.util.ArrayList<>();
@@ -82,7 +86,7 @@ final class TieredStack implements AutoCloseable {
     private TieredRouting routing(String instanceId) {
         return TieredProxy.routing(tiers.fastUri(), tiers.archiveUri(), config.collections(),
                 config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
-                TieredProxy.Options.defaults().withFollowInterval(FOLLOW));
+                TieredProxy.Options.defaults().withFollowInterval(FOLLOW).withWriteRaces(point -> writeRaces.get().reached(point)));
     }
 
     /** Another proxy replica in front of the same tiers, with the same config (closed with the stack). */

@@ -15,6 +15,7 @@ import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -79,7 +80,7 @@ public final class CopyUp {
             return new Result(Map.of(), false);
         }
         long started = System.nanoTime();
-        Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, documentIds);
+        Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(documentIds));
         if (barrier.sync(barrierTimeout).isEmpty()) {
             return new Result(Map.of(), true);
         }
@@ -117,9 +118,14 @@ public final class CopyUp {
             }
             // claim before reading: a delete committed before the claim is seen below, a later one conflicts
             fences.claim(session, namespace, candidates);
-            Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, documentIds);
+            Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(documentIds));
             Duration inFlight = Duration.ofNanos(System.nanoTime() - started);
             Map<CopyUpDecision, Integer> counts = new EnumMap<>(CopyUpDecision.class);
+            if (CopyUpDecision.namespaceDropped(fencesAtRead.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()),
+                    Instant.now(), maxInFlight)) {
+                counts.put(CopyUpDecision.SKIP_NAMESPACE_DROPPED, documentIds.size());
+                return counts;
+            }
             List<BsonDocument> copies = new ArrayList<>();
             for (BsonValue id : documentIds) {
                 CopyUpDecision decision = CopyUpDecision.decide(fencesAtRead.get(id), fencesNow.get(id),

@@ -1,6 +1,7 @@
 package io.thermocline.tiering.provenance;
 
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * Whether a document read from the archive may be copied into the fast tier (warm copy or
@@ -15,7 +16,27 @@ public enum CopyUpDecision {
     /** The document was gone from the archive when re-read. */
     SKIP_NOT_IN_ARCHIVE,
     /** The copy took so long that fences written meanwhile may have expired: retry later. */
-    SKIP_TOO_SLOW;
+    SKIP_TOO_SLOW,
+    /** The collection was dropped (or is being dropped) since the copy's archive read. */
+    SKIP_NAMESPACE_DROPPED;
+
+    /**
+     * Whether a drop of the namespace began or ended since the copy read its fences (then the archive),
+     * or is under way now: its archive read may hold documents the drop removed. A drop that started
+     * longer than {@code maxInFlight} ago and never wrote its end (its proxy died) no longer blocks copies.
+     *
+     * @param atRead the namespace's drop fence before the archive read (null: none)
+     * @param now    the same, in the copy transaction
+     */
+    public static boolean namespaceDropped(Fence atRead, Fence now, Instant at, Duration maxInFlight) {
+        if (now == null) {
+            return false;
+        }
+        if (atRead == null || !atRead.deleteId().equals(now.deleteId())) {
+            return true;
+        }
+        return now.kind() == Fence.Kind.DROP_STARTED && now.at().plus(maxInFlight).isAfter(at);
+    }
 
     /**
      * @param fenceAtRead  the document's fence before the archive was read (null: none)

@@ -2,6 +2,7 @@ package io.thermocline.tiering.provenance;
 
 import java.time.Instant;
 import java.util.Objects;
+import org.bson.BsonArray;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonObjectId;
@@ -17,7 +18,17 @@ import org.bson.types.ObjectId;
  */
 public record Fence(String namespace, BsonValue documentId, Kind kind, ObjectId deleteId, Instant at) {
 
-    public enum Kind { USER_DELETE, EVICTION }
+    /**
+     * {@code DROP_STARTED} and {@code DROPPED} are namespace fences ({@link #namespaceId()}): a drop of the
+     * collection writes one before the archive drops and one after the fast tier dropped, so a copy-up that
+     * read the archive before the drop sees either in its transaction and copies nothing.
+     */
+    public enum Kind { USER_DELETE, EVICTION, DROP_STARTED, DROPPED }
+
+    /** The document id of a namespace's drop fence: no document can have it (MongoDB refuses an array {@code _id}). */
+    public static BsonValue namespaceId() {
+        return new BsonArray();
+    }
 
     public Fence {
         Objects.requireNonNull(namespace, "namespace");

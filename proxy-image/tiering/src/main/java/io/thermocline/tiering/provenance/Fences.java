@@ -16,8 +16,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
+import org.bson.BsonInt32;
 import org.bson.BsonObjectId;
+import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 
@@ -36,6 +40,25 @@ public final class Fences {
         Blocking.run(fences.replaceOne(session, Filters.eq("_id", Fence.key(namespace, documentId)), fence.toBson(),
                 new ReplaceOptions().upsert(true)));
         return fence;
+    }
+
+    /**
+     * A namespace's drop fence ({@link Fence#namespaceId()}), written outside any transaction: a drop
+     * writes {@link Fence.Kind#DROP_STARTED} before it drops the archive's collection and
+     * {@link Fence.Kind#DROPPED} once the fast tier's is dropped too.
+     */
+    public Fence writeDrop(String namespace, Fence.Kind kind) {
+        Fence fence = new Fence(namespace, Fence.namespaceId(), kind, new ObjectId(), Instant.now());
+        Blocking.run(fences.replaceOne(Filters.eq("_id", Fence.key(namespace, fence.documentId())), fence.toBson(),
+                new ReplaceOptions().upsert(true)));
+        return fence;
+    }
+
+    /** {@code documentIds} and the namespace's drop fence id: what a copy-up reads before and inside its transaction. */
+    public static List<BsonValue> withDropFence(List<BsonValue> documentIds) {
+        List<BsonValue> ids = new ArrayList<>(documentIds);
+        ids.add(Fence.namespaceId());
+        return ids;
     }
 
     /**
@@ -66,6 +89,49 @@ public final class Fences {
 
     /** The kind a claim gives a fence document it creates: never committed (removed in the claiming transaction). */
     static final String CLAIM = "CLAIM";
+
+    /**
+     * The same claim as commands for a transaction the proxy does not own (a user's, joined statement by
+     * statement on the user's session): an update of every fence, then the removal of those it created.
+     * Commands of {@link MetadataStore#DATABASE}, without session fields.
+     */
+    public static List<BsonDocument> claimCommands(String namespace, List<BsonValue> documentIds) {
+        BsonObjectId claim = new BsonObjectId(new ObjectId());
+        BsonArray updates = new BsonArray();
+        BsonArray keys = new BsonArray();
+        for (BsonValue id : documentIds) {
+            BsonDocument key = Fence.key(namespace, id);
+            keys.add(key);
+            updates.add(new BsonDocument("q", new BsonDocument("_id", key))
+                    .append("u", new BsonDocument("$set", new BsonDocument("claim", claim))
+                            .append("$setOnInsert", new BsonDocument("kind", new BsonString(CLAIM))))
+                    .append("upsert", BsonBoolean.TRUE));
+        }
+        return List.of(
+                new BsonDocument("update", new BsonString(MetadataStore.FENCES)).append("updates", updates).append("ordered", BsonBoolean.TRUE),
+                new BsonDocument("delete", new BsonString(MetadataStore.FENCES)).append("deletes", new BsonArray(List.of(
+                        new BsonDocument("q", new BsonDocument("_id", new BsonDocument("$in", keys)).append("kind", new BsonString(CLAIM)))
+                                .append("limit", new BsonInt32(0))))));
+    }
+
+    /** A fresh fence as a command (as {@link #write}) for a transaction the proxy does not own. */
+    public static BsonDocument writeCommand(String namespace, BsonValue documentId, Fence.Kind kind) {
+        Fence fence = new Fence(namespace, documentId, kind, new ObjectId(), Instant.now());
+        return new BsonDocument("update", new BsonString(MetadataStore.FENCES)).append("updates", new BsonArray(List.of(
+                new BsonDocument("q", new BsonDocument("_id", Fence.key(namespace, documentId))).append("u", fence.toBson())
+                        .append("upsert", BsonBoolean.TRUE))));
+    }
+
+    /** A query for the fences of the given documents (as {@link #read}), for a transaction the proxy does not own. */
+    public static BsonDocument readCommand(String namespace, List<BsonValue> documentIds) {
+        BsonArray keys = new BsonArray();
+        for (BsonValue id : documentIds) {
+            keys.add(Fence.key(namespace, id));
+        }
+        return new BsonDocument("find", new BsonString(MetadataStore.FENCES))
+                .append("filter", new BsonDocument("_id", new BsonDocument("$in", keys))).append("singleBatch", BsonBoolean.TRUE)
+                .append("batchSize", new BsonInt32(Math.max(1, keys.size())));
+    }
 
     /** The current fences of the given documents (absent: never deleted, or fence expired). */
     public Map<BsonValue, Fence> read(ClientSession session, String namespace, List<BsonValue> documentIds) {

@@ -37,4 +37,25 @@ class CopyUpDecisionTest {
     void decides(String name, Fence atRead, Fence now, boolean inArchive, boolean inFast, Duration inFlight, CopyUpDecision expected) {
         assertThat(CopyUpDecision.decide(atRead, now, inArchive, inFast, inFlight, LIMIT)).isEqualTo(expected);
     }
+
+    static final Instant T = Instant.parse("2026-12-01T12:00:00Z");
+    static final Fence DROP_STARTED = new Fence("d.c", Fence.namespaceId(), Fence.Kind.DROP_STARTED, new ObjectId(), T);
+    static final Fence DROPPED = new Fence("d.c", Fence.namespaceId(), Fence.Kind.DROPPED, new ObjectId(), T);
+
+    static Stream<Arguments> drops() {
+        return Stream.of(
+                arguments("neverDroppedCopies", null, null, T, false),
+                arguments("aDropStartedSinceTheReadSkips", null, DROP_STARTED, T, true),
+                arguments("aDropDoneSinceTheReadSkips", DROP_STARTED, DROPPED, T, true),
+                arguments("aDropDoneBeforeTheReadCopies", DROPPED, DROPPED, T.plusSeconds(1), false),
+                arguments("aDropUnderWayAtTheReadSkips", DROP_STARTED, DROP_STARTED, T.plusSeconds(1), true),
+                arguments("aDropThatNeverFinishedStopsBlockingAfterTheInFlightBound", DROP_STARTED, DROP_STARTED, T.plus(LIMIT).plusSeconds(1), false),
+                arguments("aPurgedDropFenceDoesNotBlock", DROPPED, null, T, false));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("drops")
+    void decidesOnDrops(String name, Fence atRead, Fence now, Instant at, boolean skipped) {
+        assertThat(CopyUpDecision.namespaceDropped(atRead, now, at, LIMIT)).isEqualTo(skipped);
+    }
 }

@@ -7,7 +7,9 @@ import io.thermocline.proxy.tiered.Exchange;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.proxy.topology.Tier;
+import java.util.List;
 import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
@@ -24,31 +26,38 @@ public final class DdlFanOut {
 
     private static final Logger LOG = LoggerFactory.getLogger(DdlFanOut.class);
 
-    /** Waits until the feeder mirrored every fast-tier write acknowledged so far. */
+    /**
+     * Runs a drop of these namespaces with copy-ups fenced out, once the feeder mirrored every fast-tier
+     * write acknowledged before it ({@link TieredWrites#dropping}).
+     */
     @FunctionalInterface
-    public interface MirrorWait {
-        void mirrorEverythingWritten() throws InterruptedException;
+    public interface DropGuard {
+        RawBsonDocument dropping(List<String> namespaces, TieredWrites.Drop drop) throws InterruptedException;
     }
 
     private final CausalTiers tiers;
-    private final MirrorWait mirror;
+    private final DropGuard drops;
     private final Supplier<RoutingMetrics> metrics;
 
-    public DdlFanOut(CausalTiers tiers, MirrorWait mirror, Supplier<RoutingMetrics> metrics) {
+    public DdlFanOut(CausalTiers tiers, DropGuard drops, Supplier<RoutingMetrics> metrics) {
         this.tiers = tiers;
-        this.mirror = mirror;
+        this.drops = drops;
         this.metrics = metrics;
     }
 
     /**
-     * A drop first waits until the feeder mirrored every fast-tier write acknowledged before it: the
-     * feeder would otherwise mirror them after the archive's drop and bring the dropped documents back.
+     * A drop first fences copy-ups out and waits until the feeder mirrored every fast-tier write
+     * acknowledged before it: the dropped documents would otherwise come back.
      */
     public RawBsonDocument apply(Exchange x, CommandClass.Ddl ddl) throws InterruptedException {
         metrics.get().decided("ddl", Served.BOTH, Reason.DDL_ON_TIERED_NAMESPACE);
         if (ddl.commandName().equalsIgnoreCase("drop") || ddl.commandName().equalsIgnoreCase("dropDatabase")) {
-            mirror.mirrorEverythingWritten();
+            return drops.dropping(ddl.namespaces(), () -> bothTiers(x, ddl));
         }
+        return bothTiers(x, ddl);
+    }
+
+    private RawBsonDocument bothTiers(Exchange x, CommandClass.Ddl ddl) {
         RawBsonDocument archived = x.call().call(Tier.ARCHIVE, x.msg()).join();
         if (!Replies.isOk(archived)) {
             return archived;

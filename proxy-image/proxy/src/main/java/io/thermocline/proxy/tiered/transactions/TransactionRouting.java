@@ -7,24 +7,24 @@ import io.thermocline.proxy.routing.TransactionTier;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.tiered.CausalTiers;
 import io.thermocline.proxy.tiered.Exchange;
-import io.thermocline.proxy.tiered.Promotion;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.TierWork;
+import io.thermocline.proxy.tiered.writes.TieredWrites;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-import org.bson.BsonBoolean;
+import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 /**
  * Statements of client transactions that touch tiered data: the whole transaction runs on one tier,
- * the fast tier when every statement is provably hot (point statements on cold documents promote
- * them first), otherwise it is refused with the reason; the tier is pinned per session and
+ * the fast tier when every statement is provably hot (point statements on cold documents copy them
+ * up inside the transaction), otherwise it is refused with the reason; the tier is pinned per session and
  * {@code txnNumber} until the transaction ends. A transaction on the archive passes through.
  */
 public final class TransactionRouting {
@@ -35,16 +35,23 @@ public final class TransactionRouting {
         CompletableFuture<RawBsonDocument> submit(Exchange x, TierWork work);
     }
 
+    /** Runs a statement inside the client's transaction, with the copy-ups of its cold documents and its delete fences joining it. */
+    @FunctionalInterface
+    public interface Statements {
+        RawBsonDocument inTransaction(Exchange x, String namespace, CommandClass statement, List<BsonValue> cold)
+                throws InterruptedException;
+    }
+
     private record PinnedTransaction(long txnNumber, TransactionTier tier) {
     }
 
-    private final Promotion promotion;
+    private final Statements statements;
     private final CausalTiers tiers;
     private final Supplier<RoutingMetrics> metrics;
     private final Map<SessionKey, PinnedTransaction> transactions = new ConcurrentHashMap<>();
 
-    public TransactionRouting(Promotion promotion, CausalTiers tiers, Supplier<RoutingMetrics> metrics) {
-        this.promotion = promotion;
+    public TransactionRouting(Statements statements, CausalTiers tiers, Supplier<RoutingMetrics> metrics) {
+        this.statements = statements;
         this.tiers = tiers;
         this.metrics = metrics;
     }
@@ -81,24 +88,13 @@ public final class TransactionRouting {
         if (tier == TransactionTier.ARCHIVE) {
             return Optional.empty();
         }
-        if (deletes(cls)) {
-            return Optional.of(refusal("deleting documents of a tiered collection inside a transaction is not supported yet:"
-                    + " a user delete must also leave a tombstone for the archive; delete outside the transaction"));
+        if (route instanceof TransactionRoute.PromoteThenRun || TieredWrites.deletes(cls)) {
+            // copy-ups of cold documents and the fences of deletes join the client's transaction
+            List<BsonValue> cold = route instanceof TransactionRoute.PromoteThenRun promote ? promote.ids() : List.of();
+            String namespace = cls instanceof CommandClass.Write w ? w.namespace() : ((CommandClass.Read) cls).namespace();
+            return Optional.of(worker.submit(x, () -> statements.inTransaction(x, namespace, cls, cold)));
         }
-        return Optional.of(worker.submit(x, () -> {
-            if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Write w) {
-                promotion.ensureInFast(w.namespace(), promote.ids());
-            } else if (route instanceof TransactionRoute.PromoteThenRun promote && cls instanceof CommandClass.Read r) {
-                promotion.ensureInFast(r.namespace(), promote.ids());
-            }
-            return tiers.fast(x, Replies.forTier(x.msg()));
-        }));
-    }
-
-    private static boolean deletes(CommandClass cls) {
-        return cls instanceof CommandClass.Write w && w.kind() == CommandClass.WriteKind.DELETE
-                || cls instanceof CommandClass.Write fam && fam.kind() == CommandClass.WriteKind.FIND_AND_MODIFY
-                && fam.statements().get(0).getBoolean("remove", BsonBoolean.FALSE).getValue();
+        return Optional.of(worker.submit(x, () -> tiers.fast(x, Replies.forTier(x.msg()))));
     }
 
     private static CompletableFuture<RawBsonDocument> refusal(String message) {

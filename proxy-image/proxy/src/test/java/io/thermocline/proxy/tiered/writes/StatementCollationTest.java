@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.writes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -13,11 +13,11 @@ class StatementCollationTest {
         BsonDocument collation = BsonDocument.parse("{locale: 'en', caseLevel: true, caseFirst: 'upper', strength: 2,"
                 + " numericOrdering: true, alternate: 'shifted', maxVariable: 'space', normalization: true, backwards: false}");
         BsonDocument statement = new BsonDocument("q", new BsonDocument()).append("collation", collation);
-        assertThat(TieredWrites.collation(statement).asDocument()).isEqualTo(collation);
+        assertThat(Statements.collation(statement).asDocument()).isEqualTo(collation);
     }
 
     @Test
     void aStatementWithoutCollationHasNone() {
-        assertThat(TieredWrites.collation(BsonDocument.parse("{q: {sku: 'a'}}"))).isNull();
+        assertThat(Statements.collation(BsonDocument.parse("{q: {sku: 'a'}}"))).isNull();
     }
 }

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoCommandException;
@@ -34,7 +34,7 @@ import org.bson.RawBsonDocument;
  * txnNumber, so the fast tier deduplicates those itself. Records expire after the logical session
  * timeout (TTL index on {@code at}).
  */
-final class RetryableReplies {
+public final class RetryableReplies {
 
     static final String COLLECTION = "retryableReplies";
     /** MongoDB's default logicalSessionTimeoutMinutes: a driver does not retry past it. */
@@ -44,7 +44,7 @@ final class RetryableReplies {
     private final MongoCollection<BsonDocument> records;
     private volatile boolean ensured;
 
-    RetryableReplies(MetadataStore store) {
+    public RetryableReplies(MetadataStore store) {
         this.database = store.database();
         this.records = store.collection(COLLECTION);
     }
@@ -71,7 +71,7 @@ final class RetryableReplies {
     }
 
     /** The recorded reply of this retryable write, read outside any transaction. */
-    Optional<RawBsonDocument> replay(Exchange x) {
+    Optional<RawBsonDocument> replay(WriteRequest x) {
         BsonDocument key = key(x);
         if (key == null) {
             return Optional.empty();
@@ -80,7 +80,7 @@ final class RetryableReplies {
     }
 
     /** The same, inside the executing transaction (so a record committed since the first look is seen). */
-    Optional<RawBsonDocument> replay(ClientSession session, Exchange x) {
+    Optional<RawBsonDocument> replay(ClientSession session, WriteRequest x) {
         BsonDocument key = key(x);
         if (key == null) {
             return Optional.empty();
@@ -92,7 +92,7 @@ final class RetryableReplies {
      * Records the reply inside the transaction that executed the write. False when another execution of
      * the same write committed its record first: the caller aborts and replays that one.
      */
-    boolean record(ClientSession session, Exchange x, BsonDocument reply) {
+    boolean record(ClientSession session, WriteRequest x, BsonDocument reply) {
         BsonDocument key = key(x);
         if (key == null) {
             return true;
@@ -113,7 +113,7 @@ final class RetryableReplies {
         return OpMsg.raw(record.getDocument("reply"));
     }
 
-    private static BsonDocument key(Exchange x) {
+    private static BsonDocument key(WriteRequest x) {
         if (!x.traits().retryableWrite() || x.session().isEmpty()) {
             return null;
         }

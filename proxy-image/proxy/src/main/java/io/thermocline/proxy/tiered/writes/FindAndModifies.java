@@ -1,0 +1,144 @@
+package io.thermocline.proxy.tiered.writes;
+
+import static io.thermocline.proxy.tiered.writes.Statements.collation;
+import static io.thermocline.proxy.tiered.writes.Statements.documentOrEmpty;
+import static io.thermocline.proxy.tiered.writes.Statements.restricted;
+
+import com.mongodb.client.model.Collation;
+import com.mongodb.client.model.FindOneAndDeleteOptions;
+import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.routing.CommandClass;
+import io.thermocline.proxy.routing.WriteRoute;
+import io.thermocline.proxy.routing.WriteRouter;
+import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.writes.GuardedTransaction.Outcome;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.CoverageBound;
+import io.thermocline.wire.OpMsg;
+import java.util.List;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonNull;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+
+/**
+ * findAndModify: an update or upsert runs guarded over its one target (by {@code _id}, or the archive's
+ * first match in the sort after the sync barrier); a {@code remove} is executed by the proxy, as a delete.
+ */
+final class FindAndModifies {
+
+    private final MongoClient fast;
+    private final MongoClient archive;
+    private final Fences fences;
+    private final GuardedTransaction transactions;
+    private final GuardedWrite guarded;
+    private final SyncBarrier sync;
+    private final RouteCounter routes;
+
+    FindAndModifies(MongoClient fast, MongoClient archive, Fences fences, GuardedTransaction transactions, GuardedWrite guarded,
+                    SyncBarrier sync, RouteCounter routes) {
+        this.fast = fast;
+        this.archive = archive;
+        this.fences = fences;
+        this.transactions = transactions;
+        this.guarded = guarded;
+        this.sync = sync;
+        this.routes = routes;
+    }
+
+    RawBsonDocument findAndModify(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
+            throws InterruptedException {
+        BsonDocument command = write.statements().get(0);
+        WriteRoute route = WriteRouter.findAndModify(command, policy, bound);
+        routes.count(route);
+        BsonDocument query = documentOrEmpty(command, "query");
+        BsonDocument sort = documentOrEmpty(command, "sort");
+        if (command.getBoolean("remove", BsonBoolean.FALSE).getValue()) {
+            return remove(x, write.namespace(), route, query, sort, command);
+        }
+        if (route instanceof WriteRoute.PointWrite point) {
+            return guarded.run(x, write.namespace(), Replies.mutable(x.command()), List.of(point.id()));
+        }
+        if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
+            sync.await();
+            BsonValue id = TierQueries.first(archive, write.namespace(), query, sort, collation(command));
+            if (id != null) {
+                BsonDocument rewritten = Replies.mutable(x.command());
+                rewritten.put("query", restricted(query, id));
+                return guarded.run(x, write.namespace(), rewritten, List.of(id));
+            }
+            if (resolve.upsertId().isPresent()) {
+                return guarded.run(x, write.namespace(), Replies.mutable(x.command()), List.of(resolve.upsertId().get()));
+            }
+        }
+        return x.fastTier().forwardAsSent();
+    }
+
+    /**
+     * findAndModify with {@code remove}: the target is picked as routed, then removed in one transaction
+     * that claims its fence first (as a delete does): from the fast tier when it holds the document, else
+     * by its tombstone alone ({@link ColdTarget}), answering with the archive's version (its latest).
+     */
+    private RawBsonDocument remove(WriteRequest x, String namespace, WriteRoute route, BsonDocument query, BsonDocument sort,
+                                   BsonDocument command) throws InterruptedException {
+        Collation collation = collation(command);
+        BsonDocument fields = command.isDocument("fields") ? command.getDocument("fields") : null;
+        return OpMsg.raw(transactions.run(x, true, Deletes.keptMoving(namespace), () -> {
+            BsonValue target = target(namespace, route, query, sort, collation);
+            if (target == null) {
+                return session -> Outcome.committed(reply(null));
+            }
+            BsonDocument pinned = restricted(query, List.of(target));
+            Fence then = fences.read(null, namespace, List.of(target)).get(target);
+            // read after the fence: an eviction after this read shows as a changed fence below
+            BsonDocument archived = Blocking.single(TierQueries.collection(archive, namespace).find(pinned).collation(collation)
+                    .projection(fields).first()).orElse(null);
+            return session -> {
+                fences.claim(session, namespace, List.of(target));
+                BsonDocument removed = Blocking.single(TierQueries.collection(fast, namespace).findOneAndDelete(session, pinned,
+                        new FindOneAndDeleteOptions().projection(fields).collation(collation))).orElse(null);
+                if (removed != null) {
+                    fences.write(session, namespace, target, Fence.Kind.USER_DELETE);
+                    return Outcome.committed(reply(removed));
+                }
+                if (!TierQueries.idsIn(fast, session, namespace, List.of(target)).isEmpty() || archived == null) {
+                    return Outcome.committed(reply(null)); // the fast tier's version does not match
+                }
+                return switch (ColdTarget.of(then, fences.read(session, namespace, List.of(target)).get(target))) {
+                    case ALREADY_DELETED -> Outcome.committed(reply(null));
+                    case START_OVER -> null;
+                    case TOMBSTONE -> {
+                        fences.write(session, namespace, target, Fence.Kind.USER_DELETE);
+                        yield Outcome.committed(reply(archived));
+                    }
+                };
+            };
+        }));
+    }
+
+    /** The document a remove targets, as routed: the fast tier's first match, the archive's after the sync barrier, or either. */
+    private BsonValue target(String namespace, WriteRoute route, BsonDocument query, BsonDocument sort, Collation collation)
+            throws InterruptedException {
+        if (route instanceof WriteRoute.FastTier) {
+            return TierQueries.first(fast, namespace, query, sort, collation);
+        }
+        if (route instanceof WriteRoute.ResolveOneThenPointWrite) {
+            sync.await();
+            return TierQueries.first(archive, namespace, query, sort, collation);
+        }
+        BsonValue id = TierQueries.first(fast, namespace, query, sort, collation);
+        return id != null ? id : TierQueries.first(archive, namespace, query, sort, collation);
+    }
+
+    private static BsonDocument reply(BsonDocument value) {
+        return new BsonDocument("lastErrorObject", new BsonDocument("n", new BsonInt32(value == null ? 0 : 1)))
+                .append("value", value == null ? BsonNull.VALUE : value)
+                .append("ok", new BsonDouble(1));
+    }
+}

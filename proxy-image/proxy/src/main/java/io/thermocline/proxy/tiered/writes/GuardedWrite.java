@@ -1,0 +1,234 @@
+package io.thermocline.proxy.tiered.writes;
+
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoException;
+import com.mongodb.MongoNamespace;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.reactivestreams.client.ClientSession;
+import com.mongodb.reactivestreams.client.MongoClient;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.TierLagging;
+import io.thermocline.proxy.tiered.writes.GuardedTransaction.Outcome;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.wire.OpMsg;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+
+/**
+ * A write on documents that may be cold: the client's command runs in a fast-tier transaction that
+ * first copies the archived versions of the documents the fast tier lacks, under the workers' copy-up
+ * rule ({@link GuardedCopies}: fences read before the sync barrier and the archive read, compared inside
+ * the transaction; never over a fast-tier version), and checks that the documents the fast tier held are
+ * still there. Copy and write are one transaction, so the evictor cannot remove a promoted document in
+ * between (a separate promotion would race it and the write would miss the document); the copies are
+ * mirrored with the write as the archive's own versions, which is harmless. The server's own reply,
+ * counts included, is what the client gets.
+ */
+final class GuardedWrite {
+
+    /** Fields of a client command that belong to the client's session, not to the proxy's transaction. */
+    private static final Set<String> SESSION_FIELDS = Set.of("lsid", "txnNumber", "autocommit", "startTransaction", "$db",
+            "$clusterTime", "$readPreference", "readConcern", "writeConcern", "apiVersion", "apiStrict", "apiDeprecationErrors");
+
+    private final MongoClient fast;
+    private final MongoClient archive;
+    private final Fences fences;
+    private final GuardedCopies copies;
+    private final GuardedTransaction transactions;
+    private final SyncBarrier sync;
+    private final MongoCollection<BsonDocument> probes;
+    private final String lockPrefix;
+
+    GuardedWrite(MongoClient fast, MongoClient archive, Fences fences, GuardedCopies copies, GuardedTransaction transactions,
+                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix) {
+        this.fast = fast;
+        this.archive = archive;
+        this.fences = fences;
+        this.copies = copies;
+        this.transactions = transactions;
+        this.sync = sync;
+        this.probes = probes;
+        this.lockPrefix = lockPrefix;
+    }
+
+    /** Runs {@code command} (the client's, possibly rewritten) guarded over the documents {@code ids}. */
+    RawBsonDocument run(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids) throws InterruptedException {
+        String field = command.isArray("documents") ? "documents" : command.isArray("updates") ? "updates" : null;
+        if (field == null) {
+            return OpMsg.raw(once(x, namespace, command, ids, answer -> answer));
+        }
+        return OpMsg.raw(statementsThatSucceed(x, namespace, command, field, ids));
+    }
+
+    /**
+     * A write error aborts the guarded transaction, so nothing of it stands, while one database would
+     * have applied the statements before the error (ordered) or all the others (unordered). So the
+     * statements that failed are taken out and the rest runs again, until a run has no write error;
+     * the client gets that run's reply with the failed statements' errors at their own indexes.
+     */
+    private BsonDocument statementsThatSucceed(WriteRequest x, String namespace, BsonDocument command, String field,
+                                               List<BsonValue> ids) throws InterruptedException {
+        BsonArray statements = command.getArray(field);
+        boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
+        List<Integer> live = new ArrayList<>();
+        for (int i = 0; i < statements.size(); i++) {
+            live.add(i);
+        }
+        List<BsonDocument> errors = new ArrayList<>();
+        for (int round = 0; round <= statements.size(); round++) {
+            if (live.isEmpty()) {
+                BsonDocument none = new BsonDocument("n", new BsonInt32(0));
+                if (field.equals("updates")) {
+                    none.append("nModified", new BsonInt32(0));
+                }
+                return withErrors(none.append("ok", new BsonDouble(1)), errors, live); // nothing ran: nothing to record
+            }
+            BsonArray subset = new BsonArray();
+            live.forEach(i -> subset.add(statements.get(i)));
+            BsonDocument attempt = Replies.mutable(command);
+            attempt.put(field, subset);
+            List<BsonDocument> failedBefore = List.copyOf(errors);
+            List<Integer> running = List.copyOf(live);
+            // the reply is completed inside the committing transaction, so the retryable record holds it whole
+            boolean[] committed = new boolean[1];
+            BsonDocument answer = once(x, namespace, attempt, ids, reply -> {
+                committed[0] = true;
+                return failedBefore.isEmpty() ? reply : withErrors(reply, failedBefore, running);
+            });
+            if (committed[0] || !Replies.isOk(answer) || !answer.isArray("writeErrors") || answer.getArray("writeErrors").isEmpty()) {
+                return answer;
+            }
+            List<Integer> failed = new ArrayList<>();
+            for (BsonValue error : answer.getArray("writeErrors")) {
+                failed.add(error.asDocument().getNumber("index").intValue());
+            }
+            Collections.sort(failed);
+            if (ordered) {
+                // the first error ends an ordered write: only the statements before it ran
+                int first = failed.get(0);
+                errors.clear();
+                errors.add(renumbered(errorAt(answer, first), live.get(first)));
+                live = new ArrayList<>(live.subList(0, first));
+            } else {
+                for (int i = failed.size() - 1; i >= 0; i--) {
+                    int index = failed.get(i);
+                    errors.add(renumbered(errorAt(answer, index), live.get(index)));
+                    live.remove(index);
+                }
+            }
+        }
+        throw new TierLagging("the statements of this write on " + namespace + " kept failing differently; retry");
+    }
+
+    private static BsonDocument errorAt(BsonDocument reply, int index) {
+        for (BsonValue error : reply.getArray("writeErrors")) {
+            if (error.asDocument().getNumber("index").intValue() == index) {
+                return error.asDocument();
+            }
+        }
+        throw new IllegalStateException("no write error at " + index);
+    }
+
+    private static BsonDocument renumbered(BsonDocument indexed, int index) {
+        BsonDocument copy = Replies.mutable(indexed);
+        copy.put("index", new BsonInt32(index));
+        return copy;
+    }
+
+    /** The reply of the statements that ran ({@code live}: their indexes in the client's command), with the others' errors. */
+    private static BsonDocument withErrors(BsonDocument reply, List<BsonDocument> errors, List<Integer> live) {
+        BsonDocument out = Replies.mutable(reply);
+        if (out.isArray("upserted")) {
+            BsonArray upserted = new BsonArray();
+            for (BsonValue u : out.getArray("upserted")) {
+                upserted.add(renumbered(u.asDocument(), live.get(u.asDocument().getNumber("index").intValue())));
+            }
+            out.put("upserted", upserted);
+        }
+        List<BsonDocument> sorted = new ArrayList<>(errors);
+        sorted.sort(Comparator.comparingInt(e -> e.getNumber("index").intValue()));
+        if (!sorted.isEmpty()) {
+            out.put("writeErrors", new BsonArray(sorted));
+        }
+        return out;
+    }
+
+    /** One guarded run of {@code command}; a committing reply passes through {@code finish} inside the transaction. */
+    private BsonDocument once(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids,
+                              UnaryOperator<BsonDocument> finish) throws InterruptedException {
+        BsonDocument cmd = new BsonDocument();
+        command.forEach((k, v) -> {
+            if (!SESSION_FIELDS.contains(k)) {
+                cmd.append(k, v);
+            }
+        });
+        String database = new MongoNamespace(namespace).getDatabaseName();
+        List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
+        return transactions.run(x, true, "documents of " + namespace + " kept changing tier while this write promoted them; retry", () -> {
+            long started = System.nanoTime();
+            Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
+            Set<BsonValue> held = TierQueries.idsIn(fast, null, namespace, distinct);
+            List<BsonValue> missing = new ArrayList<>(distinct);
+            missing.removeAll(held);
+            Map<BsonValue, BsonDocument> archived = new HashMap<>();
+            if (!missing.isEmpty() && !TierQueries.idsIn(archive, null, namespace, missing).isEmpty()) {
+                sync.await(); // the archive now reflects every fast-tier delete older than the fences read above
+                for (BsonDocument d : TierQueries.documents(archive, namespace, missing)) {
+                    archived.put(d.get("_id"), d);
+                }
+            }
+            return session -> {
+                takeWriteLock(session);
+                List<BsonValue> copied = copies.copyMissing(session, namespace, archived, fencesAtRead, started);
+                if (copied == null || !copies.restoreEvicted(session, namespace, held)) {
+                    return null;
+                }
+                List<BsonValue> mustExist = new ArrayList<>(held);
+                mustExist.addAll(copied);
+                BsonDocument answer;
+                try {
+                    answer = Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
+                } catch (MongoCommandException e) {
+                    if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                        throw e;
+                    }
+                    return Outcome.aborted(e.getResponse());
+                }
+                boolean failed = answer.containsKey("writeErrors") || answer.containsKey("writeConcernError");
+                if (!failed && !copies.allPresent(session, namespace, mustExist)) {
+                    // removed between the check and the write (a server without snapshot reads in transactions)
+                    return null;
+                }
+                return failed ? Outcome.aborted(answer) : Outcome.committed(finish.apply(answer));
+            };
+        });
+    }
+
+    /**
+     * The first statement of a guarded transaction is a write, so the transaction holds its place before
+     * it checks anything (one probe document per thread: concurrent guarded writes do not conflict on it).
+     */
+    private void takeWriteLock(ClientSession session) {
+        Blocking.run(probes.updateOne(session, Filters.eq("_id", lockPrefix + Thread.currentThread().getId()),
+                Updates.inc("seq", 1L), new UpdateOptions().upsert(true)));
+    }
+}

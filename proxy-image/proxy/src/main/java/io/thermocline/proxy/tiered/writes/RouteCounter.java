@@ -1,0 +1,30 @@
+package io.thermocline.proxy.tiered.writes;
+
+import io.thermocline.proxy.routing.Reason;
+import io.thermocline.proxy.routing.WriteRoute;
+import io.thermocline.proxy.tiered.RoutingMetrics;
+import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+
+/** Counts each write's routing decision in the proxy's routing metrics (which the proxy may replace once, at start). */
+final class RouteCounter {
+
+    private volatile RoutingMetrics metrics;
+
+    RouteCounter(RoutingMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    void use(RoutingMetrics m) {
+        this.metrics = m;
+    }
+
+    void decided(Served served, Reason reason) {
+        metrics.decided("write", served, reason);
+    }
+
+    void count(WriteRoute route) {
+        Served served = route instanceof WriteRoute.FastTier || route instanceof WriteRoute.PointWrite ? Served.FAST
+                : route instanceof WriteRoute.Archive ? Served.ARCHIVE : Served.BOTH;
+        decided(served, route.reason());
+    }
+}

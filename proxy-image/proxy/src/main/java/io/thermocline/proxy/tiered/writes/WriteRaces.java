@@ -1,0 +1,21 @@
+package io.thermocline.proxy.tiered.writes;
+
+/**
+ * Called by the tiered write path between the reads that decide a write and the write itself, where a
+ * worker step (a mirror, an eviction, a copy-up) can interleave. Production runs {@link #NONE}; tests run
+ * that worker step there, so the race is proven to happen rather than hoped for.
+ */
+@FunctionalInterface
+public interface WriteRaces {
+
+    WriteRaces NONE = point -> { };
+
+    void reached(Point point);
+
+    enum Point {
+        /** An insert looked its client-chosen {@code _id}s up and is about to choose its path. */
+        INSERT_IDS_LOOKED_UP,
+        /** A delete read one tier for its targets and has not yet read (or acted on) the other. */
+        DELETE_BETWEEN_TIER_READS
+    }
+}
