@@ -97,7 +97,7 @@ public final class ProxyCommand implements Callable<Integer> {
         }
         ProxyServer proxy;
         try {
-            proxy = TieredProxy.create(loaded).start();
+            proxy = ProxyServer.create(loaded).start();
         } catch (java.io.IOException e) {
             spec.commandLine().getErr().println("thermocline proxy: cannot listen on " + loaded.proxy().listenHost() + ":"
                     + loaded.proxy().port() + " (MongoDB clients) or " + loaded.proxy().httpHost() + ":" + loaded.proxy().httpPort()

@@ -60,11 +60,6 @@ public record OpMsg(int requestId, int responseTo, int flagBits, RawBsonDocument
         return new OpMsg(requestId, responseTo, bits, body, sequences);
     }
 
-    /** The same message with another body, keeping its sequences and flags. */
-    public OpMsg withBody(BsonDocument newBody) {
-        return new OpMsg(requestId, responseTo, flagBits, raw(newBody), sequences);
-    }
-
     /** The command's name: the body's first key. */
     public String commandName() {
         return body.getFirstKey();

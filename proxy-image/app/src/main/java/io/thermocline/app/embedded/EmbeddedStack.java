@@ -113,7 +113,7 @@ public final class EmbeddedStack implements AutoCloseable {
         started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
         started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
         try {
-            proxy = TieredProxy.create(config).start();
+            proxy = ProxyServer.create(config).start();
         } catch (IOException e) {
             // Netty's native transport reports a taken port as its own IOException, not BindException.
             throw new StartFailure("cannot listen on " + config.proxy().listenHost() + ":" + config.proxy().port() + " (MongoDB clients) or "

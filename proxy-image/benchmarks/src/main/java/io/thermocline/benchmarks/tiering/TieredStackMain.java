@@ -56,7 +56,7 @@ public final class TieredStackMain {
             started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
         }
         started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
-        ProxyServer proxy = TieredProxy.create(config).start();
+        ProxyServer proxy = ProxyServer.create(config).start();
         proxy.metrics().alsoExpose(workerMetrics);
         started.add(proxy);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -45,10 +45,6 @@ public final class CausalPoints {
         return bySession == null ? byConnection : later(bySession, byConnection);
     }
 
-    public synchronized void forgetConnection(long connectionId) {
-        points.remove(connectionId);
-    }
-
     private static BsonTimestamp later(BsonTimestamp a, BsonTimestamp b) {
         return a.compareTo(b) >= 0 ? a : b;
     }

@@ -1,7 +1,6 @@
 package io.thermocline.proxy.tiered;
 
-import io.thermocline.proxy.server.CommandEnvelope;
-import io.thermocline.proxy.server.ErrorReplies;
+import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.wire.OpMsg;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +12,6 @@ import org.bson.RawBsonDocument;
 
 /** Reading server replies and shaping commands and errors for the tiered paths. */
 final class Replies {
-
-    static final int EXCEEDED_TIME_LIMIT = 262;
-    static final int COMMAND_NOT_SUPPORTED = 115;
-    static final int OPERATION_NOT_SUPPORTED_IN_TRANSACTION = 263;
-    static final int QUERY_PLAN_KILLED = 175;
 
     private Replies() {
     }
@@ -121,9 +115,5 @@ final class Replies {
     /** A new command body (no kind-1 sequences) built from the folded command. */
     static OpMsg rewritten(BsonDocument command) {
         return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
-    }
-
-    static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
-        return OpMsg.raw(ErrorReplies.error(code, codeName, message, labels));
     }
 }

@@ -2,6 +2,7 @@ package io.thermocline.proxy.tiered;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
 import io.thermocline.proxy.causal.ReadBarrier;
@@ -16,7 +17,8 @@ import io.thermocline.proxy.routing.RoutingTable;
 import io.thermocline.proxy.routing.TransactionRoute;
 import io.thermocline.proxy.routing.TransactionRouter;
 import io.thermocline.proxy.routing.TransactionTier;
-import io.thermocline.proxy.server.CommandTraits;
+import io.thermocline.proxy.command.CommandTraits;
+import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.topology.Tier;
@@ -118,7 +120,7 @@ public final class TieredRouting implements AutoCloseable {
      * Claims a command when it involves tiered data; empty leaves it to the pass-through path. The
      * classification is pure and cheap, so it runs on the network thread; the work does not.
      */
-    public Optional<CompletableFuture<RawBsonDocument>> route(TieredRequest request, TierCall call) {
+    public Optional<CompletableFuture<RawBsonDocument>> route(Request request, TierCall call) {
         TieringFollower.Decided decided = follower.decide();
         RoutingTable table = decided.table();
         if (table.policies().isEmpty()) {
@@ -126,7 +128,7 @@ public final class TieredRouting implements AutoCloseable {
         }
         OpMsg msg = request.msg();
         BsonDocument command = msg.command();
-        CommandTraits traits = CommandTraits.of(msg.commandName(), command);
+        CommandTraits traits = request.traits();
         Optional<SessionKey> session = traits.session();
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, session, decided);
@@ -191,12 +193,12 @@ public final class TieredRouting implements AutoCloseable {
             try {
                 return withCausalPoint(x, work.run());
             } catch (CausalWaitTimeout e) {
-                return Replies.error(Replies.EXCEEDED_TIME_LIMIT, "ExceededTimeLimit", e.getMessage(), retryLabels(x));
+                return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
             } catch (TierLagging e) {
-                return Replies.error(Replies.EXCEEDED_TIME_LIMIT, "ExceededTimeLimit", e.getMessage(), retryLabels(x));
+                return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Replies.error(91, "ShutdownInProgress", "the Thermocline proxy is shutting down", retryLabels(x));
+                return MongoError.SHUTDOWN_IN_PROGRESS.reply("the Thermocline proxy is shutting down", retryLabels(x));
             }
         }, workers);
     }
@@ -235,7 +237,7 @@ public final class TieredRouting implements AutoCloseable {
         }
         CommandClass.Rejected rejected = (CommandClass.Rejected) cls;
         metrics.decided("other", Served.REFUSED, rejected.reason());
-        return Replies.error(Replies.COMMAND_NOT_SUPPORTED, "CommandNotSupported", rejected.message(), List.of());
+        return MongoError.COMMAND_NOT_SUPPORTED.reply(rejected.message(), List.of());
     }
 
     // ---- reads -----------------------------------------------------------------------------
@@ -247,7 +249,7 @@ public final class TieredRouting implements AutoCloseable {
         }
         if (route instanceof ReadRoute.Refused refused) {
             metrics.decided("read", Served.REFUSED, refused.reason());
-            return Replies.error(Replies.COMMAND_NOT_SUPPORTED, "CommandNotSupported", refused.message(), List.of());
+            return MongoError.COMMAND_NOT_SUPPORTED.reply(refused.message(), List.of());
         }
         if (route instanceof ReadRoute.PointReadFastFirst point && !zeroBatch(x.command())) {
             return pointRead(x, command, namespace, point);
@@ -387,7 +389,7 @@ public final class TieredRouting implements AutoCloseable {
         if (basis instanceof TieredCursors.FastTier fast && !follower.stillServes(fast.decided(), fast.servesFast())) {
             cursors.closed(proxyCursorId);
             metrics.decided("get_more", Served.REFUSED, Reason.COVERAGE_CHANGED_DURING_READ);
-            return Replies.error(Replies.QUERY_PLAN_KILLED, "QueryPlanKilled", "this cursor read the fast tier under a"
+            return MongoError.QUERY_PLAN_KILLED.reply("this cursor read the fast tier under a"
                     + " coverage bound that no longer holds (the evictor may have removed documents it would return, or this"
                     + " proxy could not refresh the tiering state within the propagation delay); re-run the query: it is"
                     + " routed with the current bounds", List.of());
@@ -461,7 +463,7 @@ public final class TieredRouting implements AutoCloseable {
     private static boolean ignorableOnFastTier(BsonDocument reply) {
         BsonValue code = reply.get("code");
         int c = code != null && code.isNumber() ? code.asNumber().intValue() : -1;
-        return c == 26 || c == 27 || c == 48;
+        return MongoError.NAMESPACE_NOT_FOUND.is(c) || MongoError.INDEX_NOT_FOUND.is(c) || MongoError.NAMESPACE_EXISTS.is(c);
     }
 
     private RawBsonDocument explain(Exchange x, CommandClass cls) throws InterruptedException {
@@ -509,8 +511,8 @@ public final class TieredRouting implements AutoCloseable {
         TransactionRoute route = TransactionRouter.route(cls, x.table(), pinned == null ? null : pinned.tier());
         if (route instanceof TransactionRoute.Refused refused) {
             metrics.decided("transaction", Served.REFUSED, refused.reason());
-            return Optional.of(CompletableFuture.completedFuture(Replies.error(Replies.OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
-                    "OperationNotSupportedInTransaction", refused.message(), List.of())));
+            return Optional.of(CompletableFuture.completedFuture(MongoError.OPERATION_NOT_SUPPORTED_IN_TRANSACTION.reply(
+                    refused.message(), List.of())));
         }
         TransactionTier tier = route instanceof TransactionRoute.Run r ? r.tier() : TransactionTier.FAST;
         transactions.put(key, new PinnedTransaction(x.traits().txnNumber(), tier));
@@ -521,8 +523,8 @@ public final class TieredRouting implements AutoCloseable {
         if (cls instanceof CommandClass.Write w && w.kind() == CommandClass.WriteKind.DELETE
                 || cls instanceof CommandClass.Write fam && fam.kind() == CommandClass.WriteKind.FIND_AND_MODIFY
                 && fam.statements().get(0).getBoolean("remove", org.bson.BsonBoolean.FALSE).getValue()) {
-            return Optional.of(CompletableFuture.completedFuture(Replies.error(Replies.OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
-                    "OperationNotSupportedInTransaction", "deleting documents of a tiered collection inside a transaction is not"
+            return Optional.of(CompletableFuture.completedFuture(MongoError.OPERATION_NOT_SUPPORTED_IN_TRANSACTION.reply(
+                    "deleting documents of a tiered collection inside a transaction is not"
                             + " supported yet: a user delete must also leave a tombstone for the archive; delete outside the"
                             + " transaction", List.of())));
         }

@@ -10,6 +10,7 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.Reason;
 import io.thermocline.proxy.routing.WriteRoute;
@@ -55,7 +56,6 @@ final class TieredWrites {
     /** Documents per transaction of a multi-document write split over several (transaction size limits). */
     private static final int CHUNK = 1000;
     private static final int MAX_RESOLVE_ATTEMPTS = 8;
-    private static final int TRANSACTION_TOO_LARGE = 257;
     private static final int MAX_TRANSACTION_ATTEMPTS = 40;
 
     private final MongoClient fast;
@@ -195,7 +195,7 @@ final class TieredWrites {
             BsonDocument only = sent.size() == 1 ? sent.get(0) : null;
             boolean splittable = only != null && flag(only, "multi") && !flag(only, "upsert") && !x.traits().retryableWrite();
             if (!splittable) {
-                return Replies.error(TRANSACTION_TOO_LARGE, "TransactionTooLarge", "this update may change " + distinct.size()
+                return MongoError.TRANSACTION_TOO_LARGE.reply("this update may change " + distinct.size()
                         + " documents of " + write.namespace() + " that are not all in the fast tier; Thermocline applies such a"
                         + " write in one fast-tier transaction, limited to " + CHUNK + " documents, and only a single multi-document"
                         + " update without upsert is split into several. Nothing was changed: narrow the filter (e.g. by "

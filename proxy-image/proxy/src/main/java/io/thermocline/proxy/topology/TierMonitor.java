@@ -4,8 +4,8 @@ import com.mongodb.ConnectionString;
 import com.mongodb.ServerAddress;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.thermocline.proxy.pool.BackendConnection;
-import io.thermocline.proxy.pool.BackendConnector;
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -134,7 +134,7 @@ public final class TierMonitor implements AutoCloseable {
             synchronized (this) {
                 primaryWaiters.remove(f);
             }
-            f.completeExceptionally(new io.thermocline.proxy.pool.BackendUnavailableException(
+            f.completeExceptionally(new io.thermocline.proxy.backend.BackendUnavailableException(
                     "no primary is known for the " + tier.label() + " tier after " + timeout.toMillis() + " ms ("
                             + describeProblems() + ")", false));
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);

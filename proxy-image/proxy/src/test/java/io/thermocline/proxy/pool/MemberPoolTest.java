@@ -1,5 +1,8 @@
 package io.thermocline.proxy.pool;
 
+import io.thermocline.proxy.backend.BackendUnavailableException;
+import io.thermocline.proxy.backend.BackendConnector;
+import io.thermocline.proxy.backend.BackendConnection;
 import com.mongodb.ServerAddress;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;

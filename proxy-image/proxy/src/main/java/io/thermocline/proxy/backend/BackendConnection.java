@@ -1,4 +1,4 @@
-package io.thermocline.proxy.pool;
+package io.thermocline.proxy.backend;
 
 import com.mongodb.ServerAddress;
 import io.netty.channel.Channel;
@@ -45,7 +45,7 @@ public final class BackendConnection {
         return address;
     }
 
-    long generation() {
+    public long generation() {
         return generation;
     }
 
@@ -53,7 +53,7 @@ public final class BackendConnection {
         return compressor;
     }
 
-    void compressWith(io.thermocline.wire.Compressor agreed) {
+    public void compressWith(io.thermocline.wire.Compressor agreed) {
         this.compressor = agreed;
     }
 
