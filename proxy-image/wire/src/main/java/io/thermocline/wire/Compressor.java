@@ -1,6 +1,7 @@
 package io.thermocline.wire;
 
 import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -85,7 +86,7 @@ public enum Compressor {
                     yield n == uncompressedSize ? buffer : Arrays.copyOf(buffer, (int) n);
                 }
             };
-        } catch (IOException e) {
+        } catch (IOException | ZstdException e) {
             throw new IllegalArgumentException(wireName + " data is corrupt: " + e.getMessage(), e);
         }
         if (out.length != uncompressedSize) {

@@ -27,7 +27,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One client connection. Each message is decoded here, once, into a {@link Request} for the
- * dispatcher. Requests are handled one at a time, in order, as a mongod does; a client that
+ * handlers. Requests are handled one at a time, in order, as a mongod does; a client that
  * pipelines is read no further until the proxy catches up.
  */
 final class ClientConnection extends ChannelInboundHandlerAdapter implements Client {
@@ -36,7 +36,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
 
     private final long id;
     private final ProxyServer server;
-    private final CommandDispatcher dispatcher;
+    private final RequestHandler requests;
     private final Hello hello;
     private final ArrayDeque<Inbound> queue = new ArrayDeque<>();
     private Channel channel;
@@ -44,10 +44,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     private boolean rejected;
     private volatile boolean loadBalanced;
 
-    ClientConnection(long id, ProxyServer server, CommandDispatcher dispatcher, Hello hello) {
+    ClientConnection(long id, ProxyServer server, RequestHandler requests, Hello hello) {
         this.id = id;
         this.server = server;
-        this.dispatcher = dispatcher;
+        this.requests = requests;
         this.hello = hello;
     }
 
@@ -154,7 +154,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     private CompletableFuture<Void> handle(Inbound inbound) {
         WireMessage message = inbound.message();
         if (message instanceof OpMsg msg) {
-            return dispatcher.dispatch(Request.of(this, msg, inbound.compressedWith()));
+            return requests.handle(Request.of(this, msg, inbound.compressedWith()));
         }
         if (message instanceof OpQuery query) {
             return hello.legacy(this, query, inbound.compressedWith());

@@ -28,7 +28,7 @@ import java.util.concurrent.CompletableFuture;
  * Hands each decoded request to the handler of its role: the handshake, the cursor commands, the
  * session commands, the tiered layer (when it claims the command), or plain forwarding to the archive.
  */
-final class CommandDispatcher {
+final class CommandDispatcher implements RequestHandler {
     private final ProxyServer server;
     private final TieredRouting tiered;
     private final ClientReplies replies;
@@ -59,7 +59,8 @@ final class CommandDispatcher {
         this.sessions = new Sessions(pins, orphans, passThrough);
     }
 
-    CompletableFuture<Void> dispatch(Request request) {
+    @Override
+    public CompletableFuture<Void> handle(Request request) {
         if (Hello.isHello(request.name())) {
             return hello.handle(request);
         }

@@ -4,6 +4,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
@@ -152,10 +153,7 @@ public final class ProxyServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
-                        ch.pipeline().addLast("encoder", new WireEncoder());
-                        ch.pipeline().addLast("client", new ClientConnection(connectionIds.incrementAndGet(), ProxyServer.this,
-                                dispatcher, hello));
+                        installClientPipeline(ch.pipeline(), dispatcher);
                     }
                 });
         serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
@@ -168,6 +166,16 @@ public final class ProxyServer implements AutoCloseable {
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
                 settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
         return this;
+    }
+
+    /**
+     * A client connection's handlers: framing (the frame decoder also decodes and validates each
+     * message), encoding, and the connection that turns messages into requests for {@code requests}.
+     */
+    void installClientPipeline(ChannelPipeline pipeline, RequestHandler requests) {
+        pipeline.addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
+        pipeline.addLast("encoder", new WireEncoder());
+        pipeline.addLast("client", new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello));
     }
 
     /** Backend authentication and TLS are not implemented yet: say so at start rather than fail obscurely later. */
