@@ -2,6 +2,8 @@ package io.thermocline.wire;
 
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdException;
+import org.xerial.snappy.Snappy;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,7 +12,6 @@ import java.util.Optional;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
-import org.xerial.snappy.Snappy;
 
 /** The OP_COMPRESSED compressors, by the ids and names of the compression specification. */
 public enum Compressor {

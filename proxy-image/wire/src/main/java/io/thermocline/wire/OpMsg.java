@@ -1,11 +1,12 @@
 package io.thermocline.wire;
 
-import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
+
+import java.util.List;
 
 /**
  * OP_MSG (opcode 2013): one body document and any number of document sequences.

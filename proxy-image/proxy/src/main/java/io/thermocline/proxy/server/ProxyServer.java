@@ -1,5 +1,6 @@
 package io.thermocline.proxy.server;
 
+import com.mongodb.MongoCompressor;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -12,7 +13,6 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
-import com.mongodb.MongoCompressor;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.cursor.CursorRegistry;

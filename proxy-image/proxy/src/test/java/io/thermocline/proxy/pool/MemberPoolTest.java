@@ -1,14 +1,14 @@
 package io.thermocline.proxy.pool;
 
-import io.thermocline.proxy.backend.BackendUnavailableException;
-import io.thermocline.proxy.backend.BackendConnector;
-import io.thermocline.proxy.backend.BackendConnection;
 import com.mongodb.ServerAddress;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.backend.BackendConnector;
+import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.topology.Tier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
