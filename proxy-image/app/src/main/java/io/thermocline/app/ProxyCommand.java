@@ -4,7 +4,6 @@ import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.InvalidConfigException;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.tiered.TieredProxy;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

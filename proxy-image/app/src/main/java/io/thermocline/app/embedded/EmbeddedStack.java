@@ -9,7 +9,6 @@ import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.tiered.RoutingMetrics;
-import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;

@@ -14,7 +14,6 @@ import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.worker.TierClients;
