@@ -117,9 +117,4 @@ public record CommandTraits(String name, String database, Long txnNumber, boolea
     public boolean endsTransaction() {
         return name.equals("commitTransaction") || name.equals("abortTransaction");
     }
-
-    /** The point in the tier's clock the client's read must not go behind ({@code readConcern.afterClusterTime}), or null. */
-    public BsonValue afterClusterTime() {
-        return readConcern == null ? null : readConcern.get("afterClusterTime");
-    }
 }

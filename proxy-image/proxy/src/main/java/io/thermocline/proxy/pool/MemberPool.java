@@ -94,10 +94,6 @@ public final class MemberPool implements PoolListener.PoolCounts {
         return address;
     }
 
-    public int maxSize() {
-        return maxSize;
-    }
-
     public CompletableFuture<BackendConnection> borrow() {
         return borrow(null);
     }
