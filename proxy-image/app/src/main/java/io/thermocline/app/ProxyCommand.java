@@ -4,7 +4,6 @@ import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.InvalidConfigException;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.tiered.TieredProxy;
 import io.netty.util.ResourceLeakDetector;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -100,7 +99,7 @@ public final class ProxyCommand implements Callable<Integer> {
         }
         ProxyServer proxy;
         try {
-            proxy = TieredProxy.create(loaded).start();
+            proxy = ProxyServer.create(loaded).start();
         } catch (IOException e) {
             spec.commandLine().getErr().println("thermocline proxy: cannot listen on " + loaded.proxy().listenHost() + ":"
                     + loaded.proxy().port() + " (MongoDB clients) or " + loaded.proxy().httpHost() + ":" + loaded.proxy().httpPort()

@@ -10,7 +10,6 @@ import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.tiered.RoutingMetrics;
-import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
@@ -114,7 +113,7 @@ public final class EmbeddedStack implements AutoCloseable {
         started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
         started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
         try {
-            proxy = TieredProxy.create(config).start();
+            proxy = ProxyServer.create(config).start();
         } catch (IOException e) {
             // Netty's native transport reports a taken port as its own IOException, not BindException.
             throw new StartFailure("cannot listen on " + config.proxy().listenHost() + ":" + config.proxy().port() + " (MongoDB clients) or "

@@ -1,6 +1,9 @@
 package io.thermocline.wire;
 
 import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdException;
+import org.xerial.snappy.Snappy;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -9,7 +12,6 @@ import java.util.Optional;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
-import org.xerial.snappy.Snappy;
 
 /** The OP_COMPRESSED compressors, by the ids and names of the compression specification. */
 public enum Compressor {
@@ -85,7 +87,7 @@ public enum Compressor {
                     yield n == uncompressedSize ? buffer : Arrays.copyOf(buffer, (int) n);
                 }
             };
-        } catch (IOException e) {
+        } catch (IOException | ZstdException e) {
             throw new IllegalArgumentException(wireName + " data is corrupt: " + e.getMessage(), e);
         }
         if (out.length != uncompressedSize) {

@@ -1,11 +1,12 @@
 package io.thermocline.wire;
 
-import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
+
+import java.util.List;
 
 /**
  * OP_MSG (opcode 2013): one body document and any number of document sequences.
@@ -58,11 +59,6 @@ public record OpMsg(int requestId, int responseTo, int flagBits, RawBsonDocument
     /** The same message with other flag bits (e.g. moreToCome set on an exhaust reply). */
     public OpMsg withFlagBits(int bits) {
         return new OpMsg(requestId, responseTo, bits, body, sequences);
-    }
-
-    /** The same message with another body, keeping its sequences and flags. */
-    public OpMsg withBody(BsonDocument newBody) {
-        return new OpMsg(requestId, responseTo, flagBits, raw(newBody), sequences);
     }
 
     /** The command's name: the body's first key. */

@@ -3,6 +3,14 @@ package io.thermocline.wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import org.bson.BsonBinaryReader;
+import org.bson.BsonInvalidOperationException;
+import org.bson.BsonSerializationException;
+import org.bson.BsonType;
+import org.bson.RawBsonDocument;
+
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -10,10 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32C;
-import org.bson.BsonBinaryReader;
-import org.bson.BsonSerializationException;
-import org.bson.BsonType;
-import org.bson.RawBsonDocument;
 
 /**
  * Parses and writes whole wire messages (header included). Parsing checks every length,
@@ -81,7 +85,7 @@ public final class WireCodec {
         } catch (MalformedMessageException e) {
             throw e;
         } catch (BsonSerializationException | IllegalArgumentException | IndexOutOfBoundsException
-                 | java.nio.BufferUnderflowException | org.bson.BsonInvalidOperationException e) {
+                 | BufferUnderflowException | BsonInvalidOperationException e) {
             throw new MalformedMessageException(requestId, "malformed message (opcode " + opCode + "): " + e.getMessage(), e);
         }
     }
@@ -246,8 +250,8 @@ public final class WireCodec {
     private static void validate(RawBsonDocument document, int requestId) {
         try (BsonBinaryReader reader = new BsonBinaryReader(document.getByteBuffer().asNIO())) {
             walkDocument(reader, 0);
-        } catch (BsonSerializationException | org.bson.BsonInvalidOperationException | IllegalArgumentException
-                 | IndexOutOfBoundsException | java.nio.BufferUnderflowException e) {
+        } catch (BsonSerializationException | BsonInvalidOperationException | IllegalArgumentException
+                 | IndexOutOfBoundsException | BufferUnderflowException e) {
             throw new MalformedMessageException(requestId, "invalid BSON document: " + e.getMessage(), e);
         }
     }
@@ -340,7 +344,7 @@ public final class WireCodec {
 
     /** Convenience for tests and tools: the whole message as bytes. */
     public static byte[] encodeToBytes(Outbound outbound) {
-        ByteBuf buf = encode(io.netty.buffer.Unpooled.buffer().alloc(), outbound);
+        ByteBuf buf = encode(Unpooled.buffer().alloc(), outbound);
         try {
             byte[] bytes = new byte[buf.readableBytes()];
             buf.readBytes(bytes);

@@ -1,11 +1,5 @@
 package io.thermocline.wire;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.List;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
@@ -13,6 +7,13 @@ import org.bson.RawBsonDocument;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class WireCodecTest {
 
@@ -157,5 +158,34 @@ class WireCodecTest {
         byte[] bytes = WireCodec.encodeToBytes(Outbound.plain(OpMsg.request(1, new BsonDocument("ping", new BsonInt32(1)))));
         ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putInt(0, bytes.length + 4);
         assertThatThrownBy(() -> WireCodec.decode(bytes, MAX)).hasMessageContaining("header says");
+    }
+
+    /** Header is 16 bytes, then original opcode (4), declared size (4) and compressor id (1): the payload follows. */
+    @ParameterizedTest
+    @EnumSource(value = Compressor.class, names = {"SNAPPY", "ZLIB", "ZSTD"})
+    void anyCorruptionOfACompressedMessageIsAMalformedMessage(Compressor compressor) {
+        byte[] message = WireCodec.encodeToBytes(new Outbound(OpMsg.request(3, BsonDocument.parse("{count: 'm', $db: 'fuzz'}")),
+                compressor));
+        int[] sizes = {0, 1, 17, 30, 31, 32, 64, 1_000, 100_000};
+        for (int size : sizes) {
+            byte[] lying = message.clone();
+            ByteBuffer.wrap(lying).order(ByteOrder.LITTLE_ENDIAN).putInt(20, size);
+            decodesOrIsMalformed(lying);
+        }
+        for (int at = 25; at < message.length; at++) {
+            for (int flip : new int[]{0x01, 0x80, 0xff}) {
+                byte[] corrupt = message.clone();
+                corrupt[at] ^= (byte) flip;
+                decodesOrIsMalformed(corrupt);
+            }
+        }
+    }
+
+    private static void decodesOrIsMalformed(byte[] message) {
+        try {
+            WireCodec.decode(message, WireCodec.DEFAULT_MAX_MESSAGE_SIZE);
+        } catch (MalformedMessageException e) {
+            assertThat(e.requestId()).isEqualTo(3);
+        }
     }
 }

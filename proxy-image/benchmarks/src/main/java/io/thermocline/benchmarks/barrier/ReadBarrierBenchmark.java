@@ -14,7 +14,6 @@ import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.worker.TierClients;
@@ -102,7 +101,7 @@ public final class ReadBarrierBenchmark {
                 feeder.awaitStreaming(Duration.ofSeconds(30));
                 for (ReadConsistency mode : List.of(ReadConsistency.SESSION, ReadConsistency.LINEARIZABLE)) {
                     // writers and readers are separate driver clients: a reader never saw a write (in session mode it waits for none)
-                    try (ProxyServer proxy = TieredProxy.create(config(fastSet, archiveSet, mode)).start();
+                    try (ProxyServer proxy = ProxyServer.create(config(fastSet, archiveSet, mode)).start();
                          MongoClient writing = MongoClients.create("mongodb://127.0.0.1:" + proxy.port());
                          MongoClient reading = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=200")) {
                         for (int clients : s.clients()) {

@@ -6,7 +6,6 @@ import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.warmer.Warmer;
@@ -56,7 +55,7 @@ public final class TieredStackMain {
             started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
         }
         started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
-        ProxyServer proxy = TieredProxy.create(config).start();
+        ProxyServer proxy = ProxyServer.create(config).start();
         proxy.metrics().alsoExpose(workerMetrics);
         started.add(proxy);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -1,10 +1,11 @@
 package io.thermocline.proxy.causal;
 
 import io.thermocline.proxy.session.SessionKey;
+import org.bson.BsonTimestamp;
+
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import org.bson.BsonTimestamp;
 
 /**
  * The causal point of every client: the latest fast-tier {@code operationTime} it has observed,
@@ -43,10 +44,6 @@ public final class CausalPoints {
             return bySession;
         }
         return bySession == null ? byConnection : later(bySession, byConnection);
-    }
-
-    public synchronized void forgetConnection(long connectionId) {
-        points.remove(connectionId);
     }
 
     private static BsonTimestamp later(BsonTimestamp a, BsonTimestamp b) {

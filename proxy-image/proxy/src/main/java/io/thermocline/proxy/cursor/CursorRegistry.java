@@ -92,18 +92,6 @@ public final class CursorRegistry {
         return out;
     }
 
-    /** Removes every cursor on a member that is gone (its cursors died with it). */
-    public synchronized List<CursorRoute> removeOnMember(Tier tier, ServerAddress member) {
-        List<CursorRoute> out = new ArrayList<>();
-        for (CursorRoute r : new ArrayList<>(routes.values())) {
-            if (r.tier() == tier && r.member().equals(member)) {
-                remove(r.proxyId());
-                out.add(r);
-            }
-        }
-        return out;
-    }
-
     public synchronized int size() {
         return routes.size();
     }

@@ -1,24 +1,28 @@
 package io.thermocline.proxy.metrics;
 
 import com.mongodb.ServerAddress;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.proxy.pool.PoolListener;
 import io.thermocline.proxy.topology.Tier;
 
-import io.prometheus.metrics.core.datapoints.CounterDataPoint;
-import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
-
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntSupplier;
 
 /**
  * The proxy's Prometheus metrics. Command names outside a fixed set are counted as
@@ -36,9 +40,9 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
     /** Data points looked up once per label set: the request path then only increments. */
     private final Map<String, CommandSeries> commandSeries;
     private final Map<PoolKey, PoolListener.PoolCounts> pools = new ConcurrentHashMap<>();
-    private volatile java.util.function.IntSupplier inFlightSource = () -> 0;
+    private volatile IntSupplier inFlightSource = () -> 0;
     /** Registries of processes sharing this one's /metrics (the embedded default's tiering workers). */
-    private final java.util.List<PrometheusRegistry> alsoExposed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<PrometheusRegistry> alsoExposed = new CopyOnWriteArrayList<>();
 
     private record PoolKey(Tier tier, ServerAddress member) {
     }
@@ -97,7 +101,7 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
         inFlight = GaugeWithCallback.builder().name("thermocline_proxy_requests_in_flight")
                 .help("Client requests being processed")
                 .callback(cb -> cb.call(inFlightSource.getAsInt())).register(registry);
-        Map<String, CommandSeries> series = new java.util.HashMap<>();
+        Map<String, CommandSeries> series = new HashMap<>();
         for (String label : KNOWN_COMMANDS) {
             series.put(label, series(label));
         }
@@ -156,7 +160,7 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
     }
 
     /** Where the in-flight gauge reads its value when scraped. */
-    public void inFlightFrom(java.util.function.IntSupplier source) {
+    public void inFlightFrom(IntSupplier source) {
         this.inFlightSource = source;
     }
 
@@ -194,7 +198,7 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
             PrometheusTextFormatWriter.create().write(out, registry.scrape());
             return;
         }
-        io.prometheus.metrics.model.snapshots.MetricSnapshots.Builder all = io.prometheus.metrics.model.snapshots.MetricSnapshots.builder();
+        MetricSnapshots.Builder all = MetricSnapshots.builder();
         registry.scrape().forEach(all::metricSnapshot);
         for (PrometheusRegistry other : alsoExposed) {
             other.scrape().forEach(all::metricSnapshot);

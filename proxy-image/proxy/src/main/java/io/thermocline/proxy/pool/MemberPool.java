@@ -1,19 +1,27 @@
 package io.thermocline.proxy.pool;
 
 import com.mongodb.ServerAddress;
+import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.backend.BackendConnector;
+import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.wire.Compressor;
 import io.thermocline.wire.OpMsg;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
+import org.bson.BsonValue;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,7 +37,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
     private final BackendConnector connector;
     private final EventExecutor timer;
     private final PoolListener.BorrowRecorder listener;
-    private final List<io.thermocline.wire.Compressor> compressors;
+    private final List<Compressor> compressors;
 
     private final ArrayDeque<BackendConnection> idle = new ArrayDeque<>();
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
@@ -53,7 +61,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
 
     /** {@code compressors}: offered to the member in each connection's handshake, in order of preference. */
     public MemberPool(Tier tier, ServerAddress address, int maxSize, Duration maxWait, BackendConnector connector,
-                      EventExecutor timer, PoolListener listener, List<io.thermocline.wire.Compressor> compressors) {
+                      EventExecutor timer, PoolListener listener, List<Compressor> compressors) {
         this.compressors = List.copyOf(compressors);
         if (maxSize < 1) {
             throw new IllegalArgumentException("pool size must be at least 1, got " + maxSize);
@@ -86,16 +94,12 @@ public final class MemberPool implements PoolListener.PoolCounts {
         return address;
     }
 
-    public int maxSize() {
-        return maxSize;
-    }
-
     public CompletableFuture<BackendConnection> borrow() {
         return borrow(null);
     }
 
     /** Borrows a connection, preferring one on {@code preferred} (the caller's event loop). */
-    public CompletableFuture<BackendConnection> borrow(io.netty.channel.EventLoop preferred) {
+    public CompletableFuture<BackendConnection> borrow(EventLoop preferred) {
         long start = System.nanoTime();
         List<BackendConnection> stale = null;
         BackendConnection ready = null;
@@ -250,7 +254,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
         });
     }
 
-    private CompletableFuture<BackendConnection> createFor(long startNanos, io.netty.channel.EventLoop loop) {
+    private CompletableFuture<BackendConnection> createFor(long startNanos, EventLoop loop) {
         long gen;
         synchronized (this) {
             gen = generation;
@@ -272,7 +276,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
                     }
                     for (Waiter w : failed) {
                         w.timeout.cancel(false);
-                        w.future.completeExceptionally(e instanceof java.util.concurrent.CompletionException ce ? ce.getCause() : e);
+                        w.future.completeExceptionally(e instanceof CompletionException ce ? ce.getCause() : e);
                     }
                 });
     }
@@ -285,7 +289,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
                         .append("os", new BsonDocument("type", new BsonString(System.getProperty("os.name", "unknown")))))
                 .append("$db", new BsonString("admin"));
         if (!compressors.isEmpty()) {
-            org.bson.BsonArray offered = new org.bson.BsonArray();
+            BsonArray offered = new BsonArray();
             compressors.forEach(x -> offered.add(new BsonString(x.wireName())));
             hello.append("compression", offered);
         }
@@ -295,9 +299,9 @@ public final class MemberPool implements PoolListener.PoolCounts {
                         c.close();
                         return;
                     }
-                    org.bson.BsonValue agreed = r.body().get("compression");
+                    BsonValue agreed = r.body().get("compression");
                     if (agreed != null && agreed.isArray() && !agreed.asArray().isEmpty() && agreed.asArray().get(0).isString()) {
-                        io.thermocline.wire.Compressor.byName(agreed.asArray().get(0).asString().getValue())
+                        Compressor.byName(agreed.asArray().get(0).asString().getValue())
                                 .filter(compressors::contains).ifPresent(c::compressWith);
                     }
                 });

@@ -4,11 +4,18 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.DecoderException;
+import io.thermocline.proxy.command.Client;
+import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.server.handshake.Hello;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.MalformedMessageException;
 import io.thermocline.wire.OpMsg;
+import io.thermocline.wire.OpQuery;
+import io.thermocline.wire.OpReply;
 import io.thermocline.wire.Outbound;
 import io.thermocline.wire.WireMessage;
 import org.bson.BsonDocument;
@@ -16,34 +23,36 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One client connection. Requests are handled one at a time, in order, as a mongod does; a
- * client that pipelines is read no further until the proxy catches up.
+ * One client connection. Each message is decoded here, once, into a {@link Request} for the
+ * handlers. Requests are handled one at a time, in order, as a mongod does; a client that
+ * pipelines is read no further until the proxy catches up.
  */
-final class ClientConnection extends ChannelInboundHandlerAdapter {
+final class ClientConnection extends ChannelInboundHandlerAdapter implements Client {
     private static final Logger LOG = LoggerFactory.getLogger(ClientConnection.class);
     private static final int MAX_QUEUED = 8;
 
     private final long id;
     private final ProxyServer server;
-    private final CommandDispatcher dispatcher;
+    private final RequestHandler requests;
+    private final Hello hello;
     private final ArrayDeque<Inbound> queue = new ArrayDeque<>();
     private Channel channel;
     private boolean busy;
     private boolean rejected;
-    private volatile List<Compressor> compressors = List.of();
     private volatile boolean loadBalanced;
 
-    ClientConnection(long id, ProxyServer server, CommandDispatcher dispatcher) {
+    ClientConnection(long id, ProxyServer server, RequestHandler requests, Hello hello) {
         this.id = id;
         this.server = server;
-        this.dispatcher = dispatcher;
+        this.requests = requests;
+        this.hello = hello;
     }
 
-    long id() {
+    @Override
+    public long id() {
         return id;
     }
 
@@ -51,25 +60,29 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         return channel;
     }
 
-    boolean isOpen() {
+    @Override
+    public EventLoop eventLoop() {
+        return channel.eventLoop();
+    }
+
+    @Override
+    public boolean isOpen() {
         return channel.isActive();
     }
 
-    List<Compressor> compressors() {
-        return compressors;
+    @Override
+    public void loadBalancedAsked() {
+        this.loadBalanced = true;
     }
 
-    void negotiated(List<Compressor> agreed, boolean lb) {
-        this.compressors = agreed;
-        this.loadBalanced = this.loadBalanced || lb;
-    }
-
-    boolean loadBalanced() {
+    @Override
+    public boolean loadBalanced() {
         return loadBalanced;
     }
 
     /** Sends a message, compressed the way the request it answers was (as the compression spec asks). */
-    CompletableFuture<Void> send(WireMessage message, Compressor compressor) {
+    @Override
+    public CompletableFuture<Void> send(WireMessage message, Compressor compressor) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         channel.writeAndFlush(new Outbound(message, compressor)).addListener(f -> {
             if (f.isSuccess()) {
@@ -118,7 +131,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         busy = true;
         CompletableFuture<Void> handled;
         try {
-            handled = rejected ? dispatcher.rejectOverLimit(this, next) : dispatcher.dispatch(this, next);
+            handled = rejected ? rejectOverLimit(next) : handle(next);
         } catch (RuntimeException e) {
             handled = CompletableFuture.failedFuture(e);
         }
@@ -137,6 +150,33 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         });
     }
 
+    /** Decodes the message into the request the handlers take (OP_QUERY carries the legacy handshake only). */
+    private CompletableFuture<Void> handle(Inbound inbound) {
+        WireMessage message = inbound.message();
+        if (message instanceof OpMsg msg) {
+            return requests.handle(Request.of(this, msg, inbound.compressedWith()));
+        }
+        if (message instanceof OpQuery query) {
+            return hello.legacy(this, query, inbound.compressedWith());
+        }
+        sendAndClose(OpMsg.reply(message.requestId(), MongoError.PROTOCOL_ERROR.reply(
+                "clients send OP_MSG or OP_QUERY, not " + message.getClass().getSimpleName())));
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** A connection past {@code maxClientConnections} gets one clear error, then is closed. */
+    private CompletableFuture<Void> rejectOverLimit(Inbound inbound) {
+        BsonDocument error = MongoError.OPERATION_FAILED.reply("Thermocline proxy connection limit reached: "
+                + server.settings().maxClientConnections() + " client connections are open (proxy.maxClientConnections);"
+                + " close idle clients, lower the driver's maxPoolSize, or raise the limit");
+        if (inbound.message() instanceof OpQuery q) {
+            sendAndClose(OpReply.reply(q.requestId(), error));
+        } else {
+            sendAndClose(OpMsg.reply(inbound.message().requestId(), error));
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         queue.clear();
@@ -151,9 +191,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             server.metrics().malformedMessage();
             LOG.info("event=malformed_message connection={} remote={} error=\"{}\"", id, ctx.channel().remoteAddress(), bad.getMessage());
             if (bad.requestId() != 0) {
-                BsonDocument error = ErrorReplies.error(ErrorReplies.PROTOCOL_ERROR, "ProtocolError",
-                        "malformed message, closing the connection: " + bad.getMessage(), List.of());
-                sendAndClose(OpMsg.reply(bad.requestId(), error));
+                sendAndClose(OpMsg.reply(bad.requestId(),
+                        MongoError.PROTOCOL_ERROR.reply("malformed message, closing the connection: " + bad.getMessage())));
             } else {
                 ctx.close();
             }

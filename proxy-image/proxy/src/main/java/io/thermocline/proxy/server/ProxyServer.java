@@ -1,26 +1,34 @@
 package io.thermocline.proxy.server;
 
+import com.mongodb.MongoCompressor;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
 import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.proxy.http.Readiness;
 import io.thermocline.proxy.metrics.ProxyMetrics;
-import io.thermocline.proxy.pool.BackendConnector;
-import io.thermocline.proxy.pool.BackendUnavailableException;
+import io.thermocline.proxy.server.forwarding.Backends;
+import io.thermocline.proxy.server.forwarding.TierBackend;
+import io.thermocline.proxy.server.handshake.Handshake;
+import io.thermocline.proxy.server.handshake.Hello;
+import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.proxy.tiered.TieredRouting;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierTopology;
-import io.thermocline.proxy.topology.WireLimits;
+import io.thermocline.wire.Compressor;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
 import org.bson.types.ObjectId;
@@ -29,9 +37,14 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -47,15 +60,14 @@ public final class ProxyServer implements AutoCloseable {
     private final ProxyMetrics metrics = new ProxyMetrics();
     private final NettyTransport transport;
     private final EventLoopGroup group;
-    private final TierBackend archive;
-    private final TierBackend fast;
+    private final Backends backends;
     private final CommandDispatcher dispatcher;
+    private final Hello hello;
     private final TieredRouting tiered;
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger acceptedClients = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong connectionIds = new AtomicLong();
-    private volatile WireLimits lastKnownLimits;
     private volatile boolean draining;
     private Channel serverChannel;
     private HttpEndpoint http;
@@ -65,8 +77,20 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /**
+     * The proxy one {@link ThermoclineConfig} describes: with a fast tier and at least one collection
+     * policy it routes tiered namespaces across both tiers; otherwise it is the plain pass-through proxy.
+     */
+    public static ProxyServer create(ThermoclineConfig config) {
+        return create(config, ProxySettings.from(config), TieredProxy.Options.defaults());
+    }
+
+    public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, TieredProxy.Options options) {
+        return new ProxyServer(settings, TieredProxy.routing(config, settings.instanceId(), options).orElse(null));
+    }
+
+    /**
      * A tiering proxy: {@code tiered} routes commands on tiered namespaces (see
-     * {@link io.thermocline.proxy.tiered.TieredProxy}); null makes a pass-through proxy. The server closes it.
+     * {@link TieredProxy}); null makes a pass-through proxy. The server closes it.
      */
     public ProxyServer(ProxySettings settings, TieredRouting tiered) {
         this.settings = settings;
@@ -76,17 +100,16 @@ public final class ProxyServer implements AutoCloseable {
             tiered.countIn(metrics.registry());
         }
         this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                new io.netty.util.concurrent.DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
+                new DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
                 settings.connectTimeout());
-        this.archive = new TierBackend(Tier.ARCHIVE, settings.archive(), connector, group, settings.heartbeatInterval(),
-                settings.poolWaitTimeout(), metrics, backendCompressors(settings.archive()));
-        this.fast = settings.fast() == null ? null : new TierBackend(Tier.FAST, settings.fast(), connector, group,
-                settings.heartbeatInterval(), settings.poolWaitTimeout(), metrics, backendCompressors(settings.fast()));
+        this.backends = new Backends(tierBackend(Tier.ARCHIVE, settings.archive(), connector),
+                settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector), settings.primaryWaitTimeout());
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
-        this.dispatcher = new CommandDispatcher(this, handshake, cursors, metrics);
+        this.hello = new Hello(handshake, backends, settings.maxMessageSizeBytes(), this::isDraining, metrics);
+        this.dispatcher = new CommandDispatcher(this, backends, hello, cursors, tiered, metrics);
         metrics.inFlightFrom(inFlight::get);
     }
 
@@ -94,21 +117,25 @@ public final class ProxyServer implements AutoCloseable {
      * Compression towards a tier is asked for the way any driver asks: {@code compressors=} in
      * the tier's connection string. Off by default, since the proxy usually sits next to its backends.
      */
-    private static java.util.List<io.thermocline.wire.Compressor> backendCompressors(ProxySettings.TierEndpoint endpoint) {
-        java.util.List<io.thermocline.wire.Compressor> out = new java.util.ArrayList<>();
-        for (com.mongodb.MongoCompressor c : endpoint.uri().getCompressorList()) {
-            io.thermocline.wire.Compressor.byName(c.getName()).filter(x -> x != io.thermocline.wire.Compressor.NOOP).ifPresent(out::add);
+    private static List<Compressor> backendCompressors(ProxySettings.TierEndpoint endpoint) {
+        List<Compressor> out = new ArrayList<>();
+        for (MongoCompressor c : endpoint.uri().getCompressorList()) {
+            Compressor.byName(c.getName()).filter(x -> x != Compressor.NOOP).ifPresent(out::add);
         }
         return out;
+    }
+
+    private TierBackend tierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector) {
+        return new TierBackend(tier, endpoint.uri(), endpoint.poolSize(), connector, group, settings.heartbeatInterval(),
+                settings.poolWaitTimeout(), metrics, backendCompressors(endpoint));
     }
 
     /** A stable serviceId per instance id, so load-balanced drivers can tell fleet members apart. */
     private static ObjectId serviceIdFor(String instanceId) {
         try {
-            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest(instanceId.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return new ObjectId(java.util.Arrays.copyOf(digest, 12));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(instanceId.getBytes(StandardCharsets.UTF_8));
+            return new ObjectId(Arrays.copyOf(digest, 12));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("the JDK always has SHA-256", e);
         }
     }
@@ -118,10 +145,7 @@ public final class ProxyServer implements AutoCloseable {
         if (settings.fast() != null) {
             warnUnsupported("tiers.fast.uri", settings.fast());
         }
-        archive.start();
-        if (fast != null) {
-            fast.start();
-        }
+        backends.start();
         ServerBootstrap bootstrap = new ServerBootstrap().group(group).channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -129,9 +153,7 @@ public final class ProxyServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
-                        ch.pipeline().addLast("encoder", new WireEncoder());
-                        ch.pipeline().addLast("client", new ClientConnection(connectionIds.incrementAndGet(), ProxyServer.this, dispatcher));
+                        installClientPipeline(ch.pipeline(), dispatcher);
                     }
                 });
         serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
@@ -144,6 +166,16 @@ public final class ProxyServer implements AutoCloseable {
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
                 settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
         return this;
+    }
+
+    /**
+     * A client connection's handlers: framing (the frame decoder also decodes and validates each
+     * message), encoding, and the connection that turns messages into requests for {@code requests}.
+     */
+    void installClientPipeline(ChannelPipeline pipeline, RequestHandler requests) {
+        pipeline.addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
+        pipeline.addLast("encoder", new WireEncoder());
+        pipeline.addLast("client", new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello));
     }
 
     /** Backend authentication and TLS are not implemented yet: say so at start rather than fail obscurely later. */
@@ -175,28 +207,16 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /** The tiered routing, or empty for a pass-through proxy. */
-    public java.util.Optional<TieredRouting> tieredRouting() {
-        return java.util.Optional.ofNullable(tiered);
-    }
-
-    TieredRouting tiered() {
-        return tiered;
+    public Optional<TieredRouting> tieredRouting() {
+        return Optional.ofNullable(tiered);
     }
 
     ProxySettings settings() {
         return settings;
     }
 
-    TierBackend archive() {
-        return archive;
-    }
-
-    TierBackend tier(Tier tier) {
-        return tier == Tier.FAST && fast != null ? fast : archive;
-    }
-
     public TierTopology topology(Tier tier) {
-        return tier(tier).monitor().topology();
+        return backends.tier(tier).monitor().topology();
     }
 
     boolean isDraining() {
@@ -234,43 +254,17 @@ public final class ProxyServer implements AutoCloseable {
             acceptedClients.decrementAndGet();
             metrics.clientDisconnected();
         }
-        dispatcher.connectionClosed(client);
-    }
-
-    /** The limits to advertise: the lowest of the tiers, waiting for the first hello when none was seen yet. */
-    CompletableFuture<WireLimits> advertisedLimits() {
-        Optional<WireLimits> now = currentLimits();
-        if (now.isPresent()) {
-            lastKnownLimits = now.get();
-            return CompletableFuture.completedFuture(now.get());
-        }
-        if (lastKnownLimits != null) {
-            return CompletableFuture.completedFuture(lastKnownLimits);
-        }
-        CompletableFuture<?> wait = fast == null
-                ? archive.monitor().awaitPrimary(settings.primaryWaitTimeout())
-                : CompletableFuture.allOf(archive.monitor().awaitPrimary(settings.primaryWaitTimeout()),
-                fast.monitor().awaitPrimary(settings.primaryWaitTimeout()));
-        return wait.thenApply(v -> currentLimits().orElseThrow(() ->
-                new BackendUnavailableException("no backend member reported its limits", false)));
-    }
-
-    private Optional<WireLimits> currentLimits() {
-        Optional<WireLimits> a = archive.monitor().topology().limits();
-        if (fast == null || a.isEmpty()) {
-            return a;
-        }
-        return fast.monitor().topology().limits().map(f -> a.get().intersect(f));
+        dispatcher.connectionClosed(client.id());
     }
 
     public Readiness readiness() {
         if (draining) {
             return new Readiness(false, "shutting down");
         }
-        if (archive.monitor().topology().primary() == null) {
+        if (backends.archive().monitor().topology().primary() == null) {
             return new Readiness(false, "no primary known for the archive tier");
         }
-        if (fast != null && fast.monitor().topology().primary() == null) {
+        if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
             return new Readiness(false, "no primary known for the fast tier");
         }
         return new Readiness(true, "");
@@ -297,10 +291,7 @@ public final class ProxyServer implements AutoCloseable {
         }
         int abandoned = inFlight.get();
         clients.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        archive.close();
-        if (fast != null) {
-            fast.close();
-        }
+        backends.close();
         if (http != null) {
             http.close();
         }

@@ -44,16 +44,6 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
         return new TierEndpoint(new ConnectionString(tier.uri()), fleet.poolSize(tier));
     }
 
-    public ProxySettings withListen(String host, int newPort) {
-        return new ProxySettings(host, newPort, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport);
-    }
-
-    public ProxySettings withHttp(String host, int newPort) {
-        return new ProxySettings(listenHost, port, host, newPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport);
-    }
-
     public ProxySettings withTimeouts(Duration poolWait, Duration primaryWait, Duration heartbeat) {
         return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
                 drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout, transport);

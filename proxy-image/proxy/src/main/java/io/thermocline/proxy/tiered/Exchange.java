@@ -1,7 +1,8 @@
 package io.thermocline.proxy.tiered;
 
 import io.thermocline.proxy.routing.RoutingTable;
-import io.thermocline.proxy.server.CommandTraits;
+import io.thermocline.proxy.command.CommandTraits;
+import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.wire.OpMsg;
 import java.util.Optional;
@@ -12,7 +13,7 @@ import org.bson.BsonDocument;
  * server sees it (sequences folded in), and the routing table it is decided with (one table per
  * command, so every decision of a command sees the same coverage).
  */
-public record Exchange(TieredRequest request, TierCall call, BsonDocument command, CommandTraits traits,
+public record Exchange(Request request, TierCall call, BsonDocument command, CommandTraits traits,
                 Optional<SessionKey> session, TieringFollower.Decided decided) {
 
     public RoutingTable table() {

@@ -1,8 +1,7 @@
 package io.thermocline.proxy.tiered;
 
 import io.thermocline.proxy.causal.PassThroughCausalPoint;
-import io.thermocline.proxy.server.CommandEnvelope;
-import io.thermocline.proxy.server.ErrorReplies;
+import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.wire.OpMsg;
 import java.util.List;
 import java.util.Map;
@@ -15,10 +14,6 @@ import org.bson.RawBsonDocument;
 /** Reading server replies and shaping commands and errors for the tiered paths. */
 public final class Replies {
 
-    public static final int EXCEEDED_TIME_LIMIT = 262;
-    public static final int COMMAND_NOT_SUPPORTED = 115;
-    public static final int OPERATION_NOT_SUPPORTED_IN_TRANSACTION = 263;
-    public static final int QUERY_PLAN_KILLED = 175;
 
     private Replies() {
     }
@@ -122,7 +117,4 @@ public final class Replies {
         return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
     }
 
-    public static RawBsonDocument error(int code, String codeName, String message, List<String> labels) {
-        return OpMsg.raw(ErrorReplies.error(code, codeName, message, labels));
-    }
 }

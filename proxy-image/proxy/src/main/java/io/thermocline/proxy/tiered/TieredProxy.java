@@ -8,8 +8,6 @@ import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.FastTierClock;
 import io.thermocline.proxy.causal.MirrorProgress;
 import io.thermocline.proxy.causal.ReadBarrier;
-import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StateFollower;
@@ -25,19 +23,15 @@ import io.thermocline.tiering.worker.TierClients;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Builds the tiering proxy from one {@link ThermoclineConfig}: with a fast tier and at least one
- * collection policy it routes tiered namespaces across both tiers; otherwise it is the plain
- * pass-through proxy in front of the archive.
- *
- * <pre>{@code
- * ProxyServer proxy = TieredProxy.create(config).start();          // settings from config.proxy()/fleet()
- * ProxyServer proxy = TieredProxy.create(config, settings, TieredProxy.Options.defaults()).start();
- * }</pre>
+ * Builds the tiered layer from one {@link ThermoclineConfig}: with a fast tier and at least one
+ * collection policy it routes tiered namespaces across both tiers; the server
+ * ({@code ProxyServer.create(config)}) passes every other command through to the archive.
  */
 public final class TieredProxy {
 
@@ -68,17 +62,13 @@ public final class TieredProxy {
     private TieredProxy() {
     }
 
-    public static ProxyServer create(ThermoclineConfig config) {
-        return create(config, ProxySettings.from(config), Options.defaults());
-    }
-
-    public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, Options options) {
+    /** The tiered layer {@code config} asks for: none without a fast tier or without a collection policy. */
+    public static Optional<TieredRouting> routing(ThermoclineConfig config, String instanceId, Options options) {
         if (config.tiers().fast() == null || config.collections().isEmpty()) {
-            return new ProxyServer(settings);
+            return Optional.empty();
         }
-        return new ProxyServer(settings, routing(config.tiers().fast().uri(), config.tiers().archive().uri(),
-                config.collections(), config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), settings.instanceId(),
-                options));
+        return Optional.of(routing(config.tiers().fast().uri(), config.tiers().archive().uri(), config.collections(),
+                config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId, options));
     }
 
     /** As the full form, with {@code proxy.readConsistency} at its default, {@code linearizable}. */

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered;
 
+import io.thermocline.proxy.command.MongoError;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.causal.CausalPoints;
@@ -11,7 +12,8 @@ import io.thermocline.proxy.routing.PipelineRouter;
 import io.thermocline.proxy.routing.ReadRoute;
 import io.thermocline.proxy.routing.Reason;
 import io.thermocline.proxy.routing.RoutingTable;
-import io.thermocline.proxy.server.CommandTraits;
+import io.thermocline.proxy.command.CommandTraits;
+import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.changestreams.ChangeStreamFilter;
 import io.thermocline.proxy.tiered.ddl.DdlFanOut;
@@ -118,7 +120,7 @@ public final class TieredRouting implements AutoCloseable {
      * Claims a command when it involves tiered data; empty leaves it to the pass-through path. The
      * classification is pure and cheap, so it runs on the network thread; the work does not.
      */
-    public Optional<CompletableFuture<RawBsonDocument>> route(TieredRequest request, TierCall call) {
+    public Optional<CompletableFuture<RawBsonDocument>> route(Request request, TierCall call) {
         TieringFollower.Decided decided = follower.decide();
         RoutingTable table = decided.table();
         if (table.policies().isEmpty()) {
@@ -126,7 +128,7 @@ public final class TieredRouting implements AutoCloseable {
         }
         OpMsg msg = request.msg();
         BsonDocument command = msg.command();
-        CommandTraits traits = CommandTraits.of(msg.commandName(), command);
+        CommandTraits traits = request.traits();
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, traits.session(), decided);
         ensureMetadata();
@@ -198,7 +200,7 @@ public final class TieredRouting implements AutoCloseable {
 
     private RawBsonDocument refused(CommandClass.Rejected rejected) {
         metrics.decided("other", Served.REFUSED, rejected.reason());
-        return Replies.error(Replies.COMMAND_NOT_SUPPORTED, "CommandNotSupported", rejected.message(), List.of());
+        return MongoError.COMMAND_NOT_SUPPORTED.reply(rejected.message(), List.of());
     }
 
     private CompletableFuture<RawBsonDocument> run(Exchange x, TierWork work) {
@@ -206,12 +208,12 @@ public final class TieredRouting implements AutoCloseable {
             try {
                 return tiers.withCausalPoint(x, work.run());
             } catch (CausalWaitTimeout e) {
-                return Replies.error(Replies.EXCEEDED_TIME_LIMIT, "ExceededTimeLimit", e.getMessage(), retryLabels(x));
+                return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
             } catch (TierLagging e) {
-                return Replies.error(Replies.EXCEEDED_TIME_LIMIT, "ExceededTimeLimit", e.getMessage(), retryLabels(x));
+                return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Replies.error(91, "ShutdownInProgress", "the Thermocline proxy is shutting down", retryLabels(x));
+                return MongoError.SHUTDOWN_IN_PROGRESS.reply("the Thermocline proxy is shutting down", retryLabels(x));
             }
         }, workers);
     }

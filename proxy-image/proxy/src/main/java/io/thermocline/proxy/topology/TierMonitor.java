@@ -4,8 +4,9 @@ import com.mongodb.ConnectionString;
 import com.mongodb.ServerAddress;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.thermocline.proxy.pool.BackendConnection;
-import io.thermocline.proxy.pool.BackendConnector;
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.backend.BackendConnector;
+import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -134,7 +136,7 @@ public final class TierMonitor implements AutoCloseable {
             synchronized (this) {
                 primaryWaiters.remove(f);
             }
-            f.completeExceptionally(new io.thermocline.proxy.pool.BackendUnavailableException(
+            f.completeExceptionally(new BackendUnavailableException(
                     "no primary is known for the " + tier.label() + " tier after " + timeout.toMillis() + " ms ("
                             + describeProblems() + ")", false));
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -298,7 +300,7 @@ public final class TierMonitor implements AutoCloseable {
                         broken.close();
                     }
                     connection = null;
-                    Throwable cause = error instanceof java.util.concurrent.CompletionException ? error.getCause() : error;
+                    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
                     update(MemberDescription.unknown(address, cause.getMessage()));
                 } else {
                     BsonDocument body = reply.body();

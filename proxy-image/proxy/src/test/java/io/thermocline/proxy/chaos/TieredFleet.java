@@ -55,7 +55,7 @@ public final class TieredFleet implements AutoCloseable {
             ThermoclineConfig config = ConfigLoader.parse(yaml(i), Map.of());
             ProxySettings settings = ProxySettings.from(config)
                     .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
-            proxies.add(TieredProxy.create(config, settings, TieredProxy.Options.defaults().withFollowInterval(FOLLOW)).start());
+            proxies.add(ProxyServer.create(config, settings, TieredProxy.Options.defaults().withFollowInterval(FOLLOW)).start());
         }
     }
 

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered.reads;
 
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.PipelineRouter;
@@ -75,7 +76,7 @@ public final class TieredReads {
         }
         if (route instanceof ReadRoute.Refused refused) {
             metrics.get().decided("read", Served.REFUSED, refused.reason());
-            return Replies.error(Replies.COMMAND_NOT_SUPPORTED, "CommandNotSupported", refused.message(), List.of());
+            return MongoError.COMMAND_NOT_SUPPORTED.reply(refused.message(), List.of());
         }
         if (route instanceof ReadRoute.PointReadFastFirst point && !zeroBatch(x.command())) {
             return pointRead(x, command, namespace, point);
@@ -149,7 +150,7 @@ public final class TieredReads {
         if (basis instanceof TieredCursors.FastTier fast && !follower.stillServes(fast.decided(), fast.servesFast())) {
             cursors.closed(proxyCursorId);
             metrics.get().decided("get_more", Served.REFUSED, Reason.COVERAGE_CHANGED_DURING_READ);
-            return Optional.of(Replies.error(Replies.QUERY_PLAN_KILLED, "QueryPlanKilled", "this cursor read the fast tier"
+            return Optional.of(MongoError.QUERY_PLAN_KILLED.reply("this cursor read the fast tier"
                     + " under a coverage bound that no longer holds (the evictor may have removed documents it would return, or"
                     + " this proxy could not refresh the tiering state within the propagation delay); re-run the query: it is"
                     + " routed with the current bounds", List.of()));

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered.transactions;
 
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.TransactionRoute;
 import io.thermocline.proxy.routing.TransactionRouter;
@@ -98,7 +99,6 @@ public final class TransactionRouting {
     }
 
     private static CompletableFuture<RawBsonDocument> refusal(String message) {
-        return CompletableFuture.completedFuture(Replies.error(Replies.OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
-                "OperationNotSupportedInTransaction", message, List.of()));
+        return CompletableFuture.completedFuture(MongoError.OPERATION_NOT_SUPPORTED_IN_TRANSACTION.reply(message, List.of()));
     }
 }

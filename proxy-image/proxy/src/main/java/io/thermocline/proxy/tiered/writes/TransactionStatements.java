@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered.writes;
 
+import io.thermocline.proxy.command.MongoError;
 import com.mongodb.MongoNamespace;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.proxy.routing.CommandClass;
@@ -36,7 +37,6 @@ import org.bson.RawBsonDocument;
  */
 final class TransactionStatements {
 
-    private static final int WRITE_CONFLICT = 112;
 
     private final MongoClient archive;
     private final Fences fences;
@@ -228,7 +228,7 @@ final class TransactionStatements {
 
     /** A WriteConflict with the TransientTransactionError label: drivers run the whole transaction again. */
     private static RawBsonDocument retryTransaction(String why) {
-        return Replies.error(WRITE_CONFLICT, "WriteConflict", why + "; the transaction can be retried as a whole",
+        return MongoError.WRITE_CONFLICT.reply(why + "; the transaction can be retried as a whole",
                 List.of("TransientTransactionError"));
     }
 }

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered.writes;
 
+import io.thermocline.proxy.command.MongoError;
 import static io.thermocline.proxy.tiered.writes.Statements.collation;
 import static io.thermocline.proxy.tiered.writes.Statements.documentOrEmpty;
 import static io.thermocline.proxy.tiered.writes.Statements.flag;
@@ -34,7 +35,6 @@ final class Updates {
 
     /** Documents per transaction of a multi-document write split over several (transaction size limits). */
     static final int CHUNK = 1000;
-    private static final int TRANSACTION_TOO_LARGE = 257;
 
     private final MongoClient fast;
     private final MongoClient archive;
@@ -94,7 +94,7 @@ final class Updates {
             return guarded.run(x, write.namespace(), command, touched);
         }
         if (!splittable(sent, x.traits().retryableWrite())) {
-            return Replies.error(TRANSACTION_TOO_LARGE, "TransactionTooLarge", "this update may change " + distinct.size()
+            return MongoError.TRANSACTION_TOO_LARGE.reply("this update may change " + distinct.size()
                     + " documents of " + write.namespace() + " that are not all in the fast tier; Thermocline applies such a"
                     + " write in one fast-tier transaction, limited to " + CHUNK + " documents, and only a single multi-document"
                     + " update without upsert is split into several. Nothing was changed: narrow the filter (e.g. by "

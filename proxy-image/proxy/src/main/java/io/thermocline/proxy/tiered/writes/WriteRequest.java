@@ -1,7 +1,7 @@
 package io.thermocline.proxy.tiered.writes;
 
 import io.thermocline.proxy.routing.RoutingTable;
-import io.thermocline.proxy.server.CommandTraits;
+import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.session.SessionKey;
 import java.util.Optional;
 import org.bson.BsonDocument;

@@ -1,67 +1,70 @@
-package io.thermocline.proxy.server;
+package io.thermocline.proxy.server.forwarding;
 
+import com.mongodb.ConnectionString;
 import com.mongodb.ServerAddress;
 import io.netty.channel.EventLoopGroup;
+import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.metrics.ProxyMetrics;
-import io.thermocline.proxy.pool.BackendConnector;
 import io.thermocline.proxy.pool.MemberPool;
 import io.thermocline.proxy.session.ClusterClock;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierMonitor;
+import io.thermocline.wire.Compressor;
 import org.bson.BsonDocument;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** One tier as the proxy uses it: its topology monitor, a pool per member, its cluster clock. */
-final class TierBackend implements TierMonitor.Listener, AutoCloseable {
+public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     private final Tier tier;
     private final TierMonitor monitor;
     private final ClusterClock clock = new ClusterClock();
     private final Map<ServerAddress, MemberPool> pools = new ConcurrentHashMap<>();
-    private final ProxySettings.TierEndpoint endpoint;
+    private final int poolSize;
     private final BackendConnector connector;
     private final EventLoopGroup group;
     private final Duration poolWait;
     private final ProxyMetrics metrics;
-    private final java.util.List<io.thermocline.wire.Compressor> compressors;
+    private final List<Compressor> compressors;
     private volatile boolean closed;
 
-    TierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector, EventLoopGroup group,
-                Duration heartbeat, Duration poolWait, ProxyMetrics metrics, java.util.List<io.thermocline.wire.Compressor> compressors) {
+    public TierBackend(Tier tier, ConnectionString uri, int poolSize, BackendConnector connector, EventLoopGroup group,
+                       Duration heartbeat, Duration poolWait, ProxyMetrics metrics, List<Compressor> compressors) {
         this.tier = tier;
         this.compressors = compressors;
-        this.endpoint = endpoint;
+        this.poolSize = poolSize;
         this.connector = connector;
         this.group = group;
         this.poolWait = poolWait;
         this.metrics = metrics;
-        this.monitor = new TierMonitor(tier, endpoint.uri(), connector, group, heartbeat, this);
+        this.monitor = new TierMonitor(tier, uri, connector, group, heartbeat, this);
         metrics.primaryKnown(tier, false);
     }
 
-    void start() {
+    public void start() {
         monitor.start();
     }
 
-    Tier tier() {
+    public Tier tier() {
         return tier;
     }
 
-    TierMonitor monitor() {
+    public TierMonitor monitor() {
         return monitor;
     }
 
-    ClusterClock clock() {
+    public ClusterClock clock() {
         return clock;
     }
 
-    MemberPool pool(ServerAddress member) {
+    public MemberPool pool(ServerAddress member) {
         return pools.computeIfAbsent(member, m -> {
-            MemberPool p = new MemberPool(tier, m, endpoint.poolSize(), poolWait, connector, group.next(), metrics, compressors);
+            MemberPool p = new MemberPool(tier, m, poolSize, poolWait, connector, group.next(), metrics, compressors);
             if (closed) {
                 p.close();
             }

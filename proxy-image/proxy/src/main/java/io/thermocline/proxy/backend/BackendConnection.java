@@ -1,9 +1,11 @@
-package io.thermocline.proxy.pool;
+package io.thermocline.proxy.backend;
 
 import com.mongodb.ServerAddress;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoop;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.Outbound;
@@ -25,7 +27,7 @@ public final class BackendConnection {
     private final long generation;
     private volatile Pending pending;
     /** Agreed in the connection's handshake; null sends uncompressed. */
-    private volatile io.thermocline.wire.Compressor compressor;
+    private volatile Compressor compressor;
 
     private record Pending(int requestId, CompletableFuture<OpMsg> reply) {
     }
@@ -45,19 +47,19 @@ public final class BackendConnection {
         return address;
     }
 
-    long generation() {
+    public long generation() {
         return generation;
     }
 
-    public io.thermocline.wire.Compressor compressor() {
+    public Compressor compressor() {
         return compressor;
     }
 
-    void compressWith(io.thermocline.wire.Compressor agreed) {
+    public void compressWith(Compressor agreed) {
         this.compressor = agreed;
     }
 
-    public io.netty.channel.EventLoop eventLoop() {
+    public EventLoop eventLoop() {
         return channel.eventLoop();
     }
 

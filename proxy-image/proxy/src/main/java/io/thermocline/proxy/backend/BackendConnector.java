@@ -1,4 +1,4 @@
-package io.thermocline.proxy.pool;
+package io.thermocline.proxy.backend;
 
 import com.mongodb.ServerAddress;
 import io.netty.bootstrap.Bootstrap;

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.pool;
+package io.thermocline.proxy.backend;
 
 /**
  * A backend member could not be reached, dropped the connection mid-request, or no member can

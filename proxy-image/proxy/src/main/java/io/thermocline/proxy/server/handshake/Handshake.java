@@ -1,4 +1,4 @@
-package io.thermocline.proxy.server;
+package io.thermocline.proxy.server.handshake;
 
 import io.thermocline.proxy.topology.WireLimits;
 import io.thermocline.wire.Compressor;
@@ -21,19 +21,19 @@ import java.util.List;
  * The proxy's own hello/isMaster answer: it presents itself as a mongos ({@code msg: "isdbgrid"})
  * so drivers treat it as a router, with the backends' wire versions and limits.
  */
-final class Handshake {
+public final class Handshake {
     /** Identifies this proxy process in {@code topologyVersion}; a restart gives drivers a new one. */
     private final ObjectId processId = new ObjectId();
     /** Stands for the proxy instance in load-balanced mode, where drivers key pinning on it. */
     private final ObjectId serviceId;
     private final List<Compressor> supported;
 
-    Handshake(List<Compressor> supported, ObjectId serviceId) {
+    public Handshake(List<Compressor> supported, ObjectId serviceId) {
         this.supported = supported;
         this.serviceId = serviceId;
     }
 
-    ObjectId processId() {
+    public ObjectId processId() {
         return processId;
     }
 

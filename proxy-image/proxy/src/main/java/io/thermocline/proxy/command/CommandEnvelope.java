@@ -1,4 +1,4 @@
-package io.thermocline.proxy.server;
+package io.thermocline.proxy.command;
 
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonBinaryReader;

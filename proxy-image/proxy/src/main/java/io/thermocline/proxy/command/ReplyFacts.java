@@ -1,8 +1,9 @@
-package io.thermocline.proxy.server;
+package io.thermocline.proxy.command;
 
 import org.bson.BsonBinaryReader;
 import org.bson.BsonDocument;
 import org.bson.BsonType;
+import org.bson.ByteBufNIO;
 import org.bson.RawBsonDocument;
 import org.bson.io.ByteBufferBsonInput;
 
@@ -16,13 +17,13 @@ import java.nio.ByteOrder;
  *
  * @param cursorIdOffset where the eight bytes of {@code cursor.id} start in the reply, or -1
  */
-record ReplyFacts(boolean ok, int code, BsonDocument clusterTime, long cursorId, int cursorIdOffset, String cursorNs) {
+public record ReplyFacts(boolean ok, int code, BsonDocument clusterTime, long cursorId, int cursorIdOffset, String cursorNs) {
 
-    static ReplyFacts of(RawBsonDocument reply) {
+    public static ReplyFacts of(RawBsonDocument reply) {
         ByteBuffer bytes = reply.getByteBuffer().asNIO().order(ByteOrder.LITTLE_ENDIAN);
         // A reply decoded from a message is a window on the message's bytes: offsets are kept relative to it.
         int base = bytes.position();
-        ByteBufferBsonInput input = new ByteBufferBsonInput(new org.bson.ByteBufNIO(bytes));
+        ByteBufferBsonInput input = new ByteBufferBsonInput(new ByteBufNIO(bytes));
         boolean ok = false;
         int code = 0;
         BsonDocument clusterTime = null;
@@ -87,7 +88,7 @@ record ReplyFacts(boolean ok, int code, BsonDocument clusterTime, long cursorId,
     }
 
     /** The reply with {@code cursor.id} replaced; the reply's bytes are copied once and eight of them overwritten. */
-    RawBsonDocument withCursorId(RawBsonDocument reply, long newId) {
+    public RawBsonDocument withCursorId(RawBsonDocument reply, long newId) {
         if (cursorIdOffset < 0) {
             return reply;
         }

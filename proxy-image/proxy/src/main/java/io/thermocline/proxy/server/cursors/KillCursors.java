@@ -1,0 +1,101 @@
+package io.thermocline.proxy.server.cursors;
+
+import com.mongodb.ServerAddress;
+import io.thermocline.proxy.command.ClientReplies;
+import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.cursor.CursorRegistry;
+import io.thermocline.proxy.cursor.CursorRoute;
+import io.thermocline.proxy.server.forwarding.Forwarder;
+import io.thermocline.proxy.server.forwarding.TierBackend;
+import io.thermocline.wire.OpMsg;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt64;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * killCursors on proxy cursors: one killCursors per member with the backend ids, and one answer
+ * in the client's ids (killed, not found, or unknown when the member could not be reached).
+ */
+public final class KillCursors {
+    private final CursorRegistry cursors;
+    private final Forwarder forwarder;
+    private final ClientReplies replies;
+
+    public KillCursors(CursorRegistry cursors, Forwarder forwarder, ClientReplies replies) {
+        this.cursors = cursors;
+        this.forwarder = forwarder;
+        this.replies = replies;
+    }
+
+    public CompletableFuture<Void> handle(Request request) {
+        BsonValue list = request.msg().body().get("cursors");
+        if (list == null || !list.isArray()) {
+            return replies.reply(request, MongoError.TYPE_MISMATCH.reply("killCursors needs a 'cursors' array of cursor ids"));
+        }
+        Map<ServerAddress, List<CursorRoute>> byMember = new LinkedHashMap<>();
+        BsonArray notFound = new BsonArray();
+        for (BsonValue v : list.asArray()) {
+            long id = v.isNumber() ? v.asNumber().longValue() : 0;
+            Optional<CursorRoute> route = cursors.remove(id);
+            if (route.isPresent()) {
+                byMember.computeIfAbsent(route.get().member(), m -> new ArrayList<>()).add(route.get());
+            } else {
+                notFound.add(new BsonInt64(id));
+            }
+        }
+        replies.metrics().openCursors(cursors.size());
+        BsonArray killed = new BsonArray();
+        BsonArray unknown = new BsonArray();
+        List<CompletableFuture<Void>> calls = new ArrayList<>();
+        for (Map.Entry<ServerAddress, List<CursorRoute>> e : byMember.entrySet()) {
+            List<CursorRoute> routes = e.getValue();
+            TierBackend tier = forwarder.backends().tier(routes.get(0).tier());
+            BsonArray backendIds = new BsonArray();
+            routes.forEach(r -> backendIds.add(new BsonInt64(r.backendId())));
+            OpMsg toMember = forwarder.toMember(tier, e.getKey(), request.msg(), Map.of("cursors", backendIds));
+            calls.add(forwarder.roundTrip(tier, e.getKey(), toMember, null).handle((reply, error) -> {
+                synchronized (killed) {
+                    for (CursorRoute r : routes) {
+                        if (error == null) {
+                            forwarder.observe(tier, e.getKey(), reply.body());
+                            (contains(reply.body(), "cursorsNotFound", r.backendId()) ? notFound : killed).add(new BsonInt64(r.proxyId()));
+                        } else {
+                            unknown.add(new BsonInt64(r.proxyId()));
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            BsonDocument reply = new BsonDocument("cursorsKilled", killed).append("cursorsNotFound", notFound)
+                    .append("cursorsAlive", new BsonArray()).append("cursorsUnknown", unknown)
+                    .append("ok", new BsonDouble(1));
+            return replies.reply(request, forwarder.withClusterTime(reply));
+        });
+    }
+
+    private static boolean contains(RawBsonDocument reply, String field, long id) {
+        BsonValue v = reply.get(field);
+        if (v == null || !v.isArray()) {
+            return false;
+        }
+        for (BsonValue x : v.asArray()) {
+            if (x.isNumber() && x.asNumber().longValue() == id) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

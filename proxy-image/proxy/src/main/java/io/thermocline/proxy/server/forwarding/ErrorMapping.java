@@ -1,0 +1,78 @@
+package io.thermocline.proxy.server.forwarding;
+
+import io.thermocline.proxy.backend.BackendUnavailableException;
+import io.thermocline.proxy.command.ClientReplies;
+import io.thermocline.proxy.command.CommandTraits;
+import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.pool.PoolTimeoutException;
+import io.thermocline.wire.OpMsg;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.channels.ClosedChannelException;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A request the proxy could not forward gets the error a driver acts on: the code, and the labels
+ * of the retryable-writes and transactions specifications, so the driver retries what it may.
+ */
+public final class ErrorMapping {
+    private static final Logger LOG = LoggerFactory.getLogger(ErrorMapping.class);
+
+    private final ClientReplies replies;
+
+    public ErrorMapping(ClientReplies replies) {
+        this.replies = replies;
+    }
+
+    public CompletableFuture<Void> unavailable(Request request, Throwable error) {
+        Throwable cause = Forwarder.unwrap(error);
+        long elapsed = System.nanoTime() - request.startNanos();
+        if (!request.client().isOpen() || cause instanceof ClosedChannelException) {
+            // The client went away while its request was in flight: nobody to answer.
+            replies.metrics().commandFinished(request.name(), "client_gone", elapsed);
+            return CompletableFuture.completedFuture(null);
+        }
+        RawBsonDocument reply = reply(request.traits(), cause);
+        replies.metrics().commandFinished(request.name(), "unavailable", elapsed);
+        if (request.msg().moreToCome()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return request.client().send(OpMsg.reply(request.msg().requestId(), reply), request.compressor());
+    }
+
+    /** The error for a command that failed on its way to a member with {@code cause}. */
+    static RawBsonDocument reply(CommandTraits command, Throwable cause) {
+        if (cause instanceof BackendUnavailableException b) {
+            return MongoError.HOST_UNREACHABLE.reply(b.getMessage(), backendUnavailableLabels(command, b.requestSent()));
+        }
+        if (cause instanceof PoolTimeoutException t) {
+            return MongoError.HOST_UNREACHABLE.reply(t.getMessage(),
+                    command.inTransaction() && !command.endsTransaction() ? List.of("TransientTransactionError") : List.of());
+        }
+        LOG.warn("event=proxy_error command={} error=\"{}\"", command.name(), cause.toString(), cause);
+        return MongoError.OPERATION_FAILED.reply("the Thermocline proxy failed to forward " + command.name() + ": " + cause);
+    }
+
+    /**
+     * A backend that cannot be reached right now. Labels follow the retryable-writes and
+     * transactions specifications: a retryable write may be retried, a statement inside a
+     * transaction makes the whole transaction retryable, and a commit whose request may have
+     * reached the backend has an unknown result.
+     */
+    static List<String> backendUnavailableLabels(CommandTraits command, boolean requestSent) {
+        if (command.name().equals("commitTransaction")) {
+            return requestSent ? List.of("RetryableWriteError", "UnknownTransactionCommitResult") : List.of("RetryableWriteError");
+        }
+        if (command.name().equals("abortTransaction")) {
+            return List.of("RetryableWriteError");
+        }
+        if (command.inTransaction()) {
+            return List.of("TransientTransactionError");
+        }
+        return command.retryableWrite() ? List.of("RetryableWriteError") : List.of();
+    }
+}

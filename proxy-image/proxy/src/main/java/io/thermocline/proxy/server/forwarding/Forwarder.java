@@ -1,0 +1,219 @@
+package io.thermocline.proxy.server.forwarding;
+
+import com.mongodb.ServerAddress;
+import io.netty.channel.EventLoop;
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.backend.BackendUnavailableException;
+import io.thermocline.proxy.causal.PassThroughCausalPoint;
+import io.thermocline.proxy.command.CommandEnvelope;
+import io.thermocline.proxy.command.CommandTraits;
+import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.command.ReplyFacts;
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.cursor.CursorOwner;
+import io.thermocline.proxy.cursor.CursorRegistry;
+import io.thermocline.proxy.metrics.ProxyMetrics;
+import io.thermocline.proxy.pool.MemberPool;
+import io.thermocline.proxy.session.SessionKey;
+import io.thermocline.proxy.session.TransactionPins;
+import io.thermocline.proxy.topology.MemberDescription;
+import io.thermocline.proxy.topology.MemberRole;
+import io.thermocline.proxy.topology.MemberSelector;
+import io.thermocline.wire.OpMsg;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Sends a command to the member that must serve it and reads the reply once: chooses the member
+ * ({@link MemberChoice}), translates what differs between a mongos and a replica-set member
+ * (mongos-only fields, each tier's own cluster time), keeps transaction pins, learns from the reply
+ * (cluster time, state-change errors) and swaps a cursor the reply opened for a proxy cursor.
+ */
+public final class Forwarder {
+    private static final Logger LOG = LoggerFactory.getLogger(Forwarder.class);
+
+    /** Fields a mongos accepts that must not reach a member as the client sent them. */
+    private static final Set<String> MONGOS_ONLY = Set.of("$readPreference", "$clusterTime", "recoveryToken");
+
+    /** A member's reply as the client gets it (cursor ids are the proxy's), and whether it succeeded. */
+    public record Answer(RawBsonDocument body, boolean ok) {
+    }
+
+    private final Backends backends;
+    private final TransactionPins pins;
+    private final CursorRegistry cursors;
+    private final ProxyMetrics metrics;
+    private final AtomicInteger spread = new AtomicInteger();
+
+    public Forwarder(Backends backends, TransactionPins pins, CursorRegistry cursors, ProxyMetrics metrics) {
+        this.backends = backends;
+        this.pins = pins;
+        this.cursors = cursors;
+        this.metrics = metrics;
+    }
+
+    public Backends backends() {
+        return backends;
+    }
+
+    /**
+     * One command of {@code request} (the client's own message, or one the tiered layer rewrote) on
+     * {@code tier}: to the member it must reach, and back with the cursor it opened registered.
+     */
+    public CompletableFuture<Answer> call(Request request, TierBackend tier, OpMsg msg) {
+        return call(request, tier, msg, Map.of());
+    }
+
+    /** As {@link #call(Request, TierBackend, OpMsg)}, with {@code replace}d fields on the member's command. */
+    public CompletableFuture<Answer> call(Request request, TierBackend tier, OpMsg msg, Map<String, BsonValue> replace) {
+        CommandTraits traits = request.traitsOf(msg);
+        Optional<SessionKey> session = traits.session();
+        return member(tier, traits, Optional.empty())
+                .thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, replace), request.client().eventLoop())
+                        .thenApply(reply -> {
+                            ReplyFacts facts = observe(tier, member, reply.body());
+                            if (traits.endsTransaction() && session.isPresent()
+                                    && (traits.name().equals("abortTransaction") || facts.ok())) {
+                                pins.release(session.get());
+                            }
+                            return new Answer(registerCursor(request, tier, member, reply.body(), facts, traits), facts.ok());
+                        }));
+    }
+
+    /**
+     * The client's {@code afterClusterTime} as this tier can honour it ({@link PassThroughCausalPoint}): a
+     * point beyond the tier's clock as known is judged after reading the clock from its primary, so one
+     * tier's cluster time never reaches the other.
+     */
+    public CompletableFuture<Map<String, BsonValue>> causalPointFor(TierBackend tier, BsonDocument body) {
+        if (!PassThroughCausalPoint.aheadOf(body, PassThroughCausalPoint.timeOf(tier.clock().latest()))) {
+            return CompletableFuture.completedFuture(Map.of());
+        }
+        BsonDocument ping = new BsonDocument("ping", new BsonInt32(1)).append("$db", new BsonString("admin"));
+        tier.clock().latest().ifPresent(ct -> ping.append("$clusterTime", ct));
+        return tier.monitor().awaitPrimary(backends.primaryWait())
+                .thenCompose(primary -> roundTrip(tier, primary, OpMsg.request(BackendConnection.nextRequestId(), ping), null)
+                        .thenApply(reply -> observe(tier, primary, reply.body())))
+                .thenApply(facts -> PassThroughCausalPoint.readConcernFor(body, PassThroughCausalPoint.timeOf(tier.clock().latest()))
+                        .<Map<String, BsonValue>>map(rc -> Map.of("readConcern", rc)).orElse(Map.of()));
+    }
+
+    /** The member for a command with {@code traits} on {@code tier}, waiting for a primary where the choice needs one. */
+    public CompletableFuture<ServerAddress> member(TierBackend tier, CommandTraits traits, Optional<ServerAddress> cursorMember) {
+        Optional<SessionKey> session = traits.session();
+        Optional<ServerAddress> pinned = traits.inTransaction() && session.isPresent()
+                ? pins.find(session.get(), traits.txnNumber()).filter(p -> p.tier() == tier.tier()).map(TransactionPins.Pin::member)
+                : Optional.empty();
+        MemberChoice choice = MemberChoice.choose(pinned, cursorMember, traits, tier.monitor().topology(), spread.getAndIncrement());
+        if (choice instanceof MemberChoice.Member m) {
+            return CompletableFuture.completedFuture(m.address());
+        }
+        CompletableFuture<ServerAddress> primary = tier.monitor().awaitPrimary(backends.primaryWait());
+        if (choice instanceof MemberChoice.Primary p) {
+            return p.pin() ? primary.thenApply(member -> {
+                pins.pin(session.get(), traits.txnNumber(), tier.tier(), member);
+                return member;
+            }) : primary;
+        }
+        MemberChoice.NoneEligible none = (MemberChoice.NoneEligible) choice;
+        return primary.thenApply(p -> MemberSelector.select(tier.monitor().topology(), none.preference(), spread.getAndIncrement())
+                .orElse(p));
+    }
+
+    /** The client's command as a replica-set member must see it, with {@code replace}d fields. */
+    public OpMsg toMember(TierBackend tier, ServerAddress member, OpMsg msg, Map<String, BsonValue> replace) {
+        BsonDocument append = new BsonDocument();
+        MemberDescription d = tier.monitor().topology().members().get(member);
+        if (d != null && d.role() == MemberRole.SECONDARY) {
+            // A secondary serves a read only when the command says secondaries are acceptable.
+            append.append("$readPreference", new BsonDocument("mode", new BsonString("secondaryPreferred")));
+        }
+        tier.clock().latest().ifPresent(ct -> append.append("$clusterTime", ct));
+        RawBsonDocument body = CommandEnvelope.edit(msg.body(), replace, MONGOS_ONLY, append);
+        // The proxy always waits for the member's reply, even for a client's fire-and-forget
+        // write, so a pooled connection is never left with an unread reply.
+        return new OpMsg(BackendConnection.nextRequestId(), 0, 0, body, msg.sequences());
+    }
+
+    /**
+     * One request/reply on a pooled connection to {@code member}, preferably one on {@code preferred}
+     * (null: any). A lost primary fails the request once the election is visible, so the client's retry finds the new one.
+     */
+    public CompletableFuture<OpMsg> roundTrip(TierBackend tier, ServerAddress member, OpMsg request, EventLoop preferred) {
+        MemberPool pool = tier.pool(member);
+        return pool.borrow(preferred).thenCompose(conn -> conn.roundTrip(request, null).handle((reply, error) -> {
+            if (error != null) {
+                pool.discard(conn);
+                tier.monitor().requestCheck();
+                throw new CompletionException(unwrap(error));
+            }
+            pool.release(conn);
+            return reply;
+        })).exceptionallyCompose(e -> {
+            Throwable cause = unwrap(e);
+            if (!(cause instanceof BackendUnavailableException)) {
+                return CompletableFuture.failedFuture(cause);
+            }
+            if (!member.equals(tier.monitor().topology().primary())) {
+                tier.monitor().requestCheck();
+                return CompletableFuture.failedFuture(cause);
+            }
+            return tier.monitor().awaitPrimaryOtherThan(member, backends.primaryWait())
+                    .thenCompose(next -> CompletableFuture.<OpMsg>failedFuture(cause));
+        });
+    }
+
+    /** Learns from every reply: the tier's cluster time, and whether the member stopped being primary. */
+    public ReplyFacts observe(TierBackend tier, ServerAddress member, RawBsonDocument reply) {
+        ReplyFacts facts = ReplyFacts.of(reply);
+        if (facts.clusterTime() != null) {
+            tier.clock().advance(facts.clusterTime());
+        }
+        if (!facts.ok() && MongoError.isStateChange(facts.code())) {
+            LOG.info("event=member_state_change_error tier={} member={} code={}", tier.tier().label(), member, facts.code());
+            tier.monitor().requestCheck();
+        }
+        return facts;
+    }
+
+    /** The reply with the cursor it opened (if any) replaced by a proxy cursor that remembers tier and member. */
+    private RawBsonDocument registerCursor(Request request, TierBackend tier, ServerAddress member, RawBsonDocument reply,
+                                           ReplyFacts facts, CommandTraits traits) {
+        if (facts.cursorId() == 0) {
+            return reply;
+        }
+        Optional<SessionKey> session = traits.session();
+        CursorOwner owner = session.isPresent() && !request.client().loadBalanced()
+                ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(request.connectionId());
+        String ns = facts.cursorNs() != null ? facts.cursorNs() : traits.database() == null ? "" : traits.database();
+        long proxyId = cursors.register(tier.tier(), member, facts.cursorId(), ns, traits.lsid(), owner,
+                traits.noCursorTimeout(), System.nanoTime()).proxyId();
+        metrics.openCursors(cursors.size());
+        return facts.withCursorId(reply, proxyId);
+    }
+
+    /** The reply to a command the proxy answers itself, with the archive's latest cluster time as a mongos gossips it. */
+    public BsonDocument withClusterTime(BsonDocument reply) {
+        backends.archive().clock().latest().ifPresent(ct -> reply.append("$clusterTime", ct));
+        return reply;
+    }
+
+    public static Throwable unwrap(Throwable e) {
+        while (e instanceof CompletionException && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+}

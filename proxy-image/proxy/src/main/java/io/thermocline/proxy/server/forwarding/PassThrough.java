@@ -1,0 +1,27 @@
+package io.thermocline.proxy.server.forwarding;
+
+import io.thermocline.proxy.command.ClientReplies;
+import io.thermocline.proxy.command.Request;
+
+import java.util.concurrent.CompletableFuture;
+
+/** A command the proxy does not route itself: to the archive as a mongos would send it, and the answer back. */
+public final class PassThrough {
+    private final Forwarder forwarder;
+    private final ClientReplies replies;
+    private final ErrorMapping errors;
+
+    public PassThrough(Forwarder forwarder, ClientReplies replies, ErrorMapping errors) {
+        this.forwarder = forwarder;
+        this.replies = replies;
+        this.errors = errors;
+    }
+
+    public CompletableFuture<Void> handle(Request request) {
+        TierBackend archive = forwarder.backends().archive();
+        return forwarder.causalPointFor(archive, request.msg().body())
+                .thenCompose(readConcern -> forwarder.call(request, archive, request.msg(), readConcern))
+                .thenCompose(answer -> replies.finish(request, answer.body(), answer.ok(), 0))
+                .exceptionallyCompose(e -> errors.unavailable(request, e));
+    }
+}

@@ -1,0 +1,134 @@
+package io.thermocline.proxy.server.handshake;
+
+import io.thermocline.proxy.command.Client;
+import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.metrics.ProxyMetrics;
+import io.thermocline.proxy.server.forwarding.Backends;
+import io.thermocline.proxy.server.forwarding.Forwarder;
+import io.thermocline.proxy.topology.WireLimits;
+import io.thermocline.wire.Compressor;
+import io.thermocline.wire.OpMsg;
+import io.thermocline.wire.OpQuery;
+import io.thermocline.wire.OpReply;
+import org.bson.BsonDocument;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * hello and isMaster, which the proxy answers itself: over OP_QUERY (the legacy first message),
+ * over OP_MSG, and awaitable (the streaming monitor protocol, exhaust included).
+ */
+public final class Hello {
+    private final Handshake handshake;
+    private final Backends backends;
+    private final int maxMessageSizeBytes;
+    private final BooleanSupplier draining;
+    private final ProxyMetrics metrics;
+
+    public Hello(Handshake handshake, Backends backends, int maxMessageSizeBytes, BooleanSupplier draining, ProxyMetrics metrics) {
+        this.handshake = handshake;
+        this.backends = backends;
+        this.maxMessageSizeBytes = maxMessageSizeBytes;
+        this.draining = draining;
+        this.metrics = metrics;
+    }
+
+    public static boolean isHello(String commandName) {
+        return commandName.equals("hello") || commandName.equalsIgnoreCase("isMaster");
+    }
+
+    /** OP_QUERY is accepted for the handshake only, as a mongos (since 5.1) accepts it. */
+    public CompletableFuture<Void> legacy(Client client, OpQuery query, Compressor compressor) {
+        long start = System.nanoTime();
+        BsonDocument q = query.query();
+        if (q.containsKey("$query") && q.get("$query").isDocument()) {
+            q = q.getDocument("$query");
+        }
+        String name = q.isEmpty() ? "" : q.getFirstKey();
+        if (!query.isCommand() || !isHello(name)) {
+            BsonDocument error = MongoError.UNSUPPORTED_OP_QUERY_COMMAND.reply("Unsupported OP_QUERY command: "
+                    + (query.isCommand() ? name : "query on " + query.fullCollectionName())
+                    + ". The client driver may require an upgrade; OP_QUERY is only accepted for the hello handshake");
+            metrics.commandFinished("legacyQuery", "error", System.nanoTime() - start);
+            return client.send(OpReply.reply(query.requestId(), error), compressor);
+        }
+        BsonDocument request = q;
+        return document(client, name, request).thenCompose(reply -> {
+            metrics.commandFinished(name, ok(reply) ? "ok" : "error", System.nanoTime() - start);
+            return client.send(OpReply.reply(query.requestId(), reply), compressor);
+        });
+    }
+
+    public CompletableFuture<Void> handle(Request request) {
+        BsonDocument body = request.msg().body();
+        if (handshake.isAwaitable(body) && handshake.isCurrent(body)) {
+            long waitMs = Math.max(0, body.getNumber("maxAwaitTimeMS").longValue());
+            return awaitable(request, request.msg().requestId(), waitMs, request.msg().exhaustAllowed());
+        }
+        return document(request.client(), request.name(), body).thenCompose(reply -> {
+            metrics.commandFinished(request.name(), ok(reply) ? "ok" : "error", System.nanoTime() - request.startNanos());
+            return request.client().send(OpMsg.reply(request.msg().requestId(), reply), request.compressor());
+        });
+    }
+
+    /**
+     * Nothing about the proxy changes while it runs, so an awaitable hello is answered after
+     * {@code maxAwaitTimeMS}; with exhaust the proxy keeps answering (moreToCome) until the client
+     * hangs up or the proxy drains, each reply responding to the previous one.
+     */
+    private CompletableFuture<Void> awaitable(Request request, int responseTo, long waitMs, boolean exhaust) {
+        Client client = request.client();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        client.eventLoop().schedule(() -> {
+            if (!client.isOpen()) {
+                done.complete(null);
+                return;
+            }
+            document(client, request.name(), request.msg().body()).thenAccept(reply -> {
+                OpMsg out = OpMsg.reply(responseTo, reply);
+                boolean more = exhaust && !draining.getAsBoolean();
+                if (more) {
+                    out = out.withFlagBits(OpMsg.MORE_TO_COME);
+                }
+                OpMsg sent = out;
+                client.send(sent, request.compressor()).whenComplete((v, e) -> {
+                    if (e != null || !more) {
+                        done.complete(null);
+                    } else {
+                        awaitable(request, sent.requestId(), waitMs, true).whenComplete((v2, e2) -> done.complete(null));
+                    }
+                });
+            });
+        }, waitMs, TimeUnit.MILLISECONDS);
+        return done;
+    }
+
+    /** The hello document for {@code client}; what the handshake agreed is recorded on the connection. */
+    private CompletableFuture<BsonDocument> document(Client client, String name, BsonDocument request) {
+        List<Compressor> agreed = handshake.negotiate(request);
+        boolean lb = Handshake.asksLoadBalanced(request);
+        return backends.advertisedLimits().handle((limits, error) -> {
+            if (error != null) {
+                return MongoError.HOST_UNREACHABLE.reply("the proxy cannot reach its backend yet: "
+                        + Forwarder.unwrap(error).getMessage());
+            }
+            if (lb) {
+                client.loadBalancedAsked();
+            }
+            // Never invite a message larger than the proxy itself accepts.
+            WireLimits advertised = new WireLimits(limits.minWireVersion(), limits.maxWireVersion(), limits.maxBsonObjectSize(),
+                    Math.min(limits.maxMessageSizeBytes(), maxMessageSizeBytes), limits.maxWriteBatchSize(),
+                    limits.logicalSessionTimeoutMinutes());
+            return handshake.reply(name, request, advertised, client.id(), agreed, lb,
+                    backends.archive().clock().latest().orElse(null));
+        });
+    }
+
+    private static boolean ok(BsonDocument reply) {
+        return reply.getNumber("ok").intValue() == 1;
+    }
+}
