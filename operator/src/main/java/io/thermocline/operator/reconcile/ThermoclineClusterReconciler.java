@@ -22,6 +22,7 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterStatus;
 import io.thermocline.operator.archive.ArchiveProbe;
 import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.archive.ArchiveSecretWatch;
 import io.thermocline.operator.archive.ArchiveSecrets;
 import io.thermocline.operator.archive.ProbeCache;
 import io.thermocline.operator.archive.VersionPolicy;
@@ -79,6 +80,7 @@ import org.jboss.logging.Logger;
         @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
                 dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
         @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
+        @Dependent(name = "fast-tier-network-policy", type = io.thermocline.operator.fasttier.FastTierNetworkPolicyDependent.class),
         @Dependent(name = "config", type = ProxyConfigMapDependent.class),
         @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
         @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
@@ -89,6 +91,8 @@ import org.jboss.logging.Logger;
         @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "proxy-metrics", type = io.thermocline.operator.observability.ProxyMetricsServiceDependent.class),
         @Dependent(name = "feeder-metrics", type = io.thermocline.operator.observability.FeederMetricsServiceDependent.class),
+        @Dependent(name = "evictor-metrics", type = io.thermocline.operator.observability.EvictorMetricsServiceDependent.class),
+        @Dependent(name = "warmer-metrics", type = io.thermocline.operator.observability.WarmerMetricsServiceDependent.class),
         @Dependent(name = "service-monitor", type = io.thermocline.operator.observability.ServiceMonitorDependent.class,
                 activationCondition = io.thermocline.operator.observability.ServiceMonitorSupported.class),
 })
@@ -115,6 +119,13 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     io.thermocline.operator.observability.ClusterGauges clusterGauges;
     private volatile ProbeCache probeCache;
 
+    /** Beside the workflow's informers: the archive Secrets, so a rotation reconciles at once. */
+    @Override
+    public List<io.javaoperatorsdk.operator.processing.event.source.EventSource<?, ThermoclineCluster>> prepareEventSources(
+            io.javaoperatorsdk.operator.api.reconciler.EventSourceContext<ThermoclineCluster> context) {
+        return List.of(ArchiveSecretWatch.eventSource(context));
+    }
+
     @Override
     public UpdateControl<ThermoclineCluster> reconcile(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
@@ -122,7 +133,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ThermoclineClusterStatus previous = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
         KubernetesClient client = context.getClient();
 
-        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
+        ArchiveSecrets.Access access = ArchiveSecrets.read(ArchiveSecretWatch.cached(context), layout.namespace(), spec.archive);
         String archiveUri = access instanceof ArchiveSecrets.Found found ? found.connection().uri() : null;
         ArchiveReport archive = access instanceof ArchiveSecrets.Found found
                 ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
@@ -166,7 +177,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         if (deploy) {
             desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
                     FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
-                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout));
+                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout),
+                    settings.namespace().orElse(null));
             desired.putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
@@ -213,6 +225,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 ? c.featureCompatibilityVersion() : previous.featureCompatibilityVersion;
         status.replicaSetInitiated = initiated ? Boolean.TRUE : null;
         status.members = fastTier == null ? null : fastTier.ready() + "/" + fastTier.desired();
+        status.membersUpdated = statefulSet == null ? null
+                : FastTierPods.upToDate(client, layout, statefulSet) + "/" + spec.fastTier.members;
         status.proxies = proxy == null ? null : proxy.ready() + "/" + (spec.paused ? 0 : proxy.desired());
         // what was not observed this time keeps its last value rather than flapping to empty
         status.feederLagSeconds = tiering != null ? tiering.feederLagSeconds() : previous.feederLagSeconds;

@@ -26,9 +26,7 @@ public class FeederDeploymentDependent extends ClusterDependent<Deployment> {
     @Override
     protected Deployment desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
-        var feeder = DataPlaneContainer.container(desired, "feeder", desired.spec().feeder.resources)
-                .addToArgs("--metrics", "0.0.0.0:" + ClusterLayout.HTTP_PORT)
-                .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort()
+        var feeder = DataPlaneContainer.withMetrics(DataPlaneContainer.container(desired, "feeder", desired.spec().feeder.resources))
                 .build();
         return new DeploymentBuilder()
                 .withMetadata(metadata(desired, layout.feeder(), COMPONENT))

@@ -19,7 +19,8 @@ public record DesiredCluster(
         String configYaml,
         String configHash,
         String archiveSecretHash,
-        String warmerJobName) {
+        String warmerJobName,
+        String operatorNamespace) {
 
     private static final String KEY = DesiredCluster.class.getName();
 

@@ -137,7 +137,7 @@ class ObservabilityDependentsTest {
         List<Service> selected = client.services().inNamespace(ns)
                 .withLabels(monitor.getSpec().getSelector().getMatchLabels()).list().getItems();
         assertThat(selected).extracting(s -> s.getMetadata().getName())
-                .containsExactlyInAnyOrder("early-proxy-metrics", "early-feeder-metrics");
+                .containsExactlyInAnyOrder("early-proxy-metrics", "early-feeder-metrics", "early-evictor-metrics", "early-warmer-metrics");
         Endpoint endpoint = monitor.getSpec().getEndpoints().get(0);
         assertThat(endpoint.getPort()).isEqualTo("metrics");
         assertThat(endpoint.getPath()).isEqualTo("/metrics");

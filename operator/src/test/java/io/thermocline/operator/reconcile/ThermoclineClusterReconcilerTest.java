@@ -201,25 +201,6 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
-    void aRotatedArchiveSecretRestartsThePodsThatReadIt() {
-        create(cluster(ns, "rotate"));
-        Deployment before = await().atMost(WAIT).until(() -> get(Deployment.class, "rotate-feeder"), Objects::nonNull);
-        String hash = before.getSpec().getTemplate().getMetadata().getAnnotations().get("thermocline.io/archive-secret-hash");
-        assertThat(hash).isNotBlank();
-        client.secrets().inNamespace(ns).withName("archive").edit(secret -> {
-            secret.getData().put("uri", java.util.Base64.getEncoder().encodeToString(
-                    "mongodb://app:rotated@archive-0.db:27017/?replicaSet=archive-rs".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-            return secret;
-        });
-        await().atMost(WAIT).untilAsserted(() -> {
-            for (String name : List.of("rotate-feeder", "rotate-proxy")) {
-                assertThat(get(Deployment.class, name).getSpec().getTemplate().getMetadata().getAnnotations())
-                        .extractingByKey("thermocline.io/archive-secret-hash").isNotEqualTo(hash);
-            }
-        });
-    }
-
-    @Test
     void growingTheVolumesPatchesThePvcsWhereTheStorageClassExpandsElseSaysWhy() {
         client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
                 .withNewMetadata().withName("grows-" + ns).endMetadata().withProvisioner("x").withAllowVolumeExpansion(true).build())
@@ -621,6 +602,28 @@ class ThermoclineClusterReconcilerTest {
         });
         assertThat(UsersSecretDependent.decoded(get(Secret.class, "keep-users"))).isEqualTo(users);
         assertThat(get(Secret.class, "keep-keyfile").getData().get("keyfile")).isEqualTo(keyfile);
+    }
+
+    @Test
+    void secretsAnEarlierOperatorOwnerReferencedLoseTheReference() {
+        create(cluster(ns, "legacy"));
+        await().atMost(WAIT).until(() -> get(Secret.class, "legacy-users") != null && get(Secret.class, "legacy-keyfile") != null);
+        ThermoclineCluster owner = stored("legacy");
+        Map<String, String> users = UsersSecretDependent.decoded(get(Secret.class, "legacy-users"));
+        for (String name : List.of("legacy-users", "legacy-keyfile")) { // as the operator before retained Secrets made them
+            client.secrets().inNamespace(ns).withName(name).edit(s -> {
+                s.getMetadata().setOwnerReferences(new ArrayList<>(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+                        .withApiVersion(owner.getApiVersion()).withKind(owner.getKind()).withName("legacy")
+                        .withUid(owner.getMetadata().getUid()).withController(true).build())));
+                return s;
+            });
+        }
+        await().atMost(WAIT).untilAsserted(() -> {
+            for (String name : List.of("legacy-users", "legacy-keyfile")) {
+                assertThat(get(Secret.class, name).getMetadata().getOwnerReferences()).as(name).isNullOrEmpty();
+            }
+        });
+        assertThat(UsersSecretDependent.decoded(get(Secret.class, "legacy-users"))).as("same passwords").isEqualTo(users);
     }
 
     @Test
