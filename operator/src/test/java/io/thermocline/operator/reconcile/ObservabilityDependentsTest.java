@@ -202,7 +202,7 @@ class ObservabilityDependentsTest {
         return response.body();
     }
 
-    private static CustomResourceDefinition serviceMonitorCrd() {
+    static CustomResourceDefinition serviceMonitorCrd() {
         return new CustomResourceDefinitionBuilder()
                 .withNewMetadata().withName("servicemonitors.monitoring.coreos.com").endMetadata()
                 .withNewSpec().withGroup("monitoring.coreos.com").withScope("Namespaced")
