@@ -172,13 +172,22 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
         int fastTierReplicas = FastTierPods.replicas(layout, spec.fastTier.members, running, replicaSet, initiated);
 
+        Deployment feederNow = client.apps().deployments().inNamespace(layout.namespace()).withName(layout.feeder()).get();
+        ClusterHealth.Pausing pausing = spec.paused && deploy
+                ? Pausing.step(client, layout, feederNow, () -> Deletion.drained(client, layout, spec, tieringObserver))
+                : null;
+        if (pausing != null) {
+            TransitionEvents.once(client, cluster, pausing.reason(), pausing.message(), false,
+                    pausing.reason() + "/" + cluster.getMetadata().getGeneration());
+        }
+
         DesiredCluster desired = null;
         List<String> rejected = List.of();
         if (deploy) {
             desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
                     FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
                     DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout),
-                    settings.namespace().orElse(null));
+                    settings.namespace().orElse(null), spec.paused && pausing == null);
             desired.putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
@@ -212,7 +221,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         }
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
-                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected));
+                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,
+                desired == null ? null : warmer(context, desired.warmerJobName())));
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
         status.observedGeneration = cluster.getMetadata().getGeneration();
         status.phase = health.phase();
@@ -338,6 +348,22 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     private static int readyOf(StatefulSet statefulSet) {
         Integer ready = statefulSet.getStatus() == null ? null : statefulSet.getStatus().getReadyReplicas();
         return ready == null ? 0 : ready;
+    }
+
+    /** The current warmer Job, from the workflow's informer cache; null before it exists. */
+    private static ClusterHealth.Warmer warmer(Context<ThermoclineCluster> context, String name) {
+        return context.getSecondaryResourcesAsStream(io.fabric8.kubernetes.api.model.batch.v1.Job.class)
+                .filter(job -> job.getMetadata().getName().equals(name))
+                .findFirst()
+                .map(job -> {
+                    var conditions = job.getStatus() == null || job.getStatus().getConditions() == null
+                            ? List.<io.fabric8.kubernetes.api.model.batch.v1.JobCondition>of() : job.getStatus().getConditions();
+                    boolean complete = conditions.stream().anyMatch(c -> "Complete".equals(c.getType()) && "True".equals(c.getStatus()));
+                    String failure = conditions.stream().filter(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()))
+                            .map(c -> c.getReason() + (c.getMessage() == null ? "" : ": " + c.getMessage())).findFirst().orElse(null);
+                    return new ClusterHealth.Warmer(name, complete, failure);
+                })
+                .orElse(null);
     }
 
     /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */

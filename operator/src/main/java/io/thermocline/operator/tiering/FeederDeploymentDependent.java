@@ -31,7 +31,7 @@ public class FeederDeploymentDependent extends ClusterDependent<Deployment> {
         return new DeploymentBuilder()
                 .withMetadata(metadata(desired, layout.feeder(), COMPONENT))
                 .withNewSpec()
-                .withReplicas(desired.paused() ? 0 : 1)
+                .withReplicas(desired.feederStopped() ? 0 : 1)
                 .withNewStrategy().withType("Recreate").endStrategy()
                 .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()
                 .withNewTemplate()

@@ -20,7 +20,8 @@ public record DesiredCluster(
         String configHash,
         String archiveSecretHash,
         String warmerJobName,
-        String operatorNamespace) {
+        String operatorNamespace,
+        boolean feederStopped) {
 
     private static final String KEY = DesiredCluster.class.getName();
 
@@ -30,6 +31,11 @@ public record DesiredCluster(
 
     public boolean paused() {
         return spec.paused;
+    }
+
+    /** Paused, and the feeder has mirrored every write made before the proxy stopped: only then is it scaled to 0. */
+    public boolean feederStopped() {
+        return feederStopped;
     }
 
     public void putInto(Context<ThermoclineCluster> context) {
