@@ -156,9 +156,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         // version change keeps the running one; a new cluster against an incompatible archive gets nothing.
         String fastTierVersion = version != null ? version.fastTierVersion() : previous.fastTierVersion;
         boolean deploy = specProblem == null && fastTierVersion != null;
-        Map<String, String> users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        StatefulSet current = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
+        // secondaries from the informers' caches (JOSDK keeps what this operator just wrote in them too)
+        Map<String, String> users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
+        StatefulSet current = cached(context, StatefulSet.class, layout.fastTier());
         int running = current == null || current.getSpec().getReplicas() == null ? 0 : current.getSpec().getReplicas();
         boolean initiatedBefore = Boolean.TRUE.equals(previous.replicaSetInitiated);
         ReplicaSetState replicaSet = null;
@@ -172,7 +172,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
         int fastTierReplicas = FastTierPods.replicas(layout, spec.fastTier.members, running, replicaSet, initiated);
 
-        Deployment feederNow = client.apps().deployments().inNamespace(layout.namespace()).withName(layout.feeder()).get();
+        Deployment feederNow = cached(context, Deployment.class, layout.feeder());
         ClusterHealth.Pausing pausing = spec.paused && deploy
                 ? Pausing.step(client, layout, feederNow, () -> Deletion.drained(client, layout, spec, tieringObserver))
                 : null;
@@ -192,7 +192,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
             if (rejected.isEmpty()) {
-                removeObsoleteWarmers(client, layout, desired.warmerJobName());
+                removeObsoleteWarmers(context, layout, desired.warmerJobName());
             }
             String volumes = VolumeExpansion.apply(client, layout, fastTierReplicas, spec.fastTier.storage.size);
             if (volumes != null) {
@@ -207,15 +207,14 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     specProblem == null, archive.getClass().getSimpleName(), version == null ? "unknown" : version.reason());
         }
 
-        StatefulSet statefulSet = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
+        StatefulSet statefulSet = cached(context, StatefulSet.class, layout.fastTier());
         Replicas fastTier = statefulSet == null ? null : new Replicas(spec.fastTier.members, readyOf(statefulSet));
-        Replicas proxy = replicas(client, layout, layout.proxy(), spec.proxy.replicas);
-        Replicas feeder = replicas(client, layout, layout.feeder(), 1);
+        Replicas proxy = replicas(cached(context, Deployment.class, layout.proxy()), spec.proxy.replicas);
+        Replicas feeder = replicas(cached(context, Deployment.class, layout.feeder()), 1);
 
         TieringSnapshot tiering = null;
         // read again: the workflow may just have created the users Secret
-        users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
+        users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
         if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null && users.containsKey(UsersSecretDependent.FAST_URI)) {
             tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
         }
@@ -336,8 +335,14 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 spec.collections.stream().map(c -> c.database + "." + c.collection).toList());
     }
 
-    private static Replicas replicas(KubernetesClient client, ClusterLayout layout, String name, int desired) {
-        Deployment deployment = client.apps().deployments().inNamespace(layout.namespace()).withName(name).get();
+    /** A secondary resource of this cluster by name, from the informer caches (several event sources may hold a kind). */
+    private static <R extends io.fabric8.kubernetes.api.model.HasMetadata> R cached(Context<ThermoclineCluster> context,
+            Class<R> kind, String name) {
+        return context.getSecondaryResourcesAsStream(kind).filter(r -> r.getMetadata().getName().equals(name))
+                .findFirst().orElse(null);
+    }
+
+    private static Replicas replicas(Deployment deployment, int desired) {
         if (deployment == null) {
             return null;
         }
@@ -367,9 +372,10 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     }
 
     /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */
-    private static void removeObsoleteWarmers(KubernetesClient client, ClusterLayout layout, String current) {
-        client.batch().v1().jobs().inNamespace(layout.namespace())
-                .withLabels(layout.selector(WarmerJobDependent.COMPONENT)).list().getItems().stream()
+    private static void removeObsoleteWarmers(Context<ThermoclineCluster> context, ClusterLayout layout, String current) {
+        KubernetesClient client = context.getClient();
+        context.getSecondaryResourcesAsStream(io.fabric8.kubernetes.api.model.batch.v1.Job.class)
+                .filter(job -> job.getMetadata().getName().startsWith(layout.warmerPrefix()))
                 .filter(job -> !job.getMetadata().getName().equals(current))
                 .forEach(job -> client.batch().v1().jobs().inNamespace(layout.namespace())
                         .withName(job.getMetadata().getName()).withPropagationPolicy(
