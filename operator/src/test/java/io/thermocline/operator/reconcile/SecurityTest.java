@@ -291,7 +291,8 @@ class SecurityTest {
                 .addToData("ca.crt", java.util.Base64.getEncoder().encodeToString("-----BEGIN CERTIFICATE-----".getBytes()))
                 .build()).create();
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
-        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder") != null && get(CronJob.class, name + "-evictor") != null
+        await().atMost(WAIT).until(() -> get(StatefulSet.class, name + "-fast") != null && get(Deployment.class, name + "-proxy") != null
+                && get(Deployment.class, name + "-feeder") != null && get(CronJob.class, name + "-evictor") != null
                 && warmer() != null && get(NetworkPolicy.class, name + "-fast") != null);
         Map<String, PodTemplateSpec> templates = new LinkedHashMap<>();
         templates.put("StatefulSet/" + name + "-fast", get(StatefulSet.class, name + "-fast").getSpec().getTemplate());
