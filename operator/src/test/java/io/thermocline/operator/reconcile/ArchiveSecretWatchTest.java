@@ -7,8 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -76,7 +74,7 @@ class ArchiveSecretWatchTest {
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "rotate")).create();
         await().atMost(WAIT).until(() -> deployment("rotate-feeder"), Objects::nonNull);
-        ready("rotate");
+        Clusters.markReady(client, ns, "rotate", 3);
         await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(condition(stored("rotate"), ConditionType.Ready).getStatus()));
         String hash = hashOf("rotate-feeder");
         // let the reconciles the readiness edits caused pass: the next periodic one is 60 s away
@@ -109,21 +107,6 @@ class ArchiveSecretWatchTest {
     private String hashOf(String deployment) {
         return deployment(deployment).getSpec().getTemplate().getMetadata().getAnnotations()
                 .get(ProxyDeploymentDependent.ARCHIVE_SECRET_HASH);
-    }
-
-    private void ready(String name) {
-        for (String d : List.of(name + "-proxy", name + "-feeder")) {
-            int replicas = deployment(d).getSpec().getReplicas();
-            client.apps().deployments().inNamespace(ns).withName(d).editStatus(x -> {
-                x.setStatus(new DeploymentStatusBuilder().withReplicas(replicas).withReadyReplicas(replicas)
-                        .withAvailableReplicas(replicas).build());
-                return x;
-            });
-        }
-        client.apps().statefulSets().inNamespace(ns).withName(name + "-fast").editStatus(s -> {
-            s.setStatus(new StatefulSetStatusBuilder().withReplicas(3).withReadyReplicas(3).build());
-            return s;
-        });
     }
 
     private Deployment deployment(String name) {

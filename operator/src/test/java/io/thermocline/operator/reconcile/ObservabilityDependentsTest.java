@@ -128,9 +128,13 @@ class ObservabilityDependentsTest {
         await().atMost(WAIT).until(() -> client.supports("monitoring.coreos.com/v1", "ServiceMonitor"));
 
         // the next reconcile (a spec edit here; the periodic one in a cluster) adds it without a restart
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("early").edit(c -> {
-            c.getSpec().proxy.replicas = 3;
-            return c;
+        // retried on 409: the operator writes the status concurrently
+        await().atMost(WAIT).ignoreExceptions().until(() -> {
+            client.resources(ThermoclineCluster.class).inNamespace(ns).withName("early").edit(c -> {
+                c.getSpec().proxy.replicas = 3;
+                return c;
+            });
+            return true;
         });
         ServiceMonitor monitor = await().atMost(WAIT).until(
                 () -> client.resources(ServiceMonitor.class).inNamespace(ns).withName("early-metrics").get(), Objects::nonNull);

@@ -16,9 +16,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetStatusBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
@@ -189,7 +187,7 @@ class SecurityTest {
         c.getSpec().fastTier.members = 1;
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
         await().atMost(WAIT).until(() -> get(Deployment.class, "leak-feeder"), Objects::nonNull);
-        ready("leak", 1);
+        Clusters.markReady(client, ns, "leak", 1);
         await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(Clusters.condition(stored("leak"), ConditionType.Ready)
                 .getStatus()));
         // a failing probe, a rotation and a deletion: the paths that report errors
@@ -320,21 +318,6 @@ class SecurityTest {
         Matcher m = Pattern.compile(":(\\d+)$").matcher(args.get(at + 1));
         assertThat(m.find()).isTrue();
         return Integer.parseInt(m.group(1));
-    }
-
-    private void ready(String name, int members) {
-        for (String d : List.of(name + "-proxy", name + "-feeder")) {
-            int replicas = get(Deployment.class, d).getSpec().getReplicas();
-            client.apps().deployments().inNamespace(ns).withName(d).editStatus(x -> {
-                x.setStatus(new DeploymentStatusBuilder().withReplicas(replicas).withReadyReplicas(replicas)
-                        .withAvailableReplicas(replicas).build());
-                return x;
-            });
-        }
-        client.apps().statefulSets().inNamespace(ns).withName(name + "-fast").editStatus(s -> {
-            s.setStatus(new StatefulSetStatusBuilder().withReplicas(members).withReadyReplicas(members).build());
-            return s;
-        });
     }
 
     private Job warmer() {
