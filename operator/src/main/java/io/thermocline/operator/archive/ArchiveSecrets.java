@@ -23,13 +23,24 @@ public final class ArchiveSecrets {
     public record Missing(ArchiveReport.Unusable problem) implements Access {
     }
 
-    public static Access read(KubernetesClient client, String namespace, ArchiveSpec archive) {
+    /** Finds a Secret of the cluster's namespace by name; null when there is none. */
+    @FunctionalInterface
+    public interface Lookup {
+        Secret find(String name);
+    }
+
+    /** A GET per Secret, where no informer cache is at hand. */
+    public static Lookup direct(KubernetesClient client, String namespace) {
+        return name -> client.secrets().inNamespace(namespace).withName(name).get();
+    }
+
+    public static Access read(Lookup secrets, String namespace, ArchiveSpec archive) {
         SecretKeyRef ref = archive.uriSecretRef;
         if (ref == null || ref.name == null) {
             return new Missing(new ArchiveReport.Unusable("SecretNotFound", "spec.archive.uriSecretRef.name is not set"));
         }
         String key = ref.keyOr(ArchiveSpec.DEFAULT_URI_KEY);
-        String uri = value(client, namespace, ref.name, key);
+        String uri = value(secrets, ref.name, key);
         if (uri == null) {
             return new Missing(new ArchiveReport.Unusable("SecretNotFound",
                     "Secret " + namespace + "/" + ref.name + " with key '" + key
@@ -42,7 +53,7 @@ public final class ArchiveSecrets {
         String ca = null;
         if (archive.tls != null && archive.tls.caSecretRef != null) {
             SecretKeyRef caRef = archive.tls.caSecretRef;
-            ca = value(client, namespace, caRef.name, caRef.keyOr("ca.crt"));
+            ca = value(secrets, caRef.name, caRef.keyOr("ca.crt"));
             if (ca == null) {
                 return new Missing(new ArchiveReport.Unusable("CaSecretNotFound",
                         "Secret " + namespace + "/" + caRef.name + " with key '" + caRef.keyOr("ca.crt")
@@ -52,8 +63,8 @@ public final class ArchiveSecrets {
         return new Found(new ArchiveConnection(uri.trim(), ca));
     }
 
-    private static String value(KubernetesClient client, String namespace, String name, String key) {
-        Secret secret = client.secrets().inNamespace(namespace).withName(name).get();
+    private static String value(Lookup secrets, String name, String key) {
+        Secret secret = secrets.find(name);
         if (secret == null) {
             return null;
         }

@@ -7,6 +7,7 @@ import io.thermocline.config.EvictorConfig;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.FleetConfig;
 import io.thermocline.config.ProxyConfig;
+import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
 import io.thermocline.config.TiersConfig;
@@ -39,6 +40,7 @@ public final class DataPlaneConfig {
         ProxyConfig defaults = ProxyConfig.defaults();
         ProxyConfig proxy = new ProxyConfig("0.0.0.0", ClusterLayout.MONGOD_PORT, "0.0.0.0", ClusterLayout.HTTP_PORT,
                 spec.proxy.maxClientConnections, defaults.maxMessageSizeBytes(), defaults.causalWaitTimeout(),
+                ReadConsistency.parse(spec.proxy.readConsistency == null ? "linearizable" : spec.proxy.readConsistency),
                 defaults.drainTimeout(), defaults.compressors(), defaults.transport());
         TiersConfig tiers = new TiersConfig(
                 new TierConfig(null, spec.proxy.connectionBudget.fastTier),

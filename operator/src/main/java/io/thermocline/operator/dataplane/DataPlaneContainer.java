@@ -12,6 +12,7 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.security.RestrictedPods;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,6 +42,8 @@ public final class DataPlaneContainer {
                 .withArgs(role, "--config", ClusterLayout.CONFIG_DIR + "/" + ClusterLayout.CONFIG_FILE)
                 .withEnv(env)
                 .withResources(resources)
+                .withSecurityContext(RestrictedPods.container())
+                .addToVolumeMounts(RestrictedPods.tmpMount())
                 .addNewVolumeMount().withName("config").withMountPath(ClusterLayout.CONFIG_DIR).withReadOnly(true).endVolumeMount();
         if (caRef(desired) != null) {
             container.addNewEnv().withName("THERMOCLINE_ARCHIVE_CA_FILE")
@@ -48,6 +51,15 @@ public final class DataPlaneContainer {
                     .addNewVolumeMount().withName("archive-ca").withMountPath(CA_DIR).withReadOnly(true).endVolumeMount();
         }
         return container;
+    }
+
+    /**
+     * A worker (feeder, evictor, warmer) serving {@code /metrics} on the port the metrics Services
+     * select by name ({@code http}); the proxy serves it on its {@code proxy.httpPort} without a flag.
+     */
+    public static ContainerBuilder withMetrics(ContainerBuilder worker) {
+        return worker.addToArgs("--metrics", "0.0.0.0:" + ClusterLayout.HTTP_PORT)
+                .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort();
     }
 
     /** Pod spec with the config (and CA) volumes for {@code container}. */
@@ -59,7 +71,9 @@ public final class DataPlaneContainer {
             volumes.add(new VolumeBuilder().withName("archive-ca")
                     .withNewSecret().withSecretName(caRef(desired).name).endSecret().build());
         }
-        return new PodSpecBuilder().withContainers(container).withVolumes(volumes);
+        volumes.add(RestrictedPods.tmpVolume());
+        return new PodSpecBuilder().withSecurityContext(RestrictedPods.pod(RestrictedPods.DATA_PLANE_USER, false))
+                .withContainers(container).withVolumes(volumes);
     }
 
     private static SecretKeyRef caRef(DesiredCluster desired) {

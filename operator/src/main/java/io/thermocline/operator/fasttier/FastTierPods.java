@@ -56,6 +56,18 @@ public final class FastTierPods {
         return outdated;
     }
 
+    /** Pods made from the StatefulSet's current template: what runs, beside what was asked. */
+    public static int upToDate(KubernetesClient client, ClusterLayout layout, StatefulSet statefulSet) {
+        if (statefulSet == null) {
+            return 0;
+        }
+        String wanted = annotation(statefulSet.getSpec().getTemplate().getMetadata().getAnnotations());
+        return (int) client.pods().inNamespace(layout.namespace())
+                .withLabels(layout.selector(FastTierStatefulSetDependent.COMPONENT)).list().getItems().stream()
+                .filter(pod -> wanted != null && wanted.equals(annotation(pod.getMetadata().getAnnotations())))
+                .count();
+    }
+
     /** The mongod version of the StatefulSet's template (its image tag). */
     public static String version(StatefulSet statefulSet) {
         String image = statefulSet.getSpec().getTemplate().getSpec().getContainers().stream()

@@ -22,6 +22,7 @@ import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.security.RestrictedPods;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
@@ -76,12 +77,16 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                 .withTolerations(spec.tolerations)
                 .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout))
                 .withTerminationGracePeriodSeconds(MemberProbes.TERMINATION_GRACE_SECONDS)
+                // mongod runs as the image's mongodb user; fsGroup makes the data volume and the keyfile emptyDir its group's
+                .withSecurityContext(RestrictedPods.pod(RestrictedPods.MONGOD_USER, true))
                 .addToInitContainers(new ContainerBuilder()
                         .withName("keyfile")
                         .withImage(desired.mongodImage())
-                        // mongod refuses a keyfile readable by group or others, which a Secret volume with fsGroup would be
+                        // mongod refuses a keyfile readable by group or others, which a Secret volume with fsGroup would be;
+                        // the copy is the mongodb user's own (the container runs as it)
                         .withCommand("sh", "-c", "cp /keyfile-secret/" + KeyfileSecretDependent.KEY + " " + KEYFILE_PATH
-                                + " && chmod 400 " + KEYFILE_PATH + " && chown 999:999 " + KEYFILE_PATH)
+                                + " && chmod 400 " + KEYFILE_PATH)
+                        .withSecurityContext(RestrictedPods.container())
                         .addNewVolumeMount().withName("keyfile-secret").withMountPath("/keyfile-secret").withReadOnly(true).endVolumeMount()
                         .addNewVolumeMount().withName("keyfile").withMountPath("/keyfile").endVolumeMount()
                         .build())
@@ -109,12 +114,18 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                         .withNewExec().withCommand("sh", "-c", MemberProbes.STEP_DOWN).endExec()
                         .endPreStop().endLifecycle()
                         .withResources(spec.resources)
+                        .withSecurityContext(RestrictedPods.container())
                         .addNewVolumeMount().withName("data").withMountPath("/data/db").endVolumeMount()
+                        // the image's other volume; mongod writes it only as a config server, never here, but keep it writable
+                        .addNewVolumeMount().withName("configdb").withMountPath("/data/configdb").endVolumeMount()
+                        .addToVolumeMounts(RestrictedPods.tmpMount())
                         .addNewVolumeMount().withName("keyfile").withMountPath("/keyfile").endVolumeMount()
                         .build())
                 .addToVolumes(new VolumeBuilder().withName("keyfile-secret")
                         .withNewSecret().withSecretName(layout.keyfileSecret()).endSecret().build())
                 .addToVolumes(new VolumeBuilder().withName("keyfile").withNewEmptyDir().endEmptyDir().build())
+                .addToVolumes(new VolumeBuilder().withName("configdb").withNewEmptyDir().endEmptyDir().build())
+                .addToVolumes(RestrictedPods.tmpVolume())
                 .endSpec()
                 .build()))
                 .withVolumeClaimTemplates(new PersistentVolumeClaimBuilder()

@@ -96,7 +96,7 @@ final class Deletion {
     static boolean drained(KubernetesClient client, ClusterLayout layout, ThermoclineClusterSpec spec, TieringObserver tiering) {
         Map<String, String> users = UsersSecretDependent.decoded(
                 client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
+        ArchiveSecrets.Access access = ArchiveSecrets.read(ArchiveSecrets.direct(client, layout.namespace()), layout.namespace(), spec.archive);
         return access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.FAST_URI)
                 && tiering.observe(ThermoclineClusterReconciler.tieringTarget(spec, users, found.connection().uri()))
                         .map(TieringSnapshot::drained).orElse(false);

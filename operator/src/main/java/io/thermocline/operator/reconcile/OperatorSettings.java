@@ -18,4 +18,10 @@ public interface OperatorSettings {
     /** How soon the next replica-set step (add, remove, restart a member, ...) is checked while one is under way. */
     @WithDefault("3s")
     Duration replicaSetStepInterval();
+
+    /**
+     * The namespace the operator's pod runs in (the install sets it from the downward API): the
+     * fast tier's NetworkPolicy admits the operator from there. Unset: from any namespace.
+     */
+    java.util.Optional<String> namespace();
 }

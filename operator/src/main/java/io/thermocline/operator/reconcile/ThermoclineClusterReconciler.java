@@ -22,6 +22,7 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterStatus;
 import io.thermocline.operator.archive.ArchiveProbe;
 import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.archive.ArchiveSecretWatch;
 import io.thermocline.operator.archive.ArchiveSecrets;
 import io.thermocline.operator.archive.ProbeCache;
 import io.thermocline.operator.archive.VersionPolicy;
@@ -79,6 +80,7 @@ import org.jboss.logging.Logger;
         @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
                 dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
         @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
+        @Dependent(name = "fast-tier-network-policy", type = io.thermocline.operator.fasttier.FastTierNetworkPolicyDependent.class),
         @Dependent(name = "config", type = ProxyConfigMapDependent.class),
         @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
         @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
@@ -89,6 +91,8 @@ import org.jboss.logging.Logger;
         @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "proxy-metrics", type = io.thermocline.operator.observability.ProxyMetricsServiceDependent.class),
         @Dependent(name = "feeder-metrics", type = io.thermocline.operator.observability.FeederMetricsServiceDependent.class),
+        @Dependent(name = "evictor-metrics", type = io.thermocline.operator.observability.EvictorMetricsServiceDependent.class),
+        @Dependent(name = "warmer-metrics", type = io.thermocline.operator.observability.WarmerMetricsServiceDependent.class),
         @Dependent(name = "service-monitor", type = io.thermocline.operator.observability.ServiceMonitorDependent.class,
                 activationCondition = io.thermocline.operator.observability.ServiceMonitorSupported.class),
 })
@@ -115,6 +119,13 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     io.thermocline.operator.observability.ClusterGauges clusterGauges;
     private volatile ProbeCache probeCache;
 
+    /** Beside the workflow's informers: the archive Secrets, so a rotation reconciles at once. */
+    @Override
+    public List<io.javaoperatorsdk.operator.processing.event.source.EventSource<?, ThermoclineCluster>> prepareEventSources(
+            io.javaoperatorsdk.operator.api.reconciler.EventSourceContext<ThermoclineCluster> context) {
+        return List.of(ArchiveSecretWatch.eventSource(context));
+    }
+
     @Override
     public UpdateControl<ThermoclineCluster> reconcile(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
@@ -122,7 +133,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ThermoclineClusterStatus previous = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
         KubernetesClient client = context.getClient();
 
-        ArchiveSecrets.Access access = ArchiveSecrets.read(client, layout.namespace(), spec.archive);
+        ArchiveSecrets.Access access = ArchiveSecrets.read(ArchiveSecretWatch.cached(context), layout.namespace(), spec.archive);
         String archiveUri = access instanceof ArchiveSecrets.Found found ? found.connection().uri() : null;
         ArchiveReport archive = access instanceof ArchiveSecrets.Found found
                 ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
@@ -145,9 +156,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         // version change keeps the running one; a new cluster against an incompatible archive gets nothing.
         String fastTierVersion = version != null ? version.fastTierVersion() : previous.fastTierVersion;
         boolean deploy = specProblem == null && fastTierVersion != null;
-        Map<String, String> users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        StatefulSet current = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
+        // secondaries from the informers' caches (JOSDK keeps what this operator just wrote in them too)
+        Map<String, String> users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
+        StatefulSet current = cached(context, StatefulSet.class, layout.fastTier());
         int running = current == null || current.getSpec().getReplicas() == null ? 0 : current.getSpec().getReplicas();
         boolean initiatedBefore = Boolean.TRUE.equals(previous.replicaSetInitiated);
         ReplicaSetState replicaSet = null;
@@ -161,17 +172,27 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
         int fastTierReplicas = FastTierPods.replicas(layout, spec.fastTier.members, running, replicaSet, initiated);
 
+        Deployment feederNow = cached(context, Deployment.class, layout.feeder());
+        ClusterHealth.Pausing pausing = spec.paused && deploy
+                ? Pausing.step(client, layout, feederNow, () -> Deletion.drained(client, layout, spec, tieringObserver))
+                : null;
+        if (pausing != null) {
+            TransitionEvents.once(client, cluster, pausing.reason(), pausing.message(), false,
+                    pausing.reason() + "/" + cluster.getMetadata().getGeneration());
+        }
+
         DesiredCluster desired = null;
         List<String> rejected = List.of();
         if (deploy) {
             desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
                     FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
-                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout));
+                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout),
+                    settings.namespace().orElse(null), spec.paused && pausing == null);
             desired.putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
             if (rejected.isEmpty()) {
-                removeObsoleteWarmers(client, layout, desired.warmerJobName());
+                removeObsoleteWarmers(context, layout, desired.warmerJobName());
             }
             String volumes = VolumeExpansion.apply(client, layout, fastTierReplicas, spec.fastTier.storage.size);
             if (volumes != null) {
@@ -186,21 +207,21 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     specProblem == null, archive.getClass().getSimpleName(), version == null ? "unknown" : version.reason());
         }
 
-        StatefulSet statefulSet = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get();
+        StatefulSet statefulSet = cached(context, StatefulSet.class, layout.fastTier());
         Replicas fastTier = statefulSet == null ? null : new Replicas(spec.fastTier.members, readyOf(statefulSet));
-        Replicas proxy = replicas(client, layout, layout.proxy(), spec.proxy.replicas);
-        Replicas feeder = replicas(client, layout, layout.feeder(), 1);
+        Replicas proxy = replicas(cached(context, Deployment.class, layout.proxy()), spec.proxy.replicas);
+        Replicas feeder = replicas(cached(context, Deployment.class, layout.feeder()), 1);
 
         TieringSnapshot tiering = null;
         // read again: the workflow may just have created the users Secret
-        users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
+        users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
         if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null && users.containsKey(UsersSecretDependent.FAST_URI)) {
             tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
         }
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
-                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected));
+                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,
+                desired == null ? null : warmer(context, desired.warmerJobName())));
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
         status.observedGeneration = cluster.getMetadata().getGeneration();
         status.phase = health.phase();
@@ -213,6 +234,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 ? c.featureCompatibilityVersion() : previous.featureCompatibilityVersion;
         status.replicaSetInitiated = initiated ? Boolean.TRUE : null;
         status.members = fastTier == null ? null : fastTier.ready() + "/" + fastTier.desired();
+        status.membersUpdated = statefulSet == null ? null
+                : FastTierPods.upToDate(client, layout, statefulSet) + "/" + spec.fastTier.members;
         status.proxies = proxy == null ? null : proxy.ready() + "/" + (spec.paused ? 0 : proxy.desired());
         // what was not observed this time keeps its last value rather than flapping to empty
         status.feederLagSeconds = tiering != null ? tiering.feederLagSeconds() : previous.feederLagSeconds;
@@ -312,8 +335,14 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 spec.collections.stream().map(c -> c.database + "." + c.collection).toList());
     }
 
-    private static Replicas replicas(KubernetesClient client, ClusterLayout layout, String name, int desired) {
-        Deployment deployment = client.apps().deployments().inNamespace(layout.namespace()).withName(name).get();
+    /** A secondary resource of this cluster by name, from the informer caches (several event sources may hold a kind). */
+    private static <R extends io.fabric8.kubernetes.api.model.HasMetadata> R cached(Context<ThermoclineCluster> context,
+            Class<R> kind, String name) {
+        return context.getSecondaryResourcesAsStream(kind).filter(r -> r.getMetadata().getName().equals(name))
+                .findFirst().orElse(null);
+    }
+
+    private static Replicas replicas(Deployment deployment, int desired) {
         if (deployment == null) {
             return null;
         }
@@ -326,10 +355,27 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         return ready == null ? 0 : ready;
     }
 
+    /** The current warmer Job, from the workflow's informer cache; null before it exists. */
+    private static ClusterHealth.Warmer warmer(Context<ThermoclineCluster> context, String name) {
+        return context.getSecondaryResourcesAsStream(io.fabric8.kubernetes.api.model.batch.v1.Job.class)
+                .filter(job -> job.getMetadata().getName().equals(name))
+                .findFirst()
+                .map(job -> {
+                    var conditions = job.getStatus() == null || job.getStatus().getConditions() == null
+                            ? List.<io.fabric8.kubernetes.api.model.batch.v1.JobCondition>of() : job.getStatus().getConditions();
+                    boolean complete = conditions.stream().anyMatch(c -> "Complete".equals(c.getType()) && "True".equals(c.getStatus()));
+                    String failure = conditions.stream().filter(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()))
+                            .map(c -> c.getReason() + (c.getMessage() == null ? "" : ": " + c.getMessage())).findFirst().orElse(null);
+                    return new ClusterHealth.Warmer(name, complete, failure);
+                })
+                .orElse(null);
+    }
+
     /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */
-    private static void removeObsoleteWarmers(KubernetesClient client, ClusterLayout layout, String current) {
-        client.batch().v1().jobs().inNamespace(layout.namespace())
-                .withLabels(layout.selector(WarmerJobDependent.COMPONENT)).list().getItems().stream()
+    private static void removeObsoleteWarmers(Context<ThermoclineCluster> context, ClusterLayout layout, String current) {
+        KubernetesClient client = context.getClient();
+        context.getSecondaryResourcesAsStream(io.fabric8.kubernetes.api.model.batch.v1.Job.class)
+                .filter(job -> job.getMetadata().getName().startsWith(layout.warmerPrefix()))
                 .filter(job -> !job.getMetadata().getName().equals(current))
                 .forEach(job -> client.batch().v1().jobs().inNamespace(layout.namespace())
                         .withName(job.getMetadata().getName()).withPropagationPolicy(

@@ -7,6 +7,7 @@ import static io.thermocline.operator.status.ConditionType.ProxyReady;
 import static io.thermocline.operator.status.ConditionType.Ready;
 import static io.thermocline.operator.status.ConditionType.ResourcesApplied;
 import static io.thermocline.operator.status.ConditionType.VersionCompatible;
+import static io.thermocline.operator.status.ConditionType.Warmed;
 
 import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
@@ -50,11 +51,34 @@ public final class ClusterHealth {
             TieringSnapshot tiering,
             int maxLagSeconds,
             String previousPhase,
-            List<String> rejected) {
+            List<String> rejected,
+            Pausing pausing,
+            Warmer warmer) {
 
         public Inputs {
             rejected = rejected == null ? List.of() : List.copyOf(rejected);
         }
+
+        /** Before pausing and the warmer were observed. */
+        public Inputs(boolean paused, String specProblem, ArchiveReport archive, VersionDecision version, Replicas fastTier,
+                ReplicaSetState replicaSet, Replicas proxy, Replicas feeder, TieringSnapshot tiering, int maxLagSeconds,
+                String previousPhase, List<String> rejected) {
+            this(paused, specProblem, archive, version, fastTier, replicaSet, proxy, feeder, tiering, maxLagSeconds,
+                    previousPhase, rejected, null, null);
+        }
+
+        /** The feeder runs until a pause has drained it. */
+        boolean feederStopped() {
+            return paused && pausing == null;
+        }
+    }
+
+    /** A pause under way: writes are stopped first, then the feeder mirrors the rest, then it stops too. */
+    public record Pausing(String reason, String message) {
+    }
+
+    /** The warmer Job of the current windows: its name, and how it ended (null while it runs). */
+    public record Warmer(String job, Boolean succeeded, String failure) {
     }
 
     public record Health(List<Observed> conditions, String phase) {
@@ -89,14 +113,21 @@ public final class ClusterHealth {
                         : Observed.isFalse(ResourcesApplied, "ApiRejected", "the API server refused " + String.join("; ", in.rejected())
                                 + "; the rest is still managed: undo the change that made it (an immutable field?) or fix the value");
         out.add(applied);
+        if (in.warmer() != null) {
+            out.add(warmed(in));
+        }
 
         Observed ready;
         String phase;
         if (in.specProblem() != null) {
             ready = Observed.isFalse(Ready, "InvalidSpec", in.specProblem());
             phase = PHASE_FAILED;
+        } else if (in.paused() && in.pausing() != null) {
+            ready = Observed.isFalse(Ready, in.pausing().reason(), in.pausing().message());
+            phase = PHASE_PROGRESSING;
         } else if (in.paused()) {
-            ready = Observed.isFalse(Ready, "Paused", "spec.paused is true: proxy and feeder scaled to 0, evictor and warmer suspended");
+            ready = Observed.isFalse(Ready, "Paused", "spec.paused is true: proxy and feeder scaled to 0 (the feeder once it had"
+                    + " mirrored every write), evictor and warmer suspended");
             phase = PHASE_PAUSED;
         } else if (!archive.holds()) {
             ready = Observed.isFalse(Ready, "ArchiveNotReachable", archive.message());
@@ -146,6 +177,22 @@ public final class ClusterHealth {
         return Observed.isFalse(FastTierReady, "ReplicaSetPending", "members are up; the replica set is configured next");
     }
 
+    private static Observed warmed(Inputs in) {
+        Warmer w = in.warmer();
+        if (Boolean.TRUE.equals(w.succeeded())) {
+            return Observed.isTrue(Warmed, "Completed", "warmer Job " + w.job() + " copied what the windows cover");
+        }
+        if (w.failure() != null) {
+            return Observed.isFalse(Warmed, "WarmerFailed", "warmer Job " + w.job() + " failed after its retries (" + w.failure()
+                    + "); reads the fast tier cannot answer yet go to the archive. See kubectl logs job/" + w.job()
+                    + ", fix the cause, then kubectl delete job " + w.job() + ": the operator starts it again");
+        }
+        if (in.paused()) {
+            return Observed.unknown(Warmed, "Paused", "warmer Job " + w.job() + " is suspended while spec.paused is true");
+        }
+        return Observed.unknown(Warmed, "Warming", "warmer Job " + w.job() + " is copying what the windows cover");
+    }
+
     private static Observed workload(ConditionType type, Replicas replicas, boolean paused, String what) {
         if (paused) {
             return Observed.isFalse(type, "Paused", "the " + what + " is scaled to 0 while spec.paused is true");
@@ -161,7 +208,7 @@ public final class ClusterHealth {
     }
 
     private static Observed feeder(Inputs in) {
-        Observed running = workload(FeederHealthy, in.feeder(), in.paused(), "feeder");
+        Observed running = workload(FeederHealthy, in.feeder(), in.feederStopped(), "feeder");
         if (!running.holds()) {
             return running;
         }

@@ -4,5 +4,7 @@ package io.thermocline.operator.status;
 public enum ConditionType {
     Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy,
     /** Whether the API server accepted every object as rendered (an immutable field, a refused value: not). */
-    ResourcesApplied
+    ResourcesApplied,
+    /** Whether the warmer Job of the current windows completed (a failed one after its retries: False, WarmerFailed). */
+    Warmed
 }

@@ -42,6 +42,12 @@ public final class TransitionEvents {
         send(client, cluster, reason, message, good, reason);
     }
 
+    /** As {@link #once(KubernetesClient, ThermoclineCluster, String, String, boolean)}, once per {@code identity}. */
+    public static void once(KubernetesClient client, ThermoclineCluster cluster, String reason, String message, boolean good,
+            String identity) {
+        send(client, cluster, reason, message, good, identity);
+    }
+
     private static void send(KubernetesClient client, ThermoclineCluster cluster, String reason, String message, boolean good,
             String identity) {
         String time = Instant.now().toString();

@@ -24,7 +24,7 @@ public class EvictorCronJobDependent extends ClusterDependent<CronJob> {
     @Override
     protected CronJob desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
-        var evictor = DataPlaneContainer.container(desired, "evictor", desired.spec().evictor.resources).build();
+        var evictor = DataPlaneContainer.withMetrics(DataPlaneContainer.container(desired, "evictor", desired.spec().evictor.resources)).build();
         return new CronJobBuilder()
                 .withMetadata(metadata(desired, layout.evictor(), COMPONENT))
                 .withNewSpec()

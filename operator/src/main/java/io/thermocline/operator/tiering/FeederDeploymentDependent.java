@@ -26,14 +26,12 @@ public class FeederDeploymentDependent extends ClusterDependent<Deployment> {
     @Override
     protected Deployment desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
-        var feeder = DataPlaneContainer.container(desired, "feeder", desired.spec().feeder.resources)
-                .addToArgs("--metrics", "0.0.0.0:" + ClusterLayout.HTTP_PORT)
-                .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort()
+        var feeder = DataPlaneContainer.withMetrics(DataPlaneContainer.container(desired, "feeder", desired.spec().feeder.resources))
                 .build();
         return new DeploymentBuilder()
                 .withMetadata(metadata(desired, layout.feeder(), COMPONENT))
                 .withNewSpec()
-                .withReplicas(desired.paused() ? 0 : 1)
+                .withReplicas(desired.feederStopped() ? 0 : 1)
                 .withNewStrategy().withType("Recreate").endStrategy()
                 .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()
                 .withNewTemplate()

@@ -30,7 +30,7 @@ public class WarmerJobDependent extends ClusterDependent<Job> {
     @Override
     protected Job desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
-        var warmer = DataPlaneContainer.container(desired, "warmer", desired.spec().warmer.resources).build();
+        var warmer = DataPlaneContainer.withMetrics(DataPlaneContainer.container(desired, "warmer", desired.spec().warmer.resources)).build();
         return new JobBuilder()
                 .withMetadata(metadata(desired, desired.warmerJobName(), COMPONENT))
                 .withNewSpec()

@@ -19,7 +19,9 @@ public record DesiredCluster(
         String configYaml,
         String configHash,
         String archiveSecretHash,
-        String warmerJobName) {
+        String warmerJobName,
+        String operatorNamespace,
+        boolean feederStopped) {
 
     private static final String KEY = DesiredCluster.class.getName();
 
@@ -29,6 +31,11 @@ public record DesiredCluster(
 
     public boolean paused() {
         return spec.paused;
+    }
+
+    /** Paused, and the feeder has mirrored every write made before the proxy stopped: only then is it scaled to 0. */
+    public boolean feederStopped() {
+        return feederStopped;
     }
 
     public void putInto(Context<ThermoclineCluster> context) {

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,12 +26,50 @@ class CrdTest {
     private static final Path GENERATED = Path.of("target", "kubernetes", FILE);
     private static final Path CHECKED_IN = Path.of("..", "crds", FILE);
 
+    /** The generated CRD with its printer columns in {@link ThermoclineCluster#PRINTER_COLUMNS}' order: what crds/ holds. */
+    private static final Path ORDERED = Path.of("target", "kubernetes", "crds", FILE);
+
     @Test
     void checkedInCrdMatchesTheGeneratedOne() throws IOException {
         assertThat(GENERATED).exists();
+        String ordered = withColumnsInOrder(Files.readString(GENERATED));
+        Files.createDirectories(ORDERED.getParent());
+        Files.writeString(ORDERED, ordered);
         assertThat(Files.readString(CHECKED_IN))
-                .as("crds/%s is stale: run the operator tests and copy %s to crds/", FILE, GENERATED)
-                .isEqualTo(Files.readString(GENERATED));
+                .as("crds/%s is stale: run the operator tests and copy %s to crds/", FILE, ORDERED)
+                .isEqualTo(ordered);
+    }
+
+    @Test
+    void printerColumnsAreInTheDocumentedOrderAndShowWhatRuns() throws IOException {
+        CustomResourceDefinition crd = Serialization.unmarshal(Files.readString(CHECKED_IN), CustomResourceDefinition.class);
+        var columns = crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns();
+        assertThat(columns).extracting(c -> c.getName()).containsExactlyElementsOf(ThermoclineCluster.PRINTER_COLUMNS);
+        // what runs, from the status: ready/wanted members and proxies, members on the current template
+        assertThat(columns).extracting(c -> c.getName() + "=" + c.getJsonPath())
+                .contains("Members=.status.members", "Updated=.status.membersUpdated", "Proxies=.status.proxies");
+        assertThat(columns).filteredOn(c -> c.getName().equals("Connection")).singleElement()
+                .satisfies(c -> assertThat(c.getPriority()).as("-o wide only").isEqualTo(1));
+    }
+
+    /** Reorders the {@code additionalPrinterColumns} entries of the generated YAML, leaving every other byte alone. */
+    static String withColumnsInOrder(String crd) {
+        String head = "  - additionalPrinterColumns:\n";
+        int start = crd.indexOf(head) + head.length();
+        int end = crd.indexOf("    name: \"" + ThermoclineCluster.VERSION + "\"", start);
+        assertThat(start).isGreaterThan(head.length() - 1);
+        assertThat(end).isGreaterThan(start);
+        java.util.List<String> entries = new java.util.ArrayList<>(java.util.List.of(crd.substring(start, end).split("(?=    - jsonPath: )")));
+        java.util.regex.Pattern name = java.util.regex.Pattern.compile("\n      name: \"([^\"]+)\"");
+        java.util.function.ToIntFunction<String> rank = entry -> {
+            java.util.regex.Matcher m = name.matcher(entry);
+            assertThat(m.find()).as(entry).isTrue();
+            int at = ThermoclineCluster.PRINTER_COLUMNS.indexOf(m.group(1));
+            assertThat(at).as("column %s is missing from ThermoclineCluster.PRINTER_COLUMNS", m.group(1)).isNotNegative();
+            return at;
+        };
+        entries.sort(java.util.Comparator.comparingInt(rank));
+        return crd.substring(0, start) + String.join("", entries) + crd.substring(end);
     }
 
     @Test
@@ -50,6 +89,11 @@ class CrdTest {
         assertThat(spec.getProperties().get("collections").getXKubernetesValidations()).singleElement()
                 .satisfies(rule -> assertThat(rule.getMessage()).contains("only once"));
         assertThat(spec.getProperties().get("proxy").getProperties().get("replicas").getMinimum()).isEqualTo(1.0);
+        JSONSchemaProps readConsistency = spec.getProperties().get("proxy").getProperties().get("readConsistency");
+        assertThat("linearizable").matches(readConsistency.getPattern());
+        assertThat("session").matches(readConsistency.getPattern());
+        assertThat("eventual").doesNotMatch(readConsistency.getPattern());
+        assertThat(readConsistency.getDefault().asText()).isEqualTo("linearizable");
         assertThat(crd.getSpec().getVersions().get(0).getSubresources().getStatus()).isNotNull();
         // names whose derived objects (NAME-evictor, NAME-warmer-<hash>) would exceed Kubernetes' limits are refused at admission
         assertThat(crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getXKubernetesValidations())
@@ -57,10 +101,5 @@ class CrdTest {
                     assertThat(rule.getRule()).isEqualTo("self.metadata.name.size() <= 44");
                     assertThat(rule.getMessage()).contains("44");
                 });
-        assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
-                .extracting(c -> c.getName() + "=" + c.getJsonPath())
-                // what runs, from the status (the generator does not keep the annotations' order)
-                .contains("Phase=.status.phase", "Members=.status.members", "Proxies=.status.proxies",
-                        "Version=.status.fastTierVersion");
     }
 }

@@ -63,6 +63,23 @@ class DataPlaneConfigContractTest {
     }
 
     @Test
+    void readConsistencyReachesTheProxyConfigLinearizableByDefault() {
+        ClusterLayout layout = new ClusterLayout("c", "ns");
+        ThermoclineClusterSpec spec = new ThermoclineClusterSpec();
+        spec.collections.add(new CollectionSpec("shop", "orders", "createdAt", "30d"));
+        var env = DataPlaneConfig.podEnvironment("mongodb://a:1/?replicaSet=a", "mongodb://b:1/?replicaSet=b");
+        assertThat(ConfigLoader.parse(DataPlaneConfig.toYaml(spec, layout), env).proxy().readConsistency())
+                .isEqualTo(io.thermocline.config.ReadConsistency.LINEARIZABLE);
+        spec.proxy.readConsistency = "session";
+        String yaml = DataPlaneConfig.toYaml(spec, layout);
+        assertThat(yaml).contains("readConsistency: session");
+        assertThat(ConfigLoader.parse(yaml, env).proxy().readConsistency()).isEqualTo(io.thermocline.config.ReadConsistency.SESSION);
+        spec.proxy.readConsistency = "eventual";
+        assertThatThrownBy(() -> DataPlaneConfig.toYaml(spec, layout))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("linearizable").hasMessageContaining("session");
+    }
+
+    @Test
     void windowsAreRenderedAsDurations() {
         ThermoclineClusterSpec spec = new ThermoclineClusterSpec();
         spec.collections.add(new CollectionSpec("shop", "orders", "createdAt", "36h"));

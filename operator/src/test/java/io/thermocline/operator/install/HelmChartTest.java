@@ -56,6 +56,30 @@ class HelmChartTest {
     }
 
     @Test
+    void chartClusterWideRendersTheClusterWideInstall() throws Exception {
+        Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("install-cluster-wide"));
+        Map<String, JsonNode> helm = helm(Map.of("watch.clusterWide", "true"));
+        assertThat(helm.keySet()).contains("ClusterRole//thermocline-operator", "ClusterRoleBinding//thermocline-operator")
+                .doesNotContain("Role/" + NAMESPACE + "/thermocline-operator");
+        assertSameObjects(helm, kustomize);
+    }
+
+    @Test
+    void chartWatchingAListHasARoleInEachNamespaceAndWatchesThem() throws Exception {
+        Map<String, JsonNode> helm = helm(Map.of("watch.namespaces[0]", "shop", "watch.namespaces[1]", "billing"));
+        Map<String, JsonNode> namespacedDefault = kustomize(EXAMPLES.resolve("install"));
+        JsonNode rules = namespacedDefault.get("Role/" + NAMESPACE + "/thermocline-operator").path("rules");
+        for (String namespace : List.of("shop", "billing")) {
+            assertThat(helm.get("Role/" + namespace + "/thermocline-operator").path("rules")).isEqualTo(rules);
+            assertThat(helm.get("RoleBinding/" + namespace + "/thermocline-operator").at("/subjects/0/namespace").asText())
+                    .isEqualTo(NAMESPACE);
+        }
+        assertThat(helm).doesNotContainKeys("Role/" + NAMESPACE + "/thermocline-operator", "ClusterRole//thermocline-operator");
+        JsonNode env = helm.get("Deployment/" + NAMESPACE + "/thermocline-operator").at("/spec/template/spec/containers/0/env");
+        assertThat(env.findValuesAsText("value")).contains("shop,billing");
+    }
+
+    @Test
     void chartValuesReachTheOperatorDeployment() throws Exception {
         Map<String, JsonNode> helm = helm(Map.of("image.tag", "9.9.9", "dataPlaneImage", "registry.example/thermocline:9.9.9"));
         JsonNode container = helm.get("Deployment/" + NAMESPACE + "/thermocline-operator")

@@ -33,6 +33,23 @@ final class Clusters {
                 .build();
     }
 
+    /** What the Deployment and StatefulSet controllers would report once every pod is ready (the mock API server has none). */
+    static void markReady(io.fabric8.kubernetes.client.KubernetesClient client, String namespace, String name, int members) {
+        for (String d : java.util.List.of(name + "-proxy", name + "-feeder")) {
+            client.apps().deployments().inNamespace(namespace).withName(d).editStatus(x -> {
+                int n = x.getSpec().getReplicas();
+                x.setStatus(new io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder().withReplicas(n).withReadyReplicas(n)
+                        .withAvailableReplicas(n).build());
+                return x;
+            });
+        }
+        client.apps().statefulSets().inNamespace(namespace).withName(name + "-fast").editStatus(s -> {
+            s.setStatus(new io.fabric8.kubernetes.api.model.apps.StatefulSetStatusBuilder().withReplicas(members)
+                    .withReadyReplicas(members).build());
+            return s;
+        });
+    }
+
     static Condition condition(ThermoclineCluster cluster, ConditionType type) {
         return cluster.getStatus() == null ? null : Conditions.find(cluster.getStatus().conditions, type);
     }

@@ -85,6 +85,11 @@ class K3sEndToEndTest {
             public Duration replicaSetStepInterval() {
                 return Duration.ofSeconds(1);
             }
+
+            @Override
+            public Optional<String> namespace() {
+                return Optional.empty();
+            }
         };
         operator = new Operator(o -> o.withKubernetesClient(client));
         operator.register(reconciler);

@@ -128,16 +128,20 @@ class ObservabilityDependentsTest {
         await().atMost(WAIT).until(() -> client.supports("monitoring.coreos.com/v1", "ServiceMonitor"));
 
         // the next reconcile (a spec edit here; the periodic one in a cluster) adds it without a restart
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("early").edit(c -> {
-            c.getSpec().proxy.replicas = 3;
-            return c;
+        // retried on 409: the operator writes the status concurrently
+        await().atMost(WAIT).ignoreExceptions().until(() -> {
+            client.resources(ThermoclineCluster.class).inNamespace(ns).withName("early").edit(c -> {
+                c.getSpec().proxy.replicas = 3;
+                return c;
+            });
+            return true;
         });
         ServiceMonitor monitor = await().atMost(WAIT).until(
                 () -> client.resources(ServiceMonitor.class).inNamespace(ns).withName("early-metrics").get(), Objects::nonNull);
         List<Service> selected = client.services().inNamespace(ns)
                 .withLabels(monitor.getSpec().getSelector().getMatchLabels()).list().getItems();
         assertThat(selected).extracting(s -> s.getMetadata().getName())
-                .containsExactlyInAnyOrder("early-proxy-metrics", "early-feeder-metrics");
+                .containsExactlyInAnyOrder("early-proxy-metrics", "early-feeder-metrics", "early-evictor-metrics", "early-warmer-metrics");
         Endpoint endpoint = monitor.getSpec().getEndpoints().get(0);
         assertThat(endpoint.getPort()).isEqualTo("metrics");
         assertThat(endpoint.getPath()).isEqualTo("/metrics");
@@ -202,7 +206,7 @@ class ObservabilityDependentsTest {
         return response.body();
     }
 
-    private static CustomResourceDefinition serviceMonitorCrd() {
+    static CustomResourceDefinition serviceMonitorCrd() {
         return new CustomResourceDefinitionBuilder()
                 .withNewMetadata().withName("servicemonitors.monitoring.coreos.com").endMetadata()
                 .withNewSpec().withGroup("monitoring.coreos.com").withScope("Namespaced")

@@ -201,25 +201,6 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
-    void aRotatedArchiveSecretRestartsThePodsThatReadIt() {
-        create(cluster(ns, "rotate"));
-        Deployment before = await().atMost(WAIT).until(() -> get(Deployment.class, "rotate-feeder"), Objects::nonNull);
-        String hash = before.getSpec().getTemplate().getMetadata().getAnnotations().get("thermocline.io/archive-secret-hash");
-        assertThat(hash).isNotBlank();
-        client.secrets().inNamespace(ns).withName("archive").edit(secret -> {
-            secret.getData().put("uri", java.util.Base64.getEncoder().encodeToString(
-                    "mongodb://app:rotated@archive-0.db:27017/?replicaSet=archive-rs".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-            return secret;
-        });
-        await().atMost(WAIT).untilAsserted(() -> {
-            for (String name : List.of("rotate-feeder", "rotate-proxy")) {
-                assertThat(get(Deployment.class, name).getSpec().getTemplate().getMetadata().getAnnotations())
-                        .extractingByKey("thermocline.io/archive-secret-hash").isNotEqualTo(hash);
-            }
-        });
-    }
-
-    @Test
     void growingTheVolumesPatchesThePvcsWhereTheStorageClassExpandsElseSaysWhy() {
         client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
                 .withNewMetadata().withName("grows-" + ns).endMetadata().withProvisioner("x").withAllowVolumeExpansion(true).build())
@@ -521,27 +502,99 @@ class ThermoclineClusterReconcilerTest {
     }
 
     @Test
-    void pauseScalesTheDataPlaneToZeroAndSaysSo() {
+    void pauseStopsWritesThenDrainsTheFeederThenStopsIt() {
         create(cluster(ns, "pause"));
-        await().atMost(WAIT).until(() -> get(Deployment.class, "pause-feeder"), Objects::nonNull);
+        markReadyWhenCreated("pause");
+        proxyPods("pause", 2);
+        // the archive lacks the last writes: the feeder must keep running until it has them
+        tiering.report(new TieringSnapshot(3L, false, 12L, 10L));
         edit("pause", c -> c.getSpec().paused = true);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(get(Deployment.class, "pause-proxy").getSpec().getReplicas()).isZero();
-            assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas()).isZero();
             assertThat(get(CronJob.class, "pause-evictor").getSpec().getSuspend()).isTrue();
+            assertThat(condition(stored("pause"), ConditionType.Ready).getReason()).isEqualTo("PausingStoppingWrites");
+        });
+        assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas()).as("feeder runs while proxies may write").isEqualTo(1);
+
+        client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "proxy").delete();
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("pause"), ConditionType.Ready).getReason()).isEqualTo("PausingWaitingForFeeder"));
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+        assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas()).as("feeder runs until drained").isEqualTo(1);
+        assertThat(stored("pause").getStatus().phase).isEqualTo("Progressing");
+
+        tiering.report(new TieringSnapshot(0L, true, 12L, 12L));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas()).isZero();
             assertThat(warmers()).singleElement().satisfies(j -> assertThat(j.getSpec().getSuspend()).isTrue());
             ThermoclineCluster c = stored("pause");
             assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("Paused");
             assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("Paused");
+            assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("Paused");
             assertThat(c.getStatus().phase).isEqualTo("Paused");
         });
+        assertThat(client.v1().events().inNamespace(ns).list().getItems()).extracting(e -> e.getReason())
+                .containsOnlyOnce("PausingStoppingWrites", "PausingWaitingForFeeder");
         assertThat(get(StatefulSet.class, "pause-fast").getSpec().getReplicas()).isEqualTo(3);
 
         edit("pause", c -> c.getSpec().paused = false);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(get(Deployment.class, "pause-proxy").getSpec().getReplicas()).isEqualTo(2);
+            assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas()).isEqualTo(1);
             assertThat(get(CronJob.class, "pause-evictor").getSpec().getSuspend()).isFalse();
         });
+    }
+
+    @Test
+    void aWarmerJobThatFailedAfterItsRetriesIsReportedOnceAndRunsAgainWhenDeleted() {
+        create(cluster(ns, "cold"));
+        markReadyWhenCreated("cold");
+        Job first = await().atMost(WAIT).until(() -> warmers().isEmpty() ? null : warmers().get(0), Objects::nonNull);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("cold"), ConditionType.Warmed).getReason()).isEqualTo("Warming"));
+        setJobCondition(first.getMetadata().getName(), "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            var warmed = condition(stored("cold"), ConditionType.Warmed);
+            assertThat(warmed.getStatus()).isEqualTo("False");
+            assertThat(warmed.getReason()).isEqualTo("WarmerFailed");
+            assertThat(warmed.getMessage()).contains(first.getMetadata().getName()).contains("BackoffLimitExceeded")
+                    .contains("kubectl delete job");
+        });
+        await().pollDelay(Duration.ofSeconds(3)).atMost(WAIT).until(() -> true); // several reconciles later
+        List<io.fabric8.kubernetes.api.model.Event> events = client.v1().events().inNamespace(ns).list().getItems();
+        assertThat(events).filteredOn(e -> "WarmerFailed".equals(e.getReason())).singleElement()
+                .satisfies(e -> assertThat(e.getType()).isEqualTo("Warning"));
+        // every reason is CamelCase, and no Event was sent twice
+        assertThat(events).allSatisfy(e -> assertThat(e.getReason()).matches("[A-Z][a-z]+([A-Z][a-z0-9]*)*"));
+        assertThat(events.stream().map(e -> e.getReason() + "|" + e.getMessage()).toList()).doesNotHaveDuplicates();
+
+        client.batch().v1().jobs().inNamespace(ns).withName(first.getMetadata().getName()).delete();
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(warmers()).singleElement().satisfies(j ->
+                    assertThat(j.getMetadata().getUid()).isNotEqualTo(first.getMetadata().getUid()));
+            assertThat(condition(stored("cold"), ConditionType.Warmed).getReason()).isEqualTo("Warming");
+        });
+        setJobCondition(first.getMetadata().getName(), "Complete", null, null);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("cold"), ConditionType.Warmed).getStatus()).isEqualTo("True"));
+    }
+
+    private void setJobCondition(String job, String type, String reason, String message) {
+        client.batch().v1().jobs().inNamespace(ns).withName(job).editStatus(j -> {
+            j.setStatus(new io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder().addNewCondition()
+                    .withType(type).withStatus("True").withReason(reason).withMessage(message).endCondition().build());
+            return j;
+        });
+    }
+
+    private void proxyPods(String name, int count) {
+        for (int i = 0; i < count; i++) {
+            client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+                    .withNewMetadata().withName(name + "-proxy-" + i)
+                    .withLabels(Map.of("app.kubernetes.io/instance", name, "app.kubernetes.io/component", "proxy")).endMetadata()
+                    .withNewSpec().addNewContainer().withName("proxy").withImage("x").endContainer().endSpec()
+                    .build()).create();
+        }
     }
 
     @Test
@@ -621,6 +674,28 @@ class ThermoclineClusterReconcilerTest {
         });
         assertThat(UsersSecretDependent.decoded(get(Secret.class, "keep-users"))).isEqualTo(users);
         assertThat(get(Secret.class, "keep-keyfile").getData().get("keyfile")).isEqualTo(keyfile);
+    }
+
+    @Test
+    void secretsAnEarlierOperatorOwnerReferencedLoseTheReference() {
+        create(cluster(ns, "legacy"));
+        await().atMost(WAIT).until(() -> get(Secret.class, "legacy-users") != null && get(Secret.class, "legacy-keyfile") != null);
+        ThermoclineCluster owner = stored("legacy");
+        Map<String, String> users = UsersSecretDependent.decoded(get(Secret.class, "legacy-users"));
+        for (String name : List.of("legacy-users", "legacy-keyfile")) { // as the operator before retained Secrets made them
+            client.secrets().inNamespace(ns).withName(name).edit(s -> {
+                s.getMetadata().setOwnerReferences(new ArrayList<>(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+                        .withApiVersion(owner.getApiVersion()).withKind(owner.getKind()).withName("legacy")
+                        .withUid(owner.getMetadata().getUid()).withController(true).build())));
+                return s;
+            });
+        }
+        await().atMost(WAIT).untilAsserted(() -> {
+            for (String name : List.of("legacy-users", "legacy-keyfile")) {
+                assertThat(get(Secret.class, name).getMetadata().getOwnerReferences()).as(name).isNullOrEmpty();
+            }
+        });
+        assertThat(UsersSecretDependent.decoded(get(Secret.class, "legacy-users"))).as("same passwords").isEqualTo(users);
     }
 
     @Test

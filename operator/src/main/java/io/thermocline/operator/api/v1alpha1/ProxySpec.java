@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 
 /** The proxy fleet: a Deployment behind one Service. */
@@ -25,6 +26,13 @@ public class ProxySpec {
     @Default("10000")
     @JsonPropertyDescription("Client connections one proxy replica accepts; beyond it clients get a clear MongoDB error.")
     public int maxClientConnections = 10_000;
+
+    @Pattern("^(linearizable|session)$")
+    @Default("linearizable")
+    @JsonPropertyDescription("What a read the proxy sends to the archive waits for: 'linearizable' (every write acknowledged"
+            + " before the read, from any client or proxy; the default) or 'session' (only the writes the client's causally"
+            + " consistent session has seen; lower latency). The proxy's proxy.readConsistency.")
+    public String readConsistency = "linearizable";
 
     @JsonPropertyDescription("Backend connections the whole fleet may open to each member of each tier.")
     public ConnectionBudgetSpec connectionBudget = new ConnectionBudgetSpec();

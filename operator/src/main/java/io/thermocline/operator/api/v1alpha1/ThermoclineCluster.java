@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.model.annotation.Version;
         type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Members", jsonPath = ".status.members", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Proxies", jsonPath = ".status.proxies", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Updated", jsonPath = ".status.membersUpdated", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Version", jsonPath = ".status.fastTierVersion", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Lag(s)", jsonPath = ".status.feederLagSeconds", type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(name = "Connection", jsonPath = ".status.connectionString", type = AdditionalPrinterColumn.Type.STRING,
@@ -30,6 +31,13 @@ public class ThermoclineCluster extends CustomResource<ThermoclineClusterSpec, T
     public static final String GROUP = "thermocline.io";
     public static final String VERSION = "v1alpha1";
     public static final int MAX_NAME_LENGTH = 44;
+    public static final String KIND = "ThermoclineCluster";
+    /**
+     * The order {@code kubectl get tc} shows the columns in (docs/operator.md). The CRD generator
+     * sorts them by name; crds/ holds the generated CRD with its columns in this order (CrdTest).
+     */
+    public static final java.util.List<String> PRINTER_COLUMNS = java.util.List.of(
+            "Phase", "Ready", "Members", "Updated", "Proxies", "Version", "Lag(s)", "Age", "Connection");
 
     @Override
     protected ThermoclineClusterSpec initSpec() {

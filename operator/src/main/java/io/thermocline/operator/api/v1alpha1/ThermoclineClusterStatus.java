@@ -37,6 +37,9 @@ public class ThermoclineClusterStatus {
     @JsonPropertyDescription("Fast-tier members ready (PRIMARY or SECONDARY) / wanted, e.g. 3/3.")
     public String members;
 
+    @JsonPropertyDescription("Members whose pod runs the StatefulSet's current template / members, e.g. 2/3 during a rolling restart.")
+    public String membersUpdated;
+
     @JsonPropertyDescription("Proxy replicas ready / wanted, e.g. 2/2.")
     public String proxies;
 

@@ -1,0 +1,119 @@
+package io.thermocline.operator.reconcile;
+
+import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
+import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static io.thermocline.operator.reconcile.Clusters.condition;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.fakes.FakeArchive;
+import io.thermocline.operator.fakes.FakeReplicaSet;
+import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.proxy.ProxyDeploymentDependent;
+import io.thermocline.operator.status.ConditionType;
+import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The archive Secrets are watched: with the periodic re-check an hour away (a ready cluster is
+ * rescheduled after 60 s at the soonest), a created or rotated Secret is still acted on within
+ * seconds, because its own event reconciles the clusters that name it.
+ */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true)
+@TestProfile(ArchiveSecretWatchTest.SlowResync.class)
+class ArchiveSecretWatchTest {
+
+    /** Well below the 60 s a ready cluster waits for its next periodic reconcile. */
+    private static final Duration PROMPTLY = Duration.ofSeconds(10);
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    public static class SlowResync implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("thermocline.operator.archive-probe-interval", "1h");
+        }
+    }
+
+    @Inject
+    KubernetesClient client;
+    @Inject
+    FakeArchive archive;
+    @Inject
+    FakeReplicaSet replicaSet;
+    @Inject
+    FakeTiering tiering;
+
+    private String ns;
+
+    @BeforeEach
+    void freshNamespace() {
+        archive.reset();
+        replicaSet.reset();
+        tiering.reset();
+        ns = "w-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @Test
+    void aRotatedArchiveSecretRestartsThePodsThatReadItPromptly() {
+        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "rotate")).create();
+        await().atMost(WAIT).until(() -> deployment("rotate-feeder"), Objects::nonNull);
+        Clusters.markReady(client, ns, "rotate", 3);
+        await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(condition(stored("rotate"), ConditionType.Ready).getStatus()));
+        String hash = hashOf("rotate-feeder");
+        // let the reconciles the readiness edits caused pass: the next periodic one is 60 s away
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+
+        String rotated = "mongodb://app:rotated@archive-0.db:27017/?replicaSet=archive-rs";
+        client.secrets().inNamespace(ns).withName("archive").edit(secret -> {
+            secret.getData().put("uri", Base64.getEncoder().encodeToString(rotated.getBytes(StandardCharsets.UTF_8)));
+            return secret;
+        });
+        await().atMost(PROMPTLY).untilAsserted(() -> {
+            for (String name : List.of("rotate-feeder", "rotate-proxy")) {
+                assertThat(hashOf(name)).as(name).isNotEqualTo(hash);
+            }
+        });
+        assertThat(archive.probedUris()).contains(rotated);
+    }
+
+    @Test
+    void anArchiveSecretCreatedAfterTheClusterIsFoundPromptly() {
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "late")).create();
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("late"), ConditionType.ArchiveReachable).getReason()).isEqualTo("SecretNotFound"));
+        await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
+        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+        await().atMost(PROMPTLY).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("late"), ConditionType.ArchiveReachable).getStatus()).isEqualTo("True"));
+    }
+
+    private String hashOf(String deployment) {
+        return deployment(deployment).getSpec().getTemplate().getMetadata().getAnnotations()
+                .get(ProxyDeploymentDependent.ARCHIVE_SECRET_HASH);
+    }
+
+    private Deployment deployment(String name) {
+        return client.apps().deployments().inNamespace(ns).withName(name).get();
+    }
+
+    private ThermoclineCluster stored(String name) {
+        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+    }
+}
