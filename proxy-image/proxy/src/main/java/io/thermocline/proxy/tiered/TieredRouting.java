@@ -4,6 +4,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
+import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.CommandClassifier;
@@ -91,13 +92,15 @@ public final class TieredRouting implements AutoCloseable {
         String mode = barrier.mode().configName();
         io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
                 .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
-                        + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out")
+                        + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out,"
+                        + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for)")
                 .labelNames("mode", "outcome").callback(cb -> {
                     ReadBarrier.Counts c = barrier.counts();
                     cb.call(c.immediate(), mode, "no_wait");
                     cb.call(c.probed(), mode, "probed");
                     cb.call(c.waitedForFeeder(), mode, "waited");
                     cb.call(c.timedOut(), mode, "timed_out");
+                    cb.call(c.skipped(), mode, "skipped");
                 }).register(registry);
     }
 
@@ -295,7 +298,9 @@ public final class TieredRouting implements AutoCloseable {
             return fastReply;
         }
         metrics.decided("read", Served.ARCHIVE, point.reason());
-        RawBsonDocument archived = archive(x, msg);
+        // absent from the fast tier after the read arrived and never fenced: the archive already holds every write to it
+        RawBsonDocument archived = PointReadSkip.allowed(command, x.command(), fence != null)
+                ? archive(x, msg, barrier.skipped()) : archive(x, msg);
         BsonDocument document = Replies.firstDocument(archived);
         CollectionPolicy policy = x.table().policy(namespace).orElse(null);
         if (document != null && policy != null && command.equals("find") && !x.command().containsKey("projection")) {
@@ -321,7 +326,11 @@ public final class TieredRouting implements AutoCloseable {
      * driver sends it back as {@code afterClusterTime}, a causal point any proxy replica can wait for.
      */
     RawBsonDocument archive(Exchange x, OpMsg msg) throws InterruptedException {
-        BsonTimestamp through = awaitCausalPoint(x);
+        return archive(x, msg, awaitCausalPoint(x));
+    }
+
+    /** Runs on the archive; {@code through}: the fast-tier time through which the archive holds every write, or null. */
+    private RawBsonDocument archive(Exchange x, OpMsg msg, BsonTimestamp through) {
         RawBsonDocument reply = x.call().call(Tier.ARCHIVE, msg).join();
         if (through == null) {
             return reply;
