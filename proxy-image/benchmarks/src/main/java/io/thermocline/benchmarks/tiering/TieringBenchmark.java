@@ -47,6 +47,7 @@ public final class TieringBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        io.thermocline.benchmarks.ModuleClasses.require();
         Map<String, String> o = new HashMap<>();
         for (String a : args) {
             int eq = a.indexOf('=');
