@@ -54,13 +54,16 @@ import org.slf4j.LoggerFactory;
  * <li>read a batch of candidates, then pass the sync barrier: a probe written after the read is
  *     mirrored, so the archive holds every write the candidates ever received;</li>
  * <li>optionally compare each with its archive copy ({@code verifyArchive});</li>
- * <li>in a marked transaction: re-read each, delete it only if unchanged since step 2, and write
- *     an eviction fence (a copy-up in flight then knows its archive read may be stale).</li>
+ * <li>in a marked transaction: delete each only if the version removed equals the one read in step 2,
+ *     its fence is the one read before the barrier, and the archive holds exactly that version (read
+ *     inside the transaction, whatever {@code verifyArchive} says); write an eviction fence (a copy-up
+ *     in flight then knows its archive read may be stale). Otherwise put it back.</li>
  * </ol>
  */
 public final class Evictor implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Evictor.class);
+    static final int DELETES_PER_TRANSACTION = 50;
 
     public record Options(String instanceId, boolean verifyArchive, Duration boundPropagationDelay, Duration barrierTimeout,
                           Duration fenceRetention, Duration errorBackoff, PrometheusRegistry registry, FaultInjection faults,
@@ -244,7 +247,12 @@ public final class Evictor implements AutoCloseable {
             }
             if (!eligible.isEmpty()) {
                 options.faults().reached(FaultPoint.EVICTOR_BEFORE_DELETE);
-                long evicted = deleteUnchanged(namespace, collection, eligible, fencesAtCheck);
+                long evicted = 0;
+                // short transactions: each holds its documents (on the embedded replica set, the write lock) while it reads the archive
+                for (int from = 0; from < eligible.size(); from += DELETES_PER_TRANSACTION) {
+                    evicted += deleteUnchanged(namespace, collection,
+                            eligible.subList(from, Math.min(eligible.size(), from + DELETES_PER_TRANSACTION)), fencesAtCheck);
+                }
                 counts.merge(Eligibility.EVICT, evicted, Long::sum);
                 documents.labelValues(namespace, Eligibility.EVICT.name()).inc(evicted);
             }
