@@ -52,8 +52,11 @@ public final class ReadBarrierBenchmark {
     private ReadBarrierBenchmark() {
     }
 
+    /** What the readers read: a customer's orders (a count routed to the archive), or one archived order by _id. */
+    enum Reads { COUNT, POINT }
+
     record Settings(int seconds, int warmupSeconds, List<Integer> clients, int writers, int writesPerSecond,
-                    List<Duration> feederBatchWaits, Path out) {
+                    List<Duration> feederBatchWaits, Reads reads, Path out) {
         static Settings parse(String[] args) {
             Map<String, String> a = new LinkedHashMap<>();
             for (String arg : args) {
@@ -66,6 +69,7 @@ public final class ReadBarrierBenchmark {
                     Arrays.stream(a.getOrDefault("clients", "8,64").split(",")).map(Integer::parseInt).toList(),
                     Integer.parseInt(a.getOrDefault("writers", "2")), Integer.parseInt(a.getOrDefault("writeRate", "200")),
                     Arrays.stream(a.getOrDefault("feederBatchWait", "100,10").split(",")).map(ms -> Duration.ofMillis(Long.parseLong(ms))).toList(),
+                    Reads.valueOf(a.getOrDefault("reads", "count").toUpperCase(java.util.Locale.ROOT)),
                     a.containsKey("out") ? Path.of(a.get("out")) : null);
         }
     }
@@ -75,6 +79,7 @@ public final class ReadBarrierBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        io.thermocline.benchmarks.ModuleClasses.require();
         Settings s = Settings.parse(args);
         List<Cell> cells = new ArrayList<>();
         for (Duration batchWait : s.feederBatchWaits()) {
@@ -117,10 +122,12 @@ public final class ReadBarrierBenchmark {
         return cells;
     }
 
+    static final int ARCHIVED = 2000;
+
     static void seedArchive(MongoClient archive) {
         List<Document> old = new ArrayList<>();
         Instant monthAgo = Instant.now().minus(Duration.ofDays(30));
-        for (int i = 0; i < 2000; i++) {
+        for (int i = 0; i < ARCHIVED; i++) {
             old.add(new Document("_id", "old-" + i).append("createdAt", Date.from(monthAgo.minusSeconds(i)))
                     .append("customer", "c" + (i % CUSTOMERS)).append("state", "done"));
         }
@@ -136,7 +143,10 @@ public final class ReadBarrierBenchmark {
                 + "collections:\n  - {database: bench, collection: orders, ageField: createdAt, hotWindow: 1d}\n", Map.of());
     }
 
-    /** One cell: writers insert and update recent orders at a fixed rate; readers count a customer's orders (archive-routed). */
+    /**
+     * One cell: writers insert and update recent orders at a fixed rate; readers count a customer's orders (archive-routed), or
+     * read one archived order by {@code _id} (outside the window, so never promoted: a fast-tier miss, then the archive).
+     */
     static Cell cell(Settings s, Duration batchWait, ReadConsistency mode, int clients, ProxyServer proxy, MongoClient writing,
                      MongoClient reading) throws InterruptedException {
         MongoCollection<Document> orders = writing.getDatabase(POLICY.database()).getCollection(POLICY.collection());
@@ -168,7 +178,11 @@ public final class ReadBarrierBenchmark {
             threads.add(daemon(() -> {
                 while (!stop.get()) {
                     long start = System.nanoTime();
-                    readOrders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(CUSTOMERS)));
+                    if (s.reads() == Reads.POINT) {
+                        readOrders.find(Filters.eq("_id", "old-" + ThreadLocalRandom.current().nextInt(ARCHIVED))).first();
+                    } else {
+                        readOrders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(CUSTOMERS)));
+                    }
                     if (measuring.get()) {
                         recorder.recordValue((System.nanoTime() - start) / 1000);
                     }
@@ -190,7 +204,7 @@ public final class ReadBarrierBenchmark {
             t.join(30_000);
         }
         ReadBarrier.Counts delta = new ReadBarrier.Counts(after.immediate() - before.immediate(), after.probed() - before.probed(),
-                after.waitedForFeeder() - before.waitedForFeeder(), after.timedOut() - before.timedOut());
+                after.waitedForFeeder() - before.waitedForFeeder(), after.timedOut() - before.timedOut(), after.skipped() - before.skipped());
         Cell cell = new Cell(batchWait, mode, clients, latency.getTotalCount(), latency.getTotalCount() / elapsed, latency,
                 writes.get() / elapsed, delta);
         System.out.printf("feederBatchWait=%d ms mode=%s clients=%d reads/s=%.0f p50=%.1f ms p99=%.1f ms%n", batchWait.toMillis(),
@@ -208,17 +222,19 @@ public final class ReadBarrierBenchmark {
 
     static String table(Settings s, List<Cell> cells) {
         StringBuilder b = new StringBuilder();
-        b.append(String.format("%d s per cell after %d s warm-up; %d writer threads at %d inserts+updates/s in total; readers count one"
-                + " customer's orders (archive-routed); feeder batch 1000%n%n", s.seconds(), s.warmupSeconds(), s.writers(), s.writesPerSecond()));
-        b.append("| feeder batch wait | mode | clients | reads/s | read p50 ms | read p99 ms | writes/s | no wait | probe only | waited for feeder | timed out |\n");
-        b.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        b.append(String.format("%d s per cell after %d s warm-up; %d writer threads at %d inserts+updates/s in total; readers"
+                + " %s; feeder batch 1000%n%n", s.seconds(), s.warmupSeconds(), s.writers(), s.writesPerSecond(),
+                s.reads() == Reads.POINT ? "read one archived order by _id (a fast-tier miss, archive-routed)"
+                        : "count one customer's orders (archive-routed)"));
+        b.append("| feeder batch wait | mode | clients | reads/s | read p50 ms | read p99 ms | writes/s | no wait | probe only | waited for feeder | skipped | timed out |\n");
+        b.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Cell c : cells) {
             ReadBarrier.Counts k = c.counts();
-            double all = Math.max(1, k.immediate() + k.probed() + k.waitedForFeeder());
-            b.append(String.format("| %d ms | %s | %d | %.0f | %.1f | %.1f | %.0f | %.0f %% | %.0f %% | %.0f %% | %d |%n", c.batchWait().toMillis(),
+            double all = Math.max(1, k.immediate() + k.probed() + k.waitedForFeeder() + k.skipped());
+            b.append(String.format("| %d ms | %s | %d | %.0f | %.1f | %.1f | %.0f | %.0f %% | %.0f %% | %.0f %% | %.0f %% | %d |%n", c.batchWait().toMillis(),
                     c.mode().configName(), c.clients(), c.readsPerSecond(), c.latency().getValueAtPercentile(50) / 1000.0,
                     c.latency().getValueAtPercentile(99) / 1000.0, c.writesPerSecond(), 100 * k.immediate() / all,
-                    100 * k.probed() / all, 100 * k.waitedForFeeder() / all, k.timedOut()));
+                    100 * k.probed() / all, 100 * k.waitedForFeeder() / all, 100 * k.skipped() / all, k.timedOut()));
         }
         return b.toString();
     }

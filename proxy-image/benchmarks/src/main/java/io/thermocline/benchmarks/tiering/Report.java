@@ -103,8 +103,18 @@ final class Report {
     }
 
     /** A remark on the run about to be added (CPU per process; on Thermocline's runs also feeder lag and fast-tier size). */
+    /** Notes for the next run's row; the machine's load average at its end is added (other builds share the 2 cores). */
     void note(String text) {
-        note = text;
+        note = text + "; load average " + loadAverage();
+    }
+
+    static String loadAverage() {
+        try {
+            String[] f = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     private void raw(String cell, String side, Driver.Result r) {

@@ -42,11 +42,14 @@ public final class TieringBenchmark {
      * (YCSB's default) scatters them, and costs about ten times the file size to load.
      */
     private static String insertOrder = "ordered";
+    /** JVM options of Thermocline's process; {@code jfr=FILE} adds a flight recording of it, to profile it under the run. */
+    private static List<String> stackJvm = List.of("-Xmx4g");
 
     private TieringBenchmark() {
     }
 
     public static void main(String[] args) throws Exception {
+        io.thermocline.benchmarks.ModuleClasses.require();
         Map<String, String> o = new HashMap<>();
         for (String a : args) {
             int eq = a.indexOf('=');
@@ -54,6 +57,9 @@ public final class TieringBenchmark {
         }
         boolean quick = o.containsKey("quick");
         insertOrder = o.getOrDefault("insertorder", "ordered");
+        if (o.containsKey("jfr")) {
+            stackJvm = List.of("-Xmx4g", "-XX:StartFlightRecording=dumponexit=true,filename=" + o.get("jfr"));
+        }
         Settings s = new Settings(
                 Path.of(o.getOrDefault("dir", quick ? "/var/tmp/thermocline-tiering-quick" : "/var/tmp/thermocline-tiering")),
                 Long.parseLong(o.getOrDefault("records", quick ? "300000" : "1400000")),
@@ -103,7 +109,7 @@ public final class TieringBenchmark {
         Archive archive = Archive.start(s.dir(), caps, device, logs.resolve("archive.log"));
         TieredStack stack = null;
         try {
-            stack = TieredStack.start(archive.uri(), s.warmer(), settings(s), List.of("-Xmx4g"), logs.resolve("thermocline.log"));
+            stack = TieredStack.start(archive.uri(), s.warmer(), settings(s), stackJvm, logs.resolve("thermocline.log"));
             Driver.Result r = thermocline(s, loaded, stack, archive, s.adoptionMix(), nextKey, 0, s.adoption(), 0, report);
             report.adoption("Thermocline", r);
             settle(stack);

@@ -32,9 +32,13 @@ public final class ReadBarrier {
     private final LongAdder probed = new LongAdder();
     private final LongAdder waited = new LongAdder();
     private final LongAdder timedOut = new LongAdder();
+    private final LongAdder skipped = new LongAdder();
 
-    /** How reads passed the barrier so far: for metrics and benchmarks. */
-    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut) {
+    /**
+     * How reads passed the barrier so far: for metrics and benchmarks. {@code skipped}: point reads
+     * that did not need it ({@link PointReadSkip}).
+     */
+    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut, long skipped) {
     }
 
     public ReadBarrier(ReadConsistency mode, FastTierClock clock, MirrorProgress progress, Duration timeout) {
@@ -80,12 +84,26 @@ public final class ReadBarrier {
                         : new CausalWaitTimeout(command, point, timeout);
             }
         }
+        return through();
+    }
+
+    /**
+     * For a read proven not to need the barrier ({@link PointReadSkip}): counts it and returns, without
+     * waiting, the fast-tier time through which the archive is known to hold every write (null when
+     * nothing is mirrored yet), the reply's operationTime as for a read that waited.
+     */
+    public BsonTimestamp skipped() {
+        skipped.increment();
+        return through();
+    }
+
+    private BsonTimestamp through() {
         BsonTimestamp through = progress.known().clusterTime();
         return through.equals(MirroredThrough.NOTHING.clusterTime()) ? null : through;
     }
 
     public Counts counts() {
-        return new Counts(immediate.sum(), probed.sum(), waited.sum(), timedOut.sum());
+        return new Counts(immediate.sum(), probed.sum(), waited.sum(), timedOut.sum(), skipped.sum());
     }
 
     private BsonTimestamp present(String command, long deadline) throws InterruptedException {

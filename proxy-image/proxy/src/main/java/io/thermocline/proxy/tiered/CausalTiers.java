@@ -1,6 +1,7 @@
 package io.thermocline.proxy.tiered;
 
 import io.thermocline.proxy.causal.CausalPoints;
+import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
@@ -41,7 +42,19 @@ public final class CausalTiers {
      * driver sends it back as {@code afterClusterTime}, a causal point any proxy replica can wait for.
      */
     public RawBsonDocument archive(Exchange x, OpMsg msg) throws InterruptedException {
-        BsonTimestamp through = awaitCausalPoint(x);
+        return archive(x, msg, awaitCausalPoint(x));
+    }
+
+    /**
+     * A point read that {@link PointReadSkip} lets pass without waiting: the archive already holds every
+     * write to its document.
+     */
+    public RawBsonDocument archiveWithoutWait(Exchange x, OpMsg msg) {
+        return archive(x, msg, barrier.skipped());
+    }
+
+    /** Runs on the archive; {@code through}: the fast-tier time through which the archive holds every write, or null. */
+    private RawBsonDocument archive(Exchange x, OpMsg msg, BsonTimestamp through) {
         RawBsonDocument reply = x.call().call(Tier.ARCHIVE, msg).join();
         if (through == null) {
             return reply;

@@ -1,11 +1,11 @@
 package io.thermocline.proxy.tiered;
 
-import io.thermocline.proxy.command.MongoError;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
 import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.CommandClassifier;
 import io.thermocline.proxy.routing.PipelineRouter;
@@ -93,13 +93,15 @@ public final class TieredRouting implements AutoCloseable {
         String mode = barrier.mode().configName();
         CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
                 .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
-                        + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out")
+                        + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out,"
+                        + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for)")
                 .labelNames("mode", "outcome").callback(cb -> {
                     ReadBarrier.Counts c = barrier.counts();
                     cb.call(c.immediate(), mode, "no_wait");
                     cb.call(c.probed(), mode, "probed");
                     cb.call(c.waitedForFeeder(), mode, "waited");
                     cb.call(c.timedOut(), mode, "timed_out");
+                    cb.call(c.skipped(), mode, "skipped");
                 }).register(registry);
     }
 

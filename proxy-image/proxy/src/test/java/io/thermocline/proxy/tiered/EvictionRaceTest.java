@@ -61,6 +61,17 @@ class EvictionRaceTest {
                 .withRegistry(new PrometheusRegistry()));
     }
 
+    /** An evictor pass on another thread (it waits at the fail point the test set). */
+    static CompletableFuture<Evictor.PassResult> passInBackground(Evictor evictor) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return evictor.runPass();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     @Test
     void anUpdateCommittedWhileTheEvictorDeletesTheDocumentIsKept() throws Exception {
         BsonDocument cold = SessionConsistencyTest.order(700_000, NOW.minus(Duration.ofHours(2)), "cold");
@@ -72,13 +83,7 @@ class EvictionRaceTest {
         stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
                 + " data: {failCommands: ['delete', 'findAndModify'], blockConnection: true, blockTimeMS: 2000}}"));
         try {
-            CompletableFuture<Evictor.PassResult> pass = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return evictor.runPass();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<Evictor.PassResult> pass = passInBackground(evictor);
             Thread.sleep(1000); // the evictor checked the document and now waits on its delete
             stack.stopFeeder(); // the feeder reaches the update's event after the eviction
             assertThat(stack.orders().updateOne(Filters.eq("_id", 700_000), Updates.set("state", "paid")).getModifiedCount())
@@ -125,5 +130,39 @@ class EvictionRaceTest {
                 .countDocuments(Filters.eq("_id", 800_000)) > 0;
         assertThat(n + " deleted, document " + (survives ? "survives" : "gone")).as("n and the document agree, as on one database")
                 .isEqualTo("1 deleted, document gone");
+    }
+
+    /**
+     * An update and its undo (c to c' to c) between the evictor's check and its delete: the delete removes
+     * content c, equal to what was checked, so it evicts. The feeder mirrored the first update (its lookup
+     * found c') but reaches the second only after the eviction, whose lookup then finds nothing: the archive
+     * keeps c', and the acknowledged c is gone from both tiers.
+     */
+    @Test
+    void anUpdateAndItsUndoWhileTheEvictorDeletesTheDocumentAreKept() throws Exception {
+        BsonDocument cold = SessionConsistencyTest.order(900_000, NOW.minus(Duration.ofHours(2)), "c");
+        stack.fastOrders().insertOne(cold);
+        assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
+        Evictor evictor = evictor();
+        stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
+                + " data: {failCommands: ['findAndModify'], blockConnection: true, blockTimeMS: 4000}}"));
+        try {
+            CompletableFuture<Evictor.PassResult> pass = passInBackground(evictor);
+            Thread.sleep(1000); // the evictor checked c against the archive and now waits on its delete
+            stack.orders().updateOne(Filters.eq("_id", 900_000), Updates.set("state", "c'"));
+            assertThat(barrier.sync(Duration.ofSeconds(10))).as("the first update is mirrored").isPresent();
+            stack.stopFeeder();
+            stack.orders().updateOne(Filters.eq("_id", 900_000), Updates.set("state", "c"));
+            pass.get(30, TimeUnit.SECONDS);
+        } finally {
+            stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+            evictor.close();
+            stack.startFeeder();
+        }
+        assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored after the eviction").isPresent();
+        BsonDocument fast = stack.fastOrders().find(Filters.eq("_id", 900_000)).first();
+        BsonDocument archived = stack.archiveOrders().find(Filters.eq("_id", 900_000)).first();
+        assertThat((fast != null ? fast : archived).getString("state").getValue())
+                .as("the acknowledged undo (fast tier: %s, archive: %s)", fast, archived).isEqualTo("c");
     }
 }

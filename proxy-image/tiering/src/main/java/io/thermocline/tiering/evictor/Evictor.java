@@ -35,6 +35,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -51,13 +52,16 @@ import org.slf4j.LoggerFactory;
  * <li>read a batch of candidates, then pass the sync barrier: a probe written after the read is
  *     mirrored, so the archive holds every write the candidates ever received;</li>
  * <li>optionally compare each with its archive copy ({@code verifyArchive});</li>
- * <li>in a marked transaction: re-read each, delete it only if unchanged since step 2, and write
- *     an eviction fence (a copy-up in flight then knows its archive read may be stale).</li>
+ * <li>in a marked transaction: delete each only if the version removed equals the one read in step 2,
+ *     its fence is the one read before the barrier, and the archive holds exactly that version (read
+ *     inside the transaction, whatever {@code verifyArchive} says); write an eviction fence (a copy-up
+ *     in flight then knows its archive read may be stale). Otherwise put it back.</li>
  * </ol>
  */
 public final class Evictor extends Worker<Evictor> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Evictor.class);
+    static final int DELETES_PER_TRANSACTION = 50;
 
     public static final class Options extends FencingWorkerOptions<Options> {
         private boolean verifyArchive = true;
@@ -173,9 +177,11 @@ public final class Evictor extends Worker<Evictor> {
             }
             lastId = candidates.get(candidates.size() - 1).get("_id");
             rate.acquire(candidates.size());
+            List<BsonValue> ids = candidates.stream().map(d -> d.get("_id")).toList();
+            // read before the barrier: a user delete after this read changes the fence, and the delete then keeps the document
+            Map<BsonValue, Fence> fencesAtCheck = fences.read(null, namespace.toString(), ids);
             boolean mirrored = barrier.sync(options.barrierTimeout()).isPresent();
             Map<BsonValue, BsonDocument> archived = new HashMap<>();
-            List<BsonValue> ids = candidates.stream().map(d -> d.get("_id")).toList();
             if (mirrored && options.verifyArchive()) {
                 for (BsonDocument document : Blocking.list(namespace.in(archive).find(Filters.in("_id", ids)))) {
                     archived.put(document.get("_id"), document);
@@ -199,7 +205,12 @@ public final class Evictor extends Worker<Evictor> {
             }
             if (!eligible.isEmpty()) {
                 options.faults().reached(FaultPoint.EVICTOR_BEFORE_DELETE);
-                long evicted = deleteUnchanged(namespace, collection, eligible);
+                long evicted = 0;
+                // short transactions: each holds its documents (on the embedded replica set, the write lock) while it reads the archive
+                for (int from = 0; from < eligible.size(); from += DELETES_PER_TRANSACTION) {
+                    evicted += deleteUnchanged(namespace, collection,
+                            eligible.subList(from, Math.min(eligible.size(), from + DELETES_PER_TRANSACTION)), fencesAtCheck);
+                }
                 counts.merge(Eligibility.EVICT, evicted, Long::sum);
                 documents.labelValues(policy.namespace(), Eligibility.EVICT.name()).inc(evicted);
             }
@@ -220,13 +231,22 @@ public final class Evictor extends Worker<Evictor> {
      * update committed between a read and the delete would otherwise be deleted with it (and lost, when
      * the feeder looks the updated document up after the eviction). A server with snapshot isolation
      * reports that as a WriteConflict; one without it does not, so a changed version is put back.
+     *
+     * <p>Equal content is not enough: an update and its undo (c, c', c), or a delete and a re-insert,
+     * since the check leave the content as checked while the feeder has mirrored only part of them (the
+     * archive holds c', or nothing), and the rest of their events reach it after the eviction (an update's
+     * lookup then finds nothing: c would be lost). So, after its deletes, the transaction also requires
+     * that the fence is the one read before the barrier (no user delete since) and that the archive holds
+     * exactly the removed version; the feeder's later lookups of earlier updates return that version until
+     * the commit and nothing after it, so the archive keeps it.
      */
-    private long deleteUnchanged(Namespace namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible) {
+    private long deleteUnchanged(Namespace namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible,
+                                 Map<BsonValue, Fence> fencesAtCheck) {
+        MongoCollection<BsonDocument> archived = namespace.in(archive);
         return ownWrites.inTransaction(session -> {
-            long deleted = 0;
+            List<BsonDocument> removedAsChecked = new ArrayList<>();
             for (BsonDocument checked : eligible) {
-                BsonValue id = checked.get("_id");
-                BsonDocument removed = Blocking.single(collection.findOneAndDelete(session, Filters.eq("_id", id))).orElse(null);
+                BsonDocument removed = Blocking.single(collection.findOneAndDelete(session, Filters.eq("_id", checked.get("_id")))).orElse(null);
                 if (removed == null) {
                     continue;
                 }
@@ -234,11 +254,30 @@ public final class Evictor extends Worker<Evictor> {
                     Blocking.run(collection.insertOne(session, removed)); // changed since checked: leave it as the user wrote it
                     continue;
                 }
+                removedAsChecked.add(removed);
+            }
+            List<BsonValue> ids = removedAsChecked.stream().map(d -> d.get("_id")).toList();
+            Map<BsonValue, Fence> fencesNow = ids.isEmpty() ? Map.of() : fences.read(session, namespace.toString(), ids);
+            Map<BsonValue, BsonDocument> archiveNow = new TreeMap<>(BsonOrder.COMPARATOR);
+            if (!ids.isEmpty()) {
+                Blocking.list(archived.find(Filters.in("_id", ids))).forEach(d -> archiveNow.put(d.get("_id"), d));
+            }
+            long deleted = 0;
+            for (BsonDocument removed : removedAsChecked) {
+                BsonValue id = removed.get("_id");
+                if (!sameDeletion(fencesAtCheck.get(id), fencesNow.get(id)) || !removed.equals(archiveNow.get(id))) {
+                    Blocking.run(collection.insertOne(session, removed)); // the archive may not end with this version
+                    continue;
+                }
                 deleted++;
                 fences.write(session, namespace.toString(), id, Fence.Kind.EVICTION);
             }
             return deleted;
         });
+    }
+
+    private static boolean sameDeletion(Fence then, Fence now) {
+        return then == null ? now == null : now != null && then.deleteId().equals(now.deleteId());
     }
 
     private static Instant later(Instant a, Instant b) {

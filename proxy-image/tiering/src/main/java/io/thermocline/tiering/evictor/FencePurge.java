@@ -21,9 +21,13 @@ import org.bson.BsonObjectId;
  * <ul>
  * <li>any fence younger than the retention: a copy-up in flight may still compare with it (copy-ups
  *     give up after half the retention);</li>
- * <li>a user-delete fence whose delete the feeder has not mirrored: until then the archive still holds
- *     the document, and the fence is what tells the proxy (and a resync) that it is deleted. A probe
- *     written after the fences were read must be mirrored first; when the feeder is behind, they stay;</li>
+ * <li>a fence whose deletion the feeder has not mirrored through: a probe written after the fences were
+ *     read must be mirrored first; when the feeder is behind, they stay. A user-delete fence is what
+ *     tells the proxy (and a resync) that the archive copy it still holds is deleted. An eviction fence
+ *     is what keeps a point read that misses the fast tier waiting at the read barrier until every
+ *     write before the eviction is mirrored (an eviction can remove a version whose earlier writes,
+ *     a delete and a re-insert of the same content, are still on their way); without any fence the
+ *     read skips the barrier (the proxy's {@code PointReadSkip});</li>
  * <li>a fence rewritten since it was read (a newer delete of the same document): the delete is
  *     conditional on its {@code deleteId}.</li>
  * </ul>
@@ -54,19 +58,14 @@ final class FencePurge {
         if (expired.isEmpty()) {
             return new Result(0, 0);
         }
-        boolean userDeletesMirrored = expired.stream().noneMatch(f -> f.kind() == Fence.Kind.USER_DELETE)
-                || barrier.sync(barrierTimeout).isPresent();
+        if (barrier.sync(barrierTimeout).isEmpty()) {
+            return new Result(0, expired.size());
+        }
         List<WriteModel<BsonDocument>> deletes = new ArrayList<>();
-        long kept = 0;
         for (Fence fence : expired) {
-            if (fence.kind() == Fence.Kind.USER_DELETE && !userDeletesMirrored) {
-                kept++;
-                continue;
-            }
             deletes.add(new DeleteOneModel<>(Filters.and(Filters.eq("_id", Fence.key(fence.namespace(), fence.documentId())),
                     Filters.eq("deleteId", new BsonObjectId(fence.deleteId())))));
         }
-        long purged = deletes.isEmpty() ? 0 : Blocking.single(fences.bulkWrite(deletes)).orElseThrow().getDeletedCount();
-        return new Result(purged, kept);
+        return new Result(Blocking.single(fences.bulkWrite(deletes)).orElseThrow().getDeletedCount(), 0);
     }
 }

@@ -1,7 +1,8 @@
 package io.thermocline.proxy.tiered.reads;
 
-import io.thermocline.proxy.command.MongoError;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.causal.PointReadSkip;
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.PipelineRouter;
 import io.thermocline.proxy.routing.ReadRoute;
@@ -124,7 +125,9 @@ public final class TieredReads {
             return fastReply;
         }
         metrics.get().decided("read", Served.ARCHIVE, point.reason());
-        RawBsonDocument archived = tiers.archive(x, msg);
+        // absent from the fast tier after the read arrived and never fenced: the archive already holds every write to it
+        RawBsonDocument archived = PointReadSkip.allowed(command, x.command(), fence != null)
+                ? tiers.archiveWithoutWait(x, msg) : tiers.archive(x, msg);
         BsonDocument document = Replies.firstDocument(archived);
         CollectionPolicy policy = x.table().policy(namespace).orElse(null);
         if (document != null && policy != null && command.equals("find") && !x.command().containsKey("projection")) {

@@ -1,8 +1,8 @@
 package io.thermocline.proxy.tiered.writes;
 
-import io.thermocline.proxy.command.MongoError;
 import com.mongodb.MongoNamespace;
 import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.tiering.metadata.MetadataStore;

@@ -1,6 +1,5 @@
 package io.thermocline.proxy.tiered.writes;
 
-import io.thermocline.proxy.command.MongoError;
 import static io.thermocline.proxy.tiered.writes.Statements.collation;
 import static io.thermocline.proxy.tiered.writes.Statements.documentOrEmpty;
 import static io.thermocline.proxy.tiered.writes.Statements.flag;
@@ -9,6 +8,7 @@ import static io.thermocline.proxy.tiered.writes.Statements.restricted;
 import com.mongodb.client.model.Collation;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.routing.WriteRouter;
