@@ -147,9 +147,8 @@ public final class Feeder extends Worker<Feeder> {
     }
 
     /**
-     * Waits until this feeder holds the lease and has checkpointed a position in the change stream.
-     * Writes made on the fast tier before the very first feeder start are not mirrored, so the
-     * embedded default and deployments start the feeder, wait for this, then accept user writes.
+     * Waits until this feeder holds the lease and has checkpointed a position in the change stream
+     * (after a first start, once its resync of earlier writes is done): archive reads then stop waiting.
      */
     public boolean awaitStreaming(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
