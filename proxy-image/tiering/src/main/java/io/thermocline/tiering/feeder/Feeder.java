@@ -238,7 +238,7 @@ public final class Feeder extends Worker<Feeder> {
         Resync.Result result = catchUp();
         health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, Instant.now(), result.upserted(), result.deleted()));
         store.saveFeederHealth(health);
-        LOG.warn("event=feeder_resynced instance={} upserted={} deleted={} streamingFrom={}", options.instanceId(),
+        LOG.warn("event=feeder_resynced instance={} upserted={} deleted={} mirroredThrough={}", options.instanceId(),
                 result.upserted(), result.deleted(), describe(checkpoint.mirroredThrough()));
     }
 
