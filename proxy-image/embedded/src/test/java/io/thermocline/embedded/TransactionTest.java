@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.mongodb.MongoCommandException;
+import com.mongodb.MongoWriteException;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoChangeStreamCursor;
 import com.mongodb.client.MongoClient;
@@ -181,6 +182,51 @@ class TransactionTest {
             first.commitTransaction();
         }
         assertThat(coll.find(Filters.eq("_id", "a")).first().getInteger("v")).isEqualTo(2);
+    }
+
+    /** As on a server (SERVER-34059): a duplicate key inside a transaction aborts it; the write error is no transient error. */
+    @Test
+    void aDuplicateKeyAbortsTheTransactionAndItsLaterStatementsGetNoSuchTransaction() {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.insertOne(session, new Document("_id", "c"));
+            assertThatThrownBy(() -> coll.insertOne(session, new Document("_id", "a")))
+                .isInstanceOfSatisfying(MongoWriteException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(11000);
+                    assertThat(e.hasErrorLabel("TransientTransactionError")).isFalse();
+                });
+            assertThatThrownBy(() -> coll.updateOne(session, Filters.eq("_id", "b"), Updates.set("v", 2)))
+                .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                    assertThat(e.getErrorCode()).isEqualTo(251);
+                    assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
+                });
+            assertThatThrownBy(session::commitTransaction)
+                .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                    assertThat(e.getErrorCode()).isEqualTo(251);
+                    assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
+                });
+        }
+        // undone, and no longer held: a plain write of the same document goes through at once
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
+            new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
+        coll.withTimeout(5, TimeUnit.SECONDS).insertOne(new Document("_id", "c"));
+        assertThat(coll.countDocuments(Filters.eq("_id", "c"))).isEqualTo(1);
+    }
+
+    /** A command error (here a duplicate key raised by findAndModify's upsert) aborts the transaction too. */
+    @Test
+    void aCommandErrorAbortsTheTransactionWithoutATransientLabel() {
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            coll.updateOne(session, Filters.eq("_id", "b"), Updates.set("v", 5));
+            assertThatThrownBy(() -> coll.findOneAndUpdate(session, Filters.eq("v", 42), Updates.set("_id", "a"),
+                    new com.mongodb.client.model.FindOneAndUpdateOptions().upsert(true)))
+                .isInstanceOfSatisfying(MongoCommandException.class, e ->
+                    assertThat(e.hasErrorLabel("TransientTransactionError")).isFalse());
+            assertThatThrownBy(session::commitTransaction)
+                .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(251));
+        }
+        assertThat(coll.find(Filters.eq("_id", "b")).first().getInteger("v")).isEqualTo(1);
     }
 
     @Test

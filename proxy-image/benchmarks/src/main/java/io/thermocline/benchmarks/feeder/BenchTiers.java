@@ -32,7 +32,7 @@ final class BenchTiers implements AutoCloseable {
         barrier = new MirrorBarrier(fast, store, "bench");
     }
 
-    /** A streaming feeder, then {@code documents} seeded and mirrored (writes before a feeder's first start are never mirrored). */
+    /** A streaming feeder, then {@code documents} seeded and mirrored (so the seed is streamed, not copied by the first start's resync). */
     Feeder feederWithSeed(FeederConfig config, PrometheusRegistry registry, int documents) throws InterruptedException {
         Feeder feeder = new Feeder(fast, archive, List.of(FeederBenchmark.POLICY), config, Feeder.Options.defaults().withRegistry(registry)).start();
         feeder.awaitStreaming(Duration.ofSeconds(30));

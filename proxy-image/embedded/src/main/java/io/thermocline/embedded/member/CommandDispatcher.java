@@ -154,7 +154,7 @@ final class CommandDispatcher {
         boolean inTransaction = command.containsKey("autocommit");
         String lower = name.toLowerCase();
         boolean txnEnd = lower.equals("committransaction") || lower.equals("aborttransaction");
-        if (inTransaction && !txnEnd && (code == 251 || code == 112 || RETRYABLE_CODES.contains(code))) {
+        if (inTransaction && !txnEnd && (code == 251 || code == 112 || code == 24 || RETRYABLE_CODES.contains(code))) {
             labels.add(new BsonString("TransientTransactionError"));
         } else if (command.containsKey("txnNumber") && RETRYABLE_CODES.contains(code)) {
             labels.add(new BsonString("RetryableWriteError"));
@@ -457,15 +457,18 @@ final class CommandDispatcher {
     }
 
     /**
-     * A transaction's statement. Writing a document another open transaction holds, or one committed
-     * after this transaction's snapshot, is a WriteConflict that aborts it, as on a server.
+     * A transaction's statement. Any error in it (a write error such as a duplicate key too, reported in
+     * {@code writeErrors}) aborts the transaction, as on a server: its later statements and its commit
+     * get NoSuchTransaction (251, TransientTransactionError). The error itself carries that label only
+     * for the conflict kinds ({@link #labels}). Writing a document another open transaction holds, or one
+     * committed after this transaction's snapshot, is such a conflict (WriteConflict).
      */
     private Result transactionalWrite(Channel channel, String db, String name, BsonDocument command) {
         Transaction t = openTransaction(command);
         Object owner = new Object();
-        lock(owner);
-        boolean conflicted = false;
+        boolean failed = true;
         try {
+            lock(owner);
             if (t.state() != Transaction.State.IN_PROGRESS) {
                 throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
             }
@@ -481,13 +484,11 @@ final class CommandDispatcher {
             }, (database, coll, filter) -> heldMatches(database, coll, filter, t), WriteExecutor.Step.DIRECT);
             // the statement's storage writes and their staging are one step for committed readers
             BsonDocument reply = sessions.changeUncommitted(() -> executor.execute(db, name, command));
+            failed = !WriteExecutor.isOk(reply) || reply.containsKey("writeErrors");
             return new Result(reply, coordinator.operationTime(self));
-        } catch (ReplicationException e) {
-            conflicted = e.code() == WRITE_CONFLICT;
-            throw e;
         } finally {
             coordinator.writeLock().release(owner);
-            if (conflicted) {
+            if (failed) {
                 abort(t);
             }
         }

@@ -147,9 +147,8 @@ public final class Feeder extends Worker<Feeder> {
     }
 
     /**
-     * Waits until this feeder holds the lease and has checkpointed a position in the change stream.
-     * Writes made on the fast tier before the very first feeder start are not mirrored, so the
-     * embedded default and deployments start the feeder, wait for this, then accept user writes.
+     * Waits until this feeder holds the lease and has checkpointed a position in the change stream
+     * (after a first start, once its resync of earlier writes is done): archive reads then stop waiting.
      */
     public boolean awaitStreaming(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -225,41 +224,70 @@ public final class Feeder extends Worker<Feeder> {
     }
 
     /**
-     * Recovers from lost history: opens a fresh change stream at a probe written now (BEFORE the scan,
-     * so every write after it reaches the feeder after the resync's writes), resyncs the archive from
-     * the fast tier ({@link Resync}), then checkpoints just before the probe: the archive now holds
-     * every write up to it, or a newer version of its document. Mirrored-through stays where it was
-     * until then, so the evictor, fence purges and archive reads keep waiting. A crash during the
-     * resync resumes from the old checkpoint, loses history again and resyncs again.
+     * Recovers from lost history: {@link #catchUp} from the fast tier. Mirrored-through stays where it
+     * was until the resync ends, so the evictor, fence purges and archive reads keep waiting. A crash
+     * during the resync resumes from the old checkpoint, loses history again and resyncs again.
      */
     private void resync(MongoException cause) throws InterruptedException {
         metrics.historyLost.inc();
-        metrics.resyncing.set(1);
         Instant detected = Instant.now();
         LOG.warn("event=feeder_history_lost instance={} mirroredThrough={} error=\"{}\" action=resync", options.instanceId(),
                 describe(checkpoint.mirroredThrough()), cause.getMessage());
         health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, null, 0, 0));
         store.saveFeederHealth(health);
-        renewLease();
-        BsonTimestamp start = barrier.probe();
-        outstandingProbe = start;
-        lastProbeNanos = System.nanoTime();
-        subscribe(null, start);
-        Resync.Result result = new Resync(fast, archive, store, writer).run(policies, () -> {
-            renewLease();
-            return archiveWriteTimeoutMillis();
-        });
-        BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start));
-        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, through, null,
-                checkpoint.mirroredEvents(), 0, 0));
-        own = new OwnTransactions(null);
-        deadLetterCount = deadLetters.count();
-        publishDeadLetters();
+        Resync.Result result = catchUp();
         health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, Instant.now(), result.upserted(), result.deleted()));
         store.saveFeederHealth(health);
-        metrics.resyncing.set(0);
-        LOG.warn("event=feeder_resynced instance={} upserted={} deleted={} streamingFrom={}", options.instanceId(),
-                result.upserted(), result.deleted(), describe(start));
+        LOG.warn("event=feeder_resynced instance={} upserted={} deleted={} mirroredThrough={}", options.instanceId(),
+                result.upserted(), result.deleted(), describe(checkpoint.mirroredThrough()));
+    }
+
+    /**
+     * The very first start: the proxy may have acknowledged writes on the fast tier before any feeder
+     * ran (the proxy and the feeder start independently), and no stream reaches back to them with
+     * certainty (the oplog may have rolled, and reading its start needs rights on {@code local}). So the
+     * first start is a resync: afterwards the archive holds every fast-tier document and every user delete
+     * (fenced) made before it. Until then nothing is published as mirrored (the checkpoint keeps
+     * {@link FeederCheckpoint#NOTHING_MIRRORED}): archive reads wait and fail retryably rather than miss
+     * those writes, and a crash during it starts the first start over.
+     */
+    private void firstStart() throws InterruptedException {
+        LOG.info("event=feeder_first_start instance={} action=resync", options.instanceId());
+        Resync.Result result = catchUp();
+        LOG.info("event=feeder_started_fresh instance={} upserted={} deleted={} mirroredThrough={}", options.instanceId(),
+                result.upserted(), result.deleted(), describe(checkpoint.mirroredThrough()));
+    }
+
+    /**
+     * Opens a fresh change stream at a probe written now (BEFORE the scan, so every write after it
+     * reaches the feeder after the resync's writes; the probe is majority-acknowledged, so the scan
+     * sees every write before it), resyncs the archive from the fast tier ({@link Resync}), then
+     * checkpoints just before the probe: the archive now holds every write up to it, or a newer version
+     * of its document.
+     */
+    private Resync.Result catchUp() throws InterruptedException {
+        metrics.resyncing.set(1);
+        try {
+            renewLease();
+            BsonTimestamp start = barrier.probe();
+            outstandingProbe = start;
+            lastProbeNanos = System.nanoTime();
+            subscribe(null, start);
+            Resync.Result result = new Resync(fast, archive, store, writer).run(policies, () -> {
+                renewLease();
+                return archiveWriteTimeoutMillis();
+            });
+            options.faults().reached(FaultPoint.FEEDER_RESYNCED);
+            BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start));
+            checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, through, null,
+                    checkpoint.mirroredEvents(), 0, 0));
+            own = new OwnTransactions(null);
+            deadLetterCount = deadLetters.count();
+            publishDeadLetters();
+            return result;
+        } finally {
+            metrics.resyncing.set(0);
+        }
     }
 
     /** Re-writes the checkpoint unchanged with a fresh lease (long work between batches). */
@@ -268,7 +296,7 @@ public final class Feeder extends Worker<Feeder> {
                 checkpoint.openOwnTransaction(), checkpoint.mirroredEvents(), checkpoint.lagSeconds(), checkpoint.pendingEvents()));
     }
 
-    private boolean open() {
+    private boolean open() throws InterruptedException {
         store.ensureCollections();
         FeederCheckpoint current = store.feederCheckpoint();
         Instant now = Instant.now();
@@ -288,15 +316,7 @@ public final class Feeder extends Worker<Feeder> {
             subscribe(checkpoint.resumeToken(), null);
             LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
         } else if (checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
-            // first start ever: begin at a probe written now, and persist that start before streaming, so a
-            // crash before the first batch restarts from the same point instead of skipping writes
-            BsonTimestamp start = barrier.probe();
-            outstandingProbe = start;
-            lastProbeNanos = System.nanoTime();
-            checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, BatchPlanner.justBefore(start),
-                    null, 0, 0, 0));
-            subscribe(null, start);
-            LOG.info("event=feeder_started_fresh instance={} at={}", options.instanceId(), describe(start));
+            firstStart();
         } else {
             BsonTimestamp start = justAfter(checkpoint.mirroredThrough());
             subscribe(null, start);

@@ -1,5 +1,6 @@
 package io.thermocline.tiering.feeder;
 
+import com.mongodb.ReadConcern;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.reactivestreams.client.MongoClient;
@@ -25,7 +26,8 @@ import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
 /**
- * Rebuilds what the archive missed when the change stream's history was lost (code 286): the fast
+ * Rebuilds what the archive missed when the change stream's history was lost (code 286), or before
+ * the feeder's very first start (writes the proxy accepted before any feeder ran): the fast
  * tier is the newest version of every document it holds (user writes land there first, copies
  * never overwrite), and a user-delete fence whose document the fast tier no longer holds is a
  * delete the archive may not have seen (fences stay until the feeder mirrored them). So: every
@@ -67,7 +69,8 @@ final class Resync {
     }
 
     private long upsertDifferences(Namespace namespace, LongSupplier writeTimeout) {
-        MongoCollection<BsonDocument> fastCollection = namespace.in(fast);
+        // majority: sees every write committed before the caller's majority-acknowledged probe, and none that can roll back
+        MongoCollection<BsonDocument> fastCollection = namespace.in(fast).withReadConcern(ReadConcern.MAJORITY);
         MongoCollection<BsonDocument> archiveCollection = namespace.in(archive);
         long written = 0;
         BsonValue last = null;
@@ -105,7 +108,7 @@ final class Resync {
         for (int from = 0; from < fenced.size(); from += PAGE) {
             List<BsonValue> ids = fenced.subList(from, Math.min(fenced.size(), from + PAGE));
             Map<BsonValue, Boolean> held = new TreeMap<>(BsonOrder.COMPARATOR);
-            for (BsonDocument d : Blocking.list(namespace.in(fast).find(Filters.in("_id", ids)).projection(new BsonDocument("_id", new BsonInt32(1))))) {
+            for (BsonDocument d : Blocking.list(namespace.in(fast).withReadConcern(ReadConcern.MAJORITY).find(Filters.in("_id", ids)).projection(new BsonDocument("_id", new BsonInt32(1))))) {
                 held.put(d.get("_id"), true);
             }
             // a fenced document the fast tier holds again was re-inserted after the delete: the scan wrote it

@@ -6,6 +6,8 @@ public enum FaultPoint {
     FEEDER_ARCHIVE_WRITTEN,
     /** The checkpoint of a batch is written. */
     FEEDER_CHECKPOINTED,
+    /** A resync (first start, or lost history) wrote the archive; its checkpoint is not written yet. */
+    FEEDER_RESYNCED,
     /** The evictor checked a batch and is about to delete it from the fast tier. */
     EVICTOR_BEFORE_DELETE,
     /** The warmer read a batch from the archive and is about to copy it. */
