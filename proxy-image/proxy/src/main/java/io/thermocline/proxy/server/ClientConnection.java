@@ -5,6 +5,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
+import io.thermocline.proxy.auth.ConnectionAuth;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.MalformedMessageException;
@@ -36,6 +37,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private boolean rejected;
     private volatile List<Compressor> compressors = List.of();
     private volatile boolean loadBalanced;
+    private ConnectionAuth auth;
 
     ClientConnection(long id, ProxyServer server, CommandDispatcher dispatcher) {
         this.id = id;
@@ -68,6 +70,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         return loadBalanced;
     }
 
+    /** What this connection has authenticated as (issue 15). */
+    ConnectionAuth auth() {
+        return auth;
+    }
+
     /** Sends a message, compressed the way the request it answers was (as the compression spec asks). */
     CompletableFuture<Void> send(WireMessage message, Compressor compressor) {
         CompletableFuture<Void> done = new CompletableFuture<>();
@@ -88,6 +95,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
+        auth = server.security().open(channel.remoteAddress());
         rejected = !server.clientOpened(this);
         ctx.fireChannelActive();
     }

@@ -58,8 +58,6 @@ final class CommandDispatcher {
     /** Fields a mongos accepts that must not reach a member as the client sent them. */
     private static final Set<String> MONGOS_ONLY = Set.of("$readPreference", "$clusterTime", "recoveryToken");
     private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
-    private static final Set<String> AUTH_COMMANDS = Set.of("saslStart", "saslContinue", "authenticate", "logout",
-            "getnonce", "speculativeAuthenticate");
 
     private final ProxyServer server;
     private final Handshake handshake;
@@ -141,7 +139,7 @@ final class CommandDispatcher {
                     limits.maxWriteBatchSize(), limits.logicalSessionTimeoutMinutes());
             return handshake.reply(name, request, advertised, client.id(), agreed, lb,
                     server.archive().clock().latest().orElse(null));
-        });
+        }).thenCompose(reply -> server.security().hello(client.auth(), request, reply)); // security hook 2 (issue 15)
     }
 
     private CompletableFuture<Void> hello(ClientConnection client, OpMsg msg, Compressor compressor, String name) {
@@ -213,10 +211,10 @@ final class CommandDispatcher {
             return reply(client, msg, compressor, name, start, ErrorReplies.error(ErrorReplies.SHUTDOWN_IN_PROGRESS,
                     "ShutdownInProgress", "the Thermocline proxy is shutting down", List.of("RetryableWriteError")));
         }
-        if (AUTH_COMMANDS.contains(name)) {
-            return reply(client, msg, compressor, name, start, ErrorReplies.error(ErrorReplies.COMMAND_NOT_SUPPORTED,
-                    "CommandNotSupported", "authentication through the Thermocline proxy is not supported yet;"
-                            + " connect without credentials (see docs/proxy.md)", List.of()));
+        // Security hook (issue 15): authentication commands, and the check every command passes first.
+        Optional<CompletableFuture<BsonDocument>> answered = server.security().intercept(client.auth(), name, msg.body());
+        if (answered.isPresent()) {
+            return answered.get().thenCompose(out -> reply(client, msg, compressor, name, start, out));
         }
         BsonDocument body = msg.body();
         CommandTraits traits = CommandTraits.of(name, body);

@@ -10,6 +10,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
 import io.thermocline.proxy.http.HttpEndpoints;
@@ -51,6 +52,7 @@ public final class ProxyServer implements AutoCloseable {
     private final TierBackend fast;
     private final CommandDispatcher dispatcher;
     private final TieredRouting tiered;
+    private final ProxySecurity security;
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger acceptedClients = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -69,7 +71,13 @@ public final class ProxyServer implements AutoCloseable {
      * {@link io.thermocline.proxy.tiered.TieredProxy}); null makes a pass-through proxy. The server closes it.
      */
     public ProxyServer(ProxySettings settings, TieredRouting tiered) {
+        this(settings, tiered, ProxySecurity.disabled());
+    }
+
+    /** With client authentication and authorization ({@code auth.*}, see docs/security.md); the server closes {@code security}. */
+    public ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security) {
         this.settings = settings;
+        this.security = security;
         this.tiered = tiered;
         this.transport = NettyTransport.choose(settings.transport());
         if (tiered != null) {
@@ -140,9 +148,9 @@ public final class ProxyServer implements AutoCloseable {
         if (settings.httpPort() >= 0) {
             http = new HttpEndpoints(settings.httpHost(), settings.httpPort(), metrics, this::readiness);
         }
-        LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={}", transport.name(), address(),
+        LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={} security=\"{}\"", transport.name(), address(),
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
-                settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
+                settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId(), security);
         return this;
     }
 
@@ -181,6 +189,10 @@ public final class ProxyServer implements AutoCloseable {
 
     TieredRouting tiered() {
         return tiered;
+    }
+
+    ProxySecurity security() {
+        return security;
     }
 
     ProxySettings settings() {
@@ -307,6 +319,7 @@ public final class ProxyServer implements AutoCloseable {
         if (tiered != null) {
             tiered.close();
         }
+        security.close();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         LOG.info("event=proxy_stopped abandoned_requests={}", abandoned);
     }

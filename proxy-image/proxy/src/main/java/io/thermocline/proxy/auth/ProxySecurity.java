@@ -1,0 +1,122 @@
+package io.thermocline.proxy.auth;
+
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonValue;
+
+import java.net.SocketAddress;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The proxy's client-facing security: authentication (SCRAM through {@link Authenticator}) and
+ * the rule that commands need it. The server calls it at two points only: {@link #intercept}
+ * when a command arrives, and {@link #hello} when it builds a handshake reply.
+ */
+public final class ProxySecurity implements AutoCloseable {
+    /** {@code auth.mode}: {@code disabled} lets unauthenticated clients do anything, as mongod without {@code --auth}. */
+    public enum Mode { DISABLED, REQUIRED }
+
+    static final int UNAUTHORIZED = 13;
+
+    /** Commands mongod answers before authentication. */
+    private static final Set<String> WITHOUT_AUTH = Set.of("hello", "isMaster", "ismaster", "saslStart", "saslContinue",
+            "authenticate", "logout", "getnonce", "ping", "buildInfo", "buildinfo", "connectionStatus", "endSessions");
+
+    private final Mode mode;
+    private final Authenticator authenticator;
+
+    public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle) {
+        this.mode = mode;
+        this.authenticator = new Authenticator(users, throttle);
+    }
+
+    /** No authentication required and no users: the proxy of a trusted network, and of the tests that do not test this. */
+    public static ProxySecurity disabled() {
+        return new ProxySecurity(Mode.DISABLED, UserDirectory.none(), LoginThrottle.off());
+    }
+
+    public Mode mode() {
+        return mode;
+    }
+
+    public ConnectionAuth open(SocketAddress remote) {
+        return new ConnectionAuth(remote);
+    }
+
+    /**
+     * Hook 1, where a command arrives: answers authentication commands, {@code connectionStatus}
+     * and refusals itself; empty means "forward the command as usual".
+     */
+    public Optional<CompletableFuture<BsonDocument>> intercept(ConnectionAuth conn, String command, BsonDocument body) {
+        String db = body.isString("$db") ? body.getString("$db").getValue() : "admin";
+        switch (command) {
+            case "saslStart":
+                return Optional.of(authenticator.saslStart(conn, body, db));
+            case "saslContinue":
+                return Optional.of(authenticator.saslContinue(conn, body));
+            case "logout":
+                return Optional.of(CompletableFuture.completedFuture(authenticator.logout(conn)));
+            case "authenticate":
+                return Optional.of(done(Authenticator.error(334, "MechanismUnavailable",
+                        "the Thermocline proxy supports SCRAM-SHA-256 and SCRAM-SHA-1 through saslStart, not "
+                                + (body.isString("mechanism") ? body.getString("mechanism").getValue() : "this mechanism"))));
+            case "getnonce":
+                return Optional.of(done(Authenticator.error(59, "CommandNotFound", "no such command: 'getnonce'")));
+            case "connectionStatus":
+                return Optional.of(done(connectionStatus(conn, body)));
+            default:
+                break;
+        }
+        if (mode == Mode.REQUIRED && !conn.isAuthenticated() && !WITHOUT_AUTH.contains(command)) {
+            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
+        }
+        return Optional.empty();
+    }
+
+    /** Hook 2, the handshake: adds {@code saslSupportedMechs} and the answer to {@code speculativeAuthenticate}. */
+    public CompletableFuture<BsonDocument> hello(ConnectionAuth conn, BsonDocument request, BsonDocument reply) {
+        if (!reply.containsKey("ok") || reply.getNumber("ok").intValue() != 1) {
+            return CompletableFuture.completedFuture(reply);
+        }
+        return authenticator.supportedMechanisms(request).thenCompose(mechs -> authenticator.speculative(conn, request)
+                .thenApply(spec -> {
+                    BsonValue ok = reply.remove("ok");
+                    mechs.ifPresent(m -> reply.append("saslSupportedMechs", m));
+                    spec.ifPresent(s -> reply.append("speculativeAuthenticate", s));
+                    reply.append("ok", ok);
+                    return reply;
+                }));
+    }
+
+    private BsonDocument connectionStatus(ConnectionAuth conn, BsonDocument body) {
+        BsonArray users = new BsonArray();
+        BsonArray roles = new BsonArray();
+        BsonDocument authInfo = new BsonDocument("authenticatedUsers", users).append("authenticatedUserRoles", roles);
+        conn.user().ifPresent(u -> {
+            users.add(u.name().toDocument());
+            u.roles().forEach(r -> roles.add(r.toDocument()));
+            if (body.getBoolean("showPrivileges", BsonBoolean.FALSE).getValue()) {
+                authInfo.append("authenticatedUserPrivileges", u.privileges().toArray());
+            }
+        });
+        return new BsonDocument("authInfo", authInfo).append("ok", new BsonDouble(1));
+    }
+
+    private static CompletableFuture<BsonDocument> done(BsonDocument reply) {
+        return CompletableFuture.completedFuture(reply);
+    }
+
+    @Override
+    public void close() {
+        authenticator.users().close();
+    }
+
+    @Override
+    public String toString() {
+        return "ProxySecurity[mode=" + mode.name().toLowerCase() + ", users=" + authenticator.users().describe() + "]";
+    }
+}
