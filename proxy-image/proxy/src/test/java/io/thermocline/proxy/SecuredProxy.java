@@ -1,10 +1,11 @@
 package io.thermocline.proxy;
 
 import io.thermocline.config.ConfigLoader;
+import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
-import io.thermocline.proxy.auth.LoginThrottle;
+import io.thermocline.security.authentication.LoginThrottle;
 import io.thermocline.proxy.auth.ProxySecurity;
-import io.thermocline.proxy.auth.UserDirectory;
+import io.thermocline.security.authentication.UserDirectory;
 import io.thermocline.proxy.auth.UsersFile;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
@@ -68,6 +69,20 @@ final class SecuredProxy implements AutoCloseable {
             if (archive == null) {
                 rs.close();
             }
+            throw new IllegalStateException("proxy did not start", e);
+        }
+    }
+
+    /** A proxy whose security comes from {@code auth:} YAML, as a deployed proxy's does; {@code archiveUri} may carry credentials. */
+    static SecuredProxy fromConfig(EmbeddedReplicaSet archive, String archiveUri, String authYaml) {
+        String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
+                + "tiers:\n  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: 4\n"
+                + "fleet:\n  instanceId: secured-proxy-1\n" + authYaml;
+        ThermoclineConfig config = ConfigLoader.parse(yaml, Map.of());
+        ProxySettings settings = ProxySettings.from(config).withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
+        try {
+            return new SecuredProxy(archive, new ProxyServer(settings, null, ProxySecurity.from(config)).start(), null);
+        } catch (Exception e) {
             throw new IllegalStateException("proxy did not start", e);
         }
     }

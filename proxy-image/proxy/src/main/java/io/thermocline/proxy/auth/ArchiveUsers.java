@@ -2,6 +2,8 @@ package io.thermocline.proxy.auth;
 
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.security.UserName;
+import io.thermocline.security.authentication.StoredUser;
+import io.thermocline.security.authentication.UserDirectory;
 import io.thermocline.security.roles.Privileges;
 import io.thermocline.security.roles.RoleName;
 import io.thermocline.security.scram.ScramCredential;

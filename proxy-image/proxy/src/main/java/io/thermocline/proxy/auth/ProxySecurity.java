@@ -1,5 +1,12 @@
 package io.thermocline.proxy.auth;
 
+import io.thermocline.security.authentication.Authenticator;
+import io.thermocline.security.authentication.ConnectionAuth;
+import io.thermocline.security.authentication.LoginThrottle;
+import io.thermocline.security.authentication.UserDirectory;
+import com.mongodb.reactivestreams.client.MongoClients;
+import io.thermocline.config.AuthConfig;
+import io.thermocline.config.ThermoclineConfig;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -7,6 +14,8 @@ import org.bson.BsonDouble;
 import org.bson.BsonValue;
 
 import java.net.SocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +46,23 @@ public final class ProxySecurity implements AutoCloseable {
     /** No authentication required and no users: the proxy of a trusted network, and of the tests that do not test this. */
     public static ProxySecurity disabled() {
         return new ProxySecurity(Mode.DISABLED, UserDirectory.none(), LoginThrottle.off());
+    }
+
+    /**
+     * Security as {@code auth.*} configures it. Archive users are read with the credentials of
+     * {@code tiers.archive.uri}: that user needs {@code viewUser} on every database (docs/security.md).
+     */
+    public static ProxySecurity from(ThermoclineConfig config) {
+        AuthConfig a = config.auth();
+        UserDirectory users = UserDirectory.none();
+        for (String source : a.users()) {
+            UserDirectory next = source.equals("file") ? new UsersFile(Path.of(a.usersFile()))
+                    : new ArchiveUsers(MongoClients.create(TierClientSettings.of(config.tiers().archive().uri(), config.tls())
+                    .applicationName("thermocline-proxy-users").build()), a.refreshInterval(), a.missRetryInterval(), Duration.ofMinutes(5));
+            users = users == UserDirectory.none() ? next : UserDirectory.either(users, next);
+        }
+        LoginThrottle throttle = new LoginThrottle(a.failedLoginDelay(), a.maxFailedLoginDelay(), Duration.ofMinutes(10));
+        return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle);
     }
 
     public Mode mode() {

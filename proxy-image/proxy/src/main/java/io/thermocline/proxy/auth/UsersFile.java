@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.thermocline.security.UserName;
+import io.thermocline.security.authentication.StoredUser;
+import io.thermocline.security.authentication.UserDirectory;
 import io.thermocline.security.roles.RoleGraph;
 import io.thermocline.security.roles.RoleName;
 import io.thermocline.security.scram.ScramCredential;

@@ -5,7 +5,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
-import io.thermocline.proxy.auth.ConnectionAuth;
+import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.MalformedMessageException;

@@ -8,6 +8,7 @@ import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.FastTierClock;
 import io.thermocline.proxy.causal.MirrorProgress;
 import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.tiering.metadata.MetadataStore;
@@ -63,13 +64,15 @@ public final class TieredProxy {
         return create(config, ProxySettings.from(config), Options.defaults());
     }
 
+    /** Clients authenticate as {@code config.auth} says (security hook, issue 15). */
     public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, Options options) {
+        ProxySecurity security = ProxySecurity.from(config);
         if (config.tiers().fast() == null || config.collections().isEmpty()) {
-            return new ProxyServer(settings);
+            return new ProxyServer(settings, null, security);
         }
         return new ProxyServer(settings, routing(config.tiers().fast().uri(), config.tiers().archive().uri(),
                 config.collections(), config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), settings.instanceId(),
-                options));
+                options), security);
     }
 
     /** As the full form, with {@code proxy.readConsistency} at its default, {@code linearizable}. */

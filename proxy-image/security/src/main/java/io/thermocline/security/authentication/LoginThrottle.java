@@ -1,4 +1,4 @@
-package io.thermocline.proxy.auth;
+package io.thermocline.security.authentication;
 
 import java.net.InetAddress;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.auth;
+package io.thermocline.security.authentication;
 
 import io.thermocline.security.UserName;
 

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.auth;
+package io.thermocline.security.authentication;
 
 import io.thermocline.security.UserName;
 import io.thermocline.security.scram.ClientFirst;
@@ -186,7 +186,7 @@ public final class Authenticator {
         return error(AUTHENTICATION_FAILED, "AuthenticationFailed", "Authentication failed.");
     }
 
-    static BsonDocument error(int code, String codeName, String message) {
+    public static BsonDocument error(int code, String codeName, String message) {
         return new BsonDocument("ok", new BsonDouble(0)).append("errmsg", new BsonString(message))
                 .append("code", new BsonInt32(code)).append("codeName", new BsonString(codeName));
     }

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.auth;
+package io.thermocline.security.authentication;
 
 import io.thermocline.security.scram.ScramServerConversation;
 
@@ -37,11 +37,11 @@ public final class ConnectionAuth {
         return remote instanceof InetSocketAddress inet && inet.getAddress() != null ? inet.getAddress() : InetAddress.getLoopbackAddress();
     }
 
-    void authenticated(StoredUser who) {
+    public void authenticated(StoredUser who) {
         this.user = who;
     }
 
-    void loggedOut() {
+    public void loggedOut() {
         this.user = null;
     }
 
