@@ -3,7 +3,10 @@ package io.thermocline.proxy.auth;
 import io.thermocline.security.authentication.Authenticator;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.security.authentication.LoginThrottle;
+import io.thermocline.security.authentication.StoredUser;
 import io.thermocline.security.authentication.UserDirectory;
+import io.thermocline.security.roles.ResourcePattern;
+import io.thermocline.wire.OpMsg;
 import com.mongodb.reactivestreams.client.MongoClients;
 import io.thermocline.config.AuthConfig;
 import io.thermocline.config.ThermoclineConfig;
@@ -11,6 +14,7 @@ import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
+import org.bson.BsonString;
 import org.bson.BsonValue;
 
 import java.net.SocketAddress;
@@ -22,7 +26,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The proxy's client-facing security: authentication (SCRAM through {@link Authenticator}) and
- * the rule that commands need it. The server calls it at two points only: {@link #intercept}
+ * authorization: since the proxy's backend connections are its own, it checks every command
+ * against the privileges of the user the connection logged in as ({@link CommandPrivileges}). The server calls it at two points only: {@link #intercept}
  * when a command arrives, and {@link #hello} when it builds a handshake reply.
  */
 public final class ProxySecurity implements AutoCloseable {
@@ -77,7 +82,10 @@ public final class ProxySecurity implements AutoCloseable {
      * Hook 1, where a command arrives: answers authentication commands, {@code connectionStatus}
      * and refusals itself; empty means "forward the command as usual".
      */
-    public Optional<CompletableFuture<BsonDocument>> intercept(ConnectionAuth conn, String command, BsonDocument body) {
+    public Optional<CompletableFuture<BsonDocument>> intercept(ConnectionAuth conn, OpMsg msg) {
+        String command = msg.commandName();
+        // Upserts hide in the updates sequence; other bodies are enough, and an insert's documents are never copied.
+        BsonDocument body = command.equals("update") || command.equals("bulkWrite") ? msg.command() : msg.body();
         String db = body.isString("$db") ? body.getString("$db").getValue() : "admin";
         switch (command) {
             case "saslStart":
@@ -97,10 +105,55 @@ public final class ProxySecurity implements AutoCloseable {
             default:
                 break;
         }
-        if (mode == Mode.REQUIRED && !conn.isAuthenticated() && !WITHOUT_AUTH.contains(command)) {
-            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
+        if (mode == Mode.DISABLED) {
+            return Optional.empty();
+        }
+        if (!conn.isAuthenticated()) {
+            return WITHOUT_AUTH.contains(command) ? Optional.empty()
+                    : Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
+        }
+        StoredUser user = conn.user().orElseThrow();
+        if (asksAboutItself(user, command, body, db)) {
+            return Optional.empty();
+        }
+        for (CommandPrivileges.Need need : CommandPrivileges.of(db, body)) {
+            if (!allows(user, need)) {
+                return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "not authorized on "
+                        + need.target().database() + " to execute command " + describe(command, body, db))));
+            }
         }
         return Optional.empty();
+    }
+
+    /** A command the proxy does not model is let through only for users with privileges on any resource (root). */
+    private static boolean allows(StoredUser user, CommandPrivileges.Need need) {
+        if (need.action().equals(CommandPrivileges.UNKNOWN_ACTION)) {
+            return user.privileges().granted().stream().anyMatch(p -> p.resource() instanceof ResourcePattern.AnyResource);
+        }
+        return user.privileges().allows(need.target(), need.action());
+    }
+
+    /** mongod lets every user read its own user document and roles. */
+    private static boolean asksAboutItself(StoredUser user, String command, BsonDocument body, String db) {
+        BsonValue v = body.get(command);
+        if (command.equals("usersInfo")) {
+            return (v.isString() && db.equals(user.name().db()) && v.asString().getValue().equals(user.name().user()))
+                    || (v instanceof BsonDocument d && user.name().toDocument().equals(new BsonDocument("user", d.get("user", new BsonString("")))
+                    .append("db", d.get("db", new BsonString("")))));
+        }
+        if (command.equals("rolesInfo") && v instanceof BsonDocument d) {
+            return user.roles().stream().anyMatch(r -> r.toDocument().equals(new BsonDocument("role", d.get("role", new BsonString("")))
+                    .append("db", d.get("db", new BsonString("")))));
+        }
+        return false;
+    }
+
+    /** The command as mongod's message shows it, without its payload: {@code { insert: "orders", $db: "shop" }}. */
+    private static String describe(String command, BsonDocument body, String db) {
+        BsonValue v = body.get(command);
+        String shown = v.isString() ? "\"" + v.asString().getValue() + "\"" : v.isInt32() || v.isInt64() ? String.valueOf(v.asNumber().longValue())
+                : v.isNumber() ? String.valueOf(v.asNumber().doubleValue()) : "...";
+        return "{ " + command + ": " + shown + ", $db: \"" + db + "\" }";
     }
 
     /** Hook 2, the handshake: adds {@code saslSupportedMechs} and the answer to {@code speculativeAuthenticate}. */

@@ -212,7 +212,7 @@ final class CommandDispatcher {
                     "ShutdownInProgress", "the Thermocline proxy is shutting down", List.of("RetryableWriteError")));
         }
         // Security hook (issue 15): authentication commands, and the check every command passes first.
-        Optional<CompletableFuture<BsonDocument>> answered = server.security().intercept(client.auth(), name, msg.body());
+        Optional<CompletableFuture<BsonDocument>> answered = server.security().intercept(client.auth(), msg);
         if (answered.isPresent()) {
             return answered.get().thenCompose(out -> reply(client, msg, compressor, name, start, out));
         }
