@@ -3,12 +3,13 @@ package io.thermocline.proxy;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
-import io.thermocline.security.authentication.LoginThrottle;
 import io.thermocline.proxy.auth.ProxySecurity;
-import io.thermocline.security.authentication.UserDirectory;
 import io.thermocline.proxy.auth.UsersFile;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
+import io.thermocline.proxy.tls.ClientTls;
+import io.thermocline.security.authentication.LoginThrottle;
+import io.thermocline.security.authentication.UserDirectory;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -56,6 +57,17 @@ final class SecuredProxy implements AutoCloseable {
     }
 
     static SecuredProxy start(UserDirectory users, LoginThrottle throttle, Path file, EmbeddedReplicaSet archive) {
+        return start(users, throttle, file, archive, ClientTls.disabled());
+    }
+
+    /** With TLS for clients as {@code tls} says, and the users of {@link #USERS}. */
+    static SecuredProxy withTls(ClientTls tls) throws IOException {
+        Path file = Files.createTempFile("thermocline-users", ".yaml");
+        Files.writeString(file, USERS);
+        return start(new UsersFile(file), LoginThrottle.off(), file, null, tls);
+    }
+
+    static SecuredProxy start(UserDirectory users, LoginThrottle throttle, Path file, EmbeddedReplicaSet archive, ClientTls tls) {
         EmbeddedReplicaSet rs = archive != null ? archive : EmbeddedReplicaSet.startSingle();
         String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
                 + "tiers:\n  archive:\n    uri: '" + rs.connectionString() + "'\n    connectionBudget: 4\n"
@@ -63,7 +75,7 @@ final class SecuredProxy implements AutoCloseable {
         ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, Map.of()))
                 .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
         try {
-            ProxyServer proxy = new ProxyServer(settings, null, new ProxySecurity(ProxySecurity.Mode.REQUIRED, users, throttle)).start();
+            ProxyServer proxy = new ProxyServer(settings, null, new ProxySecurity(ProxySecurity.Mode.REQUIRED, users, throttle, tls)).start();
             return new SecuredProxy(rs, proxy, file);
         } catch (Exception e) {
             if (archive == null) {

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.auth;
 
+import io.thermocline.proxy.tls.ClientTls;
 import io.thermocline.security.authentication.Authenticator;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.security.authentication.LoginThrottle;
@@ -42,10 +43,16 @@ public final class ProxySecurity implements AutoCloseable {
 
     private final Mode mode;
     private final Authenticator authenticator;
+    private final ClientTls tls;
 
     public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle) {
+        this(mode, users, throttle, ClientTls.disabled());
+    }
+
+    public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle, ClientTls tls) {
         this.mode = mode;
         this.authenticator = new Authenticator(users, throttle);
+        this.tls = tls;
     }
 
     /** No authentication required and no users: the proxy of a trusted network, and of the tests that do not test this. */
@@ -67,11 +74,16 @@ public final class ProxySecurity implements AutoCloseable {
             users = users == UserDirectory.none() ? next : UserDirectory.either(users, next);
         }
         LoginThrottle throttle = new LoginThrottle(a.failedLoginDelay(), a.maxFailedLoginDelay(), Duration.ofMinutes(10));
-        return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle);
+        return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle, ClientTls.from(config.tls()));
     }
 
     public Mode mode() {
         return mode;
+    }
+
+    /** Hook 3, the pipeline: TLS for client connections ({@code tls.*}). */
+    public ClientTls tls() {
+        return tls;
     }
 
     public ConnectionAuth open(SocketAddress remote) {
@@ -196,6 +208,6 @@ public final class ProxySecurity implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ProxySecurity[mode=" + mode.name().toLowerCase() + ", users=" + authenticator.users().describe() + "]";
+        return "auth=" + mode.name().toLowerCase() + " users=" + authenticator.users().describe() + " tls=" + tls;
     }
 }

@@ -137,6 +137,7 @@ public final class ProxyServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        security.tls().install(ch.pipeline()); // TLS hook (issue 15): must come before the framing
                         ch.pipeline().addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
                         ch.pipeline().addLast("encoder", new WireEncoder());
                         ch.pipeline().addLast("client", new ClientConnection(connectionIds.incrementAndGet(), ProxyServer.this, dispatcher));
