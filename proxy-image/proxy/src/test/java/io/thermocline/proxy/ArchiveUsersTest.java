@@ -54,11 +54,12 @@ class ArchiveUsersTest {
         project.setLevel(ch.qos.logback.classic.Level.DEBUG);
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(logs);
         logs.start();
-        archive = EmbeddedReplicaSet.builder().user("thermocline-proxy", "proxy-secret-pw", "root").build().start();
+        // The archive requires authentication, as a real one does: the proxy reads users and forwards traffic as its own user.
+        archive = EmbeddedReplicaSet.builder().requireAuthentication(true).user("thermocline-proxy", "proxy-secret-pw", "root").build().start();
         String withProxyUser = archive.connectionString().replace("mongodb://", "mongodb://thermocline-proxy:proxy-secret-pw@");
         secured = SecuredProxy.fromConfig(archive, withProxyUser,
                 "auth:\n  mode: required\n  users: [archive]\n  refreshInterval: 1s\n  missRetryInterval: 200ms\n");
-        archiveAdmin = MongoClients.create(archive.connectionString());
+        archiveAdmin = MongoClients.create(withProxyUser);
     }
 
     @AfterEach

@@ -155,12 +155,8 @@ public final class ProxyServer implements AutoCloseable {
         return this;
     }
 
-    /** Backend authentication and TLS are not implemented yet: say so at start rather than fail obscurely later. */
+    /** TLS on the pooled backend connections is not implemented yet: say so at start rather than fail obscurely later. */
     private static void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
-        if (endpoint.uri().getCredential() != null) {
-            LOG.warn("event=config_unsupported field={} problem=\"credentials in the URI are not used yet: the proxy"
-                    + " connects without authentication\"", field);
-        }
         if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled())) {
             LOG.warn("event=config_unsupported field={} problem=\"tls=true is not supported yet: the proxy connects"
                     + " in plain text\"", field);

@@ -28,6 +28,8 @@ final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     private final Duration poolWait;
     private final ProxyMetrics metrics;
     private final java.util.List<io.thermocline.wire.Compressor> compressors;
+    /** The data plane's own login to this tier, from the credentials in its connection string (issue 15). */
+    private final io.thermocline.proxy.pool.TierLogin login;
     private volatile boolean closed;
 
     TierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector, EventLoopGroup group,
@@ -39,6 +41,7 @@ final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         this.group = group;
         this.poolWait = poolWait;
         this.metrics = metrics;
+        this.login = io.thermocline.proxy.pool.TierLogin.of(endpoint.uri().getCredential(), "tiers." + tier.label() + ".uri");
         this.monitor = new TierMonitor(tier, endpoint.uri(), connector, group, heartbeat, this);
         metrics.primaryKnown(tier, false);
     }
@@ -61,7 +64,7 @@ final class TierBackend implements TierMonitor.Listener, AutoCloseable {
 
     MemberPool pool(ServerAddress member) {
         return pools.computeIfAbsent(member, m -> {
-            MemberPool p = new MemberPool(tier, m, endpoint.poolSize(), poolWait, connector, group.next(), metrics, compressors);
+            MemberPool p = new MemberPool(tier, m, endpoint.poolSize(), poolWait, connector, group.next(), metrics, compressors, login);
             if (closed) {
                 p.close();
             }
