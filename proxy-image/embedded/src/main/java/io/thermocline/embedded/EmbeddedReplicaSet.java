@@ -121,7 +121,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
                 users.create(u.name(), u.password().toCharArray(), u.roles());
             }
         }
-        security = new MemberSecurity(users, config.requireAuthentication);
+        security = new MemberSecurity(users, config.requireAuthentication, config.tls == null ? null : config.tls.context());
         for (MemberState state : states) {
             int port = config.ports.isEmpty() ? 0 : config.ports.get(state.index());
             Member member = new Member(coordinator, state, sessions, group, port, config.majorityWriteConcernByDefault,
@@ -227,7 +227,8 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** mongodb://127.0.0.1:p1,127.0.0.1:p2,.../?replicaSet=name */
     public String connectionString() {
-        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet=" + config.name;
+        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet=" + config.name
+            + (config.tls != null ? "&tls=true" : "");
     }
 
     public String name() {
@@ -353,6 +354,19 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         }
 
         private boolean requireAuthentication;
+        private TlsFiles tls;
+
+        /** The members' certificate chain and PKCS#8 key (PEM). */
+        private record TlsFiles(java.nio.file.Path certificate, java.nio.file.Path key) {
+            io.netty.handler.ssl.SslContext context() {
+                try {
+                    return io.netty.handler.ssl.SslContextBuilder.forServer(certificate.toFile(), key.toFile())
+                        .protocols("TLSv1.3", "TLSv1.2").build();
+                } catch (javax.net.ssl.SSLException e) {
+                    throw new IllegalArgumentException("tls: cannot use " + certificate + " / " + key + ": " + e.getMessage(), e);
+                }
+            }
+        }
         private final List<SeedUser> users = new ArrayList<>();
         private String name = "rs0";
         private int members = 1;
@@ -426,6 +440,12 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         /** MongoDB 5.0+ acknowledges writes without a writeConcern only once a majority applied them. */
         public Builder majorityWriteConcernByDefault(boolean value) {
             majorityWriteConcernByDefault = value;
+            return this;
+        }
+
+        /** As mongod's {@code --tlsMode requireTLS}: every member serves TLS only, with this PEM chain and PKCS#8 key. */
+        public Builder tls(java.nio.file.Path certificate, java.nio.file.Path key) {
+            tls = new TlsFiles(certificate, key);
             return this;
         }
 

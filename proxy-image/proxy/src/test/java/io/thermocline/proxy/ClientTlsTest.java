@@ -6,7 +6,6 @@ import com.mongodb.MongoCredential;
 import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.netty.pkitesting.CertificateBuilder;
 import io.netty.pkitesting.X509Bundle;
 import io.thermocline.config.TlsConfig;
 import io.thermocline.proxy.tls.ClientTls;
@@ -31,6 +30,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static io.thermocline.proxy.TestCertificates.ca;
+import static io.thermocline.proxy.TestCertificates.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -40,22 +41,6 @@ import static org.awaitility.Awaitility.await;
 class ClientTlsTest {
     @TempDir
     Path dir;
-
-    private static X509Bundle ca(String name) throws Exception {
-        return new CertificateBuilder().subject("CN=" + name).setIsCertificateAuthority(true).ecp256()
-                .notBefore(Instant.now().minusSeconds(60)).notAfter(Instant.now().plusSeconds(3600)).buildSelfSigned();
-    }
-
-    private static X509Bundle server(X509Bundle ca, String host, long serial) throws Exception {
-        CertificateBuilder b = new CertificateBuilder().subject("CN=" + host).serial(BigInteger.valueOf(serial)).ecp256()
-                .notBefore(Instant.now().minusSeconds(60)).notAfter(Instant.now().plusSeconds(3600)).addExtendedKeyUsageServerAuth();
-        if (host.equals("127.0.0.1")) {
-            b.addSanIpAddress("127.0.0.1");
-        } else {
-            b.addSanDnsName(host);
-        }
-        return b.buildIssuedBy(ca);
-    }
 
     /** Writes the chain and key where the proxy reads them; a later write gets a later modification time. */
     private void install(X509Bundle cert, Path certFile, Path keyFile) throws Exception {

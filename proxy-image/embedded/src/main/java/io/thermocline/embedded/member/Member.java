@@ -80,6 +80,7 @@ public final class Member {
                 @Override
                 protected void initChannel(SocketChannel ch) {
                     connections.add(ch);
+                    security.install(ch.pipeline());
                     ch.pipeline().addLast(new WireFrameDecoder(WireCodec.DEFAULT_MAX_MESSAGE_SIZE), WireEncoder.INSTANCE,
                         new MemberHandler(dispatcher, security, coordinator, state, commands, connectionIds.incrementAndGet()));
                 }

@@ -1,6 +1,8 @@
 package io.thermocline.embedded.security;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.AttributeKey;
 import io.thermocline.security.authentication.Authenticator;
 import io.thermocline.security.authentication.ConnectionAuth;
@@ -26,11 +28,29 @@ public final class MemberSecurity {
     private final UserRegistry users;
     private final boolean required;
     private final Authenticator authenticator;
+    private final SslContext tls;
 
     public MemberSecurity(UserRegistry users, boolean required) {
+        this(users, required, null);
+    }
+
+    /** {@code tls}: the members' server TLS (requireTLS), or null for plain text. */
+    public MemberSecurity(UserRegistry users, boolean required, SslContext tls) {
         this.users = users;
         this.required = required;
         this.authenticator = new Authenticator(users, LoginThrottle.off());
+        this.tls = tls;
+    }
+
+    /** As mongod's {@code net.tls.mode: requireTLS}: the first handler of a member connection, when TLS is on. */
+    public void install(ChannelPipeline pipeline) {
+        if (tls != null) {
+            pipeline.addLast("tls", tls.newHandler(pipeline.channel().alloc()));
+        }
+    }
+
+    public boolean tls() {
+        return tls != null;
     }
 
     /** No users, no authentication: the default. */

@@ -1,6 +1,7 @@
 package io.thermocline.proxy.auth;
 
 import io.thermocline.proxy.tls.ClientTls;
+import io.thermocline.proxy.tls.TierTls;
 import io.thermocline.security.authentication.Authenticator;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.security.authentication.LoginThrottle;
@@ -44,15 +45,21 @@ public final class ProxySecurity implements AutoCloseable {
     private final Mode mode;
     private final Authenticator authenticator;
     private final ClientTls tls;
+    private final TierTls tierTls;
 
     public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle) {
-        this(mode, users, throttle, ClientTls.disabled());
+        this(mode, users, throttle, ClientTls.disabled(), TierTls.off());
     }
 
     public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle, ClientTls tls) {
+        this(mode, users, throttle, tls, TierTls.off());
+    }
+
+    public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle, ClientTls tls, TierTls tierTls) {
         this.mode = mode;
         this.authenticator = new Authenticator(users, throttle);
         this.tls = tls;
+        this.tierTls = tierTls;
     }
 
     /** No authentication required and no users: the proxy of a trusted network, and of the tests that do not test this. */
@@ -74,7 +81,8 @@ public final class ProxySecurity implements AutoCloseable {
             users = users == UserDirectory.none() ? next : UserDirectory.either(users, next);
         }
         LoginThrottle throttle = new LoginThrottle(a.failedLoginDelay(), a.maxFailedLoginDelay(), Duration.ofMinutes(10));
-        return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle, ClientTls.from(config.tls()));
+        return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle, ClientTls.from(config.tls()),
+                TierTls.from(config.tls()));
     }
 
     public Mode mode() {
@@ -84,6 +92,11 @@ public final class ProxySecurity implements AutoCloseable {
     /** Hook 3, the pipeline: TLS for client connections ({@code tls.*}). */
     public ClientTls tls() {
         return tls;
+    }
+
+    /** TLS for the proxy's pooled connections to the tiers ({@code tls.tierCaFile}). */
+    public TierTls tierTls() {
+        return tierTls;
     }
 
     public ConnectionAuth open(SocketAddress remote) {

@@ -87,7 +87,7 @@ public final class ProxyServer implements AutoCloseable {
                 new io.netty.util.concurrent.DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
-                settings.connectTimeout());
+                settings.connectTimeout(), security.tierTls());
         this.archive = new TierBackend(Tier.ARCHIVE, settings.archive(), connector, group, settings.heartbeatInterval(),
                 settings.poolWaitTimeout(), metrics, backendCompressors(settings.archive()));
         this.fast = settings.fast() == null ? null : new TierBackend(Tier.FAST, settings.fast(), connector, group,
@@ -155,11 +155,11 @@ public final class ProxyServer implements AutoCloseable {
         return this;
     }
 
-    /** TLS on the pooled backend connections is not implemented yet: say so at start rather than fail obscurely later. */
-    private static void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
-        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled())) {
-            LOG.warn("event=config_unsupported field={} problem=\"tls=true is not supported yet: the proxy connects"
-                    + " in plain text\"", field);
+    /** TLS to a tier comes from tls.tierCaFile: say so at start when a URI asks for TLS without it. */
+    private void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
+        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled()) && !security.tierTls().enabled()) {
+            LOG.warn("event=config_unsupported field={} problem=\"tls=true without tls.tierCaFile: the proxy's pools connect"
+                    + " in plain text; set tls.tierCaFile to the tiers' CA\"", field);
         }
     }
 
