@@ -28,7 +28,7 @@ public final class ConfigLoader {
 
     static final String ENV_PREFIX = "THERMOCLINE_";
     private static final Set<String> SECTIONS =
-            Set.of("PROXY", "TIERS", "FLEET", "COLLECTIONS", "FEEDER", "EVICTOR", "WARMER");
+            Set.of("PROXY", "TIERS", "FLEET", "COLLECTIONS", "FEEDER", "EVICTOR", "WARMER", "AUTH", "TLS");
 
     private ConfigLoader() {
     }
@@ -65,7 +65,7 @@ public final class ConfigLoader {
         }
         if (user != null && !user.isNull() && !user.isMissingNode()) {
             if (!user.isObject()) {
-                throw new InvalidConfigException(List.of("config file must be a mapping with sections proxy, tiers, fleet, collections, feeder, evictor, warmer"));
+                throw new InvalidConfigException(List.of("config file must be a mapping with sections proxy, tiers, fleet, collections, feeder, evictor, warmer, auth, tls"));
             }
             merge(tree, user);
         }
@@ -98,7 +98,9 @@ public final class ConfigLoader {
                 List.of(),
                 FeederConfig.defaults(),
                 EvictorConfig.defaults(),
-                WarmerConfig.defaults());
+                WarmerConfig.defaults(),
+                AuthConfig.defaults(),
+                TlsConfig.defaults());
         return mapper.valueToTree(defaults);
     }
 
@@ -133,6 +135,10 @@ public final class ConfigLoader {
             tiers.putObject(tier).put("uri", "").put("connectionBudget", 0);
         }
         ((ObjectNode) template.get("fleet")).put("peerService", "");
+        ((ObjectNode) template.get("auth")).put("usersFile", "");
+        for (String file : List.of("certificateFile", "keyFile", "clientCaFile", "tierCaFile")) {
+            ((ObjectNode) template.get("tls")).put(file, "");
+        }
         Map<String, List<String>> names = new TreeMap<>();
         collect(template, new ArrayList<>(), names);
         return names;

@@ -106,7 +106,57 @@ final class ConfigValidator {
             range(p, "warmer.batchSize", c.warmer().batchSize(), 1, 100_000);
             atLeast(p, "warmer.maxDocumentsPerSecond", c.warmer().maxDocumentsPerSecond(), 1);
         }
+        auth(p, c.auth());
+        tls(p, c.tls(), tiers);
         return p;
+    }
+
+    private static void auth(List<String> p, AuthConfig a) {
+        if (!AuthConfig.MODES.contains(a.mode())) {
+            p.add("auth.mode: '" + a.mode() + "' is not a mode; use required (clients must log in) or disabled");
+        }
+        for (String source : a.users()) {
+            if (!AuthConfig.SOURCES.contains(source)) {
+                p.add("auth.users: '" + source + "' is not a user source; use archive, file, or both");
+            }
+        }
+        if ("required".equals(a.mode()) && a.users().isEmpty()) {
+            p.add("auth.users: empty while auth.mode is required, so nobody could log in; use archive and/or file, or set auth.mode: disabled");
+        }
+        boolean file = a.users().contains("file");
+        if (file && (a.usersFile() == null || a.usersFile().isBlank())) {
+            p.add("auth.usersFile: missing while auth.users names file; give the path of the users file (a mounted Secret)");
+        } else if (file && !java.nio.file.Files.isReadable(java.nio.file.Path.of(a.usersFile()))) {
+            p.add("auth.usersFile: " + a.usersFile() + " cannot be read; mount the users Secret there or fix the path");
+        }
+        positive(p, "auth.refreshInterval", a.refreshInterval());
+        positive(p, "auth.missRetryInterval", a.missRetryInterval());
+        notNegative(p, "auth.failedLoginDelay", a.failedLoginDelay());
+        notNegative(p, "auth.maxFailedLoginDelay", a.maxFailedLoginDelay());
+    }
+
+    private static void tls(List<String> p, TlsConfig t, TiersConfig tiers) {
+        String mode = t.normalizedMode();
+        if (!TlsConfig.MODES.contains(mode)) {
+            p.add("tls.mode: '" + t.mode() + "' is not a mode; use disabled, allowed, preferred or required (or mongod's allowTLS, preferTLS, requireTLS)");
+        } else if (!mode.equals("disabled")) {
+            readable(p, "tls.certificateFile", t.certificateFile(), "the proxy's PEM certificate chain");
+            readable(p, "tls.keyFile", t.keyFile(), "the PEM private key of that certificate");
+        }
+        if (t.clientCaFile() != null && !t.clientCaFile().isBlank()) {
+            readable(p, "tls.clientCaFile", t.clientCaFile(), "the PEM CAs of client certificates");
+        }
+        if (t.tierCaFile() != null && !t.tierCaFile().isBlank()) {
+            readable(p, "tls.tierCaFile", t.tierCaFile(), "the PEM CAs of the tiers' certificates");
+        }
+    }
+
+    private static void readable(List<String> p, String at, String path, String what) {
+        if (path == null || path.isBlank()) {
+            p.add(at + ": missing; give the path of " + what);
+        } else if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(path))) {
+            p.add(at + ": " + path + " cannot be read; mount " + what + " there or fix the path");
+        }
     }
 
     private static void tier(List<String> p, String at, TierConfig tier) {

@@ -14,10 +14,24 @@ public record ThermoclineConfig(
         List<CollectionPolicy> collections,
         FeederConfig feeder,
         EvictorConfig evictor,
-        WarmerConfig warmer) {
+        WarmerConfig warmer,
+        AuthConfig auth,
+        TlsConfig tls) {
 
     public ThermoclineConfig {
         collections = collections == null ? List.of() : List.copyOf(collections);
+        auth = auth == null ? AuthConfig.defaults() : auth;
+        tls = tls == null ? TlsConfig.defaults() : tls;
+    }
+
+    /** The schema before {@code auth} and {@code tls}: authentication required, users from the archive, no TLS. */
+    public ThermoclineConfig(ProxyConfig proxy, TiersConfig tiers, FleetConfig fleet, List<CollectionPolicy> collections,
+                             FeederConfig feeder, EvictorConfig evictor, WarmerConfig warmer) {
+        this(proxy, tiers, fleet, collections, feeder, evictor, warmer, AuthConfig.defaults(), TlsConfig.defaults());
+    }
+
+    public ThermoclineConfig withSecurity(AuthConfig newAuth, TlsConfig newTls) {
+        return new ThermoclineConfig(proxy, tiers, fleet, collections, feeder, evictor, warmer, newAuth, newTls);
     }
 
     /** The tiering policy of a namespace ({@code db.collection}), if it is tiered. */

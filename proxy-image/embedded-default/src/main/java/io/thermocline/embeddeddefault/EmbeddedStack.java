@@ -2,6 +2,7 @@ package io.thermocline.embeddeddefault;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import io.thermocline.config.AuthConfig;
 import io.thermocline.config.Durations;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
@@ -93,7 +94,9 @@ public final class EmbeddedStack implements AutoCloseable {
         config = new ThermoclineConfig(t.proxy(),
                 new TiersConfig(new TierConfig(fast.connectionString(), t.tiers().fast().connectionBudget()),
                         new TierConfig(archive.connectionString(), t.tiers().archive().connectionBudget())),
-                t.fleet(), t.collections(), t.feeder(), t.evictor(), t.warmer());
+                t.fleet(), t.collections(), t.feeder(), t.evictor(), t.warmer(),
+                // The embedded default is a first try on one machine: no users to log in with (docs/security.md).
+                AuthConfig.disabled(), t.tls());
 
         // The workers count into a registry of this stack's own, served on the proxy's /metrics.
         workerMetrics = new PrometheusRegistry();

@@ -15,10 +15,14 @@ import io.thermocline.embedded.oplog.ProgressSignal;
 import io.thermocline.embedded.replication.MemberState;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
 import io.thermocline.embedded.replication.SecondaryApplier;
+import io.thermocline.embedded.security.MemberSecurity;
+import io.thermocline.embedded.security.UserRegistry;
 import io.thermocline.embedded.session.SessionCatalog;
 import io.thermocline.embedded.session.Transaction;
 import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.storage.Storage;
+import io.thermocline.security.UserName;
+import io.thermocline.security.roles.RoleName;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,6 +63,8 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     private ScheduledExecutorService housekeeping;
     private OplogStore oplogStore;
     private boolean started;
+    private final UserRegistry users = new UserRegistry();
+    private MemberSecurity security;
 
     private EmbeddedReplicaSet(Builder config) {
         this.config = config;
@@ -110,10 +116,16 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         sessions = new SessionCatalog(config.transactionLifetime);
         coordinator.onPrimaryChange(this::primaryChanged);
         group = new MultiThreadIoEventLoopGroup(Math.min(2, config.members + 1), NioIoHandler.newFactory());
+        for (Builder.SeedUser u : config.users) {
+            if (users.find(u.name()).join().isEmpty()) {
+                users.create(u.name(), u.password().toCharArray(), u.roles());
+            }
+        }
+        security = new MemberSecurity(users, config.requireAuthentication, config.tls == null ? null : config.tls.context());
         for (MemberState state : states) {
             int port = config.ports.isEmpty() ? 0 : config.ports.get(state.index());
             Member member = new Member(coordinator, state, sessions, group, port, config.majorityWriteConcernByDefault,
-                config.name + "-m" + state.index());
+                config.name + "-m" + state.index(), security);
             member.bind();
             members.add(member);
         }
@@ -215,7 +227,8 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** mongodb://127.0.0.1:p1,127.0.0.1:p2,.../?replicaSet=name */
     public String connectionString() {
-        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet=" + config.name;
+        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet=" + config.name
+            + (config.tls != null ? "&tls=true" : "");
     }
 
     public String name() {
@@ -330,8 +343,31 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         log.info("event=replicaSetClosed set={}", config.name);
     }
 
+    /** The set's users (SCRAM credentials and roles); see docs/embedded-replica-set.md, "Users and authentication". */
+    public UserRegistry users() {
+        return users;
+    }
+
     /** How to build a replica set; every setting has a default suited to tests. */
     public static final class Builder {
+        private record SeedUser(UserName name, String password, List<RoleName> roles) {
+        }
+
+        private boolean requireAuthentication;
+        private TlsFiles tls;
+
+        /** The members' certificate chain and PKCS#8 key (PEM). */
+        private record TlsFiles(java.nio.file.Path certificate, java.nio.file.Path key) {
+            io.netty.handler.ssl.SslContext context() {
+                try {
+                    return io.netty.handler.ssl.SslContextBuilder.forServer(certificate.toFile(), key.toFile())
+                        .protocols("TLSv1.3", "TLSv1.2").build();
+                } catch (javax.net.ssl.SSLException e) {
+                    throw new IllegalArgumentException("tls: cannot use " + certificate + " / " + key + ": " + e.getMessage(), e);
+                }
+            }
+        }
+        private final List<SeedUser> users = new ArrayList<>();
         private String name = "rs0";
         private int members = 1;
         private Storage storage = Storage.memory();
@@ -404,6 +440,32 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         /** MongoDB 5.0+ acknowledges writes without a writeConcern only once a majority applied them. */
         public Builder majorityWriteConcernByDefault(boolean value) {
             majorityWriteConcernByDefault = value;
+            return this;
+        }
+
+        /** As mongod's {@code --tlsMode requireTLS}: every member serves TLS only, with this PEM chain and PKCS#8 key. */
+        public Builder tls(java.nio.file.Path certificate, java.nio.file.Path key) {
+            tls = new TlsFiles(certificate, key);
+            return this;
+        }
+
+        /** As mongod's {@code --auth}: every command but the handshake and SCRAM needs a login (error 13). */
+        public Builder requireAuthentication(boolean value) {
+            requireAuthentication = value;
+            return this;
+        }
+
+        /**
+         * A user in {@code admin} with SCRAM-SHA-256 and SCRAM-SHA-1 credentials; roles are
+         * {@code "root"} (a role of admin) or {@code "readWrite@shop"}.
+         */
+        public Builder user(String name, String password, String... roles) {
+            List<RoleName> granted = new ArrayList<>();
+            for (String r : roles) {
+                int at = r.indexOf('@');
+                granted.add(at < 0 ? new RoleName(r, "admin") : new RoleName(r.substring(0, at), r.substring(at + 1)));
+            }
+            users.add(new SeedUser(new UserName(name, "admin"), password, granted));
             return this;
         }
 

@@ -25,7 +25,12 @@ final class WireClient implements AutoCloseable {
     private int nextId = 1;
 
     WireClient(int port) throws IOException {
-        socket = new Socket("127.0.0.1", port);
+        this(new Socket("127.0.0.1", port));
+    }
+
+    /** Over a socket the caller opened, e.g. a TLS one. */
+    WireClient(Socket connected) throws IOException {
+        socket = connected;
         socket.setSoTimeout(10_000);
         in = new DataInputStream(socket.getInputStream());
         out = socket.getOutputStream();

@@ -140,6 +140,7 @@ public final class ReadBarrierBenchmark {
                 + "tiers:\n  fast:\n    uri: " + fastSet.connectionString() + "\n    connectionBudget: 64\n"
                 + "  archive:\n    uri: " + archiveSet.connectionString() + "\n    connectionBudget: 64\n"
                 + "fleet:\n  instanceId: bench-proxy\n"
+                + "auth:\n  mode: disabled\n"
                 + "collections:\n  - {database: bench, collection: orders, ageField: createdAt, hotWindow: 1d}\n", Map.of());
     }
 

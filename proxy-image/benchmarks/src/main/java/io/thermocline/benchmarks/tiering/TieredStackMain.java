@@ -42,6 +42,7 @@ public final class TieredStackMain {
             int eq = args[i].indexOf('=');
             env.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
+        env.putIfAbsent("THERMOCLINE_AUTH_MODE", "disabled"); // YCSB connects without credentials
         ThermoclineConfig config = ConfigLoader.fromEnvironment(env);
         List<AutoCloseable> started = new ArrayList<>();
         started.add(fast);

@@ -11,6 +11,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.thermocline.embedded.replication.MemberState;
+import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
 import io.thermocline.embedded.session.SessionCatalog;
 import io.thermocline.wire.WireCodec;
@@ -36,6 +37,7 @@ public final class Member {
     private final ReplicationCoordinator coordinator;
     private final MemberState state;
     private final CommandDispatcher dispatcher;
+    private final MemberSecurity security;
     private final EventLoopGroup group;
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger connectionIds = new AtomicInteger();
@@ -46,6 +48,12 @@ public final class Member {
 
     public Member(ReplicationCoordinator coordinator, MemberState state, SessionCatalog sessions, EventLoopGroup group,
                   int port, boolean majorityByDefault, String threadPrefix) {
+        this(coordinator, state, sessions, group, port, majorityByDefault, threadPrefix, MemberSecurity.open());
+    }
+
+    public Member(ReplicationCoordinator coordinator, MemberState state, SessionCatalog sessions, EventLoopGroup group,
+                  int port, boolean majorityByDefault, String threadPrefix, MemberSecurity security) {
+        this.security = security;
         this.coordinator = coordinator;
         this.state = state;
         this.group = group;
@@ -72,8 +80,9 @@ public final class Member {
                 @Override
                 protected void initChannel(SocketChannel ch) {
                     connections.add(ch);
+                    security.install(ch.pipeline());
                     ch.pipeline().addLast(new WireFrameDecoder(WireCodec.DEFAULT_MAX_MESSAGE_SIZE), WireEncoder.INSTANCE,
-                        new MemberHandler(dispatcher, coordinator, state, commands, connectionIds.incrementAndGet()));
+                        new MemberHandler(dispatcher, security, coordinator, state, commands, connectionIds.incrementAndGet()));
                 }
             });
         try {

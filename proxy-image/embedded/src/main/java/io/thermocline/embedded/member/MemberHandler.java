@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.thermocline.embedded.replication.MemberState;
+import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
@@ -29,15 +30,17 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
     private static final Logger log = LoggerFactory.getLogger(MemberHandler.class);
 
     private final CommandDispatcher dispatcher;
+    private final MemberSecurity security;
     private final ReplicationCoordinator coordinator;
     private final MemberState self;
     private final Executor executor;
     private final int connectionId;
     private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
 
-    MemberHandler(CommandDispatcher dispatcher, ReplicationCoordinator coordinator, MemberState self, Executor executor,
-                  int connectionId) {
+    MemberHandler(CommandDispatcher dispatcher, MemberSecurity security, ReplicationCoordinator coordinator, MemberState self,
+                  Executor executor, int connectionId) {
         this.dispatcher = dispatcher;
+        this.security = security;
         this.coordinator = coordinator;
         this.self = self;
         this.executor = executor;
@@ -69,7 +72,7 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
                 streamHello(channel, msg, db, command);
                 return;
             }
-            BsonDocument reply = dispatcher.dispatch(channel, connectionId, db, command, false);
+            BsonDocument reply = secured(channel, db, name, command, false);
             if (!msg.moreToCome()) {
                 send(channel, OpMsg.reply(msg.requestId(), reply), inbound.compressedWith());
             }
@@ -84,7 +87,7 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
                 command = unwrapped;
             }
             BsonDocument reply = query.isCommand()
-                ? dispatcher.dispatch(channel, connectionId, query.database(), command, true)
+                ? secured(channel, query.database(), command.isEmpty() ? "" : command.getFirstKey().toLowerCase(), command, true)
                 : new BsonDocument("$err", new org.bson.BsonString("OP_QUERY is only supported for commands"))
                     .append("ok", new org.bson.BsonDouble(0));
             send(channel, OpReply.reply(query.requestId(), reply), inbound.compressedWith());
@@ -92,6 +95,16 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
             log.warn("event=unexpectedMessage member={} type={}", self.index(), inbound.message().getClass().getSimpleName());
             channel.close();
         }
+    }
+
+    /** Authentication first (security.MemberSecurity), then the member; hello replies get the SASL fields. */
+    private BsonDocument secured(Channel channel, String db, String lowerName, BsonDocument command, boolean legacy) {
+        java.util.Optional<BsonDocument> answered = security.intercept(channel, db, command);
+        if (answered.isPresent()) {
+            return answered.get();
+        }
+        BsonDocument reply = dispatcher.dispatch(channel, connectionId, db, command, legacy);
+        return lowerName.equals("hello") || lowerName.equals("ismaster") ? security.hello(channel, command, reply) : reply;
     }
 
     /**

@@ -8,6 +8,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.thermocline.proxy.tls.TierTls;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
 
@@ -18,21 +19,38 @@ import java.util.concurrent.CompletableFuture;
 public final class BackendConnector {
     private final Bootstrap bootstrap;
     private final Duration connectTimeout;
+    private final int maxMessageSize;
+    private final TierTls tls;
 
     public BackendConnector(EventLoopGroup group, Class<? extends SocketChannel> channelType, int maxMessageSize,
                             Duration connectTimeout) {
+        this(group, channelType, maxMessageSize, connectTimeout, TierTls.off());
+    }
+
+    /** {@code tls}: TLS to the members with the tiers' CA, host names checked (issue 15). */
+    public BackendConnector(EventLoopGroup group, Class<? extends SocketChannel> channelType, int maxMessageSize,
+                            Duration connectTimeout, TierTls tls) {
         this.connectTimeout = connectTimeout;
+        this.maxMessageSize = maxMessageSize;
+        this.tls = tls;
         this.bootstrap = new Bootstrap().group(group).channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeout.toMillis())
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast("frames", WireFrameDecoder.forServerReplies(maxMessageSize));
-                        ch.pipeline().addLast("encoder", new WireEncoder());
-                    }
-                });
+                .handler(pipeline(null));
+    }
+
+    private ChannelInitializer<SocketChannel> pipeline(ServerAddress member) {
+        return new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                if (member != null && tls.enabled()) {
+                    ch.pipeline().addLast("tls", tls.handler(ch.alloc(), member));
+                }
+                ch.pipeline().addLast("frames", WireFrameDecoder.forServerReplies(maxMessageSize));
+                ch.pipeline().addLast("encoder", new WireEncoder());
+            }
+        };
     }
 
     public Duration connectTimeout() {
@@ -49,7 +67,10 @@ public final class BackendConnector {
      */
     public CompletableFuture<BackendConnection> connect(ServerAddress address, long generation, EventLoop loop) {
         CompletableFuture<BackendConnection> result = new CompletableFuture<>();
-        Bootstrap b = loop == null ? bootstrap : bootstrap.clone(loop);
+        Bootstrap b = loop == null ? bootstrap.clone() : bootstrap.clone(loop);
+        if (tls.enabled()) {
+            b.handler(pipeline(address));
+        }
         ChannelFuture f = b.connect(address.getHost(), address.getPort());
         f.addListener(done -> {
             if (done.isSuccess()) {

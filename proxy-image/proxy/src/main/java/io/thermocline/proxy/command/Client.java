@@ -1,6 +1,7 @@
 package io.thermocline.proxy.command;
 
 import io.netty.channel.EventLoop;
+import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.WireMessage;
 
@@ -18,6 +19,9 @@ public interface Client {
 
     /** The connection's event loop: backend connections on it answer without a thread hand-off. */
     EventLoop eventLoop();
+
+    /** What this connection has authenticated as (issue 15). */
+    ConnectionAuth auth();
 
     /** The driver's handshake asked for load-balanced mode (it then stays on for the connection). */
     void loadBalancedAsked();

@@ -46,6 +46,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
     private volatile int inUse;
     private volatile int waiting;
     private long generation;
+    private final TierLogin login;
     private boolean closed;
 
     private static final class Waiter {
@@ -62,6 +63,13 @@ public final class MemberPool implements PoolListener.PoolCounts {
     /** {@code compressors}: offered to the member in each connection's handshake, in order of preference. */
     public MemberPool(Tier tier, ServerAddress address, int maxSize, Duration maxWait, BackendConnector connector,
                       EventExecutor timer, PoolListener listener, List<Compressor> compressors) {
+        this(tier, address, maxSize, maxWait, connector, timer, listener, compressors, TierLogin.none());
+    }
+
+    /** {@code login}: the data plane's SCRAM login on each new connection, after the handshake. */
+    public MemberPool(Tier tier, ServerAddress address, int maxSize, Duration maxWait, BackendConnector connector,
+                      EventExecutor timer, PoolListener listener, List<Compressor> compressors, TierLogin login) {
+        this.login = login;
         this.compressors = List.copyOf(compressors);
         if (maxSize < 1) {
             throw new IllegalArgumentException("pool size must be at least 1, got " + maxSize);
@@ -260,7 +268,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
             gen = generation;
         }
         return connector.connect(address, gen, loop)
-                .thenCompose(c -> handshake(c).thenApply(ignored -> c))
+                .thenCompose(c -> handshake(c).thenCompose(ignored -> login.login(c, connector.connectTimeout())).thenApply(ignored -> c))
                 .whenComplete((c, e) -> {
                     if (e == null) {
                         listener.borrowed(System.nanoTime() - startNanos, false);

@@ -10,6 +10,7 @@ import io.thermocline.proxy.command.Client;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.server.handshake.Hello;
+import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.MalformedMessageException;
@@ -43,6 +44,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     private boolean busy;
     private boolean rejected;
     private volatile boolean loadBalanced;
+    private ConnectionAuth auth;
 
     ClientConnection(long id, ProxyServer server, RequestHandler requests, Hello hello) {
         this.id = id;
@@ -80,6 +82,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
         return loadBalanced;
     }
 
+    /** What this connection has authenticated as (issue 15). */
+    @Override
+    public ConnectionAuth auth() {
+        return auth;
+    }
+
     /** Sends a message, compressed the way the request it answers was (as the compression spec asks). */
     @Override
     public CompletableFuture<Void> send(WireMessage message, Compressor compressor) {
@@ -101,6 +109,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
+        auth = server.security().open(channel.remoteAddress());
         rejected = !server.clientOpened(this);
         ctx.fireChannelActive();
     }

@@ -22,11 +22,13 @@ import org.bson.BsonDouble;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * Hands each decoded request to the handler of its role: the handshake, the cursor commands, the
  * session commands, the tiered layer (when it claims the command), or plain forwarding to the archive.
+ * Every command but hello passes {@link Authentication} first.
  */
 final class CommandDispatcher implements RequestHandler {
     private final ProxyServer server;
@@ -51,7 +53,7 @@ final class CommandDispatcher implements RequestHandler {
         this.errors = new ErrorMapping(replies);
         TransactionPins pins = new TransactionPins();
         this.forwarder = new Forwarder(backends, pins, cursors, metrics);
-        this.authentication = new Authentication(replies);
+        this.authentication = new Authentication(server.security(), replies);
         this.getMore = new GetMore(cursors, forwarder, replies, errors, tiered == null ? null : tiered::filterBatch);
         this.killCursors = new KillCursors(cursors, forwarder, replies);
         this.orphans = new OrphanCursors(cursors, forwarder, metrics);
@@ -79,8 +81,10 @@ final class CommandDispatcher implements RequestHandler {
             return replies.reply(request, MongoError.SHUTDOWN_IN_PROGRESS.reply("the Thermocline proxy is shutting down",
                     List.of("RetryableWriteError")));
         }
-        if (Authentication.isAuthentication(request.name())) {
-            return authentication.handle(request);
+        // Security hook (issue 15): authentication commands, and the check every command passes first.
+        Optional<CompletableFuture<Void>> answered = authentication.intercept(request);
+        if (answered.isPresent()) {
+            return answered.get();
         }
         sessions.used(request);
         return switch (request.name()) {

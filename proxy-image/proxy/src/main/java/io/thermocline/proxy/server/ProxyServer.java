@@ -14,6 +14,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
@@ -64,6 +65,7 @@ public final class ProxyServer implements AutoCloseable {
     private final CommandDispatcher dispatcher;
     private final Hello hello;
     private final TieredRouting tiered;
+    private final ProxySecurity security;
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger acceptedClients = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -84,8 +86,10 @@ public final class ProxyServer implements AutoCloseable {
         return create(config, ProxySettings.from(config), TieredProxy.Options.defaults());
     }
 
+    /** Clients authenticate and are authorized as {@code config.auth} says, over TLS as {@code config.tls} says (issue 15). */
     public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, TieredProxy.Options options) {
-        return new ProxyServer(settings, TieredProxy.routing(config, settings.instanceId(), options).orElse(null));
+        ProxySecurity security = ProxySecurity.from(config);
+        return new ProxyServer(settings, TieredProxy.routing(config, settings.instanceId(), options).orElse(null), security);
     }
 
     /**
@@ -93,7 +97,13 @@ public final class ProxyServer implements AutoCloseable {
      * {@link TieredProxy}); null makes a pass-through proxy. The server closes it.
      */
     public ProxyServer(ProxySettings settings, TieredRouting tiered) {
+        this(settings, tiered, ProxySecurity.disabled());
+    }
+
+    /** With client authentication and authorization ({@code auth.*}, see docs/security.md); the server closes {@code security}. */
+    public ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security) {
         this.settings = settings;
+        this.security = security;
         this.tiered = tiered;
         this.transport = NettyTransport.choose(settings.transport());
         if (tiered != null) {
@@ -103,12 +113,12 @@ public final class ProxyServer implements AutoCloseable {
                 new DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
-                settings.connectTimeout());
+                settings.connectTimeout(), security.tierTls());
         this.backends = new Backends(tierBackend(Tier.ARCHIVE, settings.archive(), connector),
                 settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector), settings.primaryWaitTimeout());
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
-        this.hello = new Hello(handshake, backends, settings.maxMessageSizeBytes(), this::isDraining, metrics);
+        this.hello = new Hello(handshake, backends, settings.maxMessageSizeBytes(), this::isDraining, metrics, security);
         this.dispatcher = new CommandDispatcher(this, backends, hello, cursors, tiered, metrics);
         metrics.inFlightFrom(inFlight::get);
     }
@@ -162,31 +172,29 @@ public final class ProxyServer implements AutoCloseable {
         if (settings.httpPort() >= 0) {
             http = new HttpEndpoint(settings.httpHost(), settings.httpPort(), metrics, () -> Readiness.YES, this::readiness);
         }
-        LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={}", transport.name(), address(),
+        LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={} security=\"{}\"", transport.name(), address(),
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
-                settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId());
+                settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId(), security);
         return this;
     }
 
     /**
-     * A client connection's handlers: framing (the frame decoder also decodes and validates each
-     * message), encoding, and the connection that turns messages into requests for {@code requests}.
+     * A client connection's handlers: TLS when {@code tls.*} asks for it (issue 15; it must come
+     * before the framing), framing (the frame decoder also decodes and validates each message),
+     * encoding, and the connection that turns messages into requests for {@code requests}.
      */
     void installClientPipeline(ChannelPipeline pipeline, RequestHandler requests) {
+        security.tls().install(pipeline);
         pipeline.addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
         pipeline.addLast("encoder", new WireEncoder());
         pipeline.addLast("client", new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello));
     }
 
-    /** Backend authentication and TLS are not implemented yet: say so at start rather than fail obscurely later. */
-    private static void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
-        if (endpoint.uri().getCredential() != null) {
-            LOG.warn("event=config_unsupported field={} problem=\"credentials in the URI are not used yet: the proxy"
-                    + " connects without authentication\"", field);
-        }
-        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled())) {
-            LOG.warn("event=config_unsupported field={} problem=\"tls=true is not supported yet: the proxy connects"
-                    + " in plain text\"", field);
+    /** TLS to a tier comes from tls.tierCaFile: say so at start when a URI asks for TLS without it. */
+    private void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
+        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled()) && !security.tierTls().enabled()) {
+            LOG.warn("event=config_unsupported field={} problem=\"tls=true without tls.tierCaFile: the proxy's pools connect"
+                    + " in plain text; set tls.tierCaFile to the tiers' CA\"", field);
         }
     }
 
@@ -209,6 +217,10 @@ public final class ProxyServer implements AutoCloseable {
     /** The tiered routing, or empty for a pass-through proxy. */
     public Optional<TieredRouting> tieredRouting() {
         return Optional.ofNullable(tiered);
+    }
+
+    ProxySecurity security() {
+        return security;
     }
 
     ProxySettings settings() {
@@ -298,6 +310,7 @@ public final class ProxyServer implements AutoCloseable {
         if (tiered != null) {
             tiered.close();
         }
+        security.close();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         LOG.info("event=proxy_stopped abandoned_requests={}", abandoned);
     }

@@ -66,6 +66,7 @@ public final class TieredFleet implements AutoCloseable {
                 + "tiers:\n  fast:\n    uri: " + tiers.fastUri() + "\n    connectionBudget: 8\n"
                 + "  archive:\n    uri: " + tiers.archiveUri() + "\n    connectionBudget: 8\n"
                 + "fleet:\n  instanceId: history-" + index + "\n"
+                + "auth:\n  mode: disabled\n"
                 + "collections:\n  - {database: " + POLICY.database() + ", collection: " + POLICY.collection()
                 + ", ageField: " + POLICY.ageField() + ", hotWindow: 1h}\n";
     }

@@ -6,6 +6,7 @@ import io.netty.channel.EventLoopGroup;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.proxy.pool.MemberPool;
+import io.thermocline.proxy.pool.TierLogin;
 import io.thermocline.proxy.session.ClusterClock;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
@@ -31,6 +32,8 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     private final Duration poolWait;
     private final ProxyMetrics metrics;
     private final List<Compressor> compressors;
+    /** The data plane's own login to this tier, from the credentials in its connection string (issue 15). */
+    private final TierLogin login;
     private volatile boolean closed;
 
     public TierBackend(Tier tier, ConnectionString uri, int poolSize, BackendConnector connector, EventLoopGroup group,
@@ -42,6 +45,7 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         this.group = group;
         this.poolWait = poolWait;
         this.metrics = metrics;
+        this.login = TierLogin.of(uri.getCredential(), "tiers." + tier.label() + ".uri");
         this.monitor = new TierMonitor(tier, uri, connector, group, heartbeat, this);
         metrics.primaryKnown(tier, false);
     }
@@ -64,7 +68,7 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
 
     public MemberPool pool(ServerAddress member) {
         return pools.computeIfAbsent(member, m -> {
-            MemberPool p = new MemberPool(tier, m, poolSize, poolWait, connector, group.next(), metrics, compressors);
+            MemberPool p = new MemberPool(tier, m, poolSize, poolWait, connector, group.next(), metrics, compressors, login);
             if (closed) {
                 p.close();
             }

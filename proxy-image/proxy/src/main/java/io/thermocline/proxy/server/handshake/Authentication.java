@@ -1,33 +1,29 @@
 package io.thermocline.proxy.server.handshake;
 
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.command.ClientReplies;
-import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 
-import java.util.Set;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The authentication commands. The proxy does not authenticate clients yet, so it refuses them
- * with an error that says so; SCRAM (saslStart/saslContinue, and the speculative authentication a
- * hello carries) is to be answered here.
+ * Where every command passes before its handler (issue 15): the authentication commands
+ * (saslStart/saslContinue, logout) and {@code connectionStatus} are answered here, and a command
+ * the connection's user may not run is refused here, so authorization covers every handler.
  */
 public final class Authentication {
-    private static final Set<String> COMMANDS = Set.of("saslStart", "saslContinue", "authenticate", "logout",
-            "getnonce", "speculativeAuthenticate");
-
+    private final ProxySecurity security;
     private final ClientReplies replies;
 
-    public Authentication(ClientReplies replies) {
+    public Authentication(ProxySecurity security, ClientReplies replies) {
+        this.security = security;
         this.replies = replies;
     }
 
-    public static boolean isAuthentication(String commandName) {
-        return COMMANDS.contains(commandName);
-    }
-
-    public CompletableFuture<Void> handle(Request request) {
-        return replies.reply(request, MongoError.COMMAND_NOT_SUPPORTED.reply("authentication through the Thermocline proxy"
-                + " is not supported yet; connect without credentials (see docs/proxy.md)"));
+    /** The answer when security answers {@code request} itself; empty hands it on to its handler. */
+    public Optional<CompletableFuture<Void>> intercept(Request request) {
+        return security.intercept(request.client().auth(), request.msg())
+                .map(answer -> answer.thenCompose(out -> replies.reply(request, out)));
     }
 }

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.server.handshake;
 
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.command.Client;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
@@ -28,13 +29,17 @@ public final class Hello {
     private final int maxMessageSizeBytes;
     private final BooleanSupplier draining;
     private final ProxyMetrics metrics;
+    private final ProxySecurity security;
 
-    public Hello(Handshake handshake, Backends backends, int maxMessageSizeBytes, BooleanSupplier draining, ProxyMetrics metrics) {
+    /** {@code security} adds what a driver's login needs to each reply (issue 15). */
+    public Hello(Handshake handshake, Backends backends, int maxMessageSizeBytes, BooleanSupplier draining, ProxyMetrics metrics,
+                 ProxySecurity security) {
         this.handshake = handshake;
         this.backends = backends;
         this.maxMessageSizeBytes = maxMessageSizeBytes;
         this.draining = draining;
         this.metrics = metrics;
+        this.security = security;
     }
 
     public static boolean isHello(String commandName) {
@@ -107,7 +112,10 @@ public final class Hello {
         return done;
     }
 
-    /** The hello document for {@code client}; what the handshake agreed is recorded on the connection. */
+    /**
+     * The hello document for {@code client}; what the handshake agreed is recorded on the connection.
+     * Security adds {@code saslSupportedMechs} and answers {@code speculativeAuthenticate} (issue 15).
+     */
     private CompletableFuture<BsonDocument> document(Client client, String name, BsonDocument request) {
         List<Compressor> agreed = handshake.negotiate(request);
         boolean lb = Handshake.asksLoadBalanced(request);
@@ -125,7 +133,7 @@ public final class Hello {
                     limits.logicalSessionTimeoutMinutes());
             return handshake.reply(name, request, advertised, client.id(), agreed, lb,
                     backends.archive().clock().latest().orElse(null));
-        });
+        }).thenCompose(reply -> security.hello(client.auth(), request, reply));
     }
 
     private static boolean ok(BsonDocument reply) {

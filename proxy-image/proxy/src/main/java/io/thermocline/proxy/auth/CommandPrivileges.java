@@ -1,0 +1,288 @@
+package io.thermocline.proxy.auth;
+
+import io.thermocline.security.roles.Target;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What a command needs, as mongod checks it: an action on each collection, database or the
+ * cluster it touches, including every collection its pipeline names ({@code $lookup},
+ * {@code $graphLookup}, {@code $unionWith}, {@code $facet}, {@code $out}, {@code $merge}, at any
+ * depth). A pure function of the command; a command it does not know needs what nobody but
+ * {@code root} has, so an unknown command fails closed.
+ */
+public final class CommandPrivileges {
+    /** One privilege a command needs. */
+    public record Need(Target target, String action) {
+    }
+
+    /** Commands every client may run, logged in or not (handshake, sessions, auth) or that act on the caller only. */
+    private static final Set<String> FREE = Set.of("hello", "ismaster", "ping", "buildinfo", "connectionstatus", "endsessions",
+            "startsession", "refreshsessions", "killsessions", "committransaction", "aborttransaction", "getlasterror",
+            "whatsmyuri", "listcommands", "logout", "saslstart", "saslcontinue", "authenticate", "getnonce", "features",
+            "lockinfo", "getclusterparameter");
+    /** Commands on the collection named by their first field, with the action each needs. */
+    private static final Map<String, List<String>> ON_COLLECTION = Map.ofEntries(
+            Map.entry("find", List.of("find")), Map.entry("count", List.of("find")), Map.entry("distinct", List.of("find")),
+            Map.entry("listindexes", List.of("listIndexes")), Map.entry("insert", List.of("insert")),
+            Map.entry("delete", List.of("remove")), Map.entry("killcursors", List.of("killCursors")),
+            Map.entry("create", List.of("createCollection")), Map.entry("drop", List.of("dropCollection")),
+            Map.entry("createindexes", List.of("createIndex")), Map.entry("dropindexes", List.of("dropIndex")),
+            Map.entry("deleteindexes", List.of("dropIndex")), Map.entry("collmod", List.of("collMod")),
+            Map.entry("collstats", List.of("collStats")), Map.entry("validate", List.of("validate")),
+            Map.entry("compact", List.of("compact")), Map.entry("converttocapped", List.of("convertToCapped")),
+            Map.entry("datasize", List.of("find")), Map.entry("dbhash", List.of("dbHash")),
+            Map.entry("createsearchindexes", List.of("createSearchIndexes")), Map.entry("listsearchindexes", List.of("listSearchIndexes")),
+            Map.entry("dropsearchindex", List.of("dropSearchIndex")), Map.entry("updatesearchindex", List.of("updateSearchIndex")));
+    /** Commands on the database they are sent to. */
+    private static final Map<String, String> ON_DATABASE = Map.ofEntries(
+            Map.entry("listcollections", "listCollections"), Map.entry("dbstats", "dbStats"),
+            Map.entry("dropdatabase", "dropDatabase"), Map.entry("createuser", "createUser"), Map.entry("dropuser", "dropUser"),
+            Map.entry("dropallusersfromdatabase", "dropUser"), Map.entry("createrole", "createRole"),
+            Map.entry("updaterole", "createRole"), Map.entry("droprole", "dropRole"), Map.entry("dropallrolesfromdatabase", "dropRole"),
+            Map.entry("grantrolestouser", "grantRole"), Map.entry("revokerolesfromuser", "revokeRole"),
+            Map.entry("grantrolestorole", "grantRole"), Map.entry("revokerolesfromrole", "revokeRole"),
+            Map.entry("grantprivilegestorole", "grantRole"), Map.entry("revokeprivilegesfromrole", "revokeRole"),
+            Map.entry("usersinfo", "viewUser"), Map.entry("rolesinfo", "viewRole"), Map.entry("profile", "enableProfiler"));
+    /** Cluster-wide commands, with the action each needs. */
+    private static final Map<String, String> ON_CLUSTER = Map.ofEntries(
+            Map.entry("listdatabases", "listDatabases"), Map.entry("serverstatus", "serverStatus"),
+            Map.entry("replsetgetstatus", "replSetGetStatus"), Map.entry("replsetgetconfig", "replSetGetConfig"),
+            Map.entry("currentop", "inprog"), Map.entry("killop", "killop"), Map.entry("hostinfo", "hostInfo"),
+            Map.entry("getcmdlineopts", "getCmdLineOpts"), Map.entry("getparameter", "getParameter"),
+            Map.entry("setparameter", "setParameter"), Map.entry("top", "top"), Map.entry("getlog", "getLog"),
+            Map.entry("connpoolstats", "connPoolStats"), Map.entry("netstat", "netstat"), Map.entry("fsync", "fsync"),
+            Map.entry("fsyncunlock", "unlock"), Map.entry("logrotate", "logRotate"), Map.entry("shutdown", "shutdown"),
+            Map.entry("getdefaultrwconcern", "getDefaultRWConcern"), Map.entry("setdefaultrwconcern", "setDefaultRWConcern"),
+            Map.entry("replsetstepdown", "replSetStateChange"), Map.entry("replsetfreeze", "replSetStateChange"),
+            Map.entry("replsetreconfig", "replSetConfigure"), Map.entry("killallsessions", "killAnySession"),
+            Map.entry("killallsessionsbypattern", "killAnySession"), Map.entry("setfeaturecompatibilityversion", "setFeatureCompatibilityVersion"),
+            Map.entry("listshards", "listShards"), Map.entry("getshardmap", "getShardMap"),
+            Map.entry("appendoplognote", "appendOplogNote"), Map.entry("invalidateusercache", "invalidateUserCache"));
+    /** What nobody but a holder of {@code anyResource} has: the need of a command this table does not know. */
+    static final String UNKNOWN_ACTION = "anyAction";
+
+    private CommandPrivileges() {
+    }
+
+    /** Everything {@code body} (a command sent to database {@code db}) needs; empty when it needs nothing. */
+    public static List<Need> of(String db, BsonDocument body) {
+        List<Need> needs = new ArrayList<>();
+        collect(db, body, needs);
+        return needs;
+    }
+
+    private static void collect(String db, BsonDocument body, List<Need> needs) {
+        if (body.isEmpty()) {
+            return;
+        }
+        String name = body.getFirstKey();
+        String lower = name.toLowerCase();
+        BsonValue first = body.get(name);
+        if (FREE.contains(lower)) {
+            return;
+        }
+        List<String> actions = ON_COLLECTION.get(lower);
+        if (actions != null) {
+            Target target = collectionOrDatabase(db, first);
+            actions.forEach(a -> needs.add(new Need(target, a)));
+            if (lower.equals("create") && body.isString("viewOn")) {
+                needs.add(new Need(new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
+                pipeline(db, body.get("pipeline"), needs);
+            }
+            return;
+        }
+        String onDb = ON_DATABASE.get(lower);
+        if (onDb != null) {
+            needs.add(new Need(new Target.Database(db), onDb));
+            return;
+        }
+        String onCluster = ON_CLUSTER.get(lower);
+        if (onCluster != null) {
+            needs.add(new Need(new Target.Cluster(), onCluster));
+            return;
+        }
+        switch (lower) {
+            case "aggregate" -> aggregate(db, first, body.get("pipeline"), needs);
+            case "update" -> {
+                Target t = collectionOrDatabase(db, first);
+                needs.add(new Need(t, "update"));
+                if (anyUpsert(body.get("updates"))) {
+                    needs.add(new Need(t, "insert"));
+                }
+            }
+            case "findandmodify" -> {
+                Target t = collectionOrDatabase(db, first);
+                needs.add(new Need(t, "find"));
+                boolean remove = body.get("remove") instanceof BsonBoolean b && b.getValue();
+                needs.add(new Need(t, remove ? "remove" : "update"));
+                if (body.get("upsert") instanceof BsonBoolean u && u.getValue()) {
+                    needs.add(new Need(t, "insert"));
+                }
+            }
+            case "getmore" -> needs.add(new Need(collectionOrDatabase(db, body.get("collection")), "find"));
+            case "explain" -> {
+                if (first instanceof BsonDocument inner) {
+                    collect(db, inner, needs);
+                } else {
+                    needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+                }
+            }
+            case "renamecollection" -> rename(first, body.get("to"), needs);
+            case "bulkwrite" -> {
+                for (BsonValue ns : body.getArray("nsInfo", new BsonArray())) {
+                    if (ns instanceof BsonDocument d && d.isString("ns")) {
+                        Target t = namespace(d.getString("ns").getValue());
+                        List.of("insert", "update", "remove").forEach(a -> needs.add(new Need(t, a)));
+                    }
+                }
+            }
+            default -> needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+        }
+    }
+
+    private static void aggregate(String db, BsonValue source, BsonValue pipeline, List<Need> needs) {
+        boolean onCollection = source != null && source.isString();
+        Target input = onCollection ? new Target.Collection(db, source.asString().getValue()) : new Target.Database(db);
+        String firstStage = firstStage(pipeline);
+        switch (firstStage) {
+            case "$changeStream" -> {
+                needs.add(new Need(input, "changeStream"));
+                needs.add(new Need(input, "find"));
+            }
+            case "$collStats" -> needs.add(new Need(input, "collStats"));
+            case "$indexStats" -> needs.add(new Need(input, "indexStats"));
+            case "$currentOp", "$listSessions" -> needs.add(new Need(new Target.Cluster(), firstStage.equals("$currentOp") ? "inprog" : "listSessions"));
+            case "$planCacheStats" -> needs.add(new Need(input, "planCacheRead"));
+            case "$documents", "$listLocalSessions" -> {
+            }
+            default -> {
+                if (onCollection) {
+                    needs.add(new Need(input, "find"));
+                } else if (!firstStage.isEmpty() && !firstStage.equals("$documents")) {
+                    needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+                }
+            }
+        }
+        pipeline(db, pipeline, needs);
+    }
+
+    /** The collections the stages name, at any depth. */
+    private static void pipeline(String db, BsonValue pipeline, List<Need> needs) {
+        if (!(pipeline instanceof BsonArray stages)) {
+            return;
+        }
+        for (BsonValue s : stages) {
+            if (!(s instanceof BsonDocument stage) || stage.isEmpty()) {
+                continue;
+            }
+            String op = stage.getFirstKey();
+            BsonValue spec = stage.get(op);
+            switch (op) {
+                case "$lookup", "$graphLookup" -> {
+                    if (spec instanceof BsonDocument d) {
+                        BsonValue from = d.get("from");
+                        if (from != null) {
+                            needs.add(new Need(fromTarget(db, from), "find"));
+                        }
+                        pipeline(from instanceof BsonDocument f && f.isString("db") ? f.getString("db").getValue() : db, d.get("pipeline"), needs);
+                    }
+                }
+                case "$unionWith" -> {
+                    if (spec != null && spec.isString()) {
+                        needs.add(new Need(new Target.Collection(db, spec.asString().getValue()), "find"));
+                    } else if (spec instanceof BsonDocument d) {
+                        if (d.isString("coll")) {
+                            needs.add(new Need(new Target.Collection(db, d.getString("coll").getValue()), "find"));
+                        }
+                        pipeline(db, d.get("pipeline"), needs);
+                    }
+                }
+                case "$facet" -> {
+                    if (spec instanceof BsonDocument d) {
+                        d.values().forEach(sub -> pipeline(db, sub, needs));
+                    }
+                }
+                case "$out" -> {
+                    Target t = outTarget(db, spec, "coll");
+                    needs.add(new Need(t, "insert"));
+                    needs.add(new Need(t, "remove"));
+                }
+                case "$merge" -> {
+                    Target t = spec instanceof BsonDocument d ? outTarget(db, d.get("into"), "coll") : outTarget(db, spec, "coll");
+                    needs.add(new Need(t, "insert"));
+                    needs.add(new Need(t, "update"));
+                }
+                default -> {
+                }
+            }
+        }
+    }
+
+    private static Target fromTarget(String db, BsonValue from) {
+        if (from instanceof BsonDocument d && d.isString("coll")) {
+            return new Target.Collection(d.isString("db") ? d.getString("db").getValue() : db, d.getString("coll").getValue());
+        }
+        return from.isString() ? new Target.Collection(db, from.asString().getValue()) : new Target.Cluster();
+    }
+
+    private static Target outTarget(String db, BsonValue spec, String collField) {
+        if (spec != null && spec.isString()) {
+            return new Target.Collection(db, spec.asString().getValue());
+        }
+        if (spec instanceof BsonDocument d && d.isString(collField)) {
+            return new Target.Collection(d.isString("db") ? d.getString("db").getValue() : db, d.getString(collField).getValue());
+        }
+        return new Target.Cluster();
+    }
+
+    private static void rename(BsonValue from, BsonValue to, List<Need> needs) {
+        if (from == null || !from.isString() || to == null || !to.isString()) {
+            needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+            return;
+        }
+        Target.Collection source = namespace(from.asString().getValue());
+        Target.Collection target = namespace(to.asString().getValue());
+        if (source.db().equals(target.db())) {
+            needs.add(new Need(source, "renameCollectionSameDB"));
+            needs.add(new Need(target, "renameCollectionSameDB"));
+        } else {
+            List.of("find", "dropCollection").forEach(a -> needs.add(new Need(source, a)));
+            List.of("insert", "createIndex", "createCollection").forEach(a -> needs.add(new Need(target, a)));
+        }
+    }
+
+    private static Target.Collection namespace(String ns) {
+        int dot = ns.indexOf('.');
+        return dot <= 0 ? new Target.Collection(ns, "") : new Target.Collection(ns.substring(0, dot), ns.substring(dot + 1));
+    }
+
+    private static Target collectionOrDatabase(String db, BsonValue name) {
+        return name != null && name.isString() ? new Target.Collection(db, name.asString().getValue()) : new Target.Database(db);
+    }
+
+    private static String firstStage(BsonValue pipeline) {
+        if (pipeline instanceof BsonArray a && !a.isEmpty() && a.get(0) instanceof BsonDocument d && !d.isEmpty()) {
+            return d.getFirstKey();
+        }
+        return "";
+    }
+
+    private static boolean anyUpsert(BsonValue updates) {
+        if (updates instanceof BsonArray a) {
+            for (BsonValue u : a) {
+                if (u instanceof BsonDocument d && d.get("upsert") instanceof BsonBoolean b && b.getValue()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,58 @@
+package io.thermocline.proxy.tls;
+
+import com.mongodb.ServerAddress;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.thermocline.config.TlsConfig;
+
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * TLS on the proxy's pooled connections to the tiers, with {@code tls.tierCaFile}: only those
+ * CAs are trusted and the member's host name must match its certificate.
+ */
+public final class TierTls {
+    private static final TierTls OFF = new TierTls(null);
+
+    private final SslContext context;
+
+    private TierTls(SslContext context) {
+        this.context = context;
+    }
+
+    public static TierTls off() {
+        return OFF;
+    }
+
+    public static TierTls from(TlsConfig tls) {
+        if (tls.tierCaFile() == null || tls.tierCaFile().isBlank()) {
+            return OFF;
+        }
+        try {
+            return new TierTls(SslContextBuilder.forClient().trustManager(PemTrust.trustManagers(Path.of(tls.tierCaFile())))
+                    .protocols(List.of("TLSv1.3", "TLSv1.2")).build());
+        } catch (SSLException e) {
+            throw new IllegalArgumentException("tls.tierCaFile: " + e.getMessage(), e);
+        }
+    }
+
+    public boolean enabled() {
+        return context != null;
+    }
+
+    /** The handler for a connection to {@code member}, checking its host name. */
+    public SslHandler handler(ByteBufAllocator alloc, ServerAddress member) {
+        SslHandler handler = context.newHandler(alloc, member.getHost(), member.getPort());
+        SSLEngine engine = handler.engine();
+        SSLParameters parameters = engine.getSSLParameters();
+        parameters.setEndpointIdentificationAlgorithm("HTTPS");
+        engine.setSSLParameters(parameters);
+        return handler;
+    }
+}

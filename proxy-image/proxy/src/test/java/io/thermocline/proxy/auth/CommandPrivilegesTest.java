@@ -1,0 +1,82 @@
+package io.thermocline.proxy.auth;
+
+import io.thermocline.security.roles.BuiltinRoles;
+import io.thermocline.security.roles.Privileges;
+import io.thermocline.security.roles.RoleName;
+import io.thermocline.security.roles.Target;
+import org.bson.BsonDocument;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@Timeout(10)
+class CommandPrivilegesTest {
+
+    private static List<String> needs(String json) {
+        return CommandPrivileges.of("shop", BsonDocument.parse(json)).stream().map(n -> n.target() + ":" + n.action()).toList();
+    }
+
+    @Test
+    void pipelinesNeedEveryNamespaceTheyNameAtAnyDepth() {
+        assertThat(needs("""
+                {aggregate: "orders", pipeline: [
+                  {$lookup: {from: "customers", as: "c", pipeline: [{$unionWith: {coll: "archived", pipeline: [
+                     {$graphLookup: {from: "tree", startWith: 1, connectFromField: "a", connectToField: "b", as: "t"}}]}}]}},
+                  {$facet: {x: [{$lookup: {from: {db: "crm", coll: "people"}, as: "p", pipeline: []}}], y: [{$unionWith: "extra"}]}},
+                  {$merge: {into: {db: "reports", coll: "daily"}}}]}"""))
+                .containsExactly("shop.orders:find", "shop.customers:find", "shop.archived:find", "shop.tree:find",
+                        "crm.people:find", "shop.extra:find", "reports.daily:insert", "reports.daily:update");
+        assertThat(needs("{aggregate: 'orders', pipeline: [{$match: {}}, {$out: 'copy'}]}"))
+                .containsExactly("shop.orders:find", "shop.copy:insert", "shop.copy:remove");
+        assertThat(needs("{aggregate: 'orders', pipeline: [{$changeStream: {}}]}")).containsExactly("shop.orders:changeStream", "shop.orders:find");
+        assertThat(needs("{aggregate: 1, pipeline: [{$currentOp: {}}]}")).containsExactly("cluster:inprog");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "{find: 'orders', filter: {}}                                   | shop.orders:find",
+            "{insert: 'orders'}                                             | shop.orders:insert",
+            "{update: 'orders', updates: [{q: {}, u: {}, upsert: true}]}    | shop.orders:update,shop.orders:insert",
+            "{update: 'orders', updates: [{q: {}, u: {}}]}                  | shop.orders:update",
+            "{delete: 'orders', deletes: []}                                | shop.orders:remove",
+            "{findAndModify: 'orders', remove: true}                        | shop.orders:find,shop.orders:remove",
+            "{findAndModify: 'orders', update: {}, upsert: true}            | shop.orders:find,shop.orders:update,shop.orders:insert",
+            "{getMore: 1, collection: 'orders'}                             | shop.orders:find",
+            "{listCollections: 1}                                           | shop:listCollections",
+            "{listDatabases: 1}                                             | cluster:listDatabases",
+            "{explain: {count: 'orders'}}                                   | shop.orders:find",
+            "{create: 'v', viewOn: 'orders', pipeline: []}                  | shop.v:createCollection,shop.orders:find",
+            "{renameCollection: 'shop.a', to: 'shop.b'}                     | shop.a:renameCollectionSameDB,shop.b:renameCollectionSameDB",
+            "{frobnicate: 1}                                                | cluster:anyAction",
+            "{ping: 1}                                                      | ''",
+    })
+    void eachCommandNeedsWhatMongodChecks(String command, String expected) {
+        List<String> want = expected.isEmpty() ? List.of() : List.of(expected.split(","));
+        assertThat(needs(command)).containsExactlyElementsOf(want);
+    }
+
+    @Test
+    void builtinRolesGrantWhatTheManualSays() {
+        Privileges read = BuiltinRoles.privileges(new RoleName("read", "shop")).orElseThrow();
+        assertThat(read.allows(new Target.Collection("shop", "orders"), "find")).isTrue();
+        assertThat(read.allows(new Target.Collection("shop", "orders"), "insert")).isFalse();
+        assertThat(read.allows(new Target.Collection("crm", "orders"), "find")).isFalse();
+        assertThat(read.allows(new Target.Collection("shop", "system.users"), "find")).isFalse();
+        Privileges any = BuiltinRoles.privileges(new RoleName("readWriteAnyDatabase", "admin")).orElseThrow();
+        assertThat(any.allows(new Target.Collection("crm", "x"), "update")).isTrue();
+        assertThat(any.allows(new Target.Cluster(), "listDatabases")).isTrue();
+        assertThat(any.allows(new Target.Cluster(), "serverStatus")).isFalse();
+        Privileges monitor = BuiltinRoles.privileges(new RoleName("clusterMonitor", "admin")).orElseThrow();
+        assertThat(monitor.allows(new Target.Cluster(), "serverStatus")).isTrue();
+        assertThat(monitor.allows(new Target.Collection("shop", "orders"), "find")).isFalse();
+        Privileges root = BuiltinRoles.privileges(new RoleName("root", "admin")).orElseThrow();
+        assertThat(root.allows(new Target.Collection("shop", "orders"), "remove")).isTrue();
+        assertThat(root.allows(new Target.Cluster(), CommandPrivileges.UNKNOWN_ACTION)).isFalse();
+        assertThat(BuiltinRoles.privileges(new RoleName("root", "shop"))).isEmpty();
+    }
+}
