@@ -1,30 +1,31 @@
 package io.thermocline.proxy.causal;
 
 import io.thermocline.proxy.session.SessionKey;
+import io.thermocline.tiering.cache.ExpiringCache;
 import org.bson.BsonTimestamp;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 /**
  * The causal point of every client: the latest fast-tier {@code operationTime} it has observed,
  * per logical session ({@code lsid}) and per connection (clients without sessions, and drivers
  * whose implicit sessions change between operations). A read takes the later of the two, so a
  * session that moves between connections and a connection that changes implicit sessions both
- * keep read-your-writes. Bounded: the least recently used entries are forgotten first.
+ * keep read-your-writes. Bounded: the least recently used entries are forgotten first, and an entry
+ * no operation used for the session timeout is forgotten too (its session is gone on the servers).
  */
 public final class CausalPoints {
 
-    private final Map<Object, BsonTimestamp> points;
+    private final ExpiringCache<Object, BsonTimestamp> points;
 
     public CausalPoints(int capacity) {
-        this.points = new LinkedHashMap<>(1024, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<Object, BsonTimestamp> eldest) {
-                return size() > capacity;
-            }
-        };
+        this(capacity, SessionKey.TIMEOUT, System::nanoTime);
+    }
+
+    public CausalPoints(int capacity, Duration idle, LongSupplier nanoTime) {
+        this.points = new ExpiringCache<>(capacity, idle, nanoTime);
     }
 
     /** Records a fast-tier operation time seen by this client. */

@@ -4,6 +4,7 @@ import com.mongodb.ServerAddress;
 import io.thermocline.proxy.topology.Tier;
 import org.bson.BsonDocument;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -14,6 +15,10 @@ import java.util.Set;
 
 /** The proxy's cursor table: proxy id to backend cursor, indexed by owner for clean-up. */
 public final class CursorRegistry {
+
+    /** How long the proxy keeps a cursor nobody continues: members time theirs out after 10 minutes by default. */
+    public static final Duration IDLE_TIMEOUT = Duration.ofMinutes(30);
+
     private final ProxyCursorIds ids;
     private final Map<Long, CursorRoute> routes = new HashMap<>();
     private final Map<CursorOwner, Set<Long>> byOwner = new HashMap<>();

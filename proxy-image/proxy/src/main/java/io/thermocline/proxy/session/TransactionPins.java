@@ -1,13 +1,12 @@
 package io.thermocline.proxy.session;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Ticker;
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.tiering.cache.ExpiringCache;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 /**
  * Multi-statement transactions live on one member: the one that ran the first statement.
@@ -19,21 +18,19 @@ import java.util.Optional;
  */
 public final class TransactionPins {
 
-    public static final Duration SESSION_TIMEOUT = Duration.ofMinutes(30);
-    public static final long DEFAULT_CAPACITY = 100_000;
+    public static final int DEFAULT_CAPACITY = 100_000;
 
     public record Pin(long txnNumber, Tier tier, ServerAddress member) {
     }
 
-    private final Cache<SessionKey, Pin> pins;
+    private final ExpiringCache<SessionKey, Pin> pins;
 
     public TransactionPins() {
-        this(DEFAULT_CAPACITY, SESSION_TIMEOUT, Ticker.systemTicker());
+        this(DEFAULT_CAPACITY, SessionKey.TIMEOUT, System::nanoTime);
     }
 
-    public TransactionPins(long capacity, Duration idle, Ticker ticker) {
-        this.pins = Caffeine.newBuilder().maximumSize(capacity).expireAfterAccess(idle).ticker(ticker)
-                .executor(Runnable::run).build();
+    public TransactionPins(int capacity, Duration idle, LongSupplier nanoTime) {
+        this.pins = new ExpiringCache<>(capacity, idle, nanoTime);
     }
 
     public void pin(SessionKey session, long txnNumber, Tier tier, ServerAddress member) {
@@ -41,16 +38,15 @@ public final class TransactionPins {
     }
 
     public Optional<Pin> find(SessionKey session, long txnNumber) {
-        Pin p = pins.getIfPresent(session);
+        Pin p = pins.get(session);
         return p != null && p.txnNumber() == txnNumber ? Optional.of(p) : Optional.empty();
     }
 
     public void release(SessionKey session) {
-        pins.invalidate(session);
+        pins.remove(session);
     }
 
     public long size() {
-        pins.cleanUp();
-        return pins.estimatedSize();
+        return pins.size();
     }
 }

@@ -59,7 +59,7 @@ public final class CausalTiers {
         if (through == null) {
             return reply;
         }
-        cursors.opened(Replies.cursorId(reply), new TieredCursors.Archive(through));
+        cursors.opened(Replies.cursorId(reply), new TieredCursors.Archive(through), x.traits().noCursorTimeout());
         return Replies.withOperationTime(reply, through);
     }
 

@@ -4,12 +4,11 @@ import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.changestream.ChangeStreamDocument;
 import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.tiering.cache.ExpiringCache;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.reactivestreams.Subscriber;
@@ -41,12 +40,11 @@ public final class OwnTransactionLedger implements AutoCloseable {
     private final MongoClient fast;
     private final MirrorBarrier prober;
     private final Duration maxWait;
-    private final Map<Key, Boolean> own = new LinkedHashMap<>(1024, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Key, Boolean> eldest) {
-            return size() > REMEMBERED;
-        }
-    };
+    /**
+     * The oldest marked go first (a lookup does not count as use); no expiry: how far behind a change
+     * stream reads is bounded by the oplog, not by the clock (as the feeder's {@code OwnTransactions}).
+     */
+    private final ExpiringCache<Key, Boolean> own = new ExpiringCache<>(REMEMBERED, Duration.ZERO);
     private volatile BsonTimestamp seenThrough;
     private volatile BsonTimestamp startedAt;
     private volatile Subscription subscription;
@@ -105,9 +103,7 @@ public final class OwnTransactionLedger implements AutoCloseable {
         BsonDocument lsid = event.getLsid();
         if (lsid != null && event.getTxnNumber() != null && event.getNamespace() != null
                 && MetadataStore.PROVENANCE.equals(event.getNamespace().getCollectionName())) {
-            synchronized (own) {
-                own.put(new Key(event.getClusterTime(), event.getTxnNumber().getValue()), Boolean.TRUE);
-            }
+            own.put(new Key(event.getClusterTime(), event.getTxnNumber().getValue()), Boolean.TRUE);
         }
         BsonTimestamp time = event.getClusterTime();
         synchronized (this) {
@@ -149,9 +145,7 @@ public final class OwnTransactionLedger implements AutoCloseable {
     }
 
     private boolean known(Key key) {
-        synchronized (own) {
-            return own.containsKey(key);
-        }
+        return own.contains(key);
     }
 
     @Override

@@ -1,15 +1,19 @@
 package io.thermocline.proxy.tiered;
 
+import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.routing.RoutingTable;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import io.thermocline.tiering.cache.ExpiringCache;
+import java.time.Duration;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.bson.BsonTimestamp;
 
 /**
  * What the tiered path must remember about an open cursor of a tiered read, by proxy cursor id, to
  * check or shape each getMore batch. Bounded: past {@code capacity} open cursors the least recently
- * used are forgotten (their batches then pass unchecked; docs/consistency.md).
+ * used are forgotten (their batches then pass unchecked; docs/consistency.md), and so is a cursor no
+ * getMore used for twice the proxy's cursor idle timeout: the cursor table has dropped it by then, so
+ * no getMore can reach it. A {@code noCursorTimeout} cursor, which the table keeps, leaves only by capacity.
  */
 public final class TieredCursors {
 
@@ -24,28 +28,35 @@ public final class TieredCursors {
     public record Archive(BsonTimestamp mirroredThrough) implements Basis {
     }
 
-    private final Map<Long, Basis> open;
+    /** Past the cursor table's idle timeout, however late its sweep runs. */
+    static final Duration IDLE = CursorRegistry.IDLE_TIMEOUT.multipliedBy(2);
+
+    private final ExpiringCache<Long, Basis> open;
+    private final ExpiringCache<Long, Basis> openWithoutTimeout;
 
     TieredCursors(int capacity) {
-        this.open = new LinkedHashMap<>(256, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<Long, Basis> eldest) {
-                return size() > capacity;
-            }
-        };
+        this(capacity, IDLE, System::nanoTime);
     }
 
-    public synchronized void opened(long proxyCursorId, Basis basis) {
+    TieredCursors(int capacity, Duration idle, LongSupplier nanoTime) {
+        this.open = new ExpiringCache<>(capacity, idle, nanoTime);
+        this.openWithoutTimeout = new ExpiringCache<>(capacity, Duration.ZERO, nanoTime);
+    }
+
+    /** {@code noTimeout}: the cursor was opened with {@code noCursorTimeout}. */
+    public void opened(long proxyCursorId, Basis basis, boolean noTimeout) {
         if (proxyCursorId != 0) {
-            open.put(proxyCursorId, basis);
+            (noTimeout ? openWithoutTimeout : open).put(proxyCursorId, basis);
         }
     }
 
-    public synchronized Basis get(long proxyCursorId) {
-        return open.get(proxyCursorId);
+    public Basis get(long proxyCursorId) {
+        Basis basis = open.get(proxyCursorId);
+        return basis != null ? basis : openWithoutTimeout.get(proxyCursorId);
     }
 
-    public synchronized void closed(long proxyCursorId) {
+    public void closed(long proxyCursorId) {
         open.remove(proxyCursorId);
+        openWithoutTimeout.remove(proxyCursorId);
     }
 }

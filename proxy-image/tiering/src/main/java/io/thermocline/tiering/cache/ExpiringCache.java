@@ -28,7 +28,8 @@ public final class ExpiringCache<K, V> {
         this(capacity, expireAfterAccess, System::nanoTime);
     }
 
-    ExpiringCache(int capacity, Duration expireAfterAccess, LongSupplier nanoTime) {
+    /** {@code nanoTime}: the clock expiry is measured on (tests pass their own). */
+    public ExpiringCache(int capacity, Duration expireAfterAccess, LongSupplier nanoTime) {
         if (capacity <= 0) {
             throw new IllegalArgumentException("a cache needs a capacity of at least 1, got " + capacity);
         }

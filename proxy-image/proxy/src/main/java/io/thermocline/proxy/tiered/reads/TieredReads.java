@@ -100,7 +100,7 @@ public final class TieredReads {
             return tiers.archive(x, msg);
         }
         metrics.get().decided("read", Served.FAST, route.reason());
-        cursors.opened(Replies.cursorId(reply), new TieredCursors.FastTier(x.decided(), servesFast));
+        cursors.opened(Replies.cursorId(reply), new TieredCursors.FastTier(x.decided(), servesFast), x.traits().noCursorTimeout());
         return reply;
     }
 

@@ -6,6 +6,7 @@ import io.thermocline.proxy.routing.TransactionRoute;
 import io.thermocline.proxy.routing.TransactionRouter;
 import io.thermocline.proxy.routing.TransactionTier;
 import io.thermocline.proxy.session.SessionKey;
+import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.tiered.CausalTiers;
 import io.thermocline.proxy.tiered.Exchange;
 import io.thermocline.proxy.tiered.Replies;
@@ -13,11 +14,12 @@ import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.TierWork;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
+import io.thermocline.tiering.cache.ExpiringCache;
+import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
@@ -27,6 +29,8 @@ import org.bson.RawBsonDocument;
  * the fast tier when every statement is provably hot (point statements on cold documents copy them
  * up inside the transaction), otherwise it is refused with the reason; the tier is pinned per session and
  * {@code txnNumber} until the transaction ends. A transaction on the archive passes through.
+ * The pins are bounded and one no statement used for the session timeout is forgotten (a client that
+ * never ends its transaction; the servers have aborted it by then, so a late statement fails there).
  */
 public final class TransactionRouting {
 
@@ -49,9 +53,15 @@ public final class TransactionRouting {
     private final Statements statements;
     private final CausalTiers tiers;
     private final Supplier<RoutingMetrics> metrics;
-    private final Map<SessionKey, PinnedTransaction> transactions = new ConcurrentHashMap<>();
+    private final ExpiringCache<SessionKey, PinnedTransaction> transactions;
 
     public TransactionRouting(Statements statements, CausalTiers tiers, Supplier<RoutingMetrics> metrics) {
+        this(statements, tiers, metrics, TransactionPins.DEFAULT_CAPACITY, SessionKey.TIMEOUT, System::nanoTime);
+    }
+
+    TransactionRouting(Statements statements, CausalTiers tiers, Supplier<RoutingMetrics> metrics,
+                       int capacity, Duration idle, LongSupplier nanoTime) {
+        this.transactions = new ExpiringCache<>(capacity, idle, nanoTime);
         this.statements = statements;
         this.tiers = tiers;
         this.metrics = metrics;
