@@ -168,7 +168,7 @@ public final class ProxyServer implements AutoCloseable {
                 });
         serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
         // Members time idle cursors out after 10 minutes by default; the proxy forgets them after 30.
-        group.scheduleAtFixedRate(() -> dispatcher.sweepIdleCursors(Duration.ofMinutes(30)), 1, 1, TimeUnit.MINUTES);
+        group.scheduleAtFixedRate(() -> dispatcher.sweepIdleCursors(CursorRegistry.IDLE_TIMEOUT), 1, 1, TimeUnit.MINUTES);
         if (settings.httpPort() >= 0) {
             http = new HttpEndpoint(settings.httpHost(), settings.httpPort(), metrics, () -> Readiness.YES, this::readiness);
         }
