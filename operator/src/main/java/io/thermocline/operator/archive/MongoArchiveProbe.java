@@ -12,6 +12,7 @@ import com.mongodb.client.MongoClients;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
 import org.bson.Document;
 
 /** The real probe: the MongoDB sync driver, short timeouts, {@code hello} and {@code buildInfo}. */
@@ -45,7 +46,7 @@ public class MongoArchiveProbe implements ArchiveProbe {
                         .readTimeout((int) timeout.toMillis() * 2, TimeUnit.MILLISECONDS));
         if (connection.caPem() != null) {
             try {
-                javax.net.ssl.SSLContext context = PemTrust.sslContext(connection.caPem());
+                SSLContext context = PemTrust.sslContext(connection.caPem());
                 settings.applyToSslSettings(s -> s.enabled(true).context(context));
             } catch (IllegalArgumentException e) {
                 return new ArchiveReport.Unusable("InvalidCa", e.getMessage() + "; put the PEM CA bundle into the CA Secret");

@@ -1,6 +1,7 @@
 package io.thermocline.operator.archive;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
@@ -32,7 +33,7 @@ final class PemTrust {
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, trust.getTrustManagers(), null);
             return context;
-        } catch (GeneralSecurityException | java.io.IOException e) {
+        } catch (GeneralSecurityException | IOException e) {
             throw new IllegalArgumentException("the archive CA Secret is not a readable PEM bundle: " + e.getMessage());
         }
     }

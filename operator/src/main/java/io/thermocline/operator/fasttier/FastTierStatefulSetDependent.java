@@ -1,5 +1,6 @@
 package io.thermocline.operator.fasttier;
 
+import io.fabric8.kubernetes.api.model.Affinity;
 import io.fabric8.kubernetes.api.model.AffinityBuilder;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -166,7 +167,7 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
     }
 
 
-    private static io.fabric8.kubernetes.api.model.Affinity spreadOverNodes(ClusterLayout layout) {
+    private static Affinity spreadOverNodes(ClusterLayout layout) {
         return new AffinityBuilder()
                 .withNewPodAntiAffinity()
                 .addNewPreferredDuringSchedulingIgnoredDuringExecution()

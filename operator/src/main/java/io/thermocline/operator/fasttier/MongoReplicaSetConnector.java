@@ -4,6 +4,7 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoCredential;
 import com.mongodb.MongoException;
+import com.mongodb.MongoSocketException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
@@ -105,7 +106,7 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
                 admin().runCommand(new Document("replSetStepDown", 60).append("secondaryCatchUpPeriodSecs", 10));
             } catch (MongoException e) {
                 // the primary closes connections as it steps down: the next step re-reads the state
-                if (!(e instanceof com.mongodb.MongoSocketException) && !e.getMessage().contains("not primary")) {
+                if (!(e instanceof MongoSocketException) && !e.getMessage().contains("not primary")) {
                     throw new Unavailable("replSetStepDown failed (" + e.getClass().getSimpleName() + ")", e);
                 }
             }

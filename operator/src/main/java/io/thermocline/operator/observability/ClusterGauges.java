@@ -13,6 +13,7 @@ import jakarta.inject.Inject;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What the operator observed of each cluster, on its own /q/metrics: document counts per tier
@@ -71,7 +72,7 @@ public class ClusterGauges {
         double[] holder = values.computeIfAbsent(series, s -> {
             double[] h = {Double.NaN};
             Gauge.builder(name, h, v -> v[0]).tags(tags).description(help).strongReference(true).register(registry);
-            byCluster.computeIfAbsent(layout, l -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(s);
+            byCluster.computeIfAbsent(layout, l -> new CopyOnWriteArrayList<>()).add(s);
             return h;
         });
         holder[0] = value == null ? Double.NaN : value;

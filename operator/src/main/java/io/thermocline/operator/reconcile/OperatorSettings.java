@@ -3,6 +3,7 @@ package io.thermocline.operator.reconcile;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
+import java.util.Optional;
 
 /** The operator's own settings (application.properties or THERMOCLINE_OPERATOR_* environment variables). */
 @ConfigMapping(prefix = "thermocline.operator")
@@ -23,5 +24,5 @@ public interface OperatorSettings {
      * The namespace the operator's pod runs in (the install sets it from the downward API): the
      * fast tier's NetworkPolicy admits the operator from there. Unset: from any namespace.
      */
-    java.util.Optional<String> namespace();
+    Optional<String> namespace();
 }

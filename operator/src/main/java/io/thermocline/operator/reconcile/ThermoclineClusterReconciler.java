@@ -1,20 +1,26 @@
 package io.thermocline.operator.reconcile;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.MaxReconciliationInterval;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.Workflow;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.InvalidConfigException;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
@@ -31,6 +37,7 @@ import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fasttier.FastTierDisruptionBudgetDependent;
+import io.thermocline.operator.fasttier.FastTierNetworkPolicyDependent;
 import io.thermocline.operator.fasttier.FastTierServiceDependent;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
@@ -40,6 +47,13 @@ import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.observability.ClusterGauges;
+import io.thermocline.operator.observability.EvictorMetricsServiceDependent;
+import io.thermocline.operator.observability.FeederMetricsServiceDependent;
+import io.thermocline.operator.observability.ProxyMetricsServiceDependent;
+import io.thermocline.operator.observability.ServiceMonitorDependent;
+import io.thermocline.operator.observability.ServiceMonitorSupported;
+import io.thermocline.operator.observability.WarmerMetricsServiceDependent;
 import io.thermocline.operator.proxy.ProxyConfigMapDependent;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.proxy.ProxyDisruptionBudgetDependent;
@@ -60,7 +74,9 @@ import io.thermocline.operator.tiering.TieringTarget;
 import io.thermocline.operator.tiering.WarmerJobDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import jakarta.inject.Inject;
+import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -80,7 +96,7 @@ import org.jboss.logging.Logger;
         @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
                 dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
         @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
-        @Dependent(name = "fast-tier-network-policy", type = io.thermocline.operator.fasttier.FastTierNetworkPolicyDependent.class),
+        @Dependent(name = "fast-tier-network-policy", type = FastTierNetworkPolicyDependent.class),
         @Dependent(name = "config", type = ProxyConfigMapDependent.class),
         @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
         @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
@@ -89,12 +105,12 @@ import org.jboss.logging.Logger;
         @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret"}),
         @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret"}),
-        @Dependent(name = "proxy-metrics", type = io.thermocline.operator.observability.ProxyMetricsServiceDependent.class),
-        @Dependent(name = "feeder-metrics", type = io.thermocline.operator.observability.FeederMetricsServiceDependent.class),
-        @Dependent(name = "evictor-metrics", type = io.thermocline.operator.observability.EvictorMetricsServiceDependent.class),
-        @Dependent(name = "warmer-metrics", type = io.thermocline.operator.observability.WarmerMetricsServiceDependent.class),
-        @Dependent(name = "service-monitor", type = io.thermocline.operator.observability.ServiceMonitorDependent.class,
-                activationCondition = io.thermocline.operator.observability.ServiceMonitorSupported.class),
+        @Dependent(name = "proxy-metrics", type = ProxyMetricsServiceDependent.class),
+        @Dependent(name = "feeder-metrics", type = FeederMetricsServiceDependent.class),
+        @Dependent(name = "evictor-metrics", type = EvictorMetricsServiceDependent.class),
+        @Dependent(name = "warmer-metrics", type = WarmerMetricsServiceDependent.class),
+        @Dependent(name = "service-monitor", type = ServiceMonitorDependent.class,
+                activationCondition = ServiceMonitorSupported.class),
 })
 @ControllerConfiguration(name = ThermoclineClusterReconciler.NAME,
         maxReconciliationInterval = @MaxReconciliationInterval(interval = 5, timeUnit = TimeUnit.MINUTES))
@@ -116,13 +132,13 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     @Inject
     OperatorSettings settings;
     @Inject
-    io.thermocline.operator.observability.ClusterGauges clusterGauges;
+    ClusterGauges clusterGauges;
     private volatile ProbeCache probeCache;
 
     /** Beside the workflow's informers: the archive Secrets, so a rotation reconciles at once. */
     @Override
-    public List<io.javaoperatorsdk.operator.processing.event.source.EventSource<?, ThermoclineCluster>> prepareEventSources(
-            io.javaoperatorsdk.operator.api.reconciler.EventSourceContext<ThermoclineCluster> context) {
+    public List<EventSource<?, ThermoclineCluster>> prepareEventSources(
+            EventSourceContext<ThermoclineCluster> context) {
         return List.of(ArchiveSecretWatch.eventSource(context));
     }
 
@@ -196,7 +212,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             }
             String volumes = VolumeExpansion.apply(client, layout, fastTierReplicas, spec.fastTier.storage.size);
             if (volumes != null) {
-                rejected = new java.util.ArrayList<>(rejected);
+                rejected = new ArrayList<>(rejected);
                 rejected.add(volumes);
             }
             if (replicaSet instanceof ReplicaSetState.RestartMember restart) {
@@ -306,8 +322,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         }
     }
 
-    private static java.util.List<String> warnings(TieringSnapshot tiering) {
-        java.util.List<String> warnings = tiering.uniqueIndexes().stream()
+    private static List<String> warnings(TieringSnapshot tiering) {
+        List<String> warnings = tiering.uniqueIndexes().stream()
                 .map(index -> "unique index " + index + " is enforced per tier only: the same key can exist once in each tier")
                 .toList();
         return warnings.isEmpty() ? null : warnings;
@@ -321,7 +337,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
     private ProbeCache probeCache() {
         if (probeCache == null) {
-            probeCache = new ProbeCache(settings.archiveProbeInterval(), java.time.Clock.systemUTC());
+            probeCache = new ProbeCache(settings.archiveProbeInterval(), Clock.systemUTC());
         }
         return probeCache;
     }
@@ -336,7 +352,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     }
 
     /** A secondary resource of this cluster by name, from the informer caches (several event sources may hold a kind). */
-    private static <R extends io.fabric8.kubernetes.api.model.HasMetadata> R cached(Context<ThermoclineCluster> context,
+    private static <R extends HasMetadata> R cached(Context<ThermoclineCluster> context,
             Class<R> kind, String name) {
         return context.getSecondaryResourcesAsStream(kind).filter(r -> r.getMetadata().getName().equals(name))
                 .findFirst().orElse(null);
@@ -357,12 +373,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
     /** The current warmer Job, from the workflow's informer cache; null before it exists. */
     private static ClusterHealth.Warmer warmer(Context<ThermoclineCluster> context, String name) {
-        return context.getSecondaryResourcesAsStream(io.fabric8.kubernetes.api.model.batch.v1.Job.class)
+        return context.getSecondaryResourcesAsStream(Job.class)
                 .filter(job -> job.getMetadata().getName().equals(name))
                 .findFirst()
                 .map(job -> {
                     var conditions = job.getStatus() == null || job.getStatus().getConditions() == null
-                            ? List.<io.fabric8.kubernetes.api.model.batch.v1.JobCondition>of() : job.getStatus().getConditions();
+                            ? List.<JobCondition>of() : job.getStatus().getConditions();
                     boolean complete = conditions.stream().anyMatch(c -> "Complete".equals(c.getType()) && "True".equals(c.getStatus()));
                     String failure = conditions.stream().filter(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()))
                             .map(c -> c.getReason() + (c.getMessage() == null ? "" : ": " + c.getMessage())).findFirst().orElse(null);
@@ -374,12 +390,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */
     private static void removeObsoleteWarmers(Context<ThermoclineCluster> context, ClusterLayout layout, String current) {
         KubernetesClient client = context.getClient();
-        context.getSecondaryResourcesAsStream(io.fabric8.kubernetes.api.model.batch.v1.Job.class)
+        context.getSecondaryResourcesAsStream(Job.class)
                 .filter(job -> job.getMetadata().getName().startsWith(layout.warmerPrefix()))
                 .filter(job -> !job.getMetadata().getName().equals(current))
                 .forEach(job -> client.batch().v1().jobs().inNamespace(layout.namespace())
                         .withName(job.getMetadata().getName()).withPropagationPolicy(
-                                io.fabric8.kubernetes.api.model.DeletionPropagation.BACKGROUND).delete());
+                                DeletionPropagation.BACKGROUND).delete());
     }
 
     private static boolean sameStatus(ThermoclineClusterStatus before, ThermoclineClusterStatus after) {

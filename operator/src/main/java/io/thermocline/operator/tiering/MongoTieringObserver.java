@@ -6,8 +6,10 @@ import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOptions;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
@@ -66,7 +68,7 @@ public class MongoTieringObserver implements TieringObserver {
             return TieringSnapshot.FeederAlerts.NONE;
         }
         long deadLetters = health.get("deadLetters") instanceof Number n ? n.longValue() : 0;
-        java.time.Instant lostAt = null;
+        Instant lostAt = null;
         boolean resyncing = false;
         if (health.get("historyLost") instanceof Document lost) {
             lostAt = lost.getDate("detectedAt") == null ? null : lost.getDate("detectedAt").toInstant();
@@ -76,7 +78,7 @@ public class MongoTieringObserver implements TieringObserver {
     }
 
     /** Writes a probe and waits briefly for the feeder's checkpoint to cover it. */
-    private static boolean drained(MongoClient fast, com.mongodb.client.MongoCollection<Document> state) {
+    private static boolean drained(MongoClient fast, MongoCollection<Document> state) {
         BsonTimestamp probe;
         try (ClientSession session = fast.startSession()) {
             fast.getDatabase(METADATA_DB).getCollection(PROBES).updateOne(session, new Document("_id", "operator"),

@@ -1,5 +1,6 @@
 package io.thermocline.operator.tiering;
 
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -15,7 +16,7 @@ public record TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastT
      * What the feeder reports in {@code thermocline.state} document {@code feederHealth}: mirror writes the
      * archive refused for good (dead letters) and a resync after lost change-stream history in progress.
      */
-    public record FeederAlerts(long deadLetters, String oldestDeadLetter, java.time.Instant historyLostAt, boolean resyncing) {
+    public record FeederAlerts(long deadLetters, String oldestDeadLetter, Instant historyLostAt, boolean resyncing) {
         public static final FeederAlerts NONE = new FeederAlerts(0, null, null, false);
     }
 

@@ -1,5 +1,7 @@
 package io.thermocline.config;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -126,7 +128,7 @@ final class ConfigValidator {
         boolean file = a.users().contains("file");
         if (file && (a.usersFile() == null || a.usersFile().isBlank())) {
             p.add("auth.usersFile: missing while auth.users names file; give the path of the users file (a mounted Secret)");
-        } else if (file && !java.nio.file.Files.isReadable(java.nio.file.Path.of(a.usersFile()))) {
+        } else if (file && !Files.isReadable(Path.of(a.usersFile()))) {
             p.add("auth.usersFile: " + a.usersFile() + " cannot be read; mount the users Secret there or fix the path");
         }
         positive(p, "auth.refreshInterval", a.refreshInterval());
@@ -154,7 +156,7 @@ final class ConfigValidator {
     private static void readable(List<String> p, String at, String path, String what) {
         if (path == null || path.isBlank()) {
             p.add(at + ": missing; give the path of " + what);
-        } else if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(path))) {
+        } else if (!Files.isReadable(Path.of(path))) {
             p.add(at + ": " + path + " cannot be read; mount " + what + " there or fix the path");
         }
     }

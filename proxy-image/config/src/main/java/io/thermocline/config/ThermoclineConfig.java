@@ -1,6 +1,7 @@
 package io.thermocline.config;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The one configuration of every data-plane process (proxy, feeder, evictor, warmer,
@@ -35,7 +36,7 @@ public record ThermoclineConfig(
     }
 
     /** The tiering policy of a namespace ({@code db.collection}), if it is tiered. */
-    public java.util.Optional<CollectionPolicy> policyFor(String namespace) {
+    public Optional<CollectionPolicy> policyFor(String namespace) {
         return collections.stream().filter(p -> p.namespace().equals(namespace)).findFirst();
     }
 }

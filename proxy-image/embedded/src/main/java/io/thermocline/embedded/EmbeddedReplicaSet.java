@@ -3,6 +3,8 @@ package io.thermocline.embedded;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.thermocline.embedded.member.Member;
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.HybridClock;
@@ -23,6 +25,7 @@ import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.security.UserName;
 import io.thermocline.security.roles.RoleName;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,8 +35,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import javax.net.ssl.SSLException;
 import org.bson.BsonDocument;
 import org.bson.BsonString;
+import org.bson.BsonTimestamp;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -308,7 +313,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     }
 
     /** The cluster time of the newest oplog entry. */
-    public org.bson.BsonTimestamp lastOperationTime() {
+    public BsonTimestamp lastOperationTime() {
         return oplog.last().clusterTime();
     }
 
@@ -357,12 +362,12 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         private TlsFiles tls;
 
         /** The members' certificate chain and PKCS#8 key (PEM). */
-        private record TlsFiles(java.nio.file.Path certificate, java.nio.file.Path key) {
-            io.netty.handler.ssl.SslContext context() {
+        private record TlsFiles(Path certificate, Path key) {
+            SslContext context() {
                 try {
-                    return io.netty.handler.ssl.SslContextBuilder.forServer(certificate.toFile(), key.toFile())
+                    return SslContextBuilder.forServer(certificate.toFile(), key.toFile())
                         .protocols("TLSv1.3", "TLSv1.2").build();
-                } catch (javax.net.ssl.SSLException e) {
+                } catch (SSLException e) {
                     throw new IllegalArgumentException("tls: cannot use " + certificate + " / " + key + ": " + e.getMessage(), e);
                 }
             }
@@ -444,7 +449,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         }
 
         /** As mongod's {@code --tlsMode requireTLS}: every member serves TLS only, with this PEM chain and PKCS#8 key. */
-        public Builder tls(java.nio.file.Path certificate, java.nio.file.Path key) {
+        public Builder tls(Path certificate, Path key) {
             tls = new TlsFiles(certificate, key);
             return this;
         }

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.ShortNames;
 import io.fabric8.kubernetes.model.annotation.Version;
+import java.util.List;
 
 /** One tiered deployment: a fast tier and a proxy fleet in front of an existing archive replica set. */
 @Group(ThermoclineCluster.GROUP)
@@ -36,7 +37,7 @@ public class ThermoclineCluster extends CustomResource<ThermoclineClusterSpec, T
      * The order {@code kubectl get tc} shows the columns in (docs/operator.md). The CRD generator
      * sorts them by name; crds/ holds the generated CRD with its columns in this order (CrdTest).
      */
-    public static final java.util.List<String> PRINTER_COLUMNS = java.util.List.of(
+    public static final List<String> PRINTER_COLUMNS = List.of(
             "Phase", "Ready", "Members", "Updated", "Proxies", "Version", "Lag(s)", "Age", "Connection");
 
     @Override

@@ -21,6 +21,8 @@ import org.bson.BsonNull;
 import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
 
 /**
  * One open change stream on one member. Reads the oplog by position (never rescanning it) up to
@@ -225,7 +227,7 @@ public final class ChangeStreamCursor {
      * $changeStream on events of any size (only the output is limited): decode field by field.
      */
     private static Document toBackend(BsonDocument event) {
-        if (new org.bson.RawBsonDocument(event, new org.bson.codecs.BsonDocumentCodec()).getByteBuffer().remaining() <= 16 * 1024 * 1024) {
+        if (new RawBsonDocument(event, new BsonDocumentCodec()).getByteBuffer().remaining() <= 16 * 1024 * 1024) {
             return BsonBridge.toBackend(event);
         }
         Document document = new Document();
@@ -240,7 +242,7 @@ public final class ChangeStreamCursor {
      * its internal BSON limit (16 MB + 16 KB): resuming meets the same event again.
      */
     private static void checkSize(BsonDocument event) {
-        int size = new org.bson.RawBsonDocument(event, new org.bson.codecs.BsonDocumentCodec()).getByteBuffer().remaining();
+        int size = new RawBsonDocument(event, new BsonDocumentCodec()).getByteBuffer().remaining();
         if (size > MAX_EVENT_BYTES) {
             throw new ReplicationException(10334, "BSONObjectTooLarge", "Executor error during getMore :: caused by :: BSONObj size: "
                 + size + " (0x" + Integer.toHexString(size).toUpperCase() + ") is invalid. Size must be between 0 and 16793600(16MB)");

@@ -2,7 +2,9 @@ package io.thermocline.embedded.changestream;
 
 import io.thermocline.embedded.replication.ReplicationException;
 import java.util.Set;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
+import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 
 /** The $changeStream stage's options, validated as the server does. */
@@ -11,7 +13,7 @@ public record ChangeStreamOptions(String fullDocument, ResumeToken resumeAfter, 
     private static final Set<String> FULL_DOCUMENT = Set.of("default", "updateLookup", "whenAvailable", "required");
 
     public static ChangeStreamOptions parse(BsonDocument spec) {
-        String fullDocument = spec.getString("fullDocument", new org.bson.BsonString("default")).getValue();
+        String fullDocument = spec.getString("fullDocument", new BsonString("default")).getValue();
         if (!FULL_DOCUMENT.contains(fullDocument)) {
             throw new ReplicationException(ErrorCodes.BAD_VALUE, "BadValue", "unknown fullDocument mode '" + fullDocument
                 + "'; use one of " + FULL_DOCUMENT);
@@ -25,6 +27,6 @@ public record ChangeStreamOptions(String fullDocument, ResumeToken resumeAfter, 
                 "Only one type of resume option is allowed, but multiple were found.");
         }
         return new ChangeStreamOptions(fullDocument, resumeAfter, startAfter, startAt,
-            spec.getBoolean("allChangesForCluster", org.bson.BsonBoolean.FALSE).getValue());
+            spec.getBoolean("allChangesForCluster", BsonBoolean.FALSE).getValue());
     }
 }

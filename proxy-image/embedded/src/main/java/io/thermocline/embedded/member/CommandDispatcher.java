@@ -30,6 +30,9 @@ import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Answers one member's commands: replica-set, session, transaction and change-stream commands
@@ -37,7 +40,7 @@ import org.bson.BsonValue;
  * carries operationTime and $clusterTime.
  */
 final class CommandDispatcher {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CommandDispatcher.class);
+    private static final Logger log = LoggerFactory.getLogger(CommandDispatcher.class);
     private static final Set<String> READS = Set.of("find", "aggregate", "count", "distinct", "listcollections",
         "listindexes", "dbstats", "collstats", "mapreduce");
     private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
@@ -137,7 +140,7 @@ final class CommandDispatcher {
     }
 
     private BsonDocument decorate(Result result) {
-        BsonDocument reply = result.reply() instanceof org.bson.RawBsonDocument ? BsonBridge.mutable(result.reply()) : result.reply();
+        BsonDocument reply = result.reply() instanceof RawBsonDocument ? BsonBridge.mutable(result.reply()) : result.reply();
         BsonTimestamp operationTime = result.operationTime();
         BsonTimestamp clusterTime = coordinator.clock().now();
         if (Long.compareUnsigned(operationTime.getValue(), clusterTime.getValue()) > 0) {

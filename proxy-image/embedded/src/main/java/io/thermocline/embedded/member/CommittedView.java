@@ -9,7 +9,9 @@ import io.thermocline.embedded.storage.MemberStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
@@ -87,7 +89,7 @@ final class CommittedView {
                 committed.add(BsonBridge.toBackend(doc));
             }
         }
-        preImages.values().stream().filter(java.util.Objects::nonNull).forEach(d -> committed.add(BsonBridge.toBackend(d)));
+        preImages.values().stream().filter(Objects::nonNull).forEach(d -> committed.add(BsonBridge.toBackend(d)));
         List<Document> result = aggregation.runStages(committed.stream());
         if (lower.equals("count")) {
             return Optional.of(new BsonDocument("n", new BsonInt32(result.size())).append("ok", new BsonDouble(1)));
@@ -125,7 +127,7 @@ final class CommittedView {
         };
     }
 
-    private static void addIf(List<BsonDocument> pipeline, String stage, BsonValue value, java.util.function.Predicate<BsonValue> when) {
+    private static void addIf(List<BsonDocument> pipeline, String stage, BsonValue value, Predicate<BsonValue> when) {
         if (value != null && when.test(value)) {
             pipeline.add(new BsonDocument(stage, value));
         }

@@ -3,7 +3,9 @@ package io.thermocline.embedded.member;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.bson.BsonArray;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
+import org.bson.BsonInt32;
 import org.bson.BsonValue;
 
 /**
@@ -41,11 +43,11 @@ final class FailPoints {
         int times = mode.isString() ? Integer.MAX_VALUE : mode.asDocument().getNumber("times").intValue();
         BsonDocument data = command.getDocument("data", new BsonDocument());
         FailCommand action = new FailCommand(data.getArray("failCommands", new BsonArray()),
-            data.getNumber("errorCode", new org.bson.BsonInt32(0)).intValue(),
+            data.getNumber("errorCode", new BsonInt32(0)).intValue(),
             data.getArray("errorLabels", new BsonArray()),
-            data.getBoolean("closeConnection", org.bson.BsonBoolean.FALSE).getValue(),
-            data.getBoolean("blockConnection", org.bson.BsonBoolean.FALSE).getValue()
-                ? data.getNumber("blockTimeMS", new org.bson.BsonInt32(0)).longValue() : 0);
+            data.getBoolean("closeConnection", BsonBoolean.FALSE).getValue(),
+            data.getBoolean("blockConnection", BsonBoolean.FALSE).getValue()
+                ? data.getNumber("blockTimeMS", new BsonInt32(0)).longValue() : 0);
         failCommand.set(new Armed(action, times));
     }
 

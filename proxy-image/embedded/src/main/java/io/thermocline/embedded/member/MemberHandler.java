@@ -3,9 +3,11 @@ package io.thermocline.embedded.member;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.DecoderException;
 import io.thermocline.embedded.replication.MemberState;
 import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
+import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
 import io.thermocline.wire.MalformedMessageException;
@@ -13,10 +15,14 @@ import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.OpQuery;
 import io.thermocline.wire.OpReply;
 import io.thermocline.wire.Outbound;
+import io.thermocline.wire.WireMessage;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -88,8 +94,8 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
             }
             BsonDocument reply = query.isCommand()
                 ? secured(channel, query.database(), command.isEmpty() ? "" : command.getFirstKey().toLowerCase(), command, true)
-                : new BsonDocument("$err", new org.bson.BsonString("OP_QUERY is only supported for commands"))
-                    .append("ok", new org.bson.BsonDouble(0));
+                : new BsonDocument("$err", new BsonString("OP_QUERY is only supported for commands"))
+                    .append("ok", new BsonDouble(0));
             send(channel, OpReply.reply(query.requestId(), reply), inbound.compressedWith());
         } else {
             log.warn("event=unexpectedMessage member={} type={}", self.index(), inbound.message().getClass().getSimpleName());
@@ -99,7 +105,7 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
 
     /** Authentication first (security.MemberSecurity), then the member; hello replies get the SASL fields. */
     private BsonDocument secured(Channel channel, String db, String lowerName, BsonDocument command, boolean legacy) {
-        java.util.Optional<BsonDocument> answered = security.intercept(channel, db, command);
+        Optional<BsonDocument> answered = security.intercept(channel, db, command);
         if (answered.isPresent()) {
             return answered.get();
         }
@@ -135,7 +141,7 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
         }
     }
 
-    private void send(Channel channel, io.thermocline.wire.WireMessage message, Compressor compressor) {
+    private void send(Channel channel, WireMessage message, Compressor compressor) {
         channel.writeAndFlush(new Outbound(message, compressor));
     }
 
@@ -148,10 +154,10 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        Throwable root = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
         if (root instanceof MalformedMessageException bad) {
             log.warn("event=malformedMessage member={} error={}", self.index(), bad.getMessage());
-            BsonDocument error = io.thermocline.embedded.storage.MemberStore.errorReply(2, "BadValue", bad.getMessage());
+            BsonDocument error = MemberStore.errorReply(2, "BadValue", bad.getMessage());
             ctx.writeAndFlush(new Outbound(OpMsg.reply(0, error), null)).addListener(f -> ctx.close());
             return;
         }

@@ -3,6 +3,7 @@ package io.thermocline.embedded.member;
 import io.thermocline.embedded.replication.MemberRole;
 import io.thermocline.embedded.replication.MemberState;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
+import io.thermocline.embedded.storage.BsonBridge;
 import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
@@ -81,7 +82,7 @@ final class ReplicaSetStatus {
 
     /** The storage engine's serverStatus, with this set's version and a repl section as mongod reports it. */
     static BsonDocument serverStatus(BsonDocument engineStatus, ReplicationCoordinator coordinator, MemberState self) {
-        BsonDocument status = io.thermocline.embedded.storage.BsonBridge.mutable(engineStatus);
+        BsonDocument status = BsonBridge.mutable(engineStatus);
         status.put("version", new BsonString(VERSION));
         BsonArray hosts = new BsonArray();
         coordinator.members().forEach(m -> hosts.add(new BsonString(m.host())));

@@ -1,5 +1,6 @@
 package io.thermocline.embedded.oplog;
 
+import org.bson.BsonBoolean;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -51,7 +52,7 @@ public record OplogEntry(OplogPosition position, long term, long wallTimeMillis,
             bson.append("txnNumber", new BsonInt64(txnNumber));
         }
         if (inTransaction) {
-            bson.append("inTxn", org.bson.BsonBoolean.TRUE);
+            bson.append("inTxn", BsonBoolean.TRUE);
         }
         return bson;
     }
@@ -65,7 +66,7 @@ public record OplogEntry(OplogPosition position, long term, long wallTimeMillis,
             bson.containsKey("coll") ? bson.getString("coll").getValue() : null,
             docOrNull(bson, "o2"), docOrNull(bson, "o"), docOrNull(bson, "ud"), docOrNull(bson, "lsid"),
             bson.containsKey("txnNumber") ? bson.getInt64("txnNumber").getValue() : null,
-            bson.getBoolean("inTxn", org.bson.BsonBoolean.FALSE).getValue());
+            bson.getBoolean("inTxn", BsonBoolean.FALSE).getValue());
     }
 
     private static void putIfPresent(BsonDocument bson, String key, BsonValue value) {

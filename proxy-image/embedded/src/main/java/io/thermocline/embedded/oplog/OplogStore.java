@@ -1,5 +1,7 @@
 package io.thermocline.embedded.oplog;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,6 +12,7 @@ import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
+import org.h2.mvstore.MVStoreException;
 
 /** Keeps the oplog on disk (an H2 MVStore next to the members' data) so resume tokens survive restarts. */
 public final class OplogStore {
@@ -21,12 +24,12 @@ public final class OplogStore {
     public OplogStore(Path directory) {
         try {
             Files.createDirectories(directory);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalStateException("cannot create storage directory " + directory + ": " + e.getMessage(), e);
         }
         try {
             store = new MVStore.Builder().fileName(directory.resolve("oplog.mv").toString()).open();
-        } catch (org.h2.mvstore.MVStoreException e) {
+        } catch (MVStoreException e) {
             throw new IllegalStateException("cannot open the oplog in " + directory + ": " + e.getMessage()
                 + "; another replica set or process may be using this storage directory", e);
         }
@@ -53,7 +56,7 @@ public final class OplogStore {
     public void append(List<OplogEntry> batch) {
         for (OplogEntry entry : batch) {
             BsonDocument bson = entry.toBson();
-            java.nio.ByteBuffer buffer = new RawBsonDocument(bson, new BsonDocumentCodec()).getByteBuffer().asNIO();
+            ByteBuffer buffer = new RawBsonDocument(bson, new BsonDocumentCodec()).getByteBuffer().asNIO();
             byte[] bytes = new byte[buffer.remaining()];
             buffer.get(bytes);
             entries.put(entry.position().key(), bytes);

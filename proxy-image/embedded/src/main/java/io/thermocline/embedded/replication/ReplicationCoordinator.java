@@ -9,13 +9,19 @@ import io.thermocline.embedded.oplog.ProgressSignal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,11 +41,11 @@ public final class ReplicationCoordinator {
     private final WriteLock writeLock = new WriteLock();
     private final List<IntConsumer> primaryChangeListeners = new CopyOnWriteArrayList<>();
     /** Pre-images of writes a majority has not applied yet: what majority reads must still see. */
-    private final java.util.concurrent.ConcurrentSkipListMap<OplogPosition, Change> notYetMajority =
-        new java.util.concurrent.ConcurrentSkipListMap<>();
+    private final ConcurrentSkipListMap<OplogPosition, Change> notYetMajority =
+        new ConcurrentSkipListMap<>();
     private volatile Duration lag = Duration.ZERO;
     private volatile Duration electionTimeout = Duration.ZERO;
-    private java.util.concurrent.ScheduledExecutorService elections;
+    private ScheduledExecutorService elections;
     private volatile long term;
     private volatile int primary = -1;
 
@@ -165,9 +171,9 @@ public final class ReplicationCoordinator {
      * document of a collection that writes after the majority point, up to what the member
      * applied, have changed.
      */
-    public java.util.Map<org.bson.BsonValue, BsonDocument> majorityPreImages(MemberState member, String database,
+    public Map<BsonValue, BsonDocument> majorityPreImages(MemberState member, String database,
                                                                              String collection) {
-        java.util.Map<org.bson.BsonValue, BsonDocument> committed = new java.util.LinkedHashMap<>();
+        Map<BsonValue, BsonDocument> committed = new LinkedHashMap<>();
         OplogPosition majority = majorityCommitted();
         OplogPosition applied = member.applied();
         if (!applied.isAfter(majority)) {
@@ -304,7 +310,7 @@ public final class ReplicationCoordinator {
     /** Like MongoDB's electionTimeoutMillis: after a primary is lost, the set has none for a while. */
     private void scheduleElection() {
         if (elections == null) {
-            elections = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            elections = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, setName + "-election");
                 t.setDaemon(true);
                 return t;

@@ -4,6 +4,7 @@ import io.thermocline.embedded.oplog.OplogEntry;
 import io.thermocline.embedded.storage.MemberStore;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonString;
 import org.slf4j.Logger;
@@ -96,7 +97,7 @@ public final class SecondaryApplier implements Runnable {
             case DROP -> store.dropCollection(db, coll);
             case DROP_DATABASE -> store.dropDatabase(db);
             case RENAME -> store.command("admin", new BsonDocument("renameCollection", new BsonString(entry.namespace()))
-                .append("to", entry.document().get("to")).append("dropTarget", org.bson.BsonBoolean.TRUE));
+                .append("to", entry.document().get("to")).append("dropTarget", BsonBoolean.TRUE));
             case COMMAND -> {
                 BsonDocument command = entry.document();
                 if (!command.containsKey("noop")) {

@@ -8,6 +8,7 @@ import io.thermocline.security.roles.RoleGraph;
 import io.thermocline.security.roles.RoleName;
 import io.thermocline.security.scram.ScramCredential;
 import io.thermocline.security.scram.ScramMechanism;
+import java.util.Arrays;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
 import org.bson.BsonBinarySubType;
@@ -250,7 +251,7 @@ public final class UserRegistry implements UserDirectory {
             // mongod's minimum iteration count: the embedded set is for tests, where logins should be quick.
             out.put(m, ScramCredential.derive(m, name.user(), password, ScramMechanism.MIN_ITERATIONS));
         }
-        java.util.Arrays.fill(password, '\0');
+        Arrays.fill(password, '\0');
         return out;
     }
 

@@ -11,6 +11,7 @@ import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.exception.MongoServerException;
 import io.netty.channel.Channel;
 import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,12 +19,15 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.BsonArray;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
+import org.bson.BsonDouble;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.h2.mvstore.MVStore;
+import org.h2.mvstore.MVStoreException;
 
 /**
  * One member's storage and query engine: a mongo-java-server backend used in-process.
@@ -48,7 +52,7 @@ public final class MemberStore implements AutoCloseable {
         if (storage instanceof Storage.Directory directory) {
             try {
                 Files.createDirectories(directory.path());
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new IllegalStateException("cannot create storage directory " + directory.path()
                     + ": " + e.getMessage() + "; pass a writable directory", e);
             }
@@ -56,7 +60,7 @@ public final class MemberStore implements AutoCloseable {
             MVStore store;
             try {
                 store = new MVStore.Builder().fileName(file.toString()).open();
-            } catch (org.h2.mvstore.MVStoreException e) {
+            } catch (MVStoreException e) {
                 throw new IllegalStateException("cannot open " + file + ": " + e.getMessage()
                     + "; another replica set or process may be using this storage directory", e);
             }
@@ -120,9 +124,9 @@ public final class MemberStore implements AutoCloseable {
     /** Idempotent application of a post-image, as a secondary applies an oplog entry. */
     public void upsert(String database, String collection, BsonDocument document) {
         BsonDocument update = new BsonDocument("q", new BsonDocument("_id", document.get("_id")))
-            .append("u", document).append("upsert", org.bson.BsonBoolean.TRUE);
+            .append("u", document).append("upsert", BsonBoolean.TRUE);
         check(command(database, new BsonDocument("update", new BsonString(collection))
-            .append("updates", new BsonArray(List.of(update))).append("ordered", org.bson.BsonBoolean.TRUE)));
+            .append("updates", new BsonArray(List.of(update))).append("ordered", BsonBoolean.TRUE)));
     }
 
     public void deleteById(String database, String collection, BsonValue id) {
@@ -232,11 +236,11 @@ public final class MemberStore implements AutoCloseable {
     }
 
     public static BsonDocument okReply() {
-        return new BsonDocument("ok", new org.bson.BsonDouble(1));
+        return new BsonDocument("ok", new BsonDouble(1));
     }
 
     public static BsonDocument errorReply(int code, String codeName, String message) {
-        return new BsonDocument("ok", new org.bson.BsonDouble(0)).append("errmsg", new BsonString(message))
+        return new BsonDocument("ok", new BsonDouble(0)).append("errmsg", new BsonString(message))
             .append("code", new BsonInt32(code)).append("codeName", new BsonString(codeName == null ? "Error" : codeName));
     }
 }

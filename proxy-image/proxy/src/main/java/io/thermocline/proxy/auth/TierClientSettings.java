@@ -4,6 +4,7 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import io.thermocline.config.TlsConfig;
 import io.thermocline.proxy.tls.PemTrust;
+import java.nio.file.Path;
 
 /**
  * Driver settings for the data plane's own clients of a tier: the connection string as given
@@ -18,7 +19,7 @@ public final class TierClientSettings {
         MongoClientSettings.Builder b = MongoClientSettings.builder().applyConnectionString(new ConnectionString(uri));
         if (tls.tierCaFile() != null && !tls.tierCaFile().isBlank()) {
             b.applyToSslSettings(ssl -> ssl.enabled(true).invalidHostNameAllowed(false)
-                    .context(PemTrust.sslContext(java.nio.file.Path.of(tls.tierCaFile()))));
+                    .context(PemTrust.sslContext(Path.of(tls.tierCaFile()))));
         }
         return b;
     }

@@ -10,8 +10,10 @@ import io.thermocline.security.roles.RoleGraph;
 import io.thermocline.security.roles.RoleName;
 import io.thermocline.security.scram.ScramCredential;
 import io.thermocline.security.scram.ScramMechanism;
+import java.util.Arrays;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,8 +136,8 @@ public final class UsersFile implements UserDirectory {
         Map<ScramMechanism, ScramCredential> credentials = new EnumMap<>(ScramMechanism.class);
         if (d.isString("password")) {
             List<ScramMechanism> mechanisms = new ArrayList<>();
-            for (BsonValue m : d.getArray("mechanisms", new BsonArray(List.of(new org.bson.BsonString("SCRAM-SHA-256"),
-                    new org.bson.BsonString("SCRAM-SHA-1"))))) {
+            for (BsonValue m : d.getArray("mechanisms", new BsonArray(List.of(new BsonString("SCRAM-SHA-256"),
+                    new BsonString("SCRAM-SHA-1"))))) {
                 mechanisms.add(ScramMechanism.byMongoName(m.isString() ? m.asString().getValue() : "")
                         .orElseThrow(() -> new IllegalArgumentException(at + ".mechanisms: use SCRAM-SHA-256 and/or SCRAM-SHA-1")));
             }
@@ -147,7 +149,7 @@ public final class UsersFile implements UserDirectory {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(at + ".password: SASLprep refuses a character of it; choose another password");
             } finally {
-                java.util.Arrays.fill(password, '\0');
+                Arrays.fill(password, '\0');
             }
         } else if (d.get("credentials") instanceof BsonDocument creds) {
             credentials.putAll(ArchiveUsers.credentials(creds, at + ".credentials"));

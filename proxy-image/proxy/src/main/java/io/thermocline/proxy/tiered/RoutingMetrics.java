@@ -3,6 +3,7 @@ package io.thermocline.proxy.tiered;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.routing.Reason;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -17,7 +18,7 @@ public final class RoutingMetrics {
 
     public enum Served { FAST, ARCHIVE, BOTH, REFUSED;
         String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

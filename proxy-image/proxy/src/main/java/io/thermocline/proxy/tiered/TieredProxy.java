@@ -1,6 +1,7 @@
 package io.thermocline.proxy.tiered;
 
 import com.mongodb.reactivestreams.client.MongoClient;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -94,7 +96,7 @@ public final class TieredProxy {
                 options.barrierTimeout(), options.fenceRetention(), FaultInjection.NONE);
         Fences fences = new Fences(store);
         Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
-        RoutingMetrics metrics = new RoutingMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry());
+        RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
         TieredWrites writes = new TieredWrites(fast, archive, barrier, options.barrierTimeout(),
                 new UserDeletes(fast, store), fences, new RetryableReplies(store), metrics, store, instanceId,
                 options.fenceRetention(), promotion, options.writeRaces());
@@ -110,7 +112,7 @@ public final class TieredProxy {
                 });
     }
 
-    private static java.util.concurrent.ThreadFactory daemons(String prefix) {
+    private static ThreadFactory daemons(String prefix) {
         AtomicInteger n = new AtomicInteger();
         return r -> {
             Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());

@@ -5,6 +5,7 @@ import io.thermocline.security.scram.ClientFirst;
 import io.thermocline.security.scram.ScramFailure;
 import io.thermocline.security.scram.ScramMechanism;
 import io.thermocline.security.scram.ScramServerConversation;
+import java.nio.charset.StandardCharsets;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
 import org.bson.BsonBoolean;
@@ -198,7 +199,7 @@ public final class Authenticator {
         }
         if (p instanceof BsonString s) {
             // Legacy clients send the payload as a string.
-            return s.getValue().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            return s.getValue().getBytes(StandardCharsets.UTF_8);
         }
         throw new ScramFailure("missing payload");
     }

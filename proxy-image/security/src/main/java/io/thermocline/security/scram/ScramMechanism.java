@@ -2,6 +2,7 @@ package io.thermocline.security.scram;
 
 import com.ongres.scram.common.StringPreparation;
 
+import java.nio.CharBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -65,7 +66,7 @@ public enum ScramMechanism {
         try {
             MessageDigest md5 = MessageDigest.getInstance("MD5");
             md5.update((user + ":mongo:").getBytes(StandardCharsets.UTF_8));
-            md5.update(StandardCharsets.UTF_8.encode(java.nio.CharBuffer.wrap(password)));
+            md5.update(StandardCharsets.UTF_8.encode(CharBuffer.wrap(password)));
             return HexFormat.of().formatHex(md5.digest()).toCharArray();
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("the JDK always has MD5", e);
