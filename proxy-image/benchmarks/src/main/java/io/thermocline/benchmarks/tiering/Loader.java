@@ -124,22 +124,22 @@ final class Loader {
 
         @Override
         public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
-            throw new UnsupportedOperationException();
+            throw new UnsupportedOperationException("the loader only inserts");
         }
 
         @Override
         public Status scan(String table, String startkey, int recordcount, Set<String> fields, Vector<HashMap<String, ByteIterator>> result) {
-            throw new UnsupportedOperationException();
+            throw new UnsupportedOperationException("the loader only inserts");
         }
 
         @Override
         public Status update(String table, String key, Map<String, ByteIterator> values) {
-            throw new UnsupportedOperationException();
+            throw new UnsupportedOperationException("the loader only inserts");
         }
 
         @Override
         public Status delete(String table, String key) {
-            throw new UnsupportedOperationException();
+            throw new UnsupportedOperationException("the loader only inserts");
         }
     }
 }

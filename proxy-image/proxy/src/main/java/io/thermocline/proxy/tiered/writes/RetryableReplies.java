@@ -9,6 +9,7 @@ import com.mongodb.client.model.Indexes;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import com.mongodb.reactivestreams.client.MongoDatabase;
+import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.wire.OpMsg;
@@ -38,7 +39,7 @@ public final class RetryableReplies {
 
     static final String COLLECTION = "retryableReplies";
     /** MongoDB's default logicalSessionTimeoutMinutes: a driver does not retry past it. */
-    static final Duration KEPT = Duration.ofMinutes(30);
+    static final Duration KEPT = SessionKey.TIMEOUT;
 
     private final MongoDatabase database;
     private final MongoCollection<BsonDocument> records;
