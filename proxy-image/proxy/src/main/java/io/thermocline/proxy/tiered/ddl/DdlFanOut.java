@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered.ddl;
 
+import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.Reason;
 import io.thermocline.proxy.tiered.CausalTiers;
@@ -77,6 +78,6 @@ public final class DdlFanOut {
     private static boolean ignorableOnFastTier(BsonDocument reply) {
         BsonValue code = reply.get("code");
         int c = code != null && code.isNumber() ? code.asNumber().intValue() : -1;
-        return c == 26 || c == 27 || c == 48;
+        return MongoError.NAMESPACE_NOT_FOUND.is(c) || MongoError.INDEX_NOT_FOUND.is(c) || MongoError.NAMESPACE_EXISTS.is(c);
     }
 }
