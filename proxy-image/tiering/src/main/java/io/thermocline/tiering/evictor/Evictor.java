@@ -39,6 +39,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
 import org.bson.conversions.Bson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,10 +54,10 @@ import org.slf4j.LoggerFactory;
  * <li>read a batch of candidates, then pass the sync barrier: a probe written after the read is
  *     mirrored, so the archive holds every write the candidates ever received;</li>
  * <li>optionally compare each with its archive copy ({@code verifyArchive});</li>
- * <li>in a marked transaction: delete each only if the version removed equals the one read in step 2,
- *     its fence is the one read before the barrier, and the archive holds exactly that version (read
- *     inside the transaction, whatever {@code verifyArchive} says); write an eviction fence (a copy-up
- *     in flight then knows its archive read may be stale). Otherwise put it back.</li>
+ * <li>in a marked transaction: delete each only if the version removed equals the one read in step 2
+ *     and its fence is the one read before the barrier; write an eviction fence that carries the removed
+ *     version (a copy-up in flight then knows its archive read may be stale, and the feeder mirrors that
+ *     version for updates it looks up after the eviction). Otherwise put it back.</li>
  * </ol>
  */
 public final class Evictor extends Worker<Evictor> {
@@ -206,7 +208,7 @@ public final class Evictor extends Worker<Evictor> {
             if (!eligible.isEmpty()) {
                 options.faults().reached(FaultPoint.EVICTOR_BEFORE_DELETE);
                 long evicted = 0;
-                // short transactions: each holds its documents (on the embedded replica set, the write lock) while it reads the archive
+                // short transactions: each holds its documents (on the embedded replica set, the write lock) until it commits
                 for (int from = 0; from < eligible.size(); from += DELETES_PER_TRANSACTION) {
                     evicted += deleteUnchanged(namespace, collection,
                             eligible.subList(from, Math.min(eligible.size(), from + DELETES_PER_TRANSACTION)), fencesAtCheck);
@@ -235,10 +237,12 @@ public final class Evictor extends Worker<Evictor> {
      * <p>Equal content is not enough: an update and its undo (c, c', c), or a delete and a re-insert,
      * since the check leave the content as checked while the feeder has mirrored only part of them (the
      * archive holds c', or nothing), and the rest of their events reach it after the eviction (an update's
-     * lookup then finds nothing: c would be lost). So, after its deletes, the transaction also requires
-     * that the fence is the one read before the barrier (no user delete since) and that the archive holds
-     * exactly the removed version; the feeder's later lookups of earlier updates return that version until
-     * the commit and nothing after it, so the archive keeps it.
+     * lookup then finds nothing). So the transaction requires that the fence is the one read before the
+     * barrier (no user delete since), and its eviction fence carries the removed version: the feeder mirrors
+     * that version for an update whose lookup finds the document gone ({@code feeder.EvictedVersions}), so
+     * the archive ends with it. Reads of the document wait for the feeder meanwhile (it is fenced).
+     * A version too large to ride in its fence is instead compared with the archive inside the transaction
+     * (which, on the embedded replica set, holds the fast tier's write lock during an archive read).
      */
     private long deleteUnchanged(Namespace namespace, MongoCollection<BsonDocument> collection, List<BsonDocument> eligible,
                                  Map<BsonValue, Fence> fencesAtCheck) {
@@ -258,22 +262,36 @@ public final class Evictor extends Worker<Evictor> {
             }
             List<BsonValue> ids = removedAsChecked.stream().map(d -> d.get("_id")).toList();
             Map<BsonValue, Fence> fencesNow = ids.isEmpty() ? Map.of() : fences.read(session, namespace.toString(), ids);
+            Set<BsonValue> tooLarge = new TreeSet<>(BsonOrder.COMPARATOR);
+            removedAsChecked.stream().filter(d -> !fitsInFence(d)).forEach(d -> tooLarge.add(d.get("_id")));
             Map<BsonValue, BsonDocument> archiveNow = new TreeMap<>(BsonOrder.COMPARATOR);
-            if (!ids.isEmpty()) {
-                Blocking.list(archived.find(Filters.in("_id", ids))).forEach(d -> archiveNow.put(d.get("_id"), d));
+            if (!tooLarge.isEmpty()) {
+                Blocking.list(archived.find(Filters.in("_id", List.copyOf(tooLarge)))).forEach(d -> archiveNow.put(d.get("_id"), d));
             }
             long deleted = 0;
             for (BsonDocument removed : removedAsChecked) {
                 BsonValue id = removed.get("_id");
-                if (!sameDeletion(fencesAtCheck.get(id), fencesNow.get(id)) || !removed.equals(archiveNow.get(id))) {
+                boolean fits = !tooLarge.contains(id);
+                if (!sameDeletion(fencesAtCheck.get(id), fencesNow.get(id)) || !fits && !removed.equals(archiveNow.get(id))) {
                     Blocking.run(collection.insertOne(session, removed)); // the archive may not end with this version
                     continue;
                 }
                 deleted++;
-                fences.write(session, namespace.toString(), id, Fence.Kind.EVICTION);
+                if (fits) {
+                    fences.writeEviction(session, namespace.toString(), removed);
+                } else {
+                    fences.write(session, namespace.toString(), id, Fence.Kind.EVICTION);
+                }
             }
             return deleted;
         });
+    }
+
+    /** Half the 16 MB document limit: the fence adds its key, and its change event must stay under the limit. */
+    static final int MAX_VERSION_IN_FENCE = 8 * 1024 * 1024;
+
+    private static boolean fitsInFence(BsonDocument document) {
+        return new RawBsonDocument(document, new BsonDocumentCodec()).getByteBuffer().remaining() <= MAX_VERSION_IN_FENCE;
     }
 
     private static boolean sameDeletion(Fence then, Fence now) {

@@ -17,6 +17,7 @@ import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StaleStateException;
 import io.thermocline.tiering.metadata.TransactionId;
+import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnTransactions;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.FaultPoint;
@@ -105,6 +106,7 @@ public final class Feeder extends Worker<Feeder> {
     private final FeederMetrics metrics;
     private final DeadLetters deadLetters;
     private final ArchiveWriter writer;
+    private final EvictedVersions evictedVersions;
 
     private volatile EventQueue stream;
     private OwnTransactions own;
@@ -144,6 +146,7 @@ public final class Feeder extends Worker<Feeder> {
         this.metrics = FeederMetrics.in(options.registry());
         this.deadLetters = new DeadLetters(store);
         this.writer = new ArchiveWriter(archive, deadLetters, metrics);
+        this.evictedVersions = new EvictedVersions(new Fences(store), namespaces);
     }
 
     /**
@@ -186,7 +189,7 @@ public final class Feeder extends Worker<Feeder> {
                 return Duration.ZERO;
             }
             lastReceived = events.get(events.size() - 1).clusterTime();
-            mirror(streamIsLean ? LargeEvents.lookUp(fast, events) : events);
+            mirror(evictedVersions.fillIn(streamIsLean ? LargeEvents.lookUp(fast, events) : events));
             if (streamIsLean && lastReceived != null && lastReceived.compareTo(leanThrough) > 0) {
                 // past the large event: back to the server's own lookups, from the checkpoint just written
                 settle();

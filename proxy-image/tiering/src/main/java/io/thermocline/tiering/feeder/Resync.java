@@ -9,6 +9,7 @@ import io.thermocline.config.CollectionPolicy;
 import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
 import java.util.ArrayList;
@@ -32,7 +33,8 @@ import org.bson.json.JsonWriterSettings;
  * never overwrite), and a user-delete fence whose document the fast tier no longer holds is a
  * delete the archive may not have seen (fences stay until the feeder mirrored them). So: every
  * fast-tier document whose archive copy is missing or different is written, and every such fenced
- * document is deleted from the archive. Documents only in the archive (cold, or evicted) are left.
+ * document is deleted from the archive; a version an eviction removed (its fence carries it) that the
+ * archive does not hold is written. Other documents only in the archive (cold, or evicted) are left.
  *
  * <p>The caller opens a fresh change stream at a point taken before the scan, so a write racing
  * the scan is applied again after it: the result converges to the fast tier's latest state.
@@ -63,6 +65,7 @@ final class Resync {
         long deleted = 0;
         for (CollectionPolicy policy : policies) {
             upserted += upsertDifferences(Namespace.of(policy), writeTimeout);
+            upserted += restoreEvicted(Namespace.of(policy), writeTimeout);
             deleted += deleteFenced(Namespace.of(policy), writeTimeout);
         }
         return new Result(upserted, deleted);
@@ -96,6 +99,45 @@ final class Resync {
                 written += actions.size() - writer.write(namespace, actions, writeTimeout).deadLettered();
             }
         }
+    }
+
+    /**
+     * An eviction no longer waits for the archive to hold the version it removed (the feeder mirrors it
+     * from the fence, {@link EvictedVersions}); with the stream's history lost, the resync does: every
+     * eviction-fenced version whose document the fast tier no longer holds and the archive holds differently.
+     */
+    private long restoreEvicted(Namespace namespace, LongSupplier writeTimeout) {
+        List<BsonValue> evicted = new ArrayList<>();
+        for (BsonDocument d : Blocking.list(store.collection(MetadataStore.FENCES)
+                .find(Filters.and(Filters.eq("_id.ns", namespace.toString()), Filters.eq("kind", Fence.Kind.EVICTION.name()),
+                        Filters.exists(Fences.EVICTED))).projection(new BsonDocument("_id", new BsonInt32(1))))) {
+            evicted.add(Fence.target(d.get("_id")).documentId());
+        }
+        Fences fences = new Fences(store);
+        long written = 0;
+        for (int from = 0; from < evicted.size(); from += PAGE) {
+            List<BsonValue> ids = evicted.subList(from, Math.min(evicted.size(), from + PAGE));
+            Map<BsonValue, BsonDocument> versions = fences.evictedVersions(namespace.toString(), ids);
+            for (BsonDocument d : Blocking.list(namespace.in(fast).withReadConcern(ReadConcern.MAJORITY).find(Filters.in("_id", ids))
+                    .projection(new BsonDocument("_id", new BsonInt32(1))))) {
+                versions.remove(d.get("_id")); // held again (copied up or re-inserted): the scan wrote it
+            }
+            Map<BsonValue, BsonDocument> archived = new TreeMap<>(BsonOrder.COMPARATOR);
+            for (BsonDocument d : Blocking.list(namespace.in(archive).find(Filters.in("_id", List.copyOf(versions.keySet()))))) {
+                archived.put(d.get("_id"), d);
+            }
+            List<MirrorAction> actions = new ArrayList<>();
+            versions.forEach((id, version) -> {
+                BsonDocument copy = archived.get(id);
+                if (copy == null || !identical(copy, version)) {
+                    actions.add(new MirrorAction.Upsert(namespace, id, version));
+                }
+            });
+            if (!actions.isEmpty()) {
+                written += actions.size() - writer.write(namespace, actions, writeTimeout).deadLettered();
+            }
+        }
+        return written;
     }
 
     private long deleteFenced(Namespace namespace, LongSupplier writeTimeout) {

@@ -11,11 +11,13 @@ import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.BsonOrder;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -40,6 +42,58 @@ public final class Fences {
         Blocking.run(fences.replaceOne(session, Filters.eq("_id", Fence.key(namespace, documentId)), fence.toBson(),
                 new ReplaceOptions().upsert(true)));
         return fence;
+    }
+
+    /**
+     * An eviction's fence that also carries the version it removed ({@link #EVICTED}), in the evictor's
+     * transaction: the feeder mirrors that version for an earlier update whose lookup finds the document
+     * gone ({@link #evictedVersions}), so the evictor need not read the archive while it holds its deletes.
+     */
+    public Fence writeEviction(ClientSession session, String namespace, BsonDocument evicted) {
+        BsonValue documentId = evicted.get("_id");
+        Fence fence = new Fence(namespace, documentId, Fence.Kind.EVICTION, new ObjectId(), Instant.now());
+        Blocking.run(fences.replaceOne(session, Filters.eq("_id", Fence.key(namespace, documentId)),
+                fence.toBson().append(EVICTED, evicted), new ReplaceOptions().upsert(true)));
+        return fence;
+    }
+
+    /** The field of an eviction fence that holds the evicted version. */
+    public static final String EVICTED = "evicted";
+
+    /**
+     * The versions the current eviction fences of these documents removed, for a caller that puts them in
+     * the archive (the feeder, a resync): only fences that carry a version (not a user delete, not an
+     * eviction from before versions were kept), and only evictions after the namespace's last drop: none
+     * while a drop is under way, none from before one (the drop removed them from the archive; the drop
+     * passes the sync barrier between its start fence and its drop, so evictions before it are mirrored).
+     * The drop rule compares the fences' clocks (the evictor's and the proxy's); a drop takes at least a
+     * barrier round, far more than the skew between synchronized clocks.
+     */
+    public Map<BsonValue, BsonDocument> evictedVersions(String namespace, List<BsonValue> documentIds) {
+        List<BsonDocument> keys = new ArrayList<>();
+        for (BsonValue id : withDropFence(documentIds)) {
+            keys.add(Fence.key(namespace, id));
+        }
+        Map<BsonValue, BsonDocument> versions = new TreeMap<>(BsonOrder.COMPARATOR);
+        Map<BsonValue, Instant> evictedAt = new TreeMap<>(BsonOrder.COMPARATOR);
+        Fence drop = null;
+        for (BsonDocument document : Blocking.list(fences.find(Filters.in("_id", keys)))) {
+            Fence fence = Fence.fromBson(document);
+            if (fence.documentId().equals(Fence.namespaceId())) {
+                drop = fence;
+            } else if (fence.kind() == Fence.Kind.EVICTION && document.isDocument(EVICTED)) {
+                versions.put(fence.documentId(), document.getDocument(EVICTED));
+                evictedAt.put(fence.documentId(), fence.at());
+            }
+        }
+        if (drop != null && drop.kind() == Fence.Kind.DROP_STARTED) {
+            return Map.of();
+        }
+        if (drop != null) {
+            Instant dropped = drop.at();
+            versions.keySet().removeIf(id -> !evictedAt.get(id).isAfter(dropped));
+        }
+        return versions;
     }
 
     /**
