@@ -44,7 +44,7 @@ final class EvictedVersions {
             return events;
         }
         Map<Namespace, Map<BsonValue, BsonDocument>> versions = new LinkedHashMap<>();
-        gone.forEach((namespace, ids) -> versions.put(namespace, fences.evictedVersions(namespace.toString(), ids)));
+        gone.forEach((namespace, ids) -> versions.put(namespace, fences.evictedVersions(null, namespace.toString(), ids)));
         List<ChangeEvent> result = new ArrayList<>(events.size());
         for (ChangeEvent event : events) {
             BsonDocument evicted = foundNothing(event) ? versions.get(event.namespace()).get(event.documentId()) : null;

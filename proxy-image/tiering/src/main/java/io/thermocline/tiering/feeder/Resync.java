@@ -117,7 +117,7 @@ final class Resync {
         long written = 0;
         for (int from = 0; from < evicted.size(); from += PAGE) {
             List<BsonValue> ids = evicted.subList(from, Math.min(evicted.size(), from + PAGE));
-            Map<BsonValue, BsonDocument> versions = fences.evictedVersions(namespace.toString(), ids);
+            Map<BsonValue, BsonDocument> versions = fences.evictedVersions(null, namespace.toString(), ids);
             for (BsonDocument d : Blocking.list(namespace.in(fast).withReadConcern(ReadConcern.MAJORITY).find(Filters.in("_id", ids))
                     .projection(new BsonDocument("_id", new BsonInt32(1))))) {
                 versions.remove(d.get("_id")); // held again (copied up or re-inserted): the scan wrote it

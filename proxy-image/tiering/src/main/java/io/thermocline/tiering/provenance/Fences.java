@@ -69,7 +69,7 @@ public final class Fences {
      * The drop rule compares the fences' clocks (the evictor's and the proxy's); a drop takes at least a
      * barrier round, far more than the skew between synchronized clocks.
      */
-    public Map<BsonValue, BsonDocument> evictedVersions(String namespace, List<BsonValue> documentIds) {
+    public Map<BsonValue, BsonDocument> evictedVersions(ClientSession session, String namespace, List<BsonValue> documentIds) {
         List<BsonDocument> keys = new ArrayList<>();
         for (BsonValue id : withDropFence(documentIds)) {
             keys.add(Fence.key(namespace, id));
@@ -77,7 +77,8 @@ public final class Fences {
         Map<BsonValue, BsonDocument> versions = new TreeMap<>(BsonOrder.COMPARATOR);
         Map<BsonValue, Instant> evictedAt = new TreeMap<>(BsonOrder.COMPARATOR);
         Fence drop = null;
-        for (BsonDocument document : Blocking.list(fences.find(Filters.in("_id", keys)))) {
+        var find = session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys));
+        for (BsonDocument document : Blocking.list(find)) {
             Fence fence = Fence.fromBson(document);
             if (fence.documentId().equals(Fence.namespaceId())) {
                 drop = fence;

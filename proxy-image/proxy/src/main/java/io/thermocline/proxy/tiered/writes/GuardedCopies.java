@@ -93,7 +93,15 @@ final class GuardedCopies {
         if (evicted.isEmpty()) {
             return true;
         }
-        List<BsonDocument> copies = TierQueries.documents(archive, namespace, evicted);
+        // the version the eviction removed, from its fence: the archive may still hold an older one until the
+        // feeder has mirrored the writes before the eviction (a fence without it: the archive held it at the eviction)
+        Map<BsonValue, BsonDocument> versions = fences.evictedVersions(session, namespace, evicted);
+        List<BsonValue> fromArchive = new ArrayList<>(evicted);
+        fromArchive.removeAll(versions.keySet());
+        List<BsonDocument> copies = new ArrayList<>(versions.values());
+        if (!fromArchive.isEmpty()) {
+            copies.addAll(TierQueries.documents(archive, namespace, fromArchive));
+        }
         return copies.size() == evicted.size() && insertedAll(session, namespace, copies);
     }
 

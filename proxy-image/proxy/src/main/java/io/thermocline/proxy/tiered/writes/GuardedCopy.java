@@ -32,8 +32,8 @@ enum GuardedCopy {
     }
 
     /**
-     * A document the fast tier held at the attempt's read and no longer holds: the evictor removes only
-     * what the archive holds identically (and leaves an EVICTION fence), so it is copied back; a user
+     * A document the fast tier held at the attempt's read and no longer holds: the evictor leaves an
+     * EVICTION fence that carries the removed version, so it is copied back; a user
      * delete stays deleted; without a fence something else removed it, and the attempt starts over.
      */
     static GuardedCopy ofVanished(Fence now) {

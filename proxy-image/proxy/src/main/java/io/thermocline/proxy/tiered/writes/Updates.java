@@ -77,8 +77,10 @@ final class Updates {
                 }
             } else if (route instanceof WriteRoute.BothTiers both) {
                 // fast tier first, then archive: a matching document is in the fast tier at the first read, or
-                // was evicted before it and the archive holds its latest version at the second
+                // was evicted before it and the archive holds its latest version at the second, once the sync
+                // barrier between them has mirrored the writes before the eviction (the evictor does not wait for them)
                 touched.addAll(TierQueries.idsMatching(fast, null, write.namespace(), filter, collation, 0));
+                sync.await();
                 touched.addAll(TierQueries.idsMatching(archive, null, write.namespace(), filter, collation, 0));
                 both.upsertId().ifPresent(touched::add);
             }
