@@ -191,7 +191,12 @@ final class GuardedWrite {
             missing.removeAll(held);
             Map<BsonValue, BsonDocument> archived = new HashMap<>();
             if (!missing.isEmpty() && !TierQueries.idsIn(archive, null, namespace, missing).isEmpty()) {
-                sync.await(); // the archive now reflects every fast-tier delete older than the fences read above
+                if (!fencesAtRead.isEmpty()) {
+                    sync.await(); // the archive now reflects every fast-tier delete older than the fences read above
+                }
+                // else none of them and not the namespace is fenced: documents absent from the fast tier and unfenced
+                // have their latest versions in the archive already, as for point reads (docs/consistency.md, "Point
+                // reads that skip the barrier"); a fence written since the read above starts the attempt over
                 for (BsonDocument d : TierQueries.documents(archive, namespace, missing)) {
                     archived.put(d.get("_id"), d);
                 }
