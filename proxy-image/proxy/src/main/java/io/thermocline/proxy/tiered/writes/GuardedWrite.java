@@ -57,9 +57,10 @@ final class GuardedWrite {
     private final SyncBarrier sync;
     private final MongoCollection<BsonDocument> probes;
     private final String lockPrefix;
+    private final WriteRaces races;
 
     GuardedWrite(MongoClient fast, MongoClient archive, Fences fences, GuardedCopies copies, GuardedTransaction transactions,
-                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix) {
+                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix, WriteRaces races) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -68,6 +69,7 @@ final class GuardedWrite {
         this.sync = sync;
         this.probes = probes;
         this.lockPrefix = lockPrefix;
+        this.races = races;
     }
 
     /** Runs {@code command} (the client's, possibly rewritten) guarded over the documents {@code ids}. */
@@ -186,6 +188,7 @@ final class GuardedWrite {
         return transactions.run(x, true, "documents of " + namespace + " kept changing tier while this write promoted them; retry", () -> {
             long started = System.nanoTime();
             Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
+            races.reached(WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
             Set<BsonValue> held = TierQueries.idsIn(fast, null, namespace, distinct);
             List<BsonValue> missing = new ArrayList<>(distinct);
             missing.removeAll(held);

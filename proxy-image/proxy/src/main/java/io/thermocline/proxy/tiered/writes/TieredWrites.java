@@ -51,7 +51,7 @@ public final class TieredWrites {
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
         GuardedWrite guarded = new GuardedWrite(fast, archive, fences, new GuardedCopies(fast, archive, fences, fenceRetention.dividedBy(2)),
-                transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/");
+                transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races);
         this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races);
         this.updates = new Updates(fast, archive, sync, guarded, routes);
         this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, sync, routes, races);

@@ -16,6 +16,8 @@ public interface WriteRaces {
         /** An insert looked its client-chosen {@code _id}s up and is about to choose its path. */
         INSERT_IDS_LOOKED_UP,
         /** A delete read one tier for its targets and has not yet read (or acted on) the other. */
-        DELETE_BETWEEN_TIER_READS
+        DELETE_BETWEEN_TIER_READS,
+        /** A guarded write read its documents' fences and has not yet read the fast tier and the archive. */
+        GUARDED_WRITE_FENCES_READ
     }
 }
