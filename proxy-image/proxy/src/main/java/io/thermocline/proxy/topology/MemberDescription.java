@@ -30,6 +30,11 @@ public record MemberDescription(ServerAddress address, MemberRole role, String s
         return point == null || appliedOpTime != null && appliedOpTime.compareTo(point) >= 0;
     }
 
+    public MemberDescription withAppliedOpTime(BsonTimestamp optime) {
+        return new MemberDescription(address, role, setName, hosts, electionId, setVersion, limits, tags, lastWriteMillis,
+                optime, helloSupported, error);
+    }
+
     public boolean tagsMatch(BsonDocument tagSet) {
         for (var e : tagSet.entrySet()) {
             BsonValue v = tags.get(e.getKey());

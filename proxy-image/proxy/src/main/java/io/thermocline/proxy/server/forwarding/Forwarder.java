@@ -91,6 +91,9 @@ public final class Forwarder {
                 .thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, replace), request.client().eventLoop())
                         .thenApply(reply -> {
                             ReplyFacts facts = observe(tier, member, reply.body());
+                            if (facts.ok() && point != null) {
+                                learnApplied(tier, member, reply.body());
+                            }
                             if (traits.endsTransaction() && session.isPresent()
                                     && (traits.name().equals("abortTransaction") || facts.ok())) {
                                 pins.release(session.get());
@@ -216,7 +219,8 @@ public final class Forwarder {
                 return CompletableFuture.failedFuture(cause);
             }
             if (!member.equals(tier.monitor().topology().primary())) {
-                tier.monitor().requestCheck();
+                // a secondary that cannot be reached stops being chosen at once: the driver's retry goes elsewhere
+                tier.monitor().unreachable(member, cause.getMessage());
                 return CompletableFuture.failedFuture(cause);
             }
             return tier.monitor().awaitPrimaryOtherThan(member, backends.primaryWait())
@@ -235,6 +239,17 @@ public final class Forwarder {
             tier.monitor().requestCheck();
         }
         return facts;
+    }
+
+    /** A secondary's reply to a causal read: its operationTime is an optime the member has applied. */
+    private static void learnApplied(TierBackend tier, ServerAddress member, RawBsonDocument reply) {
+        MemberDescription d = tier.monitor().topology().members().get(member);
+        if (d != null && d.role() == MemberRole.SECONDARY) {
+            BsonValue time = reply.get("operationTime");
+            if (time != null && time.isTimestamp()) {
+                tier.monitor().appliedAtLeast(member, time.asTimestamp());
+            }
+        }
     }
 
     /** The reply with the cursor it opened (if any) replaced by a proxy cursor that remembers tier and member. */
