@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -117,6 +118,26 @@ class SecondaryReadsTest {
         assertThat(secondaryReads("read_preference")).as("reads served by secondaries").isPositive();
     }
 
+    @Test
+    void aPausedSecondaryServesNoReadItWouldHaveToWaitFor() throws Exception {
+        start("offload");
+        Member paused = archive.secondaries().get(0);
+        archive.pauseReplication(paused);
+        String uri = "mongodb://127.0.0.1:" + proxy.port() + "/?retryReads=false&socketTimeoutMS=3000";
+        try (MongoClient client = MongoClients.create(uri)) {
+            MongoCollection<BsonDocument> docs = collection(client, "orders", ReadPreference.primary());
+            for (int i = 0; i < 15; i++) {
+                docs.insertOne(new BsonDocument("_id", new BsonInt32(i)).append("writer", new BsonInt32(0))
+                        .append("createdAt", new BsonDateTime(System.currentTimeMillis())));
+                // a read on the paused member would wait for its point past the socket timeout
+                assertThat(docs.countDocuments(Filters.gte("writer", 0))).isEqualTo(i + 1);
+            }
+        } finally {
+            archive.resumeReplication(paused);
+        }
+        assertThat(laggingSkipped()).as("reads that passed over the paused member").isPositive();
+    }
+
     /**
      * Writers insert their own documents (each in a causally consistent session, reading its count back after
      * every write); one reader counts everything and checks that the count never goes back (in a causally consistent
@@ -205,14 +226,23 @@ class SecondaryReadsTest {
 
     /** thermocline_proxy_secondary_read_choices_total{tier="archive", member="secondary", reason}. */
     private long secondaryReads(String reason) throws IOException {
+        return metric("thermocline_proxy_secondary_read_choices_total", "tier=\"archive\"", "member=\"secondary\"",
+                "reason=\"" + reason + "\"");
+    }
+
+    private long laggingSkipped() throws IOException {
+        return metric("thermocline_proxy_lagging_members_skipped_total", "tier=\"archive\"");
+    }
+
+    /** The sum of the series of {@code name} whose labels contain every one of {@code labels}. */
+    private long metric(String name, String... labels) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         proxy.metrics().writeTo(out);
-        Matcher m = Pattern.compile("thermocline_proxy_secondary_read_choices_total\\{([^}]*)} ([0-9.eE+]+)")
-                .matcher(out.toString(StandardCharsets.UTF_8));
+        Matcher m = Pattern.compile(name + "\\{([^}]*)} ([0-9.eE+]+)").matcher(out.toString(StandardCharsets.UTF_8));
         long total = 0;
         while (m.find()) {
-            if (m.group(1).contains("member=\"secondary\"") && m.group(1).contains("reason=\"" + reason + "\"")
-                    && m.group(1).contains("tier=\"archive\"")) {
+            String found = m.group(1);
+            if (Arrays.stream(labels).allMatch(found::contains)) {
                 total += (long) Double.parseDouble(m.group(2));
             }
         }
