@@ -5,6 +5,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.benchmarks.barrier.ReadBarrierBenchmark;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.ThermoclineConfig;
@@ -18,10 +19,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,9 +41,6 @@ import org.bson.Document;
  * -Dbench.main=io.thermocline.benchmarks.secondaries.SecondaryReadsBenchmark -Dbench.args="seconds=8 clients=8,32"}
  */
 public final class SecondaryReadsBenchmark {
-
-    static final int CUSTOMERS = 200;
-    static final int ARCHIVED = 2000;
 
     private SecondaryReadsBenchmark() {
     }
@@ -77,7 +73,7 @@ public final class SecondaryReadsBenchmark {
             var fast = TierClients.client(fastSet.connectionString(), "bench-workers");
             var archive = TierClients.client(archiveSet.connectionString(), "bench-workers");
             new MetadataStore(fast).ensureCollections();
-            seedArchive(archiveDirect);
+            ReadBarrierBenchmark.seedArchive(archiveDirect);
             archiveSet.awaitReplication(Duration.ofSeconds(30));
             ThermoclineConfig base = config(fastSet, archiveSet, "primary");
             try (Feeder feeder = new Feeder(fast, archive, base.collections(), new FeederConfig(1000, Duration.ofMillis(10), true),
@@ -103,16 +99,6 @@ public final class SecondaryReadsBenchmark {
         }
     }
 
-    static void seedArchive(MongoClient archive) {
-        List<Document> old = new ArrayList<>();
-        Instant monthAgo = Instant.now().minus(Duration.ofDays(30));
-        for (int i = 0; i < ARCHIVED; i++) {
-            old.add(new Document("_id", "old-" + i).append("createdAt", Date.from(monthAgo.minusSeconds(i)))
-                    .append("customer", "c" + (i % CUSTOMERS)).append("state", "done"));
-        }
-        archive.getDatabase("bench").getCollection("orders").insertMany(old);
-    }
-
     static ThermoclineConfig config(EmbeddedReplicaSet fastSet, EmbeddedReplicaSet archiveSet, String secondaryReads) {
         return ConfigLoader.parse("proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
                 + "  causalWaitTimeout: 10s\n"
@@ -135,7 +121,7 @@ public final class SecondaryReadsBenchmark {
             Thread t = new Thread(() -> {
                 while (!stop.get()) {
                     long start = System.nanoTime();
-                    orders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(CUSTOMERS)));
+                    orders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(ReadBarrierBenchmark.CUSTOMERS)));
                     if (measuring.get()) {
                         recorder.recordValue((System.nanoTime() - start) / 1000);
                     }
@@ -186,7 +172,7 @@ public final class SecondaryReadsBenchmark {
                     100 * c.secondaryShare()));
         }
         b.append(String.format("%n%d s per cell after %d s warm-up; three-member embedded archive (in memory), %d archived orders,"
-                + " count by customer (archive-routed, linearizable).%n", s.seconds(), s.warmupSeconds(), ARCHIVED));
+                + " count by customer (archive-routed, linearizable).%n", s.seconds(), s.warmupSeconds(), ReadBarrierBenchmark.ARCHIVED));
         return b.toString();
     }
 }
