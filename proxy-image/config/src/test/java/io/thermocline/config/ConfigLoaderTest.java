@@ -112,6 +112,22 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void secondaryReadsArePrimaryUnlessACollectionOffloadsThem() {
+        ThermoclineConfig c = ConfigLoader.parse(TIERED.replace("hotWindow: 12h}", "hotWindow: 12h, secondaryReads: offload}"), Map.of());
+        assertThat(c.collections()).extracting(CollectionPolicy::secondaryReads)
+                .containsExactly(SecondaryReads.PRIMARY, SecondaryReads.OFFLOAD);
+    }
+
+    @Test
+    void unknownSecondaryReadsPolicyNamesTheFieldAndTheChoices() {
+        assertThatThrownBy(() -> ConfigLoader.parse(TIERED.replace("hotWindow: 12h}", "hotWindow: 12h, secondaryReads: always}"),
+                Map.of()))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("secondaryReads")
+                .hasMessageContaining("'always' is not a secondaryReads policy; use primary");
+    }
+
+    @Test
     void unknownFieldIsNamed() {
         assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://h', budget: 3}}", Map.of()))
                 .isInstanceOf(InvalidConfigException.class)

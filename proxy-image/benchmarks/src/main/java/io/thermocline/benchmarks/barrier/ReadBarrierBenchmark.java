@@ -47,7 +47,7 @@ import org.bson.Document;
 public final class ReadBarrierBenchmark {
 
     static final CollectionPolicy POLICY = new CollectionPolicy("bench", "orders", "createdAt", Duration.ofDays(1));
-    static final int CUSTOMERS = 200;
+    public static final int CUSTOMERS = 200;
 
     private ReadBarrierBenchmark() {
     }
@@ -122,9 +122,10 @@ public final class ReadBarrierBenchmark {
         return cells;
     }
 
-    static final int ARCHIVED = 2000;
+    public static final int ARCHIVED = 2000;
 
-    static void seedArchive(MongoClient archive) {
+    /** Archived orders of a month ago (outside the window), {@code bench.orders}, spread over the customers. */
+    public static void seedArchive(MongoClient archive) {
         List<Document> old = new ArrayList<>();
         Instant monthAgo = Instant.now().minus(Duration.ofDays(30));
         for (int i = 0; i < ARCHIVED; i++) {

@@ -17,6 +17,7 @@ import java.util.Set;
  * expect next to it (codes from the server's {@code error_codes.yml}).
  */
 public enum MongoError {
+    BAD_VALUE(2, "BadValue"),
     HOST_UNREACHABLE(6, "HostUnreachable"),
     TYPE_MISMATCH(14, "TypeMismatch"),
     PROTOCOL_ERROR(17, "ProtocolError"),
@@ -28,6 +29,7 @@ public enum MongoError {
     OPERATION_FAILED(96, "OperationFailed"),
     WRITE_CONFLICT(112, "WriteConflict"),
     COMMAND_NOT_SUPPORTED(115, "CommandNotSupported"),
+    MAX_STALENESS_OUT_OF_RANGE(160, "MaxStalenessOutOfRange"),
     QUERY_PLAN_KILLED(175, "QueryPlanKilled"),
     PRIMARY_STEPPED_DOWN(189, "PrimarySteppedDown"),
     TRANSACTION_TOO_LARGE(257, "TransactionTooLarge"),

@@ -63,6 +63,8 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
     private final GaugeWithCallback inFlight;
     private final Gauge openCursors;
     private final Gauge primaryKnown;
+    private final Counter secondaryReadChoices;
+    private final Counter laggingMembersSkipped;
 
     public ProxyMetrics() {
         clientConnections = Gauge.builder().name("thermocline_proxy_client_connections")
@@ -111,6 +113,15 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
                 .help("Proxy cursors mapped to backend cursors").register(registry);
         primaryKnown = Gauge.builder().name("thermocline_proxy_backend_primary_known")
                 .help("1 when the tier's primary is known").labelNames("tier").register(registry);
+        secondaryReadChoices = Counter.builder().withoutExemplars().name("thermocline_proxy_secondary_read_choices_total")
+                .help("Reads whose read preference let a secondary serve them, by tier, the member that served them"
+                        + " (primary, secondary) and why secondaries were allowed (read_preference: the client's; offload: the"
+                        + " collection's secondaryReads policy)")
+                .labelNames("tier", "member", "reason").register(registry);
+        laggingMembersSkipped = Counter.builder().withoutExemplars().name("thermocline_proxy_lagging_members_skipped_total")
+                .help("Reads that passed over a member the read preference allowed because it had not applied the read's"
+                        + " causal point yet (a wait on that member avoided)")
+                .labelNames("tier").register(registry);
     }
 
     public static String commandLabel(String command) {
@@ -166,6 +177,13 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
 
     public void openCursors(int n) {
         openCursors.set(n);
+    }
+
+    public void secondaryReadChoice(Tier tier, boolean secondary, String reason, boolean laggingSkipped) {
+        secondaryReadChoices.labelValues(tier.label(), secondary ? "secondary" : "primary", reason).inc();
+        if (laggingSkipped) {
+            laggingMembersSkipped.labelValues(tier.label()).inc();
+        }
     }
 
     public void primaryKnown(Tier tier, boolean known) {

@@ -1,10 +1,17 @@
 package io.thermocline.proxy.tiered;
 
+import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.wire.OpMsg;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
 import org.bson.BsonTimestamp;
 import org.bson.RawBsonDocument;
 
@@ -17,11 +24,13 @@ public final class CausalTiers {
 
     private final CausalPoints causal;
     private final ReadBarrier barrier;
+    private final ArchivePresent archivePresent;
     private final TieredCursors cursors;
 
-    CausalTiers(CausalPoints causal, ReadBarrier barrier, TieredCursors cursors) {
+    CausalTiers(CausalPoints causal, ReadBarrier barrier, ArchivePresent archivePresent, TieredCursors cursors) {
         this.causal = causal;
         this.barrier = barrier;
+        this.archivePresent = archivePresent;
         this.cursors = cursors;
     }
 
@@ -43,6 +52,45 @@ public final class CausalTiers {
      */
     public RawBsonDocument archive(Exchange x, OpMsg msg) throws InterruptedException {
         return archive(x, msg, awaitCausalPoint(x));
+    }
+
+    /**
+     * As {@link #archive(Exchange, OpMsg)}, on any archive member that has applied what the read must see when
+     * {@code secondaries} (a read preference allowing them) is present: see {@link #onCaughtUpMember}.
+     */
+    public RawBsonDocument archive(Exchange x, OpMsg msg, Optional<BsonDocument> secondaries) throws InterruptedException {
+        BsonTimestamp through = awaitCausalPoint(x);
+        return archive(x, onCaughtUpMember(msg, secondaries), through);
+    }
+
+    /** As {@link #archiveWithoutWait(Exchange, OpMsg)}, possibly on a caught-up secondary. */
+    public RawBsonDocument archiveWithoutWait(Exchange x, OpMsg msg, Optional<BsonDocument> secondaries)
+            throws InterruptedException {
+        BsonTimestamp through = barrier.skipped();
+        return archive(x, onCaughtUpMember(msg, secondaries), through);
+    }
+
+    /**
+     * The archive command of a read allowed on secondaries, once the barrier passed: the archive primary holds
+     * everything the read must see, so the archive's present read now ({@link ArchivePresent}) is a point of the
+     * archive's clock covering it. The command carries it as {@code afterClusterTime} with the read preference:
+     * the forwarder then chooses only among members whose applied optime covers it (the primary when none does),
+     * and the chosen member waits for it too. Without a reading (the primary did not answer) the primary serves it.
+     */
+    private OpMsg onCaughtUpMember(OpMsg msg, Optional<BsonDocument> secondaries) throws InterruptedException {
+        if (secondaries.isEmpty()) {
+            return msg;
+        }
+        Optional<BsonTimestamp> point = archivePresent.now();
+        if (point.isEmpty()) {
+            return msg;
+        }
+        BsonValue sent = msg.body().get("readConcern");
+        BsonDocument readConcern = sent != null && sent.isDocument() ? Replies.mutable(sent.asDocument()) : new BsonDocument();
+        readConcern.put("afterClusterTime", point.get());
+        BsonDocument append = new BsonDocument("$readPreference", secondaries.get()).append("readConcern", readConcern);
+        RawBsonDocument body = CommandEnvelope.edit(msg.body(), Map.of(), Set.of(), append);
+        return new OpMsg(msg.requestId(), 0, 0, body, msg.sequences());
     }
 
     /**

@@ -5,6 +5,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.FastTierClock;
 import io.thermocline.proxy.causal.MirrorProgress;
@@ -13,6 +14,7 @@ import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StateFollower;
 import io.thermocline.tiering.provenance.CopyUp;
+import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.provenance.UserDeletes;
@@ -29,6 +31,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
 
 /**
  * Builds the tiered layer from one {@link ThermoclineConfig}: with a fast tier and at least one
@@ -104,12 +110,20 @@ public final class TieredProxy {
         // the read barrier's probes have their own document: they never contend with the write path's barrier probes
         FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);
         ReadBarrier readBarrier = new ReadBarrier(readConsistency, present, progress, causalWaitTimeout);
-        return new TieredRouting(tiering, new CausalPoints(100_000), readBarrier, promotion, writes, fences,
+        ArchivePresent archivePresent = new ArchivePresent(() -> archiveOperationTime(archive), workers, causalWaitTimeout);
+        return new TieredRouting(tiering, new CausalPoints(100_000), readBarrier, archivePresent, promotion, writes, fences,
                 ledger, store, workers, () -> {
                     follower.close();
                     fast.close();
                     archive.close();
                 });
+    }
+
+    /** The archive primary's last applied optime: the operationTime of a {@code ping} (a read of the present). */
+    private static BsonTimestamp archiveOperationTime(MongoClient archive) {
+        BsonValue time = Blocking.single(archive.getDatabase("admin").runCommand(new BsonDocument("ping", new BsonInt32(1)),
+                BsonDocument.class)).map(reply -> reply.get("operationTime")).orElse(null);
+        return time != null && time.isTimestamp() ? time.asTimestamp() : null;
     }
 
     private static ThreadFactory daemons(String prefix) {

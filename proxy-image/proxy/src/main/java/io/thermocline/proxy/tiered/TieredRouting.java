@@ -2,6 +2,7 @@ package io.thermocline.proxy.tiered;
 
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
 import io.thermocline.proxy.causal.ReadBarrier;
@@ -65,13 +66,13 @@ public final class TieredRouting implements AutoCloseable {
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
 
-    TieredRouting(TieringFollower follower, CausalPoints causal, ReadBarrier barrier, Promotion promotion,
+    TieredRouting(TieringFollower follower, CausalPoints causal, ReadBarrier barrier, ArchivePresent archivePresent, Promotion promotion,
                   TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
                   MetadataStore store, ExecutorService workers, AutoCloseable resources) {
         TieredCursors cursors = new TieredCursors(100_000);
         this.follower = follower;
         this.barrier = barrier;
-        this.tiers = new CausalTiers(causal, barrier, cursors);
+        this.tiers = new CausalTiers(causal, barrier, archivePresent, cursors);
         this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, this::metrics);
         this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, this::metrics);
         this.writes = writes;

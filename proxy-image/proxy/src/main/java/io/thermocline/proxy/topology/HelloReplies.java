@@ -3,6 +3,7 @@ package io.thermocline.proxy.topology;
 import com.mongodb.ServerAddress;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 
@@ -65,15 +66,25 @@ public final class HelloReplies {
         BsonValue tagValue = reply.get("tags");
         BsonDocument tags = tagValue != null && tagValue.isDocument() ? tagValue.asDocument() : new BsonDocument();
         long lastWrite = 0;
+        BsonTimestamp applied = null;
         BsonValue lw = reply.get("lastWrite");
         if (lw != null && lw.isDocument()) {
             BsonValue d = lw.asDocument().get("lastWriteDate");
             if (d != null && d.isDateTime()) {
                 lastWrite = d.asDateTime().getValue();
             }
+            applied = opTime(lw.asDocument().get("opTime"));
         }
         return new MemberDescription(address, role, setName, List.copyOf(hosts), electionId, setVersion, limits, tags,
-                lastWrite, helloSupported, null);
+                lastWrite, applied, helloSupported, null);
+    }
+
+    /** An optime as servers report it: {@code {ts, t}} (protocol version 1), or a bare timestamp (older servers). */
+    static BsonTimestamp opTime(BsonValue value) {
+        if (value != null && value.isDocument()) {
+            value = value.asDocument().get("ts");
+        }
+        return value != null && value.isTimestamp() ? value.asTimestamp() : null;
     }
 
     private static String string(BsonDocument d, String key) {

@@ -2,6 +2,7 @@ package io.thermocline.proxy.topology;
 
 import com.mongodb.ServerAddress;
 import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 
@@ -12,14 +13,26 @@ import java.util.List;
  *
  * @param hosts       members this one reports (hosts + passives + arbiters), empty for a standalone
  * @param lastWriteMillis {@code lastWrite.lastWriteDate} in epoch millis, 0 when unknown
+ * @param appliedOpTime   {@code lastWrite.opTime.ts}: the member has applied every entry up to it (null when unknown);
+ *                        a lower bound of what it holds by the time a read reaches it, since it only moves forward
  */
 public record MemberDescription(ServerAddress address, MemberRole role, String setName, List<ServerAddress> hosts,
                                 ObjectId electionId, Integer setVersion, WireLimits limits, BsonDocument tags,
-                                long lastWriteMillis, boolean helloSupported, String error) {
+                                long lastWriteMillis, BsonTimestamp appliedOpTime, boolean helloSupported, String error) {
 
     public static MemberDescription unknown(ServerAddress address, String error) {
         return new MemberDescription(address, MemberRole.UNKNOWN, null, List.of(), null, null, null,
-                new BsonDocument(), 0, true, error);
+                new BsonDocument(), 0, null, true, error);
+    }
+
+    /** Whether this member has applied every entry up to {@code point} (a time of its own tier's clock). */
+    public boolean applied(BsonTimestamp point) {
+        return point == null || appliedOpTime != null && appliedOpTime.compareTo(point) >= 0;
+    }
+
+    public MemberDescription withAppliedOpTime(BsonTimestamp optime) {
+        return new MemberDescription(address, role, setName, hosts, electionId, setVersion, limits, tags, lastWriteMillis,
+                optime, helloSupported, error);
     }
 
     public boolean tagsMatch(BsonDocument tagSet) {

@@ -2,73 +2,121 @@ package io.thermocline.proxy.topology;
 
 import com.mongodb.ServerAddress;
 import org.bson.BsonDocument;
+import org.bson.BsonTimestamp;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.ToIntFunction;
 
 /**
- * Chooses the member of a tier that serves a request, following the server-selection rules for
- * read preferences (mode, tag sets, max staleness measured against the primary's last write).
- * A pure function: the caller supplies the topology and a spreading value for secondaries.
+ * Chooses the member of a tier that serves a read, in two steps. First the members the read preference
+ * allows, by the server-selection rules a mongos follows (mode, max staleness against the primary's or the
+ * freshest secondary's last write, the first tag set any of them matches). Then the causal point: among
+ * those, only members whose applied optime (from monitoring) covers the point the read must see; when none
+ * of them does, the primary if the mode accepts it, else (mode {@code secondary}) one of them anyway, which
+ * then waits for the point itself ({@code afterClusterTime}) — never an answer from behind the point.
+ * Among the members left, the one with the fewest requests in flight. A pure function.
  */
 public final class MemberSelector {
+
+    /**
+     * The member chosen; {@code laggingSkipped}: a member the read preference allowed was passed over because it had
+     * not applied the point yet (a wait on that member avoided).
+     */
+    public record Selection(ServerAddress member, boolean secondary, boolean laggingSkipped) {
+    }
 
     private MemberSelector() {
     }
 
-    public static Optional<ServerAddress> select(TierTopology topology, ReadPreference preference, int spread) {
+    /**
+     * @param point  a time of this tier's clock the serving member must have applied, or null (any member the
+     *               preference allows)
+     * @param load   requests in flight per member
+     * @param spread any number, varied per call: breaks ties between equally loaded members
+     */
+    public static Optional<Selection> select(TierTopology topology, ReadPreference preference, BsonTimestamp point,
+                                             ToIntFunction<ServerAddress> load, int spread) {
         Optional<ServerAddress> primary = topology.primaryAddress();
+        List<MemberDescription> allowed = allowed(topology, preference);
+        if (allowed.isEmpty()) {
+            return Optional.empty();
+        }
+        List<MemberDescription> caughtUp = allowed.stream()
+                .filter(m -> m.role() == MemberRole.PRIMARY || m.applied(point)).toList();
+        if (!caughtUp.isEmpty()) {
+            return Optional.of(least(caughtUp, load, spread, caughtUp.size() < allowed.size()));
+        }
+        boolean primaryAccepted = preference.mode() == ReadPreference.Mode.PRIMARY_PREFERRED
+                || preference.mode() == ReadPreference.Mode.SECONDARY_PREFERRED;
+        if (primaryAccepted && primary.isPresent()) {
+            return Optional.of(new Selection(primary.get(), false, true));
+        }
+        return Optional.of(least(allowed, load, spread, false));
+    }
+
+    /** The members a mongos could send the read to, before the causal point is considered. */
+    static List<MemberDescription> allowed(TierTopology topology, ReadPreference preference) {
+        Optional<MemberDescription> primary = topology.primaryAddress().map(p -> topology.members().get(p));
         return switch (preference.mode()) {
-            case PRIMARY -> primary;
-            case PRIMARY_PREFERRED -> primary.or(() -> pick(eligibleSecondaries(topology, preference), spread));
-            case SECONDARY -> pick(eligibleSecondaries(topology, preference), spread);
-            case SECONDARY_PREFERRED -> pick(eligibleSecondaries(topology, preference), spread).or(() -> primary);
-            case NEAREST -> {
-                List<ServerAddress> all = new ArrayList<>(eligibleSecondaries(topology, preference));
-                primary.filter(p -> matchesTags(topology.members().get(p), preference)).ifPresent(all::add);
-                yield pick(all, spread);
+            case PRIMARY -> primary.map(List::of).orElse(List.of());
+            case PRIMARY_PREFERRED -> primary.map(List::of).orElseGet(() -> suitable(topology, preference, false));
+            case SECONDARY -> suitable(topology, preference, false);
+            case SECONDARY_PREFERRED -> {
+                List<MemberDescription> secondaries = suitable(topology, preference, false);
+                yield secondaries.isEmpty() ? primary.map(List::of).orElse(List.of()) : secondaries;
             }
+            case NEAREST -> suitable(topology, preference, true);
         };
     }
 
-    private static List<ServerAddress> eligibleSecondaries(TierTopology topology, ReadPreference preference) {
-        long primaryWrite = topology.primaryAddress().map(p -> topology.members().get(p))
-                .map(MemberDescription::lastWriteMillis).orElse(0L);
-        List<ServerAddress> out = new ArrayList<>();
+    /** Secondaries (and the primary, for nearest) within max staleness, narrowed by the first tag set any of them matches. */
+    private static List<MemberDescription> suitable(TierTopology topology, ReadPreference preference, boolean withPrimary) {
+        List<MemberDescription> fresh = new ArrayList<>();
+        long reference = stalenessReference(topology);
         for (MemberDescription m : topology.secondaries()) {
-            if (!matchesTags(m, preference)) {
-                continue;
+            if (preference.maxStalenessSeconds() <= 0 || reference == 0 || m.lastWriteMillis() == 0
+                    || reference - m.lastWriteMillis() <= preference.maxStalenessSeconds() * 1000) {
+                fresh.add(m);
             }
-            if (preference.maxStalenessSeconds() > 0 && primaryWrite > 0 && m.lastWriteMillis() > 0
-                    && primaryWrite - m.lastWriteMillis() > preference.maxStalenessSeconds() * 1000) {
-                continue;
-            }
-            out.add(m.address());
         }
-        out.sort((a, b) -> a.toString().compareTo(b.toString()));
-        return out;
-    }
-
-    private static boolean matchesTags(MemberDescription member, ReadPreference preference) {
-        if (member == null) {
-            return false;
+        if (withPrimary) {
+            topology.primaryAddress().map(p -> topology.members().get(p)).ifPresent(fresh::add);
         }
         if (preference.tagSets().isEmpty()) {
-            return true;
+            return fresh;
         }
         for (BsonDocument set : preference.tagSets()) {
-            if (member.tagsMatch(set)) {
-                return true;
+            List<MemberDescription> matching = fresh.stream().filter(m -> m.tagsMatch(set)).toList();
+            if (!matching.isEmpty()) {
+                return matching;
             }
         }
-        return false;
+        return List.of();
     }
 
-    private static Optional<ServerAddress> pick(List<ServerAddress> candidates, int spread) {
-        if (candidates.isEmpty()) {
-            return Optional.empty();
+    /** The primary's last write, else (no primary known) the freshest secondary's, as the max-staleness spec measures. */
+    private static long stalenessReference(TierTopology topology) {
+        return topology.primaryAddress().map(p -> topology.members().get(p)).map(MemberDescription::lastWriteMillis)
+                .orElseGet(() -> topology.secondaries().stream().mapToLong(MemberDescription::lastWriteMillis).max().orElse(0));
+    }
+
+    private static Selection least(List<MemberDescription> members, ToIntFunction<ServerAddress> load, int spread,
+                                   boolean laggingSkipped) {
+        List<MemberDescription> sorted = new ArrayList<>(members);
+        sorted.sort(Comparator.comparing(m -> m.address().toString()));
+        int[] loads = sorted.stream().mapToInt(m -> load.applyAsInt(m.address())).toArray(); // read once: counts move
+        int fewest = Arrays.stream(loads).min().orElseThrow();
+        List<MemberDescription> least = new ArrayList<>();
+        for (int i = 0; i < loads.length; i++) {
+            if (loads[i] == fewest) {
+                least.add(sorted.get(i));
+            }
         }
-        return Optional.of(candidates.get(Math.floorMod(spread, candidates.size())));
+        MemberDescription chosen = least.get(Math.floorMod(spread, least.size()));
+        return new Selection(chosen.address(), chosen.role() == MemberRole.SECONDARY, laggingSkipped);
     }
 }

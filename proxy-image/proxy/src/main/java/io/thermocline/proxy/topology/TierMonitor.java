@@ -11,6 +11,7 @@ import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
+import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,6 +84,31 @@ public final class TierMonitor implements AutoCloseable {
 
     public TierTopology topology() {
         return topology;
+    }
+
+    /**
+     * Learns from a reply of {@code member} that it has applied at least {@code optime} (a secondary's
+     * {@code operationTime} is its last applied optime when the read ran): between heartbeats, the members
+     * that serve reads keep a fresh applied optime, so they stay eligible for reads at recent points.
+     */
+    public void appliedAtLeast(ServerAddress member, BsonTimestamp optime) {
+        synchronized (this) {
+            MemberDescription d = descriptions.get(member);
+            if (closed || d == null || d.role() != MemberRole.SECONDARY || d.applied(optime)) {
+                return;
+            }
+            descriptions.put(member, d.withAppliedOpTime(optime));
+            topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), topology.primary());
+        }
+    }
+
+    /**
+     * A request to {@code member} failed to reach it: it is unknown (so no read is sent to it) until its
+     * next successful hello, which is asked for now.
+     */
+    public void unreachable(ServerAddress member, String error) {
+        update(MemberDescription.unknown(member, error));
+        requestCheck();
     }
 
     /** Checks every member now instead of at the next heartbeat (after a not-primary error, a failed connect). */

@@ -38,14 +38,21 @@ public final class TieredFleet implements AutoCloseable {
     public final MongoClient archiveDirect;
     public final MongoClient fastDirect;
     public final String readConsistency;
+    private final String secondaryReads;
 
     /**
      * @param readConsistency the proxies' {@code proxy.readConsistency}, or null to leave it out (a
      *                        build without the setting)
      */
     public TieredFleet(TierPair tiers, int proxyCount, String readConsistency) throws Exception {
+        this(tiers, proxyCount, readConsistency, null);
+    }
+
+    /** @param secondaryReads the policy's {@code secondaryReads}, or null to leave it out */
+    public TieredFleet(TierPair tiers, int proxyCount, String readConsistency, String secondaryReads) throws Exception {
         this.tiers = tiers;
         this.readConsistency = readConsistency;
+        this.secondaryReads = secondaryReads;
         fastWorkers = TierClients.client(tiers.fastUri(), "history-workers");
         archiveWorkers = TierClients.client(tiers.archiveUri(), "history-workers");
         archiveDirect = MongoClients.create(tiers.archiveUri());
@@ -68,7 +75,8 @@ public final class TieredFleet implements AutoCloseable {
                 + "fleet:\n  instanceId: history-" + index + "\n"
                 + "auth:\n  mode: disabled\n"
                 + "collections:\n  - {database: " + POLICY.database() + ", collection: " + POLICY.collection()
-                + ", ageField: " + POLICY.ageField() + ", hotWindow: 1h}\n";
+                + ", ageField: " + POLICY.ageField() + ", hotWindow: 1h"
+                + (secondaryReads == null ? "" : ", secondaryReads: " + secondaryReads) + "}\n";
     }
 
     /** A connection string naming the given proxies: with several, the driver spreads operations over them. */

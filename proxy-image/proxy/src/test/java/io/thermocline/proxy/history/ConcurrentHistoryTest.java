@@ -7,6 +7,7 @@ import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import io.thermocline.proxy.chaos.ReplicationChaos;
 import io.thermocline.proxy.chaos.Seeds;
 import io.thermocline.proxy.chaos.TieredFleet;
 import io.thermocline.proxy.chaos.WorkerChaos;
@@ -89,27 +90,56 @@ class ConcurrentHistoryTest {
         assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, "linearizable", Mode.LINEARIZABLE, TierPair::open));
     }
 
+    /**
+     * The linearizable run on a three-member archive whose secondaries serve the archive-routed reads
+     * ({@code secondaryReads: offload}) while they lag, pause and die ({@link ReplicationChaos}): a read
+     * served by a member behind its point shows up as a stale or non-monotonic read.
+     * Seeds: {@code -Dhistory.secondarySeeds} ({@code 1} by default).
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("secondarySeeds")
+    void secondaryReadsOfLaggingArchiveMembersReflectEveryEarlierWrite(long seed) throws Exception {
+        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, "linearizable", Mode.LINEARIZABLE, () -> TierPair.embedded(3), "offload"));
+    }
+
+    static LongStream secondarySeeds() {
+        return Seeds.from("history.secondarySeeds", "1");
+    }
+
+    static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair) throws Exception {
+        return run(seed, readConsistency, mode, tierPair, null);
+    }
+
     /** A checked history: what the checker found and what the run did. */
     record Result(List<Op> history, List<Anomaly> anomalies, String summary) {
     }
 
-    static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair) throws Exception {
+    /** @param secondaryReads the policy's {@code secondaryReads} (then the archive's secondaries are disturbed), or null */
+    static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair, String secondaryReads)
+            throws Exception {
         long started = System.nanoTime();
         History history = new History();
         HistoryClient.Keys keys = new HistoryClient.Keys();
         Random random = new Random(seed);
         Map<String, List<Doc>> finals;
         String workersRan;
-        try (TierPair tiers = tierPair.get(); TieredFleet fleet = new TieredFleet(tiers, 2, readConsistency)) {
+        try (TierPair tiers = tierPair.get(); TieredFleet fleet = new TieredFleet(tiers, 2, readConsistency, secondaryReads)) {
             adopt(fleet, history, keys, random);
             try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
+                ReplicationChaos replication = secondaryReads == null ? null
+                        : new ReplicationChaos(tiers.embeddedArchive().orElseThrow(), seed).start();
                 try {
                     runClients(fleet, history, keys, random);
                 } finally {
+                    if (replication != null) {
+                        replication.close();
+                    }
                     chaos.quiesce();
                 }
                 finals = finalStates(fleet);
-                workersRan = "worker crashes=" + chaos.crashes.get() + " kills=" + chaos.kills.get();
+                workersRan = "worker crashes=" + chaos.crashes.get() + " kills=" + chaos.kills.get()
+                        + (replication == null ? "" : " secondary disturbances=" + replication.disturbances.get()
+                        + " secondary reads=" + secondaryReadsServed(fleet));
             }
         }
         List<Op> ops = history.ops();
@@ -120,6 +150,21 @@ class ConcurrentHistoryTest {
                 (System.nanoTime() - started) / 1e9);
         System.out.println("ConcurrentHistoryTest " + summary);
         return new Result(ops, anomalies, summary);
+    }
+
+    /** Archive-routed reads the fleet's secondaries served. */
+    private static long secondaryReadsServed(TieredFleet fleet) throws java.io.IOException {
+        long total = 0;
+        for (var proxy : fleet.proxies) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            proxy.metrics().writeTo(out);
+            for (String line : out.toString(java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                if (line.startsWith("thermocline_proxy_secondary_read_choices_total{") && line.contains("member=\"secondary\"")) {
+                    total += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                }
+            }
+        }
+        return total;
     }
 
     /** The clients, each on its own thread with its own driver client, until each ran its operations. */

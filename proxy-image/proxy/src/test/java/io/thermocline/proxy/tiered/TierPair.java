@@ -45,6 +45,19 @@ public final class TierPair implements AutoCloseable {
         return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
     }
 
+    /** As {@link #embedded()}, with an archive of {@code archiveMembers} members (secondary-reads runs lag and pause them). */
+    public static TierPair embedded(int archiveMembers) {
+        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
+        EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").members(archiveMembers).build().start();
+        return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
+    }
+
+    /** The embedded archive, when this pair started one. */
+    public java.util.Optional<EmbeddedReplicaSet> embeddedArchive() {
+        return owned.size() == 2 && owned.get(1) instanceof EmbeddedReplicaSet archive ? java.util.Optional.of(archive)
+                : java.util.Optional.empty();
+    }
+
     /** Real replica sets: the test databases are dropped so every run starts empty. */
     public static TierPair external(String fastUri, String archiveUri) {
         for (String uri : List.of(fastUri, archiveUri)) {

@@ -19,10 +19,10 @@ class MemberSelectorTest {
 
     private static MemberDescription member(ServerAddress a, MemberRole role, String tagsJson, long lastWrite) {
         return new MemberDescription(a, role, "rs0", List.of(P, S1, S2), null, null,
-                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30), BsonDocument.parse(tagsJson), lastWrite, true, null);
+                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30), BsonDocument.parse(tagsJson), lastWrite, null, true, null);
     }
 
-    /** Topologies by name: all up; primary down; secondaries down; s2 lagging 60 s. */
+    /** Topologies by name: all up; primary down; secondaries down; s2 lagging 120 s. */
     private static TierTopology topology(String name) {
         Map<ServerAddress, MemberDescription> m = new LinkedHashMap<>();
         boolean primaryUp = !name.equals("noPrimary");
@@ -30,7 +30,7 @@ class MemberSelectorTest {
         m.put(P, member(P, primaryUp ? MemberRole.PRIMARY : MemberRole.UNKNOWN, "{dc: 'east'}", NOW));
         m.put(S1, member(S1, secondariesUp ? MemberRole.SECONDARY : MemberRole.UNKNOWN, "{dc: 'east'}", NOW));
         m.put(S2, member(S2, secondariesUp ? MemberRole.SECONDARY : MemberRole.UNKNOWN, "{dc: 'west'}",
-                name.equals("lagging") ? NOW - 60_000 : NOW));
+                name.equals("lagging") ? NOW - 120_000 : NOW));
         return new TierTopology(Tier.ARCHIVE, "rs0", m, primaryUp ? P : null);
     }
 
@@ -48,14 +48,14 @@ class MemberSelectorTest {
             secondary          | allUp         | {tags: [{dc: 'north'}, {dc: 'east'}]}   | 1 | s1
             secondary          | allUp         | {tags: [{dc: 'north'}]}                 | 0 | none
             secondaryPreferred | allUp         | {tags: [{dc: 'north'}]}                 | 0 | p
-            secondary          | lagging       | {maxStalenessSeconds: 90}               | 1 | s2
-            secondary          | lagging       | {maxStalenessSeconds: 30}               | 1 | s1
-            nearest            | allUp         | {}                                      | 2 | p
-            nearest            | allUp         | {tags: [{dc: 'east'}]}                  | 1 | p
+            secondary          | lagging       | {maxStalenessSeconds: 150}              | 1 | s2
+            secondary          | lagging       | {maxStalenessSeconds: 90}               | 1 | s1
+            nearest            | allUp         | {}                                      | 3 | p
+            nearest            | allUp         | {tags: [{dc: 'east'}]}                  | 2 | p
             """)
     void choosesTheMemberTheReadPreferenceAllows(String mode, String topology, String extra, int spread, String expected) {
         BsonDocument pref = BsonDocument.parse(extra).append("mode", new org.bson.BsonString(mode));
-        var chosen = MemberSelector.select(topology(topology), ReadPreference.parse(pref), spread);
-        assertThat(chosen.map(ServerAddress::getHost).orElse("none")).isEqualTo(expected);
+        var chosen = MemberSelector.select(topology(topology), ReadPreference.parse(pref), null, m -> 0, spread);
+        assertThat(chosen.map(s -> s.member().getHost()).orElse("none")).isEqualTo(expected);
     }
 }

@@ -6,6 +6,7 @@ import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.pool.PoolTimeoutException;
+import io.thermocline.proxy.topology.InvalidReadPreference;
 import io.thermocline.wire.OpMsg;
 import org.bson.RawBsonDocument;
 import org.slf4j.Logger;
@@ -48,6 +49,10 @@ public final class ErrorMapping {
     static RawBsonDocument reply(CommandTraits command, Throwable cause) {
         if (cause instanceof BackendUnavailableException b) {
             return MongoError.HOST_UNREACHABLE.reply(b.getMessage(), backendUnavailableLabels(command, b.requestSent()));
+        }
+        if (cause instanceof InvalidReadPreference invalid) {
+            return (invalid.kind() == InvalidReadPreference.Kind.MAX_STALENESS_OUT_OF_RANGE
+                    ? MongoError.MAX_STALENESS_OUT_OF_RANGE : MongoError.BAD_VALUE).reply(invalid.getMessage(), List.of());
         }
         if (cause instanceof PoolTimeoutException t) {
             return MongoError.HOST_UNREACHABLE.reply(t.getMessage(),

@@ -18,11 +18,14 @@ import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
+import io.thermocline.proxy.topology.InvalidReadPreference;
 import io.thermocline.proxy.topology.MemberSelector;
+import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
+import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.slf4j.Logger;
@@ -80,10 +83,17 @@ public final class Forwarder {
     public CompletableFuture<Answer> call(Request request, TierBackend tier, OpMsg msg, Map<String, BsonValue> replace) {
         CommandTraits traits = request.traitsOf(msg);
         Optional<SessionKey> session = traits.session();
-        return member(tier, traits, Optional.empty())
+        BsonValue replacedConcern = replace.get("readConcern");
+        BsonDocument concern = replacedConcern instanceof BsonDocument rc ? rc : traits.readConcern();
+        BsonTimestamp point = concern == null ? null : PassThroughCausalPoint.of(new BsonDocument("readConcern", concern));
+        return chosen(tier, traits, Optional.empty(), point)
+                .thenApply(choice -> countSecondaryRead(request, tier, traits, choice))
                 .thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, replace), request.client().eventLoop())
                         .thenApply(reply -> {
                             ReplyFacts facts = observe(tier, member, reply.body());
+                            if (facts.ok() && point != null) {
+                                learnApplied(tier, member, reply.body());
+                            }
                             if (traits.endsTransaction() && session.isPresent()
                                     && (traits.name().equals("abortTransaction") || facts.ok())) {
                                 pins.release(session.get());
@@ -112,24 +122,66 @@ public final class Forwarder {
 
     /** The member for a command with {@code traits} on {@code tier}, waiting for a primary where the choice needs one. */
     public CompletableFuture<ServerAddress> member(TierBackend tier, CommandTraits traits, Optional<ServerAddress> cursorMember) {
+        return chosen(tier, traits, cursorMember, null).thenApply(MemberChoice.Member::address);
+    }
+
+    /**
+     * As {@link #member}, for a command whose serving member must have applied {@code point} (a time of this tier's
+     * clock, null: none): the decided member, waiting for a primary where the choice needs one.
+     */
+    private CompletableFuture<MemberChoice.Member> chosen(TierBackend tier, CommandTraits traits, Optional<ServerAddress> cursorMember,
+                                                          BsonTimestamp point) {
         Optional<SessionKey> session = traits.session();
         Optional<ServerAddress> pinned = traits.inTransaction() && session.isPresent()
                 ? pins.find(session.get(), traits.txnNumber()).filter(p -> p.tier() == tier.tier()).map(TransactionPins.Pin::member)
                 : Optional.empty();
-        MemberChoice choice = MemberChoice.choose(pinned, cursorMember, traits, tier.monitor().topology(), spread.getAndIncrement());
+        MemberChoice choice;
+        try {
+            choice = MemberChoice.choose(pinned, cursorMember, traits, tier.monitor().topology(), point, tier::inFlight,
+                    spread.getAndIncrement());
+        } catch (InvalidReadPreference e) {
+            return CompletableFuture.failedFuture(e);
+        }
         if (choice instanceof MemberChoice.Member m) {
-            return CompletableFuture.completedFuture(m.address());
+            return CompletableFuture.completedFuture(m);
         }
         CompletableFuture<ServerAddress> primary = tier.monitor().awaitPrimary(backends.primaryWait());
         if (choice instanceof MemberChoice.Primary p) {
-            return p.pin() ? primary.thenApply(member -> {
-                pins.pin(session.get(), traits.txnNumber(), tier.tier(), member);
-                return member;
-            }) : primary;
+            return primary.thenApply(member -> {
+                if (p.pin()) {
+                    pins.pin(session.get(), traits.txnNumber(), tier.tier(), member);
+                }
+                return new MemberChoice.Member(member, MemberChoice.Why.TRANSACTION, false);
+            });
         }
         MemberChoice.NoneEligible none = (MemberChoice.NoneEligible) choice;
-        return primary.thenApply(p -> MemberSelector.select(tier.monitor().topology(), none.preference(), spread.getAndIncrement())
-                .orElse(p));
+        return primary.thenApply(p -> MemberSelector.select(tier.monitor().topology(), none.preference(), point, tier::inFlight,
+                        spread.getAndIncrement())
+                .map(s -> new MemberChoice.Member(s.member(), MemberChoice.Why.READ_PREFERENCE, s.laggingSkipped()))
+                .orElse(new MemberChoice.Member(p, MemberChoice.Why.READ_PREFERENCE, false)));
+    }
+
+    /**
+     * Counts a read whose read preference let a secondary serve it, by the member that serves it and why secondaries
+     * were allowed: the client's own read preference, or the collection's offloading (the tiered path's archive reads).
+     */
+    private ServerAddress countSecondaryRead(Request request, TierBackend tier, CommandTraits traits, MemberChoice.Member choice) {
+        if (choice.why() != MemberChoice.Why.READ_PREFERENCE || !allowsSecondaries(traits.readPreference())) {
+            return choice.address();
+        }
+        String reason = allowsSecondaries(request.msg().body().get("$readPreference")) ? "read_preference" : "offload";
+        MemberDescription d = tier.monitor().topology().members().get(choice.address());
+        boolean secondary = d != null && d.role() == MemberRole.SECONDARY;
+        metrics.secondaryReadChoice(tier.tier(), secondary, reason, choice.laggingSkipped());
+        return choice.address();
+    }
+
+    private static boolean allowsSecondaries(BsonValue readPreference) {
+        try {
+            return ReadPreference.parse(readPreference).mode().allowsSecondaries();
+        } catch (InvalidReadPreference e) {
+            return false;
+        }
     }
 
     /** The client's command as a replica-set member must see it, with {@code replace}d fields. */
@@ -167,7 +219,8 @@ public final class Forwarder {
                 return CompletableFuture.failedFuture(cause);
             }
             if (!member.equals(tier.monitor().topology().primary())) {
-                tier.monitor().requestCheck();
+                // a secondary that cannot be reached stops being chosen at once: the driver's retry goes elsewhere
+                tier.monitor().unreachable(member, cause.getMessage());
                 return CompletableFuture.failedFuture(cause);
             }
             return tier.monitor().awaitPrimaryOtherThan(member, backends.primaryWait())
@@ -186,6 +239,17 @@ public final class Forwarder {
             tier.monitor().requestCheck();
         }
         return facts;
+    }
+
+    /** A secondary's reply to a causal read: its operationTime is an optime the member has applied. */
+    private static void learnApplied(TierBackend tier, ServerAddress member, RawBsonDocument reply) {
+        MemberDescription d = tier.monitor().topology().members().get(member);
+        if (d != null && d.role() == MemberRole.SECONDARY) {
+            BsonValue time = reply.get("operationTime");
+            if (time != null && time.isTimestamp()) {
+                tier.monitor().appliedAtLeast(member, time.asTimestamp());
+            }
+        }
     }
 
     /** The reply with the cursor it opened (if any) replaced by a proxy cursor that remembers tier and member. */

@@ -5,20 +5,26 @@ import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.topology.MemberSelector;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.TierTopology;
+import org.bson.BsonTimestamp;
 
 import java.util.Optional;
+import java.util.function.ToIntFunction;
 
 /**
  * Which member of a tier serves a command, as one pure function holding the whole precedence:
  * the member the command's transaction is pinned to, then the member that holds its cursor, then
  * (a transaction statement without a pin yet, or its commit or abort) the primary, then the read
- * preference. A client's causal point ({@code afterClusterTime}) travels to the chosen member in
- * the command's read concern and the member waits for it, so it does not narrow the choice.
+ * preference narrowed by the read's causal point ({@link MemberSelector}): a secondary serves a read
+ * only when the preference allows it and, preferably, its applied optime already covers the point
+ * the command carries as {@code afterClusterTime}, which it also waits for.
  */
 public sealed interface MemberChoice {
 
-    /** This member, decided: a transaction's or a cursor's, or one the read preference selected. */
-    record Member(ServerAddress address, Why why) implements MemberChoice {
+    /**
+     * This member, decided: a transaction's or a cursor's, or one the read preference selected;
+     * {@code laggingSkipped}: a member the preference allowed was passed over as behind the read's point.
+     */
+    record Member(ServerAddress address, Why why, boolean laggingSkipped) implements MemberChoice {
     }
 
     /** The primary, once one is known; {@code pin} when the transaction's later statements must follow it there. */
@@ -29,27 +35,33 @@ public sealed interface MemberChoice {
     record NoneEligible(ReadPreference preference) implements MemberChoice {
     }
 
-    enum Why { TRANSACTION_PIN, CURSOR, READ_PREFERENCE }
+    /** {@code TRANSACTION}: the primary a transaction's statement or its end goes to, once known. */
+    enum Why { TRANSACTION_PIN, CURSOR, TRANSACTION, READ_PREFERENCE }
 
     /**
      * @param transactionPin the member this command's transaction (same session, same txnNumber, same tier) ran on so far
      * @param cursorMember   the member holding the cursor the command continues (getMore)
-     * @param spread         any number, varied per call: spreads reads over equally eligible secondaries
+     * @param point          the time of this tier's clock the serving member must have applied (the
+     *                       {@code afterClusterTime} the member gets), or null
+     * @param load           requests in flight per member: reads go to the least loaded eligible member
+     * @param spread         any number, varied per call: breaks ties between equally loaded members
+     * @throws io.thermocline.proxy.topology.InvalidReadPreference for a read preference a mongos refuses
      */
     static MemberChoice choose(Optional<ServerAddress> transactionPin, Optional<ServerAddress> cursorMember,
-                               CommandTraits traits, TierTopology topology, int spread) {
+                               CommandTraits traits, TierTopology topology, BsonTimestamp point,
+                               ToIntFunction<ServerAddress> load, int spread) {
         if (traits.inTransaction() && transactionPin.isPresent()) {
-            return new Member(transactionPin.get(), Why.TRANSACTION_PIN);
+            return new Member(transactionPin.get(), Why.TRANSACTION_PIN, false);
         }
         if (cursorMember.isPresent()) {
-            return new Member(cursorMember.get(), Why.CURSOR);
+            return new Member(cursorMember.get(), Why.CURSOR, false);
         }
         if (traits.inTransaction() || traits.endsTransaction()) {
             return new Primary(traits.inTransaction() && traits.session().isPresent());
         }
         ReadPreference preference = ReadPreference.parse(traits.readPreference());
-        return MemberSelector.select(topology, preference, spread)
-                .<MemberChoice>map(m -> new Member(m, Why.READ_PREFERENCE))
+        return MemberSelector.select(topology, preference, point, load, spread)
+                .<MemberChoice>map(s -> new Member(s.member(), Why.READ_PREFERENCE, s.laggingSkipped()))
                 .orElseGet(() -> new NoneEligible(preference));
     }
 }

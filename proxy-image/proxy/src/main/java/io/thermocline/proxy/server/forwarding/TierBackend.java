@@ -76,6 +76,12 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         });
     }
 
+    /** Requests in flight to {@code member} from this proxy: borrowed connections plus requests waiting for one. */
+    public int inFlight(ServerAddress member) {
+        MemberPool p = pools.get(member);
+        return p == null ? 0 : p.inUse() + p.waiters();
+    }
+
     @Override
     public void memberChanged(Tier t, MemberDescription before, MemberDescription after) {
         metrics.primaryKnown(tier, monitor.topology().primary() != null);

@@ -17,6 +17,7 @@ import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.TieredCursors;
 import io.thermocline.proxy.tiered.TieringFollower;
+import io.thermocline.proxy.topology.InvalidReadPreference;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.wire.OpMsg;
@@ -72,18 +73,25 @@ public final class TieredReads {
 
     private RawBsonDocument read(Exchange x, String command, String namespace, ReadRoute route,
                                  Predicate<RoutingTable> servesFast) throws InterruptedException {
+        Optional<BsonDocument> secondaries;
+        try {
+            secondaries = SecondaryPermission.of(x.command(), x.table().policy(namespace).orElse(null), x.traits().inTransaction());
+        } catch (InvalidReadPreference e) {
+            return (e.kind() == InvalidReadPreference.Kind.MAX_STALENESS_OUT_OF_RANGE
+                    ? MongoError.MAX_STALENESS_OUT_OF_RANGE : MongoError.BAD_VALUE).reply(e.getMessage(), List.of());
+        }
         if (route instanceof ReadRoute.FastTier) {
-            return fastRead(x, route, servesFast);
+            return fastRead(x, route, servesFast, secondaries);
         }
         if (route instanceof ReadRoute.Refused refused) {
             metrics.get().decided("read", Served.REFUSED, refused.reason());
             return MongoError.COMMAND_NOT_SUPPORTED.reply(refused.message(), List.of());
         }
         if (route instanceof ReadRoute.PointReadFastFirst point && !zeroBatch(x.command())) {
-            return pointRead(x, command, namespace, point);
+            return pointRead(x, command, namespace, point, secondaries);
         }
         metrics.get().decided("read", Served.ARCHIVE, route.reason());
-        return tiers.archive(x, Replies.forTier(x.msg()));
+        return tiers.archive(x, Replies.forTier(x.msg()), secondaries);
     }
 
     /**
@@ -92,12 +100,13 @@ public final class TieredReads {
      * seen since the decision no longer covers the read, by the time the answer is back, the archive
      * answers instead (a fast-tier cursor left open is swept as idle).
      */
-    private RawBsonDocument fastRead(Exchange x, ReadRoute route, Predicate<RoutingTable> servesFast) throws InterruptedException {
+    private RawBsonDocument fastRead(Exchange x, ReadRoute route, Predicate<RoutingTable> servesFast,
+                                     Optional<BsonDocument> secondaries) throws InterruptedException {
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument reply = tiers.fast(x, msg);
         if (!follower.stillServes(x.decided(), servesFast)) {
             metrics.get().decided("read", Served.ARCHIVE, Reason.COVERAGE_CHANGED_DURING_READ);
-            return tiers.archive(x, msg);
+            return tiers.archive(x, msg, secondaries);
         }
         metrics.get().decided("read", Served.FAST, route.reason());
         cursors.opened(Replies.cursorId(reply), new TieredCursors.FastTier(x.decided(), servesFast), x.traits().noCursorTimeout());
@@ -110,8 +119,8 @@ public final class TieredReads {
         return batch != null && batch.isNumber() && batch.asNumber().intValue() == 0;
     }
 
-    private RawBsonDocument pointRead(Exchange x, String command, String namespace, ReadRoute.PointReadFastFirst point)
-            throws InterruptedException {
+    private RawBsonDocument pointRead(Exchange x, String command, String namespace, ReadRoute.PointReadFastFirst point,
+                                      Optional<BsonDocument> secondaries) throws InterruptedException {
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument fastReply = tiers.fast(x, msg);
         if (!Replies.empty(command, fastReply)) {
@@ -127,7 +136,7 @@ public final class TieredReads {
         metrics.get().decided("read", Served.ARCHIVE, point.reason());
         // absent from the fast tier after the read arrived and never fenced: the archive already holds every write to it
         RawBsonDocument archived = PointReadSkip.allowed(command, x.command(), fence != null)
-                ? tiers.archiveWithoutWait(x, msg) : tiers.archive(x, msg);
+                ? tiers.archiveWithoutWait(x, msg, secondaries) : tiers.archive(x, msg, secondaries);
         BsonDocument document = Replies.firstDocument(archived);
         CollectionPolicy policy = x.table().policy(namespace).orElse(null);
         if (document != null && policy != null && command.equals("find") && !x.command().containsKey("projection")) {

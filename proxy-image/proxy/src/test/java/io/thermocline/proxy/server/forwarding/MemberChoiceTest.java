@@ -8,15 +8,20 @@ import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.proxy.topology.WireLimits;
 import io.thermocline.wire.OpMsg;
+import io.thermocline.proxy.topology.InvalidReadPreference;
 import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.BsonTimestamp;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.ToIntFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,7 +43,7 @@ class MemberChoiceTest {
 
     private static MemberDescription member(ServerAddress a, MemberRole role) {
         return new MemberDescription(a, role, "rs0", List.of(P, S1, S2), null, null,
-                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30), new BsonDocument(), 0, true, null);
+                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30), new BsonDocument(), 0, null, true, null);
     }
 
     private static Optional<ServerAddress> address(String host) {
@@ -76,7 +81,88 @@ class MemberChoiceTest {
                                                                            boolean primaryUp, String expected) {
         BsonDocument body = BsonDocument.parse("{" + command.replace("TXN", TXN) + ", $db: 'app'}");
         CommandTraits traits = CommandTraits.of(body.getFirstKey(), OpMsg.raw(body));
-        MemberChoice choice = MemberChoice.choose(address(pin), address(cursor), traits, topology(primaryUp), 1);
+        MemberChoice choice = MemberChoice.choose(address(pin), address(cursor), traits, topology(primaryUp), null, m -> 0, 1);
         assertThat(describe(choice)).isEqualTo(expected);
+    }
+
+    private static final long NOW = 1_000_000_000L;
+
+    /**
+     * p (dc east) and s1 (dc east) have applied Timestamp(10, 0) and written now; s2 (dc west) has applied
+     * Timestamp(5, 0) and last written 120 s ago. Variants take members down.
+     */
+    private static TierTopology lagging(String variant) {
+        boolean primaryUp = !variant.equals("noPrimary");
+        Map<ServerAddress, MemberDescription> m = new LinkedHashMap<>();
+        m.put(P, member(P, primaryUp ? MemberRole.PRIMARY : MemberRole.UNKNOWN, "east", 10, NOW));
+        m.put(S1, member(S1, variant.equals("s1Down") || variant.equals("noSecondaries") ? MemberRole.UNKNOWN : MemberRole.SECONDARY,
+                "east", 10, NOW));
+        m.put(S2, member(S2, variant.equals("noSecondaries") ? MemberRole.UNKNOWN : MemberRole.SECONDARY, "west", 5, NOW - 120_000));
+        return new TierTopology(Tier.ARCHIVE, "rs0", m, primaryUp ? P : null);
+    }
+
+    private static MemberDescription member(ServerAddress a, MemberRole role, String dc, int applied, long lastWrite) {
+        return new MemberDescription(a, role, "rs0", List.of(P, S1, S2), null, null,
+                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30), new BsonDocument("dc", new BsonString(dc)),
+                lastWrite, new BsonTimestamp(applied, 0), true, null);
+    }
+
+    private static ToIntFunction<ServerAddress> loads(String spec) {
+        Map<String, Integer> byHost = new HashMap<>();
+        if (!spec.equals("-")) {
+            for (String part : spec.split(";")) {
+                String[] kv = part.split("=");
+                byHost.put(kv[0].trim(), Integer.parseInt(kv[1].trim()));
+            }
+        }
+        return a -> byHost.getOrDefault(a.getHost(), 0);
+    }
+
+    @ParameterizedTest(name = "{0} | point {1} | load {2} | {3} -> {4}")
+    @CsvSource(delimiter = '|', textBlock = """
+            {mode: 'primary'}                                          | -  | -         | all           | p
+            {mode: 'primary'}                                          | 9  | s1=0;p=7  | all           | p
+            {mode: 'primary'}                                          | -  | -         | noPrimary     | wait for a primary
+            {mode: 'primaryPreferred'}                                 | 9  | p=7       | all           | p
+            {mode: 'primaryPreferred'}                                 | -  | -         | noPrimary     | s1
+            {mode: 'primaryPreferred'}                                 | 9  | s1=4      | noPrimary     | s1, s2 skipped as lagging
+            {mode: 'secondary'}                                        | 9  | s1=4      | all           | s1, s2 skipped as lagging
+            {mode: 'secondary'}                                        | -  | s1=4      | all           | s2
+            {mode: 'secondary'}                                        | 4  | s1=4      | all           | s2
+            {mode: 'secondary'}                                        | 9  | -         | s1Down        | s2
+            {mode: 'secondary'}                                        | 9  | -         | noSecondaries | wait for a primary
+            {mode: 'secondaryPreferred'}                               | 9  | -         | all           | s1, s2 skipped as lagging
+            {mode: 'secondaryPreferred'}                               | 9  | -         | s1Down        | p, s2 skipped as lagging
+            {mode: 'secondaryPreferred'}                               | -  | -         | noSecondaries | p
+            {mode: 'secondaryPreferred', tags: [{dc: 'north'}]}        | -  | -         | all           | p
+            {mode: 'nearest'}                                          | 9  | p=2       | all           | s1, s2 skipped as lagging
+            {mode: 'nearest'}                                          | 9  | s1=4      | all           | p, s2 skipped as lagging
+            {mode: 'nearest', tags: [{dc: 'west'}]}                    | 9  | -         | all           | s2
+            {mode: 'secondary', tags: [{dc: 'north'}, {dc: 'west'}]}   | -  | -         | all           | s2
+            {mode: 'secondary', tags: [{dc: 'east'}, {dc: 'west'}]}    | -  | s1=9      | all           | s1
+            {mode: 'secondary', tags: [{dc: 'north'}]}                 | -  | -         | all           | wait for a primary
+            {mode: 'secondary', maxStalenessSeconds: 90}               | -  | s1=9      | all           | s1
+            {mode: 'secondary', maxStalenessSeconds: 150}              | -  | s1=9      | all           | s2
+            {mode: 'secondary', maxStalenessSeconds: -1}               | -  | s1=9      | all           | s2
+            {mode: 'secondary', maxStalenessSeconds: 89}               | -  | -         | all           | error MAX_STALENESS_OUT_OF_RANGE
+            {mode: 'nearest', maxStalenessSeconds: 10}                 | -  | -         | all           | error MAX_STALENESS_OUT_OF_RANGE
+            {mode: 'primary', maxStalenessSeconds: 120}                | -  | -         | all           | error BAD_VALUE
+            {mode: 'primary', tags: [{dc: 'east'}]}                    | -  | -         | all           | error BAD_VALUE
+            {mode: 'Secondary'}                                        | -  | -         | all           | error BAD_VALUE
+            """)
+    void readPreferenceModesChooseAsAMongosAmongMembersThatAppliedThePoint(String preference, String point, String load,
+                                                                           String variant, String expected) {
+        BsonDocument body = new BsonDocument("find", new BsonString("c")).append("$readPreference", BsonDocument.parse(preference))
+                .append("$db", new BsonString("app"));
+        CommandTraits traits = CommandTraits.of("find", OpMsg.raw(body));
+        String actual;
+        try {
+            MemberChoice choice = MemberChoice.choose(Optional.empty(), Optional.empty(), traits, lagging(variant),
+                    point.equals("-") ? null : new BsonTimestamp(Integer.parseInt(point), 0), loads(load), 0);
+            actual = describe(choice) + (choice instanceof MemberChoice.Member m && m.laggingSkipped() ? ", s2 skipped as lagging" : "");
+        } catch (InvalidReadPreference e) {
+            actual = "error " + e.kind();
+        }
+        assertThat(actual.replace(" by READ_PREFERENCE", "")).isEqualTo(expected);
     }
 }
