@@ -20,6 +20,7 @@ public enum MongoError {
     HOST_UNREACHABLE(6, "HostUnreachable"),
     TYPE_MISMATCH(14, "TypeMismatch"),
     PROTOCOL_ERROR(17, "ProtocolError"),
+    AUTHENTICATION_FAILED(18, "AuthenticationFailed"),
     NAMESPACE_NOT_FOUND(26, "NamespaceNotFound"),
     INDEX_NOT_FOUND(27, "IndexNotFound"),
     CURSOR_NOT_FOUND(43, "CursorNotFound"),
