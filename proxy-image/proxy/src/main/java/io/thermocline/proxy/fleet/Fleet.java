@@ -14,6 +14,7 @@ import io.thermocline.proxy.cursor.ProxyCursorIds;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.server.forwarding.TierBackend;
+import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
 import org.bson.BsonArray;
@@ -133,8 +134,8 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     }
 
     /** This replica's limit per member on {@code tier} now. */
-    public int limit(TierBackend tier) {
-        return shares.stream().filter(s -> s.tier == tier).findFirst().map(s -> s.limit).orElse(-1);
+    public int limit(Tier tier) {
+        return shares.stream().filter(s -> s.tier.tier() == tier).findFirst().map(s -> s.limit).orElse(-1);
     }
 
     private CompletableFuture<Void> beatOnce() {
