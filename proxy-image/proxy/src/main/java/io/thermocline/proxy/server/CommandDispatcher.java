@@ -59,7 +59,7 @@ final class CommandDispatcher implements RequestHandler {
         this.killCursors = new KillCursors(cursors, forwarder, replies, peers);
         this.orphans = new OrphanCursors(cursors, forwarder, metrics);
         this.passThrough = new PassThrough(forwarder, replies, errors);
-        this.sessions = new Sessions(pins, orphans, passThrough);
+        this.sessions = new Sessions(pins, orphans, passThrough, forwarder);
     }
 
     @Override
