@@ -74,9 +74,8 @@ final class ConfigValidator {
                     }
                 }
             }
-            if (c.fleet().hasPeers() && (c.fleet().secretFile() == null || c.fleet().secretFile().isBlank())) {
-                p.add("fleet.secretFile: missing; with fleet.peerService or fleet.peers set, every replica needs the same"
-                        + " cluster secret file (at least 32 random bytes) so only its own replicas use the peer link");
+            if (c.fleet().secretFile() != null && c.fleet().secretFile().isBlank()) {
+                p.add("fleet.secretFile: empty; give the path of the cluster secret every replica shares, or leave it out");
             }
         }
         Set<String> seen = new HashSet<>();

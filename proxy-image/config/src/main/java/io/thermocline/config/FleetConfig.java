@@ -18,9 +18,17 @@ public record FleetConfig(int replicas, String instanceId, String peerService, i
         this(replicas, instanceId, peerService, peerPort, null, null);
     }
 
-    /** Whether this replica looks for peers (then the live count, not {@code replicas}, divides the budgets). */
-    public boolean hasPeers() {
+    /** Whether peers are named (by DNS or a list). */
+    public boolean namesPeers() {
         return (peerService != null && !peerService.isBlank()) || (peers != null && !peers.isEmpty());
+    }
+
+    /**
+     * Whether this replica links to its peers: they are named and the cluster secret is given. Then the
+     * live count, not {@code replicas}, divides the budgets, and cursors are forwarded to their owner.
+     */
+    public boolean hasPeers() {
+        return namesPeers() && secretFile != null && !secretFile.isBlank();
     }
 
     /** This instance's share of a tier's connection budget, at least one connection. */

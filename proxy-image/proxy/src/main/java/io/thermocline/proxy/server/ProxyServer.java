@@ -93,6 +93,11 @@ public final class ProxyServer implements AutoCloseable {
     /** Clients authenticate and are authorized as {@code config.auth} says, over TLS as {@code config.tls} says (issue 15). */
     public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, TieredProxy.Options options) {
         ProxySecurity security = ProxySecurity.from(config);
+        if (config.fleet().namesPeers() && !config.fleet().hasPeers()) {
+            LOG.warn("event=fleet_peers_off reason=\"fleet.peerService or fleet.peers is set without fleet.secretFile\""
+                    + " action=\"mount the cluster secret and set fleet.secretFile to link the replicas; until then getMore"
+                    + " of another replica's cursor gets CursorNotFound and budgets are divided by fleet.replicas\"");
+        }
         return new ProxyServer(settings, TieredProxy.routing(config, settings.instanceId(), options).orElse(null), security);
     }
 
