@@ -31,6 +31,7 @@ public enum MongoError {
     COMMAND_NOT_SUPPORTED(115, "CommandNotSupported"),
     QUERY_PLAN_KILLED(175, "QueryPlanKilled"),
     PRIMARY_STEPPED_DOWN(189, "PrimarySteppedDown"),
+    NO_SUCH_TRANSACTION(251, "NoSuchTransaction"),
     TRANSACTION_TOO_LARGE(257, "TransactionTooLarge"),
     EXCEEDED_TIME_LIMIT(262, "ExceededTimeLimit"),
     OPERATION_NOT_SUPPORTED_IN_TRANSACTION(263, "OperationNotSupportedInTransaction"),
