@@ -152,15 +152,7 @@ final class PeerConnection extends ChannelInboundHandlerAdapter implements Clien
 
     @Override
     public CompletableFuture<Void> send(WireMessage message, Compressor compressor) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        channel.writeAndFlush(new Outbound(message, compressor)).addListener(f -> {
-            if (f.isSuccess()) {
-                done.complete(null);
-            } else {
-                done.completeExceptionally(f.cause());
-            }
-        });
-        return done;
+        return Client.writeTo(channel, message, compressor);
     }
 
     @Override
