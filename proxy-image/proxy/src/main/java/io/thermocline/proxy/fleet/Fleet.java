@@ -3,6 +3,7 @@ package io.thermocline.proxy.fleet;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.socket.SocketChannel;
@@ -107,6 +108,7 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     public void start(PeerRequests requests) throws InterruptedException {
         this.requests = requests;
         listener = new ServerBootstrap().group(group).channel(serverChannel)
+                .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
