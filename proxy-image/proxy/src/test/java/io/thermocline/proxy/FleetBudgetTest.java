@@ -76,7 +76,7 @@ class FleetBudgetTest {
             running.set(false);
             archive.shutdownNow();
         }
-        assertThat(samples.get()).isGreaterThan(100);
+        assertThat(samples.get()).as("the sampler ran throughout").isGreaterThan(20);
         assertThat(worst.get()).as("most archive connections the fleet held at once").isLessThanOrEqualTo(BUDGET);
     }
 
