@@ -134,7 +134,7 @@ public final class ConfigLoader {
         for (String tier : List.of("fast", "archive")) {
             tiers.putObject(tier).put("uri", "").put("connectionBudget", 0);
         }
-        ((ObjectNode) template.get("fleet")).put("peerService", "");
+        ((ObjectNode) template.get("fleet")).put("peerService", "").put("secretFile", "");
         ((ObjectNode) template.get("auth")).put("usersFile", "");
         for (String file : List.of("certificateFile", "keyFile", "clientCaFile", "tierCaFile")) {
             ((ObjectNode) template.get("tls")).put(file, "");

@@ -14,6 +14,7 @@ final class ConfigValidator {
 
     private static final Set<String> COMPRESSORS = Set.of("snappy", "zlib", "zstd");
     private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    private static final Pattern PEER = Pattern.compile("[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5}");
     private static final Pattern DATABASE = Pattern.compile("[^/\\\\. \"$*<>:|?]{1,63}");
 
     private ConfigValidator() {
@@ -65,6 +66,17 @@ final class ConfigValidator {
                 p.add("fleet.instanceId: '" + c.fleet().instanceId() + "' is not a valid id; use letters, digits, '.', '_' or '-' (at most 63)");
             }
             port(p, "fleet.peerPort", c.fleet().peerPort());
+            if (c.fleet().peers() != null) {
+                for (int i = 0; i < c.fleet().peers().size(); i++) {
+                    String peer = c.fleet().peers().get(i);
+                    if (peer == null || !PEER.matcher(peer).matches()) {
+                        p.add("fleet.peers[" + i + "]: '" + peer + "' is not host:port; list each other proxy replica's peer address");
+                    }
+                }
+            }
+            if (c.fleet().secretFile() != null && c.fleet().secretFile().isBlank()) {
+                p.add("fleet.secretFile: empty; give the path of the cluster secret every replica shares, or leave it out");
+            }
         }
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < c.collections().size(); i++) {

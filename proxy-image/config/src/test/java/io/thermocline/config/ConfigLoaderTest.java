@@ -35,6 +35,26 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void fleetPeersComeFromAListOrTheServiceAndNeedTheSecretFile() {
+        ThermoclineConfig listed = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
+                + "fleet: {peers: ['proxy-0.peers:27018', '10.0.0.7:27018'], secretFile: /etc/thermocline/peer-secret}", Map.of());
+        assertThat(listed.fleet().hasPeers()).isTrue();
+        ThermoclineConfig fromEnv = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}",
+                Map.of("THERMOCLINE_FLEET_PEER_SERVICE", "proxy-peers.ns.svc", "THERMOCLINE_FLEET_SECRET_FILE", "/s"));
+        assertThat(fromEnv.fleet().hasPeers()).isTrue();
+        // Named peers without the secret: the replicas run unlinked (the proxy warns), as before the fleet.
+        ThermoclineConfig noSecret = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
+                + "fleet: {peerService: proxy-peers.ns.svc}", Map.of());
+        assertThat(noSecret.fleet().namesPeers()).isTrue();
+        assertThat(noSecret.fleet().hasPeers()).isFalse();
+        assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
+                + "fleet: {peers: ['no-port'], secretFile: ' '}", Map.of()))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("fleet.peers[0]: 'no-port' is not host:port")
+                .hasMessageContaining("fleet.secretFile: empty");
+    }
+
+    @Test
     void tieredConfigParsesPoliciesAndWindows() {
         ThermoclineConfig c = ConfigLoader.parse(TIERED, Map.of());
         assertThat(c.collections()).extracting(CollectionPolicy::namespace).containsExactly("shop.orders", "shop.events");

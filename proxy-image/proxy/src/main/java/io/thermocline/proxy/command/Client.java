@@ -1,8 +1,10 @@
 package io.thermocline.proxy.command;
 
+import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.Compressor;
+import io.thermocline.wire.Outbound;
 import io.thermocline.wire.WireMessage;
 
 import java.util.concurrent.CompletableFuture;
@@ -28,4 +30,17 @@ public interface Client {
 
     /** Sends a message, compressed with {@code compressor} (the one the request it answers came with) unless null. */
     CompletableFuture<Void> send(WireMessage message, Compressor compressor);
+
+    /** {@link #send} on a Netty channel: completes when the message is written. */
+    static CompletableFuture<Void> writeTo(Channel channel, WireMessage message, Compressor compressor) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        channel.writeAndFlush(new Outbound(message, compressor)).addListener(f -> {
+            if (f.isSuccess()) {
+                done.complete(null);
+            } else {
+                done.completeExceptionally(f.cause());
+            }
+        });
+        return done;
+    }
 }

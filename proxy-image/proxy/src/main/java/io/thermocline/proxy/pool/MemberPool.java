@@ -32,7 +32,8 @@ import java.util.concurrent.TimeUnit;
 public final class MemberPool implements PoolListener.PoolCounts {
     private final Tier tier;
     private final ServerAddress address;
-    private final int maxSize;
+    /** This replica's share of the tier's budget; the fleet changes it as replicas come and go ({@link #resize}). */
+    private volatile int maxSize;
     private final Duration maxWait;
     private final BackendConnector connector;
     private final EventExecutor timer;
@@ -100,6 +101,34 @@ public final class MemberPool implements PoolListener.PoolCounts {
 
     public ServerAddress address() {
         return address;
+    }
+
+    /** The most connections this pool may open now. */
+    public int limit() {
+        return maxSize;
+    }
+
+    /**
+     * A new limit (zero allowed: borrowers then wait for the fleet to grant a share). Shrinking closes
+     * idle connections above it at once and busy ones as they come back, so {@link #open()} falls to
+     * the limit within one round trip; growing serves waiters with new connections.
+     */
+    public void resize(int limit) {
+        if (limit < 0) {
+            throw new IllegalArgumentException("pool size must not be negative, got " + limit);
+        }
+        List<BackendConnection> surplus = new ArrayList<>();
+        synchronized (this) {
+            maxSize = limit;
+            while (open > maxSize && !idle.isEmpty()) {
+                surplus.add(idle.pollFirst());
+                open--;
+            }
+        }
+        surplus.forEach(BackendConnection::close);
+        while (replaceForWaiter()) {
+            // one new connection per waiter, until the limit or no one waits
+        }
     }
 
     public CompletableFuture<BackendConnection> borrow() {
@@ -176,7 +205,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
         boolean keep;
         synchronized (this) {
             inUse--;
-            keep = !closed && connection.isOpen() && connection.generation() == generation;
+            keep = !closed && connection.isOpen() && connection.generation() == generation && open <= maxSize;
             if (keep) {
                 handTo = waiters.poll();
                 countWaiters();
@@ -240,11 +269,12 @@ public final class MemberPool implements PoolListener.PoolCounts {
         return idle.size();
     }
 
-    private void replaceForWaiter() {
+    /** Opens a connection for the longest waiter when below the limit; false when there was none to open. */
+    private boolean replaceForWaiter() {
         Waiter w;
         synchronized (this) {
             if (closed || waiters.isEmpty() || open >= maxSize) {
-                return;
+                return false;
             }
             w = waiters.poll();
             countWaiters();
@@ -260,6 +290,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
                 waiter.future.complete(c);
             }
         });
+        return true;
     }
 
     private CompletableFuture<BackendConnection> createFor(long startNanos, EventLoop loop) {
@@ -325,7 +356,7 @@ public final class MemberPool implements PoolListener.PoolCounts {
             listener.borrowed(System.nanoTime() - w.startNanos, true);
             w.future.completeExceptionally(new PoolTimeoutException("all " + maxSize + " connections to " + tier.label()
                     + " member " + address + " stayed busy for " + maxWait.toMillis()
-                    + " ms (pool size comes from the tier's connectionBudget / fleet.replicas)"));
+                    + " ms (pool size is the tier's connectionBudget divided among the live proxy replicas)"));
         }
     }
 

@@ -91,15 +91,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     /** Sends a message, compressed the way the request it answers was (as the compression spec asks). */
     @Override
     public CompletableFuture<Void> send(WireMessage message, Compressor compressor) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        channel.writeAndFlush(new Outbound(message, compressor)).addListener(f -> {
-            if (f.isSuccess()) {
-                done.complete(null);
-            } else {
-                done.completeExceptionally(f.cause());
-            }
-        });
-        return done;
+        return Client.writeTo(channel, message, compressor);
     }
 
     void sendAndClose(WireMessage message) {

@@ -5,6 +5,7 @@ import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.metrics.ProxyMetrics;
+import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.server.cursors.GetMore;
 import io.thermocline.proxy.server.cursors.KillCursors;
 import io.thermocline.proxy.server.cursors.OrphanCursors;
@@ -45,7 +46,7 @@ final class CommandDispatcher implements RequestHandler {
     private final PassThrough passThrough;
 
     CommandDispatcher(ProxyServer server, Backends backends, Hello hello, CursorRegistry cursors, TieredRouting tiered,
-                      ProxyMetrics metrics) {
+                      ProxyMetrics metrics, CursorPeers peers) {
         this.server = server;
         this.tiered = tiered;
         this.hello = hello;
@@ -54,11 +55,11 @@ final class CommandDispatcher implements RequestHandler {
         TransactionPins pins = new TransactionPins();
         this.forwarder = new Forwarder(backends, pins, cursors, metrics);
         this.authentication = new Authentication(server.security(), replies);
-        this.getMore = new GetMore(cursors, forwarder, replies, errors, tiered == null ? null : tiered::filterBatch);
-        this.killCursors = new KillCursors(cursors, forwarder, replies);
+        this.getMore = new GetMore(cursors, forwarder, replies, errors, tiered == null ? null : tiered::filterBatch, peers);
+        this.killCursors = new KillCursors(cursors, forwarder, replies, peers);
         this.orphans = new OrphanCursors(cursors, forwarder, metrics);
         this.passThrough = new PassThrough(forwarder, replies, errors);
-        this.sessions = new Sessions(pins, orphans, passThrough);
+        this.sessions = new Sessions(pins, orphans, passThrough, forwarder);
     }
 
     @Override
@@ -103,6 +104,18 @@ final class CommandDispatcher implements RequestHandler {
                 .map(reply -> reply.thenCompose(out -> replies.finish(request, out, ClientReplies.isOk(out), 0))
                         .exceptionallyCompose(e -> errors.unavailable(request, e)))
                 .orElseGet(() -> passThrough.handle(request));
+    }
+
+    /**
+     * A cursor command another replica forwarded to this one, the cursor's owner: the peer link is
+     * authenticated with the cluster secret, and the forwarding replica authorized the command for its client.
+     */
+    CompletableFuture<Void> fromPeer(Request request, int hops) {
+        return switch (request.name()) {
+            case "getMore" -> getMore.handle(request, hops);
+            case "killCursors" -> killCursors.handle(request, hops);
+            default -> replies.reply(request, MongoError.COMMAND_NOT_SUPPORTED.reply("the peer link carries cursor commands only"));
+        };
     }
 
     /** A client connection closed: kill the cursors nobody can continue any more. */

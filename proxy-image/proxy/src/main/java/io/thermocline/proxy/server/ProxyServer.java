@@ -18,9 +18,12 @@ import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
+import io.thermocline.proxy.fleet.ClusterSecret;
+import io.thermocline.proxy.fleet.Fleet;
 import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.proxy.http.Readiness;
 import io.thermocline.proxy.metrics.ProxyMetrics;
+import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.server.forwarding.Backends;
 import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.proxy.server.handshake.Handshake;
@@ -65,6 +68,7 @@ public final class ProxyServer implements AutoCloseable {
     private final CommandDispatcher dispatcher;
     private final Hello hello;
     private final TieredRouting tiered;
+    private final Fleet fleet;
     private final ProxySecurity security;
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger acceptedClients = new AtomicInteger();
@@ -89,6 +93,11 @@ public final class ProxyServer implements AutoCloseable {
     /** Clients authenticate and are authorized as {@code config.auth} says, over TLS as {@code config.tls} says (issue 15). */
     public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, TieredProxy.Options options) {
         ProxySecurity security = ProxySecurity.from(config);
+        if (config.fleet().namesPeers() && !config.fleet().hasPeers()) {
+            LOG.warn("event=fleet_peers_off reason=\"fleet.peerService or fleet.peers is set without fleet.secretFile\""
+                    + " action=\"mount the cluster secret and set fleet.secretFile to link the replicas; until then getMore"
+                    + " of another replica's cursor gets CursorNotFound and budgets are divided by fleet.replicas\"");
+        }
         return new ProxyServer(settings, TieredProxy.routing(config, settings.instanceId(), options).orElse(null), security);
     }
 
@@ -117,9 +126,11 @@ public final class ProxyServer implements AutoCloseable {
         this.backends = new Backends(tierBackend(Tier.ARCHIVE, settings.archive(), connector),
                 settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector), settings.primaryWaitTimeout());
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
+        this.fleet = settings.fleet() == null ? null : fleet(settings);
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
         this.hello = new Hello(handshake, backends, settings.maxMessageSizeBytes(), this::isDraining, metrics, security);
-        this.dispatcher = new CommandDispatcher(this, backends, hello, cursors, tiered, metrics);
+        this.dispatcher = new CommandDispatcher(this, backends, hello, cursors, tiered, metrics,
+                fleet == null ? CursorPeers.NONE : fleet);
         metrics.inFlightFrom(inFlight::get);
     }
 
@@ -133,6 +144,23 @@ public final class ProxyServer implements AutoCloseable {
             Compressor.byName(c.getName()).filter(x -> x != Compressor.NOOP).ifPresent(out::add);
         }
         return out;
+    }
+
+    /** The peer link and budget division; the link has its own connector, since peers speak plain TCP inside the cluster. */
+    private Fleet fleet(ProxySettings settings) {
+        BackendConnector peers = new BackendConnector(group, transport.socketChannel(), 48_000_000, settings.connectTimeout());
+        Fleet f = new Fleet(settings.instanceId(), settings.fleet(), ClusterSecret.read(settings.fleet().secretFile()), group,
+                transport.serverChannel(), peers, settings.heartbeatInterval());
+        f.divide(backends.archive(), settings.archive().budget());
+        if (backends.fast() != null) {
+            f.divide(backends.fast(), settings.fast().budget());
+        }
+        return f;
+    }
+
+    /** This replica's place in the fleet, or empty without peers. */
+    public Optional<Fleet> fleet() {
+        return Optional.ofNullable(fleet);
     }
 
     private TierBackend tierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector) {
@@ -156,6 +184,9 @@ public final class ProxyServer implements AutoCloseable {
             warnUnsupported("tiers.fast.uri", settings.fast());
         }
         backends.start();
+        if (fleet != null) {
+            fleet.start(dispatcher::fromPeer);
+        }
         ServerBootstrap bootstrap = new ServerBootstrap().group(group).channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -303,6 +334,9 @@ public final class ProxyServer implements AutoCloseable {
         }
         int abandoned = inFlight.get();
         clients.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        if (fleet != null) {
+            fleet.close(); // after the drain: peers forwarded getMores here until the end
+        }
         backends.close();
         if (http != null) {
             http.close();

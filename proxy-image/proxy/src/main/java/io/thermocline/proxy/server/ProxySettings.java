@@ -7,7 +7,12 @@ import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
 import io.thermocline.wire.Compressor;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,10 +26,30 @@ import java.util.List;
 public record ProxySettings(String listenHost, int port, String httpHost, int httpPort, int maxClientConnections,
                             int maxMessageSizeBytes, List<Compressor> compressors, Duration drainTimeout,
                             String instanceId, TierEndpoint archive, TierEndpoint fast, Duration poolWaitTimeout,
-                            Duration primaryWaitTimeout, Duration heartbeatInterval, Duration connectTimeout, String transport) {
+                            Duration primaryWaitTimeout, Duration heartbeatInterval, Duration connectTimeout, String transport,
+                            FleetSettings fleet) {
 
-    /** One tier's connection string and this instance's per-member pool size. */
-    public record TierEndpoint(ConnectionString uri, int poolSize) {
+    /**
+     * One tier's connection string, this instance's per-member pool size at start, and the budget per
+     * member for the whole fleet (which the fleet re-divides among live replicas).
+     */
+    public record TierEndpoint(ConnectionString uri, int poolSize, int budget) {
+    }
+
+    /**
+     * Where this replica finds its peers and listens for them; null when it has none (a single proxy,
+     * or a fleet sized by {@code fleet.replicas} alone).
+     *
+     * @param peers      every replica's peer address, this one's included or not (DNS of the headless Service, or a list)
+     * @param secretFile the cluster secret shared by the fleet's replicas
+     */
+    public record FleetSettings(String listenHost, int peerPort, PeerAddresses peers, Path secretFile) {
+    }
+
+    /** The peer addresses as of now (DNS answers change as replicas come and go). */
+    @FunctionalInterface
+    public interface PeerAddresses {
+        List<InetSocketAddress> resolve();
     }
 
     public static ProxySettings from(ThermoclineConfig config) {
@@ -37,21 +62,55 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
         return new ProxySettings(p.listenHost(), p.port(), p.httpHost(), p.httpPort(), p.maxClientConnections(),
                 p.maxMessageSizeBytes(), List.copyOf(compressors), p.drainTimeout(), fleet.instanceId(),
                 endpoint(config.tiers().archive(), fleet), config.tiers().fast() == null ? null : endpoint(config.tiers().fast(), fleet),
-                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(5), p.transport());
+                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(5), p.transport(),
+                fleet.hasPeers() ? new FleetSettings(p.listenHost(), fleet.peerPort(), peerAddresses(fleet), Path.of(fleet.secretFile())) : null);
     }
 
     private static TierEndpoint endpoint(TierConfig tier, FleetConfig fleet) {
-        return new TierEndpoint(new ConnectionString(tier.uri()), fleet.poolSize(tier));
+        return new TierEndpoint(new ConnectionString(tier.uri()), fleet.poolSize(tier), tier.connectionBudget());
+    }
+
+    /** A static list as given, or every address the peer Service's DNS name has now (one per ready or draining pod). */
+    private static PeerAddresses peerAddresses(FleetConfig fleet) {
+        if (fleet.peers() != null && !fleet.peers().isEmpty()) {
+            List<InetSocketAddress> listed = fleet.peers().stream().map(ProxySettings::hostPort).toList();
+            return () -> listed;
+        }
+        String service = fleet.peerService();
+        int port = fleet.peerPort();
+        return () -> {
+            try {
+                return Arrays.stream(InetAddress.getAllByName(service)).map(a -> new InetSocketAddress(a, port)).toList();
+            } catch (UnknownHostException e) {
+                return List.of(); // no replica is ready yet, or DNS is down: this one acts alone until it answers
+            }
+        };
+    }
+
+    private static InetSocketAddress hostPort(String peer) {
+        int colon = peer.lastIndexOf(':');
+        String host = peer.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        return InetSocketAddress.createUnresolved(host, Integer.parseInt(peer.substring(colon + 1)));
+    }
+
+    /** With peers: a fleet whose replicas find each other at {@code peers}. */
+    public ProxySettings withFleet(FleetSettings f) {
+        return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
+                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout,
+                transport, f);
     }
 
     public ProxySettings withTimeouts(Duration poolWait, Duration primaryWait, Duration heartbeat) {
         return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout, transport);
+                drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout, transport, fleet);
     }
 
     /** Another replica of the same fleet: its own id, so cursor ids name their owner. */
     public ProxySettings withInstanceId(String id) {
         return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, id, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport);
+                drainTimeout, id, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport, fleet);
     }
 }

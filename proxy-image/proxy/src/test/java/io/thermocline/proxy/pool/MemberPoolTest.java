@@ -62,6 +62,24 @@ class MemberPoolTest {
     }
 
     @Test
+    void shrinkingClosesIdleConnectionsAtOnceAndBusyOnesWhenTheyComeBackAndGrowingServesWaiters() throws Exception {
+        BackendConnection a = pool.borrow().get(5, TimeUnit.SECONDS);
+        BackendConnection b = pool.borrow().get(5, TimeUnit.SECONDS);
+        pool.release(b);
+        pool.resize(0);
+        assertThat(pool.open()).as("the idle one closed at once").isEqualTo(1);
+        CompletableFuture<BackendConnection> waiting = pool.borrow();
+        pool.release(a);
+        assertThat(pool.open()).as("the busy one closed on release, not handed to the waiter").isZero();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !a.isOpen());
+        assertThat(waiting).isNotDone();
+        pool.resize(1);
+        BackendConnection granted = waiting.get(5, TimeUnit.SECONDS);
+        assertThat(pool.open()).isEqualTo(1);
+        pool.release(granted);
+    }
+
+    @Test
     void aRequestGetsAConnectionOnItsOwnEventLoopWhileThePoolMayGrow() throws Exception {
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
         try {

@@ -34,10 +34,12 @@ public final class GetMore {
     private final ErrorMapping errors;
     /** The tiered layer's look at a batch before the client sees it (null without tiering). */
     private final BiFunction<Long, RawBsonDocument, CompletableFuture<RawBsonDocument>> batchFilter;
+    private final CursorPeers peers;
 
     public GetMore(CursorRegistry cursors, Forwarder forwarder, ClientReplies replies, ErrorMapping errors,
-                   BiFunction<Long, RawBsonDocument, CompletableFuture<RawBsonDocument>> batchFilter) {
+                   BiFunction<Long, RawBsonDocument, CompletableFuture<RawBsonDocument>> batchFilter, CursorPeers peers) {
         this.cursors = cursors;
+        this.peers = peers;
         this.forwarder = forwarder;
         this.replies = replies;
         this.errors = errors;
@@ -45,6 +47,11 @@ public final class GetMore {
     }
 
     public CompletableFuture<Void> handle(Request request) {
+        return handle(request, 0);
+    }
+
+    /** {@code hops}: how many replicas the command passed before this one (0 from a client). */
+    public CompletableFuture<Void> handle(Request request, int hops) {
         BsonValue idValue = request.traits().cursorId();
         if (idValue == null || !idValue.isNumber()) {
             return replies.reply(request, MongoError.TYPE_MISMATCH.reply("getMore must be a 64-bit cursor id"));
@@ -52,8 +59,15 @@ public final class GetMore {
         long proxyId = idValue.asNumber().longValue();
         Optional<CursorRoute> found = cursors.use(proxyId, System.nanoTime());
         if (found.isEmpty()) {
-            String why = cursors.ids().ownedHere(proxyId) ? "" : " (it was not opened through this proxy instance)";
-            return replies.reply(request, MongoError.CURSOR_NOT_FOUND.reply("cursor id " + proxyId + " not found" + why));
+            if (cursors.ids().ownedHere(proxyId)) {
+                return replies.reply(request, MongoError.CURSOR_NOT_FOUND.reply("cursor id " + proxyId + " not found"));
+            }
+            CursorPeers.Owner owner = OwnerLookup.of(peers, proxyId, hops);
+            if (owner instanceof CursorPeers.Peer peer) {
+                return forwarded(request, peer, hops + 1, request.msg().requestId());
+            }
+            return replies.reply(request, MongoError.CURSOR_NOT_FOUND.reply("cursor id " + proxyId + " not found: "
+                    + ((CursorPeers.Gone) owner).why()));
         }
         CursorRoute route = found.get();
         TierBackend tier = forwarder.backends().tier(route.tier());
@@ -64,6 +78,29 @@ public final class GetMore {
                     replies.metrics().openCursors(cursors.size());
                     return errors.unavailable(request, e);
                 });
+    }
+
+    /**
+     * getMore on another replica's cursor: the owner answers in its own ids (the client's), so the reply
+     * passes as is. Exhaust is carried out here, batch by batch, so the peer link stays request/reply.
+     */
+    private CompletableFuture<Void> forwarded(Request request, CursorPeers.Peer owner, int hops, int respondTo) {
+        OpMsg msg = request.msg();
+        return peers.call(owner, msg.body(), hops)
+                .thenCompose(body -> {
+                    ReplyFacts facts = ReplyFacts.of(body);
+                    boolean stream = msg.exhaustAllowed() && facts.ok() && facts.cursorId() != 0 && request.client().isOpen();
+                    if (!stream) {
+                        return replies.finish(request, body, facts.ok(), respondTo);
+                    }
+                    OpMsg part = new OpMsg(WireCodec.nextRequestId(), respondTo, OpMsg.MORE_TO_COME, body, List.of());
+                    return request.client().send(part, request.compressor())
+                            .thenCompose(v -> forwarded(request, owner, hops, part.requestId()));
+                })
+                .exceptionallyCompose(e -> replies.finish(request, MongoError.CURSOR_NOT_FOUND.reply("cursor id "
+                        + request.traits().cursorId().asNumber().longValue() + " not found: its owner, proxy replica "
+                        + owner.instanceId() + ", stopped answering (" + Forwarder.unwrap(e).getMessage()
+                        + "); its cursors ended with it"), false, respondTo));
     }
 
     private CompletableFuture<Void> round(Request request, CursorRoute route, TierBackend tier, ServerAddress member,

@@ -2,6 +2,7 @@ package io.thermocline.proxy.server.cursors;
 
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.command.ClientReplies;
+import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorRegistry;
@@ -21,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -31,25 +33,36 @@ public final class KillCursors {
     private final CursorRegistry cursors;
     private final Forwarder forwarder;
     private final ClientReplies replies;
+    private final CursorPeers peers;
 
-    public KillCursors(CursorRegistry cursors, Forwarder forwarder, ClientReplies replies) {
+    public KillCursors(CursorRegistry cursors, Forwarder forwarder, ClientReplies replies, CursorPeers peers) {
         this.cursors = cursors;
+        this.peers = peers;
         this.forwarder = forwarder;
         this.replies = replies;
     }
 
     public CompletableFuture<Void> handle(Request request) {
+        return handle(request, 0);
+    }
+
+    /** {@code hops}: how many replicas the command passed before this one (0 from a client). */
+    public CompletableFuture<Void> handle(Request request, int hops) {
         BsonValue list = request.msg().body().get("cursors");
         if (list == null || !list.isArray()) {
             return replies.reply(request, MongoError.TYPE_MISMATCH.reply("killCursors needs a 'cursors' array of cursor ids"));
         }
         Map<ServerAddress, List<CursorRoute>> byMember = new LinkedHashMap<>();
+        Map<CursorPeers.Peer, BsonArray> byPeer = new LinkedHashMap<>();
         BsonArray notFound = new BsonArray();
         for (BsonValue v : list.asArray()) {
             long id = v.isNumber() ? v.asNumber().longValue() : 0;
             Optional<CursorRoute> route = cursors.remove(id);
+            CursorPeers.Owner owner = route.isPresent() || cursors.ids().ownedHere(id) ? null : OwnerLookup.of(peers, id, hops);
             if (route.isPresent()) {
                 byMember.computeIfAbsent(route.get().member(), m -> new ArrayList<>()).add(route.get());
+            } else if (owner instanceof CursorPeers.Peer peer) {
+                byPeer.computeIfAbsent(peer, p -> new BsonArray()).add(new BsonInt64(id));
             } else {
                 notFound.add(new BsonInt64(id));
             }
@@ -78,12 +91,34 @@ public final class KillCursors {
                 return null;
             }));
         }
+        for (Map.Entry<CursorPeers.Peer, BsonArray> e : byPeer.entrySet()) {
+            RawBsonDocument forward = CommandEnvelope.edit(request.msg().body(), Map.of("cursors", e.getValue()), Set.of(), new BsonDocument());
+            calls.add(peers.call(e.getKey(), forward, hops + 1).handle((reply, error) -> {
+                synchronized (killed) {
+                    if (error == null && ClientReplies.isOk(reply)) {
+                        copy(reply, "cursorsKilled", killed);
+                        copy(reply, "cursorsNotFound", notFound);
+                        copy(reply, "cursorsUnknown", unknown);
+                    } else {
+                        unknown.addAll(e.getValue());
+                    }
+                }
+                return null;
+            }));
+        }
         return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenCompose(v -> {
             BsonDocument reply = new BsonDocument("cursorsKilled", killed).append("cursorsNotFound", notFound)
                     .append("cursorsAlive", new BsonArray()).append("cursorsUnknown", unknown)
                     .append("ok", new BsonDouble(1));
             return replies.reply(request, forwarder.withClusterTime(reply));
         });
+    }
+
+    private static void copy(RawBsonDocument reply, String field, BsonArray into) {
+        BsonValue v = reply.get(field);
+        if (v != null && v.isArray()) {
+            into.addAll(v.asArray());
+        }
     }
 
     private static boolean contains(RawBsonDocument reply, String field, long id) {

@@ -26,7 +26,7 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     private final TierMonitor monitor;
     private final ClusterClock clock = new ClusterClock();
     private final Map<ServerAddress, MemberPool> pools = new ConcurrentHashMap<>();
-    private final int poolSize;
+    private volatile int poolSize;
     private final BackendConnector connector;
     private final EventLoopGroup group;
     private final Duration poolWait;
@@ -67,13 +67,36 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     }
 
     public MemberPool pool(ServerAddress member) {
-        return pools.computeIfAbsent(member, m -> {
-            MemberPool p = new MemberPool(tier, m, poolSize, poolWait, connector, group.next(), metrics, compressors, login);
+        MemberPool pool = pools.computeIfAbsent(member, m -> {
+            MemberPool p = new MemberPool(tier, m, Math.max(1, poolSize), poolWait, connector, group.next(), metrics, compressors, login);
             if (closed) {
                 p.close();
             }
             return p;
         });
+        int share = poolSize;
+        if (pool.limit() != share) {
+            pool.resize(share); // created while the fleet re-divided the budget
+        }
+        return pool;
+    }
+
+    /** This replica's share per member now: every pool, and pools opened later, keep to it. */
+    public void resize(int perMember) {
+        poolSize = perMember;
+        pools.values().forEach(p -> p.resize(perMember));
+    }
+
+    /**
+     * What this replica may hold on any one member of the tier: its limit, or more while a shrink is
+     * still closing busy connections. Peers grow only into what the others do not hold.
+     */
+    public int held() {
+        int held = poolSize;
+        for (MemberPool p : pools.values()) {
+            held = Math.max(held, Math.max(p.limit(), p.open()));
+        }
+        return held;
     }
 
     /** Requests in flight to {@code member} from this proxy: borrowed connections plus requests waiting for one. */

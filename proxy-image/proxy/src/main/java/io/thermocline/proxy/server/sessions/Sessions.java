@@ -1,17 +1,32 @@
 package io.thermocline.proxy.server.sessions;
 
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorOwner;
 import io.thermocline.proxy.cursor.CursorRoute;
 import io.thermocline.proxy.server.cursors.OrphanCursors;
+import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.PassThrough;
+import io.thermocline.proxy.server.forwarding.TierBackend;
+import io.thermocline.wire.OpMsg;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.session.SessionUsage;
 import io.thermocline.proxy.session.TransactionPins;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -20,20 +35,30 @@ import java.util.concurrent.CompletableFuture;
  * its cursors are killed.
  */
 public final class Sessions {
+    private static final Logger LOG = LoggerFactory.getLogger(Sessions.class);
     private final SessionUsage usage = new SessionUsage();
     private final TransactionPins pins;
     private final OrphanCursors orphans;
     private final PassThrough passThrough;
+    private final Forwarder forwarder;
+    /** Transactions started on load-balanced connections, by connection: they end when it closes. */
+    private final Map<Long, Map<SessionKey, Long>> pinnedToConnection = new ConcurrentHashMap<>();
 
-    public Sessions(TransactionPins pins, OrphanCursors orphans, PassThrough passThrough) {
+    public Sessions(TransactionPins pins, OrphanCursors orphans, PassThrough passThrough, Forwarder forwarder) {
         this.pins = pins;
         this.orphans = orphans;
         this.passThrough = passThrough;
+        this.forwarder = forwarder;
     }
 
     /** Notes the session a request runs in, on the connection it came on. */
     public void used(Request request) {
-        request.traits().session().ifPresent(s -> usage.used(s, request.connectionId()));
+        Optional<SessionKey> session = request.traits().session();
+        session.ifPresent(s -> usage.used(s, request.connectionId()));
+        if (session.isPresent() && request.traits().startsTransaction() && request.client().loadBalanced()) {
+            pinnedToConnection.computeIfAbsent(request.connectionId(), c -> new ConcurrentHashMap<>())
+                    .put(session.get(), request.traits().txnNumber());
+        }
     }
 
     /** endSessions goes to the archive as sent; then the proxy forgets the sessions' pins and kills their cursors. */
@@ -57,11 +82,35 @@ public final class Sessions {
 
     /** A client connection closed: kill the cursors nobody can continue any more. */
     public void connectionClosed(long connectionId) {
+        abortTransactionsOf(connectionId);
         List<CursorRoute> orphaned = new ArrayList<>(orphans.registry().removeOwnedBy(new CursorOwner.Connection(connectionId)));
         for (SessionKey abandoned : usage.connectionClosed(connectionId)) {
             pins.release(abandoned);
             orphaned.addAll(orphans.registry().removeOwnedBy(new CursorOwner.Session(abandoned)));
         }
         orphans.kill(orphaned);
+    }
+
+    /**
+     * The load-balancers spec: a load-balanced connection's transactions are pinned to it, and closing it
+     * aborts them (the driver will not continue them elsewhere). A transaction already committed or
+     * aborted has no pin any more and is left alone.
+     */
+    private void abortTransactionsOf(long connectionId) {
+        Map<SessionKey, Long> started = pinnedToConnection.remove(connectionId);
+        if (started == null) {
+            return;
+        }
+        started.forEach((session, txnNumber) -> pins.find(session, txnNumber).ifPresent(pin -> {
+            pins.release(session);
+            BsonDocument abort = new BsonDocument("abortTransaction", new BsonInt32(1))
+                    .append("lsid", new BsonDocument("id", session.id())).append("txnNumber", new BsonInt64(txnNumber))
+                    .append("autocommit", BsonBoolean.FALSE).append("$db", new BsonString("admin"));
+            TierBackend tier = forwarder.backends().tier(pin.tier());
+            tier.clock().latest().ifPresent(ct -> abort.append("$clusterTime", ct));
+            forwarder.roundTrip(tier, pin.member(), OpMsg.request(BackendConnection.nextRequestId(), abort), null)
+                    .whenComplete((reply, e) -> LOG.info("event=load_balanced_transaction_aborted connection={} tier={} member={} ok={}",
+                            connectionId, pin.tier().label(), pin.member(), e == null && ClientReplies.isOk(reply.body())));
+        }));
     }
 }

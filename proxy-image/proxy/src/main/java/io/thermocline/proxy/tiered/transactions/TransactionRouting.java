@@ -94,6 +94,9 @@ public final class TransactionRouting {
             return Optional.of(refusal(refused.message()));
         }
         TransactionTier tier = route instanceof TransactionRoute.Run r ? r.tier() : TransactionTier.FAST;
+        if (pinned == null && !x.traits().startsTransaction() && tier == TransactionTier.FAST) {
+            return Optional.of(CompletableFuture.completedFuture(notStartedHere(x)));
+        }
         transactions.put(key, new PinnedTransaction(x.traits().txnNumber(), tier));
         metrics.get().decided("transaction", tier == TransactionTier.FAST ? Served.FAST : Served.ARCHIVE, route.reason());
         if (tier == TransactionTier.ARCHIVE) {
@@ -106,6 +109,18 @@ public final class TransactionRouting {
             return Optional.of(worker.submit(x, () -> statements.inTransaction(x, namespace, cls, cold)));
         }
         return Optional.of(worker.submit(x, () -> tiers.fast(x, Replies.forTier(x.msg()))));
+    }
+
+    /**
+     * A later statement of a transaction this replica never saw start (it reached another proxy replica
+     * than its first statement, or this one restarted): the fast tier holds no such transaction, and
+     * starting one there would split it. A mongos answers so too; the label lets the driver retry the
+     * whole transaction.
+     */
+    private static RawBsonDocument notStartedHere(Exchange x) {
+        return MongoError.NO_SUCH_TRANSACTION.reply("transaction " + x.traits().txnNumber() + " of this session was not"
+                + " started through this proxy replica: a transaction's statements must reach the replica that ran its first"
+                + " one (drivers pin them in load-balanced mode); retry the transaction", List.of("TransientTransactionError"));
     }
 
     private static CompletableFuture<RawBsonDocument> refusal(String message) {

@@ -59,6 +59,22 @@ class TransactionRoutingTest {
     }
 
     @Test
+    void aLaterStatementOnAReplicaThatDidNotStartTheTransactionGetsNoSuchTransaction() throws Exception {
+        assertThat(insertStarting(1)).isPresent();
+        TransactionRouting elsewhere = new TransactionRouting((x, ns, cls, cold) -> OK, null,
+                () -> new RoutingMetrics(new PrometheusRegistry()), 2, SessionKey.TIMEOUT, nanos::get);
+        long before = submitted.get();
+        Optional<CompletableFuture<RawBsonDocument>> there = route(elsewhere, 1, "{insert: 'orders', documents: [{createdAt:"
+                + " {$date: '2026-03-15T00:00:00Z'}}], $db: 'shop', autocommit: false}");
+        assertThat(there).as("refused, not started anew on the fast tier").isPresent();
+        RawBsonDocument reply = there.get().get();
+        assertThat(reply.getInt32("code").getValue()).isEqualTo(251);
+        assertThat(reply.getArray("errorLabels").get(0).asString().getValue()).isEqualTo("TransientTransactionError");
+        assertThat(submitted.get()).isEqualTo(before);
+        assertThat(insertContinuing(1)).as("the replica that started it goes on").isPresent();
+    }
+
+    @Test
     void pinsAreBounded() {
         insertStarting(1);
         insertStarting(2);
@@ -82,6 +98,10 @@ class TransactionRoutingTest {
     }
 
     private Optional<CompletableFuture<RawBsonDocument>> route(int session, String json) {
+        return route(routing, session, json);
+    }
+
+    private Optional<CompletableFuture<RawBsonDocument>> route(TransactionRouting routing, int session, String json) {
         BsonDocument command = BsonDocument.parse(json).append("lsid", BsonDocument.parse("{id: " + session + "}"))
                 .append("txnNumber", new BsonInt64(1));
         Request request = Request.of(null, OpMsg.request(1, command), null);

@@ -1,0 +1,106 @@
+package io.thermocline.proxy.fleet;
+
+import com.mongodb.ServerAddress;
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.backend.BackendConnector;
+import io.thermocline.proxy.backend.BackendUnavailableException;
+import io.thermocline.proxy.command.ClientReplies;
+import io.thermocline.wire.OpMsg;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.RawBsonDocument;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+
+/**
+ * This replica's side of the peer links: a few authenticated connections per peer, one request at a
+ * time each (the backend connection's round trip), kept for reuse.
+ */
+final class PeerLinks implements AutoCloseable {
+    private final BackendConnector connector;
+    private final ClusterSecret secret;
+    private final String instanceId;
+    private final Duration handshakeTimeout;
+    private final Map<InetSocketAddress, ConcurrentLinkedDeque<BackendConnection>> idle = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    PeerLinks(BackendConnector connector, ClusterSecret secret, String instanceId, Duration handshakeTimeout) {
+        this.connector = connector;
+        this.secret = secret;
+        this.instanceId = instanceId;
+        this.handshakeTimeout = handshakeTimeout;
+    }
+
+    /** One command to the peer at {@code address}; {@code timeout} null waits as long as the peer takes. */
+    CompletableFuture<RawBsonDocument> call(InetSocketAddress address, BsonDocument command, Duration timeout) {
+        return borrow(address).thenCompose(c -> c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), command), timeout)
+                .handle((reply, error) -> {
+                    if (error != null) {
+                        c.close();
+                        throw new BackendUnavailableException("peer " + address + " failed: " + error.getMessage(), false);
+                    }
+                    release(address, c);
+                    return reply.body();
+                }));
+    }
+
+    private CompletableFuture<BackendConnection> borrow(InetSocketAddress address) {
+        ConcurrentLinkedDeque<BackendConnection> q = idle.computeIfAbsent(address, a -> new ConcurrentLinkedDeque<>());
+        for (BackendConnection c = q.pollLast(); c != null; c = q.pollLast()) {
+            if (c.isOpen()) {
+                return CompletableFuture.completedFuture(c);
+            }
+        }
+        return connector.connect(new ServerAddress(address.getHostString(), address.getPort()), 0)
+                .thenCompose(c -> authenticate(c).whenComplete((ok, e) -> {
+                    if (e != null) {
+                        c.close();
+                    }
+                }));
+    }
+
+    private void release(InetSocketAddress address, BackendConnection c) {
+        if (closed || !c.isOpen()) {
+            c.close();
+            return;
+        }
+        idle.computeIfAbsent(address, a -> new ConcurrentLinkedDeque<>()).addLast(c);
+    }
+
+    /** The mutual handshake: the peer proves the secret on our nonce and its own, then we prove it on both. */
+    private CompletableFuture<BackendConnection> authenticate(BackendConnection c) {
+        byte[] ours = PeerProtocol.nonce();
+        BsonDocument hello = PeerProtocol.command(PeerProtocol.HELLO).append("instanceId", new BsonString(instanceId))
+                .append("nonce", PeerProtocol.binary(ours));
+        return c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), hello), handshakeTimeout).thenCompose(reply -> {
+            RawBsonDocument body = reply.body();
+            byte[] theirs = PeerProtocol.bytes(body, "nonce");
+            if (!ClientReplies.isOk(body) || theirs == null
+                    || !secret.verify(PeerProtocol.bytes(body, "proof"), PeerProtocol.SERVER, ours, theirs)) {
+                throw new BackendUnavailableException("peer " + c.address() + " is not a replica of this cluster"
+                        + " (it does not hold the same fleet.secretFile)", false);
+            }
+            BsonDocument auth = PeerProtocol.command(PeerProtocol.AUTH)
+                    .append("proof", PeerProtocol.binary(secret.proof(PeerProtocol.CLIENT, ours, theirs)));
+            return c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), auth), handshakeTimeout);
+        }).thenApply(reply -> {
+            if (!ClientReplies.isOk(reply.body())) {
+                throw new BackendUnavailableException("peer " + c.address() + " refused this replica's proof: "
+                        + reply.body().get("errmsg"), false);
+            }
+            return c;
+        });
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        idle.values().forEach(q -> q.forEach(BackendConnection::close));
+        idle.clear();
+    }
+}
