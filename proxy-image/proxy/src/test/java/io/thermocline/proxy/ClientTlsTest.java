@@ -9,7 +9,7 @@ import com.mongodb.client.MongoClients;
 import io.netty.pkitesting.X509Bundle;
 import io.thermocline.config.TlsConfig;
 import io.thermocline.proxy.tls.ClientTls;
-import io.thermocline.proxy.tls.PemTrust;
+import io.thermocline.security.tls.PemTrust;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;

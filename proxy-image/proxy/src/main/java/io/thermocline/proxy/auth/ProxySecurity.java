@@ -2,6 +2,7 @@ package io.thermocline.proxy.auth;
 
 import io.thermocline.proxy.tls.ClientTls;
 import io.thermocline.proxy.tls.TierTls;
+import io.thermocline.tiering.worker.TierClients;
 import io.thermocline.security.authentication.Authenticator;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.security.authentication.LoginThrottle;
@@ -76,7 +77,7 @@ public final class ProxySecurity implements AutoCloseable {
         UserDirectory users = UserDirectory.none();
         for (String source : a.users()) {
             UserDirectory next = source.equals("file") ? new UsersFile(Path.of(a.usersFile()))
-                    : new ArchiveUsers(MongoClients.create(TierClientSettings.of(config.tiers().archive().uri(), config.tls())
+                    : new ArchiveUsers(MongoClients.create(TierClients.settings(config.tiers().archive().uri(), config.tls())
                     .applicationName("thermocline-proxy-users").build()), a.refreshInterval(), a.missRetryInterval(), Duration.ofMinutes(5));
             users = users == UserDirectory.none() ? next : UserDirectory.either(users, next);
         }
