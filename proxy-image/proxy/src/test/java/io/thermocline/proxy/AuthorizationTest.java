@@ -112,4 +112,35 @@ class AuthorizationTest {
             assertThat(alice.getDatabase("admin").runCommand(new Document("usersInfo", "alice")).get("ok")).isEqualTo(1.0);
         }
     }
+
+    @Test
+    void aCursorIsContinuedAndKilledOnlyByTheUserThatOpenedIt() {
+        try (MongoClient alice = client("alice", "admin", "alice-pw"); MongoClient reporter = client("reporter", "admin", "reporter-pw");
+             MongoClient root = client("root", "admin", "root-pw")) {
+            root.getDatabase("shop").getCollection("reports").insertMany(List.of(new Document("day", 10), new Document("day", 11),
+                    new Document("day", 12)));
+            long first = openCursor(alice);
+            // reporter may read shop.reports, but not alice's cursor on it
+            assertUnauthorized(() -> reporter.getDatabase("shop").runCommand(new Document("getMore", first).append("collection", "reports").append("batchSize", 1)),
+                    "cursor id " + first + " was not created by the authenticated user");
+            assertUnauthorized(() -> reporter.getDatabase("shop").runCommand(new Document("killCursors", "reports").append("cursors", List.of(first))),
+                    "not authorized to kill cursor on shop.reports");
+            Document batch = alice.getDatabase("shop").runCommand(new Document("getMore", first).append("collection", "reports").append("batchSize", 1));
+            assertThat(batch.get("cursor", Document.class).getList("nextBatch", Document.class)).hasSize(1);
+
+            long second = openCursor(alice);
+            // root holds killAnyCursor: it may kill anyone's cursor, as in mongod
+            Document killed = root.getDatabase("shop").runCommand(new Document("killCursors", "reports").append("cursors", List.of(second)));
+            assertThat(killed.getList("cursorsKilled", Long.class)).containsExactly(second);
+            assertThatThrownBy(() -> alice.getDatabase("shop").runCommand(new Document("getMore", second).append("collection", "reports").append("batchSize", 1)))
+                    .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(43));
+        }
+    }
+
+    private static long openCursor(MongoClient client) {
+        Document reply = client.getDatabase("shop").runCommand(new Document("find", "reports").append("batchSize", 1));
+        long id = reply.get("cursor", Document.class).getLong("id");
+        assertThat(id).isNotZero();
+        return id;
+    }
 }

@@ -28,11 +28,16 @@ public final class CommandPrivileges {
             "startsession", "refreshsessions", "killsessions", "committransaction", "aborttransaction", "getlasterror",
             "whatsmyuri", "listcommands", "logout", "saslstart", "saslcontinue", "authenticate", "getnonce", "features",
             "lockinfo", "getclusterparameter");
+    /**
+     * Commands on cursors, which mongod authorizes by the cursor's creator, not by privileges: any
+     * logged-in user may continue or kill its own cursors (the cursor handlers check the creator).
+     */
+    private static final Set<String> ON_OWN_CURSORS = Set.of("getmore", "killcursors");
     /** Commands on the collection named by their first field, with the action each needs. */
     private static final Map<String, List<String>> ON_COLLECTION = Map.ofEntries(
             Map.entry("find", List.of("find")), Map.entry("count", List.of("find")), Map.entry("distinct", List.of("find")),
             Map.entry("listindexes", List.of("listIndexes")), Map.entry("insert", List.of("insert")),
-            Map.entry("delete", List.of("remove")), Map.entry("killcursors", List.of("killCursors")),
+            Map.entry("delete", List.of("remove")),
             Map.entry("create", List.of("createCollection")), Map.entry("drop", List.of("dropCollection")),
             Map.entry("createindexes", List.of("createIndex")), Map.entry("dropindexes", List.of("dropIndex")),
             Map.entry("deleteindexes", List.of("dropIndex")), Map.entry("collmod", List.of("collMod")),
@@ -86,7 +91,7 @@ public final class CommandPrivileges {
         String name = body.getFirstKey();
         String lower = name.toLowerCase();
         BsonValue first = body.get(name);
-        if (FREE.contains(lower)) {
+        if (FREE.contains(lower) || ON_OWN_CURSORS.contains(lower)) {
             return;
         }
         List<String> actions = ON_COLLECTION.get(lower);
@@ -127,7 +132,6 @@ public final class CommandPrivileges {
                     needs.add(new Need(t, "insert"));
                 }
             }
-            case "getmore" -> needs.add(new Need(collectionOrDatabase(db, body.get("collection")), "find"));
             case "explain" -> {
                 if (first instanceof BsonDocument inner) {
                     collect(db, inner, needs);

@@ -101,7 +101,7 @@ public final class ProxySecurity implements AutoCloseable {
     }
 
     public ConnectionAuth open(SocketAddress remote) {
-        return new ConnectionAuth(remote);
+        return new ConnectionAuth(remote, mode == Mode.REQUIRED);
     }
 
     /**

@@ -18,6 +18,7 @@ import java.util.Set;
  */
 public enum MongoError {
     HOST_UNREACHABLE(6, "HostUnreachable"),
+    UNAUTHORIZED(13, "Unauthorized"),
     TYPE_MISMATCH(14, "TypeMismatch"),
     PROTOCOL_ERROR(17, "ProtocolError"),
     NAMESPACE_NOT_FOUND(26, "NamespaceNotFound"),
