@@ -137,6 +137,22 @@ class AuthorizationTest {
         }
     }
 
+    @Test
+    void listDatabasesShowsEachUserTheDatabasesItHoldsPrivilegesIn() {
+        try (MongoClient reader = client("reader", "shop", "reader-pw"); MongoClient root = client("root", "admin", "root-pw");
+             MongoClient alice = client("alice", "admin", "alice-pw")) {
+            assertThat(reader.listDatabaseNames().into(new java.util.ArrayList<>())).containsExactly("shop");
+            Document nameOnly = reader.getDatabase("admin").runCommand(new Document("listDatabases", 1).append("nameOnly", true));
+            assertThat(nameOnly.getList("databases", Document.class)).extracting(d -> d.getString("name")).containsExactly("shop");
+            // root holds listDatabases: every database, crm included
+            assertThat(root.listDatabaseNames().into(new java.util.ArrayList<>())).contains("shop", "crm");
+            assertUnauthorized(() -> alice.getDatabase("admin").runCommand(new Document("listDatabases", 1).append("authorizedDatabases", false)),
+                    "Insufficient permissions to list all databases");
+            assertThat(alice.getDatabase("admin").runCommand(new Document("listDatabases", 1).append("authorizedDatabases", true))
+                    .getList("databases", Document.class)).extracting(d -> d.getString("name")).containsExactly("shop");
+        }
+    }
+
     private static long openCursor(MongoClient client) {
         Document reply = client.getDatabase("shop").runCommand(new Document("find", "reports").append("batchSize", 1));
         long id = reply.get("cursor", Document.class).getLong("id");

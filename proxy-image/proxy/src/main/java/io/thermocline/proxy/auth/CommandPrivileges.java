@@ -29,10 +29,11 @@ public final class CommandPrivileges {
             "whatsmyuri", "listcommands", "logout", "saslstart", "saslcontinue", "authenticate", "getnonce", "features",
             "lockinfo", "getclusterparameter");
     /**
-     * Commands on cursors, which mongod authorizes by the cursor's creator, not by privileges: any
-     * logged-in user may continue or kill its own cursors (the cursor handlers check the creator).
+     * Commands mongod authorizes by what they act on, checked where they are answered: any logged-in
+     * user may continue or kill its own cursors (the cursor handlers check the creator) and list
+     * the databases it holds privileges in ({@link AuthorizedDatabases}).
      */
-    private static final Set<String> ON_OWN_CURSORS = Set.of("getmore", "killcursors");
+    private static final Set<String> AUTHORIZED_WHERE_ANSWERED = Set.of("getmore", "killcursors", "listdatabases");
     /** Commands on the collection named by their first field, with the action each needs. */
     private static final Map<String, List<String>> ON_COLLECTION = Map.ofEntries(
             Map.entry("find", List.of("find")), Map.entry("count", List.of("find")), Map.entry("distinct", List.of("find")),
@@ -58,7 +59,7 @@ public final class CommandPrivileges {
             Map.entry("usersinfo", "viewUser"), Map.entry("rolesinfo", "viewRole"), Map.entry("profile", "enableProfiler"));
     /** Cluster-wide commands, with the action each needs. */
     private static final Map<String, String> ON_CLUSTER = Map.ofEntries(
-            Map.entry("listdatabases", "listDatabases"), Map.entry("serverstatus", "serverStatus"),
+            Map.entry("serverstatus", "serverStatus"),
             Map.entry("replsetgetstatus", "replSetGetStatus"), Map.entry("replsetgetconfig", "replSetGetConfig"),
             Map.entry("currentop", "inprog"), Map.entry("killop", "killop"), Map.entry("hostinfo", "hostInfo"),
             Map.entry("getcmdlineopts", "getCmdLineOpts"), Map.entry("getparameter", "getParameter"),
@@ -91,7 +92,7 @@ public final class CommandPrivileges {
         String name = body.getFirstKey();
         String lower = name.toLowerCase();
         BsonValue first = body.get(name);
-        if (FREE.contains(lower) || ON_OWN_CURSORS.contains(lower)) {
+        if (FREE.contains(lower) || AUTHORIZED_WHERE_ANSWERED.contains(lower)) {
             return;
         }
         List<String> actions = ON_COLLECTION.get(lower);

@@ -142,6 +142,9 @@ public final class ProxySecurity implements AutoCloseable {
         if (asksAboutItself(user, command, body, db)) {
             return Optional.empty();
         }
+        if (command.equals("listDatabases") && AuthorizedDatabases.of(user, body) instanceof AuthorizedDatabases.Refused) {
+            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "Insufficient permissions to list all databases")));
+        }
         for (CommandPrivileges.Need need : CommandPrivileges.of(db, body)) {
             if (!allows(user, need)) {
                 return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "not authorized on "
@@ -149,6 +152,11 @@ public final class ProxySecurity implements AutoCloseable {
             }
         }
         return Optional.empty();
+    }
+
+    /** What listDatabases shows this connection's user. */
+    public AuthorizedDatabases.Listing databases(ConnectionAuth conn, BsonDocument command) {
+        return AuthorizedDatabases.of(mode == Mode.REQUIRED ? conn.user().orElse(null) : null, command);
     }
 
     /** A command the proxy does not model is let through only for users with privileges on any resource (root). */

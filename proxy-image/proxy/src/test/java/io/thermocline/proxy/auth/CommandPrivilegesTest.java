@@ -49,7 +49,7 @@ class CommandPrivilegesTest {
             "{getMore: 1, collection: 'orders'}                             | ''",
             "{killCursors: 'orders', cursors: [1]}                          | ''",
             "{listCollections: 1}                                           | shop:listCollections",
-            "{listDatabases: 1}                                             | cluster:listDatabases",
+            "{listDatabases: 1}                                             | ''",
             "{explain: {count: 'orders'}}                                   | shop.orders:find",
             "{create: 'v', viewOn: 'orders', pipeline: []}                  | shop.v:createCollection,shop.orders:find",
             "{renameCollection: 'shop.a', to: 'shop.b'}                     | shop.a:renameCollectionSameDB,shop.b:renameCollectionSameDB",
