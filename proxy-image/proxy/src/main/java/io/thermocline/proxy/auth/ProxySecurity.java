@@ -47,6 +47,7 @@ public final class ProxySecurity implements AutoCloseable {
     private final Authenticator authenticator;
     private final ClientTls tls;
     private final TierTls tierTls;
+    private final AuthMetrics metrics = new AuthMetrics();
 
     public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle) {
         this(mode, users, throttle, ClientTls.disabled(), TierTls.off());
@@ -58,7 +59,7 @@ public final class ProxySecurity implements AutoCloseable {
 
     public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle, ClientTls tls, TierTls tierTls) {
         this.mode = mode;
-        this.authenticator = new Authenticator(users, throttle);
+        this.authenticator = new Authenticator(users, throttle, metrics);
         this.tls = tls;
         this.tierTls = tierTls;
     }
@@ -84,6 +85,11 @@ public final class ProxySecurity implements AutoCloseable {
         LoginThrottle throttle = new LoginThrottle(a.failedLoginDelay(), a.maxFailedLoginDelay(), Duration.ofMinutes(10));
         return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle, ClientTls.from(config.tls()),
                 TierTls.from(config.tls()));
+    }
+
+    /** Login, throttling and authorization counters, for the proxy's /metrics. */
+    public AuthMetrics metrics() {
+        return metrics;
     }
 
     public Mode mode() {
@@ -135,18 +141,23 @@ public final class ProxySecurity implements AutoCloseable {
             return Optional.empty();
         }
         if (!conn.isAuthenticated()) {
-            return WITHOUT_AUTH.contains(command) ? Optional.empty()
-                    : Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
+            if (WITHOUT_AUTH.contains(command)) {
+                return Optional.empty();
+            }
+            metrics.unauthorized(command, false);
+            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
         }
         StoredUser user = conn.user().orElseThrow();
         if (asksAboutItself(user, command, body, db)) {
             return Optional.empty();
         }
         if (command.equals("listDatabases") && AuthorizedDatabases.of(user, body) instanceof AuthorizedDatabases.Refused) {
+            metrics.unauthorized(command, true);
             return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "Insufficient permissions to list all databases")));
         }
         for (CommandPrivileges.Need need : CommandPrivileges.of(db, body)) {
             if (!allows(user, need)) {
+                metrics.unauthorized(command, true);
                 return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "not authorized on "
                         + need.target().database() + " to execute command " + describe(command, body, db))));
             }

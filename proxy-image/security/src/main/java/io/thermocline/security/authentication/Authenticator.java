@@ -38,10 +38,16 @@ public final class Authenticator {
     private final UserDirectory users;
     private final LoginThrottle throttle;
     private final ScramServerConversation.Decoys decoys = new ScramServerConversation.Decoys();
+    private final AuthEvents events;
 
     public Authenticator(UserDirectory users, LoginThrottle throttle) {
+        this(users, throttle, AuthEvents.NONE);
+    }
+
+    public Authenticator(UserDirectory users, LoginThrottle throttle, AuthEvents events) {
         this.users = users;
         this.throttle = throttle;
+        this.events = events;
     }
 
     public UserDirectory users() {
@@ -51,6 +57,9 @@ public final class Authenticator {
     /** {@code saslStart} on database {@code db}. */
     public CompletableFuture<BsonDocument> saslStart(ConnectionAuth conn, BsonDocument body, String db) {
         Duration wait = throttle.admit(conn.sourceAddress());
+        if (!wait.isZero()) {
+            events.throttled();
+        }
         Executor after = wait.isZero() ? Runnable::run : CompletableFuture.delayedExecutor(wait.toNanos(), TimeUnit.NANOSECONDS);
         return CompletableFuture.supplyAsync(() -> body, after).thenCompose(b -> start(conn, b, db));
     }
@@ -82,6 +91,7 @@ public final class Authenticator {
                 // already), so a speculative SCRAM-SHA-256 attempt of a SHA-1-only user lets the driver fall back.
                 // Not a guess at a password: it does not count towards the address's delay.
                 conn.endConversation();
+                events.login(mechanismName, false);
                 return error(AUTHENTICATION_FAILED, "AuthenticationFailed", "Authentication failed.");
             }
             ScramServerConversation conversation = ScramServerConversation.open(mechanism.get(), first,
@@ -120,6 +130,7 @@ public final class Authenticator {
                 }
                 conn.authenticated(user.get());
                 throttle.succeeded(conn.sourceAddress());
+                events.login(conversation.mechanism().mongoName(), true);
                 LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, conversation.mechanism().mongoName(),
                         conn.sourceAddress().getHostAddress());
                 return reply.append("ok", new BsonDouble(1));
@@ -182,6 +193,7 @@ public final class Authenticator {
     private BsonDocument failed(ConnectionAuth conn, String mechanism, String user, String reason) {
         conn.endConversation();
         throttle.failed(conn.sourceAddress());
+        events.login(mechanism, false);
         LOG.info("event=auth_failed user={} mechanism={} remote={} failures={} reason=\"{}\"", printable(user), printable(mechanism),
                 conn.sourceAddress().getHostAddress(), throttle.failures(conn.sourceAddress()), reason);
         return error(AUTHENTICATION_FAILED, "AuthenticationFailed", "Authentication failed.");
