@@ -24,6 +24,7 @@ import java.net.SocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -110,6 +111,11 @@ public final class ProxySecurity implements AutoCloseable {
         return new ConnectionAuth(remote, mode == Mode.REQUIRED);
     }
 
+    /** A connection whose verified client certificate, if any, {@code certificateSubject} reads (x.509 logins). */
+    public ConnectionAuth open(SocketAddress remote, Supplier<Optional<String>> certificateSubject) {
+        return new ConnectionAuth(remote, mode == Mode.REQUIRED, certificateSubject);
+    }
+
     /**
      * Hook 1, where a command arrives: answers authentication commands, {@code connectionStatus}
      * and refusals itself; empty means "forward the command as usual".
@@ -127,8 +133,12 @@ public final class ProxySecurity implements AutoCloseable {
             case "logout":
                 return Optional.of(CompletableFuture.completedFuture(authenticator.logout(conn)));
             case "authenticate":
+                if (body.isString("mechanism") && body.getString("mechanism").getValue().equals("MONGODB-X509")) {
+                    return Optional.of(authenticator.authenticateX509(conn, body, db));
+                }
                 return Optional.of(done(Authenticator.error(334, "MechanismUnavailable",
-                        "the Thermocline proxy supports SCRAM-SHA-256 and SCRAM-SHA-1 through saslStart, not "
+                        "the Thermocline proxy supports SCRAM-SHA-256 and SCRAM-SHA-1 through saslStart, and MONGODB-X509"
+                                + " through authenticate, not "
                                 + (body.isString("mechanism") ? body.getString("mechanism").getValue() : "this mechanism"))));
             case "getnonce":
                 return Optional.of(done(Authenticator.error(59, "CommandNotFound", "no such command: 'getnonce'")));

@@ -140,6 +140,38 @@ public final class Authenticator {
         }
     }
 
+    /**
+     * {@code authenticate} with MONGODB-X509 on {@code $external}, as mongod: the user is the
+     * subject of the client certificate TLS verified; a {@code user} field must name that subject.
+     */
+    public CompletableFuture<BsonDocument> authenticateX509(ConnectionAuth conn, BsonDocument body, String db) {
+        String mechanism = "MONGODB-X509";
+        Optional<String> subject = conn.certificateSubject();
+        if (!db.equals(UserName.EXTERNAL)) {
+            return CompletableFuture.completedFuture(failed(conn, mechanism, "?@" + db, "x.509 users live in $external"));
+        }
+        if (subject.isEmpty()) {
+            return CompletableFuture.completedFuture(failed(conn, mechanism, "?@" + db, "no verified client certificate"));
+        }
+        if (body.isString("user") && !body.getString("user").getValue().equals(subject.get())) {
+            return CompletableFuture.completedFuture(failed(conn, mechanism, subject.get() + "@" + db,
+                    "the user field names another subject than the certificate"));
+        }
+        UserName name = new UserName(subject.get(), UserName.EXTERNAL);
+        return users.find(name).handle((user, error) -> {
+            if (error != null || user.isEmpty()) {
+                return failed(conn, mechanism, name.toString(), error != null ? "the user directory could not be read" : "no such user");
+            }
+            conn.endConversation();
+            conn.authenticated(user.get());
+            throttle.succeeded(conn.sourceAddress());
+            events.login(mechanism, true);
+            LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, mechanism, conn.sourceAddress().getHostAddress());
+            return new BsonDocument("dbname", new BsonString(UserName.EXTERNAL)).append("user", new BsonString(subject.get()))
+                    .append("ok", new BsonDouble(1));
+        });
+    }
+
     public BsonDocument logout(ConnectionAuth conn) {
         conn.endConversation();
         conn.loggedOut();

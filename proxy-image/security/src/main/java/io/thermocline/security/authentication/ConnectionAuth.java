@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * What one client connection has proven: the user it authenticated as (at most one, as mongod
@@ -17,6 +18,8 @@ import java.util.Optional;
  */
 public final class ConnectionAuth {
     private final SocketAddress remote;
+    /** The subject DN (RFC 2253) of the verified client certificate, once TLS has one. */
+    private final Supplier<Optional<String>> certificateSubject;
     /** Authorization is enforced (auth.mode required): cursors belong to the user that opened them. */
     private final boolean enforced;
     private volatile StoredUser user;
@@ -31,8 +34,18 @@ public final class ConnectionAuth {
     }
 
     public ConnectionAuth(SocketAddress remote, boolean enforced) {
+        this(remote, enforced, Optional::empty);
+    }
+
+    public ConnectionAuth(SocketAddress remote, boolean enforced, Supplier<Optional<String>> certificateSubject) {
         this.remote = remote;
         this.enforced = enforced;
+        this.certificateSubject = certificateSubject;
+    }
+
+    /** The subject of the client certificate TLS verified on this connection, if any. */
+    public Optional<String> certificateSubject() {
+        return certificateSubject.get();
     }
 
     /** The authenticated user's name, or null: what a cursor opened now records as its creator. */
