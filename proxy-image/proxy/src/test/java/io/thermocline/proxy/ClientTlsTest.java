@@ -78,18 +78,21 @@ class ClientTlsTest {
         return socket;
     }
 
+    /** A new CA, and a certificate it signs for 127.0.0.1 installed as tls.crt / tls.key; returns the CA. */
+    private X509Bundle installCertificateOfTestCa() throws Exception {
+        X509Bundle ca = ca("test-ca");
+        install(server(ca, "127.0.0.1", 1), dir.resolve("tls.crt"), dir.resolve("tls.key"));
+        return ca;
+    }
+
     private ClientTls tls(String mode, Path cert, Path key) {
         return ClientTls.from(new TlsConfig(mode, cert.toString(), key.toString(), null, null));
     }
 
     @Test
     void scramOverTlsWorksAndPlainTextIsRefusedWhenTlsIsRequired() throws Exception {
-        X509Bundle ca = ca("test-ca");
-        Path cert = dir.resolve("tls.crt");
-        Path key = dir.resolve("tls.key");
-        install(server(ca, "127.0.0.1", 1), cert, key);
-        Path caFile = pem(ca, "ca.crt");
-        try (SecuredProxy p = SecuredProxy.withTls(tls("requireTLS", cert, key))) {
+        Path caFile = pem(installCertificateOfTestCa(), "ca.crt");
+        try (SecuredProxy p = SecuredProxy.withTls(tls("requireTLS", dir.resolve("tls.crt"), dir.resolve("tls.key")))) {
             try (MongoClient c = client(p, caFile, "alice:alice-pw")) {
                 c.getDatabase("shop").getCollection("tls").insertOne(new Document("over", "tls"));
                 assertThat(c.getDatabase("shop").getCollection("tls").countDocuments()).isEqualTo(1);
@@ -109,12 +112,8 @@ class ClientTlsTest {
 
     @Test
     void theSyncAndReactiveDriversLogInOverTlsWithBothMechanismsAndGet18And13() throws Exception {
-        X509Bundle ca = ca("test-ca");
-        Path cert = dir.resolve("tls.crt");
-        Path key = dir.resolve("tls.key");
-        install(server(ca, "127.0.0.1", 1), cert, key);
-        Path caFile = pem(ca, "ca.crt");
-        try (SecuredProxy p = SecuredProxy.withTls(tls("required", cert, key))) {
+        Path caFile = pem(installCertificateOfTestCa(), "ca.crt");
+        try (SecuredProxy p = SecuredProxy.withTls(tls("required", dir.resolve("tls.crt"), dir.resolve("tls.key")))) {
             for (MongoCredential credential : List.of(
                     MongoCredential.createScramSha256Credential("alice", "admin", "alice-pw".toCharArray()),
                     MongoCredential.createScramSha1Credential("sha1only", "admin", "old-pw".toCharArray()))) {
