@@ -112,4 +112,51 @@ class AuthorizationTest {
             assertThat(alice.getDatabase("admin").runCommand(new Document("usersInfo", "alice")).get("ok")).isEqualTo(1.0);
         }
     }
+
+    @Test
+    void aCursorIsContinuedAndKilledOnlyByTheUserThatOpenedIt() {
+        try (MongoClient alice = client("alice", "admin", "alice-pw"); MongoClient reporter = client("reporter", "admin", "reporter-pw");
+             MongoClient root = client("root", "admin", "root-pw")) {
+            root.getDatabase("shop").getCollection("reports").insertMany(List.of(new Document("day", 10), new Document("day", 11),
+                    new Document("day", 12)));
+            long first = openCursor(alice);
+            // reporter may read shop.reports, but not alice's cursor on it
+            assertUnauthorized(() -> reporter.getDatabase("shop").runCommand(new Document("getMore", first).append("collection", "reports").append("batchSize", 1)),
+                    "cursor id " + first + " was not created by the authenticated user");
+            assertUnauthorized(() -> reporter.getDatabase("shop").runCommand(new Document("killCursors", "reports").append("cursors", List.of(first))),
+                    "not authorized to kill cursor on shop.reports");
+            Document batch = alice.getDatabase("shop").runCommand(new Document("getMore", first).append("collection", "reports").append("batchSize", 1));
+            assertThat(batch.get("cursor", Document.class).getList("nextBatch", Document.class)).hasSize(1);
+
+            long second = openCursor(alice);
+            // root holds killAnyCursor: it may kill anyone's cursor, as in mongod
+            Document killed = root.getDatabase("shop").runCommand(new Document("killCursors", "reports").append("cursors", List.of(second)));
+            assertThat(killed.getList("cursorsKilled", Long.class)).containsExactly(second);
+            assertThatThrownBy(() -> alice.getDatabase("shop").runCommand(new Document("getMore", second).append("collection", "reports").append("batchSize", 1)))
+                    .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(43));
+        }
+    }
+
+    @Test
+    void listDatabasesShowsEachUserTheDatabasesItHoldsPrivilegesIn() {
+        try (MongoClient reader = client("reader", "shop", "reader-pw"); MongoClient root = client("root", "admin", "root-pw");
+             MongoClient alice = client("alice", "admin", "alice-pw")) {
+            assertThat(reader.listDatabaseNames().into(new java.util.ArrayList<>())).containsExactly("shop");
+            Document nameOnly = reader.getDatabase("admin").runCommand(new Document("listDatabases", 1).append("nameOnly", true));
+            assertThat(nameOnly.getList("databases", Document.class)).extracting(d -> d.getString("name")).containsExactly("shop");
+            // root holds listDatabases: every database, crm included
+            assertThat(root.listDatabaseNames().into(new java.util.ArrayList<>())).contains("shop", "crm");
+            assertUnauthorized(() -> alice.getDatabase("admin").runCommand(new Document("listDatabases", 1).append("authorizedDatabases", false)),
+                    "Insufficient permissions to list all databases");
+            assertThat(alice.getDatabase("admin").runCommand(new Document("listDatabases", 1).append("authorizedDatabases", true))
+                    .getList("databases", Document.class)).extracting(d -> d.getString("name")).containsExactly("shop");
+        }
+    }
+
+    private static long openCursor(MongoClient client) {
+        Document reply = client.getDatabase("shop").runCommand(new Document("find", "reports").append("batchSize", 1));
+        long id = reply.get("cursor", Document.class).getLong("id");
+        assertThat(id).isNotZero();
+        return id;
+    }
 }

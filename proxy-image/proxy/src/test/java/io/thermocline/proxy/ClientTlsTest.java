@@ -2,19 +2,23 @@ package io.thermocline.proxy;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoCommandException;
 import com.mongodb.MongoCredential;
+import com.mongodb.MongoSecurityException;
+import com.mongodb.MongoException;
 import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.netty.pkitesting.X509Bundle;
 import io.thermocline.config.TlsConfig;
 import io.thermocline.proxy.tls.ClientTls;
-import io.thermocline.proxy.tls.PemTrust;
+import io.thermocline.security.tls.PemTrust;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -74,18 +78,21 @@ class ClientTlsTest {
         return socket;
     }
 
+    /** A new CA, and a certificate it signs for 127.0.0.1 installed as tls.crt / tls.key; returns the CA. */
+    private X509Bundle installCertificateOfTestCa() throws Exception {
+        X509Bundle ca = ca("test-ca");
+        install(server(ca, "127.0.0.1", 1), dir.resolve("tls.crt"), dir.resolve("tls.key"));
+        return ca;
+    }
+
     private ClientTls tls(String mode, Path cert, Path key) {
         return ClientTls.from(new TlsConfig(mode, cert.toString(), key.toString(), null, null));
     }
 
     @Test
     void scramOverTlsWorksAndPlainTextIsRefusedWhenTlsIsRequired() throws Exception {
-        X509Bundle ca = ca("test-ca");
-        Path cert = dir.resolve("tls.crt");
-        Path key = dir.resolve("tls.key");
-        install(server(ca, "127.0.0.1", 1), cert, key);
-        Path caFile = pem(ca, "ca.crt");
-        try (SecuredProxy p = SecuredProxy.withTls(tls("requireTLS", cert, key))) {
+        Path caFile = pem(installCertificateOfTestCa(), "ca.crt");
+        try (SecuredProxy p = SecuredProxy.withTls(tls("requireTLS", dir.resolve("tls.crt"), dir.resolve("tls.key")))) {
             try (MongoClient c = client(p, caFile, "alice:alice-pw")) {
                 c.getDatabase("shop").getCollection("tls").insertOne(new Document("over", "tls"));
                 assertThat(c.getDatabase("shop").getCollection("tls").countDocuments()).isEqualTo(1);
@@ -101,6 +108,54 @@ class ClientTlsTest {
                         .isInstanceOf(MongoTimeoutException.class);
             }
         }
+    }
+
+    @Test
+    void theSyncAndReactiveDriversLogInOverTlsWithBothMechanismsAndGet18And13() throws Exception {
+        Path caFile = pem(installCertificateOfTestCa(), "ca.crt");
+        try (SecuredProxy p = SecuredProxy.withTls(tls("required", dir.resolve("tls.crt"), dir.resolve("tls.key")))) {
+            for (MongoCredential credential : List.of(
+                    MongoCredential.createScramSha256Credential("alice", "admin", "alice-pw".toCharArray()),
+                    MongoCredential.createScramSha1Credential("sha1only", "admin", "old-pw".toCharArray()))) {
+                MongoClientSettings settings = tlsSettings(p, caFile).credential(credential).build();
+                try (MongoClient sync = MongoClients.create(settings);
+                     com.mongodb.reactivestreams.client.MongoClient reactive = com.mongodb.reactivestreams.client.MongoClients.create(settings)) {
+                    assertThat(sync.getDatabase("shop").getCollection("both").countDocuments()).isNotNegative();
+                    Document status = Mono.from(reactive.getDatabase("admin").runCommand(new Document("connectionStatus", 1))).block();
+                    assertThat(status.get("authInfo", Document.class).getList("authenticatedUsers", Document.class))
+                            .containsExactly(new Document("user", credential.getUserName()).append("db", "admin"));
+                }
+            }
+            MongoClientSettings wrong = tlsSettings(p, caFile)
+                    .credential(MongoCredential.createScramSha256Credential("alice", "admin", "nope".toCharArray())).build();
+            try (MongoClient sync = MongoClients.create(wrong);
+                 com.mongodb.reactivestreams.client.MongoClient reactive = com.mongodb.reactivestreams.client.MongoClients.create(wrong)) {
+                assertThatThrownBy(() -> sync.getDatabase("admin").runCommand(new Document("ping", 1)))
+                        .isInstanceOfSatisfying(MongoSecurityException.class, e -> assertThat(e.getCause())
+                                .isInstanceOfSatisfying(MongoCommandException.class, c -> assertThat(c.getErrorCode()).isEqualTo(18)));
+                assertThatThrownBy(() -> Mono.from(reactive.getDatabase("admin").runCommand(new Document("ping", 1))).block())
+                        .isInstanceOf(MongoSecurityException.class);
+            }
+            MongoClientSettings reader = tlsSettings(p, caFile)
+                    .credential(MongoCredential.createCredential("reporter", "admin", "reporter-pw".toCharArray())).build();
+            try (MongoClient anonymous = MongoClients.create(tlsSettings(p, caFile).build());
+                 com.mongodb.reactivestreams.client.MongoClient reactive = com.mongodb.reactivestreams.client.MongoClients.create(reader)) {
+                assertThatThrownBy(() -> anonymous.getDatabase("shop").getCollection("orders").find().first())
+                        .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(13));
+                assertThatThrownBy(() -> Mono.from(reactive.getDatabase("shop").getCollection("orders").insertOne(new Document("_id", 1))).block())
+                        .isInstanceOfSatisfying(MongoException.class, e -> assertThat(e.getCode()).isEqualTo(13));
+                assertThatThrownBy(() -> Mono.from(reactive.getDatabase("shop").getCollection("orders").aggregate(List.of(
+                        new Document("$lookup", new Document("from", "customers").append("localField", "c").append("foreignField", "_id")
+                                .append("as", "x"))))).block())
+                        .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(13));
+            }
+        }
+    }
+
+    private static MongoClientSettings.Builder tlsSettings(SecuredProxy p, Path caFile) {
+        return MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(p.uri("", "?tls=true&serverSelectionTimeoutMS=3000&retryWrites=false")))
+                .applyToSslSettings(ssl -> ssl.enabled(true).context(PemTrust.sslContext(caFile)));
     }
 
     @Test

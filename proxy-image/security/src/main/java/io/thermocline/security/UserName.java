@@ -5,6 +5,9 @@ import org.bson.BsonString;
 
 /** A MongoDB user: its name and the database it was created in (its authentication database). */
 public record UserName(String user, String db) {
+    /** The database of users whose proof is outside the server: x.509 subjects. */
+    public static final String EXTERNAL = "$external";
+
     public UserName {
         if (user == null || user.isEmpty() || db == null || db.isEmpty()) {
             throw new IllegalArgumentException("a user needs a name and a database");

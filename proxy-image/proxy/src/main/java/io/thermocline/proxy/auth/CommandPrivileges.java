@@ -28,11 +28,17 @@ public final class CommandPrivileges {
             "startsession", "refreshsessions", "killsessions", "committransaction", "aborttransaction", "getlasterror",
             "whatsmyuri", "listcommands", "logout", "saslstart", "saslcontinue", "authenticate", "getnonce", "features",
             "lockinfo", "getclusterparameter");
+    /**
+     * Commands mongod authorizes by what they act on, checked where they are answered: any logged-in
+     * user may continue or kill its own cursors (the cursor handlers check the creator) and list
+     * the databases it holds privileges in ({@link AuthorizedDatabases}).
+     */
+    private static final Set<String> AUTHORIZED_WHERE_ANSWERED = Set.of("getmore", "killcursors", "listdatabases");
     /** Commands on the collection named by their first field, with the action each needs. */
     private static final Map<String, List<String>> ON_COLLECTION = Map.ofEntries(
             Map.entry("find", List.of("find")), Map.entry("count", List.of("find")), Map.entry("distinct", List.of("find")),
             Map.entry("listindexes", List.of("listIndexes")), Map.entry("insert", List.of("insert")),
-            Map.entry("delete", List.of("remove")), Map.entry("killcursors", List.of("killCursors")),
+            Map.entry("delete", List.of("remove")),
             Map.entry("create", List.of("createCollection")), Map.entry("drop", List.of("dropCollection")),
             Map.entry("createindexes", List.of("createIndex")), Map.entry("dropindexes", List.of("dropIndex")),
             Map.entry("deleteindexes", List.of("dropIndex")), Map.entry("collmod", List.of("collMod")),
@@ -53,7 +59,7 @@ public final class CommandPrivileges {
             Map.entry("usersinfo", "viewUser"), Map.entry("rolesinfo", "viewRole"), Map.entry("profile", "enableProfiler"));
     /** Cluster-wide commands, with the action each needs. */
     private static final Map<String, String> ON_CLUSTER = Map.ofEntries(
-            Map.entry("listdatabases", "listDatabases"), Map.entry("serverstatus", "serverStatus"),
+            Map.entry("serverstatus", "serverStatus"),
             Map.entry("replsetgetstatus", "replSetGetStatus"), Map.entry("replsetgetconfig", "replSetGetConfig"),
             Map.entry("currentop", "inprog"), Map.entry("killop", "killop"), Map.entry("hostinfo", "hostInfo"),
             Map.entry("getcmdlineopts", "getCmdLineOpts"), Map.entry("getparameter", "getParameter"),
@@ -86,7 +92,7 @@ public final class CommandPrivileges {
         String name = body.getFirstKey();
         String lower = name.toLowerCase();
         BsonValue first = body.get(name);
-        if (FREE.contains(lower)) {
+        if (FREE.contains(lower) || AUTHORIZED_WHERE_ANSWERED.contains(lower)) {
             return;
         }
         List<String> actions = ON_COLLECTION.get(lower);
@@ -127,7 +133,6 @@ public final class CommandPrivileges {
                     needs.add(new Need(t, "insert"));
                 }
             }
-            case "getmore" -> needs.add(new Need(collectionOrDatabase(db, body.get("collection")), "find"));
             case "explain" -> {
                 if (first instanceof BsonDocument inner) {
                     collect(db, inner, needs);

@@ -2,6 +2,7 @@ package io.thermocline.proxy.auth;
 
 import io.thermocline.proxy.tls.ClientTls;
 import io.thermocline.proxy.tls.TierTls;
+import io.thermocline.tiering.worker.TierClients;
 import io.thermocline.security.authentication.Authenticator;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.security.authentication.LoginThrottle;
@@ -23,6 +24,7 @@ import java.net.SocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -46,6 +48,7 @@ public final class ProxySecurity implements AutoCloseable {
     private final Authenticator authenticator;
     private final ClientTls tls;
     private final TierTls tierTls;
+    private final AuthMetrics metrics = new AuthMetrics();
 
     public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle) {
         this(mode, users, throttle, ClientTls.disabled(), TierTls.off());
@@ -57,7 +60,7 @@ public final class ProxySecurity implements AutoCloseable {
 
     public ProxySecurity(Mode mode, UserDirectory users, LoginThrottle throttle, ClientTls tls, TierTls tierTls) {
         this.mode = mode;
-        this.authenticator = new Authenticator(users, throttle);
+        this.authenticator = new Authenticator(users, throttle, metrics);
         this.tls = tls;
         this.tierTls = tierTls;
     }
@@ -76,13 +79,18 @@ public final class ProxySecurity implements AutoCloseable {
         UserDirectory users = UserDirectory.none();
         for (String source : a.users()) {
             UserDirectory next = source.equals("file") ? new UsersFile(Path.of(a.usersFile()))
-                    : new ArchiveUsers(MongoClients.create(TierClientSettings.of(config.tiers().archive().uri(), config.tls())
+                    : new ArchiveUsers(MongoClients.create(TierClients.settings(config.tiers().archive().uri(), config.tls())
                     .applicationName("thermocline-proxy-users").build()), a.refreshInterval(), a.missRetryInterval(), Duration.ofMinutes(5));
             users = users == UserDirectory.none() ? next : UserDirectory.either(users, next);
         }
         LoginThrottle throttle = new LoginThrottle(a.failedLoginDelay(), a.maxFailedLoginDelay(), Duration.ofMinutes(10));
         return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle, ClientTls.from(config.tls()),
                 TierTls.from(config.tls()));
+    }
+
+    /** Login, throttling and authorization counters, for the proxy's /metrics. */
+    public AuthMetrics metrics() {
+        return metrics;
     }
 
     public Mode mode() {
@@ -100,7 +108,12 @@ public final class ProxySecurity implements AutoCloseable {
     }
 
     public ConnectionAuth open(SocketAddress remote) {
-        return new ConnectionAuth(remote);
+        return new ConnectionAuth(remote, mode == Mode.REQUIRED);
+    }
+
+    /** A connection whose verified client certificate, if any, {@code certificateSubject} reads (x.509 logins). */
+    public ConnectionAuth open(SocketAddress remote, Supplier<Optional<String>> certificateSubject) {
+        return new ConnectionAuth(remote, mode == Mode.REQUIRED, certificateSubject);
     }
 
     /**
@@ -120,8 +133,12 @@ public final class ProxySecurity implements AutoCloseable {
             case "logout":
                 return Optional.of(CompletableFuture.completedFuture(authenticator.logout(conn)));
             case "authenticate":
+                if (body.isString("mechanism") && body.getString("mechanism").getValue().equals("MONGODB-X509")) {
+                    return Optional.of(authenticator.authenticateX509(conn, body, db));
+                }
                 return Optional.of(done(Authenticator.error(334, "MechanismUnavailable",
-                        "the Thermocline proxy supports SCRAM-SHA-256 and SCRAM-SHA-1 through saslStart, not "
+                        "the Thermocline proxy supports SCRAM-SHA-256 and SCRAM-SHA-1 through saslStart, and MONGODB-X509"
+                                + " through authenticate, not "
                                 + (body.isString("mechanism") ? body.getString("mechanism").getValue() : "this mechanism"))));
             case "getnonce":
                 return Optional.of(done(Authenticator.error(59, "CommandNotFound", "no such command: 'getnonce'")));
@@ -134,20 +151,33 @@ public final class ProxySecurity implements AutoCloseable {
             return Optional.empty();
         }
         if (!conn.isAuthenticated()) {
-            return WITHOUT_AUTH.contains(command) ? Optional.empty()
-                    : Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
+            if (WITHOUT_AUTH.contains(command)) {
+                return Optional.empty();
+            }
+            metrics.unauthorized(command, false);
+            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
         }
         StoredUser user = conn.user().orElseThrow();
         if (asksAboutItself(user, command, body, db)) {
             return Optional.empty();
         }
+        if (command.equals("listDatabases") && AuthorizedDatabases.of(user, body) instanceof AuthorizedDatabases.Refused) {
+            metrics.unauthorized(command, true);
+            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "Insufficient permissions to list all databases")));
+        }
         for (CommandPrivileges.Need need : CommandPrivileges.of(db, body)) {
             if (!allows(user, need)) {
+                metrics.unauthorized(command, true);
                 return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "not authorized on "
                         + need.target().database() + " to execute command " + describe(command, body, db))));
             }
         }
         return Optional.empty();
+    }
+
+    /** What listDatabases shows this connection's user. */
+    public AuthorizedDatabases.Listing databases(ConnectionAuth conn, BsonDocument command) {
+        return AuthorizedDatabases.of(mode == Mode.REQUIRED ? conn.user().orElse(null) : null, command);
     }
 
     /** A command the proxy does not model is let through only for users with privileges on any resource (root). */

@@ -153,7 +153,7 @@ public final class UsersFile implements UserDirectory {
             }
         } else if (d.get("credentials") instanceof BsonDocument creds) {
             credentials.putAll(ArchiveUsers.credentials(creds, at + ".credentials"));
-        } else {
+        } else if (!name.db().equals(UserName.EXTERNAL)) {
             throw new IllegalArgumentException(at + " (" + name + "): give a password or the credentials usersInfo shows");
         }
         List<RoleName> roles = new ArrayList<>();

@@ -19,6 +19,7 @@ import java.util.Set;
 public enum MongoError {
     BAD_VALUE(2, "BadValue"),
     HOST_UNREACHABLE(6, "HostUnreachable"),
+    UNAUTHORIZED(13, "Unauthorized"),
     TYPE_MISMATCH(14, "TypeMismatch"),
     PROTOCOL_ERROR(17, "ProtocolError"),
     AUTHENTICATION_FAILED(18, "AuthenticationFailed"),

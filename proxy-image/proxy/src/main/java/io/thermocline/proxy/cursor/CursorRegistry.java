@@ -2,6 +2,7 @@ package io.thermocline.proxy.cursor;
 
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.security.UserName;
 import org.bson.BsonDocument;
 
 import java.time.Duration;
@@ -33,8 +34,9 @@ public final class CursorRegistry {
     }
 
     public synchronized CursorRoute register(Tier tier, ServerAddress member, long backendId, String namespace,
-                                             BsonDocument lsid, CursorOwner owner, boolean noTimeout, long nowNanos) {
-        CursorRoute route = new CursorRoute(ids.next(), tier, member, backendId, namespace, lsid, owner, noTimeout);
+                                             BsonDocument lsid, CursorOwner owner, boolean noTimeout, UserName creator,
+                                             long nowNanos) {
+        CursorRoute route = new CursorRoute(ids.next(), tier, member, backendId, namespace, lsid, owner, noTimeout, creator);
         routes.put(route.proxyId(), route);
         lastUsedNanos.put(route.proxyId(), nowNanos);
         byOwner.computeIfAbsent(owner, o -> new HashSet<>()).add(route.proxyId());

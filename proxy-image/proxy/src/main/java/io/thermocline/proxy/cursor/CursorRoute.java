@@ -2,6 +2,7 @@ package io.thermocline.proxy.cursor;
 
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.security.UserName;
 import org.bson.BsonDocument;
 
 /**
@@ -10,9 +11,11 @@ import org.bson.BsonDocument;
  * @param namespace {@code db.collection} as the backend reported it
  * @param lsid      the session the cursor was opened in, or null
  * @param noTimeout opened with {@code noCursorTimeout}: never swept for idleness
+ * @param creator   the user authenticated on the connection that opened it, or null: only that user may
+ *                  continue it, as in mongod
  */
 public record CursorRoute(long proxyId, Tier tier, ServerAddress member, long backendId, String namespace,
-                          BsonDocument lsid, CursorOwner owner, boolean noTimeout) {
+                          BsonDocument lsid, CursorOwner owner, boolean noTimeout, UserName creator) {
 
     public String database() {
         int dot = namespace.indexOf('.');

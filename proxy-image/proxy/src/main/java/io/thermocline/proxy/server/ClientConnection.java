@@ -10,6 +10,7 @@ import io.thermocline.proxy.command.Client;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.server.handshake.Hello;
+import io.thermocline.proxy.tls.ClientTls;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
@@ -101,7 +102,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
-        auth = server.security().open(channel.remoteAddress());
+        auth = server.security().open(channel.remoteAddress(), () -> ClientTls.verifiedSubject(channel));
         rejected = !server.clientOpened(this);
         ctx.fireChannelActive();
     }

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.server;
 
+import io.thermocline.proxy.auth.AuthorizedDatabases;
 import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
@@ -93,8 +94,17 @@ final class CommandDispatcher implements RequestHandler {
             case "getMore" -> getMore.handle(request);
             case "killCursors" -> killCursors.handle(request);
             case "endSessions" -> sessions.endSessions(request);
+            case "listDatabases" -> listDatabases(request);
             default -> tiered == null ? passThrough.handle(request) : tiered(request);
         };
+    }
+
+    /** listDatabases from the archive, showing the user only the databases it holds privileges in (as mongod). */
+    private CompletableFuture<Void> listDatabases(Request request) {
+        if (server.security().databases(request.client().auth(), request.msg().body()) instanceof AuthorizedDatabases.Only only) {
+            return passThrough.handle(request, reply -> AuthorizedDatabases.filter(reply, only.privileges()));
+        }
+        return passThrough.handle(request);
     }
 
     /** Offers the command to the tiered layer, which reaches the tiers through the forwarder; unclaimed ones pass through. */

@@ -113,6 +113,7 @@ public final class ProxyServer implements AutoCloseable {
     public ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security) {
         this.settings = settings;
         this.security = security;
+        metrics.alsoExpose(security.metrics().registry());
         this.tiered = tiered;
         this.transport = NettyTransport.choose(settings.transport());
         if (tiered != null) {

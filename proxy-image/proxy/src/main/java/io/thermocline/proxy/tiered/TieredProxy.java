@@ -5,6 +5,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.config.TlsConfig;
 import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.FastTierClock;
@@ -75,7 +76,7 @@ public final class TieredProxy {
         if (config.tiers().fast() == null || config.collections().isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(routing(config.tiers().fast().uri(), config.tiers().archive().uri(), config.collections(),
+        return Optional.of(routing(config.tiers().fast().uri(), config.tiers().archive().uri(), config.tls(), config.collections(),
                 config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId, options));
     }
 
@@ -85,12 +86,22 @@ public final class TieredProxy {
         return routing(fastUri, archiveUri, policies, causalWaitTimeout, ReadConsistency.LINEARIZABLE, instanceId, options);
     }
 
-    /** The tiered layer alone, with its own driver clients for promotions, tombstones and barriers. */
+    /** As the full form, without TLS settings beyond the connection strings'. */
     public static TieredRouting routing(String fastUri, String archiveUri, List<CollectionPolicy> policies,
                                         Duration causalWaitTimeout, ReadConsistency readConsistency, String instanceId,
                                         Options options) {
-        MongoClient fast = TierClients.client(fastUri, "thermocline-proxy");
-        MongoClient archive = TierClients.client(archiveUri, "thermocline-proxy");
+        return routing(fastUri, archiveUri, TlsConfig.defaults(), policies, causalWaitTimeout, readConsistency, instanceId, options);
+    }
+
+    /**
+     * The tiered layer alone, with its own driver clients for promotions, tombstones and barriers
+     * (TLS to the tiers with {@code tls.tierCaFile}, as the pools).
+     */
+    public static TieredRouting routing(String fastUri, String archiveUri, TlsConfig tls, List<CollectionPolicy> policies,
+                                        Duration causalWaitTimeout, ReadConsistency readConsistency, String instanceId,
+                                        Options options) {
+        MongoClient fast = TierClients.client(fastUri, "thermocline-proxy", tls);
+        MongoClient archive = TierClients.client(archiveUri, "thermocline-proxy", tls);
         MetadataStore store = new MetadataStore(fast);
         StateFollower follower = new StateFollower(store, options.followInterval());
         MirrorProgress progress = new MirrorProgress(() -> store.feederCheckpoint().mirroredThrough());

@@ -1,22 +1,29 @@
 package io.thermocline.proxy.tls;
 
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.OptionalSslHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.thermocline.config.TlsConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.security.auth.x500.X500Principal;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * TLS between clients and the proxy, with mongod's {@code net.tls.mode}: {@code disabled};
@@ -87,6 +94,24 @@ public final class ClientTls {
             pipeline.addLast("tls", now.newHandler(pipeline.channel().alloc()));
         } else {
             pipeline.addLast("tls", new OptionalSslHandler(now));
+        }
+    }
+
+    /**
+     * The subject DN (RFC 2253, as mongod prints it) of the client certificate verified on
+     * {@code channel}'s TLS session, if it has one (only asked for with {@code tls.clientCaFile}).
+     */
+    public static Optional<String> verifiedSubject(Channel channel) {
+        SslHandler ssl = channel.pipeline().get(SslHandler.class);
+        if (ssl == null || !ssl.handshakeFuture().isSuccess()) {
+            return Optional.empty();
+        }
+        try {
+            Certificate[] peer = ssl.engine().getSession().getPeerCertificates();
+            return peer.length > 0 && peer[0] instanceof X509Certificate x
+                    ? Optional.of(x.getSubjectX500Principal().getName(X500Principal.RFC2253)) : Optional.empty();
+        } catch (SSLPeerUnverifiedException e) {
+            return Optional.empty();
         }
     }
 

@@ -6,6 +6,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.thermocline.config.TlsConfig;
+import io.thermocline.security.tls.PemTrust;
 
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;

@@ -15,9 +15,9 @@ class CursorRegistryTest {
 
     @Test
     void idleCursorsAreSweptUnlessUsedOrOpenedWithNoCursorTimeout() {
-        CursorRoute idle = registry.register(Tier.ARCHIVE, member, 11, "db.c", null, new CursorOwner.Connection(1), false, 0);
-        CursorRoute used = registry.register(Tier.ARCHIVE, member, 12, "db.c", null, new CursorOwner.Connection(1), false, 0);
-        CursorRoute pinned = registry.register(Tier.ARCHIVE, member, 13, "db.c", null, new CursorOwner.Connection(1), true, 0);
+        CursorRoute idle = registry.register(Tier.ARCHIVE, member, 11, "db.c", null, new CursorOwner.Connection(1), false, null, 0);
+        CursorRoute used = registry.register(Tier.ARCHIVE, member, 12, "db.c", null, new CursorOwner.Connection(1), false, null, 0);
+        CursorRoute pinned = registry.register(Tier.ARCHIVE, member, 13, "db.c", null, new CursorOwner.Connection(1), true, null, 0);
         assertThat(registry.use(used.proxyId(), 25 * MINUTE)).contains(used);
         assertThat(registry.removeIdle(30 * MINUTE, 31 * MINUTE)).containsExactly(idle);
         assertThat(registry.use(idle.proxyId(), 31 * MINUTE)).isEmpty();
@@ -28,8 +28,8 @@ class CursorRegistryTest {
     @Test
     void ownersTakeTheirCursorsWithThem() {
         SessionKey s = new SessionKey(new BsonInt32(1));
-        CursorRoute a = registry.register(Tier.ARCHIVE, member, 1, "db.c", null, new CursorOwner.Session(s), false, 0);
-        CursorRoute b = registry.register(Tier.ARCHIVE, member, 2, "db.c", null, new CursorOwner.Connection(7), false, 0);
+        CursorRoute a = registry.register(Tier.ARCHIVE, member, 1, "db.c", null, new CursorOwner.Session(s), false, null, 0);
+        CursorRoute b = registry.register(Tier.ARCHIVE, member, 2, "db.c", null, new CursorOwner.Connection(7), false, null, 0);
         assertThat(registry.removeOwnedBy(new CursorOwner.Session(s))).containsExactly(a);
         assertThat(registry.removeOwnedBy(new CursorOwner.Connection(7))).containsExactly(b);
         assertThat(registry.size()).isZero();

@@ -38,10 +38,16 @@ public final class Authenticator {
     private final UserDirectory users;
     private final LoginThrottle throttle;
     private final ScramServerConversation.Decoys decoys = new ScramServerConversation.Decoys();
+    private final AuthEvents events;
 
     public Authenticator(UserDirectory users, LoginThrottle throttle) {
+        this(users, throttle, AuthEvents.NONE);
+    }
+
+    public Authenticator(UserDirectory users, LoginThrottle throttle, AuthEvents events) {
         this.users = users;
         this.throttle = throttle;
+        this.events = events;
     }
 
     public UserDirectory users() {
@@ -51,6 +57,9 @@ public final class Authenticator {
     /** {@code saslStart} on database {@code db}. */
     public CompletableFuture<BsonDocument> saslStart(ConnectionAuth conn, BsonDocument body, String db) {
         Duration wait = throttle.admit(conn.sourceAddress());
+        if (!wait.isZero()) {
+            events.throttled();
+        }
         Executor after = wait.isZero() ? Runnable::run : CompletableFuture.delayedExecutor(wait.toNanos(), TimeUnit.NANOSECONDS);
         return CompletableFuture.supplyAsync(() -> body, after).thenCompose(b -> start(conn, b, db));
     }
@@ -82,6 +91,7 @@ public final class Authenticator {
                 // already), so a speculative SCRAM-SHA-256 attempt of a SHA-1-only user lets the driver fall back.
                 // Not a guess at a password: it does not count towards the address's delay.
                 conn.endConversation();
+                events.login(mechanismName, false);
                 return error(AUTHENTICATION_FAILED, "AuthenticationFailed", "Authentication failed.");
             }
             ScramServerConversation conversation = ScramServerConversation.open(mechanism.get(), first,
@@ -120,6 +130,7 @@ public final class Authenticator {
                 }
                 conn.authenticated(user.get());
                 throttle.succeeded(conn.sourceAddress());
+                events.login(conversation.mechanism().mongoName(), true);
                 LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, conversation.mechanism().mongoName(),
                         conn.sourceAddress().getHostAddress());
                 return reply.append("ok", new BsonDouble(1));
@@ -127,6 +138,38 @@ public final class Authenticator {
         } catch (ScramFailure e) {
             return CompletableFuture.completedFuture(failed(conn, conversation.mechanism().mongoName(), name.toString(), e.getMessage()));
         }
+    }
+
+    /**
+     * {@code authenticate} with MONGODB-X509 on {@code $external}, as mongod: the user is the
+     * subject of the client certificate TLS verified; a {@code user} field must name that subject.
+     */
+    public CompletableFuture<BsonDocument> authenticateX509(ConnectionAuth conn, BsonDocument body, String db) {
+        String mechanism = "MONGODB-X509";
+        Optional<String> subject = conn.certificateSubject();
+        if (!db.equals(UserName.EXTERNAL)) {
+            return CompletableFuture.completedFuture(failed(conn, mechanism, "?@" + db, "x.509 users live in $external"));
+        }
+        if (subject.isEmpty()) {
+            return CompletableFuture.completedFuture(failed(conn, mechanism, "?@" + db, "no verified client certificate"));
+        }
+        if (body.isString("user") && !body.getString("user").getValue().equals(subject.get())) {
+            return CompletableFuture.completedFuture(failed(conn, mechanism, subject.get() + "@" + db,
+                    "the user field names another subject than the certificate"));
+        }
+        UserName name = new UserName(subject.get(), UserName.EXTERNAL);
+        return users.find(name).handle((user, error) -> {
+            if (error != null || user.isEmpty()) {
+                return failed(conn, mechanism, name.toString(), error != null ? "the user directory could not be read" : "no such user");
+            }
+            conn.endConversation();
+            conn.authenticated(user.get());
+            throttle.succeeded(conn.sourceAddress());
+            events.login(mechanism, true);
+            LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, mechanism, conn.sourceAddress().getHostAddress());
+            return new BsonDocument("dbname", new BsonString(UserName.EXTERNAL)).append("user", new BsonString(subject.get()))
+                    .append("ok", new BsonDouble(1));
+        });
     }
 
     public BsonDocument logout(ConnectionAuth conn) {
@@ -182,6 +225,7 @@ public final class Authenticator {
     private BsonDocument failed(ConnectionAuth conn, String mechanism, String user, String reason) {
         conn.endConversation();
         throttle.failed(conn.sourceAddress());
+        events.login(mechanism, false);
         LOG.info("event=auth_failed user={} mechanism={} remote={} failures={} reason=\"{}\"", printable(user), printable(mechanism),
                 conn.sourceAddress().getHostAddress(), throttle.failures(conn.sourceAddress()), reason);
         return error(AUTHENTICATION_FAILED, "AuthenticationFailed", "Authentication failed.");

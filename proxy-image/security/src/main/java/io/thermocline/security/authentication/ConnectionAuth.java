@@ -1,11 +1,15 @@
 package io.thermocline.security.authentication;
 
+import io.thermocline.security.UserName;
+import io.thermocline.security.roles.Target;
 import io.thermocline.security.scram.ScramServerConversation;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * What one client connection has proven: the user it authenticated as (at most one, as mongod
@@ -14,14 +18,54 @@ import java.util.Optional;
  */
 public final class ConnectionAuth {
     private final SocketAddress remote;
+    /** The subject DN (RFC 2253) of the verified client certificate, once TLS has one. */
+    private final Supplier<Optional<String>> certificateSubject;
+    /** Authorization is enforced (auth.mode required): cursors belong to the user that opened them. */
+    private final boolean enforced;
     private volatile StoredUser user;
     private ScramServerConversation conversation;
     private String conversationDb;
     private boolean skipEmptyExchange;
     private int conversationId;
 
+    /** A connection of a proxy that does not enforce authorization. */
     public ConnectionAuth(SocketAddress remote) {
+        this(remote, false);
+    }
+
+    public ConnectionAuth(SocketAddress remote, boolean enforced) {
+        this(remote, enforced, Optional::empty);
+    }
+
+    public ConnectionAuth(SocketAddress remote, boolean enforced, Supplier<Optional<String>> certificateSubject) {
         this.remote = remote;
+        this.enforced = enforced;
+        this.certificateSubject = certificateSubject;
+    }
+
+    /** The subject of the client certificate TLS verified on this connection, if any. */
+    public Optional<String> certificateSubject() {
+        return certificateSubject.get();
+    }
+
+    /** The authenticated user's name, or null: what a cursor opened now records as its creator. */
+    public UserName userName() {
+        StoredUser u = user;
+        return u == null ? null : u.name();
+    }
+
+    /**
+     * Whether this connection may continue (getMore) a cursor opened by {@code creator}: only the
+     * same user, as mongod's {@code isCoauthorizedWith}; anyone when authorization is not enforced.
+     */
+    public boolean mayContinueCursorOf(UserName creator) {
+        return !enforced || Objects.equals(creator, userName());
+    }
+
+    /** Whether this connection may kill such a cursor on {@code namespace}: its creator, or a user with {@code killAnyCursor} there. */
+    public boolean mayKillCursorOf(UserName creator, Target.Collection namespace) {
+        StoredUser u = user;
+        return mayContinueCursorOf(creator) || (u != null && u.privileges().allows(namespace, "killAnyCursor"));
     }
 
     public Optional<StoredUser> user() {

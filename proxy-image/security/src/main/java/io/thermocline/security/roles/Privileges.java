@@ -24,6 +24,27 @@ public record Privileges(List<Privilege> granted) {
         return false;
     }
 
+    /**
+     * Whether any privilege names {@code db} or something in it, as mongod's
+     * {@code isAuthorizedForAnyActionOnAnyResourceInDB} (listDatabases' {@code authorizedDatabases}):
+     * the database itself, a collection of it, a collection name in every database, any resource,
+     * or any normal database (all but {@code local} and {@code config}).
+     */
+    public boolean anyOnDatabase(String db) {
+        for (Privilege p : granted) {
+            if (p.actions().isEmpty()) {
+                continue;
+            }
+            boolean names = p.resource() instanceof ResourcePattern.AnyResource
+                    || (p.resource() instanceof ResourcePattern.Namespace ns && (ns.db().equals(db)
+                    || (ns.db().isEmpty() && (!ns.collection().isEmpty() || !(db.equals("local") || db.equals("config"))))));
+            if (names) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Reads an array of privilege documents, such as {@code inheritedPrivileges} of usersInfo. */
     public static Privileges fromArray(BsonArray array) {
         List<Privilege> out = new ArrayList<>();

@@ -70,6 +70,10 @@ public final class GetMore {
                     + ((CursorPeers.Gone) owner).why()));
         }
         CursorRoute route = found.get();
+        if (!request.client().auth().mayContinueCursorOf(route.creator())) {
+            // as mongod: refused, and the cursor stays its creator's
+            return replies.reply(request, MongoError.UNAUTHORIZED.reply("cursor id " + proxyId + " was not created by the authenticated user"));
+        }
         TierBackend tier = forwarder.backends().tier(route.tier());
         return forwarder.member(tier, request.traits(), Optional.of(route.member()))
                 .thenCompose(member -> round(request, route, tier, member, request.msg().requestId()))

@@ -9,6 +9,7 @@ import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
 import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.TierBackend;
+import io.thermocline.security.roles.Target;
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -51,6 +52,11 @@ public final class KillCursors {
         BsonValue list = request.msg().body().get("cursors");
         if (list == null || !list.isArray()) {
             return replies.reply(request, MongoError.TYPE_MISMATCH.reply("killCursors needs a 'cursors' array of cursor ids"));
+        }
+        Optional<CursorRoute> foreign = othersCursor(request, list.asArray());
+        if (foreign.isPresent()) {
+            // as mongod: the whole command is refused before any cursor is killed
+            return replies.reply(request, MongoError.UNAUTHORIZED.reply("not authorized to kill cursor on " + foreign.get().namespace()));
         }
         Map<ServerAddress, List<CursorRoute>> byMember = new LinkedHashMap<>();
         Map<CursorPeers.Peer, BsonArray> byPeer = new LinkedHashMap<>();
@@ -119,6 +125,18 @@ public final class KillCursors {
         if (v != null && v.isArray()) {
             into.addAll(v.asArray());
         }
+    }
+
+    /** The first listed cursor this connection's user may not kill: opened by another user, and no killAnyCursor on its namespace. */
+    private Optional<CursorRoute> othersCursor(Request request, BsonArray ids) {
+        for (BsonValue v : ids) {
+            Optional<CursorRoute> route = v.isNumber() ? cursors.use(v.asNumber().longValue(), System.nanoTime()) : Optional.empty();
+            if (route.isPresent() && !request.client().auth().mayKillCursorOf(route.get().creator(),
+                    new Target.Collection(route.get().database(), route.get().collection()))) {
+                return route;
+            }
+        }
+        return Optional.empty();
     }
 
     private static boolean contains(RawBsonDocument reply, String field, long id) {

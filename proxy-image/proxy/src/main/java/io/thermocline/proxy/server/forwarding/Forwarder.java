@@ -263,7 +263,7 @@ public final class Forwarder {
                 ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(request.connectionId());
         String ns = facts.cursorNs() != null ? facts.cursorNs() : traits.database() == null ? "" : traits.database();
         long proxyId = cursors.register(tier.tier(), member, facts.cursorId(), ns, traits.lsid(), owner,
-                traits.noCursorTimeout(), System.nanoTime()).proxyId();
+                traits.noCursorTimeout(), request.client().auth().userName(), System.nanoTime()).proxyId();
         metrics.openCursors(cursors.size());
         return facts.withCursorId(reply, proxyId);
     }

@@ -3,7 +3,10 @@ package io.thermocline.proxy.server.forwarding;
 import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.Request;
 
+import org.bson.RawBsonDocument;
+
 import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
 
 /** A command the proxy does not route itself: to the archive as a mongos would send it, and the answer back. */
 public final class PassThrough {
@@ -18,10 +21,15 @@ public final class PassThrough {
     }
 
     public CompletableFuture<Void> handle(Request request) {
+        return handle(request, UnaryOperator.identity());
+    }
+
+    /** As {@link #handle(Request)}, with a successful answer {@code edit}ed before the client sees it. */
+    public CompletableFuture<Void> handle(Request request, UnaryOperator<RawBsonDocument> edit) {
         TierBackend archive = forwarder.backends().archive();
         return forwarder.causalPointFor(archive, request.msg().body())
                 .thenCompose(readConcern -> forwarder.call(request, archive, request.msg(), readConcern))
-                .thenCompose(answer -> replies.finish(request, answer.body(), answer.ok(), 0))
+                .thenCompose(answer -> replies.finish(request, answer.ok() ? edit.apply(answer.body()) : answer.body(), answer.ok(), 0))
                 .exceptionallyCompose(e -> errors.unavailable(request, e));
     }
 }

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tls;
+package io.thermocline.security.tls;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
