@@ -1,6 +1,7 @@
 package io.thermocline.proxy;
 
 import io.thermocline.config.ConfigLoader;
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
 
@@ -55,6 +56,11 @@ final class ProxyFleet implements AutoCloseable {
     }
 
     ProxyServer startReplica(Path secretFile) {
+        return startReplica(secretFile, null);
+    }
+
+    /** A replica with its own client security ({@code null}: the settings' own). */
+    ProxyServer startReplica(Path secretFile, ProxySecurity security) {
         String id = "fleet-proxy-" + (started++);
         String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
                 + "tiers:\n  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: " + budget + "\n"
@@ -63,7 +69,7 @@ final class ProxyFleet implements AutoCloseable {
                 .withTimeouts(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofMillis(100))
                 .withFleet(new ProxySettings.FleetSettings("127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile));
         try {
-            ProxyServer proxy = new ProxyServer(settings).start();
+            ProxyServer proxy = (security == null ? new ProxyServer(settings) : new ProxyServer(settings, null, security)).start();
             peerAddresses.add(new InetSocketAddress("127.0.0.1", proxy.fleet().orElseThrow().peerPort()));
             running.add(proxy);
             return proxy;

@@ -16,9 +16,12 @@ import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.security.UserName;
+import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
 import org.bson.BsonArray;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonInt32;
@@ -248,8 +251,14 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<RawBsonDocument> call(Peer owner, RawBsonDocument command, int hops) {
-        RawBsonDocument counted = CommandEnvelope.edit(command, Map.of(), Set.of(HOPS_FIELD), new BsonDocument(HOPS_FIELD, new BsonInt32(hops)));
+    public CompletableFuture<RawBsonDocument> call(Peer owner, RawBsonDocument command, int hops, ConnectionAuth caller) {
+        BsonDocument who = new BsonDocument("enforced", BsonBoolean.valueOf(caller.enforced()));
+        UserName user = caller.userName();
+        if (user != null) {
+            who.append("user", new BsonString(user.user())).append("db", new BsonString(user.db()));
+        }
+        RawBsonDocument counted = CommandEnvelope.edit(command, Map.of(), Set.of(HOPS_FIELD, CALLER_FIELD),
+                new BsonDocument(HOPS_FIELD, new BsonInt32(hops)).append(CALLER_FIELD, who));
         return links.call(owner.address(), counted, null);
     }
 

@@ -9,6 +9,7 @@ import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.server.cursors.CursorPeers;
+import io.thermocline.security.UserName;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
@@ -79,9 +80,11 @@ final class PeerConnection extends ChannelInboundHandlerAdapter implements Clien
             case PeerProtocol.PING -> send(OpMsg.reply(request.requestId(), ping.apply(body)), null);
             case "getMore", "killCursors" -> {
                 BsonValue hops = body.get(CursorPeers.HOPS_FIELD);
-                RawBsonDocument stripped = CommandEnvelope.edit(body, Map.of(), Set.of(CursorPeers.HOPS_FIELD), new BsonDocument());
+                Client caller = new OnBehalfOf(this, callerAuth(body.get(CursorPeers.CALLER_FIELD)));
+                RawBsonDocument stripped = CommandEnvelope.edit(body, Map.of(),
+                        Set.of(CursorPeers.HOPS_FIELD, CursorPeers.CALLER_FIELD), new BsonDocument());
                 OpMsg forwarded = new OpMsg(request.requestId(), 0, 0, stripped, request.sequences());
-                requests.handle(Request.of(this, forwarded, null), hops != null && hops.isNumber() ? hops.asNumber().intValue() : 1)
+                requests.handle(Request.of(caller, forwarded, null), hops != null && hops.isNumber() ? hops.asNumber().intValue() : 1)
                         .whenComplete((v, e) -> {
                             if (e != null) {
                                 LOG.warn("event=peer_request_failed command={} error=\"{}\"", name, e.toString());
@@ -90,6 +93,53 @@ final class PeerConnection extends ChannelInboundHandlerAdapter implements Clien
                         });
             }
             default -> refuse(request, MongoError.COMMAND_NOT_SUPPORTED, "the peer link carries cursor commands only, not " + name);
+        }
+    }
+
+    /**
+     * Who the forwarding replica's client is: the owner checks its cursors' creators against that user. A
+     * command without the field (a peer that does not send it) runs as nobody under enforcement: fail closed.
+     */
+    private ConnectionAuth callerAuth(BsonValue caller) {
+        if (caller == null || !caller.isDocument()) {
+            return ConnectionAuth.vouchedFor(channel.remoteAddress(), true, null);
+        }
+        BsonDocument who = caller.asDocument();
+        boolean enforced = !who.containsKey("enforced") || who.getBoolean("enforced").getValue();
+        UserName user = who.isString("user") && who.isString("db")
+                ? new UserName(who.getString("user").getValue(), who.getString("db").getValue()) : null;
+        return ConnectionAuth.vouchedFor(channel.remoteAddress(), enforced, user);
+    }
+
+    /** The peer connection, seen by a forwarded command as its client's connection on the forwarding replica. */
+    private record OnBehalfOf(PeerConnection link, ConnectionAuth auth) implements Client {
+        @Override
+        public long id() {
+            return link.id();
+        }
+
+        @Override
+        public boolean isOpen() {
+            return link.isOpen();
+        }
+
+        @Override
+        public boolean loadBalanced() {
+            return false;
+        }
+
+        @Override
+        public EventLoop eventLoop() {
+            return link.eventLoop();
+        }
+
+        @Override
+        public void loadBalancedAsked() {
+        }
+
+        @Override
+        public CompletableFuture<Void> send(WireMessage message, Compressor compressor) {
+            return link.send(message, compressor);
         }
     }
 

@@ -23,6 +23,8 @@ public final class ConnectionAuth {
     /** Authorization is enforced (auth.mode required): cursors belong to the user that opened them. */
     private final boolean enforced;
     private volatile StoredUser user;
+    /** The user a fleet peer vouches for: the client of a forwarded cursor command, authenticated on the peer. */
+    private final UserName vouchedFor;
     private ScramServerConversation conversation;
     private String conversationDb;
     private boolean skipEmptyExchange;
@@ -38,9 +40,28 @@ public final class ConnectionAuth {
     }
 
     public ConnectionAuth(SocketAddress remote, boolean enforced, Supplier<Optional<String>> certificateSubject) {
+        this(remote, enforced, certificateSubject, null);
+    }
+
+    private ConnectionAuth(SocketAddress remote, boolean enforced, Supplier<Optional<String>> certificateSubject, UserName vouchedFor) {
         this.remote = remote;
         this.enforced = enforced;
         this.certificateSubject = certificateSubject;
+        this.vouchedFor = vouchedFor;
+    }
+
+    /**
+     * A cursor command forwarded by a fleet peer (the link is authenticated with the cluster secret): it runs
+     * as the peer's client, {@code user} (null: none logged in), under the peer's {@code enforced} setting.
+     * Only the creator test applies: privileges such as killAnyCursor stay with the replica the client is on.
+     */
+    public static ConnectionAuth vouchedFor(SocketAddress peer, boolean enforced, UserName user) {
+        return new ConnectionAuth(peer, enforced, Optional::empty, user);
+    }
+
+    /** Whether authorization is enforced on this connection (a fleet peer passes it on with forwarded commands). */
+    public boolean enforced() {
+        return enforced;
     }
 
     /** The subject of the client certificate TLS verified on this connection, if any. */
@@ -51,7 +72,7 @@ public final class ConnectionAuth {
     /** The authenticated user's name, or null: what a cursor opened now records as its creator. */
     public UserName userName() {
         StoredUser u = user;
-        return u == null ? null : u.name();
+        return u == null ? vouchedFor : u.name();
     }
 
     /**

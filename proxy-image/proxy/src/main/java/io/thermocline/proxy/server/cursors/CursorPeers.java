@@ -1,5 +1,6 @@
 package io.thermocline.proxy.server.cursors;
 
+import io.thermocline.security.authentication.ConnectionAuth;
 import org.bson.RawBsonDocument;
 
 import java.net.InetSocketAddress;
@@ -16,6 +17,8 @@ public interface CursorPeers {
 
     /** The field carrying the hop count on the peer link; never reaches a member. */
     String HOPS_FIELD = "$thermoclineHops";
+    /** The forwarding replica's client, {@code {enforced: bool, user?, db?}}: the owner checks the cursor's creator against it. */
+    String CALLER_FIELD = "$thermoclineCaller";
 
     sealed interface Owner {
     }
@@ -29,8 +32,8 @@ public interface CursorPeers {
 
     Owner ownerOf(long cursorId);
 
-    /** Sends {@code command} (a getMore or killCursors in the owner's own ids) to the owner, {@code hops} counted. */
-    CompletableFuture<RawBsonDocument> call(Peer owner, RawBsonDocument command, int hops);
+    /** Sends {@code command} (a getMore or killCursors in the owner's own ids) to the owner, {@code hops} counted, on behalf of {@code caller}. */
+    CompletableFuture<RawBsonDocument> call(Peer owner, RawBsonDocument command, int hops, ConnectionAuth caller);
 
     /** A proxy without peers. */
     CursorPeers NONE = new CursorPeers() {
@@ -41,7 +44,7 @@ public interface CursorPeers {
         }
 
         @Override
-        public CompletableFuture<RawBsonDocument> call(Peer owner, RawBsonDocument command, int hops) {
+        public CompletableFuture<RawBsonDocument> call(Peer owner, RawBsonDocument command, int hops, ConnectionAuth caller) {
             return CompletableFuture.failedFuture(new IllegalStateException("no fleet peers"));
         }
     };

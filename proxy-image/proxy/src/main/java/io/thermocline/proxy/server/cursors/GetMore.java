@@ -90,7 +90,7 @@ public final class GetMore {
      */
     private CompletableFuture<Void> forwarded(Request request, CursorPeers.Peer owner, int hops, int respondTo) {
         OpMsg msg = request.msg();
-        return peers.call(owner, msg.body(), hops)
+        return peers.call(owner, msg.body(), hops, request.client().auth())
                 .thenCompose(body -> {
                     ReplyFacts facts = ReplyFacts.of(body);
                     boolean stream = msg.exhaustAllowed() && facts.ok() && facts.cursorId() != 0 && request.client().isOpen();

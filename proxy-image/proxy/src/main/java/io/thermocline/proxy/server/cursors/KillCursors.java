@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * killCursors on proxy cursors: one killCursors per member with the backend ids, and one answer
@@ -63,7 +64,7 @@ public final class KillCursors {
         BsonArray notFound = new BsonArray();
         for (BsonValue v : list.asArray()) {
             long id = v.isNumber() ? v.asNumber().longValue() : 0;
-            Optional<CursorRoute> route = cursors.remove(id);
+            Optional<CursorRoute> route = cursors.use(id, System.nanoTime());
             CursorPeers.Owner owner = route.isPresent() || cursors.ids().ownedHere(id) ? null : OwnerLookup.of(peers, id, hops);
             if (route.isPresent()) {
                 byMember.computeIfAbsent(route.get().member(), m -> new ArrayList<>()).add(route.get());
@@ -73,9 +74,41 @@ public final class KillCursors {
                 notFound.add(new BsonInt64(id));
             }
         }
-        replies.metrics().openCursors(cursors.size());
         BsonArray killed = new BsonArray();
         BsonArray unknown = new BsonArray();
+        // the owners first: one refusing (another user's cursor, 13) refuses the whole command, as mongod does
+        AtomicReference<RawBsonDocument> refused = new AtomicReference<>();
+        List<CompletableFuture<Void>> forwards = new ArrayList<>();
+        for (Map.Entry<CursorPeers.Peer, BsonArray> e : byPeer.entrySet()) {
+            RawBsonDocument forward = CommandEnvelope.edit(request.msg().body(), Map.of("cursors", e.getValue()), Set.of(), new BsonDocument());
+            forwards.add(peers.call(e.getKey(), forward, hops + 1, request.client().auth()).handle((reply, error) -> {
+                synchronized (killed) {
+                    if (error == null && ClientReplies.isOk(reply)) {
+                        copy(reply, "cursorsKilled", killed);
+                        copy(reply, "cursorsNotFound", notFound);
+                        copy(reply, "cursorsUnknown", unknown);
+                    } else if (error == null && reply.isNumber("code")
+                            && reply.getNumber("code").intValue() == MongoError.UNAUTHORIZED.code()) {
+                        refused.set(reply);
+                    } else {
+                        unknown.addAll(e.getValue());
+                    }
+                }
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(forwards.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            if (refused.get() != null) {
+                return replies.reply(request, refused.get());
+            }
+            return killHere(request, byMember, killed, notFound, unknown);
+        });
+    }
+
+    private CompletableFuture<Void> killHere(Request request, Map<ServerAddress, List<CursorRoute>> byMember,
+                                             BsonArray killed, BsonArray notFound, BsonArray unknown) {
+        byMember.values().forEach(routes -> routes.forEach(r -> cursors.remove(r.proxyId())));
+        replies.metrics().openCursors(cursors.size());
         List<CompletableFuture<Void>> calls = new ArrayList<>();
         for (Map.Entry<ServerAddress, List<CursorRoute>> e : byMember.entrySet()) {
             List<CursorRoute> routes = e.getValue();
@@ -92,21 +125,6 @@ public final class KillCursors {
                         } else {
                             unknown.add(new BsonInt64(r.proxyId()));
                         }
-                    }
-                }
-                return null;
-            }));
-        }
-        for (Map.Entry<CursorPeers.Peer, BsonArray> e : byPeer.entrySet()) {
-            RawBsonDocument forward = CommandEnvelope.edit(request.msg().body(), Map.of("cursors", e.getValue()), Set.of(), new BsonDocument());
-            calls.add(peers.call(e.getKey(), forward, hops + 1).handle((reply, error) -> {
-                synchronized (killed) {
-                    if (error == null && ClientReplies.isOk(reply)) {
-                        copy(reply, "cursorsKilled", killed);
-                        copy(reply, "cursorsNotFound", notFound);
-                        copy(reply, "cursorsUnknown", unknown);
-                    } else {
-                        unknown.addAll(e.getValue());
                     }
                 }
                 return null;
