@@ -4,6 +4,8 @@ import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.Request;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.bson.RawBsonDocument;
 
 /** A command the proxy does not route itself: to the archive as a mongos would send it, and the answer back. */
 public final class PassThrough {
@@ -18,10 +20,16 @@ public final class PassThrough {
     }
 
     public CompletableFuture<Void> handle(Request request) {
+        return handle(request, reply -> { });
+    }
+
+    /** As {@link #handle(Request)}; {@code observer} sees the archive's reply after the client got it (shadow mode compares it). */
+    public CompletableFuture<Void> handle(Request request, Consumer<RawBsonDocument> observer) {
         TierBackend archive = forwarder.backends().archive();
         return forwarder.causalPointFor(archive, request.msg().body())
                 .thenCompose(readConcern -> forwarder.call(request, archive, request.msg(), readConcern))
-                .thenCompose(answer -> replies.finish(request, answer.body(), answer.ok(), 0))
+                .thenCompose(answer -> replies.finish(request, answer.body(), answer.ok(), 0)
+                        .thenRun(() -> observer.accept(answer.body())))
                 .exceptionallyCompose(e -> errors.unavailable(request, e));
     }
 }
