@@ -194,7 +194,7 @@ public final class ArchiveFollower implements AutoCloseable {
             CollectionPolicy first = policies.get(0);
             archive.getDatabase(first.database()).getCollection(first.collection(), BsonDocument.class)
                     .withReadConcern(com.mongodb.ReadConcern.MAJORITY)
-                    .find(session, Filters.eq("_id", new BsonDocument("$thermoclineNoSuchId", new org.bson.BsonInt32(1)))).limit(1).first();
+                    .find(session, Filters.eq("_id", new BsonDocument("thermoclineNoSuchId", new org.bson.BsonInt32(1)))).limit(1).first();
             BsonTimestamp time = session.getOperationTime();
             if (time == null) {
                 throw new IllegalStateException("the archive returned no operationTime: it must be a replica set to be followed");
