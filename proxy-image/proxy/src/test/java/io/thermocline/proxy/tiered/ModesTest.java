@@ -63,11 +63,19 @@ class ModesTest {
             ShadowEvidence diverged = awaitEvidence(stack, e -> e.diverged() > 0);
             assertThat(diverged.samples().get(0).ids()).contains(new BsonInt32(7));
             assertThat(diverged.samples().get(0).fields()).containsExactly("qty");
-            BsonDocument explain = stack.client.getDatabase("shop").runCommand(new BsonDocument("explain",
-                    new BsonDocument("find", new BsonString("orders")).append("filter",
-                            new BsonDocument("createdAt", new BsonDocument("$gte", new BsonDateTime(since.getTime()))))), BsonDocument.class);
-            BsonDocument mode = explain.getDocument("thermocline").getDocument("mode");
-            assertThat(mode.getString("tieredWouldServe").getValue()).as("explain %s", explain.getDocument("thermocline").toJson()).isEqualTo("fast_tier");
+            // the explanation follows the shared tiering state; under load it may be stale for a moment (then: archive, fail closed)
+            BsonDocument mode = null;
+            for (long until = System.nanoTime() + Duration.ofSeconds(20).toNanos(); System.nanoTime() < until; Thread.sleep(100)) {
+                BsonDocument explain = stack.client.getDatabase("shop").runCommand(new BsonDocument("explain",
+                        new BsonDocument("find", new BsonString("orders")).append("filter",
+                                new BsonDocument("createdAt", new BsonDocument("$gte", new BsonDateTime(since.getTime()))))), BsonDocument.class);
+                mode = explain.getDocument("thermocline").getDocument("mode");
+                if (mode.getString("tieredWouldServe").getValue().equals("fast_tier")) {
+                    break;
+                }
+            }
+            assertThat(mode.getString("tieredWouldServe").getValue()).isEqualTo("fast_tier");
+            assertThat(mode.getString("phase").getValue()).isEqualTo("Shadowing");
             assertThat(mode.getBoolean("lastComparisonAgreed").getValue()).isFalse();
             requestTieredAndAwaitRefusal(stack, "diverged at");
 
