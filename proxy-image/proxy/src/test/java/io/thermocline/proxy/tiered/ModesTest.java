@@ -109,19 +109,21 @@ class ModesTest {
                 AtomicBoolean stop = new AtomicBoolean();
                 AtomicLong refused = new AtomicLong();
                 List<Thread> writers = new ArrayList<>();
-                for (int w = 0; w < 4; w++) {
+                for (int w = 0; w < 6; w++) {
                     int writer = w;
                     Thread t = new Thread(() -> {
-                        // each writer owns its ids and alternates proxies, so a replica acting on an old mode would lose a write
-                        for (int seq = 1; !stop.get(); seq++) {
-                            int id = writer * 1000 + seq % 25;
-                            MongoCollection<BsonDocument> via = proxies.get(seq % 2);
+                        // each id is written twice, through one proxy then the other: if a replica still wrote to the fast
+                        // tier while the other wrote to the archive, the feeder would mirror the first write over the second
+                        for (int seq = 0; !stop.get(); seq++) {
+                            int id = writer * 100_000 + seq / 2;
+                            int v = seq % 2 + 1;
+                            MongoCollection<BsonDocument> via = proxies.get((seq + writer) % 2);
                             while (true) {
                                 try {
-                                    via.updateOne(Filters.eq("_id", id), Updates.combine(Updates.set("v", seq),
+                                    via.updateOne(Filters.eq("_id", id), Updates.combine(Updates.set("v", v),
                                             Updates.setOnInsert("createdAt", new BsonDateTime(System.currentTimeMillis()))),
                                             new UpdateOptions().upsert(true));
-                                    acknowledged.put(id, seq);
+                                    acknowledged.put(id, v);
                                     break;
                                 } catch (MongoException e) {
                                     refused.incrementAndGet(); // retryable refusals while the fleet switches; the same write again
