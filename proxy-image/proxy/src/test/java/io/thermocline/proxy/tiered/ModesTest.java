@@ -96,8 +96,10 @@ class ModesTest {
 
     @Test
     void drainUnderConcurrentWritesThroughTwoProxiesLeavesTheArchiveAloneCurrent() throws Exception {
-        try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(20))) {
-            ProxyServer second = stack.anotherProxy("tiered-test-1");
+        try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(300))) {
+            // a slow replica (it reads the mode document every second, the first one every 50 ms) and a feeder that
+            // batches for 300 ms: a replica acting on the old mode has time to lose a write
+            ProxyServer second = stack.anotherProxy("tiered-test-1", Duration.ofSeconds(1));
             Instant t0 = Instant.now();
             stack.startWorkers();
             stack.startFollower();

@@ -87,16 +87,25 @@ final class TieredStack implements AutoCloseable {
     }
 
     private TieredRouting routing(String instanceId) {
+        return routing(instanceId, FOLLOW);
+    }
+
+    private TieredRouting routing(String instanceId, Duration follow) {
         return TieredProxy.routing(tiers.fastUri(), tiers.archiveUri(), config.collections(),
                 config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
-                TieredProxy.Options.defaults().withFollowInterval(FOLLOW).withWriteRaces(point -> writeRaces.get().reached(point))
+                TieredProxy.Options.defaults().withFollowInterval(follow).withWriteRaces(point -> writeRaces.get().reached(point))
                         // every shadowed read compared; a short quiet period and few comparisons for the cutover gate
                         .withModes(null, SHADOW, Duration.ofSeconds(5)));
     }
 
     /** Another proxy replica in front of the same tiers, with the same config (closed with the stack). */
     ProxyServer anotherProxy(String instanceId) throws Exception {
-        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), routing(instanceId)).start();
+        return anotherProxy(instanceId, FOLLOW);
+    }
+
+    /** As {@link #anotherProxy(String)}, re-reading the shared state (and the mode) every {@code follow}: a slow replica. */
+    ProxyServer anotherProxy(String instanceId, Duration follow) throws Exception {
+        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), routing(instanceId, follow)).start();
         moreProxies.add(another);
         return another;
     }
