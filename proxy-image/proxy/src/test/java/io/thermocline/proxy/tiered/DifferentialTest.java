@@ -125,6 +125,14 @@ class DifferentialTest {
                     stack.archiveOrders().find().sort(Sorts.ascending("_id")).into(new ArrayList<>()));
 
             if (shadow) {
+                // comparisons run out of band, each waiting for the follower: give the queue time to drain
+                for (long until = System.nanoTime() + Duration.ofSeconds(30).toNanos(); System.nanoTime() < until; Thread.sleep(100)) {
+                    var mine = stack.routing.modes().shadow().evidence().get(TieredStack.POLICY.namespace());
+                    if (mine != null && mine.compared() > 0) {
+                        break;
+                    }
+                    proxied.find(Filters.gte("createdAt", Date.from(t0.minusSeconds(600)))).into(new ArrayList<>());
+                }
                 stack.routing.modes().shadow().flush();
                 long compared = 0;
                 for (io.thermocline.tiering.mode.ShadowEvidence e : stack.modes().evidence()) {
