@@ -3,6 +3,8 @@ package io.thermocline.app;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.tiering.feeder.Feeder;
+import io.thermocline.tiering.mode.ArchiveFollower;
+import io.thermocline.tiering.worker.TierClients;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -43,10 +45,19 @@ public final class FeederCommand implements Callable<Integer> {
             return 2;
         }
         Feeder feeder = Feeder.start(loaded, Feeder.Options.defaults());
+        // beside the feeder (one per cluster): keeps the fast tier in step while the archive is authoritative (docs/adoption.md)
+        com.mongodb.client.MongoClient followed = com.mongodb.client.MongoClients.create(loaded.tiers().archive().uri());
+        ArchiveFollower follower = new ArchiveFollower(TierClients.client(loaded.tiers().fast().uri(), "thermocline-follower"),
+                followed, loaded.collections(), loaded.fleet().instanceId(), java.time.Duration.ofMillis(200)).start();
+        AutoCloseable both = () -> {
+            follower.close();
+            followed.close();
+            feeder.close();
+        };
         HttpEndpoint endpoint = WorkerRuntime.metrics(metrics, feeder::running);
         spec.commandLine().getOut().println("thermocline feeder running for " + loaded.collections().size() + " tiered collection(s)");
         spec.commandLine().getOut().flush();
-        WorkerRuntime.runUntilStopped(feeder, endpoint);
+        WorkerRuntime.runUntilStopped(both, endpoint);
         return 0;
     }
 }

@@ -28,7 +28,7 @@ public final class ConfigLoader {
 
     static final String ENV_PREFIX = "THERMOCLINE_";
     private static final Set<String> SECTIONS =
-            Set.of("PROXY", "TIERS", "FLEET", "COLLECTIONS", "FEEDER", "EVICTOR", "WARMER", "AUTH", "TLS");
+            Set.of("PROXY", "TIERS", "FLEET", "COLLECTIONS", "FEEDER", "EVICTOR", "WARMER", "AUTH", "TLS", "MODE", "SHADOW");
 
     private ConfigLoader() {
     }
@@ -65,7 +65,7 @@ public final class ConfigLoader {
         }
         if (user != null && !user.isNull() && !user.isMissingNode()) {
             if (!user.isObject()) {
-                throw new InvalidConfigException(List.of("config file must be a mapping with sections proxy, tiers, fleet, collections, feeder, evictor, warmer, auth, tls"));
+                throw new InvalidConfigException(List.of("config file must be a mapping with sections proxy, tiers, fleet, collections, feeder, evictor, warmer, auth, tls, mode, shadow"));
             }
             merge(tree, user);
         }
@@ -100,7 +100,9 @@ public final class ConfigLoader {
                 EvictorConfig.defaults(),
                 WarmerConfig.defaults(),
                 AuthConfig.defaults(),
-                TlsConfig.defaults());
+                TlsConfig.defaults(),
+                Mode.TIERED,
+                ShadowConfig.defaults());
         return mapper.valueToTree(defaults);
     }
 

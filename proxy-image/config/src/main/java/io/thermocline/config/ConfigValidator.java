@@ -122,7 +122,23 @@ final class ConfigValidator {
         }
         auth(p, c.auth());
         tls(p, c.tls(), tiers);
+        shadow(p, c);
         return p;
+    }
+
+    private static void shadow(List<String> p, ThermoclineConfig c) {
+        ShadowConfig s = c.shadow();
+        if (!(s.sampleRate() >= 0 && s.sampleRate() <= 1)) {
+            p.add("shadow.sampleRate: " + s.sampleRate() + " is not a share; use 0 (compare nothing) to 1 (compare every read the fast tier could answer)");
+        }
+        positive(p, "shadow.cutoverQuietPeriod", s.cutoverQuietPeriod());
+        if (s.minComparisons() < 0) {
+            p.add("shadow.minComparisons: " + s.minComparisons() + " is negative; use 0 or more (default 1000)");
+        }
+        atLeast(p, "shadow.queueCapacity", s.queueCapacity(), 1);
+        if (c.mode() != Mode.TIERED && (c.tiers() == null || c.tiers().fast() == null)) {
+            p.add("mode: " + c.mode().configName() + " needs a fast tier; set tiers.fast.uri or use mode: tiered (pass-through)");
+        }
     }
 
     private static void auth(List<String> p, AuthConfig a) {

@@ -114,6 +114,13 @@ public final class EmbeddedStack implements AutoCloseable {
             }
         }
         started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
+        // keeps the fast tier in step with the archive in shadow and drained mode (docs/adoption.md)
+        com.mongodb.client.MongoClient followed = MongoClients.create(archive.connectionString());
+        started.add(followed);
+        io.thermocline.tiering.worker.TierClients followerClients = io.thermocline.tiering.worker.TierClients.open(config, "thermocline-follower");
+        started.add(followerClients);
+        started.add(new io.thermocline.tiering.mode.ArchiveFollower(followerClients.fast(), followed, config.collections(),
+                config.fleet().instanceId(), Duration.ofMillis(200)).start());
         started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
         try {
             proxy = ProxyServer.create(config).start();

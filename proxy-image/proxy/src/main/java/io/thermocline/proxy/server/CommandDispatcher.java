@@ -16,6 +16,7 @@ import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.PassThrough;
 import io.thermocline.proxy.server.handshake.Authentication;
 import io.thermocline.proxy.server.handshake.Hello;
+import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.tiered.TieredRouting;
@@ -102,18 +103,27 @@ final class CommandDispatcher implements RequestHandler {
     /** listDatabases from the archive, showing the user only the databases it holds privileges in (as mongod). */
     private CompletableFuture<Void> listDatabases(Request request) {
         if (server.security().databases(request.client().auth(), request.msg().body()) instanceof AuthorizedDatabases.Only only) {
-            return passThrough.handle(request, reply -> AuthorizedDatabases.filter(reply, only.privileges()));
+            return passThrough.edited(request, reply -> AuthorizedDatabases.filter(reply, only.privileges()));
         }
         return passThrough.handle(request);
     }
 
     /** Offers the command to the tiered layer, which reaches the tiers through the forwarder; unclaimed ones pass through. */
     private CompletableFuture<Void> tiered(Request request) {
-        return tiered.route(request, (tier, msg) -> forwarder.call(request, forwarder.backends().tier(tier), msg)
-                        .thenApply(Forwarder.Answer::body))
-                .map(reply -> reply.thenCompose(out -> replies.finish(request, out, ClientReplies.isOk(out), 0))
-                        .exceptionallyCompose(e -> errors.unavailable(request, e)))
-                .orElseGet(() -> passThrough.handle(request));
+        // the mode ticket is held until the reply is sent: the fleet's mode switch waits for it (proxy/mode)
+        ModeGate.Ticket ticket = tiered.modes().gate().enter();
+        CompletableFuture<Void> done;
+        try {
+            done = tiered.route(request, (tier, msg) -> forwarder.call(request, forwarder.backends().tier(tier), msg)
+                            .thenApply(Forwarder.Answer::body), ticket)
+                    .map(reply -> reply.thenCompose(out -> replies.finish(request, out, ClientReplies.isOk(out), 0))
+                            .exceptionallyCompose(e -> errors.unavailable(request, e)))
+                    .orElseGet(() -> passThrough.observed(request, ticket::archiveReplied));
+        } catch (RuntimeException e) {
+            ticket.close();
+            throw e;
+        }
+        return done.whenComplete((v, e) -> ticket.close());
     }
 
     /**

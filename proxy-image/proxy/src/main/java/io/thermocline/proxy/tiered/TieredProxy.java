@@ -25,6 +25,13 @@ import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.TierClients;
 import java.time.Clock;
+import io.thermocline.config.Mode;
+import io.thermocline.config.ShadowConfig;
+import io.thermocline.proxy.mode.ModeGate;
+import io.thermocline.proxy.mode.Modes;
+import io.thermocline.proxy.mode.ShadowComparator;
+import io.thermocline.tiering.mode.ModeController;
+import io.thermocline.tiering.mode.ModeStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -53,18 +60,28 @@ public final class TieredProxy {
      * @param fenceRetention the fence retention the evictor uses (a copy-up gives up after half of it)
      * @param writeRaces     {@link WriteRaces#NONE} in production
      */
-    public record Options(Duration followInterval, Duration barrierTimeout, Duration fenceRetention, WriteRaces writeRaces) {
+    public record Options(Duration followInterval, Duration barrierTimeout, Duration fenceRetention, WriteRaces writeRaces,
+                          Mode requestedMode, ShadowConfig shadow, Duration modeLease) {
         public static Options defaults() {
-            return new Options(Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMinutes(10), WriteRaces.NONE);
+            return new Options(Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMinutes(10), WriteRaces.NONE,
+                    null, ShadowConfig.defaults(), Duration.ofSeconds(5));
         }
 
         public Options withFollowInterval(Duration interval) {
-            return new Options(interval, barrierTimeout, fenceRetention, writeRaces);
+            return new Options(interval, barrierTimeout, fenceRetention, writeRaces, requestedMode, shadow, modeLease);
         }
 
         /** Tests only: worker steps run between the write path's decision and its write. */
         public Options withWriteRaces(WriteRaces races) {
-            return new Options(followInterval, barrierTimeout, fenceRetention, races);
+            return new Options(followInterval, barrierTimeout, fenceRetention, races, requestedMode, shadow, modeLease);
+        }
+
+        /**
+         * The config's {@code mode} (written as a request at start; null: none) and {@code shadow} section.
+         * {@code lease}: a proxy that could not read the mode document for this long refuses tiered commands.
+         */
+        public Options withModes(Mode requested, ShadowConfig shadowConfig, Duration lease) {
+            return new Options(followInterval, barrierTimeout, fenceRetention, writeRaces, requested, shadowConfig, lease);
         }
     }
 
@@ -77,7 +94,8 @@ public final class TieredProxy {
             return Optional.empty();
         }
         return Optional.of(routing(config.tiers().fast().uri(), config.tiers().archive().uri(), config.tls(), config.collections(),
-                config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId, options));
+                config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
+                options.withModes(config.mode(), config.shadow(), options.modeLease())));
     }
 
     /** As the full form, with {@code proxy.readConsistency} at its default, {@code linearizable}. */
@@ -122,8 +140,14 @@ public final class TieredProxy {
         FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);
         ReadBarrier readBarrier = new ReadBarrier(readConsistency, present, progress, causalWaitTimeout);
         ArchivePresent archivePresent = new ArchivePresent(() -> archiveOperationTime(archive), workers, causalWaitTimeout);
+        ModeStore modeStore = new ModeStore(store);
+        Modes modes = new Modes(
+                new ModeGate(modeStore, instanceId, options.followInterval(), options.modeLease(), options.requestedMode()).start(),
+                new ShadowComparator(fast, modeStore, instanceId, options.shadow(), Clock.systemUTC(), Duration.ofSeconds(2)),
+                new ModeController(fast, archive, policies, options.shadow(), instanceId, options.followInterval(),
+                        options.modeLease(), Clock.systemUTC()).start());
         return new TieredRouting(tiering, new CausalPoints(100_000), readBarrier, archivePresent, promotion, writes, fences,
-                ledger, store, workers, () -> {
+                ledger, store, modes, workers, () -> {
                     follower.close();
                     fast.close();
                     archive.close();

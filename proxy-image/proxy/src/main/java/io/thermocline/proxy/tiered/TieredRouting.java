@@ -7,6 +7,13 @@ import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.mode.ModeExplain;
+import io.thermocline.proxy.mode.ModeGate;
+import io.thermocline.proxy.mode.ModeRoute;
+import io.thermocline.proxy.mode.Modes;
+import io.thermocline.proxy.mode.ShadowComparator;
+import io.thermocline.proxy.routing.RoutingExplanation;
+import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.CommandClassifier;
 import io.thermocline.proxy.routing.PipelineRouter;
@@ -62,13 +69,14 @@ public final class TieredRouting implements AutoCloseable {
     private final AutoCloseable resources;
     private final OwnTransactionLedger ledger;
     private final MetadataStore store;
+    private final Modes modes;
     private final AtomicBoolean metadataStarted = new AtomicBoolean();
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
 
     TieredRouting(TieringFollower follower, CausalPoints causal, ReadBarrier barrier, ArchivePresent archivePresent, Promotion promotion,
                   TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
-                  MetadataStore store, ExecutorService workers, AutoCloseable resources) {
+                  MetadataStore store, Modes modes, ExecutorService workers, AutoCloseable resources) {
         TieredCursors cursors = new TieredCursors(100_000);
         this.follower = follower;
         this.barrier = barrier;
@@ -82,6 +90,7 @@ public final class TieredRouting implements AutoCloseable {
                 (x, namespace, cls, cold) -> writes.inTransaction(writeRequest(x), namespace, cls, cold), tiers, this::metrics);
         this.ledger = ledger;
         this.store = store;
+        this.modes = modes;
         this.workers = workers;
         this.resources = resources;
     }
@@ -124,6 +133,21 @@ public final class TieredRouting implements AutoCloseable {
      * classification is pure and cheap, so it runs on the network thread; the work does not.
      */
     public Optional<CompletableFuture<RawBsonDocument>> route(Request request, TierCall call) {
+        try (ModeGate.Ticket ticket = modes.gate().enter()) {
+            return route(request, call, ticket);
+        }
+    }
+
+    /** This proxy's mode machinery (gate, shadow comparator, controller). */
+    public Modes modes() {
+        return modes;
+    }
+
+    /**
+     * As {@link #route(Request, TierCall)}, under the mode {@code ticket} the dispatcher holds until the reply is
+     * sent; a shadowed read left to the pass-through path hands the archive's reply to the ticket for comparison.
+     */
+    public Optional<CompletableFuture<RawBsonDocument>> route(Request request, TierCall call, ModeGate.Ticket ticket) {
         TieringFollower.Decided decided = follower.decide();
         RoutingTable table = decided.table();
         if (table.policies().isEmpty()) {
@@ -135,6 +159,23 @@ public final class TieredRouting implements AutoCloseable {
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, traits.session(), decided);
         ensureMetadata();
+        switch (ModeRoute.of(ticket.phase(), ticket.stale(), cls, traits.inTransaction(), request.name())) {
+            case REFUSE -> {
+                String why = ticket.stale() ? "this Thermocline proxy cannot read the fleet's mode document; retry"
+                        : "writes pause while the Thermocline fleet switches mode (" + ticket.phase().documentName() + "); retry";
+                return Optional.of(CompletableFuture.completedFuture(MongoError.EXCEEDED_TIME_LIMIT.reply(why, retryLabels(x))));
+            }
+            case ARCHIVE -> {
+                shadowed(x, cls, ticket);
+                return Optional.empty();
+            }
+            case EXPLAIN -> {
+                return Optional.of(run(x, () -> modeExplain(x, cls, ticket)));
+            }
+            case TIERED -> {
+                // the tiered path below, as before modes existed
+            }
+        }
         if (traits.inTransaction() || traits.endsTransaction()) {
             return transactions.route(x, cls, this::run);
         }
@@ -194,6 +235,32 @@ public final class TieredRouting implements AutoCloseable {
                 metadataStarted.set(false);
             }
         });
+    }
+
+    /** Shadow mode: counts the read, and when sampled, compares it on the fast tier once the archive answered. */
+    private void shadowed(Exchange x, CommandClass cls, ModeGate.Ticket ticket) {
+        if (ticket.phase() != io.thermocline.tiering.mode.Phase.SHADOWING || x.traits().inTransaction()
+                || !(cls instanceof CommandClass.Read || cls instanceof CommandClass.Aggregate)) {
+            return;
+        }
+        RoutingExplanation explanation = RoutingExplanation.of(cls, x.table());
+        if (explanation.namespace() == null || x.table().policy(explanation.namespace()).isEmpty()) {
+            return;
+        }
+        ShadowComparator shadow = modes.shadow();
+        boolean couldAnswer = explanation.served() == RoutingExplanation.Served.FAST_TIER;
+        if (shadow.sampled(explanation.namespace(), couldAnswer)) {
+            BsonDocument command = x.command();
+            ticket.onArchiveReply(reply -> shadow.offer(new ShadowComparator.Sample(explanation.namespace(),
+                    ModeExplain.shape(cls), x.database(), command, reply)));
+        }
+    }
+
+    private RawBsonDocument modeExplain(Exchange x, CommandClass cls, ModeGate.Ticket ticket) throws InterruptedException {
+        RoutingExplanation explanation = RoutingExplanation.of(cls, x.table());
+        RawBsonDocument reply = tiers.archive(x, Replies.forTier(x.msg()));
+        return ModeExplain.annotate(reply, explanation, ticket.phase(),
+                ticket.phase() == io.thermocline.tiering.mode.Phase.SHADOWING ? modes.shadow().lastAgreement(ModeExplain.shape(cls)) : Optional.empty());
     }
 
     private static boolean tiered(CommandClass cls) {
@@ -259,6 +326,7 @@ public final class TieredRouting implements AutoCloseable {
 
     @Override
     public void close() {
+        modes.close();
         ledger.close();
         workers.shutdownNow();
         try {

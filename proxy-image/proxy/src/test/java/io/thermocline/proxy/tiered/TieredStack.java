@@ -35,6 +35,7 @@ final class TieredStack implements AutoCloseable {
 
     static final CollectionPolicy POLICY = new CollectionPolicy("shop", "orders", "createdAt", Duration.ofHours(1));
     static final Duration FOLLOW = Duration.ofMillis(50);
+    static final io.thermocline.config.ShadowConfig SHADOW = new io.thermocline.config.ShadowConfig(1.0, Duration.ofSeconds(2), 5, 1000);
 
     final TierPair tiers;
     final com.mongodb.reactivestreams.client.MongoClient fastWorkers;
@@ -48,6 +49,8 @@ final class TieredStack implements AutoCloseable {
     private Feeder feeder;
     private Evictor evictor;
     private Warmer warmer;
+    private io.thermocline.tiering.mode.ArchiveFollower follower;
+    private MongoClient followerArchive;
 
     /** The worker step a test runs at a point of the write path ({@link WriteRaces}); none by default. */
     final java.util.concurrent.atomic.AtomicReference<WriteRaces> writeRaces = new java.util.concurrent.atomic.AtomicReference<>(WriteRaces.NONE);
@@ -84,14 +87,25 @@ final class TieredStack implements AutoCloseable {
     }
 
     private TieredRouting routing(String instanceId) {
+        return routing(instanceId, FOLLOW);
+    }
+
+    private TieredRouting routing(String instanceId, Duration follow) {
         return TieredProxy.routing(tiers.fastUri(), tiers.archiveUri(), config.collections(),
                 config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
-                TieredProxy.Options.defaults().withFollowInterval(FOLLOW).withWriteRaces(point -> writeRaces.get().reached(point)));
+                TieredProxy.Options.defaults().withFollowInterval(follow).withWriteRaces(point -> writeRaces.get().reached(point))
+                        // every shadowed read compared; a short quiet period and few comparisons for the cutover gate
+                        .withModes(null, SHADOW, Duration.ofSeconds(5)));
     }
 
     /** Another proxy replica in front of the same tiers, with the same config (closed with the stack). */
     ProxyServer anotherProxy(String instanceId) throws Exception {
-        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), routing(instanceId)).start();
+        return anotherProxy(instanceId, FOLLOW);
+    }
+
+    /** As {@link #anotherProxy(String)}, re-reading the shared state (and the mode) every {@code follow}: a slow replica. */
+    ProxyServer anotherProxy(String instanceId, Duration follow) throws Exception {
+        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), routing(instanceId, follow)).start();
         moreProxies.add(another);
         return another;
     }
@@ -168,6 +182,49 @@ final class TieredStack implements AutoCloseable {
         }
     }
 
+    /** The archive follower (keeps the fast tier in step while the archive is authoritative). */
+    void startFollower() {
+        if (followerArchive == null) {
+            followerArchive = MongoClients.create(com.mongodb.MongoClientSettings.builder()
+                    .applyConnectionString(new com.mongodb.ConnectionString(tiers.archiveUri()))
+                    .readConcern(com.mongodb.ReadConcern.MAJORITY).build());
+        }
+        follower = new io.thermocline.tiering.mode.ArchiveFollower(fastWorkers, followerArchive, List.of(POLICY), "follower-test",
+                Duration.ofMillis(20)).start();
+    }
+
+    void stopFollower() {
+        if (follower != null) {
+            follower.close();
+            follower = null;
+        }
+    }
+
+    io.thermocline.tiering.mode.ModeStore modes() {
+        return new io.thermocline.tiering.mode.ModeStore(new MetadataStore(fastWorkers));
+    }
+
+    /** Requests {@code mode} and waits until the fleet's document reaches {@code phase}. */
+    io.thermocline.tiering.mode.ModeDocument switchTo(io.thermocline.config.Mode mode, boolean override,
+                                                      io.thermocline.tiering.mode.Phase phase, Duration within) throws InterruptedException {
+        modes().request(mode, override, "cli");
+        return awaitPhase(phase, within);
+    }
+
+    io.thermocline.tiering.mode.ModeDocument awaitPhase(io.thermocline.tiering.mode.Phase phase, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (true) {
+            io.thermocline.tiering.mode.ModeDocument d = modes().read();
+            if (d.phase() == phase && routing.modes().gate().view().document().phase() == phase) {
+                return d;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the fleet did not reach " + phase + " within " + within + "; mode document: " + d.toBson().toJson());
+            }
+            Thread.sleep(20);
+        }
+    }
+
     void startWorkers() throws InterruptedException {
         startFeeder();
         startWarmer();
@@ -176,6 +233,10 @@ final class TieredStack implements AutoCloseable {
 
     @Override
     public void close() {
+        stopFollower();
+        if (followerArchive != null) {
+            followerArchive.close();
+        }
         stopEvictor();
         stopWarmer();
         stopFeeder();

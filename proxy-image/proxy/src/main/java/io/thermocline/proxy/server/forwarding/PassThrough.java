@@ -6,6 +6,7 @@ import io.thermocline.proxy.command.Request;
 import org.bson.RawBsonDocument;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 /** A command the proxy does not route itself: to the archive as a mongos would send it, and the answer back. */
@@ -21,15 +22,25 @@ public final class PassThrough {
     }
 
     public CompletableFuture<Void> handle(Request request) {
-        return handle(request, UnaryOperator.identity());
+        return handle(request, UnaryOperator.identity(), reply -> { });
     }
 
     /** As {@link #handle(Request)}, with a successful answer {@code edit}ed before the client sees it. */
-    public CompletableFuture<Void> handle(Request request, UnaryOperator<RawBsonDocument> edit) {
+    public CompletableFuture<Void> edited(Request request, UnaryOperator<RawBsonDocument> edit) {
+        return handle(request, edit, reply -> { });
+    }
+
+    /** As {@link #handle(Request)}; {@code observer} sees the archive's reply after the client got it (shadow mode compares it). */
+    public CompletableFuture<Void> observed(Request request, Consumer<RawBsonDocument> observer) {
+        return handle(request, UnaryOperator.identity(), observer);
+    }
+
+    private CompletableFuture<Void> handle(Request request, UnaryOperator<RawBsonDocument> edit, Consumer<RawBsonDocument> observer) {
         TierBackend archive = forwarder.backends().archive();
         return forwarder.causalPointFor(archive, request.msg().body())
                 .thenCompose(readConcern -> forwarder.call(request, archive, request.msg(), readConcern))
-                .thenCompose(answer -> replies.finish(request, answer.ok() ? edit.apply(answer.body()) : answer.body(), answer.ok(), 0))
+                .thenCompose(answer -> replies.finish(request, answer.ok() ? edit.apply(answer.body()) : answer.body(), answer.ok(), 0)
+                        .thenRun(() -> observer.accept(answer.body())))
                 .exceptionallyCompose(e -> errors.unavailable(request, e));
     }
 }

@@ -1,0 +1,132 @@
+package io.thermocline.tiering.mode;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoWriteException;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.ReplaceOptions;
+import com.mongodb.client.result.UpdateResult;
+import com.mongodb.reactivestreams.client.MongoCollection;
+import io.thermocline.config.Mode;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.StaleStateException;
+import io.thermocline.tiering.reactive.Blocking;
+import java.time.Instant;
+import java.util.List;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+
+/**
+ * The mode's documents on the fast tier: the mode document (compare-and-set on {@code version}), each
+ * proxy's acknowledgement of the epoch it acts on ({@code thermocline.modeAcks}), the shadow evidence
+ * ({@code thermocline.shadow}) and the archive follower's progress. Majority reads and writes, as every
+ * shared state ({@link MetadataStore}).
+ */
+public final class ModeStore {
+
+    public static final String ACKS = "modeAcks";
+    public static final String SHADOW = "shadow";
+
+    /** One proxy's acknowledgement: it acts on {@code epoch}, and nothing it began under an older one is still running. */
+    public record Ack(String instance, long epoch, Instant at) {
+    }
+
+    private final MongoCollection<BsonDocument> state;
+    private final MongoCollection<BsonDocument> acks;
+    private final MongoCollection<BsonDocument> shadow;
+
+    public ModeStore(MetadataStore store) {
+        this.state = store.collection(MetadataStore.STATE);
+        this.acks = store.collection(ACKS);
+        this.shadow = store.collection(SHADOW);
+    }
+
+    public ModeDocument read() {
+        return Blocking.single(state.find(Filters.eq("_id", ModeDocument.ID)).first())
+                .map(ModeDocument::fromBson).orElse(ModeDocument.initial());
+    }
+
+    /** Writes {@code next} if the document is still at {@code previous}'s version; throws {@link StaleStateException} if not. */
+    public ModeDocument save(ModeDocument previous, ModeDocument next) {
+        ModeDocument stored = next.withVersion(previous.version() + 1);
+        if (previous.version() == 0) {
+            try {
+                Blocking.run(state.insertOne(stored.toBson()));
+                return stored;
+            } catch (MongoWriteException e) {
+                if (e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY) {
+                    throw new StaleStateException("the mode document was created by another instance meanwhile");
+                }
+                throw e;
+            }
+        }
+        UpdateResult result = Blocking.single(state.replaceOne(
+                Filters.and(Filters.eq("_id", ModeDocument.ID), Filters.eq("version", previous.version())),
+                stored.toBson(), new ReplaceOptions().upsert(false))).orElseThrow();
+        if (result.getMatchedCount() != 1) {
+            throw new StaleStateException("the mode document is no longer at version " + previous.version());
+        }
+        return stored;
+    }
+
+    /** Records a request (the CLI, the operator, a config); the controller carries it out. */
+    public ModeDocument request(Mode mode, boolean override, String by) {
+        for (int attempt = 0; ; attempt++) {
+            ModeDocument current = read();
+            try {
+                return save(current, current.requesting(mode, override, by, Instant.now()));
+            } catch (StaleStateException e) {
+                if (attempt >= 20) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * A process's config asks for {@code mode}: written as the request only when it differs from the last
+     * config request (a missing document already means tiered), so a restart keeps a later CLI or operator request.
+     */
+    public void requestFromConfig(Mode mode) {
+        ModeDocument current = read();
+        boolean sameAsLast = current.exists() ? current.configRequest() == mode : mode == Mode.TIERED;
+        if (!sameAsLast) {
+            request(mode, false, "config");
+        }
+    }
+
+    public void acknowledge(String instance, long epoch) {
+        Blocking.run(acks.replaceOne(Filters.eq("_id", instance), new BsonDocument("_id", new BsonString(instance))
+                .append("epoch", new BsonInt64(epoch)).append("at", new BsonDateTime(System.currentTimeMillis())),
+                new ReplaceOptions().upsert(true)));
+    }
+
+    public List<Ack> acks() {
+        return Blocking.list(acks.find()).stream().map(d -> new Ack(d.getString("_id").getValue(),
+                d.getNumber("epoch").longValue(), Instant.ofEpochMilli(d.getDateTime("at").getValue()))).toList();
+    }
+
+    /** A proxy that shut down cleanly leaves the fleet at once instead of after its lease. */
+    public void leave(String instance) {
+        Blocking.run(acks.deleteOne(Filters.eq("_id", instance)));
+    }
+
+    public void saveEvidence(ShadowEvidence evidence) {
+        Blocking.run(shadow.replaceOne(Filters.eq("_id", evidence.id()), evidence.toBson(), new ReplaceOptions().upsert(true)));
+    }
+
+    public List<ShadowEvidence> evidence() {
+        return Blocking.list(shadow.find()).stream().map(ShadowEvidence::fromBson).toList();
+    }
+
+    public FollowerState follower() {
+        return Blocking.single(state.find(Filters.eq("_id", FollowerState.ID)).first())
+                .map(FollowerState::fromBson).orElse(FollowerState.none());
+    }
+
+    /** Written by the one archive follower (it runs beside the feeder, which holds a lease). */
+    public void saveFollower(FollowerState follower) {
+        Blocking.run(state.replaceOne(Filters.eq("_id", FollowerState.ID), follower.toBson(), new ReplaceOptions().upsert(true)));
+    }
+}
