@@ -2,6 +2,7 @@ package io.thermocline.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.model.Filters;
@@ -69,13 +70,32 @@ class GuidesTest {
                  MongoClient app = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true")) {
                 assertThat(feeder.awaitStreaming(Duration.ofSeconds(30))).isTrue();
                 runGuide(Path.of("../../docs/adoption.md"), config);
-                app.getDatabase("shop").getCollection("orders").insertOne(new Document("_id", 1000).append("createdAt", new Date()));
+                insertAsAnApplicationDoes(app, new Document("_id", 1000).append("createdAt", new Date()));
                 runGuide(Path.of("../../docs/removal.md"), config);
                 assertThat(archiveClient.getDatabase("shop").getCollection("orders").find(Filters.eq("_id", 1000)).first())
                         .as("written while tiered, in the archive once drained").isNotNull();
-                app.getDatabase("shop").getCollection("orders").insertOne(new Document("_id", 1001).append("createdAt", new Date()));
+                insertAsAnApplicationDoes(app, new Document("_id", 1001).append("createdAt", new Date()));
                 assertThat(archiveClient.getDatabase("shop").getCollection("orders").find(Filters.eq("_id", 1001)).first())
                         .as("drained: writes go to the archive directly").isNotNull();
+            }
+        }
+    }
+
+    /**
+     * An insert retried while the proxies still finish the switch: the guide's wait ends when the mode
+     * document says so, and each proxy refuses writes with a retryable error until its gate has followed.
+     */
+    private static void insertAsAnApplicationDoes(MongoClient app, Document doc) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (true) {
+            try {
+                app.getDatabase("shop").getCollection("orders").insertOne(doc);
+                return;
+            } catch (MongoException e) {
+                if (!e.hasErrorLabel("RetryableWriteError") || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100);
             }
         }
     }
