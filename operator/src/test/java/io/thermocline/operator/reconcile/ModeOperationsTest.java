@@ -82,6 +82,8 @@ class ModeOperationsTest {
         });
         assertThat(fleet.requests()).containsExactly(request("shadow", false));
 
+        String config = client.configMaps().inNamespace(ns).withName("adopt-config").get().getData().toString();
+        String proxyTemplate = get("adopt-proxy").getSpec().getTemplate().toString();
         // a controller's own write in between loses the operator its compare-and-set once: it reads again and retries
         fleet.conflictNext(1);
         fleet.shadowEvidence("proxy-0", "shop.orders", 800, 600, 400, 0, null);
@@ -98,6 +100,9 @@ class ModeOperationsTest {
             assertThat(c.getStatus().mode.shadow.divergences).isZero();
         });
         assertThat(fleet.requests()).containsExactly(request("shadow", false), request("tiered", false));
+        assertThat(client.configMaps().inNamespace(ns).withName("adopt-config").get().getData()).as("no config change")
+                .hasToString(config);
+        assertThat(get("adopt-proxy").getSpec().getTemplate()).as("no rolling restart").hasToString(proxyTemplate);
         assertThat(fleet.document().getLong("epoch")).as("shadow, cutting over, tiered").isEqualTo(3L);
         assertThat(reasons()).containsOnlyOnce("ShadowStarted", "CuttingOver", "CutOver")
                 .filteredOn("ModeRequested"::equals).hasSize(2);
