@@ -59,6 +59,10 @@ final class Deletion {
                 return pending;
             }
         }
+        String fastTierUri = fastTierUri(client, layout);
+        if (fastTierUri != null) {
+            modes.forget(fastTierUri);
+        }
         if ("Delete".equals(spec.fastTier.storage.retentionPolicy)) {
             for (String secret : new String[] {layout.keyfileSecret(), layout.usersSecret()}) {
                 client.secrets().inNamespace(layout.namespace()).withName(secret).delete();
