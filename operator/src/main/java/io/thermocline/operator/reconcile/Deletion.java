@@ -7,17 +7,21 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.archive.ArchiveSecrets;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.mode.DrainBeforeDeletion;
+import io.thermocline.operator.mode.ModeStore;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.status.TransitionEvents;
 import io.thermocline.operator.tiering.TieringObserver;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.TieringTarget;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
- * Deleting a cluster without losing a write: first stop writes (the proxy scaled to zero and
+ * Deleting a cluster without losing a write: first drain the fleet ({@link DrainBeforeDeletion}: the
+ * archive authoritative again, or a refusal when the fast tier cannot be read), then stop writes (the proxy scaled to zero and
  * its pods gone, so no client can write after the check), then wait until the feeder has
  * mirrored everything to the archive, then let the objects go. This holds for both retention
  * policies: with {@code Retain} the volumes stay, but nothing would mirror their unmirrored
@@ -35,20 +39,29 @@ final class Deletion {
     private Deletion() {
     }
 
-    static Step advance(KubernetesClient client, ThermoclineCluster cluster, TieringObserver tiering) {
+    static Step advance(KubernetesClient client, ThermoclineCluster cluster, TieringObserver tiering, ModeStore modes,
+            Duration drainBound) {
         ClusterLayout layout = ClusterLayout.of(cluster);
         ThermoclineClusterSpec spec = cluster.getSpec();
         boolean skip = "true".equals(Optional.ofNullable(cluster.getMetadata().getAnnotations())
                 .map(a -> a.get(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION)).orElse(null));
         boolean fastTierExists = client.apps().statefulSets().inNamespace(layout.namespace()).withName(layout.fastTier()).get() != null;
         if (fastTierExists && !skip) {
-            Step pending = drain(client, cluster, layout, spec, tiering);
+            // the fleet drains first (applications keep working through the proxy), then writes stop
+            DrainBeforeDeletion.Pending draining = DrainBeforeDeletion.step(client, cluster, modes,
+                    fastTierUri(client, layout), drainBound, ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION);
+            Step pending = draining != null ? new Step(false, draining.reason(), draining.message())
+                    : drain(client, cluster, layout, spec, tiering);
             if (pending != null) {
                 TransitionEvents.once(client, cluster, pending.reason(), pending.message(), false);
                 LOG.infof("event=deletion-waiting cluster=%s/%s step=%s hint=annotate %s=true to skip", layout.namespace(),
                         layout.cluster(), pending.reason(), ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION);
                 return pending;
             }
+        }
+        String fastTierUri = fastTierUri(client, layout);
+        if (fastTierUri != null) {
+            modes.forget(fastTierUri);
         }
         if ("Delete".equals(spec.fastTier.storage.retentionPolicy)) {
             for (String secret : new String[] {layout.keyfileSecret(), layout.usersSecret()}) {
@@ -91,6 +104,11 @@ final class Deletion {
                     + "=true to delete anyway and lose what is not mirrored)");
         }
         return null;
+    }
+
+    private static String fastTierUri(KubernetesClient client, ClusterLayout layout) {
+        return UsersSecretDependent.decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get())
+                .get(UsersSecretDependent.FAST_URI);
     }
 
     static boolean drained(KubernetesClient client, ClusterLayout layout, ThermoclineClusterSpec spec, TieringObserver tiering) {

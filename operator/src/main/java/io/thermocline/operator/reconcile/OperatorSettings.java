@@ -20,6 +20,17 @@ public interface OperatorSettings {
     @WithDefault("3s")
     Duration replicaSetStepInterval();
 
+    /** How soon the mode document is read again while the fleet moves between modes (or a request is not yet written). */
+    @WithDefault("5s")
+    Duration modeStepInterval();
+
+    /**
+     * How long deleting a resource waits for its fleet to reach Drained before it goes on by stopping writes
+     * (which still waits for the feeder to mirror every write).
+     */
+    @WithDefault("30m")
+    Duration deletionDrainTimeout();
+
     /**
      * The namespace the operator's pod runs in (the install sets it from the downward API): the
      * fast tier's NetworkPolicy admits the operator from there. Unset: from any namespace.

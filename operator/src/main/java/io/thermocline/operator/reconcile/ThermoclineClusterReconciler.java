@@ -47,6 +47,9 @@ import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.mode.ModeConditions;
+import io.thermocline.operator.mode.ModeDriver;
+import io.thermocline.operator.mode.ModeStore;
 import io.thermocline.operator.observability.ClusterGauges;
 import io.thermocline.operator.observability.EvictorMetricsServiceDependent;
 import io.thermocline.operator.observability.FeederMetricsServiceDependent;
@@ -82,6 +85,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
 /**
@@ -129,6 +133,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     ReplicaSetConnector replicaSetConnector;
     @Inject
     TieringObserver tieringObserver;
+    @Inject
+    ModeStore modeStore;
     @Inject
     OperatorSettings settings;
     @Inject
@@ -235,13 +241,16 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
         }
 
+        ModeDriver.Outcome mode = ModeDriver.reconcile(client, cluster, modeStore,
+                replicaSet instanceof ReplicaSetState.Converged ? users.get(UsersSecretDependent.FAST_URI) : null);
+
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
                 fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,
                 desired == null ? null : warmer(context, desired.warmerJobName())));
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
         status.observedGeneration = cluster.getMetadata().getGeneration();
         status.phase = health.phase();
-        status.conditions = Conditions.merge(previous.conditions, health.conditions(),
+        status.conditions = Conditions.merge(previous.conditions, Stream.concat(health.conditions().stream(), mode.conditions().stream()).toList(),
                 Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
         status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
         status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;
@@ -260,6 +269,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 : previous.documents;
         status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
         status.warnings = tiering == null ? previous.warnings : warnings(tiering);
+        status.mode = mode.status();
         clusterGauges.record(layout, status);
 
         // a replica-set reconfiguration advances one step per reconcile: come back soon for the next
@@ -267,11 +277,16 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         long requeueMillis = replicaSet != null && !(replicaSet instanceof ReplicaSetState.Converged)
                 ? settings.replicaSetStepInterval().toMillis()
                 : Math.max(1_000, Math.min(health.ready() ? 60_000 : 15_000, settings.archiveProbeInterval().toMillis()));
+        if (mode.settling()) {
+            requeueMillis = Math.min(requeueMillis, settings.modeStepInterval().toMillis());
+        }
         if (sameStatus(cluster.getStatus(), status)) {
             return UpdateControl.<ThermoclineCluster>noUpdate().rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);
         }
         LOG.infof("event=status-changed cluster=%s/%s phase=%s", layout.namespace(), layout.cluster(), status.phase);
-        TransitionEvents.record(client, cluster, previous.conditions, status.conditions);
+        // the mode conditions' Events are ModeEvents', one per step of the fleet
+        TransitionEvents.record(client, cluster, previous.conditions,
+                status.conditions.stream().filter(c -> !ModeConditions.isMode(c.getType())).toList());
         cluster.setStatus(status);
         return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);
     }
@@ -302,13 +317,15 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     @Override
     public DeleteControl cleanup(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
-        Deletion.Step step = Deletion.advance(context.getClient(), cluster, tieringObserver);
+        Deletion.Step step = Deletion.advance(context.getClient(), cluster, tieringObserver, modeStore,
+                settings.deletionDrainTimeout());
         if (step.done()) {
             probeCache().forget(layout.namespace() + "/" + layout.cluster());
             clusterGauges.forget(layout);
             return DeleteControl.defaultDelete();
         }
-        return DeleteControl.noFinalizerRemoval().rescheduleAfter(5, TimeUnit.SECONDS);
+        return DeleteControl.noFinalizerRemoval().rescheduleAfter(Math.min(5_000, settings.modeStepInterval().toMillis()),
+                TimeUnit.MILLISECONDS);
     }
 
     /** Validates the rendered config the way a data-plane pod will load it; null when it loads. */

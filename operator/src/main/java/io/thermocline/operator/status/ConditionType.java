@@ -6,5 +6,9 @@ public enum ConditionType {
     /** Whether the API server accepted every object as rendered (an immutable field, a refused value: not). */
     ResourcesApplied,
     /** Whether the warmer Job of the current windows completed (a failed one after its retries: False, WarmerFailed). */
-    Warmed
+    Warmed,
+    /** Whether the fleet's active mode is the requested one (False: CutoverRefused, CuttingOver or Draining, with the reason). */
+    ModeActive,
+    /** Whether the archive alone is current again (mode draining, phase Drained): applications may go back to it. */
+    Drained
 }

@@ -69,6 +69,7 @@ class K3sEndToEndTest {
         ThermoclineClusterReconciler reconciler = new ThermoclineClusterReconciler();
         reconciler.archiveProbe = connection -> new ArchiveReport.Reachable(ARCHIVE_VERSION.get(), "archive-rs");
         reconciler.replicaSetConnector = MODEL;
+        reconciler.modeStore = new io.thermocline.operator.fakes.FakeModes();
         reconciler.tieringObserver = target -> Optional.of(new TieringSnapshot(0L, DRAINED.get(), 0L, 0L));
         reconciler.settings = new OperatorSettings() {
             @Override
@@ -84,6 +85,16 @@ class K3sEndToEndTest {
             @Override
             public Duration replicaSetStepInterval() {
                 return Duration.ofSeconds(1);
+            }
+
+            @Override
+            public Duration modeStepInterval() {
+                return Duration.ofSeconds(1);
+            }
+
+            @Override
+            public Duration deletionDrainTimeout() {
+                return Duration.ofMinutes(1);
             }
 
             @Override

@@ -19,6 +19,8 @@ import java.util.List;
 @AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
         type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Mode", jsonPath = ".status.mode.active", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "ModePhase", jsonPath = ".status.mode.phase", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Members", jsonPath = ".status.members", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Proxies", jsonPath = ".status.proxies", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Updated", jsonPath = ".status.membersUpdated", type = AdditionalPrinterColumn.Type.STRING)
@@ -38,7 +40,7 @@ public class ThermoclineCluster extends CustomResource<ThermoclineClusterSpec, T
      * sorts them by name; crds/ holds the generated CRD with its columns in this order (CrdTest).
      */
     public static final List<String> PRINTER_COLUMNS = List.of(
-            "Phase", "Ready", "Members", "Updated", "Proxies", "Version", "Lag(s)", "Age", "Connection");
+            "Phase", "Ready", "Mode", "ModePhase", "Members", "Updated", "Proxies", "Version", "Lag(s)", "Age", "Connection");
 
     @Override
     protected ThermoclineClusterSpec initSpec() {

@@ -42,4 +42,12 @@ public class ThermoclineClusterSpec {
     @Default("false")
     @JsonPropertyDescription("Stops the data plane for maintenance: proxy and feeder scaled to 0, evictor and warmer suspended; fast-tier data is kept.")
     public boolean paused;
+
+    @Default("tiered")
+    @JsonPropertyDescription("What the data plane does with traffic: shadow (the archive answers everything, the fast tier is compared out of band), tiered (the fast tier answers what its windows cover) or draining (the archive becomes authoritative again; status says Drained when applications can go back to it). Changing it restarts nothing.")
+    public ClusterMode mode = ClusterMode.TIERED;
+
+    @Default("false")
+    @JsonPropertyDescription("Cut over from shadow to tiered even though the shadow evidence (warmed windows, no recent divergence) is not in.")
+    public boolean modeOverride;
 }

@@ -16,7 +16,7 @@ public class ThermoclineClusterStatus {
     @JsonPropertyDescription("Short summary: Pending, Progressing, Ready, Degraded, Paused or Failed.")
     public String phase;
 
-    @JsonPropertyDescription("Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy, ResourcesApplied.")
+    @JsonPropertyDescription("Ready, ArchiveReachable, VersionCompatible, FastTierReady, ProxyReady, FeederHealthy, ResourcesApplied, Warmed, ModeActive, Drained.")
     public List<Condition> conditions = new ArrayList<>();
 
     @JsonPropertyDescription("Connection string applications use instead of the archive's (credentials as for the archive).")
@@ -54,6 +54,9 @@ public class ThermoclineClusterStatus {
 
     @JsonPropertyDescription("Name of the warmer Job of the current windows.")
     public String warmerJob;
+
+    @JsonPropertyDescription("The fleet's mode (shadow, tiered, draining), its phase, the shadow evidence and the drain progress.")
+    public ModeStatus mode;
 
     /** Estimated document counts of the tiered collections. */
     @JsonInclude(JsonInclude.Include.NON_NULL)

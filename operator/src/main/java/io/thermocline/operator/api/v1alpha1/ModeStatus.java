@@ -1,0 +1,74 @@
+package io.thermocline.operator.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+/** The fleet's mode as the fast tier's mode document ({@code thermocline.state}, {@code _id: "mode"}) reports it. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class ModeStatus {
+
+    @JsonPropertyDescription("The mode last requested (by spec.mode, or by the data plane's config or CLI).")
+    public String requested;
+
+    @JsonPropertyDescription("When it was requested (RFC 3339).")
+    public String requestedAt;
+
+    @JsonPropertyDescription("Who requested it: operator, config or cli.")
+    public String requestedBy;
+
+    @JsonPropertyDescription("True when the request cuts over without the shadow evidence (spec.modeOverride).")
+    public Boolean override;
+
+    @JsonPropertyDescription("What the whole fleet does now: shadow, tiered or draining.")
+    public String active;
+
+    @JsonPropertyDescription("Shadowing, CuttingOver, Tiered, Draining or Drained.")
+    public String phase;
+
+    @JsonPropertyDescription("When active/phase last changed (RFC 3339).")
+    public String since;
+
+    @JsonPropertyDescription("Bumps on every transition of the fleet.")
+    public Long epoch;
+
+    @JsonPropertyDescription("Why requested differs from active, in one sentence; absent when it does not.")
+    public String refusal;
+
+    @JsonPropertyDescription("The shadow comparisons of all proxy replicas (the evidence for cutover).")
+    public Shadow shadow;
+
+    @JsonPropertyDescription("Progress of a drain, while draining and once drained.")
+    public Drain drain;
+
+    /** The sums over every proxy replica's {@code thermocline.shadow} documents. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public static class Shadow {
+        @JsonPropertyDescription("Reads of tiered collections seen in shadow mode.")
+        public Long reads;
+        @JsonPropertyDescription("Reads the fast tier could have answered.")
+        public Long wouldServe;
+        @JsonPropertyDescription("Share of reads the fast tier would have served, in percent (one decimal).")
+        public String wouldServePercent;
+        @JsonPropertyDescription("Reads run on both tiers and compared.")
+        public Long comparisons;
+        @JsonPropertyDescription("Comparisons whose answers differed.")
+        public Long divergences;
+        @JsonPropertyDescription("When the last divergence was seen (RFC 3339); absent when never.")
+        public String lastDivergence;
+        @JsonPropertyDescription("The collection of the last divergence (db.coll).")
+        public String lastDivergenceNamespace;
+    }
+
+    /** The data plane's drain progress ({@code drain} in the mode document). */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public static class Drain {
+        @JsonPropertyDescription("Seconds the feeder is behind the fast tier's last write.")
+        public Double feederLagSeconds;
+        @JsonPropertyDescription("Fast-tier writes not yet mirrored to the archive.")
+        public Long unmirroredEvents;
+        @JsonPropertyDescription("When the drain started (RFC 3339).")
+        public String startedAt;
+        @JsonPropertyDescription("When the archive alone became current (RFC 3339); absent while draining.")
+        public String drainedAt;
+    }
+}

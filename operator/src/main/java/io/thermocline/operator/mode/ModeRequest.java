@@ -1,0 +1,24 @@
+package io.thermocline.operator.mode;
+
+import io.thermocline.operator.api.v1alpha1.ClusterMode;
+import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+
+/** What the operator writes into the mode document: {@code requested}, {@code override}, {@code requestedBy}. */
+public record ModeRequest(ClusterMode mode, boolean override, String requestedBy) {
+
+    public static final String BY_OPERATOR = "operator";
+
+    public static ModeRequest of(ThermoclineClusterSpec spec) {
+        return new ModeRequest(spec.mode == null ? ClusterMode.TIERED : spec.mode, spec.modeOverride, BY_OPERATOR);
+    }
+
+    /** The request deletion writes: hand the archive back before anything is removed. */
+    public static ModeRequest drainForDeletion() {
+        return new ModeRequest(ClusterMode.DRAINING, false, BY_OPERATOR);
+    }
+
+    /** Whether the document already carries this request (a missing document carries none). */
+    public boolean writtenIn(ModeDocument document) {
+        return mode.value().equals(document.requested()) && override == document.override();
+    }
+}

@@ -1,0 +1,112 @@
+package io.thermocline.operator.mode;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoException;
+import com.mongodb.MongoWriteException;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Updates;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+/**
+ * Reads and writes the mode document in the fast tier's {@code thermocline.state} and sums
+ * {@code thermocline.shadow}. One client per fast tier is kept across reconciles (its
+ * connection pool and monitoring survive), and every operation is bounded by
+ * {@value #TIMEOUT_MILLIS} ms, so an unreachable fast tier costs a reconcile at most that.
+ */
+@ApplicationScoped
+public class MongoModeStore implements ModeStore {
+
+    static final String METADATA_DB = "thermocline";
+    static final String STATE = "state";
+    static final String SHADOW = "shadow";
+    private static final int TIMEOUT_MILLIS = 2000;
+
+    private final Map<String, MongoClient> clients = new ConcurrentHashMap<>();
+
+    @Override
+    public Optional<ModeReading> read(String fastTierUri) {
+        try {
+            MongoDatabase metadata = metadata(fastTierUri);
+            ModeDocument mode = ModeDocument.parse(metadata.getCollection(STATE).find(Filters.eq("_id", ModeDocument.ID)).first());
+            ShadowEvidence shadow = ShadowEvidence.sum(metadata.getCollection(SHADOW).find()
+                    .projection(Projections.exclude("samples")).into(new ArrayList<>()));
+            return Optional.of(new ModeReading(mode, shadow));
+        } catch (MongoException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Written request(String fastTierUri, ModeRequest request, Long expectedVersion, Instant at) {
+        try {
+            MongoCollection<Document> state = metadata(fastTierUri).getCollection(STATE).withWriteConcern(WriteConcern.MAJORITY);
+            long next = expectedVersion == null ? 1 : expectedVersion + 1;
+            Bson update = Updates.combine(Updates.set("requested", request.mode().value()), Updates.set("override", request.override()),
+                    Updates.set("requestedBy", request.requestedBy()), Updates.set("requestedAt", Date.from(at)),
+                    Updates.set("version", next));
+            // {version: null} also matches a document without the field; a missing document is inserted
+            var result = state.updateOne(Filters.and(Filters.eq("_id", ModeDocument.ID), Filters.eq("version", expectedVersion)), update);
+            if (result.getMatchedCount() == 1) {
+                return Written.WRITTEN;
+            }
+            if (expectedVersion != null || state.countDocuments(Filters.eq("_id", ModeDocument.ID)) > 0) {
+                return Written.CONFLICT;
+            }
+            state.insertOne(new Document("_id", ModeDocument.ID).append("requested", request.mode().value())
+                    .append("override", request.override()).append("requestedBy", request.requestedBy())
+                    .append("requestedAt", Date.from(at)).append("version", next));
+            return Written.WRITTEN;
+        } catch (MongoWriteException e) {
+            return e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY ? Written.CONFLICT : Written.UNREACHABLE;
+        } catch (MongoException | IllegalArgumentException e) {
+            return Written.UNREACHABLE;
+        }
+    }
+
+    @Override
+    public void forget(String fastTierUri) {
+        MongoClient client = clients.remove(fastTierUri);
+        if (client != null) {
+            client.close();
+        }
+    }
+
+    @PreDestroy
+    void close() {
+        clients.values().forEach(MongoClient::close);
+        clients.clear();
+    }
+
+    private MongoDatabase metadata(String uri) {
+        return clients.computeIfAbsent(uri, MongoModeStore::client).getDatabase(METADATA_DB)
+                .withTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private static MongoClient client(String uri) {
+        return MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(uri))
+                .applicationName("thermocline-operator")
+                .timeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS))
+                .applyToSocketSettings(s -> s.connectTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS))
+                .build());
+    }
+}

@@ -1,0 +1,305 @@
+package io.thermocline.operator.reconcile;
+
+import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
+import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static io.thermocline.operator.reconcile.Clusters.condition;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.thermocline.operator.api.v1alpha1.ClusterMode;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.fakes.FakeArchive;
+import io.thermocline.operator.fakes.FakeModes;
+import io.thermocline.operator.fakes.FakeReplicaSet;
+import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.fakes.ModeController;
+import io.thermocline.operator.status.ConditionType;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * spec.mode as a day-2 operation (issue 16): the operator writes the request into the fast tier's mode
+ * document, the data plane's controller ({@link ModeController}, stepping per MODES.md) carries it out,
+ * and status, conditions and Events follow each step; deletion drains first, or refuses when it cannot know.
+ */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true)
+@Timeout(180)
+class ModeOperationsTest {
+
+    /** Generous: the first cluster of a test run converges slowly on a loaded machine. */
+    private static final Duration WAIT = Duration.ofSeconds(45);
+    /** Long enough for many reconciles at the test profile's 200 ms mode step. */
+    private static final Duration SEVERAL_RECONCILES = Duration.ofSeconds(2);
+
+    @Inject
+    KubernetesClient client;
+    @Inject
+    FakeArchive archive;
+    @Inject
+    FakeReplicaSet replicaSet;
+    @Inject
+    FakeTiering tiering;
+    @Inject
+    FakeModes modes;
+
+    private String ns;
+
+    @BeforeEach
+    void freshNamespace() {
+        archive.reset();
+        replicaSet.reset();
+        tiering.reset();
+        modes.reset();
+        ns = "m-" + UUID.randomUUID().toString().substring(0, 8);
+        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    }
+
+    @Test
+    void aModeChangeWritesTheRequestAndStatusFollowsTheFleet() {
+        ModeController fleet = modes.controller(ns, "adopt");
+        create("adopt", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("adopt");
+            assertThat(c.getStatus().mode.active).isEqualTo("shadow");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
+            assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("Shadowing");
+            assertThat(condition(c, ConditionType.Drained).getReason()).isEqualTo("NotDraining");
+        });
+        assertThat(fleet.requests()).containsExactly(request("shadow", false));
+
+        String config = client.configMaps().inNamespace(ns).withName("adopt-config").get().getData().toString();
+        String proxyTemplate = get("adopt-proxy").getSpec().getTemplate().toString();
+        // a controller's own write in between loses the operator its compare-and-set once: it reads again and retries
+        fleet.conflictNext(1);
+        fleet.shadowEvidence("proxy-0", "shop.orders", 800, 600, 400, 0, null);
+        fleet.shadowEvidence("proxy-1", "shop.orders", 200, 150, 100, 0, null);
+        edit("adopt", c -> c.getSpec().mode = ClusterMode.TIERED);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("adopt");
+            assertThat(c.getStatus().mode.active).isEqualTo("tiered");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
+            assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
+            assertThat(c.getStatus().mode.shadow.reads).isEqualTo(1000L);
+            assertThat(c.getStatus().mode.shadow.wouldServePercent).isEqualTo("75.0");
+            assertThat(c.getStatus().mode.shadow.comparisons).isEqualTo(500L);
+            assertThat(c.getStatus().mode.shadow.divergences).isZero();
+        });
+        assertThat(fleet.requests()).containsExactly(request("shadow", false), request("tiered", false));
+        assertThat(client.configMaps().inNamespace(ns).withName("adopt-config").get().getData()).as("no config change")
+                .hasToString(config);
+        assertThat(get("adopt-proxy").getSpec().getTemplate()).as("no rolling restart").hasToString(proxyTemplate);
+        assertThat(fleet.document().getLong("epoch")).as("shadow, cutting over, tiered").isEqualTo(3L);
+        assertThat(reasons()).containsOnlyOnce("ShadowStarted", "CuttingOver", "CutOver")
+                .filteredOn("ModeRequested"::equals).hasSize(2);
+    }
+
+    @Test
+    void aRefusedCutoverIsReportedOnceAndCutsOverWhenTheEvidenceIsIn() {
+        ModeController fleet = modes.controller(ns, "gate");
+        create("gate", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        awaitPhase("gate", "Shadowing");
+        String refusal = "shop.orders diverged 2 minutes ago (quiet period 1h)";
+        fleet.refuseCutover(refusal);
+        fleet.shadowEvidence("proxy-0", "shop.orders", 100, 90, 50, 2, Instant.parse("2026-12-01T12:00:00Z"));
+        edit("gate", c -> c.getSpec().mode = ClusterMode.TIERED);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("gate");
+            assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("False");
+            assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("CutoverRefused");
+            assertThat(condition(c, ConditionType.ModeActive).getMessage()).contains(refusal).contains("spec.modeOverride");
+            assertThat(c.getStatus().mode.refusal).isEqualTo(refusal);
+            assertThat(c.getStatus().mode.active).isEqualTo("shadow");
+            assertThat(c.getStatus().mode.shadow.divergences).isEqualTo(2L);
+            assertThat(c.getStatus().mode.shadow.lastDivergence).isEqualTo("2026-12-01T12:00:00Z");
+            assertThat(c.getStatus().mode.shadow.lastDivergenceNamespace).isEqualTo("shop.orders");
+        });
+        await().pollDelay(SEVERAL_RECONCILES).atMost(WAIT).until(() -> true);
+        assertThat(reasons()).as("one Event per refusal, not per reconcile").containsOnlyOnce("CutoverRefused")
+                .doesNotContain("CutOver");
+
+        fleet.refuseCutover(null);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("gate");
+            assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("Tiered");
+            assertThat(c.getStatus().mode.refusal).isNull();
+        });
+        assertThat(reasons()).containsOnlyOnce("CutoverRefused", "CutOver");
+    }
+
+    @Test
+    void anOverrideCutsOverWithoutTheEvidence() {
+        ModeController fleet = modes.controller(ns, "force");
+        create("force", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        awaitPhase("force", "Shadowing");
+        fleet.refuseCutover("shop.orders has 12 of the 1000 comparisons needed");
+        edit("force", c -> {
+            c.getSpec().mode = ClusterMode.TIERED;
+            c.getSpec().modeOverride = true;
+        });
+        awaitPhase("force", "Tiered");
+        assertThat(fleet.requests()).last().isEqualTo(request("tiered", true));
+        assertThat(stored("force").getStatus().mode.override).isTrue();
+        assertThat(reasons()).doesNotContain("CutoverRefused").containsOnlyOnce("CutOver");
+    }
+
+    @Test
+    void drainingShowsProgressThenDrained() {
+        ModeController fleet = modes.controller(ns, "back");
+        fleet.holdDrain(true);
+        create("back", c -> { });
+        awaitPhase("back", "Tiered");
+        edit("back", c -> c.getSpec().mode = ClusterMode.DRAINING);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("back");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Draining");
+            assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("Draining");
+            assertThat(condition(c, ConditionType.Drained).getStatus()).isEqualTo("False");
+            assertThat(condition(c, ConditionType.Drained).getMessage()).contains("4.5 s behind").contains("12 write(s)");
+            assertThat(c.getStatus().mode.drain.unmirroredEvents).isEqualTo(12L);
+        });
+        assertThat(reasons()).containsOnlyOnce("DrainStarted").doesNotContain("Drained");
+
+        fleet.holdDrain(false);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("back");
+            assertThat(condition(c, ConditionType.Drained).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.Drained).getMessage()).contains("applications may connect to it again");
+            assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
+            assertThat(c.getStatus().mode.drain.drainedAt).isNotNull();
+        });
+        assertThat(reasons()).containsOnlyOnce("DrainStarted", "Drained");
+    }
+
+    @Test
+    void deletionDrainsFirstWhileApplicationsStillConnectThenDeletes() {
+        ModeController fleet = modes.controller(ns, "remove");
+        create("remove", c -> { });
+        awaitPhase("remove", "Tiered");
+        fleet.holdDrain(true);
+
+        delete("remove");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(fleet.requests()).last().isEqualTo(request("draining", false));
+            ThermoclineCluster c = stored("remove");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Draining");
+            assertThat(condition(c, ConditionType.Drained).getReason()).isEqualTo("Draining");
+            assertThat(reasons()).contains("DeletionDraining", "DrainStarted");
+        });
+        await().pollDelay(SEVERAL_RECONCILES).atMost(WAIT).until(() -> true);
+        assertThat(stored("remove")).as("held until Drained").isNotNull();
+        assertThat(get("remove-proxy").getSpec().getReplicas()).as("the proxy serves from the archive while draining").isEqualTo(2);
+
+        fleet.holdDrain(false);
+        await().atMost(WAIT).until(() -> stored("remove") == null);
+        assertThat(get("remove-proxy").getSpec().getReplicas()).as("then writes stopped, as before").isZero();
+        assertThat(reasons()).containsOnlyOnce("DeletionDraining", "Drained").doesNotContain("DeletionDrainTimedOut");
+    }
+
+    @Test
+    void deletionRefusesWhileTheFastTierCannotBeRead() {
+        ModeController fleet = modes.controller(ns, "dark");
+        create("dark", c -> { });
+        awaitPhase("dark", "Tiered");
+        fleet.reachable(false);
+
+        delete("dark");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("dark");
+            assertThat(condition(c, ConditionType.Drained).getReason()).isEqualTo("DeletionRefused");
+            assertThat(condition(c, ConditionType.Drained).getMessage()).contains("cannot be reached")
+                    .contains(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION);
+            assertThat(reasons()).contains("DeletionRefused");
+        });
+        // past the drain bound (6 s in tests): an unknown fast tier is never given up on
+        await().pollDelay(Duration.ofSeconds(8)).atMost(WAIT).until(() -> true);
+        assertThat(stored("dark")).isNotNull();
+        assertThat(get("dark-proxy").getSpec().getReplicas()).isEqualTo(2);
+        assertThat(fleet.requests()).doesNotContain(request("draining", false));
+        assertThat(reasons()).containsOnlyOnce("DeletionRefused");
+
+        fleet.reachable(true);
+        await().atMost(WAIT).until(() -> stored("dark") == null);
+        assertThat(fleet.requests()).last().isEqualTo(request("draining", false));
+    }
+
+    @Test
+    void aDrainThatDoesNotFinishInTimeFallsBackToStoppingWrites() {
+        ModeController fleet = modes.controller(ns, "slow");
+        create("slow", c -> { });
+        awaitPhase("slow", "Tiered");
+        fleet.holdDrain(true);
+        delete("slow");
+        await().atMost(WAIT).until(() -> reasons().contains("DeletionDraining"));
+        assertThat(get("slow-proxy").getSpec().getReplicas()).isEqualTo(2);
+        // the feeder has not mirrored everything: deletion still waits for it after the bound
+        tiering.report(new io.thermocline.operator.tiering.TieringSnapshot(30L, false, 10L, 5L));
+        await().atMost(WAIT).until(() -> reasons().contains("DeletionDrainTimedOut"));
+        await().atMost(WAIT).until(() -> get("slow-proxy").getSpec().getReplicas() == 0);
+        await().pollDelay(SEVERAL_RECONCILES).atMost(WAIT).until(() -> true);
+        assertThat(stored("slow")).as("the feeder check still holds").isNotNull();
+        tiering.report(new io.thermocline.operator.tiering.TieringSnapshot(0L, true, 10L, 10L));
+        await().atMost(WAIT).until(() -> stored("slow") == null);
+    }
+
+    private static Document request(String mode, boolean override) {
+        return new Document("requested", mode).append("override", override).append("requestedBy", "operator");
+    }
+
+    private void create(String name, Consumer<ThermoclineCluster> spec) {
+        ThermoclineCluster cluster = cluster(ns, name);
+        spec.accept(cluster);
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
+        await().atMost(WAIT).until(() -> client.apps().deployments().inNamespace(ns).withName(name + "-feeder").get(), Objects::nonNull);
+        Clusters.markReady(client, ns, name, 3);
+    }
+
+    private void awaitPhase(String name, String phase) {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(stored(name).getStatus().mode.phase).isEqualTo(phase));
+    }
+
+    private void delete(String name) {
+        await().atMost(WAIT).until(() -> stored(name).getMetadata().getFinalizers() != null
+                && !stored(name).getMetadata().getFinalizers().isEmpty());
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).delete();
+    }
+
+    /** Edits like a user would; retried on 409, since the operator writes the status concurrently. */
+    private void edit(String name, Consumer<ThermoclineCluster> change) {
+        await().atMost(WAIT).ignoreExceptions().until(() -> {
+            client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).edit(c -> {
+                change.accept(c);
+                return c;
+            });
+            return true;
+        });
+    }
+
+    private ThermoclineCluster stored(String name) {
+        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+    }
+
+    private Deployment get(String name) {
+        return client.apps().deployments().inNamespace(ns).withName(name).get();
+    }
+
+    private List<String> reasons() {
+        return client.v1().events().inNamespace(ns).list().getItems().stream().map(Event::getReason).toList();
+    }
+}
