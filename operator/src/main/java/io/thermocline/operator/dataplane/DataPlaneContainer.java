@@ -3,6 +3,7 @@ package io.thermocline.operator.dataplane;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Volume;
@@ -25,6 +26,8 @@ import java.util.List;
 public final class DataPlaneContainer {
 
     public static final String CA_DIR = ClusterLayout.CONFIG_DIR + "/archive-ca";
+    /** The data-plane user's password, from the users Secret, expanded into the fast-tier URI. */
+    public static final String FAST_PASSWORD_ENV = "FAST_TIER_PASSWORD";
 
     private DataPlaneContainer() {
     }
@@ -34,7 +37,11 @@ public final class DataPlaneContainer {
         List<EnvVar> env = new ArrayList<>();
         env.add(SecretEnv.of(DataPlaneConfig.ARCHIVE_URI_ENV, archive.uriSecretRef.name,
                 archive.uriSecretRef.keyOr(ArchiveSpec.DEFAULT_URI_KEY)));
-        env.add(SecretEnv.of(DataPlaneConfig.FAST_URI_ENV, desired.layout().usersSecret(), UsersSecretDependent.FAST_URI));
+        // Kubernetes expands $(FAST_TIER_PASSWORD) from the variable before it: the URI follows the member count
+        env.add(SecretEnv.of(FAST_PASSWORD_ENV, desired.layout().usersSecret(), UsersSecretDependent.DATA_PLANE_PASSWORD));
+        env.add(new EnvVarBuilder().withName(DataPlaneConfig.FAST_URI_ENV).withValue(UsersSecretDependent.fastTierUri(
+                desired.layout(), desired.spec().fastTier.members, ClusterLayout.DATA_PLANE_USER,
+                "$(" + FAST_PASSWORD_ENV + ")")).build());
         ContainerBuilder container = new ContainerBuilder()
                 .withName(role)
                 .withImage(desired.dataPlaneImage())

@@ -97,8 +97,8 @@ final class Deletion {
         Map<String, String> users = UsersSecretDependent.decoded(
                 client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
         ArchiveSecrets.Access access = ArchiveSecrets.read(ArchiveSecrets.direct(client, layout.namespace()), layout.namespace(), spec.archive);
-        return access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.FAST_URI)
-                && tiering.observe(ThermoclineClusterReconciler.tieringTarget(spec, users, found.connection().uri()))
+        return access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.DATA_PLANE_PASSWORD)
+                && tiering.observe(ThermoclineClusterReconciler.tieringTarget(layout, spec, users, found.connection().uri()))
                         .map(TieringSnapshot::drained).orElse(false);
     }
 }

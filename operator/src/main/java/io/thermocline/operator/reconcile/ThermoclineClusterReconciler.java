@@ -231,8 +231,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         TieringSnapshot tiering = null;
         // read again: the workflow may just have created the users Secret
         users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
-        if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null && users.containsKey(UsersSecretDependent.FAST_URI)) {
-            tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
+        if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null
+                && users.containsKey(UsersSecretDependent.DATA_PLANE_PASSWORD)) {
+            tiering = tieringObserver.observe(tieringTarget(layout, spec, users, archiveUri)).orElse(null);
         }
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
@@ -346,8 +347,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         return spec.image == null || spec.image.isBlank() ? settings.dataPlaneImage() : spec.image;
     }
 
-    static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {
-        return new TieringTarget(users.get(UsersSecretDependent.FAST_URI), archiveUri,
+    static TieringTarget tieringTarget(ClusterLayout layout, ThermoclineClusterSpec spec, Map<String, String> users,
+            String archiveUri) {
+        return new TieringTarget(UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users), archiveUri,
                 spec.collections.stream().map(c -> c.database + "." + c.collection).toList());
     }
 
