@@ -10,6 +10,7 @@ import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.status.TransitionEvents;
 import io.thermocline.operator.tiering.TieringObserver;
+import io.thermocline.operator.tiering.TieringPolling;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.TieringTarget;
 import java.util.Map;
@@ -79,13 +80,13 @@ final class Deletion {
         var feeder = client.apps().deployments().inNamespace(layout.namespace()).withName(layout.feeder());
         Deployment feederDeployment = feeder.get();
         if (feederDeployment != null && Integer.valueOf(0).equals(feederDeployment.getSpec().getReplicas())
-                && !drained(client, layout, spec, tiering)) {
+                && !drained(client, cluster, tiering)) {
             feeder.edit(d -> {
                 d.getSpec().setReplicas(1);
                 return d;
             });
         }
-        if (!drained(client, layout, spec, tiering)) {
+        if (!drained(client, cluster, tiering)) {
             return new Step(false, "DeletionWaitingForFeeder", "writes are stopped; waiting until the feeder has mirrored"
                     + " every fast-tier write to the archive (annotate " + ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION
                     + "=true to delete anyway and lose what is not mirrored)");
@@ -93,12 +94,11 @@ final class Deletion {
         return null;
     }
 
-    static boolean drained(KubernetesClient client, ClusterLayout layout, ThermoclineClusterSpec spec, TieringObserver tiering) {
-        Map<String, String> users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        ArchiveSecrets.Access access = ArchiveSecrets.read(ArchiveSecrets.direct(client, layout.namespace()), layout.namespace(), spec.archive);
-        return access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.DATA_PLANE_PASSWORD)
-                && tiering.observe(ThermoclineClusterReconciler.tieringTarget(layout, spec, users, found.connection().uri()))
-                        .map(TieringSnapshot::drained).orElse(false);
+    static boolean drained(KubernetesClient client, ThermoclineCluster cluster, TieringObserver tiering) {
+        ClusterLayout layout = ClusterLayout.of(cluster);
+        ArchiveSecrets.Lookup secrets = ArchiveSecrets.direct(client, layout.namespace());
+        return TieringPolling.target(cluster, ArchiveSecrets.read(secrets, layout.namespace(), cluster.getSpec().archive),
+                        secrets.find(layout.usersSecret()))
+                .flatMap(tiering::observe).map(TieringSnapshot::drained).orElse(false);
     }
 }

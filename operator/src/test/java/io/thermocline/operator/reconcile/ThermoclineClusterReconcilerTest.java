@@ -616,8 +616,10 @@ class ThermoclineClusterReconcilerTest {
     void secondReconcileChangesNothing() {
         create(cluster(ns, "idem"));
         markReadyWhenCreated("idem");
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
-                assertThat(condition(stored("idem"), ConditionType.Ready).getStatus()).isEqualTo("True"));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(condition(stored("idem"), ConditionType.Ready).getStatus()).isEqualTo("True");
+            assertThat(stored("idem").getStatus().documents).as("the tiering poller's first snapshot is in").isNotNull();
+        });
         Map<String, String> before = resourceVersions("idem");
         StatefulSet stsBefore = get(StatefulSet.class, "idem-fast");
         int probes = archive.probes();
