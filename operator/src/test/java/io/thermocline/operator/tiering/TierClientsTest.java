@@ -3,41 +3,23 @@ package io.thermocline.operator.tiering;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.client.MongoClient;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import io.thermocline.operator.fakes.SteppedClock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TierClientsTest {
 
-    private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T12:00:00Z"));
-    private final Clock clock = new Clock() {
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now.get();
-        }
-    };
+    private final SteppedClock clock = new SteppedClock(Instant.parse("2026-12-01T12:00:00Z"));
 
     @Test
     void aPollReusesTheClientOfItsConnectionString() {
         try (TierClients clients = new TierClients(Duration.ofMinutes(10), 1, clock)) {
             MongoClient first = clients.forUri("mongodb://127.0.0.1:1/?replicaSet=a");
-            now.set(now.get().plusSeconds(30));
+            clock.advance(Duration.ofSeconds(30));
             assertThat(clients.forUri("mongodb://127.0.0.1:1/?replicaSet=a")).isSameAs(first);
             assertThat(clients.size()).isEqualTo(1);
         }
@@ -47,7 +29,7 @@ class TierClientsTest {
     void aClientUnusedForTheIdleTimeIsClosedAndDropped() {
         try (TierClients clients = new TierClients(Duration.ofMinutes(10), 1, clock)) {
             MongoClient rotatedAway = clients.forUri("mongodb://u:old@127.0.0.1:1/");
-            now.set(now.get().plus(Duration.ofMinutes(11)));
+            clock.advance(Duration.ofMinutes(11));
             clients.forUri("mongodb://u:new@127.0.0.1:1/");
             assertThat(clients.size()).isEqualTo(1);
             assertThat(clients.forUri("mongodb://u:old@127.0.0.1:1/")).isNotSameAs(rotatedAway);
