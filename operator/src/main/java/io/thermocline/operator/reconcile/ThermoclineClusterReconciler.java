@@ -211,10 +211,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ClusterHealth.Pausing pausing = spec.paused && deploy
                 ? Pausing.step(client, layout, feederNow, () -> Deletion.drained(client, cluster, tieringObserver))
                 : null;
-        // a Ready that turns False with this reason is recorded as its transition: only a False-to-False step needs its own Event
-        boolean readyWasFalse = previous.conditions != null && previous.conditions.stream()
-                .anyMatch(c -> ConditionType.Ready.name().equals(c.getType()) && "False".equals(c.getStatus()));
-        if (pausing != null && readyWasFalse) {
+        // a Ready that turns False with this reason is recorded as its transition: only a step from another False reason
+        // needs its own Event (and one already reported needs none)
+        boolean newFalseReason = pausing != null && previous.conditions != null && previous.conditions.stream()
+                .anyMatch(c -> ConditionType.Ready.name().equals(c.getType()) && "False".equals(c.getStatus())
+                        && !pausing.reason().equals(c.getReason()));
+        if (newFalseReason) {
             TransitionEvents.once(client, cluster, pausing.reason(), pausing.message(), false,
                     pausing.reason() + "/" + cluster.getMetadata().getGeneration());
         }

@@ -245,8 +245,10 @@ class ThermoclineClusterReconcilerTest {
         create(cluster(ns, "ready"));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("ready");
-            assertThat(condition(c, ConditionType.FastTierReady).getReason()).isEqualTo("MembersNotReady");
-            assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("ReplicasNotReady");
+            assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("False");
+            // the proxy depends on the replica-set dependent: not created before the set has converged
+            assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("NotCreated");
+            assertThat(get(Deployment.class, "ready-proxy")).isNull();
             assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("False");
             assertThat(c.getStatus().phase).isEqualTo("Progressing");
         });
