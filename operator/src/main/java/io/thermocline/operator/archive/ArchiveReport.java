@@ -3,8 +3,15 @@ package io.thermocline.operator.archive;
 /** What probing the archive found: reachable with a version, or a reason it is not usable. */
 public sealed interface ArchiveReport {
 
-    /** Reachable, a replica set with a primary. */
-    record Reachable(String version, String replicaSetName) implements ArchiveReport {
+    /** Reachable, a replica set with a primary; {@code privileges}: what its user may do. */
+    record Reachable(String version, String replicaSetName, ArchivePrivileges privileges) implements ArchiveReport {
+        public Reachable {
+            privileges = privileges == null ? ArchivePrivileges.UNCHECKED : privileges;
+        }
+
+        public Reachable(String version, String replicaSetName) {
+            this(version, replicaSetName, ArchivePrivileges.UNCHECKED);
+        }
     }
 
     /**

@@ -8,13 +8,15 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.thermocline.operator.api.v1alpha1.ArchiveSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.dataplane.DataPlaneMounts;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Watches the Secrets a cluster names in {@code spec.archive} (connection string, CA): a
+ * Watches the Secrets a cluster names in {@code spec.archive} (connection string, CA), and those of
+ * {@code spec.auth} and {@code spec.tls}: a
  * created or rotated Secret reconciles every cluster that reads it at once, and the reconcile
  * reads it from this informer's cache instead of a GET. The Secrets are the user's, so they
  * carry no label to select them by: the informer holds the Secrets of the watched namespaces.
@@ -58,6 +60,9 @@ public final class ArchiveSecretWatch {
         }
         if (archive != null && archive.tls != null && archive.tls.caSecretRef != null && archive.tls.caSecretRef.name != null) {
             names.add(archive.tls.caSecretRef.name);
+        }
+        if (cluster.getSpec() != null) { // the proxy's users file and certificates, the tiers' CA: a created one unblocks at once
+            DataPlaneMounts.referencedSecrets(cluster.getSpec()).forEach(ref -> names.add(ref.name));
         }
         return List.copyOf(Set.copyOf(names));
     }

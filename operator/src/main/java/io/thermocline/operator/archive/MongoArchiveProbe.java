@@ -65,7 +65,8 @@ public class MongoArchiveProbe implements ArchiveProbe {
                         "replica set " + setName + " has no primary; check the archive's members and elections");
             }
             Document buildInfo = admin.runCommand(new Document("buildInfo", 1));
-            return new ArchiveReport.Reachable(buildInfo.getString("version"), setName);
+            Document status = admin.runCommand(new Document("connectionStatus", 1).append("showPrivileges", true));
+            return new ArchiveReport.Reachable(buildInfo.getString("version"), setName, ArchivePrivileges.from(status));
         } catch (MongoSecurityException e) {
             return new ArchiveReport.Unusable("AuthenticationFailed",
                     "the archive rejected the credentials in the connection string; fix the user or password in the Secret");

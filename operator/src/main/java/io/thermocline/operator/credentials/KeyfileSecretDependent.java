@@ -10,7 +10,7 @@ import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.Map;
 
-/** The fast tier's internal-authentication keyfile, generated once and then kept as it is. */
+/** The fast tier's internal-authentication keyfile, generated once (create-only) and then kept as it is. */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
 public class KeyfileSecretDependent extends RetainedSecretDependent {
 
@@ -23,12 +23,10 @@ public class KeyfileSecretDependent extends RetainedSecretDependent {
     @Override
     protected Secret desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         String name = desired.layout().keyfileSecret();
-        Map<String, String> existing = StoredSecret.data(context, desired.layout().namespace(), name);
-        String keyfile = existing.containsKey(KEY) ? existing.get(KEY) : StoredSecret.encode(GeneratedSecrets.keyfile());
         return new SecretBuilder()
                 .withMetadata(ClusterDependent.metadata(desired, name, "fast-tier"))
                 .withType("Opaque")
-                .withData(Map.of(KEY, keyfile))
+                .withData(Map.of(KEY, SecretText.encode(GeneratedSecrets.keyfile())))
                 .build();
     }
 }

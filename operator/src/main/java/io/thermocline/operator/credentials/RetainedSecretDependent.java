@@ -17,6 +17,12 @@ import io.thermocline.operator.workflow.DesiredCluster;
  * With {@code Delete} the operator removes it itself, after the drain. A Secret made by an
  * earlier operator version, owner-referenced to the resource, loses that reference on the next
  * reconcile (else deleting the resource would still garbage-collect it).
+ *
+ * <p>Create-only, as JOSDK's {@code mysql-schema} sample keeps its generated password: {@link #desired}
+ * generates new material every time, but it is only ever used to create the Secret; an existing one
+ * always matches, so its data is never replaced. A cache that has not seen an existing Secret yet
+ * makes JOSDK create it again, which the API server refuses (JOSDK creates with
+ * {@code resourceVersion} set, a conflict when it exists), so a live password is never overwritten.
  */
 abstract class RetainedSecretDependent extends KubernetesDependentResource<Secret, ThermoclineCluster>
         implements Creator<Secret, ThermoclineCluster>, Updater<Secret, ThermoclineCluster> {
@@ -34,21 +40,18 @@ abstract class RetainedSecretDependent extends KubernetesDependentResource<Secre
 
     @Override
     public Matcher.Result<Secret> match(Secret actual, Secret desired, ThermoclineCluster primary, Context<ThermoclineCluster> context) {
-        return ownedBy(actual, primary) ? Matcher.Result.computed(false, desired) : super.match(actual, desired, primary, context);
+        return Matcher.Result.computed(!ownedBy(actual, primary), actual);
     }
 
+    /** Only the owner reference of an earlier operator's Secret goes; the data stays as it is. */
     @Override
     public Secret update(Secret actual, Secret desired, ThermoclineCluster primary, Context<ThermoclineCluster> context) {
-        Secret current = actual;
-        if (ownedBy(actual, primary)) {
-            // an explicit edit: an apply that leaves the field out would not remove a reference another field manager set
-            current = context.getClient().secrets().inNamespace(actual.getMetadata().getNamespace())
-                    .withName(actual.getMetadata().getName()).edit(s -> {
-                        s.getMetadata().getOwnerReferences().removeIf(ref -> ThermoclineCluster.KIND.equals(ref.getKind()));
-                        return s;
-                    });
-        }
-        return super.update(current, desired, primary, context);
+        // an explicit edit: an apply that leaves the field out would not remove a reference another field manager set
+        return context.getClient().secrets().inNamespace(actual.getMetadata().getNamespace())
+                .withName(actual.getMetadata().getName()).edit(s -> {
+                    s.getMetadata().getOwnerReferences().removeIf(ref -> ThermoclineCluster.KIND.equals(ref.getKind()));
+                    return s;
+                });
     }
 
     private static boolean ownedBy(Secret secret, ThermoclineCluster primary) {

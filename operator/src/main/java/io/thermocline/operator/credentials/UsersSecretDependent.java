@@ -14,9 +14,11 @@ import java.util.Map;
 
 /**
  * The fast tier's internal users: a root user (used by the operator to initiate and
- * reconfigure the replica set) and the data plane's user, with the fast-tier connection
- * string the data-plane pods read from here. Passwords are generated once and kept; the
- * connection string follows the member count.
+ * reconfigure the replica set) and the data plane's user. Passwords are generated once, when
+ * the Secret is created, and never changed (create-only, see {@link RetainedSecretDependent}).
+ * The data-plane pods compose their fast-tier connection string from the password (see
+ * {@link #fastTierUri}), so it follows the member count without the Secret changing; a
+ * {@code fast-uri} key left by an earlier operator version is unused.
  */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
 public class UsersSecretDependent extends RetainedSecretDependent {
@@ -25,7 +27,6 @@ public class UsersSecretDependent extends RetainedSecretDependent {
     public static final String ROOT_PASSWORD = "root-password";
     public static final String DATA_PLANE_USERNAME = "data-plane-username";
     public static final String DATA_PLANE_PASSWORD = "data-plane-password";
-    public static final String FAST_URI = "fast-uri";
 
     public UsersSecretDependent() {
         super();
@@ -34,18 +35,12 @@ public class UsersSecretDependent extends RetainedSecretDependent {
     @Override
     protected Secret desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
-        Map<String, String> existing = StoredSecret.data(context, layout.namespace(), layout.usersSecret());
-        String rootPassword = existing.containsKey(ROOT_PASSWORD)
-                ? existing.get(ROOT_PASSWORD) : StoredSecret.encode(GeneratedSecrets.password());
-        String dataPlanePassword = existing.containsKey(DATA_PLANE_PASSWORD)
-                ? existing.get(DATA_PLANE_PASSWORD) : StoredSecret.encode(GeneratedSecrets.password());
+        // only used when the Secret is created: an existing one always matches
         Map<String, String> data = new LinkedHashMap<>();
-        data.put(ROOT_USERNAME, StoredSecret.encode(ClusterLayout.ROOT_USER));
-        data.put(ROOT_PASSWORD, rootPassword);
-        data.put(DATA_PLANE_USERNAME, StoredSecret.encode(ClusterLayout.DATA_PLANE_USER));
-        data.put(DATA_PLANE_PASSWORD, dataPlanePassword);
-        data.put(FAST_URI, StoredSecret.encode(fastTierUri(layout, desired.spec().fastTier.members,
-                ClusterLayout.DATA_PLANE_USER, StoredSecret.decode(dataPlanePassword))));
+        data.put(ROOT_USERNAME, SecretText.encode(ClusterLayout.ROOT_USER));
+        data.put(ROOT_PASSWORD, SecretText.encode(GeneratedSecrets.password()));
+        data.put(DATA_PLANE_USERNAME, SecretText.encode(ClusterLayout.DATA_PLANE_USER));
+        data.put(DATA_PLANE_PASSWORD, SecretText.encode(GeneratedSecrets.password()));
         return new SecretBuilder()
                 .withMetadata(ClusterDependent.metadata(desired, layout.usersSecret(), "fast-tier"))
                 .withType("Opaque")
@@ -53,16 +48,26 @@ public class UsersSecretDependent extends RetainedSecretDependent {
                 .build();
     }
 
+    /**
+     * The data plane's fast-tier connection string. Pods pass {@code $(VAR)} as the password, which
+     * Kubernetes expands from an earlier {@code secretKeyRef} variable, so no password is in the pod spec.
+     */
     public static String fastTierUri(ClusterLayout layout, int members, String user, String password) {
         return "mongodb://" + user + ":" + password + "@" + String.join(",", layout.memberHosts(members))
                 + "/?replicaSet=" + layout.replicaSetName() + "&authSource=admin";
+    }
+
+    /** The data plane's fast-tier connection string from the stored Secret; null before it exists. */
+    public static String fastTierUri(ClusterLayout layout, int members, Map<String, String> users) {
+        String password = users.get(DATA_PLANE_PASSWORD);
+        return password == null ? null : fastTierUri(layout, members, users.get(DATA_PLANE_USERNAME), password);
     }
 
     /** The root credentials from a stored users Secret, for the replica-set initiator. */
     public static Map<String, String> decoded(Secret secret) {
         Map<String, String> out = new LinkedHashMap<>();
         if (secret != null && secret.getData() != null) {
-            secret.getData().forEach((k, v) -> out.put(k, StoredSecret.decode(v)));
+            secret.getData().forEach((k, v) -> out.put(k, SecretText.decode(v)));
         }
         return out;
     }

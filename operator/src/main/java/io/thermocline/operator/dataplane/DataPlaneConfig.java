@@ -1,5 +1,6 @@
 package io.thermocline.operator.dataplane;
 
+import io.thermocline.config.AuthConfig;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ConfigWriter;
 import io.thermocline.config.Durations;
@@ -11,9 +12,12 @@ import io.thermocline.config.ReadConsistency;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
 import io.thermocline.config.TiersConfig;
+import io.thermocline.config.TlsConfig;
 import io.thermocline.config.WarmerConfig;
+import io.thermocline.operator.api.v1alpha1.AuthSpec;
 import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.api.v1alpha1.TlsSpec;
 import io.thermocline.operator.layout.ClusterLayout;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -55,7 +59,30 @@ public final class DataPlaneConfig {
         EvictorConfig evictor = new EvictorConfig(EvictorConfig.defaults().interval(), spec.evictor.batchSize,
                 spec.evictor.maxDocumentsPerSecond);
         WarmerConfig warmer = new WarmerConfig(spec.warmer.batchSize, spec.warmer.maxDocumentsPerSecond);
-        return new ThermoclineConfig(proxy, tiers, fleet, collections, feeder, evictor, warmer);
+        return new ThermoclineConfig(proxy, tiers, fleet, collections, feeder, evictor, warmer, auth(spec.auth), tls(spec.tls));
+    }
+
+    /** The proxy's client authentication; the users file is the mounted {@code auth.usersSecretRef}. */
+    static AuthConfig auth(AuthSpec spec) {
+        AuthConfig defaults = AuthConfig.defaults();
+        AuthSpec auth = spec == null ? new AuthSpec() : spec;
+        String usersFile = auth.usesFile() && auth.usersSecretRef != null
+                ? DataPlaneMounts.USERS_DIR + "/" + auth.usersSecretRef.keyOr(AuthSpec.DEFAULT_USERS_KEY) : null;
+        return new AuthConfig(auth.mode, auth.users, usersFile, defaults.refreshInterval(), defaults.missRetryInterval(),
+                defaults.failedLoginDelay(), defaults.maxFailedLoginDelay());
+    }
+
+    /** Client TLS from the mounted certificate Secret; the tiers' CA from the mounted {@code tls.tierCaSecretRef}. */
+    static TlsConfig tls(TlsSpec spec) {
+        TlsSpec tls = spec == null ? new TlsSpec() : spec;
+        boolean serving = tls.certificateSecretRef != null && !"disabled".equals(tls.mode);
+        return new TlsConfig(tls.mode,
+                serving ? DataPlaneMounts.CERTIFICATE_DIR + "/tls.crt" : null,
+                serving ? DataPlaneMounts.CERTIFICATE_DIR + "/tls.key" : null,
+                tls.clientCaSecretRef == null ? null
+                        : DataPlaneMounts.CLIENT_CA_DIR + "/" + tls.clientCaSecretRef.keyOr(TlsSpec.DEFAULT_CA_KEY),
+                tls.tierCaSecretRef == null ? null
+                        : DataPlaneMounts.TIER_CA_DIR + "/" + tls.tierCaSecretRef.keyOr(TlsSpec.DEFAULT_CA_KEY));
     }
 
     public static String toYaml(ThermoclineClusterSpec spec, ClusterLayout layout) {

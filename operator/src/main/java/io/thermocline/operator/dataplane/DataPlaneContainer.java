@@ -3,6 +3,7 @@ package io.thermocline.operator.dataplane;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Volume;
@@ -24,7 +25,9 @@ import java.util.List;
  */
 public final class DataPlaneContainer {
 
-    public static final String CA_DIR = ClusterLayout.CONFIG_DIR + "/archive-ca";
+    public static final String CA_DIR = DataPlaneMounts.ARCHIVE_CA_DIR;
+    /** The data-plane user's password, from the users Secret, expanded into the fast-tier URI. */
+    public static final String FAST_PASSWORD_ENV = "FAST_TIER_PASSWORD";
 
     private DataPlaneContainer() {
     }
@@ -34,7 +37,12 @@ public final class DataPlaneContainer {
         List<EnvVar> env = new ArrayList<>();
         env.add(SecretEnv.of(DataPlaneConfig.ARCHIVE_URI_ENV, archive.uriSecretRef.name,
                 archive.uriSecretRef.keyOr(ArchiveSpec.DEFAULT_URI_KEY)));
-        env.add(SecretEnv.of(DataPlaneConfig.FAST_URI_ENV, desired.layout().usersSecret(), UsersSecretDependent.FAST_URI));
+        // Kubernetes expands $(FAST_TIER_PASSWORD) from the variable before it: the URI follows the member count
+        env.add(SecretEnv.of(FAST_PASSWORD_ENV, desired.layout().usersSecret(), UsersSecretDependent.DATA_PLANE_PASSWORD));
+        env.add(new EnvVarBuilder().withName(DataPlaneConfig.FAST_URI_ENV).withValue(UsersSecretDependent.fastTierUri(
+                desired.layout(), desired.spec().fastTier.members, ClusterLayout.DATA_PLANE_USER,
+                "$(" + FAST_PASSWORD_ENV + ")")).build());
+        env.addAll(DataPlaneMounts.overrides(role));
         ContainerBuilder container = new ContainerBuilder()
                 .withName(role)
                 .withImage(desired.dataPlaneImage())
@@ -47,8 +55,10 @@ public final class DataPlaneContainer {
                 .addNewVolumeMount().withName("config").withMountPath(ClusterLayout.CONFIG_DIR).withReadOnly(true).endVolumeMount();
         if (caRef(desired) != null) {
             container.addNewEnv().withName("THERMOCLINE_ARCHIVE_CA_FILE")
-                    .withValue(CA_DIR + "/" + caRef(desired).keyOr("ca.crt")).endEnv()
-                    .addNewVolumeMount().withName("archive-ca").withMountPath(CA_DIR).withReadOnly(true).endVolumeMount();
+                    .withValue(CA_DIR + "/" + caRef(desired).keyOr("ca.crt")).endEnv();
+        }
+        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), role)) {
+            container.addNewVolumeMount().withName(mount.volume()).withMountPath(mount.dir()).withReadOnly(true).endVolumeMount();
         }
         return container;
     }
@@ -62,14 +72,14 @@ public final class DataPlaneContainer {
                 .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort();
     }
 
-    /** Pod spec with the config (and CA) volumes for {@code container}. */
+    /** Pod spec with the config volume and the Secrets {@link DataPlaneMounts} gives {@code container}'s role. */
     public static PodSpecBuilder podSpec(DesiredCluster desired, Container container) {
         List<Volume> volumes = new ArrayList<>();
         volumes.add(new VolumeBuilder().withName("config")
                 .withNewConfigMap().withName(desired.layout().config()).endConfigMap().build());
-        if (caRef(desired) != null) {
-            volumes.add(new VolumeBuilder().withName("archive-ca")
-                    .withNewSecret().withSecretName(caRef(desired).name).endSecret().build());
+        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), container.getName())) {
+            volumes.add(new VolumeBuilder().withName(mount.volume())
+                    .withNewSecret().withSecretName(mount.secret()).endSecret().build());
         }
         volumes.add(RestrictedPods.tmpVolume());
         return new PodSpecBuilder().withSecurityContext(RestrictedPods.pod(RestrictedPods.DATA_PLANE_USER, false))
@@ -80,5 +90,4 @@ public final class DataPlaneContainer {
         ArchiveSpec.TlsSpec tls = desired.spec().archive.tls;
         return tls == null ? null : tls.caSecretRef;
     }
-
 }

@@ -12,6 +12,7 @@ import io.thermocline.operator.mode.ModeStore;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.status.TransitionEvents;
 import io.thermocline.operator.tiering.TieringObserver;
+import io.thermocline.operator.tiering.TieringPolling;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.TieringTarget;
 import java.time.Duration;
@@ -49,7 +50,7 @@ final class Deletion {
         if (fastTierExists && !skip) {
             // the fleet drains first (applications keep working through the proxy), then writes stop
             DrainBeforeDeletion.Pending draining = DrainBeforeDeletion.step(client, cluster, modes,
-                    fastTierUri(client, layout), drainBound, ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION);
+                    fastTierUri(client, cluster, layout), drainBound, ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION);
             Step pending = draining != null ? new Step(false, draining.reason(), draining.message())
                     : drain(client, cluster, layout, spec, tiering);
             if (pending != null) {
@@ -59,7 +60,7 @@ final class Deletion {
                 return pending;
             }
         }
-        String fastTierUri = fastTierUri(client, layout);
+        String fastTierUri = fastTierUri(client, cluster, layout);
         if (fastTierUri != null) {
             modes.forget(fastTierUri);
         }
@@ -92,13 +93,13 @@ final class Deletion {
         var feeder = client.apps().deployments().inNamespace(layout.namespace()).withName(layout.feeder());
         Deployment feederDeployment = feeder.get();
         if (feederDeployment != null && Integer.valueOf(0).equals(feederDeployment.getSpec().getReplicas())
-                && !drained(client, layout, spec, tiering)) {
+                && !drained(client, cluster, tiering)) {
             feeder.edit(d -> {
                 d.getSpec().setReplicas(1);
                 return d;
             });
         }
-        if (!drained(client, layout, spec, tiering)) {
+        if (!drained(client, cluster, tiering)) {
             return new Step(false, "DeletionWaitingForFeeder", "writes are stopped; waiting until the feeder has mirrored"
                     + " every fast-tier write to the archive (annotate " + ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION
                     + "=true to delete anyway and lose what is not mirrored)");
@@ -106,17 +107,17 @@ final class Deletion {
         return null;
     }
 
-    private static String fastTierUri(KubernetesClient client, ClusterLayout layout) {
-        return UsersSecretDependent.decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get())
-                .get(UsersSecretDependent.FAST_URI);
+    /** The data plane's fast-tier URI, composed from the users Secret as the pods compose it; null before it exists. */
+    private static String fastTierUri(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout) {
+        return UsersSecretDependent.fastTierUri(layout, cluster.getSpec().fastTier.members, UsersSecretDependent.decoded(
+                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get()));
     }
 
-    static boolean drained(KubernetesClient client, ClusterLayout layout, ThermoclineClusterSpec spec, TieringObserver tiering) {
-        Map<String, String> users = UsersSecretDependent.decoded(
-                client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get());
-        ArchiveSecrets.Access access = ArchiveSecrets.read(ArchiveSecrets.direct(client, layout.namespace()), layout.namespace(), spec.archive);
-        return access instanceof ArchiveSecrets.Found found && users.containsKey(UsersSecretDependent.FAST_URI)
-                && tiering.observe(ThermoclineClusterReconciler.tieringTarget(spec, users, found.connection().uri()))
-                        .map(TieringSnapshot::drained).orElse(false);
+    static boolean drained(KubernetesClient client, ThermoclineCluster cluster, TieringObserver tiering) {
+        ClusterLayout layout = ClusterLayout.of(cluster);
+        ArchiveSecrets.Lookup secrets = ArchiveSecrets.direct(client, layout.namespace());
+        return TieringPolling.target(cluster, ArchiveSecrets.read(secrets, layout.namespace(), cluster.getSpec().archive),
+                        secrets.find(layout.usersSecret()))
+                .flatMap(tiering::observe).map(TieringSnapshot::drained).orElse(false);
     }
 }

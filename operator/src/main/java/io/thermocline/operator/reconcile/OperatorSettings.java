@@ -16,6 +16,10 @@ public interface OperatorSettings {
     @WithDefault("30s")
     Duration archiveProbeInterval();
 
+    /** How often the feeder lag, drain state and tier sizes are polled per ready cluster (off the reconcile thread). */
+    @WithDefault("30s")
+    Duration tieringPollInterval();
+
     /** How soon the next replica-set step (add, remove, restart a member, ...) is checked while one is under way. */
     @WithDefault("3s")
     Duration replicaSetStepInterval();

@@ -23,6 +23,7 @@ import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.InvalidConfigException;
+import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterStatus;
@@ -36,12 +37,13 @@ import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.dataplane.DataPlaneMounts;
 import io.thermocline.operator.fasttier.FastTierDisruptionBudgetDependent;
 import io.thermocline.operator.fasttier.FastTierNetworkPolicyDependent;
 import io.thermocline.operator.fasttier.FastTierServiceDependent;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
-import io.thermocline.operator.fasttier.ReplicaSetSteps;
+import io.thermocline.operator.fasttier.ReplicaSetDependent;
 import io.thermocline.operator.fasttier.FastTierPods;
 import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.ReplicaSetState;
@@ -73,7 +75,7 @@ import io.thermocline.operator.tiering.EvictorCronJobDependent;
 import io.thermocline.operator.tiering.FeederDeploymentDependent;
 import io.thermocline.operator.tiering.TieringObserver;
 import io.thermocline.operator.tiering.TieringSnapshot;
-import io.thermocline.operator.tiering.TieringTarget;
+import io.thermocline.operator.tiering.TieringPolling;
 import io.thermocline.operator.tiering.WarmerJobDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import jakarta.inject.Inject;
@@ -84,6 +86,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.jboss.logging.Logger;
@@ -99,16 +102,18 @@ import org.jboss.logging.Logger;
         @Dependent(name = "fast-tier-service", type = FastTierServiceDependent.class),
         @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
                 dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
+        @Dependent(name = ReplicaSetDependent.NAME, type = ReplicaSetDependent.class, dependsOn = "fast-tier",
+                readyPostcondition = ReplicaSetDependent.Ready.class),
         @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
         @Dependent(name = "fast-tier-network-policy", type = FastTierNetworkPolicyDependent.class),
         @Dependent(name = "config", type = ProxyConfigMapDependent.class),
         @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
         @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
-        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "users-secret"}),
+        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "proxy-pdb", type = ProxyDisruptionBudgetDependent.class),
-        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret"}),
-        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret"}),
-        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret"}),
+        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "proxy-metrics", type = ProxyMetricsServiceDependent.class),
         @Dependent(name = "feeder-metrics", type = FeederMetricsServiceDependent.class),
         @Dependent(name = "evictor-metrics", type = EvictorMetricsServiceDependent.class),
@@ -140,12 +145,19 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     @Inject
     ClusterGauges clusterGauges;
     private volatile ProbeCache probeCache;
+    /** Each cluster's last replica-set step, which sizes the StatefulSet (absent after a restart: nothing shrinks until a step ran). */
+    private final Map<String, ReplicaSetState> lastSteps = new ConcurrentHashMap<>();
 
-    /** Beside the workflow's informers: the archive Secrets, so a rotation reconciles at once. */
+    /**
+     * Beside the workflow's informers: the archive Secrets, so a rotation reconciles at once, and the
+     * tiering progress, polled off the reconcile thread.
+     */
     @Override
     public List<EventSource<?, ThermoclineCluster>> prepareEventSources(
             EventSourceContext<ThermoclineCluster> context) {
-        return List.of(ArchiveSecretWatch.eventSource(context));
+        var archiveSecrets = ArchiveSecretWatch.eventSource(context);
+        return List.of(archiveSecrets,
+                TieringPolling.eventSource(context, archiveSecrets, tieringObserver, settings.tieringPollInterval()));
     }
 
     @Override
@@ -160,6 +172,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ArchiveReport archive = access instanceof ArchiveSecrets.Found found
                 ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
                 : ((ArchiveSecrets.Missing) access).problem();
+        if (archive instanceof ArchiveReport.Reachable r && !spec.auth.usesArchive()) { // no user directory read from the archive
+            archive = new ArchiveReport.Reachable(r.version(), r.replicaSetName(), r.privileges().withUserDirectory(false));
+        }
         VersionDecision version = archive instanceof ArchiveReport.Reachable reachable
                 ? VersionPolicy.decide(spec.fastTier, reachable.version(), previous.fastTierVersion,
                         previous.featureCompatibilityVersion)
@@ -169,7 +184,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         String specProblem;
         try {
             configYaml = DataPlaneConfig.toYaml(spec, layout);
-            specProblem = problemOf(configYaml, layout, spec);
+            specProblem = problemOf(configYaml, layout, spec, ArchiveSecretWatch.cached(context));
         } catch (IllegalArgumentException e) {
             specProblem = e.getMessage();
         }
@@ -183,27 +198,37 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         StatefulSet current = cached(context, StatefulSet.class, layout.fastTier());
         int running = current == null || current.getSpec().getReplicas() == null ? 0 : current.getSpec().getReplicas();
         boolean initiatedBefore = Boolean.TRUE.equals(previous.replicaSetInitiated);
-        ReplicaSetState replicaSet = null;
+        ReplicaSetTarget replicaSetTarget = null;
         if (deploy && running > 0 && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
-            replicaSet = new ReplicaSetSteps(replicaSetConnector).next(new ReplicaSetTarget(layout.replicaSetName(),
+            replicaSetTarget = new ReplicaSetTarget(layout.replicaSetName(),
                     layout.memberHosts(spec.fastTier.members), layout.memberHosts(running), FastTierPods.outdated(client, layout, current),
                     FastTierPods.version(current), initiatedBefore,
                     users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
-                    users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD)));
+                    users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
         }
-        boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
-        int fastTierReplicas = FastTierPods.replicas(layout, spec.fastTier.members, running, replicaSet, initiated);
+        // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what the
+        // last step left configured, so a pod goes only once an earlier reconcile removed its member
+        String key = layout.namespace() + "/" + layout.cluster();
+        ReplicaSetState lastStep = lastSteps.get(key);
+        int fastTierReplicas = FastTierPods.replicas(layout, spec.fastTier.members, running, lastStep,
+                initiatedBefore || (lastStep != null && lastStep.initiated()));
 
         Deployment feederNow = cached(context, Deployment.class, layout.feeder());
         ClusterHealth.Pausing pausing = spec.paused && deploy
-                ? Pausing.step(client, layout, feederNow, () -> Deletion.drained(client, layout, spec, tieringObserver))
+                ? Pausing.step(client, layout, feederNow, () -> Deletion.drained(client, cluster, tieringObserver))
                 : null;
-        if (pausing != null) {
+        // a Ready that turns False with this reason is recorded as its transition: only a step from another False reason
+        // needs its own Event (and one already reported needs none)
+        boolean newFalseReason = pausing != null && previous.conditions != null && previous.conditions.stream()
+                .anyMatch(c -> ConditionType.Ready.name().equals(c.getType()) && "False".equals(c.getStatus())
+                        && !pausing.reason().equals(c.getReason()));
+        if (newFalseReason) {
             TransitionEvents.once(client, cluster, pausing.reason(), pausing.message(), false,
                     pausing.reason() + "/" + cluster.getMetadata().getGeneration());
         }
 
         DesiredCluster desired = null;
+        ReplicaSetState replicaSet = null;
         List<String> rejected = List.of();
         if (deploy) {
             desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
@@ -211,6 +236,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout),
                     settings.namespace().orElse(null), spec.paused && pausing == null);
             desired.putInto(context);
+            new ReplicaSetDependent.Run(replicaSetConnector, replicaSetTarget).putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
             if (rejected.isEmpty()) {
@@ -221,6 +247,10 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 rejected = new ArrayList<>(rejected);
                 rejected.add(volumes);
             }
+            replicaSet = ReplicaSetDependent.stepOf(context);
+            if (replicaSet != null) {
+                lastSteps.put(key, replicaSet);
+            }
             if (replicaSet instanceof ReplicaSetState.RestartMember restart) {
                 FastTierPods.restart(client, layout, restart.host());
             }
@@ -229,20 +259,17 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     specProblem == null, archive.getClass().getSimpleName(), version == null ? "unknown" : version.reason());
         }
 
+        boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
         StatefulSet statefulSet = cached(context, StatefulSet.class, layout.fastTier());
         Replicas fastTier = statefulSet == null ? null : new Replicas(spec.fastTier.members, readyOf(statefulSet));
         Replicas proxy = replicas(cached(context, Deployment.class, layout.proxy()), spec.proxy.replicas);
         Replicas feeder = replicas(cached(context, Deployment.class, layout.feeder()), 1);
 
-        TieringSnapshot tiering = null;
-        // read again: the workflow may just have created the users Secret
-        users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
-        if (replicaSet instanceof ReplicaSetState.Converged && archiveUri != null && users.containsKey(UsersSecretDependent.FAST_URI)) {
-            tiering = tieringObserver.observe(tieringTarget(spec, users, archiveUri)).orElse(null);
-        }
+        // from the poller's cache: no MongoDB call here
+        TieringSnapshot tiering = replicaSet instanceof ReplicaSetState.Converged ? TieringPolling.cached(context) : null;
 
         ModeDriver.Outcome mode = ModeDriver.reconcile(client, cluster, modeStore,
-                replicaSet instanceof ReplicaSetState.Converged ? users.get(UsersSecretDependent.FAST_URI) : null);
+                replicaSet instanceof ReplicaSetState.Converged ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users) : null);
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
                 fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,
@@ -321,6 +348,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 settings.deletionDrainTimeout());
         if (step.done()) {
             probeCache().forget(layout.namespace() + "/" + layout.cluster());
+            lastSteps.remove(layout.namespace() + "/" + layout.cluster());
             clusterGauges.forget(layout);
             return DeleteControl.defaultDelete();
         }
@@ -328,15 +356,31 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 TimeUnit.MILLISECONDS);
     }
 
-    /** Validates the rendered config the way a data-plane pod will load it; null when it loads. */
-    private static String problemOf(String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec) {
+    /**
+     * Validates the rendered config the way a data-plane pod will load it, and that the Secrets it mounts
+     * exist with their keys (else the pods would hang in ContainerCreating); null when all is well.
+     */
+    private static String problemOf(String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec,
+            ArchiveSecrets.Lookup secrets) {
+        List<String> problems = new ArrayList<>();
         try {
             ConfigLoader.parse(configYaml, DataPlaneConfig.podEnvironment(VALIDATION_ARCHIVE_URI,
                     UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, "validation", "validation")));
-            return null;
         } catch (InvalidConfigException e) {
-            return "the data plane rejects the rendered config: " + String.join("; ", e.problems());
+            // the files the operator mounts into the pods are not here: they are checked as Secrets below
+            e.problems().stream().filter(p -> !p.contains(ClusterLayout.CONFIG_DIR + "/") || !p.contains(" cannot be read;"))
+                    .forEach(p -> problems.add("the data plane rejects the rendered config: " + p));
         }
+        for (SecretKeyRef ref : DataPlaneMounts.referencedSecrets(spec)) {
+            Secret secret = secrets.find(ref.name);
+            if (secret == null) {
+                problems.add("Secret " + layout.namespace() + "/" + ref.name + " (named in spec.auth or spec.tls) does not exist; create it");
+            } else if ((secret.getData() == null || !secret.getData().containsKey(ref.key))
+                    && (secret.getStringData() == null || !secret.getStringData().containsKey(ref.key))) {
+                problems.add("Secret " + layout.namespace() + "/" + ref.name + " has no key " + ref.key + "; add it");
+            }
+        }
+        return problems.isEmpty() ? null : String.join("; ", problems);
     }
 
     private static List<String> warnings(TieringSnapshot tiering) {
@@ -361,11 +405,6 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
     private String image(ThermoclineClusterSpec spec) {
         return spec.image == null || spec.image.isBlank() ? settings.dataPlaneImage() : spec.image;
-    }
-
-    static TieringTarget tieringTarget(ThermoclineClusterSpec spec, Map<String, String> users, String archiveUri) {
-        return new TieringTarget(users.get(UsersSecretDependent.FAST_URI), archiveUri,
-                spec.collections.stream().map(c -> c.database + "." + c.collection).toList());
     }
 
     /** A secondary resource of this cluster by name, from the informer caches (several event sources may hold a kind). */

@@ -87,10 +87,16 @@ public final class ClusterHealth {
         }
     }
 
+    static final String MISSING_PRIVILEGES = "MissingPrivileges";
+
     public static Health evaluate(Inputs in) {
         List<Observed> out = new ArrayList<>();
         Observed archive = in.archive() instanceof ArchiveReport.Reachable r
-                ? Observed.isTrue(ArchiveReachable, "Reachable", "replica set " + r.replicaSetName() + " answers, MongoDB " + r.version())
+                ? r.privileges().missing().isEmpty()
+                        ? Observed.isTrue(ArchiveReachable, "Reachable", "replica set " + r.replicaSetName() + " answers, MongoDB " + r.version())
+                        : Observed.isFalse(ArchiveReachable, MISSING_PRIVILEGES, "the archive Secret's user lacks "
+                                + String.join("; ", r.privileges().missing()) + "; the cluster is deployed, but the data plane fails"
+                                + " where it needs them")
                 : Observed.isFalse(ArchiveReachable, ((ArchiveReport.Unusable) in.archive()).reason(),
                         ((ArchiveReport.Unusable) in.archive()).message());
         out.add(archive);
@@ -130,8 +136,9 @@ public final class ClusterHealth {
                     + " mirrored every write), evictor and warmer suspended");
             phase = PHASE_PAUSED;
         } else if (!archive.holds()) {
-            ready = Observed.isFalse(Ready, "ArchiveNotReachable", archive.message());
-            phase = in.fastTier() == null ? PHASE_PENDING : PHASE_DEGRADED;
+            boolean privileges = MISSING_PRIVILEGES.equals(archive.reason());
+            ready = Observed.isFalse(Ready, privileges ? "ArchivePrivilegesMissing" : "ArchiveNotReachable", archive.message());
+            phase = in.fastTier() == null && !privileges ? PHASE_PENDING : PHASE_DEGRADED;
         } else if (!version.holds()) {
             ready = Observed.isFalse(Ready, "VersionIncompatible", version.message());
             phase = in.fastTier() == null ? PHASE_FAILED : PHASE_DEGRADED;

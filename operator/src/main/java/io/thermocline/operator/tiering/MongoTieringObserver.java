@@ -1,20 +1,19 @@
 package io.thermocline.operator.tiering;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.ClientSession;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOptions;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.bson.BsonTimestamp;
 import org.bson.Document;
 
@@ -34,9 +33,13 @@ public class MongoTieringObserver implements TieringObserver {
     private static final int TIMEOUT_SECONDS = 5;
     private static final long DRAIN_WAIT_MILLIS = 3000;
 
+    private final TierClients clients = new TierClients(Duration.ofMinutes(10), TIMEOUT_SECONDS, Clock.systemUTC());
+
     @Override
     public Optional<TieringSnapshot> observe(TieringTarget target) {
-        try (MongoClient fast = client(target.fastTierUri()); MongoClient archive = client(target.archiveUri())) {
+        try {
+            MongoClient fast = clients.forUri(target.fastTierUri());
+            MongoClient archive = clients.forUri(target.archiveUri());
             var state = fast.getDatabase(METADATA_DB).getCollection(STATE);
             Document checkpoint = state.find(new Document("_id", "feeder")).first();
             Long lag = checkpoint != null && checkpoint.get("lagSeconds") instanceof Number n ? Math.round(n.doubleValue()) : null;
@@ -105,12 +108,8 @@ public class MongoTieringObserver implements TieringObserver {
         return false;
     }
 
-    private static MongoClient client(String uri) {
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(uri))
-                .applicationName("thermocline-operator")
-                .applyToClusterSettings(c -> c.serverSelectionTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
-                .applyToSocketSettings(s -> s.connectTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
-                .build());
+    @PreDestroy
+    void close() {
+        clients.close();
     }
 }

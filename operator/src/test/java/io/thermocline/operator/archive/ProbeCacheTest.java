@@ -2,32 +2,15 @@ package io.thermocline.operator.archive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.thermocline.operator.fakes.SteppedClock;
 import org.junit.jupiter.api.Test;
 
 class ProbeCacheTest {
 
-    private Instant now = Instant.parse("2026-01-01T00:00:00Z");
-    private final Clock clock = new Clock() {
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    };
+    private final SteppedClock clock = new SteppedClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final AtomicInteger probes = new AtomicInteger();
     private final ArchiveProbe probe = c -> new ArchiveReport.Reachable("7.0." + probes.incrementAndGet(), "rs");
 
@@ -36,9 +19,9 @@ class ProbeCacheTest {
         ProbeCache cache = new ProbeCache(Duration.ofSeconds(30), clock);
         ArchiveConnection connection = new ArchiveConnection("mongodb://a/", null);
         assertThat(cache.probe("ns/c", connection, probe)).isEqualTo(new ArchiveReport.Reachable("7.0.1", "rs"));
-        now = now.plusSeconds(29);
+        clock.advance(Duration.ofSeconds(29));
         assertThat(cache.probe("ns/c", connection, probe)).isEqualTo(new ArchiveReport.Reachable("7.0.1", "rs"));
-        now = now.plusSeconds(1);
+        clock.advance(Duration.ofSeconds(1));
         assertThat(cache.probe("ns/c", connection, probe)).isEqualTo(new ArchiveReport.Reachable("7.0.2", "rs"));
     }
 

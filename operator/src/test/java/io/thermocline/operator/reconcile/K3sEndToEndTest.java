@@ -83,6 +83,11 @@ class K3sEndToEndTest {
             }
 
             @Override
+            public Duration tieringPollInterval() {
+                return Duration.ofSeconds(1);
+            }
+
+            @Override
             public Duration replicaSetStepInterval() {
                 return Duration.ofSeconds(1);
             }

@@ -71,8 +71,8 @@ class OperatorRbacTest {
                     + " OwnerReferencesPermissionEnforcement admission plugin is on (checked by the API server, not sent)",
             "delete monitoring.coreos.com/servicemonitors", "JOSDK deletes the ServiceMonitor when its CRD goes away",
             "patch policy/poddisruptionbudgets", "a changed member count patches the fast tier's PDB",
-            "patch /secrets", "a changed member count patches the users Secret's fast-uri (and an earlier operator's"
-                    + " owner reference is removed with a patch)",
+            "patch /secrets", "an earlier operator's owner reference on the keyfile or users Secret is removed with a"
+                    + " patch (the generated Secrets are create-only otherwise)",
             "patch networking.k8s.io/networkpolicies", "the operator's namespace changing patches the NetworkPolicy",
             "patch monitoring.coreos.com/servicemonitors", "a ServiceMonitor changes with the operator's version only");
     /** Sent by the test profile only: QOSDK applies the CRD into the mock server at start (crd.apply=false in production). */

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
@@ -26,6 +27,8 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.config.ConfigLoader;
+import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
+import io.thermocline.operator.api.v1alpha1.SecretRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
@@ -185,7 +188,19 @@ class SecurityTest {
     void noSecretValueReachesALogLineAnEventOrTheStatus() throws IOException {
         ThermoclineCluster c = cluster(ns, "leak");
         c.getSpec().fastTier.members = 1;
+        c.getSpec().auth.users = List.of("archive", "file");
+        c.getSpec().auth.usersSecretRef = new SecretKeyRef("leak-app-users", null);
+        c.getSpec().tls.mode = "required";
+        c.getSpec().tls.certificateSecretRef = new SecretRef("leak-proxy-tls");
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
+        // the Secrets spec.auth and spec.tls name are missing: the condition names them, never a value
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(Clusters.condition(stored("leak"),
+                ConditionType.Ready).getMessage()).contains("Secret " + ns + "/leak-proxy-tls", "Secret " + ns + "/leak-app-users"));
+        client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("leak-app-users").endMetadata()
+                .addToData("users.yaml", base64("users: [{user: app, db: admin, pwd: users-file-pwd-4711}]")).build()).create();
+        client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("leak-proxy-tls").endMetadata()
+                .withType("kubernetes.io/tls").addToData("tls.crt", base64("-----BEGIN CERTIFICATE-----leak-cert"))
+                .addToData("tls.key", base64("-----BEGIN PRIVATE KEY-----leak-tls-key-4711")).build()).create();
         await().atMost(WAIT).until(() -> get(Deployment.class, "leak-feeder"), Objects::nonNull);
         Clusters.markReady(client, ns, "leak", 1);
         await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(Clusters.condition(stored("leak"), ConditionType.Ready)
@@ -207,7 +222,9 @@ class SecurityTest {
         });
         secrets.put("keyfile", UsersSecretDependent.decoded(get(io.fabric8.kubernetes.api.model.Secret.class, "leak-keyfile"))
                 .get("keyfile"));
-        assertThat(secrets).hasSize(4).allSatisfy((k, v) -> assertThat(v).hasSizeGreaterThan(5));
+        secrets.put("users file password", "users-file-pwd-4711");
+        secrets.put("proxy TLS key", "leak-tls-key-4711");
+        assertThat(secrets).hasSize(6).allSatisfy((k, v) -> assertThat(v).hasSizeGreaterThan(5));
 
         List<String> events = client.v1().events().inNamespace(ns).list().getItems().stream()
                 .map(e -> e.getReason() + " " + e.getMessage()).toList();
@@ -220,6 +237,10 @@ class SecurityTest {
             assertThat(seen).as("log lines hold the %s", what).noneMatch(l -> l.contains(value));
             assertThat(status).as("status holds the %s", what).doesNotContain(value);
         });
+    }
+
+    private static String base64(String value) {
+        return java.util.Base64.getEncoder().encodeToString(value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     private Object lastStatus;

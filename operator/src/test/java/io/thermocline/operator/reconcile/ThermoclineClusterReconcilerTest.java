@@ -19,6 +19,8 @@ import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.processing.GroupVersionKind;
+import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.config.ConfigLoader;
@@ -28,6 +30,7 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
@@ -128,10 +131,12 @@ class ThermoclineClusterReconcilerTest {
         Secret keyfile = get(Secret.class, "orders-keyfile");
         assertThat(keyfile.getData().get("keyfile")).hasSizeGreaterThan(700);
         Secret users = get(Secret.class, "orders-users");
-        assertThat(UsersSecretDependent.decoded(users).get(UsersSecretDependent.FAST_URI))
+        assertThat(fastUriOf(get(Deployment.class, "orders-proxy")))
                 .contains("orders-fast-0.orders-fast." + ns + ".svc:27017")
                 .contains("orders-fast-2.orders-fast." + ns + ".svc:27017")
-                .contains("replicaSet=orders-fast");
+                .contains("replicaSet=orders-fast")
+                .contains("$(" + DataPlaneContainer.FAST_PASSWORD_ENV + ")")
+                .doesNotContain(UsersSecretDependent.decoded(users).get(UsersSecretDependent.DATA_PLANE_PASSWORD));
 
         String uid = stored("orders").getMetadata().getUid();
         // what the data cannot be read without must outlive the resource: no owner reference to garbage-collect it by
@@ -240,8 +245,10 @@ class ThermoclineClusterReconcilerTest {
         create(cluster(ns, "ready"));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("ready");
-            assertThat(condition(c, ConditionType.FastTierReady).getReason()).isEqualTo("MembersNotReady");
-            assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("ReplicasNotReady");
+            assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("False");
+            // the proxy depends on the replica-set dependent: not created before the set has converged
+            assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("NotCreated");
+            assertThat(get(Deployment.class, "ready-proxy")).isNull();
             assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("False");
             assertThat(c.getStatus().phase).isEqualTo("Progressing");
         });
@@ -422,14 +429,12 @@ class ThermoclineClusterReconcilerTest {
                         DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:27017/"));
                 assertThat(loaded.fleet().replicas()).isEqualTo(4);
                 assertThat(loaded.fleet().poolSize(loaded.tiers().fast())).isEqualTo(50);
-                assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
-                        .contains("scale-fast-4.scale-fast");
+                assertThat(fastUriOf(get(Deployment.class, "scale-proxy"))).contains("scale-fast-4.scale-fast");
                 assertThat(model.configured()).hasSize(5);
                 assertThat(get(PodDisruptionBudget.class, "scale-fast").getSpec().getMaxUnavailable().getIntVal()).isEqualTo(2);
             });
-            Map<String, String> after = UsersSecretDependent.decoded(get(Secret.class, "scale-users"));
-            assertThat(after.get(UsersSecretDependent.ROOT_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.ROOT_PASSWORD));
-            assertThat(after.get(UsersSecretDependent.DATA_PLANE_PASSWORD)).isEqualTo(before.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+            // create-only: a new member count changes the pods' URI, never the Secret
+            assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users"))).isEqualTo(before);
 
             // the primary is among the members that go
             model.electPrimary(new ClusterLayout("scale", ns).memberHost(4));
@@ -438,8 +443,7 @@ class ThermoclineClusterReconcilerTest {
                 assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas()).isEqualTo(3);
                 assertThat(model.configured()).hasSize(3);
                 assertThat(condition(stored("scale"), ConditionType.FastTierReady).getStatus()).isEqualTo("True");
-                assertThat(UsersSecretDependent.decoded(get(Secret.class, "scale-users")).get(UsersSecretDependent.FAST_URI))
-                        .doesNotContain("scale-fast-3.");
+                assertThat(fastUriOf(get(Deployment.class, "scale-proxy"))).doesNotContain("scale-fast-3.");
             });
             assertThat(model.commands()).contains("stepDown " + new ClusterLayout("scale", ns).memberHost(4));
             assertThat(model.violations()).isEmpty();
@@ -614,8 +618,10 @@ class ThermoclineClusterReconcilerTest {
     void secondReconcileChangesNothing() {
         create(cluster(ns, "idem"));
         markReadyWhenCreated("idem");
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
-                assertThat(condition(stored("idem"), ConditionType.Ready).getStatus()).isEqualTo("True"));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(condition(stored("idem"), ConditionType.Ready).getStatus()).isEqualTo("True");
+            assertThat(stored("idem").getStatus().documents).as("the tiering poller's first snapshot is in").isNotNull();
+        });
         Map<String, String> before = resourceVersions("idem");
         StatefulSet stsBefore = get(StatefulSet.class, "idem-fast");
         int probes = archive.probes();
@@ -674,6 +680,31 @@ class ThermoclineClusterReconcilerTest {
         });
         assertThat(UsersSecretDependent.decoded(get(Secret.class, "keep-users"))).isEqualTo(users);
         assertThat(get(Secret.class, "keep-keyfile").getData().get("keyfile")).isEqualTo(keyfile);
+    }
+
+    @Test
+    void anExistingUsersSecretIsNeverRewritten() {
+        // as an earlier operator left it (with its fast-uri key), before the resource is created again
+        Map<String, String> kept = Map.of(UsersSecretDependent.ROOT_USERNAME, "thermocline-root",
+                UsersSecretDependent.ROOT_PASSWORD, "kept-root", UsersSecretDependent.DATA_PLANE_USERNAME, "thermocline-data",
+                UsersSecretDependent.DATA_PLANE_PASSWORD, "kept-data", "fast-uri", "mongodb://old:27017/");
+        client.secrets().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata().withName("stay-users").withNamespace(ns)
+                .addToLabels("app.kubernetes.io/managed-by", "thermocline-operator")
+                .addToLabels("app.kubernetes.io/instance", "stay")
+                .addToAnnotations(Mappers.DEFAULT_ANNOTATION_FOR_NAME, "stay")
+                .addToAnnotations(Mappers.DEFAULT_ANNOTATION_FOR_NAMESPACE, ns)
+                .addToAnnotations(Mappers.DEFAULT_ANNOTATION_FOR_PRIMARY_TYPE,
+                        GroupVersionKind.gvkFor(ThermoclineCluster.class).toGVKString()).endMetadata()
+                .withData(base64(kept)).build()).create();
+        create(cluster(ns, "stay"));
+        markReadyWhenCreated("stay");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(targetsOf("stay")).isNotEmpty();
+            assertThat(fastUriOf(get(Deployment.class, "stay-proxy"))).contains("stay-fast-2.stay-fast");
+        });
+        assertThat(targetsOf("stay")).allSatisfy(t -> assertThat(t.dataPlanePassword()).isEqualTo("kept-data"));
+        assertThat(UsersSecretDependent.decoded(get(Secret.class, "stay-users"))).isEqualTo(kept);
     }
 
     @Test
@@ -788,6 +819,17 @@ class ThermoclineClusterReconcilerTest {
             });
             return true;
         });
+    }
+
+    private static Map<String, String> base64(Map<String, String> values) { // the mock server does not turn stringData into data
+        Map<String, String> out = new java.util.HashMap<>();
+        values.forEach((k, v) -> out.put(k, java.util.Base64.getEncoder().encodeToString(v.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+        return out;
+    }
+
+    private static String fastUriOf(Deployment deployment) {
+        return deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+                .filter(e -> e.getName().equals(DataPlaneConfig.FAST_URI_ENV)).findFirst().orElseThrow().getValue();
     }
 
     private <T extends HasMetadata> T get(Class<T> type, String name) {

@@ -24,6 +24,12 @@ public class ThermoclineClusterSpec {
     @JsonPropertyDescription("The proxy fleet applications connect to.")
     public ProxySpec proxy = new ProxySpec();
 
+    @JsonPropertyDescription("How the proxy authenticates applications. Default: required, with the archive's own users.")
+    public AuthSpec auth = new AuthSpec();
+
+    @JsonPropertyDescription("TLS: clients to the proxy, and the CA of the tiers' certificates. Default: none.")
+    public TlsSpec tls = new TlsSpec();
+
     @JsonPropertyDescription("Tiered collections. Collections not listed pass through to the archive unchanged.")
     @Size(max = 100)
     @ValidationRule(value = "self.all(c, self.exists_one(d, d.database == c.database && d.collection == c.collection))",

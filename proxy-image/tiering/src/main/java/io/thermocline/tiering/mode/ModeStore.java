@@ -86,11 +86,14 @@ public final class ModeStore {
 
     /**
      * A process's config asks for {@code mode}: written as the request only when it differs from the last
-     * config request (a missing document already means tiered), so a restart keeps a later CLI or operator request.
+     * config request, so a restart keeps a later CLI or operator request. No config request yet counts as
+     * the default, tiered: a config without {@code mode:} (as the operator renders it) never undoes the
+     * operator's {@code spec.mode}.
      */
     public void requestFromConfig(Mode mode) {
         ModeDocument current = read();
-        boolean sameAsLast = current.exists() ? current.configRequest() == mode : mode == Mode.TIERED;
+        Mode lastFromConfig = current.exists() && current.configRequest() != null ? current.configRequest() : Mode.TIERED;
+        boolean sameAsLast = lastFromConfig == mode;
         if (!sameAsLast) {
             request(mode, false, "config");
         }

@@ -1,0 +1,32 @@
+package io.thermocline.operator.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.ValidationRule;
+
+/** TLS of the data plane (its {@code tls} section): clients to the proxy, and the CA of the tiers' certificates. */
+@ValidationRule(value = "self.mode == 'disabled' || has(self.certificateSecretRef)",
+        message = "tls.certificateSecretRef is required unless tls.mode is disabled")
+public class TlsSpec {
+
+    public static final String DEFAULT_CA_KEY = "ca.crt";
+
+    @Default("disabled")
+    @Pattern("^(disabled|allowed|preferred|required)$")
+    @JsonPropertyDescription("Client connections to the proxy, as mongod's net.tls.mode: disabled, allowed, preferred, required.")
+    public String mode = "disabled";
+
+    @JsonPropertyDescription("kubernetes.io/tls Secret (tls.crt, tls.key) with the certificate the proxy presents; mounted"
+            + " into the proxy pods only. The proxy re-reads it when the Secret changes (cert-manager renewals).")
+    public SecretRef certificateSecretRef;
+
+    @JsonPropertyDescription("Optional Secret key with the PEM CAs of client certificates (key defaults to 'ca.crt'):"
+            + " the proxy then asks for and verifies client certificates.")
+    public SecretKeyRef clientCaSecretRef;
+
+    @JsonPropertyDescription("Optional Secret key with the PEM CAs of the tiers' certificates (key defaults to 'ca.crt'),"
+            + " mounted into the proxy and worker pods (tls.tierCaFile): the data plane then connects to both tiers over"
+            + " TLS, host names checked. Both tiers must serve TLS.")
+    public SecretKeyRef tierCaSecretRef;
+}
