@@ -1,26 +1,23 @@
 package io.thermocline.operator.mode;
 
-import com.mongodb.ConnectionString;
 import com.mongodb.ErrorCategory;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.WriteConcern;
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Updates;
 import jakarta.annotation.PreDestroy;
+import io.thermocline.operator.tiering.TierClients;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -28,7 +25,7 @@ import org.bson.conversions.Bson;
 /**
  * Reads and writes the mode document in the fast tier's {@code thermocline.state} and sums
  * {@code thermocline.shadow}. One client per fast tier is kept across reconciles (its
- * connection pool and monitoring survive), and every operation is bounded by
+ * connection pool and monitoring survive; {@link TierClients} closes it once unused), and every operation is bounded by
  * {@value #TIMEOUT_MILLIS} ms, so an unreachable fast tier costs a reconcile at most that.
  */
 @ApplicationScoped
@@ -39,7 +36,7 @@ public class MongoModeStore implements ModeStore {
     static final String SHADOW = "shadow";
     private static final int TIMEOUT_MILLIS = 2000;
 
-    private final Map<String, MongoClient> clients = new ConcurrentHashMap<>();
+    private final TierClients clients = new TierClients(Duration.ofMinutes(10), TIMEOUT_MILLIS / 1000, Clock.systemUTC());
 
     @Override
     public Optional<ModeReading> read(String fastTierUri) {
@@ -83,30 +80,15 @@ public class MongoModeStore implements ModeStore {
 
     @Override
     public void forget(String fastTierUri) {
-        MongoClient client = clients.remove(fastTierUri);
-        if (client != null) {
-            client.close();
-        }
+        clients.forget(fastTierUri);
     }
 
     @PreDestroy
     void close() {
-        clients.values().forEach(MongoClient::close);
-        clients.clear();
+        clients.close();
     }
 
     private MongoDatabase metadata(String uri) {
-        return clients.computeIfAbsent(uri, MongoModeStore::client).getDatabase(METADATA_DB)
-                .withTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
-    private static MongoClient client(String uri) {
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(uri))
-                .applicationName("thermocline-operator")
-                .timeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
-                .applyToClusterSettings(c -> c.serverSelectionTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS))
-                .applyToSocketSettings(s -> s.connectTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS))
-                .build());
+        return clients.forUri(uri).getDatabase(METADATA_DB).withTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
     }
 }

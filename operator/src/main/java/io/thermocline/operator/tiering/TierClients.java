@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * connection handshake and authentication); a client unused for {@code idle} is closed, so
  * a rotated password or a deleted cluster does not keep connections open.
  */
-final class TierClients implements AutoCloseable {
+public final class TierClients implements AutoCloseable {
 
     private record Entry(MongoClient client, Instant lastUsed) {
     }
@@ -26,13 +26,13 @@ final class TierClients implements AutoCloseable {
     private final int timeoutSeconds;
     private final Clock clock;
 
-    TierClients(Duration idle, int timeoutSeconds, Clock clock) {
+    public TierClients(Duration idle, int timeoutSeconds, Clock clock) {
         this.idle = idle;
         this.timeoutSeconds = timeoutSeconds;
         this.clock = clock;
     }
 
-    MongoClient forUri(String uri) {
+    public MongoClient forUri(String uri) {
         Instant now = clock.instant();
         clients.entrySet().removeIf(e -> {
             boolean stale = !e.getKey().equals(uri) && e.getValue().lastUsed().plus(idle).isBefore(now);
@@ -42,6 +42,14 @@ final class TierClients implements AutoCloseable {
             return stale;
         });
         return clients.compute(uri, (key, entry) -> new Entry(entry == null ? create(key) : entry.client(), now)).client();
+    }
+
+    /** Closes the client of {@code uri} now (its cluster was deleted). */
+    public void forget(String uri) {
+        Entry e = clients.remove(uri);
+        if (e != null) {
+            e.client().close();
+        }
     }
 
     int size() {
