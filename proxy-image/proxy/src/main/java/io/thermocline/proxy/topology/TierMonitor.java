@@ -128,22 +128,7 @@ public final class TierMonitor implements AutoCloseable {
      * (retryable writes and reads) lands on the new primary instead of the dead one, as behind a mongos.
      */
     public CompletableFuture<ServerAddress> awaitPrimaryOtherThan(ServerAddress failed, Duration timeout) {
-        CompletableFuture<ServerAddress> f = new CompletableFuture<>();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        Runnable[] poll = new Runnable[1];
-        poll[0] = () -> {
-            ServerAddress p = topology.primary();
-            if (p != null && !p.equals(failed)) {
-                f.complete(p);
-            } else if (System.nanoTime() >= deadline) {
-                f.complete(null);
-            } else {
-                group.schedule(poll[0], 20, TimeUnit.MILLISECONDS);
-            }
-        };
-        requestCheck();
-        poll[0].run();
-        return f;
+        return awaitChoice(t -> t.primaryAddress().filter(p -> !p.equals(failed)), timeout).thenApply(p -> p.orElse(null));
     }
 
     /**
