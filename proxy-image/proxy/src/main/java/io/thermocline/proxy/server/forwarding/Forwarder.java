@@ -179,8 +179,9 @@ public final class Forwarder {
                         spread.getAndIncrement()), wait)
                 : CompletableFuture.completedFuture(Optional.empty());
         return found.thenApply(s -> s.map(m -> new MemberChoice.Member(m.member(), MemberChoice.Why.READ_PREFERENCE, m.laggingSkipped()))
-                .orElseThrow(() -> new UnsatisfiableReadPreference("no member of the " + tier.tier().label() + " tier (set "
-                        + tier.monitor().topology().setName() + ") matches read preference " + none.preference().describe()
+                .orElseThrow(() -> new UnsatisfiableReadPreference("no member of the " + tier.tier().label() + " tier"
+                        + (tier.monitor().topology().setName() == null ? "" : " (set " + tier.monitor().topology().setName() + ")")
+                        + " matches read preference " + none.preference().describe()
                         + (none.mayWait() ? " after " + wait.toMillis() + " ms: " : ": ")
                         + MemberSelector.whyNone(tier.monitor().topology(), none.preference()))));
     }
