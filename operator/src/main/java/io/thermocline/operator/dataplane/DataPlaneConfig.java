@@ -9,6 +9,7 @@ import io.thermocline.config.FeederConfig;
 import io.thermocline.config.FleetConfig;
 import io.thermocline.config.ProxyConfig;
 import io.thermocline.config.ReadConsistency;
+import io.thermocline.config.SecondaryReads;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
 import io.thermocline.config.TiersConfig;
@@ -53,7 +54,8 @@ public final class DataPlaneConfig {
         FleetConfig fleet = new FleetConfig(spec.proxy.replicas, null,
                 layout.proxyPeers() + "." + layout.namespace() + ".svc", ClusterLayout.PEER_PORT);
         List<CollectionPolicy> collections = spec.collections.stream()
-                .map(c -> new CollectionPolicy(c.database, c.collection, c.ageField, Durations.parse(c.hotWindow)))
+                .map(c -> new CollectionPolicy(c.database, c.collection, c.ageField, Durations.parse(c.hotWindow),
+                        SecondaryReads.parse(c.secondaryReads == null ? "primary" : c.secondaryReads)))
                 .toList();
         FeederConfig feeder = new FeederConfig(spec.feeder.batchSize, Durations.parse(spec.feeder.maxBatchWait), spec.feeder.coalesce);
         EvictorConfig evictor = new EvictorConfig(EvictorConfig.defaults().interval(), spec.evictor.batchSize,

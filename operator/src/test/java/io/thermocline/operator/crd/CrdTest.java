@@ -86,6 +86,10 @@ class CrdTest {
         assertThat(collection.getRequired()).contains("database", "collection", "hotWindow");
         assertThat("30d").matches(collection.getProperties().get("hotWindow").getPattern());
         assertThat("30 days").doesNotMatch(collection.getProperties().get("hotWindow").getPattern());
+        JSONSchemaProps secondaryReads = collection.getProperties().get("secondaryReads");
+        assertThat(secondaryReads.getDefault().asText()).isEqualTo("primary");
+        assertThat("offload").matches(secondaryReads.getPattern());
+        assertThat("secondary").doesNotMatch(secondaryReads.getPattern());
         assertThat(spec.getProperties().get("collections").getXKubernetesValidations()).singleElement()
                 .satisfies(rule -> assertThat(rule.getMessage()).contains("only once"));
         assertThat(spec.getProperties().get("proxy").getProperties().get("replicas").getMinimum()).isEqualTo(1.0);

@@ -80,6 +80,23 @@ class DataPlaneConfigContractTest {
     }
 
     @Test
+    void secondaryReadsReachesTheCollectionPolicyPrimaryByDefault() {
+        ClusterLayout layout = new ClusterLayout("c", "ns");
+        ThermoclineClusterSpec spec = new ThermoclineClusterSpec();
+        spec.collections.add(new CollectionSpec("shop", "orders", "createdAt", "30d"));
+        spec.collections.add(new CollectionSpec("shop", "events", "at", "7d"));
+        spec.collections.get(1).secondaryReads = "offload";
+        var env = DataPlaneConfig.podEnvironment("mongodb://a:1/?replicaSet=a", "mongodb://b:1/?replicaSet=b");
+        String yaml = DataPlaneConfig.toYaml(spec, layout);
+        assertThat(yaml).contains("secondaryReads: offload");
+        assertThat(ConfigLoader.parse(yaml, env).collections()).extracting(c -> c.collection() + "=" + c.secondaryReads())
+                .containsExactly("orders=PRIMARY", "events=OFFLOAD");
+        spec.collections.get(1).secondaryReads = "secondary";
+        assertThatThrownBy(() -> DataPlaneConfig.toYaml(spec, layout))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("primary").hasMessageContaining("offload");
+    }
+
+    @Test
     void windowsAreRenderedAsDurations() {
         ThermoclineClusterSpec spec = new ThermoclineClusterSpec();
         spec.collections.add(new CollectionSpec("shop", "orders", "createdAt", "36h"));

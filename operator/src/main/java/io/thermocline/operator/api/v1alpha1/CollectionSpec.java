@@ -32,6 +32,13 @@ public class CollectionSpec {
     @JsonPropertyDescription("How long a document stays in the fast tier, e.g. 30d, 12h, 90m.")
     public String hotWindow;
 
+    @Pattern("^(primary|offload)$")
+    @Default("primary")
+    @JsonPropertyDescription("Whether archive-routed reads the client sends to the primary may be served by archive"
+            + " secondaries: 'primary' (as the client asked; the default) or 'offload' (any archive member that has applied"
+            + " what the read must see, the primary when none has). The data plane's collections[].secondaryReads.")
+    public String secondaryReads = "primary";
+
     public CollectionSpec() {
     }
 

@@ -6,6 +6,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.bson.BsonTimestamp;
 
@@ -20,11 +21,20 @@ public final class ArchivePresent {
 
     private final FastTierClock shared;
     private final Duration timeout;
+    private final AtomicLong pings = new AtomicLong();
 
     /** {@code ping} blocks until the archive's primary answered and returns the reply's operationTime (null: none). */
     public ArchivePresent(Supplier<BsonTimestamp> ping, Executor executor, Duration timeout) {
-        this.shared = new FastTierClock(ping, executor);
+        this.shared = new FastTierClock(() -> {
+            pings.incrementAndGet();
+            return ping.get();
+        }, executor);
         this.timeout = timeout;
+    }
+
+    /** The pings sent to the archive's primary so far (for the proxy's metrics). */
+    public long pings() {
+        return pings.get();
     }
 
     /** The archive's present, or empty when the primary did not answer in time (the read then stays on the primary). */

@@ -31,6 +31,7 @@ public enum MongoError {
     OPERATION_FAILED(96, "OperationFailed"),
     WRITE_CONFLICT(112, "WriteConflict"),
     COMMAND_NOT_SUPPORTED(115, "CommandNotSupported"),
+    FAILED_TO_SATISFY_READ_PREFERENCE(133, "FailedToSatisfyReadPreference"),
     MAX_STALENESS_OUT_OF_RANGE(160, "MaxStalenessOutOfRange"),
     QUERY_PLAN_KILLED(175, "QueryPlanKilled"),
     PRIMARY_STEPPED_DOWN(189, "PrimarySteppedDown"),

@@ -126,6 +126,9 @@ public final class ProxyServer implements AutoCloseable {
                 settings.connectTimeout(), security.tierTls());
         this.backends = new Backends(tierBackend(Tier.ARCHIVE, settings.archive(), connector),
                 settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector), settings.primaryWaitTimeout());
+        if (tiered != null) {
+            tiered.followArchive(backends.archive().monitor()::topology);
+        }
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         this.fleet = settings.fleet() == null ? null : fleet(settings);
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));

@@ -4,12 +4,15 @@ import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.wire.OpMsg;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.BsonTimestamp;
@@ -26,12 +29,18 @@ public final class CausalTiers {
     private final ReadBarrier barrier;
     private final ArchivePresent archivePresent;
     private final TieredCursors cursors;
+    private volatile Supplier<TierTopology> archiveTopology = () -> null;
 
     CausalTiers(CausalPoints causal, ReadBarrier barrier, ArchivePresent archivePresent, TieredCursors cursors) {
         this.causal = causal;
         this.barrier = barrier;
         this.archivePresent = archivePresent;
         this.cursors = cursors;
+    }
+
+    /** The archive's members as the proxy's monitor sees them (until set: unknown, so offloading always reads the present). */
+    void followArchive(Supplier<TierTopology> topology) {
+        this.archiveTopology = topology;
     }
 
     /** Runs on the fast tier and moves the client's causal point to the reply's operation time. */
@@ -81,6 +90,12 @@ public final class CausalTiers {
         if (secondaries.isEmpty()) {
             return msg;
         }
+        if (nothingToOffloadTo(secondaries.get())) {
+            // the primary serves it whatever the point: the ping would only cost a round trip. The preference is
+            // dropped so that a secondary appearing meanwhile is never chosen without a point.
+            return new OpMsg(msg.requestId(), 0, 0, CommandEnvelope.edit(msg.body(), Map.of(), Set.of("$readPreference"),
+                    new BsonDocument()), msg.sequences());
+        }
         Optional<BsonTimestamp> point = archivePresent.now();
         if (point.isEmpty()) {
             return msg;
@@ -91,6 +106,17 @@ public final class CausalTiers {
         BsonDocument append = new BsonDocument("$readPreference", secondaries.get()).append("readConcern", readConcern);
         RawBsonDocument body = CommandEnvelope.edit(msg.body(), Map.of(), Set.of(), append);
         return new OpMsg(msg.requestId(), 0, 0, body, msg.sequences());
+    }
+
+    /**
+     * The archive has no secondary right now and the preference would fall back to the primary (offloading is
+     * {@code secondaryPreferred}): no member but the primary can serve it. A mode that never takes the primary
+     * ({@code secondary}) still reads the present, so a secondary that appears within the selection wait gets a point.
+     */
+    private boolean nothingToOffloadTo(BsonDocument preference) {
+        TierTopology topology = archiveTopology.get();
+        return topology != null && topology.secondaries().isEmpty()
+                && ReadPreference.parse(preference).mode().acceptsPrimary();
     }
 
     /**

@@ -14,6 +14,7 @@ import io.thermocline.proxy.mode.Modes;
 import io.thermocline.proxy.mode.ShadowComparator;
 import io.thermocline.proxy.routing.RoutingExplanation;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.CommandClassifier;
 import io.thermocline.proxy.routing.PipelineRouter;
@@ -39,6 +40,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.RawBsonDocument;
@@ -59,6 +61,7 @@ public final class TieredRouting implements AutoCloseable {
     private final TieringFollower follower;
     private final ReadBarrier barrier;
     private final CausalTiers tiers;
+    private final ArchivePresent archivePresent;
     private final TieredReads reads;
     private final ChangeStreamFilter changeStreams;
     private final TieredWrites writes;
@@ -81,6 +84,7 @@ public final class TieredRouting implements AutoCloseable {
         this.follower = follower;
         this.barrier = barrier;
         this.tiers = new CausalTiers(causal, barrier, archivePresent, cursors);
+        this.archivePresent = archivePresent;
         this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, this::metrics);
         this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, this::metrics);
         this.writes = writes;
@@ -93,6 +97,11 @@ public final class TieredRouting implements AutoCloseable {
         this.modes = modes;
         this.workers = workers;
         this.resources = resources;
+    }
+
+    /** The archive's members as the proxy monitors them: offloading skips reading the present when none could serve. */
+    public void followArchive(Supplier<TierTopology> topology) {
+        tiers.followArchive(topology);
     }
 
     /** Counts decisions in the proxy's registry (called once by the server that owns this). */
@@ -113,6 +122,10 @@ public final class TieredRouting implements AutoCloseable {
                     cb.call(c.timedOut(), mode, "timed_out");
                     cb.call(c.skipped(), mode, "skipped");
                 }).register(registry);
+        CounterWithCallback.builder().name("thermocline_proxy_archive_present_pings_total")
+                .help("Pings to the archive's primary reading its present for reads allowed on secondaries"
+                        + " (none while the archive has no secondary a primary-accepting read could go to)")
+                .callback(cb -> cb.call(archivePresent.pings())).register(registry);
     }
 
     /** How archive-routed reads passed the read barrier so far. */

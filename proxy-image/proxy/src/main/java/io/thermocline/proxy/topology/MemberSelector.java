@@ -58,6 +58,36 @@ public final class MemberSelector {
         return Optional.of(least(allowed, load, spread, false));
     }
 
+    /**
+     * Why no member is allowed for {@code preference} (its mode never falls back to the primary): for the
+     * {@code FailedToSatisfyReadPreference} message, naming the condition the client can change.
+     */
+    public static String whyNone(TierTopology topology, ReadPreference preference) {
+        List<MemberDescription> secondaries = topology.secondaries();
+        if (secondaries.isEmpty() && (preference.mode() != ReadPreference.Mode.NEAREST || topology.primary() == null)) {
+            return preference.mode() == ReadPreference.Mode.NEAREST ? "no primary or secondary is known" : "no secondary is known";
+        }
+        ReadPreference untagged = new ReadPreference(preference.mode(), List.of(), preference.maxStalenessSeconds());
+        if (preference.maxStalenessSeconds() > 0 && suitable(topology, untagged, preference.mode() == ReadPreference.Mode.NEAREST).isEmpty()) {
+            return "no secondary is within maxStalenessSeconds " + preference.maxStalenessSeconds();
+        }
+        return "no member within max staleness matches the tag sets " + preference.tagSets();
+    }
+
+    /**
+     * Whether a member that could ever satisfy {@code preference} exists in the tier: a secondary, or a member not
+     * reachable or not yet in a readable state (it may become one). False for a set whose only data-bearing member is
+     * the primary: no topology change short of a reconfiguration gives mode {@code secondary} a member.
+     */
+    public static boolean mayBecomeSatisfiable(TierTopology topology, ReadPreference preference) {
+        boolean withPrimary = preference.mode() == ReadPreference.Mode.NEAREST;
+        return topology.members().values().stream().anyMatch(m -> switch (m.role()) {
+            case SECONDARY, UNKNOWN, OTHER -> !m.address().equals(topology.primary()) || withPrimary;
+            case PRIMARY -> withPrimary;
+            default -> false;
+        });
+    }
+
     /** The members a mongos could send the read to, before the causal point is considered. */
     static List<MemberDescription> allowed(TierTopology topology, ReadPreference preference) {
         Optional<MemberDescription> primary = topology.primaryAddress().map(p -> topology.members().get(p));

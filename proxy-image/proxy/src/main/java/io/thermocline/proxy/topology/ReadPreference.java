@@ -34,10 +34,21 @@ public record ReadPreference(Mode mode, List<BsonDocument> tagSets, long maxStal
         public boolean allowsSecondaries() {
             return this != PRIMARY;
         }
+
+        /** Whether, with no other member eligible, the primary serves a read of this mode (so it waits for one). */
+        public boolean acceptsPrimary() {
+            return this == PRIMARY || this == PRIMARY_PREFERRED || this == SECONDARY_PREFERRED;
+        }
     }
 
     /** The smallest maxStalenessSeconds a mongos accepts (its fixed floor; drivers use the same 90 s). */
     public static final long SMALLEST_MAX_STALENESS_SECONDS = 90;
+
+    /** As a client wrote it, for error messages: {@code {mode: "secondary", tags: [...], maxStalenessSeconds: 90}}. */
+    public String describe() {
+        return "{mode: \"" + mode.wireName() + "\"" + (tagSets.isEmpty() ? "" : ", tags: " + tagSets)
+                + (maxStalenessSeconds > 0 ? ", maxStalenessSeconds: " + maxStalenessSeconds : "") + "}";
+    }
 
     public static final ReadPreference PRIMARY = new ReadPreference(Mode.PRIMARY, List.of(), -1);
 

@@ -23,10 +23,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * Watches one tier's replica set: polls {@code hello} on every member over the monitor's own
@@ -126,15 +128,27 @@ public final class TierMonitor implements AutoCloseable {
      * (retryable writes and reads) lands on the new primary instead of the dead one, as behind a mongos.
      */
     public CompletableFuture<ServerAddress> awaitPrimaryOtherThan(ServerAddress failed, Duration timeout) {
-        CompletableFuture<ServerAddress> f = new CompletableFuture<>();
+        return awaitChoice(t -> t.primaryAddress().filter(p -> !p.equals(failed)), timeout).thenApply(p -> p.orElse(null));
+    }
+
+    /**
+     * Completes with what {@code pick} finds in the topology, asked again as it changes (a check of every member is
+     * requested now), or with empty after {@code timeout}: a server-selection loop for choices other than the primary.
+     */
+    public <T> CompletableFuture<Optional<T>> awaitChoice(Function<TierTopology, Optional<T>> pick, Duration timeout) {
+        CompletableFuture<Optional<T>> f = new CompletableFuture<>();
         long deadline = System.nanoTime() + timeout.toNanos();
         Runnable[] poll = new Runnable[1];
         poll[0] = () -> {
-            ServerAddress p = topology.primary();
-            if (p != null && !p.equals(failed)) {
-                f.complete(p);
-            } else if (System.nanoTime() >= deadline) {
-                f.complete(null);
+            Optional<T> found;
+            try {
+                found = pick.apply(topology);
+            } catch (RuntimeException e) {
+                f.completeExceptionally(e);
+                return;
+            }
+            if (found.isPresent() || System.nanoTime() >= deadline) {
+                f.complete(found);
             } else {
                 group.schedule(poll[0], 20, TimeUnit.MILLISECONDS);
             }

@@ -7,6 +7,7 @@ import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.pool.PoolTimeoutException;
 import io.thermocline.proxy.topology.InvalidReadPreference;
+import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
 import io.thermocline.wire.OpMsg;
 import org.bson.RawBsonDocument;
 import org.slf4j.Logger;
@@ -53,6 +54,9 @@ public final class ErrorMapping {
         if (cause instanceof InvalidReadPreference invalid) {
             return (invalid.kind() == InvalidReadPreference.Kind.MAX_STALENESS_OUT_OF_RANGE
                     ? MongoError.MAX_STALENESS_OUT_OF_RANGE : MongoError.BAD_VALUE).reply(invalid.getMessage(), List.of());
+        }
+        if (cause instanceof UnsatisfiableReadPreference unsatisfiable) {
+            return MongoError.FAILED_TO_SATISFY_READ_PREFERENCE.reply(unsatisfiable.getMessage(), List.of());
         }
         if (cause instanceof PoolTimeoutException t) {
             return MongoError.HOST_UNREACHABLE.reply(t.getMessage(),

@@ -19,6 +19,7 @@ import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
 import io.thermocline.proxy.topology.InvalidReadPreference;
+import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
 import io.thermocline.proxy.topology.MemberSelector;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.wire.OpMsg;
@@ -31,6 +32,7 @@ import org.bson.RawBsonDocument;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -145,6 +147,9 @@ public final class Forwarder {
         if (choice instanceof MemberChoice.Member m) {
             return CompletableFuture.completedFuture(m);
         }
+        if (choice instanceof MemberChoice.Unsatisfiable u) {
+            return unsatisfiable(tier, u, point);
+        }
         CompletableFuture<ServerAddress> primary = tier.monitor().awaitPrimary(backends.primaryWait());
         if (choice instanceof MemberChoice.Primary p) {
             return primary.thenApply(member -> {
@@ -159,6 +164,26 @@ public final class Forwarder {
                         spread.getAndIncrement())
                 .map(s -> new MemberChoice.Member(s.member(), MemberChoice.Why.READ_PREFERENCE, s.laggingSkipped()))
                 .orElse(new MemberChoice.Member(p, MemberChoice.Why.READ_PREFERENCE, false)));
+    }
+
+    /**
+     * A read whose mode never falls back to the primary and that no member fits: chosen again as the topology
+     * changes (a stale secondary catching up, one coming back) until the server-selection timeout, then
+     * {@code FailedToSatisfyReadPreference} as from a mongos; at once when the tier has no member that could fit.
+     */
+    private CompletableFuture<MemberChoice.Member> unsatisfiable(TierBackend tier, MemberChoice.Unsatisfiable none,
+                                                                 BsonTimestamp point) {
+        Duration wait = none.mayWait() ? backends.primaryWait() : Duration.ZERO;
+        CompletableFuture<Optional<MemberSelector.Selection>> found = none.mayWait()
+                ? tier.monitor().awaitChoice(t -> MemberSelector.select(t, none.preference(), point, tier::inFlight,
+                        spread.getAndIncrement()), wait)
+                : CompletableFuture.completedFuture(Optional.empty());
+        return found.thenApply(s -> s.map(m -> new MemberChoice.Member(m.member(), MemberChoice.Why.READ_PREFERENCE, m.laggingSkipped()))
+                .orElseThrow(() -> new UnsatisfiableReadPreference("no member of the " + tier.tier().label() + " tier"
+                        + (tier.monitor().topology().setName() == null ? "" : " (set " + tier.monitor().topology().setName() + ")")
+                        + " matches read preference " + none.preference().describe()
+                        + (none.mayWait() ? " after " + wait.toMillis() + " ms: " : ": ")
+                        + MemberSelector.whyNone(tier.monitor().topology(), none.preference()))));
     }
 
     /**

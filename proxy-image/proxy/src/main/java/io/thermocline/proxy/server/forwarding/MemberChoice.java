@@ -31,8 +31,21 @@ public sealed interface MemberChoice {
     record Primary(boolean pin) implements MemberChoice {
     }
 
-    /** No member fits the read preference right now (an election, a restart): wait for a primary, then choose again. */
+    /**
+     * No member fits a read preference that accepts the primary ({@code primary}, {@code primaryPreferred},
+     * {@code secondaryPreferred}) right now (an election, a restart): wait for a primary, then choose again.
+     */
     record NoneEligible(ReadPreference preference) implements MemberChoice {
+    }
+
+    /**
+     * No member fits a mode that never falls back to the primary ({@code secondary}, {@code nearest} with tags):
+     * the read fails with {@code FailedToSatisfyReadPreference}, never served by a member the preference excludes.
+     * {@code mayWait}: a member that could fit exists (a secondary that is stale, tagged otherwise, down or
+     * recovering), so the choice is retried as the topology changes until the server-selection timeout, as the
+     * server-selection specification's loop and a mongos do; without one (a set with no secondary at all) it fails at once.
+     */
+    record Unsatisfiable(ReadPreference preference, String why, boolean mayWait) implements MemberChoice {
     }
 
     /** {@code TRANSACTION}: the primary a transaction's statement or its end goes to, once known. */
@@ -62,6 +75,9 @@ public sealed interface MemberChoice {
         ReadPreference preference = ReadPreference.parse(traits.readPreference());
         return MemberSelector.select(topology, preference, point, load, spread)
                 .<MemberChoice>map(s -> new Member(s.member(), Why.READ_PREFERENCE, s.laggingSkipped()))
-                .orElseGet(() -> new NoneEligible(preference));
+                .orElseGet(() -> preference.mode().acceptsPrimary()
+                        ? new NoneEligible(preference)
+                        : new Unsatisfiable(preference, MemberSelector.whyNone(topology, preference),
+                                MemberSelector.mayBecomeSatisfiable(topology, preference)));
     }
 }

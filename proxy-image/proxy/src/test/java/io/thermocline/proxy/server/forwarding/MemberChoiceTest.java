@@ -57,6 +57,9 @@ class MemberChoiceTest {
         if (choice instanceof MemberChoice.Primary p) {
             return p.pin() ? "primary, pinned" : "primary";
         }
+        if (choice instanceof MemberChoice.Unsatisfiable u) {
+            return "fail 133 " + (u.mayWait() ? "after waiting" : "at once") + ": " + u.why();
+        }
         return "wait for a primary";
     }
 
@@ -89,12 +92,15 @@ class MemberChoiceTest {
 
     /**
      * p (dc east) and s1 (dc east) have applied Timestamp(10, 0) and written now; s2 (dc west) has applied
-     * Timestamp(5, 0) and last written 120 s ago. Variants take members down.
+     * Timestamp(5, 0) and last written 120 s ago. Variants take members down, or leave the primary alone in its set.
      */
     private static TierTopology lagging(String variant) {
         boolean primaryUp = !variant.equals("noPrimary");
         Map<ServerAddress, MemberDescription> m = new LinkedHashMap<>();
         m.put(P, member(P, primaryUp ? MemberRole.PRIMARY : MemberRole.UNKNOWN, "east", 10, NOW));
+        if (variant.equals("primaryOnly")) {
+            return new TierTopology(Tier.ARCHIVE, "rs0", m, P);
+        }
         m.put(S1, member(S1, variant.equals("s1Down") || variant.equals("noSecondaries") ? MemberRole.UNKNOWN : MemberRole.SECONDARY,
                 "east", 10, NOW));
         m.put(S2, member(S2, variant.equals("noSecondaries") ? MemberRole.UNKNOWN : MemberRole.SECONDARY, "west", 5, NOW - 120_000));
@@ -130,7 +136,13 @@ class MemberChoiceTest {
             {mode: 'secondary'}                                        | -  | s1=4      | all           | s2
             {mode: 'secondary'}                                        | 4  | s1=4      | all           | s2
             {mode: 'secondary'}                                        | 9  | -         | s1Down        | s2
-            {mode: 'secondary'}                                        | 9  | -         | noSecondaries | wait for a primary
+            {mode: 'secondary'}                                        | 9  | -         | noSecondaries | fail 133 after waiting: no secondary is known
+            {mode: 'secondary'}                                        | -  | -         | primaryOnly   | fail 133 at once: no secondary is known
+            {mode: 'secondary', maxStalenessSeconds: 90}               | -  | -         | s1Down        | fail 133 after waiting: no secondary is within maxStalenessSeconds 90
+            {mode: 'secondaryPreferred', maxStalenessSeconds: 90}      | -  | -         | s1Down        | p
+            {mode: 'secondaryPreferred'}                               | -  | -         | primaryOnly   | p
+            {mode: 'nearest', tags: [{dc: 'north'}]}                   | -  | -         | all           | fail 133 after waiting: no member within max staleness matches the tag sets [{"dc": "north"}]
+            {mode: 'nearest'}                                          | -  | -         | primaryOnly   | p
             {mode: 'secondaryPreferred'}                               | 9  | -         | all           | s1, s2 skipped as lagging
             {mode: 'secondaryPreferred'}                               | 9  | -         | s1Down        | p, s2 skipped as lagging
             {mode: 'secondaryPreferred'}                               | -  | -         | noSecondaries | p
@@ -140,7 +152,7 @@ class MemberChoiceTest {
             {mode: 'nearest', tags: [{dc: 'west'}]}                    | 9  | -         | all           | s2
             {mode: 'secondary', tags: [{dc: 'north'}, {dc: 'west'}]}   | -  | -         | all           | s2
             {mode: 'secondary', tags: [{dc: 'east'}, {dc: 'west'}]}    | -  | s1=9      | all           | s1
-            {mode: 'secondary', tags: [{dc: 'north'}]}                 | -  | -         | all           | wait for a primary
+            {mode: 'secondary', tags: [{dc: 'north'}]}                 | -  | -         | all           | fail 133 after waiting: no member within max staleness matches the tag sets [{"dc": "north"}]
             {mode: 'secondary', maxStalenessSeconds: 90}               | -  | s1=9      | all           | s1
             {mode: 'secondary', maxStalenessSeconds: 150}              | -  | s1=9      | all           | s2
             {mode: 'secondary', maxStalenessSeconds: -1}               | -  | s1=9      | all           | s2

@@ -1,9 +1,13 @@
 package io.thermocline.proxy.tiered.reads;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.mongodb.ClientSessionOptions;
+import com.mongodb.MongoCommandException;
 import com.mongodb.ReadPreference;
+import com.mongodb.Tag;
+import com.mongodb.TagSet;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
@@ -65,8 +69,12 @@ class SecondaryReadsTest {
     private ProxyServer proxy;
 
     private void start(String secondaryReads) throws Exception {
+        start(secondaryReads, 3);
+    }
+
+    private void start(String secondaryReads, int archiveMembers) throws Exception {
         fast = EmbeddedReplicaSet.builder().name("fast").build().start();
-        archive = EmbeddedReplicaSet.builder().name("archive").members(3).build().start();
+        archive = EmbeddedReplicaSet.builder().name("archive").members(archiveMembers).build().start();
         fastWorkers = TierClients.client(fast.connectionString(), "test-workers");
         archiveWorkers = TierClients.client(archive.connectionString(), "test-workers");
         new MetadataStore(fastWorkers).ensureCollections();
@@ -108,6 +116,53 @@ class SecondaryReadsTest {
         List<String> violations = runWorkload("orders", ReadPreference.primary(), true);
         assertThat(violations).as("reads that missed an acknowledged write or went backwards").isEmpty();
         assertThat(secondaryReads("offload")).as("archive reads served by secondaries (once caught up)").isPositive();
+        assertThat(archivePresentPings()).as("pings reading the archive's present").isPositive();
+    }
+
+    @Test
+    void withoutArchiveSecondariesModeSecondaryFailsAtOnceAndOffloadingSendsNoPing() throws Exception {
+        start("offload", 1);
+        String uri = "mongodb://127.0.0.1:" + proxy.port() + "/?retryReads=false";
+        try (MongoClient client = MongoClients.create(uri)) {
+            for (String name : List.of("orders", "notes")) {
+                collection(client, name, ReadPreference.primary()).insertOne(new BsonDocument("_id", new BsonInt32(1))
+                        .append("writer", new BsonInt32(0)).append("createdAt", new BsonDateTime(System.currentTimeMillis())));
+            }
+            // offloaded (primary) and secondaryPreferred reads: the primary serves them, with no ping for the present
+            for (ReadPreference preference : List.of(ReadPreference.primary(), ReadPreference.secondaryPreferred())) {
+                for (String name : List.of("orders", "notes")) {
+                    assertThat(collection(client, name, preference).countDocuments()).as(name + " " + preference).isEqualTo(1);
+                }
+            }
+            assertThat(archivePresentPings()).as("pings reading the archive's present").isZero();
+            for (String name : List.of("orders", "notes")) {
+                assertThatThrownBy(() -> collection(client, name, ReadPreference.secondary()).countDocuments())
+                        .as(name + " with mode secondary").isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                            assertThat(e.getErrorCode()).isEqualTo(133);
+                            assertThat(e.getErrorCodeName()).isEqualTo("FailedToSatisfyReadPreference");
+                            assertThat(e.getErrorMessage()).contains("{mode: \"secondary\"}", "set archive", "no secondary is known")
+                                    .doesNotContain(" ms: ");
+                        });
+            }
+        }
+    }
+
+    @Test
+    void modeSecondaryWhoseTagsNoSecondaryMatchesFailsAfterTheSelectionWait() throws Exception {
+        start("primary");
+        String uri = "mongodb://127.0.0.1:" + proxy.port() + "/?retryReads=false";
+        TagSet north = new TagSet(new Tag("dc", "north"));
+        try (MongoClient client = MongoClients.create(uri)) {
+            collection(client, "notes", ReadPreference.primary()).insertOne(new BsonDocument("_id", new BsonInt32(1)));
+            assertThat(collection(client, "notes", ReadPreference.secondaryPreferred(north)).countDocuments())
+                    .as("secondaryPreferred falls back to the primary").isEqualTo(1);
+            assertThatThrownBy(() -> collection(client, "notes", ReadPreference.secondary(north)).countDocuments())
+                    .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                        assertThat(e.getErrorCode()).isEqualTo(133);
+                        assertThat(e.getErrorMessage()).contains("secondary", "after 5000 ms", "tag sets [{\"dc\": \"north\"}]");
+                    });
+        }
+        assertThat(secondaryReads("read_preference")).as("reads served by secondaries").isZero();
     }
 
     @Test
@@ -228,6 +283,14 @@ class SecondaryReadsTest {
     private long secondaryReads(String reason) throws IOException {
         return metric("thermocline_proxy_secondary_read_choices_total", "tier=\"archive\"", "member=\"secondary\"",
                 "reason=\"" + reason + "\"");
+    }
+
+    private long archivePresentPings() throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        proxy.metrics().writeTo(out);
+        Matcher m = Pattern.compile("thermocline_proxy_archive_present_pings_total ([0-9.eE+]+)").matcher(out.toString(StandardCharsets.UTF_8));
+        assertThat(m.find()).as("the archive present pings metric is exposed").isTrue();
+        return (long) Double.parseDouble(m.group(1));
     }
 
     private long laggingSkipped() throws IOException {
