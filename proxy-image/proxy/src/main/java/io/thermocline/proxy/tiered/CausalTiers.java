@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered;
 
+import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.PointReadSkip;
@@ -84,7 +85,8 @@ public final class CausalTiers {
      * everything the read must see, so the archive's present read now ({@link ArchivePresent}) is a point of the
      * archive's clock covering it. The command carries it as {@code afterClusterTime} with the read preference:
      * the forwarder then chooses only among members whose applied optime covers it (the primary when none does),
-     * and the chosen member waits for it too. Without a reading (the primary did not answer) the primary serves it.
+     * and the chosen member waits for it too. Without a reading (the primary did not answer) a preference that takes
+     * the primary is served by it, and mode {@code secondary} gets a retryable error: never a secondary without a point.
      */
     private OpMsg onCaughtUpMember(OpMsg msg, Optional<BsonDocument> secondaries) throws InterruptedException {
         if (secondaries.isEmpty()) {
@@ -98,7 +100,14 @@ public final class CausalTiers {
         }
         Optional<BsonTimestamp> point = archivePresent.now();
         if (point.isEmpty()) {
-            return msg;
+            // no point, so no secondary can be proven to hold what the read must see: fail closed
+            if (ReadPreference.parse(secondaries.get()).mode().acceptsPrimary()) {
+                return new OpMsg(msg.requestId(), 0, 0, CommandEnvelope.edit(msg.body(), Map.of(), Set.of("$readPreference"),
+                        new BsonDocument()), msg.sequences());
+            }
+            throw new BackendUnavailableException("the archive primary did not answer for its present optime, so no archive"
+                    + " secondary can be proven to hold every write this read must see (read preference "
+                    + secondaries.get().toJson() + "); retry", false);
         }
         BsonValue sent = msg.body().get("readConcern");
         BsonDocument readConcern = sent != null && sent.isDocument() ? Replies.mutable(sent.asDocument()) : new BsonDocument();
