@@ -142,6 +142,15 @@ public final class ReplicaSetSteps {
             return new ReplicaSetState.RestartMember(secondary.get(), "RestartingMember", "restarting secondary "
                     + secondary.get() + " on the current pod template (mongod " + target.version() + ")", configured);
         }
+        // a secondary whose pod is on the new template may not run the new mongod yet (the pod was replaced, the
+        // process not yet restarted): the primary steps down only once the others answer on the wanted series
+        String wantedSeries = VersionPolicy.series(target.version());
+        List<String> notYet = configured.stream().filter(h -> !h.equals(primary.host()))
+                .filter(h -> wantedSeries != null && !wantedSeries.equals(VersionPolicy.series(views.get(h).version()))).toList();
+        if (configured.size() > 1 && !notYet.isEmpty()) {
+            return new ReplicaSetState.Converging("WaitingForMembers", "primary " + primary.host() + " steps down once every"
+                    + " other member runs mongod " + wantedSeries + "; not yet: " + notYet, configured);
+        }
         if (configured.size() > 1) {
             rs.stepDown();
             return new ReplicaSetState.Converging("SteppingDown", "every other member runs the current pod template;"
