@@ -42,10 +42,25 @@ if obj.metadata ~= nil and obj.metadata.generation ~= nil and
   return hs
 end
 
+-- the mode conditions do not change Ready: a refused mode request is degraded, a transition is progressing
+local mode = condition(conditions, "ModeActive")
+local modeReason = mode ~= nil and mode.status == "False" and mode.reason or nil
+if modeReason == "CutoverRefused" or modeReason == "ModeRefused" then
+  hs.status = "Degraded"
+  hs.message = describe(mode)
+  return hs
+end
+local switching = modeReason == "CuttingOver" or modeReason == "Draining" or modeReason == "Switching"
+
 local ready = condition(conditions, "Ready")
-if ready ~= nil and ready.status == "True" then
+if ready ~= nil and ready.status == "True" and not switching then
+  local drained = condition(conditions, "Drained")
   hs.status = "Healthy"
-  hs.message = ready.message or "Ready"
+  if drained ~= nil and drained.status == "True" and drained.message ~= nil then
+    hs.message = drained.message
+  else
+    hs.message = ready.message or "Ready"
+  end
   return hs
 end
 
@@ -63,6 +78,12 @@ if ready ~= nil and (ready.reason == "InvalidSpec" or ready.reason == "Reconcile
     obj.status.phase == "Failed" or obj.status.phase == "Degraded") then
   hs.status = "Degraded"
   hs.message = describe(ready)
+  return hs
+end
+
+if switching then
+  hs.status = "Progressing"
+  hs.message = describe(mode)
   return hs
 end
 

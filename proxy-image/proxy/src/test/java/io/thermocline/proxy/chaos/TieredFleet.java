@@ -39,6 +39,7 @@ public final class TieredFleet implements AutoCloseable {
     public final MongoClient fastDirect;
     public final String readConsistency;
     private final String secondaryReads;
+    private final String moreConfig;
 
     /**
      * @param readConsistency the proxies' {@code proxy.readConsistency}, or null to leave it out (a
@@ -50,7 +51,14 @@ public final class TieredFleet implements AutoCloseable {
 
     /** @param secondaryReads the policy's {@code secondaryReads}, or null to leave it out */
     public TieredFleet(TierPair tiers, int proxyCount, String readConsistency, String secondaryReads) throws Exception {
+        this(tiers, proxyCount, readConsistency, secondaryReads, "");
+    }
+
+    /** @param moreConfig top-level config sections appended to each proxy's config (e.g. {@code shadow:}) */
+    public TieredFleet(TierPair tiers, int proxyCount, String readConsistency, String secondaryReads, String moreConfig)
+            throws Exception {
         this.tiers = tiers;
+        this.moreConfig = moreConfig;
         this.readConsistency = readConsistency;
         this.secondaryReads = secondaryReads;
         fastWorkers = TierClients.client(tiers.fastUri(), "history-workers");
@@ -76,7 +84,8 @@ public final class TieredFleet implements AutoCloseable {
                 + "auth:\n  mode: disabled\n"
                 + "collections:\n  - {database: " + POLICY.database() + ", collection: " + POLICY.collection()
                 + ", ageField: " + POLICY.ageField() + ", hotWindow: 1h"
-                + (secondaryReads == null ? "" : ", secondaryReads: " + secondaryReads) + "}\n";
+                + (secondaryReads == null ? "" : ", secondaryReads: " + secondaryReads) + "}\n"
+                + moreConfig;
     }
 
     /** A connection string naming the given proxies: with several, the driver spreads operations over them. */

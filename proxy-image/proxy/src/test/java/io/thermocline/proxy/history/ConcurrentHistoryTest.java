@@ -169,6 +169,12 @@ class ConcurrentHistoryTest {
 
     /** The clients, each on its own thread with its own driver client, until each ran its operations. */
     private static void runClients(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random) throws Exception {
+        runClients(fleet, history, keys, random, OPERATIONS, false, false, () -> false);
+    }
+
+    /** As above, {@code operations} each (the mix goes on while {@code more}), {@code readsOnly} ({@link HistoryClient#runReads}) or the mix; {@code retrySwitchRefusals}: as {@link HistoryClient}'s. */
+    static void runClients(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random, int operations,
+                           boolean retrySwitchRefusals, boolean readsOnly, java.util.function.BooleanSupplier more) throws Exception {
         List<MongoClient> clients = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
         try {
@@ -181,8 +187,14 @@ class ConcurrentHistoryTest {
                 MongoCollection<BsonDocument> orders = client.getDatabase(TieredFleet.POLICY.database())
                         .getCollection(TieredFleet.POLICY.collection(), BsonDocument.class);
                 HistoryClient worker = new HistoryClient(process, session, orders, history, keys, new Random(random.nextLong()),
-                        FIXED.contains("batches"));
-                running.add(pool.submit(() -> worker.run(OPERATIONS)));
+                        FIXED.contains("batches"), retrySwitchRefusals);
+                running.add(pool.submit(() -> {
+                    if (readsOnly) {
+                        worker.runReads(operations);
+                    } else {
+                        worker.run(operations, more);
+                    }
+                }));
             }
             for (Future<?> future : running) {
                 future.get();
@@ -194,7 +206,7 @@ class ConcurrentHistoryTest {
     }
 
     /** Every document, read in the archive directly and through a proxy, once the workers caught up. */
-    private static Map<String, List<Doc>> finalStates(TieredFleet fleet) {
+    static Map<String, List<Doc>> finalStates(TieredFleet fleet) {
         Map<String, List<Doc>> finals = new LinkedHashMap<>();
         finals.put("archive", all(fleet.archiveOrders()));
         try (MongoClient reader = MongoClients.create(fleet.uri(List.of(0)))) {
@@ -205,7 +217,7 @@ class ConcurrentHistoryTest {
     }
 
     /** The user's existing replica set: documents around the window edge, in the archive only. */
-    private static void adopt(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random) {
+    static void adopt(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random) {
         List<Doc> docs = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             int key = keys.nextKey.getAndIncrement();
@@ -227,7 +239,7 @@ class ConcurrentHistoryTest {
     }
 
     /** Acknowledged and indeterminate operations per kind, e.g. "Update=80/3". */
-    private static String outcomes(List<Op> ops) {
+    static String outcomes(List<Op> ops) {
         Map<String, int[]> byKind = new TreeMap<>();
         for (Op op : ops) {
             int[] counts = byKind.computeIfAbsent(op.call().getClass().getSimpleName(), k -> new int[2]);

@@ -1,6 +1,7 @@
 package io.thermocline.proxy.history;
 
 import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.ClientSession;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
@@ -62,9 +64,21 @@ final class HistoryClient {
     private final Keys keys;
     private final Random random;
     private final boolean duplicateInserts;
+    private final boolean retrySwitchRefusals;
 
     HistoryClient(int process, ClientSession session, MongoCollection<BsonDocument> orders, History history, Keys keys,
                   Random random, boolean duplicateInserts) {
+        this(process, session, orders, history, keys, random, duplicateInserts, false);
+    }
+
+    /**
+     * @param retrySwitchRefusals retry an operation the fleet refused while it switches mode (after the driver's own
+     *                            retry), as an application does; it is recorded as one operation, acknowledged only if
+     *                            an attempt succeeded
+     */
+    HistoryClient(int process, ClientSession session, MongoCollection<BsonDocument> orders, History history, Keys keys,
+                  Random random, boolean duplicateInserts, boolean retrySwitchRefusals) {
+        this.retrySwitchRefusals = retrySwitchRefusals;
         this.process = process;
         this.session = session;
         this.orders = orders;
@@ -72,6 +86,32 @@ final class HistoryClient {
         this.keys = keys;
         this.random = random;
         this.duplicateInserts = duplicateInserts;
+    }
+
+    /** Runs and records one operation, retrying a mode-switch refusal for up to 10 s if so configured. */
+    private void record(Call call, Callable<Outcome> action) {
+        history.run(process, sessionId(), call, retrySwitchRefusals ? () -> {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (true) {
+                try {
+                    return action.call();
+                } catch (MongoException e) {
+                    if (!refusedWhileSwitching(e) || System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    switchRefusals.incrementAndGet();
+                    Thread.sleep(20);
+                }
+            }
+        } : action);
+    }
+
+    /** Refusals retried by the clients that retry them (all clients of a run). */
+    static final AtomicLong switchRefusals = new AtomicLong();
+
+    /** The proxy's retryable refusal while the fleet switches mode (ExceededTimeLimit 262, RetryableWriteError). */
+    static boolean refusedWhileSwitching(MongoException e) {
+        return e.getCode() == 262 && e.hasErrorLabel("RetryableWriteError") && String.valueOf(e.getMessage()).contains("Thermocline");
     }
 
     private int sessionId() {
@@ -95,8 +135,31 @@ final class HistoryClient {
     }
 
     void run(int operations) {
-        for (int i = 0; i < operations; i++) {
+        run(operations, () -> false);
+    }
+
+    /** At least {@code operations}, then on while {@code more} says so. */
+    void run(int operations, java.util.function.BooleanSupplier more) {
+        for (int i = 0; i < operations || more.getAsBoolean(); i++) {
             step();
+        }
+    }
+
+    /**
+     * Reads only, of recent documents (what the fast tier could answer) and by key: with no write in flight a shadow
+     * comparison is not skipped for a change that began after its read.
+     */
+    void runReads(int operations) {
+        for (int i = 0; i < operations; i++) {
+            int choice = random.nextInt(3);
+            Filter.AgeAtLeast recent = new Filter.AgeAtLeast(System.currentTimeMillis() - WINDOW_MILLIS + 10 * 60_000);
+            if (choice == 0) {
+                scan(recent);
+            } else if (choice == 1) {
+                count(recent);
+            } else {
+                pointRead(keys.pick(random));
+            }
         }
     }
 
@@ -133,7 +196,7 @@ final class HistoryClient {
     }
 
     void insert(List<Doc> docs, boolean ordered) {
-        history.run(process, sessionId(), new Call.Insert(docs, ordered), () -> {
+        record(new Call.Insert(docs, ordered), () -> {
             List<BsonDocument> bson = docs.stream().map(HistoryClient::bson).collect(Collectors.toList());
             InsertManyOptions options = new InsertManyOptions().ordered(ordered);
             try {
@@ -169,29 +232,29 @@ final class HistoryClient {
     private void update(Doc doc) {
         Bson filter = Filters.eq("_id", doc.key());
         Bson update = Updates.combine(Updates.set("value", doc.value()), Updates.set(TieredFleet.POLICY.ageField(), new BsonDateTime(doc.age())));
-        history.run(process, sessionId(), new Call.Update(doc), () -> {
+        record(new Call.Update(doc), () -> {
             UpdateResult result = session == null ? orders.updateOne(filter, update) : orders.updateOne(session, filter, update);
             return Outcome.Written.of(result.getMatchedCount());
         });
     }
 
     private void delete(int key) {
-        history.run(process, sessionId(), new Call.Delete(key), () -> {
+        record(new Call.Delete(key), () -> {
             DeleteResult result = session == null ? orders.deleteOne(Filters.eq("_id", key)) : orders.deleteOne(session, Filters.eq("_id", key));
             return Outcome.Written.of(result.getDeletedCount());
         });
     }
 
     private void pointRead(int key) {
-        history.run(process, sessionId(), new Call.PointRead(key), () -> found(find(Filters.eq("_id", key))));
+        record(new Call.PointRead(key), () -> found(find(Filters.eq("_id", key))));
     }
 
     private void scan(Filter filter) {
-        history.run(process, sessionId(), new Call.Scan(filter), () -> found(find(bson(filter))));
+        record(new Call.Scan(filter), () -> found(find(bson(filter))));
     }
 
     private void count(Filter filter) {
-        history.run(process, sessionId(), new Call.Count(filter), () -> new Outcome.Counted(
+        record(new Call.Count(filter), () -> new Outcome.Counted(
                 session == null ? orders.countDocuments(bson(filter)) : orders.countDocuments(session, bson(filter))));
     }
 
