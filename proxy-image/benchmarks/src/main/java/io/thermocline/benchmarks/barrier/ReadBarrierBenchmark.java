@@ -6,6 +6,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.benchmarks.BenchmarkArgs;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.FeederConfig;
@@ -24,7 +25,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Date;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -58,13 +58,7 @@ public final class ReadBarrierBenchmark {
     record Settings(int seconds, int warmupSeconds, List<Integer> clients, int writers, int writesPerSecond,
                     List<Duration> feederBatchWaits, Reads reads, Path out) {
         static Settings parse(String[] args) {
-            Map<String, String> a = new LinkedHashMap<>();
-            for (String arg : args) {
-                int eq = arg.indexOf('=');
-                if (eq > 0) {
-                    a.put(arg.substring(0, eq), arg.substring(eq + 1));
-                }
-            }
+            Map<String, String> a = BenchmarkArgs.parse(args);
             return new Settings(Integer.parseInt(a.getOrDefault("seconds", "8")), Integer.parseInt(a.getOrDefault("warmup", "2")),
                     Arrays.stream(a.getOrDefault("clients", "8,64").split(",")).map(Integer::parseInt).toList(),
                     Integer.parseInt(a.getOrDefault("writers", "2")), Integer.parseInt(a.getOrDefault("writeRate", "200")),

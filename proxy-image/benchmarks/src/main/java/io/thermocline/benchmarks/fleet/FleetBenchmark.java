@@ -5,6 +5,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
+import io.thermocline.benchmarks.BenchmarkArgs;
 import io.thermocline.benchmarks.ycsb.ChildProcess;
 import io.thermocline.benchmarks.ycsb.WireServerMain;
 import org.HdrHistogram.Histogram;
@@ -18,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,11 +41,7 @@ public final class FleetBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new TreeMap<>();
-        for (String a : args) {
-            int eq = a.indexOf('=');
-            opts.put(a.substring(0, eq), a.substring(eq + 1));
-        }
+        Map<String, String> opts = BenchmarkArgs.parse(args);
         int seconds = Integer.parseInt(opts.getOrDefault("seconds", "5"));
         List<Integer> fleets = parse(opts.getOrDefault("proxies", "1,2,4"));
         List<Integer> threadCounts = parse(opts.getOrDefault("threads", "8,32,128,256"));

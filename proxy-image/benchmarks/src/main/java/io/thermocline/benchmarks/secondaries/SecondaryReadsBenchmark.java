@@ -5,6 +5,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.benchmarks.BenchmarkArgs;
 import io.thermocline.benchmarks.barrier.ReadBarrierBenchmark;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.FeederConfig;
@@ -21,7 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -47,13 +47,7 @@ public final class SecondaryReadsBenchmark {
 
     record Settings(int seconds, int warmupSeconds, List<Integer> clients, Path out) {
         static Settings parse(String[] args) {
-            Map<String, String> a = new LinkedHashMap<>();
-            for (String arg : args) {
-                int eq = arg.indexOf('=');
-                if (eq > 0) {
-                    a.put(arg.substring(0, eq), arg.substring(eq + 1));
-                }
-            }
+            Map<String, String> a = BenchmarkArgs.parse(args);
             return new Settings(Integer.parseInt(a.getOrDefault("seconds", "8")), Integer.parseInt(a.getOrDefault("warmup", "2")),
                     Arrays.stream(a.getOrDefault("clients", "8,32").split(",")).map(Integer::parseInt).toList(),
                     a.containsKey("out") ? Path.of(a.get("out")) : null);

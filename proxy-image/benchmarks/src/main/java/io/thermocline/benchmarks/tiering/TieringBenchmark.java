@@ -1,5 +1,6 @@
 package io.thermocline.benchmarks.tiering;
 
+import io.thermocline.benchmarks.BenchmarkArgs;
 import io.thermocline.benchmarks.ycsb.MongoDbBinding;
 
 import java.io.IOException;
@@ -7,8 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -50,11 +49,7 @@ public final class TieringBenchmark {
 
     public static void main(String[] args) throws Exception {
         io.thermocline.benchmarks.ModuleClasses.require();
-        Map<String, String> o = new HashMap<>();
-        for (String a : args) {
-            int eq = a.indexOf('=');
-            o.put(eq < 0 ? a : a.substring(0, eq), eq < 0 ? "true" : a.substring(eq + 1));
-        }
+        Map<String, String> o = BenchmarkArgs.parse(args);
         boolean quick = o.containsKey("quick");
         insertOrder = o.getOrDefault("insertorder", "ordered");
         if (o.containsKey("jfr")) {

@@ -5,6 +5,7 @@ import org.HdrHistogram.Recorder;
 import site.ycsb.DB;
 import site.ycsb.Workload;
 import site.ycsb.workloads.CoreWorkload;
+import io.thermocline.benchmarks.BenchmarkArgs;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,11 +80,7 @@ public final class ProxyVsDirectBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new java.util.HashMap<>();
-        for (String a : args) {
-            int eq = a.indexOf('=');
-            opts.put(a.substring(0, eq), a.substring(eq + 1));
-        }
+        Map<String, String> opts = BenchmarkArgs.parse(args);
         int seconds = Integer.parseInt(opts.getOrDefault("seconds", "10"));
         int rounds = Integer.parseInt(opts.getOrDefault("rounds", "2"));
         int warmup = Integer.parseInt(opts.getOrDefault("warmup", "30"));
