@@ -95,15 +95,13 @@ public final class CausalTiers {
         if (nothingToOffloadTo(secondaries.get())) {
             // the primary serves it whatever the point: the ping would only cost a round trip. The preference is
             // dropped so that a secondary appearing meanwhile is never chosen without a point.
-            return new OpMsg(msg.requestId(), 0, 0, CommandEnvelope.edit(msg.body(), Map.of(), Set.of("$readPreference"),
-                    new BsonDocument()), msg.sequences());
+            return onPrimary(msg);
         }
         Optional<BsonTimestamp> point = archivePresent.now();
         if (point.isEmpty()) {
             // no point, so no secondary can be proven to hold what the read must see: fail closed
             if (ReadPreference.parse(secondaries.get()).mode().acceptsPrimary()) {
-                return new OpMsg(msg.requestId(), 0, 0, CommandEnvelope.edit(msg.body(), Map.of(), Set.of("$readPreference"),
-                        new BsonDocument()), msg.sequences());
+                return onPrimary(msg);
             }
             throw new BackendUnavailableException("the archive primary did not answer for its present optime, so no archive"
                     + " secondary can be proven to hold every write this read must see (read preference "
@@ -115,6 +113,12 @@ public final class CausalTiers {
         BsonDocument append = new BsonDocument("$readPreference", secondaries.get()).append("readConcern", readConcern);
         RawBsonDocument body = CommandEnvelope.edit(msg.body(), Map.of(), Set.of(), append);
         return new OpMsg(msg.requestId(), 0, 0, body, msg.sequences());
+    }
+
+    /** The command without its read preference: the primary serves it. */
+    private static OpMsg onPrimary(OpMsg msg) {
+        return new OpMsg(msg.requestId(), 0, 0, CommandEnvelope.edit(msg.body(), Map.of(), Set.of("$readPreference"),
+                new BsonDocument()), msg.sequences());
     }
 
     /**
