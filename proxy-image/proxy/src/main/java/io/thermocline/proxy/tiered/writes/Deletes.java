@@ -8,6 +8,7 @@ import com.mongodb.client.model.Collation;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.routing.AgeProof;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.routing.WriteRouter;
@@ -93,6 +94,12 @@ final class Deletes {
         }
         String namespace = write.namespace();
         if (statements.stream().allMatch(DeleteStatement::single)) {
+            if (statements.stream().anyMatch(s -> s.archiveToo() && !matchesByIdAlone(s.filter()))) {
+                // the archive may hold an older version of a document evicted with writes not yet mirrored (an
+                // update and its undo racing the eviction); whether such a version matches depends on its fields,
+                // so the archive must first reflect every write acknowledged before this delete, as for updates
+                sync.await();
+            }
             return OpMsg.raw(transactions.run(x, true, keptMoving(namespace), () -> session -> {
                 long n = 0;
                 for (DeleteStatement statement : statements) {
@@ -112,6 +119,11 @@ final class Deletes {
             n += deleteMany(x, namespace, statement);
         }
         return OpMsg.raw(reply(n));
+    }
+
+    /** Whether a filter selects by {@code _id} equality only: then any version of the document matches it alike. */
+    private static boolean matchesByIdAlone(BsonDocument filter) {
+        return filter.size() == 1 && filter.containsKey("_id") && AgeProof.idEquality(filter).isPresent();
     }
 
     static String keptMoving(String namespace) {
