@@ -34,6 +34,7 @@ public final class Authenticator {
     private static final Logger LOG = LoggerFactory.getLogger(Authenticator.class);
     private static final int AUTHENTICATION_FAILED = 18;
     private static final int MECHANISM_UNAVAILABLE = 334;
+    private static final String X509 = "MONGODB-X509";
 
     private final UserDirectory users;
     private final LoginThrottle throttle;
@@ -145,7 +146,7 @@ public final class Authenticator {
      * subject of the client certificate TLS verified; a {@code user} field must name that subject.
      */
     public CompletableFuture<BsonDocument> authenticateX509(ConnectionAuth conn, BsonDocument body, String db) {
-        String mechanism = "MONGODB-X509";
+        String mechanism = X509;
         Optional<String> subject = conn.certificateSubject();
         if (!db.equals(UserName.EXTERNAL)) {
             return CompletableFuture.completedFuture(failed(conn, mechanism, "?@" + db, "x.509 users live in $external"));
@@ -180,14 +181,25 @@ public final class Authenticator {
 
     /**
      * The {@code speculativeAuthenticate} field of a hello reply, or empty: a speculative attempt
-     * that fails is simply not answered, and the driver then authenticates the usual way.
+     * that fails is simply not answered (as mongod), and the driver then authenticates the usual
+     * way, getting that command's error. Two forms, as the auth spec has them: a SCRAM
+     * {@code saslStart}, answered with the server-first message, and an x.509 {@code authenticate}
+     * on {@code $external}, answered with {@code dbname} and {@code user}: logged in already.
      */
     public CompletableFuture<Optional<BsonDocument>> speculative(ConnectionAuth conn, BsonDocument request) {
-        if (!(request.get("speculativeAuthenticate") instanceof BsonDocument spec) || !spec.containsKey("saslStart")) {
+        if (!(request.get("speculativeAuthenticate") instanceof BsonDocument spec)) {
             return CompletableFuture.completedFuture(Optional.empty());
         }
-        String db = spec.isString("db") ? spec.getString("db").getValue() : "admin";
-        return saslStart(conn, spec, db).thenApply(reply -> {
+        CompletableFuture<BsonDocument> attempt;
+        if (spec.containsKey("saslStart")) {
+            attempt = saslStart(conn, spec, spec.isString("db") ? spec.getString("db").getValue() : "admin");
+        } else if (spec.containsKey("authenticate") && spec.isString("mechanism")
+                && spec.getString("mechanism").getValue().equals(X509)) {
+            attempt = authenticateX509(conn, spec, spec.isString("db") ? spec.getString("db").getValue() : UserName.EXTERNAL);
+        } else {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        return attempt.thenApply(reply -> {
             if (reply.getNumber("ok").intValue() != 1) {
                 return Optional.empty();
             }
