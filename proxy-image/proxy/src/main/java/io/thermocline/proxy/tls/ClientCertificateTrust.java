@@ -29,26 +29,26 @@ final class ClientCertificateTrust extends X509ExtendedTrustManager {
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        try {
-            trust.checkClientTrusted(chain, authType, engine);
-        } catch (CertificateException e) {
-            throw refused(chain, e);
-        }
+        verify(chain, () -> trust.checkClientTrusted(chain, authType, engine));
     }
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-        try {
-            trust.checkClientTrusted(chain, authType, socket);
-        } catch (CertificateException e) {
-            throw refused(chain, e);
-        }
+        verify(chain, () -> trust.checkClientTrusted(chain, authType, socket));
     }
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+        verify(chain, () -> trust.checkClientTrusted(chain, authType));
+    }
+
+    private interface Check {
+        void run() throws CertificateException;
+    }
+
+    private static void verify(X509Certificate[] chain, Check check) throws CertificateException {
         try {
-            trust.checkClientTrusted(chain, authType);
+            check.run();
         } catch (CertificateException e) {
             throw refused(chain, e);
         }
