@@ -137,10 +137,14 @@ class X509AuthenticationTest {
 
     /** How many {@code command}s the proxy answered with {@code outcome}, from its /metrics. */
     private static long commands(SecuredProxy p, String command, String outcome) throws Exception {
+        return metric(p, "thermocline_proxy_commands_total{command=\"" + command + "\",outcome=\"" + outcome + "\"}");
+    }
+
+    /** The value of one series of the proxy's /metrics (0 when absent). */
+    private static long metric(SecuredProxy p, String series) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         p.proxy.metrics().writeTo(out);
-        Matcher m = Pattern.compile("thermocline_proxy_commands_total\\{command=\"" + command + "\",outcome=\"" + outcome
-                + "\"} ([0-9.]+)").matcher(out.toString(StandardCharsets.UTF_8));
+        Matcher m = Pattern.compile(Pattern.quote(series) + " ([0-9.]+)").matcher(out.toString(StandardCharsets.UTF_8));
         return m.find() ? (long) Double.parseDouble(m.group(1)) : 0;
     }
 
@@ -230,6 +234,8 @@ class X509AuthenticationTest {
                         });
             }
             assertThat(commands(p, "authenticate", "error")).as("the driver fell back to authenticate").isEqualTo(1);
+            assertThat(metric(p, "thermocline_proxy_logins_total{mechanism=\"MONGODB-X509\",outcome=\"failure\"}"))
+                    .as("one failed login, counted once").isEqualTo(1);
             try (MongoClient c = connect(p, caFile, stranger, false, null)) {
                 assertThatThrownBy(() -> c.getDatabase("$external").runCommand(new Document("authenticate", 1)
                         .append("mechanism", "MONGODB-X509")))
