@@ -14,13 +14,27 @@ import io.thermocline.proxy.auth.UsersFile;
 import io.thermocline.proxy.tls.ClientTls;
 import io.thermocline.security.authentication.LoginThrottle;
 import io.thermocline.security.tls.PemTrust;
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoTimeoutException;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.X509ExtendedKeyManager;
+import javax.net.ssl.X509KeyManager;
+import java.io.ByteArrayOutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +45,7 @@ import static io.thermocline.proxy.TestCertificates.ca;
 import static io.thermocline.proxy.TestCertificates.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** MONGODB-X509: a verified client certificate logs in as the $external user named by its subject DN. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -47,30 +62,123 @@ class X509AuthenticationTest {
     }
 
     private static MongoClient connect(SecuredProxy p, Path caFile, X509Bundle clientCert) throws Exception {
-        SSLContext context = SSLContext.getInstance("TLS");
-        KeyManagerFactory keys = null;
-        if (clientCert != null) {
-            keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            keys.init(clientCert.toKeyStore("pw".toCharArray()), "pw".toCharArray());
-        }
-        context.init(keys == null ? null : keys.getKeyManagers(), PemTrust.trustManagers(caFile).getTrustManagers(), null);
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(p.uri("", "?tls=true&serverSelectionTimeoutMS=3000&retryWrites=false")))
-                .applyToSslSettings(ssl -> ssl.enabled(true).context(context))
-                .credential(MongoCredential.createMongoX509Credential()).build());
+        return connect(p, caFile, clientCert, false, MongoCredential.createMongoX509Credential());
     }
 
-    @Test
-    void aClientCertificateLogsInAsItsSubjectWithThatUsersRolesOnly() throws Exception {
-        X509Bundle ca = ca("x509-ca");
+    /**
+     * {@code always}: present the certificate even when the proxy's list of acceptable CAs does not name its
+     * issuer (the JDK's own key manager then sends none; OpenSSL clients such as pymongo send it anyway).
+     */
+    private static MongoClient connect(SecuredProxy p, Path caFile, X509Bundle clientCert, boolean always, MongoCredential credential)
+            throws Exception {
+        return connect(p, caFile, clientCert, always, credential, "TLS");
+    }
+
+    /** {@code protocol}: "TLS" (1.3 and 1.2) or "TLSv1.2" (1.2 only). */
+    private static MongoClient connect(SecuredProxy p, Path caFile, X509Bundle clientCert, boolean always, MongoCredential credential,
+                                       String protocol) throws Exception {
+        SSLContext context = SSLContext.getInstance(protocol);
+        KeyManager[] keys = null;
+        if (clientCert != null) {
+            KeyManagerFactory factory = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            factory.init(clientCert.toKeyStore("pw".toCharArray()), "pw".toCharArray());
+            keys = always ? new KeyManager[] {new AlwaysPresent((X509KeyManager) factory.getKeyManagers()[0])} : factory.getKeyManagers();
+        }
+        context.init(keys, PemTrust.trustManagers(caFile).getTrustManagers(), null);
+        MongoClientSettings.Builder b = MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(p.uri("", "?tls=true&serverSelectionTimeoutMS=3000&retryWrites=false")))
+                .applyToSslSettings(ssl -> ssl.enabled(true).context(context));
+        return MongoClients.create(credential == null ? b.build() : b.credential(credential).build());
+    }
+
+    /** A key manager that offers its certificate whatever CAs the server asks for. */
+    private static final class AlwaysPresent extends X509ExtendedKeyManager {
+        private final X509KeyManager keys;
+
+        AlwaysPresent(X509KeyManager keys) {
+            this.keys = keys;
+        }
+
+        @Override
+        public String[] getClientAliases(String keyType, Principal[] issuers) {
+            return keys.getClientAliases(keyType, null);
+        }
+
+        @Override
+        public String chooseClientAlias(String[] keyType, Principal[] issuers, Socket socket) {
+            return keys.chooseClientAlias(keyType, null, socket);
+        }
+
+        @Override
+        public String chooseEngineClientAlias(String[] keyType, Principal[] issuers, javax.net.ssl.SSLEngine engine) {
+            return keys.chooseClientAlias(keyType, null, null);
+        }
+
+        @Override
+        public String[] getServerAliases(String keyType, Principal[] issuers) {
+            return null;
+        }
+
+        @Override
+        public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+            return null;
+        }
+
+        @Override
+        public X509Certificate[] getCertificateChain(String alias) {
+            return keys.getCertificateChain(alias);
+        }
+
+        @Override
+        public PrivateKey getPrivateKey(String alias) {
+            return keys.getPrivateKey(alias);
+        }
+    }
+
+    /** How many {@code command}s the proxy answered with {@code outcome}, from its /metrics. */
+    private static long commands(SecuredProxy p, String command, String outcome) throws Exception {
+        return metric(p, "thermocline_proxy_commands_total{command=\"" + command + "\",outcome=\"" + outcome + "\"}");
+    }
+
+    /** The value of one series of the proxy's /metrics (0 when absent). */
+    private static long metric(SecuredProxy p, String series) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        p.proxy.metrics().writeTo(out);
+        Matcher m = Pattern.compile(Pattern.quote(series) + " ([0-9.]+)").matcher(out.toString(StandardCharsets.UTF_8));
+        return m.find() ? (long) Double.parseDouble(m.group(1)) : 0;
+    }
+
+    /**
+     * The driver's server selection ends on the TLS alert the proxy sent (the monitor's error is in its message), or
+     * on the connection the proxy closed after it: the client may still be writing (its last handshake flight in
+     * TLS 1.2, its hello in 1.3, where its handshake is over before the proxy checks the certificate).
+     */
+    private static void assertTlsRefused(Throwable e) {
+        assertThat(e).isInstanceOf(MongoTimeoutException.class);
+        assertThat(e.getMessage()).containsPattern("SSLHandshakeException: Received fatal alert: unknown_ca|Broken pipe|Connection reset");
+    }
+
+    private Path pemBundle(X509Bundle cert, String name) throws Exception {
+        return Files.writeString(dir.resolve(name), cert.getCertificatePathPEM() + cert.getPrivateKeyPEM());
+    }
+
+    /** The proxy with the CA's certificates and SUBJECT as an $external user, in {@code mode}. */
+    private SecuredProxy proxy(X509Bundle ca, String mode) throws Exception {
         X509Bundle serverCert = server(ca, "127.0.0.1", 1);
         Path cert = Files.writeString(dir.resolve("tls.crt"), serverCert.getCertificatePathPEM());
         Path key = Files.writeString(dir.resolve("tls.key"), serverCert.getPrivateKeyPEM());
         Path caFile = Files.writeString(dir.resolve("ca.crt"), ca.getRootCertificatePEM());
         Path users = Files.writeString(dir.resolve("users.yaml"), SecuredProxy.USERS.replace("users:\n",
                 "users:\n  - {user: \"" + SUBJECT + "\", db: $external, roles: [{role: read, db: shop}]}\n"));
-        ClientTls tls = ClientTls.from(new TlsConfig("required", cert.toString(), key.toString(), caFile.toString(), null));
-        try (SecuredProxy p = SecuredProxy.start(new UsersFile(users), LoginThrottle.off(), null, null, tls)) {
+        ClientTls tls = ClientTls.from(new TlsConfig(mode, cert.toString(), key.toString(), caFile.toString(), null));
+        return SecuredProxy.start(new UsersFile(users), LoginThrottle.off(), null, null, tls);
+    }
+
+    @Test
+    void aClientCertificateLogsInAsItsSubjectWithThatUsersRolesOnly() throws Exception {
+        X509Bundle ca = ca("x509-ca");
+        try (SecuredProxy p = proxy(ca, "required")) {
+            Path caFile = dir.resolve("ca.crt");
             try (MongoClient app = connect(p, caFile, client(ca, SUBJECT, 2))) {
                 Document status = app.getDatabase("admin").runCommand(new Document("connectionStatus", 1));
                 assertThat(status.get("authInfo", Document.class).getList("authenticatedUsers", Document.class))
@@ -92,6 +200,115 @@ class X509AuthenticationTest {
             try (MongoClient forged = connect(p, caFile, client(ca("someone-else"), SUBJECT, 4))) {
                 assertThatThrownBy(() -> forged.getDatabase("admin").runCommand(new Document("ping", 1))).isInstanceOf(MongoException.class);
             }
+        }
+    }
+
+    @Test
+    void speculativeX509InHelloLogsInWithoutAnAuthenticateCommand() throws Exception {
+        X509Bundle ca = ca("x509-ca");
+        try (SecuredProxy p = proxy(ca, "required")) {
+            Path caFile = dir.resolve("ca.crt");
+            try (MongoClient app = connect(p, caFile, client(ca, SUBJECT, 2))) {
+                assertThat(app.getDatabase("shop").getCollection("orders").countDocuments()).as("logged in: read allowed").isNotNegative();
+            }
+            assertThat(commands(p, "authenticate", "ok") + commands(p, "authenticate", "error"))
+                    .as("the hello reply's speculativeAuthenticate logged the driver in").isZero();
+
+            // speculative SCRAM still saves saslStart: the driver sends only saslContinue
+            try (MongoClient alice = connect(p, caFile, null, false,
+                    MongoCredential.createScramSha256Credential("alice", "admin", "alice-pw".toCharArray()))) {
+                alice.getDatabase("shop").getCollection("orders").countDocuments();
+            }
+            assertThat(commands(p, "saslStart", "ok") + commands(p, "saslStart", "error")).isZero();
+            assertThat(commands(p, "saslContinue", "ok")).isPositive();
+
+            // a certificate of no user: the speculative attempt is not answered, and the driver's own authenticate gets 18
+            X509Bundle stranger = client(ca, "CN=stranger,O=Thermocline", 3);
+            try (MongoClient c = connect(p, caFile, stranger)) {
+                assertThatThrownBy(() -> c.getDatabase("admin").runCommand(new Document("ping", 1)))
+                        .isInstanceOfSatisfying(MongoSecurityException.class, e -> {
+                            assertThat(e.getCause()).isInstanceOfSatisfying(MongoCommandException.class, cause -> {
+                                assertThat(cause.getErrorCode()).isEqualTo(18);
+                                assertThat(cause.getErrorMessage()).isEqualTo("Authentication failed.");
+                            });
+                        });
+            }
+            assertThat(commands(p, "authenticate", "error")).as("the driver fell back to authenticate").isEqualTo(1);
+            assertThat(metric(p, "thermocline_proxy_logins_total{mechanism=\"MONGODB-X509\",outcome=\"failure\"}"))
+                    .as("one failed login, counted once").isEqualTo(1);
+            try (MongoClient c = connect(p, caFile, stranger, false, null)) {
+                assertThatThrownBy(() -> c.getDatabase("$external").runCommand(new Document("authenticate", 1)
+                        .append("mechanism", "MONGODB-X509")))
+                        .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                            assertThat(e.getErrorCode()).isEqualTo(18);
+                            assertThat(e.getErrorMessage()).isEqualTo("Authentication failed.");
+                        });
+            }
+        }
+    }
+
+    @Test
+    void withOptionalClientCertificatesAnUntrustedCertificateFailsTheHandshakeAndNoCertificateStillConnects() throws Exception {
+        X509Bundle ca = ca("x509-ca");
+        X509Bundle forged = client(ca("someone-else"), SUBJECT, 4);
+        try (SecuredProxy p = proxy(ca, "preferred")) {
+            Path caFile = dir.resolve("ca.crt");
+            // the Java driver, made to present the certificate: the TLS handshake fails, before any command
+            for (String protocol : List.of("TLSv1.2", "TLS")) {
+                for (MongoCredential credential : new MongoCredential[] {MongoCredential.createMongoX509Credential(), null}) {
+                    try (MongoClient c = connect(p, caFile, forged, true, credential, protocol)) {
+                        assertThatThrownBy(() -> c.getDatabase("admin").runCommand(new Document("ping", 1)))
+                                .satisfies(X509AuthenticationTest::assertTlsRefused);
+                    }
+                }
+            }
+            assertThat(commands(p, "hello", "ok") + commands(p, "isMaster", "ok")).as("no command got through").isZero();
+            // no certificate at all: TLS works, and so does SCRAM
+            try (MongoClient alice = connect(p, caFile, null, false,
+                    MongoCredential.createScramSha256Credential("alice", "admin", "alice-pw".toCharArray()))) {
+                assertThat(alice.getDatabase("shop").getCollection("orders").countDocuments()).isNotNegative();
+            }
+            // and the trusted certificate logs in
+            try (MongoClient app = connect(p, caFile, client(ca, SUBJECT, 5), true, MongoCredential.createMongoX509Credential())) {
+                assertThat(app.getDatabase("shop").getCollection("orders").countDocuments()).isNotNegative();
+            }
+        }
+    }
+
+    @Test
+    void pymongoWithOptionalClientCertificates() throws Exception {
+        String python = ExternalClient.pymongoPython();
+        assumeTrue(python != null, "pymongo not found: apt-get install -y python3-pymongo (.ci/run does), or set THERMOCLINE_PYTHON");
+        X509Bundle ca = ca("x509-ca");
+        try (SecuredProxy p = proxy(ca, "preferred")) {
+            Path caFile = dir.resolve("ca.crt");
+            Path good = pemBundle(client(ca, SUBJECT, 6), "good.pem");
+            Path forged = pemBundle(client(ca("someone-else"), SUBJECT, 7), "forged.pem");
+            Path script = Files.writeString(dir.resolve("x509.py"), """
+                    import sys, pymongo
+                    from pymongo.errors import ServerSelectionTimeoutError, AutoReconnect
+                    port, ca, good, forged = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+                    def client(**kw):
+                        return pymongo.MongoClient('127.0.0.1', port, tls=True, tlsCAFile=ca, serverSelectionTimeoutMS=3000, **kw)
+                    c = client(tlsCertificateKeyFile=good, authMechanism='MONGODB-X509')
+                    print('x509 user', c.admin.command('connectionStatus')['authInfo']['authenticatedUsers'][0]['user'])
+                    c.close()
+                    c = client(username='alice', password='alice-pw', authSource='admin')
+                    print('scram without certificate', c.shop.command('ping')['ok'])
+                    c.close()
+                    try:
+                        client(tlsCertificateKeyFile=forged, authMechanism='MONGODB-X509').admin.command('ping')
+                        print('forged certificate: logged in')
+                    except (ServerSelectionTimeoutError, AutoReconnect) as e:
+                        print('forged certificate refused:', e)
+                    """);
+            ExternalClient.Result r = ExternalClient.run(List.of(python, script.toString(), String.valueOf(p.proxy.port()),
+                    caFile.toString(), good.toString(), forged.toString()));
+            assertThat(r.output()).as(r.output()).contains("x509 user " + SUBJECT).contains("scram without certificate 1.0")
+                    .containsPattern("forged certificate refused:.*(SSL|alert|certificate)");
+            assertThat(r.exit()).as(r.output()).isZero();
+            assertThat(commands(p, "authenticate", "ok") + commands(p, "authenticate", "error"))
+                    .as("pymongo logged in with speculative x.509 too").isZero();
         }
     }
 }

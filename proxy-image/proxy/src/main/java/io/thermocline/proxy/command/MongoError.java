@@ -27,6 +27,7 @@ public enum MongoError {
     INDEX_NOT_FOUND(27, "IndexNotFound"),
     CURSOR_NOT_FOUND(43, "CursorNotFound"),
     NAMESPACE_EXISTS(48, "NamespaceExists"),
+    INVALID_NAMESPACE(73, "InvalidNamespace"),
     SHUTDOWN_IN_PROGRESS(91, "ShutdownInProgress"),
     OPERATION_FAILED(96, "OperationFailed"),
     WRITE_CONFLICT(112, "WriteConflict"),
@@ -44,7 +45,9 @@ public enum MongoError {
     INTERRUPTED_AT_SHUTDOWN(11600, "InterruptedAtShutdown"),
     INTERRUPTED_DUE_TO_REPL_STATE_CHANGE(11602, "InterruptedDueToReplStateChange"),
     NOT_PRIMARY_NO_SECONDARY_OK(13435, "NotPrimaryNoSecondaryOk"),
-    NOT_PRIMARY_OR_SECONDARY(13436, "NotPrimaryOrSecondary");
+    NOT_PRIMARY_OR_SECONDARY(13436, "NotPrimaryOrSecondary"),
+    /** A required field is missing (mongod's IDL parser). */
+    MISSING_FIELD(40414, "Location40414");
 
     /** Errors that mean the member changed role (the SDAM spec's "state change errors"): its tier must be checked again. */
     private static final Set<MongoError> STATE_CHANGE = EnumSet.of(SHUTDOWN_IN_PROGRESS, PRIMARY_STEPPED_DOWN,

@@ -33,7 +33,7 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
             "killCursors", "aggregate", "count", "distinct", "insert", "update", "delete", "findAndModify",
             "createIndexes", "dropIndexes", "listIndexes", "listCollections", "listDatabases", "create", "drop",
             "dropDatabase", "collMod", "renameCollection", "commitTransaction", "abortTransaction", "endSessions",
-            "buildInfo", "serverStatus", "explain", "bulkWrite", "saslStart", "saslContinue", "getLastError",
+            "buildInfo", "serverStatus", "explain", "bulkWrite", "saslStart", "saslContinue", "authenticate", "logout", "getLastError",
             "dbStats", "collStats", "legacyQuery");
 
     private final PrometheusRegistry registry = new PrometheusRegistry();

@@ -10,6 +10,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.thermocline.config.TlsConfig;
+import io.thermocline.security.tls.PemTrust;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -152,7 +153,8 @@ public final class ClientTls {
     private SslContext build() throws SSLException {
         SslContextBuilder b = SslContextBuilder.forServer(certificate.toFile(), key.toFile()).sslProvider(provider).protocols(PROTOCOLS);
         if (clientCa != null) {
-            b.trustManager(clientCa.toFile()).clientAuth(ClientAuth.OPTIONAL);
+            // OPTIONAL, as mongod with tlsAllowConnectionsWithoutCertificates: no certificate is fine, an untrusted one fails the handshake
+            b.trustManager(new ClientCertificateTrust(PemTrust.trustManagers(clientCa))).clientAuth(ClientAuth.OPTIONAL);
         }
         return b.build();
     }

@@ -34,6 +34,7 @@ public final class Authenticator {
     private static final Logger LOG = LoggerFactory.getLogger(Authenticator.class);
     private static final int AUTHENTICATION_FAILED = 18;
     private static final int MECHANISM_UNAVAILABLE = 334;
+    private static final String X509 = "MONGODB-X509";
 
     private final UserDirectory users;
     private final LoginThrottle throttle;
@@ -145,31 +146,47 @@ public final class Authenticator {
      * subject of the client certificate TLS verified; a {@code user} field must name that subject.
      */
     public CompletableFuture<BsonDocument> authenticateX509(ConnectionAuth conn, BsonDocument body, String db) {
-        String mechanism = "MONGODB-X509";
+        return authenticateX509(conn, body, db, true);
+    }
+
+    /**
+     * {@code counted}: a failure counts towards the address's delay, the failure metric and the log. A
+     * speculative attempt's does not, since the driver follows it with the explicit command, whose
+     * failure does: one login, one failure.
+     */
+    private CompletableFuture<BsonDocument> authenticateX509(ConnectionAuth conn, BsonDocument body, String db, boolean counted) {
         Optional<String> subject = conn.certificateSubject();
         if (!db.equals(UserName.EXTERNAL)) {
-            return CompletableFuture.completedFuture(failed(conn, mechanism, "?@" + db, "x.509 users live in $external"));
+            return CompletableFuture.completedFuture(x509Failed(conn, counted, "?@" + db, "x.509 users live in $external"));
         }
         if (subject.isEmpty()) {
-            return CompletableFuture.completedFuture(failed(conn, mechanism, "?@" + db, "no verified client certificate"));
+            return CompletableFuture.completedFuture(x509Failed(conn, counted, "?@" + db, "no verified client certificate"));
         }
         if (body.isString("user") && !body.getString("user").getValue().equals(subject.get())) {
-            return CompletableFuture.completedFuture(failed(conn, mechanism, subject.get() + "@" + db,
+            return CompletableFuture.completedFuture(x509Failed(conn, counted, subject.get() + "@" + db,
                     "the user field names another subject than the certificate"));
         }
         UserName name = new UserName(subject.get(), UserName.EXTERNAL);
         return users.find(name).handle((user, error) -> {
             if (error != null || user.isEmpty()) {
-                return failed(conn, mechanism, name.toString(), error != null ? "the user directory could not be read" : "no such user");
+                return x509Failed(conn, counted, name.toString(), error != null ? "the user directory could not be read" : "no such user");
             }
             conn.endConversation();
             conn.authenticated(user.get());
             throttle.succeeded(conn.sourceAddress());
-            events.login(mechanism, true);
-            LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, mechanism, conn.sourceAddress().getHostAddress());
+            events.login(X509, true);
+            LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, X509, conn.sourceAddress().getHostAddress());
             return new BsonDocument("dbname", new BsonString(UserName.EXTERNAL)).append("user", new BsonString(subject.get()))
                     .append("ok", new BsonDouble(1));
         });
+    }
+
+    private BsonDocument x509Failed(ConnectionAuth conn, boolean counted, String user, String reason) {
+        if (counted) {
+            return failed(conn, X509, user, reason);
+        }
+        LOG.debug("event=speculative_auth_not_answered user={} mechanism={} reason=\"{}\"", printable(user), X509, reason);
+        return error(AUTHENTICATION_FAILED, "AuthenticationFailed", "Authentication failed.");
     }
 
     public BsonDocument logout(ConnectionAuth conn) {
@@ -180,14 +197,25 @@ public final class Authenticator {
 
     /**
      * The {@code speculativeAuthenticate} field of a hello reply, or empty: a speculative attempt
-     * that fails is simply not answered, and the driver then authenticates the usual way.
+     * that fails is simply not answered (as mongod), and the driver then authenticates the usual
+     * way, getting that command's error. Two forms, as the auth spec has them: a SCRAM
+     * {@code saslStart}, answered with the server-first message, and an x.509 {@code authenticate}
+     * on {@code $external}, answered with {@code dbname} and {@code user}: logged in already.
      */
     public CompletableFuture<Optional<BsonDocument>> speculative(ConnectionAuth conn, BsonDocument request) {
-        if (!(request.get("speculativeAuthenticate") instanceof BsonDocument spec) || !spec.containsKey("saslStart")) {
+        if (!(request.get("speculativeAuthenticate") instanceof BsonDocument spec)) {
             return CompletableFuture.completedFuture(Optional.empty());
         }
-        String db = spec.isString("db") ? spec.getString("db").getValue() : "admin";
-        return saslStart(conn, spec, db).thenApply(reply -> {
+        CompletableFuture<BsonDocument> attempt;
+        if (spec.containsKey("saslStart")) {
+            attempt = saslStart(conn, spec, spec.isString("db") ? spec.getString("db").getValue() : "admin");
+        } else if (spec.containsKey("authenticate") && spec.isString("mechanism")
+                && spec.getString("mechanism").getValue().equals(X509)) {
+            attempt = authenticateX509(conn, spec, spec.isString("db") ? spec.getString("db").getValue() : UserName.EXTERNAL, false);
+        } else {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        return attempt.thenApply(reply -> {
             if (reply.getNumber("ok").intValue() != 1) {
                 return Optional.empty();
             }

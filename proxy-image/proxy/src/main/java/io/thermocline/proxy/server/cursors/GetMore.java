@@ -13,6 +13,7 @@ import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.WireCodec;
 import org.bson.BsonInt64;
+import org.bson.BsonType;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
@@ -56,6 +57,10 @@ public final class GetMore {
         if (idValue == null || !idValue.isNumber()) {
             return replies.reply(request, MongoError.TYPE_MISMATCH.reply("getMore must be a 64-bit cursor id"));
         }
+        Optional<RawBsonDocument> malformed = malformedCollection(request.msg().body().get("collection"));
+        if (malformed.isPresent()) {
+            return replies.reply(request, malformed.get());
+        }
         long proxyId = idValue.asNumber().longValue();
         Optional<CursorRoute> found = cursors.use(proxyId, System.nanoTime());
         if (found.isEmpty()) {
@@ -74,6 +79,12 @@ public final class GetMore {
             // as mongod: refused, and the cursor stays its creator's
             return replies.reply(request, MongoError.UNAUTHORIZED.reply("cursor id " + proxyId + " was not created by the authenticated user"));
         }
+        String requested = request.traits().database() + "." + request.msg().body().getString("collection").getValue();
+        if (route.namespace().contains(".") && !requested.equals(route.namespace())) {
+            // as mongod: a cursor continues only on the namespace it was opened on (and stays open)
+            return replies.reply(request, MongoError.UNAUTHORIZED.reply("Requested getMore on namespace '" + requested
+                    + "', but cursor belongs to a different namespace " + route.namespace()));
+        }
         TierBackend tier = forwarder.backends().tier(route.tier());
         return forwarder.member(tier, request.traits(), Optional.of(route.member()))
                 .thenCompose(member -> round(request, route, tier, member, request.msg().requestId()))
@@ -82,6 +93,37 @@ public final class GetMore {
                     replies.metrics().openCursors(cursors.size());
                     return errors.unavailable(request, e);
                 });
+    }
+
+    /** mongod's parse errors for getMore's {@code collection}, which it checks before it looks the cursor up. */
+    private static Optional<RawBsonDocument> malformedCollection(BsonValue collection) {
+        if (collection == null) {
+            return Optional.of(MongoError.MISSING_FIELD.reply("BSON field 'getMore.collection' is missing but a required field"));
+        }
+        if (!collection.isString()) {
+            return Optional.of(MongoError.TYPE_MISMATCH.reply("BSON field 'getMore.collection' is the wrong type '"
+                    + typeName(collection.getBsonType()) + "', expected type 'string'"));
+        }
+        if (collection.asString().getValue().isEmpty()) {
+            return Optional.of(MongoError.INVALID_NAMESPACE.reply("Collection names cannot be empty"));
+        }
+        return Optional.empty();
+    }
+
+    /** The type as mongod's messages name it ({@code $type} aliases). */
+    private static String typeName(BsonType type) {
+        return switch (type) {
+            case DOCUMENT -> "object";
+            case INT32 -> "int";
+            case INT64 -> "long";
+            case DOUBLE -> "double";
+            case DECIMAL128 -> "decimal";
+            case BOOLEAN -> "bool";
+            case OBJECT_ID -> "objectId";
+            case DATE_TIME -> "date";
+            case BINARY -> "binData";
+            default -> type.name().toLowerCase();
+        };
     }
 
     /**
