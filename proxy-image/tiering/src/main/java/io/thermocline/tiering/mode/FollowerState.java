@@ -2,8 +2,11 @@ package io.thermocline.tiering.mode;
 
 import java.util.HashMap;
 import java.util.Map;
+import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
+import org.bson.BsonInt64;
 import org.bson.BsonNull;
+import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 
 /**
@@ -61,6 +64,15 @@ public record FollowerState(BsonTimestamp origin, BsonDocument resumeToken, Bson
                 .append("resumeToken", resumeToken == null ? BsonNull.VALUE : resumeToken)
                 .append("appliedThrough", appliedThrough == null ? BsonNull.VALUE : appliedThrough)
                 .append("changing", ns);
+    }
+
+    /** What {@code thermocline status} shows: the holder and term, how far it applied, the last resync. */
+    public BsonDocument toStatus() {
+        return new BsonDocument("holder", lease == null ? BsonNull.VALUE : new BsonString(lease.owner()))
+                .append("term", new BsonInt64(lease == null ? 0 : lease.term()))
+                .append("leaseExpiresAt", lease == null ? BsonNull.VALUE : new BsonDateTime(lease.expiresAt().toEpochMilli()))
+                .append("appliedThrough", appliedThrough == null ? BsonNull.VALUE : appliedThrough)
+                .append("resync", resync == null ? BsonNull.VALUE : resync.toBson());
     }
 
     static FollowerState fromBson(BsonDocument d) {

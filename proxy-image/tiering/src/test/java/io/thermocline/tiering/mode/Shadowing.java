@@ -33,9 +33,15 @@ final class Shadowing {
     }
 
     static ArchiveFollower follower(TwoTiers tiers, String instance, Duration lease, FaultInjection faults) {
-        ArchiveFollower.Options options = ArchiveFollower.Options.defaults(Duration.ofMillis(20)).withLease(lease)
-                .withFaults(faults).withRegistry(new PrometheusRegistry());
+        return follower(tiers, instance, options(lease, faults));
+    }
+
+    static ArchiveFollower follower(TwoTiers tiers, String instance, ArchiveFollower.Options options) {
         return new ArchiveFollower(tiers.fast, tiers.archiveSync, List.of(TwoTiers.POLICY), instance, options).start();
+    }
+
+    static ArchiveFollower.Options options(Duration lease, FaultInjection faults) {
+        return ArchiveFollower.Options.defaults(Duration.ofMillis(20)).withLease(lease).withFaults(faults).withRegistry(new PrometheusRegistry());
     }
 
     /** Holds the worker the first time it reaches {@code point}, until {@link #resume()}. */
