@@ -161,7 +161,9 @@ public final class ArchiveFollower implements AutoCloseable {
                 return Duration.ZERO;
             }
         } catch (StaleStateException e) {
-            deposed(e.getMessage());
+            if (lease != null) { // not yet counted by a failed renewal
+                deposed(e.getMessage());
+            }
             return options.idle();
         }
     }

@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -70,27 +69,20 @@ class ArchiveFollowerResyncTest {
             tiers.archiveOrders().insertOne(order(id, NOW, "while down"));
         }
 
-        AtomicBoolean writing = new AtomicBoolean(true);
         AtomicInteger writes = new AtomicInteger();
+        Random random = new Random(16);
+        // during the resync: fewer writes than the oplog holds, so the restarted stream finds its position at any speed
         Thread writer = new Thread(() -> {
-            Random random = new Random(16);
-            while (writing.get()) {
-                int id = 100 + random.nextInt(320); // documents 1-5 keep what the test asserts on
-
-                switch (random.nextInt(3)) {
-                    case 0 -> tiers.archiveOrders().updateOne(Filters.eq("_id", id), Updates.set("state", "w" + writes.get()));
-                    case 1 -> tiers.archiveOrders().replaceOne(Filters.eq("_id", id), order(id, NOW, "r" + writes.get()),
-                            new ReplaceOptions().upsert(true));
-                    default -> tiers.archiveOrders().deleteOne(Filters.eq("_id", id));
-                }
-                writes.incrementAndGet();
+            while (writes.get() < 150) {
+                writeAtRandom(random, writes);
                 try {
-                    Thread.sleep(3); // slower than the resync copies: its oplog keeps the stream's position
+                    Thread.sleep(3); // spread over the copy
                 } catch (InterruptedException e) {
                     return;
                 }
             }
         }, "archive-writer");
+
         // writes between the resync's stream position and its copy: the restarted stream must bring them
         Shadowing.Pause positionTaken = new Shadowing.Pause(FaultPoint.FOLLOWER_RESYNC_POSITION_TAKEN, () -> {
             tiers.archiveOrders().updateOne(Filters.eq("_id", 4), Updates.set("state", "after the position"));
@@ -101,12 +93,13 @@ class ArchiveFollowerResyncTest {
         try (ArchiveFollower second = Shadowing.follower(tiers, "second", options)) {
             positionTaken.awaitReached();
             positionTaken.resume();
-            await().atMost(Duration.ofSeconds(30)).until(() -> modes.follower().resync() != null && !modes.follower().resync().running());
-            await().atMost(Duration.ofSeconds(10)).until(() -> writes.get() > 200);
-            writing.set(false);
-            writer.join(10_000);
+            await().atMost(Duration.ofSeconds(60)).until(() -> modes.follower().resync() != null && !modes.follower().resync().running());
+            writer.join(30_000);
+            while (writes.get() < 250) { // and after it, streamed as usual
+                writeAtRandom(random, writes);
+            }
 
-            await().atMost(Duration.ofSeconds(30)).until(() -> all(tiers.fastOrders()).equals(covered()));
+            await().atMost(Duration.ofSeconds(60)).until(() -> all(tiers.fastOrders()).equals(covered()));
             assertThat(all(tiers.fastOrders())).as("the fast tier = the archive's covered documents").isEqualTo(covered());
             assertThat(byId(tiers.fastOrders(), COLD.get("_id"))).as("a resync copies only what the coverage promises").isNull();
 
@@ -122,6 +115,17 @@ class ArchiveFollowerResyncTest {
             assertThat(modes.follower().changing(TwoTiers.NS)).as("no longer announced as changing at any time")
                     .isLessThan(new org.bson.BsonTimestamp(-1L));
         }
+    }
+
+    /** An update, an upsert or a delete of a document 100-419 (documents 1-5 keep what the test asserts on). */
+    private void writeAtRandom(Random random, AtomicInteger writes) {
+        int id = 100 + random.nextInt(320);
+        switch (random.nextInt(3)) {
+            case 0 -> tiers.archiveOrders().updateOne(Filters.eq("_id", id), Updates.set("state", "w" + writes.get()));
+            case 1 -> tiers.archiveOrders().replaceOne(Filters.eq("_id", id), order(id, NOW, "r" + writes.get()), new ReplaceOptions().upsert(true));
+            default -> tiers.archiveOrders().deleteOne(Filters.eq("_id", id));
+        }
+        writes.incrementAndGet();
     }
 
     private String state(int id) {
