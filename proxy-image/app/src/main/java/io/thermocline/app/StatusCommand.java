@@ -109,6 +109,7 @@ public final class StatusCommand implements Callable<Integer> {
         return new BsonDocument("mode", modeDoc)
                 .append("feeder", new BsonDocument("lagSeconds", new BsonDouble(feeder.lagSeconds()))
                         .append("pendingEvents", new BsonInt64(feeder.pendingEvents())))
+                .append("follower", modes.follower().toStatus())
                 .append("collections", collections);
     }
 
@@ -128,6 +129,7 @@ public final class StatusCommand implements Callable<Integer> {
         }
         BsonDocument f = s.getDocument("feeder");
         b.append(String.format("feeder    lag %.1f s, %d pending%n", f.getDouble("lagSeconds").getValue(), f.getInt64("pendingEvents").getValue()));
+        b.append(follower(s.getDocument("follower")));
         for (var v : s.getArray("collections")) {
             BsonDocument c = v.asDocument();
             BsonDocument sh = c.getDocument("shadow");
@@ -144,5 +146,24 @@ public final class StatusCommand implements Callable<Integer> {
             }
         }
         return b.toString();
+    }
+
+    /** The archive follower's line: who holds its lease, how far it applied, its last resync (lost history). */
+    static String follower(BsonDocument f) {
+        StringBuilder b = new StringBuilder("follower  ");
+        b.append(f.isString("holder") ? "held by " + f.getString("holder").getValue() + " (term " + f.getInt64("term").getValue() + ")"
+                : "not running");
+        if (f.isTimestamp("appliedThrough")) {
+            b.append(", applied through ").append(f.getTimestamp("appliedThrough").getTime() & 0xFFFFFFFFL)
+                    .append('.').append(f.getTimestamp("appliedThrough").getInc());
+        }
+        if (f.isDocument("resync")) {
+            BsonDocument r = f.getDocument("resync");
+            b.append(String.format("; resync %d %s: %s, %d copied, %d deleted", r.getInt64("count").getValue(),
+                    r.isDateTime("finishedAt") ? "finished " + java.time.Instant.ofEpochMilli(r.getDateTime("finishedAt").getValue())
+                            : "RUNNING since " + java.time.Instant.ofEpochMilli(r.getDateTime("startedAt").getValue()),
+                    r.getString("reason").getValue(), r.getInt64("copied").getValue(), r.getInt64("deleted").getValue()));
+        }
+        return b.append('\n').toString();
     }
 }

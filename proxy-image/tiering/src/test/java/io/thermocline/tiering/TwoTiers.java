@@ -50,15 +50,20 @@ public final class TwoTiers implements AutoCloseable {
     private final List<AutoCloseable> workers = new ArrayList<>();
 
     public TwoTiers() {
-        this(EmbeddedReplicaSet.builder().name("fast"));
+        this(EmbeddedReplicaSet.builder().name("fast"), EmbeddedReplicaSet.builder().name("archive"));
     }
 
     /** A fast tier whose oplog keeps only {@code entries} entries: a feeder down for longer loses its history (286). */
     public static TwoTiers withFastOplogOf(int entries) {
-        return new TwoTiers(EmbeddedReplicaSet.builder().name("fast").oplogSize(entries));
+        return new TwoTiers(EmbeddedReplicaSet.builder().name("fast").oplogSize(entries), EmbeddedReplicaSet.builder().name("archive"));
     }
 
-    private TwoTiers(EmbeddedReplicaSet.Builder fastTier) {
+    /** An archive whose oplog keeps only {@code entries} entries: an archive follower down for longer loses its history (286). */
+    public static TwoTiers withArchiveOplogOf(int entries) {
+        return new TwoTiers(EmbeddedReplicaSet.builder().name("fast"), EmbeddedReplicaSet.builder().name("archive").oplogSize(entries));
+    }
+
+    private TwoTiers(EmbeddedReplicaSet.Builder fastTier, EmbeddedReplicaSet.Builder archiveTier) {
         String fastUri;
         String archiveUri;
         String kind = System.getProperty("thermocline.tiers", "embedded");
@@ -68,7 +73,7 @@ public final class TwoTiers implements AutoCloseable {
         } else if (kind.equals("embedded")) {
             // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
             EmbeddedReplicaSet fastSet = fastTier.transactionLifetime(Duration.ofSeconds(3)).build().start();
-            EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
+            EmbeddedReplicaSet archiveSet = archiveTier.build().start();
             ownedSets.add(fastSet);
             ownedSets.add(archiveSet);
             fastUri = fastSet.connectionString();

@@ -34,9 +34,11 @@ import org.slf4j.LoggerFactory;
  * Shadow mode's evidence: a sample of the reads the fast tier could answer runs there too, on this
  * class's own thread, after the client already has the archive's answer (a bounded queue that drops,
  * and counts, when full: the client never waits). A read is compared only when the fast tier is known
- * to hold the archive's state as that read saw it: the archive follower has applied everything up to
- * the read's {@code operationTime}, and had begun no later change of the namespace when the fast-tier
- * read was done. Otherwise it is skipped and counted. Counts and up to five divergent samples go to
+ * to hold at least the archive's state as that read saw it: the archive follower has applied everything
+ * up to the read's {@code operationTime}. An agreement then always counts: the fast tier returned exactly
+ * the archive's answer. A difference counts as a divergence only if the follower had begun no later change
+ * of the namespace when the fast-tier read was done (else the fast tier may simply be ahead of the archive
+ * read); otherwise it is skipped and counted. Counts and up to five divergent samples go to
  * {@code thermocline.shadow}, per instance and namespace.
  */
 public final class ShadowComparator implements AutoCloseable {
@@ -135,12 +137,10 @@ public final class ShadowComparator implements AutoCloseable {
         }
         BsonDocument fastReply = Blocking.single(fast.getDatabase(s.database()).runCommand(forFastTier(s.command()), BsonDocument.class)).orElseThrow();
         BsonTimestamp changing = store.follower().changing(s.namespace());
-        if (changing != null && changing.compareTo(time.asTimestamp()) > 0) {
-            skipped(s.namespace()); // the fast tier may already hold a change the archive read did not see
-            return;
-        }
         Optional<ResultComparison.Outcome> outcome = outcome(s, fastReply);
-        if (outcome.isEmpty()) {
+        boolean changedSince = changing != null && changing.compareTo(time.asTimestamp()) > 0;
+        if (outcome.isEmpty() || (changedSince && !outcome.get().agreed())) {
+            // a difference after a later change began may be that change (the fast tier is ahead of the archive read): no proof either way
             skipped(s.namespace());
             return;
         }

@@ -74,8 +74,9 @@ class ShadowHistoryTest {
                 awaitWarmed(fleet);
 
                 ConcurrentHistoryTest.runClients(fleet, history, keys, random, ConcurrentHistoryTest.OPERATIONS, true, false, () -> false);
-                // under the write mix nearly every comparison is skipped (a change of the namespace began after its read):
-                // a burst of reads alone gives the comparator reads it can check
+                // under the write mix nearly every comparison is skipped: on this small key space the follower has applied a
+                // later change of the result by the time the fast tier is read, so the answers differ and prove nothing
+                // (docs/adoption.md); a burst of reads alone gives the comparator reads it can check
                 ConcurrentHistoryTest.runClients(fleet, history, keys, random, ConcurrentHistoryTest.OPERATIONS / 2, true, true, () -> false);
                 evidence = awaitComparisons(modes);
 

@@ -221,7 +221,7 @@ public final class Feeder extends Worker<Feeder> {
      * The fast tier's oplog no longer holds the resume point: ChangeStreamHistoryLost (286, MongoDB
      * 4.2+), CappedPositionLost (136), or 4.0's "resume token was not found" (280). Retrying cannot help.
      */
-    static boolean historyLost(MongoException error) {
+    public static boolean historyLost(MongoException error) {
         return error.getCode() == 286 || error.getCode() == 136
                 || (error.getCode() == 280 && String.valueOf(error.getMessage()).contains("resume token was not found"));
     }

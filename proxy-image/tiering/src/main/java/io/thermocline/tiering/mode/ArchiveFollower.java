@@ -1,30 +1,45 @@
 package io.thermocline.tiering.mode;
 
+import com.mongodb.MongoException;
+import com.mongodb.ReadConcern;
 import com.mongodb.client.ChangeStreamIterable;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoChangeStreamCursor;
+import com.mongodb.client.MongoCursor;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReplaceOptions;
 import com.mongodb.client.model.changestream.ChangeStreamDocument;
 import com.mongodb.client.model.changestream.FullDocument;
 import com.mongodb.client.model.changestream.OperationType;
 import com.mongodb.reactivestreams.client.MongoClient;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.tiering.Namespace;
+import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.StaleStateException;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.AgeValue;
+import io.thermocline.tiering.state.BsonOrder;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
 import io.thermocline.tiering.worker.WorkerLoop;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
 import org.bson.conversions.Bson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,40 +50,82 @@ import org.slf4j.LoggerFactory;
  * fast tier in a marked transaction ({@link OwnWrites}), so the feeder never mirrors it back. A delete
  * writes a fence as a user delete does, so a warm copy in flight cannot resurrect the document.
  *
+ * <p>One instance follows at a time: it holds the {@link FollowerLease} (every feeder process runs a
+ * follower, and a rolling update runs two at once). Every write it makes is fenced by its term: the
+ * transaction that applies a batch first writes the follower's progress on the condition that the lease
+ * still names this term, so a deposed follower's in-flight batch aborts instead of landing over newer
+ * events its successor applied.
+ *
  * <p>It reports {@code appliedThrough}: every archive change up to that time is in the fast tier. It
  * knows because it reads the archive's majority time first and then drains the stream until a getMore
  * comes back empty ({@code tryNext}). During a cutover it applies nothing after the document's
  * {@code cutoverAt}; in the tiered phases it does nothing (the feeder's own mirror writes would come
- * back as archive changes and could overwrite newer fast-tier versions).
+ * back as archive changes and could overwrite newer fast-tier versions). When the archive's oplog no
+ * longer holds its resume point it resyncs ({@link #resync}).
  */
 public final class ArchiveFollower implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ArchiveFollower.class);
     private static final int BATCH = 100;
+    /** Above every cluster time: announced while a resync may write any version. */
+    private static final BsonTimestamp ANY_TIME = new BsonTimestamp(-1L);
+
+    /** Tuning: the pause of an idle follower, the lease, test hooks and the metrics registry. */
+    public record Options(Duration idle, Duration lease, FaultInjection faults, PrometheusRegistry registry) {
+
+        public static Options defaults(Duration idle) {
+            return new Options(idle, Duration.ofSeconds(10), FaultInjection.NONE, PrometheusRegistry.defaultRegistry);
+        }
+
+        public Options withLease(Duration duration) {
+            return new Options(idle, duration, faults, registry);
+        }
+
+        public Options withFaults(FaultInjection injection) {
+            return new Options(idle, lease, injection, registry);
+        }
+
+        public Options withRegistry(PrometheusRegistry r) {
+            return new Options(idle, lease, faults, r);
+        }
+    }
 
     private final MongoClient fast;
     private final com.mongodb.client.MongoClient archive;
     private final List<CollectionPolicy> policies;
+    private final String instanceId;
+    private final MetadataStore store;
     private final ModeStore modes;
     private final OwnWrites ownWrites;
     private final Fences fences;
-    private final Duration idle;
+    private final Options options;
+    private final FollowerMetrics metrics;
     private final WorkerLoop loop;
     private MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> cursor;
     private BsonTimestamp cursorOrigin;
+    private FollowerLease lease;
+    private long renewAtNanos;
     private volatile long applied;
+    private volatile long deposed;
 
     public ArchiveFollower(MongoClient fast, com.mongodb.client.MongoClient archive, List<CollectionPolicy> policies,
                            String instanceId, Duration idle) {
+        this(fast, archive, policies, instanceId, Options.defaults(idle));
+    }
+
+    public ArchiveFollower(MongoClient fast, com.mongodb.client.MongoClient archive, List<CollectionPolicy> policies,
+                           String instanceId, Options options) {
         this.fast = fast;
         this.archive = archive;
         this.policies = List.copyOf(policies);
-        MetadataStore store = new MetadataStore(fast);
+        this.instanceId = instanceId;
+        this.store = new MetadataStore(fast);
         this.modes = new ModeStore(store);
         this.ownWrites = new OwnWrites(fast, store, "follower/" + instanceId);
         this.fences = new Fences(store);
-        this.idle = idle;
-        this.loop = new WorkerLoop("archive-follower", this::round, idle.multipliedBy(5));
+        this.options = options;
+        this.metrics = FollowerMetrics.in(options.registry());
+        this.loop = new WorkerLoop("archive-follower", this::round, options.idle().multipliedBy(5));
     }
 
     public ArchiveFollower start() {
@@ -81,19 +138,43 @@ public final class ArchiveFollower implements AutoCloseable {
         return applied;
     }
 
+    /** Times this instance found its lease taken by another (its write, if one was in flight, was refused). */
+    public long deposed() {
+        return deposed;
+    }
+
     /** One pass: everything the archive committed up to now, or nothing outside the archive-authoritative phases. */
-    Duration round() {
+    Duration round() throws InterruptedException {
         ModeDocument mode = modes.read();
-        if (!mode.exists() || !mode.phase().archiveAuthoritative() || mode.followFrom() == null) {
+        if (!mode.exists() || !mode.phase().archiveAuthoritative() || mode.followFrom() == null || !leaseHeld()) {
             closeCursor();
-            return idle;
+            return options.idle();
         }
+        try {
+            try {
+                return follow(mode);
+            } catch (MongoException e) {
+                if (!Feeder.historyLost(e)) {
+                    throw e;
+                }
+                resync(e);
+                return Duration.ZERO;
+            }
+        } catch (StaleStateException e) {
+            if (lease != null) { // not yet counted by a failed renewal
+                deposed(e.getMessage());
+            }
+            return options.idle();
+        }
+    }
+
+    private Duration follow(ModeDocument mode) {
         FollowerState state = modes.follower();
         if (!mode.followFrom().equals(state.origin())) {
             // a new drain point: the fast tier equals the archive up to it, start from there
             closeCursor();
-            state = new FollowerState(mode.followFrom(), null, mode.followFrom(), Map.of());
-            modes.saveFollower(state);
+            state = state.restartedAt(mode.followFrom());
+            modes.saveFollower(null, lease, state);
         }
         if (cursor == null || !mode.followFrom().equals(cursorOrigin)) {
             open(state);
@@ -117,10 +198,49 @@ public final class ArchiveFollower implements AutoCloseable {
         state = apply(state, batch);
         BsonTimestamp through = limit != null && (reachedLimit || now.compareTo(limit) > 0) ? limit : now;
         if (state.appliedThrough() == null || through.compareTo(state.appliedThrough()) > 0) {
-            state = state.applied(cursor.getResumeToken(), through);
-            modes.saveFollower(state);
+            modes.saveFollower(null, lease, state.applied(cursor.getResumeToken(), through));
         }
-        return reachedLimit ? idle.multipliedBy(2) : idle;
+        return reachedLimit ? options.idle().multipliedBy(2) : options.idle();
+    }
+
+    /**
+     * True while this instance holds the lease: renewed after a third of it, taken when free or expired.
+     * A renewal that finds another term deposes this instance; taking it reopens the stream from the
+     * progress the previous holder committed.
+     */
+    private boolean leaseHeld() {
+        if (lease != null) {
+            if (System.nanoTime() < renewAtNanos) {
+                return true;
+            }
+            long sent = System.nanoTime();
+            if (modes.renewFollowerLease(lease, Instant.now().plus(options.lease()))) {
+                renewAtNanos = sent + options.lease().toNanos() / 3;
+                return true;
+            }
+            deposed("the lease renewal found another term");
+            return false;
+        }
+        long sent = System.nanoTime();
+        Optional<FollowerState> taken = modes.takeFollowerLease(instanceId, options.lease(), Instant.now());
+        if (taken.isEmpty()) {
+            return false;
+        }
+        lease = taken.get().lease();
+        renewAtNanos = sent + options.lease().toNanos() / 3;
+        metrics.leader.set(1);
+        closeCursor();
+        LOG.info("event=archive_follower_lease_taken instance={} term={}", instanceId, lease.term());
+        return true;
+    }
+
+    private void deposed(String why) {
+        LOG.warn("event=archive_follower_deposed instance={} term={} reason=\"{}\"", instanceId, lease == null ? 0 : lease.term(), why);
+        deposed++;
+        metrics.deposed.inc();
+        metrics.leader.set(0);
+        lease = null;
+        closeCursor();
     }
 
     private FollowerState apply(FollowerState state, List<ChangeStreamDocument<BsonDocument>> events) {
@@ -135,18 +255,20 @@ public final class ArchiveFollower implements AutoCloseable {
         }
         // announce before applying: a shadow comparison reading this after its fast-tier read sees every change it may have met
         FollowerState announced = state.withChanging(changing);
-        modes.saveFollower(announced);
+        modes.saveFollower(null, lease, announced);
+        options.faults().reached(FaultPoint.FOLLOWER_BEFORE_APPLY);
+        BsonTimestamp last = events.get(events.size() - 1).getClusterTime();
+        FollowerState next = announced.applied(events.get(events.size() - 1).getResumeToken(),
+                last == null ? announced.appliedThrough() : last);
         ownWrites.inTransaction(session -> {
+            modes.saveFollower(session, lease, next); // the fence: commits only while the lease names this term
             for (ChangeStreamDocument<BsonDocument> e : events) {
                 applyOne(session, e);
             }
             return null;
         });
         applied += events.size();
-        BsonTimestamp last = events.get(events.size() - 1).getClusterTime();
-        FollowerState next = announced.applied(events.get(events.size() - 1).getResumeToken(),
-                last == null ? announced.appliedThrough() : last);
-        modes.saveFollower(next);
+        metrics.applied.inc(events.size());
         return next;
     }
 
@@ -158,8 +280,7 @@ public final class ArchiveFollower implements AutoCloseable {
         var collection = Namespace.parse(ns).in(fast);
         OperationType type = e.getOperationType();
         if (type == OperationType.DELETE) {
-            fences.write(session, ns, e.getDocumentKey().get("_id"), Fence.Kind.USER_DELETE);
-            Blocking.run(collection.deleteOne(session, Filters.eq("_id", e.getDocumentKey().get("_id"))));
+            deleteFenced(session, ns, e.getDocumentKey().get("_id"));
         } else if (type == OperationType.INSERT || type == OperationType.REPLACE || type == OperationType.UPDATE) {
             BsonDocument full = e.getFullDocument();
             if (full != null) { // null: deleted since; its delete event follows
@@ -168,6 +289,129 @@ public final class ArchiveFollower implements AutoCloseable {
         } else {
             LOG.warn("event=archive_follower_ignored operation={} namespace={}", type, ns);
         }
+    }
+
+    private void deleteFenced(com.mongodb.reactivestreams.client.ClientSession session, String ns, BsonValue id) {
+        fences.write(session, ns, id, Fence.Kind.USER_DELETE);
+        Blocking.run(Namespace.parse(ns).in(fast).deleteOne(session, Filters.eq("_id", id)));
+    }
+
+    /**
+     * The archive's oplog no longer holds the resume point (code 286): events were lost, so the fast tier is
+     * made equal to the archive again. The stream position is taken BEFORE the copy, and the stream restarts
+     * just after it: every archive change during the copy is applied again afterwards, in order (each is an
+     * idempotent upsert of a post-image or a delete), so nothing between is lost. While it runs, every followed
+     * namespace is announced as changing at any time (a shadow comparison cannot blame a difference on the
+     * fast tier); at the end, at the archive time after the copy, which bounds every version it wrote.
+     * A crash during it resumes from the old progress, loses history again and resyncs again.
+     */
+    private void resync(MongoException cause) {
+        closeCursor();
+        metrics.resyncs.inc();
+        metrics.resyncing.set(1);
+        try {
+            FollowerState state = modes.follower();
+            long count = state.resync() == null ? 1 : state.resync().count() + 1;
+            Instant started = Instant.now();
+            String reason = "archive change stream history lost (code " + cause.getCode() + ")";
+            BsonTimestamp position = archiveMajorityTime();
+            LOG.warn("event=archive_follower_history_lost code={} resync={} restartAfter={}", cause.getCode(), count, position);
+            Map<String, BsonTimestamp> anyTime = new HashMap<>();
+            policies.forEach(p -> anyTime.put(p.namespace(), ANY_TIME));
+            modes.saveFollower(null, lease, state.withChanging(anyTime));
+            FollowerResync progress = new FollowerResync(count, started, null, reason, 0, 0);
+            modes.saveFollowerResync(null, lease, progress);
+            options.faults().reached(FaultPoint.FOLLOWER_RESYNC_POSITION_TAKEN);
+            for (CollectionPolicy policy : policies) {
+                progress = resyncNamespace(policy, progress);
+            }
+            BsonTimestamp copiedBy = archiveMajorityTime();
+            Map<String, BsonTimestamp> bounded = new HashMap<>(modes.follower().changing());
+            policies.forEach(p -> bounded.put(p.namespace(), copiedBy));
+            modes.saveFollower(null, lease, modes.follower().resumingAfter(position).withChangingReset(bounded));
+            progress = new FollowerResync(count, started, Instant.now(), reason, progress.copied(), progress.deleted());
+            modes.saveFollowerResync(null, lease, progress);
+            LOG.info("event=archive_follower_resynced resync={} copied={} deleted={} restartAfter={}", count, progress.copied(),
+                    progress.deleted(), position);
+        } finally {
+            metrics.resyncing.set(0);
+        }
+    }
+
+    /**
+     * Two passes: every fast-tier document is compared with the archive's (replaced, or deleted with a fence
+     * when the archive has none), then every archive document inside the coverage bound (what the router
+     * promises the fast tier holds) is copied if the fast tier lacks it or holds another version.
+     */
+    private FollowerResync resyncNamespace(CollectionPolicy policy, FollowerResync progress) {
+        Namespace ns = Namespace.of(policy);
+        var archived = archive.getDatabase(policy.database()).getCollection(policy.collection(), BsonDocument.class)
+                .withReadConcern(ReadConcern.MAJORITY);
+        // ids only; the fast tier holds the recent documents, so their ids fit in memory
+        List<BsonValue> fastIds = new ArrayList<>();
+        Blocking.list(ns.in(fast).find().projection(Projections.include("_id"))).forEach(d -> fastIds.add(d.get("_id")));
+        for (int from = 0; from < fastIds.size(); from += BATCH) {
+            List<BsonValue> ids = fastIds.subList(from, Math.min(fastIds.size(), from + BATCH));
+            progress = reconcile(policy, ids, byId(archived.find(Filters.in("_id", ids))), progress);
+        }
+        Instant covered = store.namespace(policy.namespace()).oldestCovered();
+        if (covered == null) {
+            return progress; // the router promises nothing of this namespace yet
+        }
+        try (MongoCursor<BsonDocument> inCoverage = archived.find(AgeValue.atOrAfter(policy, covered)).batchSize(BATCH).iterator()) {
+            List<BsonDocument> page = new ArrayList<>();
+            while (inCoverage.hasNext()) {
+                page.add(inCoverage.next());
+                if (page.size() == BATCH || !inCoverage.hasNext()) {
+                    Map<BsonValue, BsonDocument> versions = byId(page);
+                    progress = reconcile(policy, new ArrayList<>(versions.keySet()), versions, progress);
+                    page.clear();
+                }
+            }
+        }
+        return progress;
+    }
+
+    /** Makes the fast tier's {@code ids} equal to {@code archived} (their archive versions; absent ones are deleted). */
+    private FollowerResync reconcile(CollectionPolicy policy, List<BsonValue> ids, Map<BsonValue, BsonDocument> archived,
+                                     FollowerResync progress) {
+        if (!leaseHeld()) {
+            throw new StaleStateException("the archive follower lost its lease during a resync");
+        }
+        Namespace ns = Namespace.of(policy);
+        Map<BsonValue, BsonDocument> current = byId(Blocking.list(ns.in(fast).find(Filters.in("_id", ids))));
+        List<BsonValue> stale = new ArrayList<>();
+        List<BsonValue> gone = new ArrayList<>();
+        for (BsonValue id : ids) {
+            BsonDocument version = archived.get(id);
+            if (version == null && current.containsKey(id)) {
+                gone.add(id);
+            } else if (version != null && !version.equals(current.get(id))) {
+                stale.add(id);
+            }
+        }
+        if (stale.isEmpty() && gone.isEmpty()) {
+            return progress;
+        }
+        FollowerResync next = new FollowerResync(progress.count(), progress.startedAt(), null, progress.reason(),
+                progress.copied() + stale.size(), progress.deleted() + gone.size());
+        ownWrites.inTransaction(session -> {
+            modes.saveFollowerResync(session, lease, next); // the fence, as for a batch of events
+            for (BsonValue id : stale) {
+                Blocking.run(ns.in(fast).replaceOne(session, Filters.eq("_id", id), archived.get(id), new ReplaceOptions().upsert(true)));
+            }
+            for (BsonValue id : gone) {
+                deleteFenced(session, policy.namespace(), id);
+            }
+            return null;
+        });
+        return next;
+    }
+
+    private static Map<BsonValue, BsonDocument> byId(Iterable<BsonDocument> documents) {
+        Map<BsonValue, BsonDocument> out = new TreeMap<>(BsonOrder.COMPARATOR);
+        documents.forEach(d -> out.put(d.get("_id"), d));
+        return out;
     }
 
     private void open(FollowerState state) {
@@ -186,14 +430,14 @@ public final class ArchiveFollower implements AutoCloseable {
         }
         cursor = stream.cursor();
         cursorOrigin = state.origin();
-        LOG.info("event=archive_follower_started origin={} resumed={}", state.origin(), state.resumeToken() != null);
+        LOG.info("event=archive_follower_started origin={} resumed={} term={}", state.origin(), state.resumeToken() != null, lease.term());
     }
 
     private BsonTimestamp archiveMajorityTime() {
         try (ClientSession session = archive.startSession()) {
             CollectionPolicy first = policies.get(0);
             archive.getDatabase(first.database()).getCollection(first.collection(), BsonDocument.class)
-                    .withReadConcern(com.mongodb.ReadConcern.MAJORITY)
+                    .withReadConcern(ReadConcern.MAJORITY)
                     .find(session, Filters.eq("_id", new BsonDocument("thermoclineNoSuchId", new org.bson.BsonInt32(1)))).limit(1).first();
             BsonTimestamp time = session.getOperationTime();
             if (time == null) {
@@ -214,9 +458,18 @@ public final class ArchiveFollower implements AutoCloseable {
         }
     }
 
+    /** Stops following; a held lease is given up at once, so another process's follower takes over without waiting for it. */
     @Override
     public void close() {
         loop.close();
         closeCursor();
+        if (lease != null) {
+            try {
+                modes.renewFollowerLease(lease, Instant.EPOCH);
+            } catch (RuntimeException e) {
+                LOG.info("event=archive_follower_lease_kept reason=\"{}\"", e.toString()); // it expires by itself
+            }
+            metrics.leader.set(0);
+        }
     }
 }

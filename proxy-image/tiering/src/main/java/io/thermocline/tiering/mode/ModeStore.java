@@ -4,18 +4,24 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.ReplaceOptions;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
 import com.mongodb.client.result.UpdateResult;
+import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.config.Mode;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.StaleStateException;
 import io.thermocline.tiering.reactive.Blocking;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
+import org.bson.conversions.Bson;
 
 /**
  * The mode's documents on the fast tier: the mode document (compare-and-set on {@code version}), each
@@ -128,8 +134,65 @@ public final class ModeStore {
                 .map(FollowerState::fromBson).orElse(FollowerState.none());
     }
 
-    /** Written by the one archive follower (it runs beside the feeder, which holds a lease). */
-    public void saveFollower(FollowerState follower) {
-        Blocking.run(state.replaceOne(Filters.eq("_id", FollowerState.ID), follower.toBson(), new ReplaceOptions().upsert(true)));
+    /**
+     * Takes the follower's lease for {@code instance} when nobody holds it, it expired, or {@code instance}
+     * already holds it: the term grows by one (a conditional update on the term read, so of two instances
+     * only one wins). Returns the document as taken (its progress is what the new holder resumes from).
+     */
+    public Optional<FollowerState> takeFollowerLease(String instance, Duration duration, Instant now) {
+        FollowerState current = follower();
+        FollowerLease held = current.lease();
+        if (held != null && !held.heldBy(instance) && !held.expired(now)) {
+            return Optional.empty();
+        }
+        FollowerLease next = new FollowerLease(instance, held == null ? 1 : held.term() + 1, now.plus(duration));
+        Bson unchanged = held == null ? Filters.exists("lease.term", false) : Filters.eq("lease.term", held.term());
+        try {
+            UpdateResult result = Blocking.single(state.updateOne(Filters.and(Filters.eq("_id", FollowerState.ID), unchanged),
+                    Updates.set("lease", next.toBson()), new UpdateOptions().upsert(held == null))).orElseThrow();
+            if (result.getMatchedCount() == 0 && result.getUpsertedId() == null) {
+                return Optional.empty();
+            }
+        } catch (MongoWriteException e) {
+            if (e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY) {
+                return Optional.empty(); // another instance created the document meanwhile
+            }
+            throw e;
+        }
+        return Optional.of(new FollowerState(current.origin(), current.resumeToken(), current.appliedThrough(), current.changing(),
+                next, current.resync()));
+    }
+
+    /** Extends the lease of {@code held}'s term; false when another instance took it (this one is deposed). */
+    public boolean renewFollowerLease(FollowerLease held, Instant until) {
+        UpdateResult result = Blocking.single(state.updateOne(heldBy(held), Updates.set("lease.expiresAt", new BsonDateTime(until.toEpochMilli()))))
+                .orElseThrow();
+        return result.getMatchedCount() == 1;
+    }
+
+    /**
+     * Writes the follower's progress if {@code held} still holds the lease, in {@code session}'s transaction when
+     * given: the fence of every follower write (a deposed follower's transaction aborts here and applies nothing).
+     */
+    public void saveFollower(ClientSession session, FollowerLease held, FollowerState follower) {
+        fenced(session, held, new BsonDocument("$set", follower.progressFields()));
+    }
+
+    /** Records a resync's start or end, under the same fence as the progress. */
+    public void saveFollowerResync(ClientSession session, FollowerLease held, FollowerResync resync) {
+        fenced(session, held, new BsonDocument("$set", new BsonDocument("resync", resync.toBson())));
+    }
+
+    private void fenced(ClientSession session, FollowerLease held, BsonDocument update) {
+        Bson filter = heldBy(held);
+        UpdateResult result = Blocking.single(session == null ? state.updateOne(filter, update) : state.updateOne(session, filter, update))
+                .orElseThrow();
+        if (result.getMatchedCount() != 1) {
+            throw new StaleStateException("the archive follower's lease is no longer at term " + held.term() + " of " + held.owner());
+        }
+    }
+
+    private static Bson heldBy(FollowerLease held) {
+        return Filters.and(Filters.eq("_id", FollowerState.ID), Filters.eq("lease.owner", held.owner()), Filters.eq("lease.term", held.term()));
     }
 }

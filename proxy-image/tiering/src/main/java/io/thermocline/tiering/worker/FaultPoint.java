@@ -14,6 +14,10 @@ public enum FaultPoint {
     WARMER_BEFORE_COPY,
     /** The warmer copied a batch; its checkpoint is not written yet. */
     WARMER_COPIED,
+    /** The archive follower read a batch of archive events and announced it; the transaction applying it is not begun. */
+    FOLLOWER_BEFORE_APPLY,
+    /** The archive follower's resync took its fresh stream position; the copy is not begun. */
+    FOLLOWER_RESYNC_POSITION_TAKEN,
     /**
      * Any driver call of a worker, before it is sent or after its reply arrived: a test wraps the
      * worker's clients to kill it between any two I/O steps, not only at the named points above.
