@@ -30,8 +30,10 @@ import org.slf4j.LoggerFactory;
  * the workers' own {@link CopyUp} (marked own transaction, fences, sync barrier), so a promotion never
  * overwrites a newer fast-tier version and never resurrects a user-deleted document.
  *
- * <p>Cheap where provable: a document the fast tier holds needs nothing; one that neither tier holds
- * (checked fast tier first, then archive) needs no barrier either, because a document reaches the
+ * <p>Cheap where provable: documents no fence names copy without the sync barrier (their latest versions
+ * are in the archive already, docs/consistency.md "Copy-ups that skip the barrier"), so read-through
+ * promotion keeps filling the fast tier while the feeder lags; a document the fast tier holds needs
+ * nothing; one that neither tier holds (checked fast tier first, then archive) needs no barrier either, because a document reaches the
  * archive only through the fast tier (inserts land there first, the evictor removes only what the
  * archive already holds), so a document missing from both is absent, not in flight.
  */
@@ -126,7 +128,8 @@ public final class Promotion {
         if (!hot) {
             return;
         }
-        inNextRound(policy.namespace(), List.of(id)).whenComplete((ok, e) -> {
+        // a fenced document is left out, not waited for: it needs the feeder, and rounds run one after another
+        inNextRound(policy.namespace(), List.of(id), CopyUp.Fenced.LEAVE).whenComplete((ok, e) -> {
             if (e != null) {
                 LOG.info("event=read_through_promotion_skipped ns={} error={}", policy.namespace(), unwrap(e).toString());
             }
@@ -136,7 +139,7 @@ public final class Promotion {
     /** Copies {@code ids} in the next copy round and waits for it; throws what the round threw. */
     private void copy(String namespace, List<BsonValue> ids) {
         try {
-            inNextRound(namespace, ids).join();
+            inNextRound(namespace, ids, CopyUp.Fenced.WAIT).join();
         } catch (CompletionException e) {
             throw unwrap(e) instanceof RuntimeException r ? r : e;
         }
@@ -153,12 +156,15 @@ public final class Promotion {
      * arrive while a copy runs therefore wait and go together in the next one: one barrier and
      * one transaction per round and namespace, whatever the number of clients.
      */
-    private CompletableFuture<Void> inNextRound(String namespace, List<BsonValue> ids) {
+    private CompletableFuture<Void> inNextRound(String namespace, List<BsonValue> ids, CopyUp.Fenced fenced) {
         CompletableFuture<Void> done;
         boolean startRounds;
         synchronized (rounds) {
             PendingCopy pending = waiting.computeIfAbsent(namespace, k -> new PendingCopy());
             pending.ids.addAll(ids);
+            if (fenced == CopyUp.Fenced.WAIT) {
+                pending.fenced = CopyUp.Fenced.WAIT; // one caller that needs them all makes the round wait for the fenced ones
+            }
             done = pending.done;
             startRounds = !copying;
             copying = true;
@@ -188,7 +194,7 @@ public final class Promotion {
                 try {
                     List<BsonValue> ids = new ArrayList<>(pending.ids);
                     for (int from = 0; from < ids.size(); from += CHUNK) {
-                        copyNow(namespace, ids.subList(from, Math.min(ids.size(), from + CHUNK)));
+                        copyNow(namespace, ids.subList(from, Math.min(ids.size(), from + CHUNK)), pending.fenced);
                     }
                     pending.done.complete(null);
                 } catch (Throwable e) {
@@ -212,23 +218,29 @@ public final class Promotion {
     private static final class PendingCopy {
         final Set<BsonValue> ids = new LinkedHashSet<>();
         final CompletableFuture<Void> done = new CompletableFuture<>();
+        CopyUp.Fenced fenced = CopyUp.Fenced.LEAVE;
     }
 
-    private void copyNow(String namespace, List<BsonValue> ids) {
+    private void copyNow(String namespace, List<BsonValue> ids, CopyUp.Fenced fenced) {
         CopyUp.Result result;
         try {
-            result = copyUp.copy(namespace, ids);
+            result = copyUp.copy(namespace, ids, fenced);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TierLagging("interrupted while promoting documents of " + namespace);
         }
         if (result.feederBehind()) {
-            throw new TierLagging("the feeder did not mirror recent fast-tier writes in time to promote " + ids.size()
+            throw new TierLagging("the feeder did not mirror recent fast-tier writes in time to promote " + result.fencedLeft()
                     + " document(s) of " + namespace + " from the archive; retry the operation");
         }
         if (result.count(CopyUpDecision.SKIP_TOO_SLOW) > 0) {
             throw new TierLagging("promoting documents of " + namespace + " took longer than half the fence retention; retry");
         }
+    }
+
+    /** How promotions passed the sync barrier so far (unfenced documents skip it). */
+    public CopyUp.BarrierCounts barrierCounts() {
+        return copyUp.barrierCounts();
     }
 
     private static Set<BsonValue> idsIn(MongoClient client, String namespace, List<BsonValue> ids) {
