@@ -46,11 +46,16 @@ final class TieredStack implements AutoCloseable {
 
     /** A sample of the proxy's /metrics (workers included), summed over its label sets; NaN when absent. */
     double metric(String name) throws IOException, InterruptedException {
+        return metric(name, "");
+    }
+
+    /** As {@link #metric(String)}, over the label sets that contain {@code label} (e.g. {@code outcome="skipped"}). */
+    double metric(String name, String label) throws IOException, InterruptedException {
         String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
                 .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
         double sum = Double.NaN;
         for (String line : body.split("\n")) {
-            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+            if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && line.substring(0, line.lastIndexOf(' ')).contains(label)) {
                 double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
                 sum = Double.isNaN(sum) ? v : sum + v;
             }

@@ -211,12 +211,17 @@ public final class TieringBenchmark {
         return r;
     }
 
+    /** The proxy's copy-ups by how they passed the sync barrier ({@code outcome}). */
+    private static final String COPY_UP_BARRIER = "thermocline_proxy_copy_up_barrier_total";
+
     /** A run through Thermocline, noting the feeder's largest lag, the fast tier's size after it, and the CPU each process used. */
     private static Driver.Result thermocline(Settings s, Loader.Loaded loaded, TieredStack stack, Archive archive, Mix mix, long[] nextKey,
                                              int warmup, int seconds, int target, Report report) throws Exception {
         Duration stackCpu = stack.cpu();
         Duration archiveCpu = archive.cpu();
         Duration clientCpu = clientCpu();
+        double skippedBefore = stack.metric(COPY_UP_BARRIER, "\"skipped\"");
+        double leftBefore = stack.metric(COPY_UP_BARRIER, "\"left\"");
         Driver.Result r;
         double lag;
         try (TieredStack.LagSampler sampler = stack.sampleLag()) {
@@ -224,8 +229,10 @@ public final class TieringBenchmark {
             lag = sampler.max();
         }
         double total = warmup + seconds;
-        report.note(String.format("feeder lag max %.1f s; fast tier %,d docs after; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
-                lag, stack.fastTierDocuments(DATABASE, TABLE), stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
+        report.note(String.format("feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
+                        + " leaving fenced documents out; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
+                lag, stack.fastTierDocuments(DATABASE, TABLE), stack.metric(COPY_UP_BARRIER, "\"skipped\"") - skippedBefore,
+                stack.metric(COPY_UP_BARRIER, "\"left\"") - leftBefore, stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
                 archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total, clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
         return r;
     }
