@@ -28,13 +28,14 @@ final class TieredStack implements AutoCloseable {
         this.fastPort = fastPort;
     }
 
-    static TieredStack start(String archiveUri, boolean warmer, List<String> settings, List<String> jvm, Path log)
+    /** {@code fastOplogEntries}: the fast tier's oplog, in entries (the embedded set keeps one per statement, in the heap). */
+    static TieredStack start(String archiveUri, boolean warmer, int fastOplogEntries, List<String> settings, List<String> jvm, Path log)
             throws IOException, InterruptedException {
         int port = ChildProcess.freePort();
         int httpPort = ChildProcess.freePort();
         int fastPort = ChildProcess.freePort();
         List<String> args = new ArrayList<>(List.of(Integer.toString(port), Integer.toString(httpPort), archiveUri, Boolean.toString(warmer),
-                Integer.toString(fastPort)));
+                Integer.toString(fastPort), Integer.toString(fastOplogEntries)));
         args.addAll(settings);
         return new TieredStack(ChildProcess.java("thermocline", jvm, TieredStackMain.class.getName(), args, port, log), port, httpPort,
                 fastPort);

@@ -28,7 +28,8 @@ import java.util.function.Supplier;
  * {@code records}, {@code memory} (MB), {@code iops}, {@code archiveJvm}, {@code threads},
  * {@code warmup}, {@code seconds}, {@code rounds}, {@code adoption} (seconds per side),
  * {@code adoptionMix}, {@code mixes}, {@code window}, {@code feeder} (extra THERMOCLINE_ settings,
- * comma-separated), {@code warmer}, {@code ceiling}, {@code only=load}, {@code out}, {@code device}.
+ * comma-separated), {@code warmer}, {@code ceiling}, {@code fastOplog} (the fast tier's oplog in entries), {@code only=load},
+ * {@code out}, {@code device}.
  */
 public final class TieringBenchmark {
     static final String DATABASE = "ycsb";
@@ -72,6 +73,7 @@ public final class TieringBenchmark {
                 o.getOrDefault("feeder", "").isBlank() ? List.of() : List.of(o.get("feeder").split(",")),
                 Boolean.parseBoolean(o.getOrDefault("warmer", "false")),
                 Boolean.parseBoolean(o.getOrDefault("ceiling", "true")),
+                Integer.parseInt(o.getOrDefault("fastOplog", "600000")),
                 Path.of(o.getOrDefault("out", "docs/benchmarks/tiering.md")),
                 quick);
         Files.createDirectories(s.dir());
@@ -104,7 +106,7 @@ public final class TieringBenchmark {
         Archive archive = Archive.start(s.dir(), caps, device, logs.resolve("archive.log"));
         TieredStack stack = null;
         try {
-            stack = TieredStack.start(archive.uri(), s.warmer(), settings(s), stackJvm, logs.resolve("thermocline.log"));
+            stack = TieredStack.start(archive.uri(), s.warmer(), s.fastOplog(), settings(s), stackJvm, logs.resolve("thermocline.log"));
             Driver.Result r = thermocline(s, loaded, stack, archive, s.adoptionMix(), nextKey, 0, s.adoption(), 0, report);
             report.adoption("Thermocline", r);
             settle(stack);
@@ -148,7 +150,7 @@ public final class TieringBenchmark {
 
     record Settings(Path dir, long records, long memoryMb, int iops, List<String> archiveJvm, int threads, int warmup, int seconds,
                     int rounds, int adoption, Mix adoptionMix, String[] mixes, String window, List<String> feeder, boolean warmer,
-                    boolean ceiling, Path out, boolean quick) {
+                    boolean ceiling, int fastOplog, Path out, boolean quick) {
     }
 
     /** The tiered stack's settings: the YCSB table tiered by its date, the hot window, any extra settings given. */
