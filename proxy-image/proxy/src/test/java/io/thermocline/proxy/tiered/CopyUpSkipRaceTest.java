@@ -8,6 +8,7 @@ import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.CopyUpDecision;
+import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
@@ -212,6 +213,39 @@ class CopyUpSkipRaceTest {
         assertThat(inArchive(41)).as("the delete is not mirrored").isNotNull();
         assertThat(stack.orders().find(Filters.eq("_id", 41)).first()).isNull();
         assertThat(stack.orders().find(Filters.eq("_id", 40)).first().getString("state").getValue()).isEqualTo("paid");
+    }
+
+    /**
+     * (e) A promotion that reuses a point read's archive answer ({@link CopyUp#copyRead}: the read found no fence
+     * and no drop fence first) with a user write, then a drop, between that read and the copy transaction.
+     */
+    @Test
+    void aCopyOfAPointReadsAnswerLosesToWritesAndDropsAfterTheRead() throws Exception {
+        stack.archiveOrders().insertMany(List.of(hot(50, "archived"), hot(51, "archived"), hot(52, "archived")));
+        stack.stopFeeder();
+        long fencesRead = System.nanoTime(); // the point read's fence read: nothing names 50-52
+        BsonDocument read50 = inArchive(50);
+        BsonDocument read51 = inArchive(51);
+        raceAtCopy(() -> assertThat(stack.orders().updateOne(Filters.eq("_id", 50), Updates.set("state", "paid")).getModifiedCount()).isOne());
+        CopyUp.Result updated = copyUp.copyRead(NS, List.of(read50), fencesRead);
+        assertThat(updated.count(CopyUpDecision.SKIP_FAST_TIER_HAS_IT)).as("%s", updated).isOne();
+        assertThat(inFast(50).getString("state").getValue()).isEqualTo("paid");
+
+        raceAtCopy(() -> assertThat(stack.orders().deleteOne(Filters.eq("_id", 51)).getDeletedCount()).isOne());
+        CopyUp.Result deleted = copyUp.copyRead(NS, List.of(read51), fencesRead);
+        assertThat(deleted.count(CopyUpDecision.SKIP_DELETED_SINCE_READ)).as("%s", deleted).isOne();
+        assertThat(inFast(51)).as("not resurrected").isNull();
+
+        BsonDocument read52 = inArchive(52);
+        fences.writeDrop(NS, Fence.Kind.DROP_STARTED); // a drop began after the read
+        try {
+            CopyUp.Result dropped = copyUp.copyRead(NS, List.of(read52), fencesRead);
+            assertThat(dropped.count(CopyUpDecision.SKIP_NAMESPACE_DROPPED)).as("%s", dropped).isOne();
+            assertThat(inFast(52)).isNull();
+        } finally {
+            stack.fastDirect.getDatabase(MetadataStore.DATABASE).getCollection(MetadataStore.FENCES)
+                    .deleteOne(Filters.eq("_id", Fence.key(NS, Fence.namespaceId())));
+        }
     }
 
     private static void raceAtCopy(Runnable write) {

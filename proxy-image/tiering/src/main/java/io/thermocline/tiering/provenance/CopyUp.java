@@ -153,6 +153,23 @@ public final class CopyUp {
         return new Result(counts, false, 0);
     }
 
+    /**
+     * Copies documents the caller read from the archive itself (a point read's answer), without reading them
+     * again: the caller read, at {@code fencesRead} ({@link System#nanoTime}) and before the archive read, that no
+     * fence names them and that the namespace has no drop fence: the unfenced case of {@link #copy}, whose
+     * archive read it already made. Every document must be whole (no projection).
+     */
+    public Result copyRead(String namespace, List<BsonDocument> documents, long fencesRead) {
+        if (documents.isEmpty()) {
+            return new Result(Map.of(), false, 0);
+        }
+        Map<BsonValue, BsonDocument> archived = new TreeMap<>(BsonOrder.COMPARATOR);
+        documents.forEach(d -> archived.put(d.get("_id"), d));
+        skipped.increment();
+        // no fence at the caller's read: compared with none in the transaction (a drop fence there stops every copy)
+        return new Result(copyRetrying(namespace, List.copyOf(archived.keySet()), Map.of(), archived, fencesRead), false, 0);
+    }
+
     /** Reads {@code documentIds} from the archive and copies them in a transaction that compares their fences with {@code fencesAtRead}. */
     private Map<CopyUpDecision, Integer> readAndCopy(String namespace, List<BsonValue> documentIds,
                                                      Map<BsonValue, Fence> fencesAtRead, long started) {
@@ -160,6 +177,12 @@ public final class CopyUp {
         for (BsonDocument document : Blocking.list(collection(archive, namespace).find(Filters.in("_id", documentIds)))) {
             archived.put(document.get("_id"), document);
         }
+        return copyRetrying(namespace, documentIds, fencesAtRead, archived, started);
+    }
+
+    private Map<CopyUpDecision, Integer> copyRetrying(String namespace, List<BsonValue> documentIds,
+                                                      Map<BsonValue, Fence> fencesAtRead, Map<BsonValue, BsonDocument> archived,
+                                                      long started) {
         faults.reached(FaultPoint.WARMER_BEFORE_COPY);
         for (int attempt = 1; ; attempt++) {
             try {
