@@ -14,7 +14,8 @@ import java.util.List;
  * cache was dropped, so each side of a comparison starts from a cold disk; stopped with its group.
  */
 final class Archive implements AutoCloseable {
-    static final String GROUP = "thermocline-archive";
+    /** One per benchmark process: two benchmarks on one machine would otherwise share (and remove) one group. */
+    static final String GROUP = "thermocline-archive-" + ProcessHandle.current().pid();
 
     /** Memory cap in bytes (0: none), read IOPS cap (0: none), JVM options, oplog entries kept. */
     record Caps(long memoryBytes, int readIops, List<String> jvm, int oplogEntries) {

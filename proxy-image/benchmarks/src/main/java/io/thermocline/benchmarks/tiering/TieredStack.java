@@ -28,13 +28,14 @@ final class TieredStack implements AutoCloseable {
         this.fastPort = fastPort;
     }
 
-    static TieredStack start(String archiveUri, boolean warmer, List<String> settings, List<String> jvm, Path log)
+    /** {@code fastOplogEntries}: the fast tier's oplog, in entries (the embedded set keeps one per statement, in the heap). */
+    static TieredStack start(String archiveUri, boolean warmer, int fastOplogEntries, List<String> settings, List<String> jvm, Path log)
             throws IOException, InterruptedException {
         int port = ChildProcess.freePort();
         int httpPort = ChildProcess.freePort();
         int fastPort = ChildProcess.freePort();
         List<String> args = new ArrayList<>(List.of(Integer.toString(port), Integer.toString(httpPort), archiveUri, Boolean.toString(warmer),
-                Integer.toString(fastPort)));
+                Integer.toString(fastPort), Integer.toString(fastOplogEntries)));
         args.addAll(settings);
         return new TieredStack(ChildProcess.java("thermocline", jvm, TieredStackMain.class.getName(), args, port, log), port, httpPort,
                 fastPort);
@@ -46,11 +47,16 @@ final class TieredStack implements AutoCloseable {
 
     /** A sample of the proxy's /metrics (workers included), summed over its label sets; NaN when absent. */
     double metric(String name) throws IOException, InterruptedException {
+        return metric(name, "");
+    }
+
+    /** As {@link #metric(String)}, over the label sets that contain {@code label} (e.g. {@code outcome="skipped"}). */
+    double metric(String name, String label) throws IOException, InterruptedException {
         String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
                 .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
         double sum = Double.NaN;
         for (String line : body.split("\n")) {
-            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+            if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && line.substring(0, line.lastIndexOf(' ')).contains(label)) {
                 double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
                 sum = Double.isNaN(sum) ? v : sum + v;
             }

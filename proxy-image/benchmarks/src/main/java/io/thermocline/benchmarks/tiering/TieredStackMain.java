@@ -28,7 +28,7 @@ public final class TieredStackMain {
 
     public static void main(String[] args) throws Exception {
         EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").members(1).storage(Storage.memory())
-                .ports(List.of(Integer.parseInt(args[4]))).build().start();
+                .ports(List.of(Integer.parseInt(args[4]))).oplogSize(Integer.parseInt(args[5])).build().start();
         Map<String, String> env = new HashMap<>();
         env.put("THERMOCLINE_PROXY_LISTEN_HOST", "127.0.0.1");
         env.put("THERMOCLINE_PROXY_PORT", args[0]);
@@ -38,7 +38,7 @@ public final class TieredStackMain {
         env.put("THERMOCLINE_TIERS_FAST_URI", fast.connectionString());
         env.put("THERMOCLINE_TIERS_ARCHIVE_URI", args[2]);
         boolean warmer = Boolean.parseBoolean(args[3]);
-        for (int i = 5; i < args.length; i++) {
+        for (int i = 6; i < args.length; i++) {
             int eq = args[i].indexOf('=');
             env.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }

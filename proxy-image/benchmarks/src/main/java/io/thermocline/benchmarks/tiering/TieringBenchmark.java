@@ -28,7 +28,8 @@ import java.util.function.Supplier;
  * {@code records}, {@code memory} (MB), {@code iops}, {@code archiveJvm}, {@code threads},
  * {@code warmup}, {@code seconds}, {@code rounds}, {@code adoption} (seconds per side),
  * {@code adoptionMix}, {@code mixes}, {@code window}, {@code feeder} (extra THERMOCLINE_ settings,
- * comma-separated), {@code warmer}, {@code ceiling}, {@code only=load}, {@code out}, {@code device}.
+ * comma-separated), {@code warmer}, {@code ceiling}, {@code fastOplog} (the fast tier's oplog in entries), {@code only=load},
+ * {@code out}, {@code device}.
  */
 public final class TieringBenchmark {
     static final String DATABASE = "ycsb";
@@ -72,6 +73,7 @@ public final class TieringBenchmark {
                 o.getOrDefault("feeder", "").isBlank() ? List.of() : List.of(o.get("feeder").split(",")),
                 Boolean.parseBoolean(o.getOrDefault("warmer", "false")),
                 Boolean.parseBoolean(o.getOrDefault("ceiling", "true")),
+                Integer.parseInt(o.getOrDefault("fastOplog", "600000")),
                 Path.of(o.getOrDefault("out", "docs/benchmarks/tiering.md")),
                 quick);
         Files.createDirectories(s.dir());
@@ -104,7 +106,7 @@ public final class TieringBenchmark {
         Archive archive = Archive.start(s.dir(), caps, device, logs.resolve("archive.log"));
         TieredStack stack = null;
         try {
-            stack = TieredStack.start(archive.uri(), s.warmer(), settings(s), stackJvm, logs.resolve("thermocline.log"));
+            stack = TieredStack.start(archive.uri(), s.warmer(), s.fastOplog(), settings(s), stackJvm, logs.resolve("thermocline.log"));
             Driver.Result r = thermocline(s, loaded, stack, archive, s.adoptionMix(), nextKey, 0, s.adoption(), 0, report);
             report.adoption("Thermocline", r);
             settle(stack);
@@ -148,7 +150,7 @@ public final class TieringBenchmark {
 
     record Settings(Path dir, long records, long memoryMb, int iops, List<String> archiveJvm, int threads, int warmup, int seconds,
                     int rounds, int adoption, Mix adoptionMix, String[] mixes, String window, List<String> feeder, boolean warmer,
-                    boolean ceiling, Path out, boolean quick) {
+                    boolean ceiling, int fastOplog, Path out, boolean quick) {
     }
 
     /** The tiered stack's settings: the YCSB table tiered by its date, the hot window, any extra settings given. */
@@ -211,12 +213,17 @@ public final class TieringBenchmark {
         return r;
     }
 
+    /** The proxy's copy-ups by how they passed the sync barrier ({@code outcome}). */
+    private static final String COPY_UP_BARRIER = "thermocline_proxy_copy_up_barrier_total";
+
     /** A run through Thermocline, noting the feeder's largest lag, the fast tier's size after it, and the CPU each process used. */
     private static Driver.Result thermocline(Settings s, Loader.Loaded loaded, TieredStack stack, Archive archive, Mix mix, long[] nextKey,
                                              int warmup, int seconds, int target, Report report) throws Exception {
         Duration stackCpu = stack.cpu();
         Duration archiveCpu = archive.cpu();
         Duration clientCpu = clientCpu();
+        double skippedBefore = stack.metric(COPY_UP_BARRIER, "\"skipped\"");
+        double leftBefore = stack.metric(COPY_UP_BARRIER, "\"left\"");
         Driver.Result r;
         double lag;
         try (TieredStack.LagSampler sampler = stack.sampleLag()) {
@@ -224,8 +231,10 @@ public final class TieringBenchmark {
             lag = sampler.max();
         }
         double total = warmup + seconds;
-        report.note(String.format("feeder lag max %.1f s; fast tier %,d docs after; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
-                lag, stack.fastTierDocuments(DATABASE, TABLE), stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
+        report.note(String.format("feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
+                        + " leaving fenced documents out; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
+                lag, stack.fastTierDocuments(DATABASE, TABLE), stack.metric(COPY_UP_BARRIER, "\"skipped\"") - skippedBefore,
+                stack.metric(COPY_UP_BARRIER, "\"left\"") - leftBefore, stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
                 archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total, clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
         return r;
     }

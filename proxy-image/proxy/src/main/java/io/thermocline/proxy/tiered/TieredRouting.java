@@ -33,6 +33,7 @@ import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.proxy.tiered.writes.WriteRequest;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metrics.BarrierWaits;
+import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.wire.OpMsg;
 import java.util.List;
@@ -63,6 +64,7 @@ public final class TieredRouting implements AutoCloseable {
     private final CausalTiers tiers;
     private final ArchivePresent archivePresent;
     private final TieredReads reads;
+    private final Promotion promotion;
     private final ChangeStreamFilter changeStreams;
     private final TieredWrites writes;
     private final DdlFanOut ddl;
@@ -86,6 +88,7 @@ public final class TieredRouting implements AutoCloseable {
         this.tiers = new CausalTiers(causal, barrier, archivePresent, cursors);
         this.archivePresent = archivePresent;
         this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, this::metrics);
+        this.promotion = promotion;
         this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, this::metrics);
         this.writes = writes;
         this.ddl = new DdlFanOut(tiers, writes::dropping, this::metrics);
@@ -122,10 +125,26 @@ public final class TieredRouting implements AutoCloseable {
                     cb.call(c.timedOut(), mode, "timed_out");
                     cb.call(c.skipped(), mode, "skipped");
                 }).register(registry);
+        CounterWithCallback.builder().name("thermocline_proxy_copy_up_barrier_total")
+                .help("Promotions (copy-ups from the archive) by how they passed the sync barrier: skipped (documents no fence"
+                        + " names: nothing to wait for), waited (fenced documents, after the barrier), timed_out (fenced"
+                        + " documents not copied: the feeder was behind), left (fenced documents a read-through promotion left out)")
+                .labelNames("outcome").callback(cb -> {
+                    CopyUp.BarrierCounts c = promotion.barrierCounts();
+                    cb.call(c.skipped(), "skipped");
+                    cb.call(c.waited(), "waited");
+                    cb.call(c.timedOut(), "timed_out");
+                    cb.call(c.left(), "left");
+                }).register(registry);
         CounterWithCallback.builder().name("thermocline_proxy_archive_present_pings_total")
                 .help("Pings to the archive's primary reading its present for reads allowed on secondaries"
                         + " (none while the archive has no secondary a primary-accepting read could go to)")
                 .callback(cb -> cb.call(archivePresent.pings())).register(registry);
+    }
+
+    /** How promotions passed the sync barrier so far. */
+    public CopyUp.BarrierCounts copyUpBarrierCounts() {
+        return promotion.barrierCounts();
     }
 
     /** How archive-routed reads passed the read barrier so far. */

@@ -14,7 +14,6 @@ import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -188,13 +187,16 @@ public final class Fences {
                 .append("batchSize", new BsonInt32(Math.max(1, keys.size())));
     }
 
-    /** The current fences of the given documents (absent: never deleted, or fence expired). */
+    /**
+     * The current fences of the given documents (absent: never deleted, or fence expired), keyed in
+     * MongoDB's order: a fence written for {@code 5.0} is found for {@code 5} (the query matches it so).
+     */
     public Map<BsonValue, Fence> read(ClientSession session, String namespace, List<BsonValue> documentIds) {
         List<BsonDocument> keys = new ArrayList<>();
         for (BsonValue id : documentIds) {
             keys.add(Fence.key(namespace, id));
         }
-        Map<BsonValue, Fence> result = new HashMap<>();
+        Map<BsonValue, Fence> result = new TreeMap<>(BsonOrder.COMPARATOR);
         var find = session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys));
         for (BsonDocument document : Blocking.list(find)) {
             Fence fence = Fence.fromBson(document);

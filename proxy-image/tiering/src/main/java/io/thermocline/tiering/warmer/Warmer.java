@@ -157,11 +157,12 @@ public final class Warmer extends Worker<Warmer> {
         }
         rate.acquire(keys.size());
         CopyUp.Result result = copyUp.copy(policy.namespace(), keys.stream().map(k -> k.get("_id")).toList());
+        result.counts().forEach((decision, n) -> documents.labelValues(policy.namespace(), decision.name()).inc(n));
         if (result.feederBehind()) {
+            // the unfenced documents are copied; the batch is walked again for the fenced ones
             LOG.info("event=warm_batch_deferred namespace={} reason=feeder_behind", namespace);
             return Progress.FEEDER_BEHIND;
         }
-        result.counts().forEach((decision, n) -> documents.labelValues(policy.namespace(), decision.name()).inc(n));
         if (result.count(CopyUpDecision.SKIP_TOO_SLOW) > 0) {
             return Progress.FEEDER_BEHIND;
         }

@@ -10,7 +10,9 @@ public enum FaultPoint {
     FEEDER_RESYNCED,
     /** The evictor checked a batch and is about to delete it from the fast tier. */
     EVICTOR_BEFORE_DELETE,
-    /** The warmer read a batch from the archive and is about to copy it. */
+    /** A copy-up (the warmer's, a promotion) read its documents' fences; it has not read the archive yet. */
+    COPY_UP_FENCES_READ,
+    /** A copy-up (the warmer's, a promotion) read a batch from the archive and is about to copy it. */
     WARMER_BEFORE_COPY,
     /** The warmer copied a batch; its checkpoint is not written yet. */
     WARMER_COPIED,

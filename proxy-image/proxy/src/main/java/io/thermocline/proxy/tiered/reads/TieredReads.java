@@ -22,6 +22,7 @@ import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.wire.OpMsg;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -113,6 +114,11 @@ public final class TieredReads {
         return reply;
     }
 
+    /** Whether a find's first document is the stored document itself (no projection, index key or record id instead). */
+    private static boolean answersWholeDocument(BsonDocument find) {
+        return !find.containsKey("projection") && !find.containsKey("returnKey") && !find.containsKey("showRecordId");
+    }
+
     /** A find with batchSize 0 leaves an open cursor and an empty batch: not an answer a miss can be read from. */
     private static boolean zeroBatch(BsonDocument command) {
         BsonValue batch = command.get("batchSize");
@@ -127,7 +133,9 @@ public final class TieredReads {
             metrics.get().decided("read", Served.FAST, point.reason());
             return fastReply;
         }
-        Fence fence = fences.read(null, namespace, List.of(point.id())).get(point.id());
+        long fencesRead = System.nanoTime();
+        Map<BsonValue, Fence> fenced = fences.read(null, namespace, Fences.withDropFence(List.of(point.id())));
+        Fence fence = fenced.get(point.id());
         if (fence != null && fence.kind() == Fence.Kind.USER_DELETE) {
             // deleted by a user after any archived version: the archive may still hold it until the feeder catches up
             metrics.get().decided("read", Served.FAST, point.reason());
@@ -135,12 +143,17 @@ public final class TieredReads {
         }
         metrics.get().decided("read", Served.ARCHIVE, point.reason());
         // absent from the fast tier after the read arrived and never fenced: the archive already holds every write to it
-        RawBsonDocument archived = PointReadSkip.allowed(command, x.command(), fence != null)
-                ? tiers.archiveWithoutWait(x, msg, secondaries) : tiers.archive(x, msg, secondaries);
+        boolean skipped = PointReadSkip.allowed(command, x.command(), fence != null);
+        RawBsonDocument archived = skipped ? tiers.archiveWithoutWait(x, msg, secondaries) : tiers.archive(x, msg, secondaries);
         BsonDocument document = Replies.firstDocument(archived);
         CollectionPolicy policy = x.table().policy(namespace).orElse(null);
         if (document != null && policy != null && command.equals("find") && !x.command().containsKey("projection")) {
-            promotion.promoteIfHot(policy, document);
+            if (skipped && secondaries.isEmpty() && !fenced.containsKey(Fence.namespaceId()) && answersWholeDocument(x.command())) {
+                // the archive's primary read it after a fence read that found nothing: that is the copy's own archive read
+                promotion.promoteReadIfHot(policy, document, fencesRead);
+            } else {
+                promotion.promoteIfHot(policy, document);
+            }
         }
         return archived;
     }
