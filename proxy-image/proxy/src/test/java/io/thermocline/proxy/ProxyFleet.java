@@ -28,6 +28,7 @@ final class ProxyFleet implements AutoCloseable {
     private final List<InetSocketAddress> peerAddresses = new CopyOnWriteArrayList<>();
     private final List<ProxyServer> running = new CopyOnWriteArrayList<>();
     private int started;
+    private int peerConnections = io.thermocline.config.FleetConfig.DEFAULT_PEER_CONNECTIONS;
 
     ProxyFleet(String archiveUri, int budget) {
         this(archiveUri, budget, secretFile("fleet-secret-of-this-test-0123456789"));
@@ -50,6 +51,12 @@ final class ProxyFleet implements AutoCloseable {
         }
     }
 
+    /** The bound on each replica's connections to each peer, for the replicas started from now on. */
+    ProxyFleet peerConnections(int perPeer) {
+        this.peerConnections = perPeer;
+        return this;
+    }
+
     /** Starts one more replica, which joins the list its peers resolve. */
     ProxyServer startReplica() {
         return startReplica(secret);
@@ -67,7 +74,8 @@ final class ProxyFleet implements AutoCloseable {
                 + "fleet:\n  instanceId: " + id + "\n";
         ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, Map.of()))
                 .withTimeouts(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofMillis(100))
-                .withFleet(new ProxySettings.FleetSettings("127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile));
+                .withFleet(new ProxySettings.FleetSettings("127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile,
+                        peerConnections));
         try {
             ProxyServer proxy = (security == null ? new ProxyServer(settings) : new ProxyServer(settings, null, security)).start();
             peerAddresses.add(new InetSocketAddress("127.0.0.1", proxy.fleet().orElseThrow().peerPort()));

@@ -154,7 +154,7 @@ public final class ProxyServer implements AutoCloseable {
     private Fleet fleet(ProxySettings settings) {
         BackendConnector peers = new BackendConnector(group, transport.socketChannel(), 48_000_000, settings.connectTimeout());
         Fleet f = new Fleet(settings.instanceId(), settings.fleet(), ClusterSecret.read(settings.fleet().secretFile()), group,
-                transport.serverChannel(), peers, settings.heartbeatInterval());
+                transport.serverChannel(), peers, settings.heartbeatInterval(), settings.poolWaitTimeout());
         f.divide(backends.archive(), settings.archive().budget());
         if (backends.fast() != null) {
             f.divide(backends.fast(), settings.fast().budget());
