@@ -49,6 +49,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -324,11 +325,12 @@ public final class ProxyServer implements AutoCloseable {
     @Override
     public void close() {
         draining = true;
+        CompletableFuture<Void> told = hello.quiesce();
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
         long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
-        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+        while ((inFlight.get() > 0 || !told.isDone()) && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
