@@ -4,6 +4,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.proxy.fleet.Fleet;
 import io.thermocline.proxy.server.ProxyServer;
 import org.bson.BsonArray;
@@ -17,8 +18,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -62,7 +65,7 @@ class FleetPeerLinksTest {
     void manyConcurrentForwardedGetMoresShareTheBoundedPeerConnectionsAndNoneIsLost() throws Exception {
         ProxyServer a = fleet.running().get(0);
         ProxyServer b = fleet.startReplica();
-        await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> fleet.running()
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> fleet.running()
                 .forEach(p -> assertThat(p.fleet().orElseThrow().live()).hasSize(2)));
         List<Long> ids = new ArrayList<>();
         // the cursors belong to this connection: it stays open while B drains them
@@ -106,13 +109,60 @@ class FleetPeerLinksTest {
         assertThat(most.get()).as("peer connections B opened to A").isBetween(1, BOUND);
     }
 
+    @Test
+    void aGetMoreBeyondTheBoundWaitsThenFailsRetryablyAndItsCursorContinuesOnRetry() throws Exception {
+        try (EmbeddedReplicaSet slowArchive = EmbeddedReplicaSet.startSingle();
+             ProxyFleet one = new ProxyFleet(slowArchive.connectionString(), 12).peerConnections(1).poolWait(Duration.ofMillis(400))) {
+            ProxyServer a = one.startReplica();
+            ProxyServer b = one.startReplica();
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> one.running()
+                    .forEach(p -> assertThat(p.fleet().orElseThrow().live()).hasSize(2)));
+            try (MongoClient direct = MongoClients.create(slowArchive.connectionString());
+                 WireClient onA = new WireClient(a.port()); WireClient first = new WireClient(b.port());
+                 WireClient second = new WireClient(b.port())) {
+                direct.getDatabase("app").getCollection("items")
+                        .insertMany(IntStream.range(0, DOCS).mapToObj(i -> new Document("_id", i)).toList());
+                long held = openCursor(onA);
+                long waiting = openCursor(onA);
+                // the archive holds the next getMore for 2 s: B's only peer connection to A stays busy that long
+                direct.getDatabase("admin").runCommand(Document.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
+                        + " data: {failCommands: ['getMore'], blockConnection: true, blockTimeMS: 2000}}"));
+                CompletableFuture<BsonDocument> slow = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return first.command(getMore(held)).body();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                Thread.sleep(300);
+                BsonDocument refused = second.command(getMore(waiting)).body();
+                assertThat(refused.getInt32("code").getValue()).as(refused.toJson()).isEqualTo(6);
+                assertThat(refused.getString("errmsg").getValue()).contains("stayed busy", "fleet.peerConnections", "retry");
+                assertThat(slow.get(30, TimeUnit.SECONDS).getDouble("ok").getValue()).isEqualTo(1.0);
+                BsonDocument retried = second.command(getMore(waiting)).body();
+                assertThat(retried.getDouble("ok").getValue()).as(retried.toJson()).isEqualTo(1.0);
+                assertThat(retried.getDocument("cursor").getArray("nextBatch")).extracting(v -> v.asDocument().getInt32("_id").getValue())
+                        .as("the refused getMore never reached the owner").containsExactly(1, 2);
+                assertThat(b.fleet().orElseThrow().live()).as("heartbeats have links of their own").hasSize(2);
+            }
+        }
+    }
+
+    private static long openCursor(WireClient on) throws Exception {
+        BsonDocument first = on.command(BsonDocument.parse("{find: 'items', sort: {_id: 1}, batchSize: 1, $db: 'app'}")).body();
+        return first.getDocument("cursor").getInt64("id").getValue();
+    }
+
+    private static BsonDocument getMore(long id) {
+        return BsonDocument.parse("{getMore: 1, collection: 'items', batchSize: 2, $db: 'app'}").append("getMore", new BsonInt64(id));
+    }
+
     /** Every getMore of one cursor, on its own client connection to {@code via}; each reply must be ok. */
     private static List<Integer> drainOn(ProxyServer via, long id) throws Exception {
         List<Integer> seen = new ArrayList<>();
         try (WireClient client = new WireClient(via.port())) {
             while (id != 0) {
-                BsonDocument next = client.command(BsonDocument.parse("{getMore: 1, collection: 'items', batchSize: 2, $db: 'app'}")
-                        .append("getMore", new BsonInt64(id))).body();
+                BsonDocument next = client.command(getMore(id)).body();
                 assertThat(next.getDouble("ok").getValue()).as(next.toJson()).isEqualTo(1.0);
                 BsonArray batch = next.getDocument("cursor").getArray("nextBatch");
                 for (BsonValue v : batch) {

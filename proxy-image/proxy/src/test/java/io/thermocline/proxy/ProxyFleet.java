@@ -29,6 +29,7 @@ final class ProxyFleet implements AutoCloseable {
     private final List<ProxyServer> running = new CopyOnWriteArrayList<>();
     private int started;
     private int peerConnections = io.thermocline.config.FleetConfig.DEFAULT_PEER_CONNECTIONS;
+    private Duration poolWait = Duration.ofSeconds(10);
 
     ProxyFleet(String archiveUri, int budget) {
         this(archiveUri, budget, secretFile("fleet-secret-of-this-test-0123456789"));
@@ -57,6 +58,12 @@ final class ProxyFleet implements AutoCloseable {
         return this;
     }
 
+    /** How long a request waits for a pooled connection, to a member or a peer, in the replicas started from now on. */
+    ProxyFleet poolWait(Duration wait) {
+        this.poolWait = wait;
+        return this;
+    }
+
     /** Starts one more replica, which joins the list its peers resolve. */
     ProxyServer startReplica() {
         return startReplica(secret);
@@ -73,7 +80,7 @@ final class ProxyFleet implements AutoCloseable {
                 + "tiers:\n  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: " + budget + "\n"
                 + "fleet:\n  instanceId: " + id + "\n";
         ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, Map.of()))
-                .withTimeouts(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofMillis(100))
+                .withTimeouts(poolWait, Duration.ofSeconds(5), Duration.ofMillis(100))
                 .withFleet(new ProxySettings.FleetSettings("127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile,
                         peerConnections));
         try {
