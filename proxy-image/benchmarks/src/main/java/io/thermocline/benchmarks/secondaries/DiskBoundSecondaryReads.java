@@ -13,7 +13,6 @@ import io.thermocline.benchmarks.tiering.Archive;
 import io.thermocline.benchmarks.tiering.ArchiveCgroup;
 import io.thermocline.benchmarks.tiering.ArchiveMain;
 import io.thermocline.benchmarks.ycsb.ChildProcess;
-import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
@@ -22,7 +21,6 @@ import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.worker.TierClients;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 import org.bson.Document;
 
 import java.io.IOException;
@@ -38,8 +36,6 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -156,7 +152,7 @@ public final class DiskBoundSecondaryReads {
             var archiveClient = TierClients.client(archive.uri(), "bench-workers");
             try {
                 new MetadataStore(fast).ensureCollections();
-                ThermoclineConfig config = config(fastSet.connectionString(), archive.uri(), policy);
+                ThermoclineConfig config = SecondaryReadsBenchmark.config(fastSet.connectionString(), archive.uri(), COLLECTION, policy);
                 try (Feeder feeder = new Feeder(fast, archiveClient, config.collections(), new FeederConfig(1000, Duration.ofMillis(10), true),
                         Feeder.Options.defaults().withRegistry(new PrometheusRegistry())).start();
                      ProxyServer proxy = ProxyServer.create(config).start();
@@ -183,77 +179,32 @@ public final class DiskBoundSecondaryReads {
         }
     }
 
-    static ThermoclineConfig config(String fastUri, String archiveUri, String secondaryReads) {
-        return ConfigLoader.parse("proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
-                + "  causalWaitTimeout: 10s\n"
-                + "tiers:\n  fast:\n    uri: '" + fastUri + "'\n    connectionBudget: 64\n"
-                + "  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: 96\n"
-                + "fleet:\n  instanceId: bench-proxy\n"
-                + "auth:\n  mode: disabled\n"
-                + "collections:\n  - {database: " + DB + ", collection: " + COLLECTION + ", ageField: createdAt, hotWindow: 1d,"
-                + " secondaryReads: " + secondaryReads + "}\n", Map.of());
-    }
-
     /** {@code threads} readers fetch random records by _id (older than the window: the archive answers; linearizable). */
     private static Cell cell(Settings s, String policy, int threads, ProxyServer proxy, MongoClient reading, Started archive)
             throws Exception {
         MongoCollection<Document> items = reading.getDatabase(DB).getCollection(COLLECTION);
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicBoolean measuring = new AtomicBoolean();
-        AtomicLong errors = new AtomicLong();
-        Recorder recorder = new Recorder(3);
-        List<Thread> running = new ArrayList<>();
-        for (int r = 0; r < threads; r++) {
-            Thread t = new Thread(() -> {
-                while (!stop.get()) {
-                    long id = ThreadLocalRandom.current().nextLong(s.records());
-                    long start = System.nanoTime();
-                    try {
-                        // by _id alone, as YCSB reads: the archive member answers it from its _id index (a filter on
-                        // more fields makes the embedded member scan); the record is outside the window, so
-                        // the proxy's answer is the archive's
-                        Document d = items.find(Filters.eq("_id", id)).first();
-                        if (d == null) {
-                            throw new IllegalStateException("record " + id + " not found");
-                        }
-                        if (measuring.get()) {
-                            recorder.recordValue((System.nanoTime() - start) / 1000);
-                        }
-                    } catch (RuntimeException e) {
-                        if (measuring.get()) {
-                            errors.incrementAndGet();
-                        }
-                    }
-                }
-            });
-            t.setDaemon(true);
-            t.start();
-            running.add(t);
-        }
-        Thread.sleep(s.warmup() * 1000L);
-        double[] servedBefore = SecondaryReadsBenchmark.served(proxy);
-        ArchiveCgroup.Reads[] before = archive.memberReads();
-        recorder.reset();
-        measuring.set(true);
-        long start = System.nanoTime();
-        Thread.sleep(s.seconds() * 1000L);
-        measuring.set(false);
-        double elapsed = (System.nanoTime() - start) / 1e9;
-        ArchiveCgroup.Reads[] after = archive.memberReads();
-        double[] servedAfter = SecondaryReadsBenchmark.served(proxy);
-        Histogram latency = recorder.getIntervalHistogram();
-        stop.set(true);
-        for (Thread t : running) {
-            t.join(10_000);
-        }
+        double[][] served = new double[2][];
+        ArchiveCgroup.Reads[][] reads = new ArchiveCgroup.Reads[2][];
+        ReadLoad.Result r = ReadLoad.run(threads, s.warmup(), s.seconds(), () -> {
+            long id = ThreadLocalRandom.current().nextLong(s.records());
+            // by _id alone, as YCSB reads: the archive member answers it from its _id index (a filter on more
+            // fields makes the embedded member scan); the record is outside the window, so the answer is the archive's
+            if (items.find(Filters.eq("_id", id)).first() == null) {
+                throw new IllegalStateException("record " + id + " not found");
+            }
+        }, () -> {
+            served[0] = SecondaryReadsBenchmark.served(proxy);
+            reads[0] = archive.memberReads();
+        }, () -> {
+            reads[1] = archive.memberReads();
+            served[1] = SecondaryReadsBenchmark.served(proxy);
+        });
         double[] perMember = new double[MEMBERS];
         for (int i = 0; i < MEMBERS; i++) {
-            perMember[i] = after[i].minus(before[i]).requests() / elapsed;
+            perMember[i] = reads[1][i].minus(reads[0][i]).requests() / r.seconds();
         }
-        double secondary = servedAfter[1] - servedBefore[1];
-        double all = secondary + servedAfter[0] - servedBefore[0];
-        return new Cell(policy, threads, latency.getTotalCount() / elapsed, latency, all == 0 ? 0 : secondary / all, perMember,
-                archive.primaryIndex(), errors.get());
+        return new Cell(policy, threads, r.opsPerSecond(), r.latency(), SecondaryReadsBenchmark.secondaryShare(served[0], served[1]),
+                perMember, archive.primaryIndex(), r.errors());
     }
 
     private static String row(Cell c) {

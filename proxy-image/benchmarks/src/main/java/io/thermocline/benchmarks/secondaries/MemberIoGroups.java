@@ -116,13 +116,7 @@ final class MemberIoGroups implements AutoCloseable {
         placer.interrupt();
         placer.join(2_000);
         for (Path g : groups) {
-            for (int attempt = 0; attempt < 50 && Files.exists(g); attempt++) {
-                try {
-                    Files.delete(g);
-                } catch (IOException busy) {
-                    Thread.sleep(100);
-                }
-            }
+            ArchiveCgroup.remove(g);
         }
     }
 }

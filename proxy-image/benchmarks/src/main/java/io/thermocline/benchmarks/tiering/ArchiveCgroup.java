@@ -110,12 +110,17 @@ public final class ArchiveCgroup implements AutoCloseable {
     @Override
     public void close() throws IOException, InterruptedException {
         for (Path g : groups) {
-            for (int attempt = 0; attempt < 50 && Files.exists(g); attempt++) {
-                try {
-                    Files.delete(g);
-                } catch (IOException busy) {
-                    Thread.sleep(100);
-                }
+            remove(g);
+        }
+    }
+
+    /** Removes one cgroup directory, waiting up to 5 s for the kernel to let its exited tasks go. */
+    public static void remove(Path group) throws InterruptedException {
+        for (int attempt = 0; attempt < 50 && Files.exists(group); attempt++) {
+            try {
+                Files.delete(group);
+            } catch (IOException busy) {
+                Thread.sleep(100);
             }
         }
     }
