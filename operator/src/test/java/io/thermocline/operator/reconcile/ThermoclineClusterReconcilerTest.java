@@ -861,6 +861,7 @@ class ThermoclineClusterReconcilerTest {
 
     private void markReady(String name, int members, int proxies) {
         await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
+        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-proxy"), Objects::nonNull); // created independently
         setDeploymentReady(name + "-proxy", proxies);
         setDeploymentReady(name + "-feeder", 1);
         setStatefulSetReady(name, members);
