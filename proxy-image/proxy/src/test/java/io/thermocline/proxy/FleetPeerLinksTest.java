@@ -31,7 +31,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /** The peer link's connections to each peer are bounded: forwarded cursor commands beyond the bound wait their turn. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -48,11 +47,7 @@ class FleetPeerLinksTest {
         archive = new MongoServer(new MemoryBackend());
         archive.bind("127.0.0.1", 0);
         fleet = new ProxyFleet("mongodb://127.0.0.1:" + archive.getLocalAddress().getPort(), 64).peerConnections(BOUND);
-        ProxyServer first = fleet.startReplica();
-        try (MongoClient client = MongoClients.create(ProxyFleet.uri(first))) {
-            client.getDatabase("app").getCollection("items")
-                    .insertMany(IntStream.range(0, DOCS).mapToObj(i -> new Document("_id", i)).toList());
-        }
+        ProxyFleet.insertItems(ProxyFleet.uri(fleet.startReplica()), DOCS);
     }
 
     @AfterEach
@@ -65,8 +60,7 @@ class FleetPeerLinksTest {
     void manyConcurrentForwardedGetMoresShareTheBoundedPeerConnectionsAndNoneIsLost() throws Exception {
         ProxyServer a = fleet.running().get(0);
         ProxyServer b = fleet.startReplica();
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> fleet.running()
-                .forEach(p -> assertThat(p.fleet().orElseThrow().live()).hasSize(2)));
+        fleet.awaitLive(2);
         List<Long> ids = new ArrayList<>();
         // the cursors belong to this connection: it stays open while B drains them
         try (WireClient onA = new WireClient(a.port())) {
@@ -115,13 +109,11 @@ class FleetPeerLinksTest {
              ProxyFleet one = new ProxyFleet(slowArchive.connectionString(), 12).peerConnections(1).poolWait(Duration.ofMillis(400))) {
             ProxyServer a = one.startReplica();
             ProxyServer b = one.startReplica();
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> one.running()
-                    .forEach(p -> assertThat(p.fleet().orElseThrow().live()).hasSize(2)));
+            one.awaitLive(2);
             try (MongoClient direct = MongoClients.create(slowArchive.connectionString());
                  WireClient onA = new WireClient(a.port()); WireClient first = new WireClient(b.port());
                  WireClient second = new WireClient(b.port())) {
-                direct.getDatabase("app").getCollection("items")
-                        .insertMany(IntStream.range(0, DOCS).mapToObj(i -> new Document("_id", i)).toList());
+                ProxyFleet.insertItems(slowArchive.connectionString(), DOCS);
                 long held = openCursor(onA);
                 long waiting = openCursor(onA);
                 // the archive holds the next getMore for 2 s: B's only peer connection to A stays busy that long

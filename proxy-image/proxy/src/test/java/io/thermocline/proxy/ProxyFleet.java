@@ -103,6 +103,20 @@ final class ProxyFleet implements AutoCloseable {
         return new ArrayList<>(running);
     }
 
+    /** Documents {@code {_id: 0..n-1}} in {@code app.items}, written through {@code uri}. */
+    static void insertItems(String uri, int n) {
+        try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(uri)) {
+            client.getDatabase("app").getCollection("items")
+                    .insertMany(java.util.stream.IntStream.range(0, n).mapToObj(i -> new org.bson.Document("_id", i)).toList());
+        }
+    }
+
+    /** Waits until every running replica sees {@code n} live replicas. */
+    void awaitLive(int n) {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> running()
+                .forEach(p -> org.assertj.core.api.Assertions.assertThat(p.fleet().orElseThrow().live()).hasSize(n)));
+    }
+
     static String uri(ProxyServer proxy) {
         return "mongodb://127.0.0.1:" + proxy.port();
     }
