@@ -5,6 +5,7 @@
 # Thermocline's process inherit it (the archive's memory/io group is a separate hierarchy on v1, and on
 # v2 the archive's group is created beside it by the benchmark).
 # usage: proxy-image/benchmarks/run-tiering.sh [key=value ...]   (the benchmark's arguments)
+# BENCH_MAIN=<class> runs another benchmark the same way (the disk-bound secondary reads: io.thermocline.benchmarks.secondaries.DiskBoundSecondaryReads)
 set -e
 NAME=thermocline-bench-cpu
 if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.shares ]; then
@@ -19,4 +20,4 @@ else
 fi
 echo $$ > "$G/cgroup.procs"
 exec mvn -q -ntp -Pbench -DskipTests -pl proxy-image/benchmarks -am verify \
-    -Dbench.main=io.thermocline.benchmarks.tiering.TieringBenchmark -Dbench.args="$*"
+    -Dbench.main=${BENCH_MAIN:-io.thermocline.benchmarks.tiering.TieringBenchmark} -Dbench.args="$*"

@@ -16,6 +16,11 @@ final class GeneratedSecrets {
         return random(567);
     }
 
+    /** The fleet's peer-link HMAC key: 32 random bytes, as base64 text (the proxy reads the file's text as the key). */
+    static String peerKey() {
+        return random(32);
+    }
+
     /** A password of URL-safe characters, so it can go into a connection string unescaped. */
     static String password() {
         return random(24).replace('+', 'x').replace('/', 'y').replace("=", "");

@@ -52,7 +52,7 @@ public final class DataPlaneConfig {
                 new TierConfig(null, spec.proxy.connectionBudget.archive));
         // instanceId stays unset: each proxy takes its pod name (HOSTNAME), so cursor ids name their owner
         FleetConfig fleet = new FleetConfig(spec.proxy.replicas, null,
-                layout.proxyPeers() + "." + layout.namespace() + ".svc", ClusterLayout.PEER_PORT);
+                layout.proxyPeers() + "." + layout.namespace() + ".svc", ClusterLayout.PEER_PORT, null, DataPlaneMounts.PEER_SECRET_FILE);
         List<CollectionPolicy> collections = spec.collections.stream()
                 .map(c -> new CollectionPolicy(c.database, c.collection, c.ageField, Durations.parse(c.hotWindow),
                         SecondaryReads.parse(c.secondaryReads == null ? "primary" : c.secondaryReads)))

@@ -57,7 +57,7 @@ public final class DataPlaneContainer {
             container.addNewEnv().withName("THERMOCLINE_ARCHIVE_CA_FILE")
                     .withValue(CA_DIR + "/" + caRef(desired).keyOr("ca.crt")).endEnv();
         }
-        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), role)) {
+        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), desired.layout(), role)) {
             container.addNewVolumeMount().withName(mount.volume()).withMountPath(mount.dir()).withReadOnly(true).endVolumeMount();
         }
         return container;
@@ -77,7 +77,7 @@ public final class DataPlaneContainer {
         List<Volume> volumes = new ArrayList<>();
         volumes.add(new VolumeBuilder().withName("config")
                 .withNewConfigMap().withName(desired.layout().config()).endConfigMap().build());
-        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), container.getName())) {
+        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), desired.layout(), container.getName())) {
             volumes.add(new VolumeBuilder().withName(mount.volume())
                     .withNewSecret().withSecretName(mount.secret()).endSecret().build());
         }

@@ -12,8 +12,8 @@ import java.util.List;
 
 /**
  * The Secrets each data-plane role gets as files, by least privilege: the tiers' and the archive's CAs
- * go to every role (they all connect to the tiers); the users file and the proxy's certificate, key and
- * client CA only to the proxy, the one role that serves clients. The rendered config is shared, so the
+ * go to every role (they all connect to the tiers); the fleet's peer-link key, the users file and the
+ * proxy's certificate, key and client CA only to the proxy, the one role that serves clients. The rendered config is shared, so the
  * workers switch its client-facing {@code auth} and {@code tls} parts off through environment overrides
  * (else their config loader would look for files they are not given).
  */
@@ -25,6 +25,9 @@ public final class DataPlaneMounts {
     public static final String CLIENT_CA_DIR = ClusterLayout.CONFIG_DIR + "/client-ca";
     public static final String TIER_CA_DIR = ClusterLayout.CONFIG_DIR + "/tier-ca";
     public static final String ARCHIVE_CA_DIR = ClusterLayout.CONFIG_DIR + "/archive-ca";
+    public static final String PEER_DIR = ClusterLayout.CONFIG_DIR + "/peer";
+    /** The proxy's {@code fleet.secretFile}: the operator's generated peer-link key. */
+    public static final String PEER_SECRET_FILE = PEER_DIR + "/secret";
 
     /** A Secret mounted read-only at {@code dir} as volume {@code volume}. */
     public record Mount(String volume, String secret, String dir) {
@@ -33,7 +36,7 @@ public final class DataPlaneMounts {
     private DataPlaneMounts() {
     }
 
-    public static List<Mount> of(ThermoclineClusterSpec spec, String role) {
+    public static List<Mount> of(ThermoclineClusterSpec spec, ClusterLayout layout, String role) {
         List<Mount> mounts = new ArrayList<>();
         if (spec.archive.tls != null && spec.archive.tls.caSecretRef != null) {
             mounts.add(new Mount("archive-ca", spec.archive.tls.caSecretRef.name, ARCHIVE_CA_DIR));
@@ -45,6 +48,7 @@ public final class DataPlaneMounts {
         if (!PROXY.equals(role)) {
             return mounts;
         }
+        mounts.add(new Mount("peer", layout.peerSecret(), PEER_DIR));
         AuthSpec auth = spec.auth == null ? new AuthSpec() : spec.auth;
         if (auth.usesFile() && auth.usersSecretRef != null) {
             mounts.add(new Mount("users", auth.usersSecretRef.name, USERS_DIR));

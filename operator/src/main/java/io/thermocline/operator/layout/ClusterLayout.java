@@ -64,6 +64,11 @@ public record ClusterLayout(String cluster, String namespace) {
         return cluster + "-keyfile";
     }
 
+    /** The proxy fleet's peer-link key ({@code fleet.secretFile}). */
+    public String peerSecret() {
+        return cluster + "-peer";
+    }
+
     public String usersSecret() {
         return cluster + "-users";
     }

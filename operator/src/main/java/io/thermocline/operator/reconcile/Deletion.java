@@ -65,7 +65,7 @@ final class Deletion {
             modes.forget(fastTierUri);
         }
         if ("Delete".equals(spec.fastTier.storage.retentionPolicy)) {
-            for (String secret : new String[] {layout.keyfileSecret(), layout.usersSecret()}) {
+            for (String secret : new String[] {layout.keyfileSecret(), layout.usersSecret(), layout.peerSecret()}) {
                 client.secrets().inNamespace(layout.namespace()).withName(secret).delete();
             }
         }

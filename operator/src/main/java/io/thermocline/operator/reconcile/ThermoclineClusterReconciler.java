@@ -35,6 +35,7 @@ import io.thermocline.operator.archive.ProbeCache;
 import io.thermocline.operator.archive.VersionPolicy;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
+import io.thermocline.operator.credentials.PeerSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneMounts;
@@ -99,6 +100,7 @@ import org.jboss.logging.Logger;
 @Workflow(explicitInvocation = true, dependents = {
         @Dependent(name = "keyfile-secret", type = KeyfileSecretDependent.class),
         @Dependent(name = "users-secret", type = UsersSecretDependent.class),
+        @Dependent(name = "peer-secret", type = PeerSecretDependent.class),
         @Dependent(name = "fast-tier-service", type = FastTierServiceDependent.class),
         @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
                 dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
@@ -109,7 +111,8 @@ import org.jboss.logging.Logger;
         @Dependent(name = "config", type = ProxyConfigMapDependent.class),
         @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
         @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
-        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class,
+                dependsOn = {"config", "users-secret", "peer-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "proxy-pdb", type = ProxyDisruptionBudgetDependent.class),
         @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),

@@ -64,13 +64,33 @@ class DataPlaneSecurityRenderingTest {
         DesiredCluster desired = desired(secured());
         PodSpec proxy = pod(desired, "proxy");
         assertThat(mounts(proxy)).containsOnlyKeys("/etc/thermocline", "/tmp", "/etc/thermocline/auth",
-                "/etc/thermocline/tls", "/etc/thermocline/client-ca", "/etc/thermocline/tier-ca");
+                "/etc/thermocline/tls", "/etc/thermocline/client-ca", "/etc/thermocline/tier-ca", "/etc/thermocline/peer");
         assertThat(secretVolumes(proxy)).containsEntry("users", "app-users").containsEntry("certificate", "proxy-tls")
-                .containsEntry("client-ca", "client-cas").containsEntry("tier-ca", "tier-cas");
+                .containsEntry("client-ca", "client-cas").containsEntry("tier-ca", "tier-cas").containsEntry("peer", "orders-peer");
         for (String worker : List.of("feeder", "evictor", "warmer")) {
             PodSpec pod = pod(desired, worker);
             assertThat(mounts(pod)).as(worker).containsOnlyKeys("/etc/thermocline", "/tmp", "/etc/thermocline/tier-ca");
             assertThat(secretVolumes(pod)).as(worker).containsOnlyKeys("tier-ca");
+        }
+    }
+
+    @Test
+    void theProxyAloneMountsTheOperatorsPeerKeyAndItsConfigLinksTheReplicasWithIt() {
+        ThermoclineConfig config = DataPlaneConfig.render(spec(), LAYOUT);
+        assertThat(config.fleet().secretFile()).isEqualTo("/etc/thermocline/peer/secret");
+        assertThat(config.fleet().peerService()).isEqualTo("orders-proxy-peers.shop.svc");
+        assertThat(config.fleet().hasPeers()).as("linked replicas: cursors forwarded, budgets divided by the live count").isTrue();
+
+        DesiredCluster desired = desired(spec());
+        PodSpec proxy = pod(desired, "proxy");
+        assertThat(mounts(proxy)).containsEntry("/etc/thermocline/peer", "peer");
+        assertThat(secretVolumes(proxy)).containsEntry("peer", "orders-peer");
+        assertThat(proxy.getVolumes()).filteredOn(v -> v.getName().equals("peer")).singleElement()
+                .satisfies(v -> assertThat(v.getSecret().getItems()).isNullOrEmpty());
+        for (String worker : List.of("feeder", "evictor", "warmer")) {
+            PodSpec pod = pod(desired, worker);
+            assertThat(mounts(pod)).as(worker).doesNotContainKey("/etc/thermocline/peer");
+            assertThat(secretVolumes(pod)).as(worker).doesNotContainValue("orders-peer");
         }
     }
 

@@ -266,7 +266,10 @@ class ModeOperationsTest {
         ThermoclineCluster cluster = cluster(ns, name);
         spec.accept(cluster);
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
-        await().atMost(WAIT).until(() -> client.apps().deployments().inNamespace(ns).withName(name + "-feeder").get(), Objects::nonNull);
+        // the workflow creates the proxy and the feeder independently (the proxy also waits for its peer Secret)
+        for (String deployment : List.of(name + "-proxy", name + "-feeder")) {
+            await().atMost(WAIT).until(() -> client.apps().deployments().inNamespace(ns).withName(deployment).get(), Objects::nonNull);
+        }
         Clusters.markReady(client, ns, name, 3);
     }
 

@@ -28,9 +28,11 @@ import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.credentials.PeerSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
+import io.thermocline.operator.dataplane.DataPlaneMounts;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
@@ -131,6 +133,18 @@ class ThermoclineClusterReconcilerTest {
         Secret keyfile = get(Secret.class, "orders-keyfile");
         assertThat(keyfile.getData().get("keyfile")).hasSizeGreaterThan(700);
         Secret users = get(Secret.class, "orders-users");
+        Secret peer = get(Secret.class, "orders-peer");
+        assertThat(UsersSecretDependent.decoded(peer).get(PeerSecretDependent.KEY).strip())
+                .as("fleet.secretFile needs at least 16 bytes").hasSizeGreaterThanOrEqualTo(40);
+        assertThat(proxy.getSpec().getTemplate().getSpec().getVolumes()).anySatisfy(v -> {
+            assertThat(v.getName()).isEqualTo("peer");
+            assertThat(v.getSecret().getSecretName()).isEqualTo("orders-peer");
+        });
+        assertThat(loaded.fleet().secretFile()).isEqualTo(DataPlaneMounts.PEER_SECRET_FILE);
+        assertThat(proxyContainer.getVolumeMounts()).anySatisfy(m -> {
+            assertThat(m.getName()).isEqualTo("peer");
+            assertThat(m.getMountPath() + "/" + PeerSecretDependent.KEY).isEqualTo(DataPlaneMounts.PEER_SECRET_FILE);
+        });
         assertThat(fastUriOf(get(Deployment.class, "orders-proxy")))
                 .contains("orders-fast-0.orders-fast." + ns + ".svc:27017")
                 .contains("orders-fast-2.orders-fast." + ns + ".svc:27017")
@@ -140,7 +154,7 @@ class ThermoclineClusterReconcilerTest {
 
         String uid = stored("orders").getMetadata().getUid();
         // what the data cannot be read without must outlive the resource: no owner reference to garbage-collect it by
-        for (Secret kept : List.of(keyfile, users)) {
+        for (Secret kept : List.of(keyfile, users, peer)) {
             assertThat(kept.getMetadata().getOwnerReferences()).as(kept.getMetadata().getName()).isNullOrEmpty();
             assertThat(kept.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
         }
@@ -847,6 +861,7 @@ class ThermoclineClusterReconcilerTest {
 
     private void markReady(String name, int members, int proxies) {
         await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
+        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-proxy"), Objects::nonNull); // created independently
         setDeploymentReady(name + "-proxy", proxies);
         setDeploymentReady(name + "-feeder", 1);
         setStatefulSetReady(name, members);

@@ -66,6 +66,7 @@ final class ConfigValidator {
                 p.add("fleet.instanceId: '" + c.fleet().instanceId() + "' is not a valid id; use letters, digits, '.', '_' or '-' (at most 63)");
             }
             port(p, "fleet.peerPort", c.fleet().peerPort());
+            atLeast(p, "fleet.peerConnections", c.fleet().peerConnections(), 1);
             if (c.fleet().peers() != null) {
                 for (int i = 0; i < c.fleet().peers().size(); i++) {
                     String peer = c.fleet().peers().get(i);

@@ -10,12 +10,19 @@ import java.util.List;
  * @param peerPort    where replicas listen for each other's peer link
  * @param peers       a static list of peers' {@code host:port} instead of DNS, or null
  * @param secretFile  the cluster secret every replica shares: the peer link accepts only holders of it
+ * @param peerConnections the most connections a replica opens to each peer for forwarded cursor commands
+ *                    (a forwarded awaitData getMore holds one while it waits); more wait, then fail retryably
  */
 public record FleetConfig(int replicas, String instanceId, String peerService, int peerPort, List<String> peers,
-                          String secretFile) {
+                          String secretFile, int peerConnections) {
+    public static final int DEFAULT_PEER_CONNECTIONS = 32;
 
     public FleetConfig(int replicas, String instanceId, String peerService, int peerPort) {
         this(replicas, instanceId, peerService, peerPort, null, null);
+    }
+
+    public FleetConfig(int replicas, String instanceId, String peerService, int peerPort, List<String> peers, String secretFile) {
+        this(replicas, instanceId, peerService, peerPort, peers, secretFile, DEFAULT_PEER_CONNECTIONS);
     }
 
     /** Whether peers are named (by DNS or a list). */

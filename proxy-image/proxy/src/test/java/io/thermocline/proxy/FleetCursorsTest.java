@@ -1,7 +1,5 @@
 package io.thermocline.proxy;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import io.thermocline.proxy.server.ProxyServer;
@@ -10,7 +8,6 @@ import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
 import org.bson.BsonValue;
-import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * Cursors crossing proxy replicas of one fleet: a getMore or killCursors that reaches a replica other
@@ -42,11 +38,7 @@ class FleetCursorsTest {
         archive.bind("127.0.0.1", 0);
         InetSocketAddress a = archive.getLocalAddress();
         fleet = new ProxyFleet("mongodb://127.0.0.1:" + a.getPort(), 12);
-        ProxyServer first = fleet.startReplica();
-        try (MongoClient client = MongoClients.create(ProxyFleet.uri(first))) {
-            client.getDatabase("app").getCollection("items")
-                    .insertMany(IntStream.range(0, DOCS).mapToObj(i -> new Document("_id", i)).toList());
-        }
+        ProxyFleet.insertItems(ProxyFleet.uri(fleet.startReplica()), DOCS);
     }
 
     @AfterEach
@@ -172,8 +164,7 @@ class FleetCursorsTest {
     }
 
     private void awaitLive(int n) {
-        await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> fleet.running()
-                .forEach(p -> assertThat(p.fleet().orElseThrow().live()).hasSize(n)));
+        fleet.awaitLive(n);
     }
 
     private static BsonDocument getMore(long id, int batch) {

@@ -28,6 +28,8 @@ final class ProxyFleet implements AutoCloseable {
     private final List<InetSocketAddress> peerAddresses = new CopyOnWriteArrayList<>();
     private final List<ProxyServer> running = new CopyOnWriteArrayList<>();
     private int started;
+    private int peerConnections = io.thermocline.config.FleetConfig.DEFAULT_PEER_CONNECTIONS;
+    private Duration poolWait = Duration.ofSeconds(10);
 
     ProxyFleet(String archiveUri, int budget) {
         this(archiveUri, budget, secretFile("fleet-secret-of-this-test-0123456789"));
@@ -50,6 +52,18 @@ final class ProxyFleet implements AutoCloseable {
         }
     }
 
+    /** The bound on each replica's connections to each peer, for the replicas started from now on. */
+    ProxyFleet peerConnections(int perPeer) {
+        this.peerConnections = perPeer;
+        return this;
+    }
+
+    /** How long a request waits for a pooled connection, to a member or a peer, in the replicas started from now on. */
+    ProxyFleet poolWait(Duration wait) {
+        this.poolWait = wait;
+        return this;
+    }
+
     /** Starts one more replica, which joins the list its peers resolve. */
     ProxyServer startReplica() {
         return startReplica(secret);
@@ -66,8 +80,9 @@ final class ProxyFleet implements AutoCloseable {
                 + "tiers:\n  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: " + budget + "\n"
                 + "fleet:\n  instanceId: " + id + "\n";
         ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, Map.of()))
-                .withTimeouts(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofMillis(100))
-                .withFleet(new ProxySettings.FleetSettings("127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile));
+                .withTimeouts(poolWait, Duration.ofSeconds(5), Duration.ofMillis(100))
+                .withFleet(new ProxySettings.FleetSettings("127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile,
+                        peerConnections));
         try {
             ProxyServer proxy = (security == null ? new ProxyServer(settings) : new ProxyServer(settings, null, security)).start();
             peerAddresses.add(new InetSocketAddress("127.0.0.1", proxy.fleet().orElseThrow().peerPort()));
@@ -86,6 +101,20 @@ final class ProxyFleet implements AutoCloseable {
 
     List<ProxyServer> running() {
         return new ArrayList<>(running);
+    }
+
+    /** Documents {@code {_id: 0..n-1}} in {@code app.items}, written through {@code uri}. */
+    static void insertItems(String uri, int n) {
+        try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(uri)) {
+            client.getDatabase("app").getCollection("items")
+                    .insertMany(java.util.stream.IntStream.range(0, n).mapToObj(i -> new org.bson.Document("_id", i)).toList());
+        }
+    }
+
+    /** Waits until every running replica sees {@code n} live replicas. */
+    void awaitLive(int n) {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> running()
+                .forEach(p -> org.assertj.core.api.Assertions.assertThat(p.fleet().orElseThrow().live()).hasSize(n)));
     }
 
     static String uri(ProxyServer proxy) {

@@ -6,6 +6,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import io.thermocline.benchmarks.BenchmarkArgs;
+import io.thermocline.benchmarks.GeneratedSection;
 import io.thermocline.benchmarks.ycsb.ChildProcess;
 import io.thermocline.benchmarks.ycsb.WireServerMain;
 import org.HdrHistogram.Histogram;
@@ -28,7 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * one shared secret) in front of one MongoDB wire server, clients spread over the replicas as a
  * client-side list (thread i uses replica i mod n), at 8-256 client threads: point reads by _id and
  * finds whose getMore goes to another replica than the find (the forward's cost). Prints a Markdown
- * table and writes it to docs/benchmarks/fleet.md. Not a test: nothing asserts timings.
+ * table and writes it to docs/benchmarks/fleet.md between its generated markers (the text around
+ * them, such as the scaling model, stays). Not a test: nothing asserts timings.
  *
  * <p>{@code mvn -q -Pbench -DskipTests -pl proxy-image/benchmarks -am verify
  * -Dbench.main=io.thermocline.benchmarks.fleet.FleetBenchmark -Dbench.args="seconds=5"}
@@ -91,8 +93,7 @@ public final class FleetBenchmark {
         }
         String table = table(cells, seconds);
         System.out.println(table);
-        Files.createDirectories(out.toAbsolutePath().getParent());
-        Files.writeString(out, table);
+        new GeneratedSection("FleetBenchmark").write(out, "Proxy fleet: 1, 2 and 4 linked replicas", table);
     }
 
     private static void startFleet(int n, String serverUri, Path secret, Path logs, List<ChildProcess> proxies,
@@ -203,8 +204,8 @@ public final class FleetBenchmark {
     }
 
     private static String table(List<Cell> cells, int seconds) {
-        StringBuilder s = new StringBuilder("# Proxy fleet: 1, 2 and 4 linked replicas\n\n");
-        s.append("`FleetBenchmark`, ").append(seconds).append(" s per cell, ")
+        StringBuilder s = new StringBuilder("`FleetBenchmark`, ");
+        s.append(seconds).append(" s per cell, ")
                 .append(Runtime.getRuntime().availableProcessors()).append(" cores shared by the clients, the server and every proxy")
                 .append(" process (JVM ").append(ManagementFactory.getRuntimeMXBean().getVmVersion()).append("). Archive budget 64")
                 .append(" per member for the fleet. CPU is the proxies' processes together, per operation.\n\n")

@@ -25,9 +25,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 import org.bson.Document;
 
 /**
@@ -94,54 +92,36 @@ public final class SecondaryReadsBenchmark {
     }
 
     static ThermoclineConfig config(EmbeddedReplicaSet fastSet, EmbeddedReplicaSet archiveSet, String secondaryReads) {
+        return config(fastSet.connectionString(), archiveSet.connectionString(), "orders", secondaryReads);
+    }
+
+    /** The proxy in front of both tiers, with {@code bench.<collection>} tiered by {@code createdAt} (1-day window). */
+    static ThermoclineConfig config(String fastUri, String archiveUri, String collection, String secondaryReads) {
         return ConfigLoader.parse("proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
                 + "  causalWaitTimeout: 10s\n"
-                + "tiers:\n  fast:\n    uri: " + fastSet.connectionString() + "\n    connectionBudget: 64\n"
-                + "  archive:\n    uri: " + archiveSet.connectionString() + "\n    connectionBudget: 96\n"
+                + "tiers:\n  fast:\n    uri: '" + fastUri + "'\n    connectionBudget: 64\n"
+                + "  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: 96\n"
                 + "fleet:\n  instanceId: bench-proxy\n"
                 + "auth:\n  mode: disabled\n"
-                + "collections:\n  - {database: bench, collection: orders, ageField: createdAt, hotWindow: 1d,"
+                + "collections:\n  - {database: bench, collection: " + collection + ", ageField: createdAt, hotWindow: 1d,"
                 + " secondaryReads: " + secondaryReads + "}\n", Map.of());
     }
 
     /** One cell: {@code clients} readers count a customer's orders (archive-routed, linearizable) as fast as they can. */
     static Cell cell(Settings s, String policy, int clients, ProxyServer proxy, MongoClient reading) throws Exception {
         MongoCollection<Document> orders = reading.getDatabase("bench").getCollection("orders");
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicBoolean measuring = new AtomicBoolean();
-        Recorder recorder = new Recorder(3);
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < clients; r++) {
-            Thread t = new Thread(() -> {
-                while (!stop.get()) {
-                    long start = System.nanoTime();
-                    orders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(ReadBarrierBenchmark.CUSTOMERS)));
-                    if (measuring.get()) {
-                        recorder.recordValue((System.nanoTime() - start) / 1000);
-                    }
-                }
-            });
-            t.setDaemon(true);
-            t.start();
-            threads.add(t);
-        }
-        Thread.sleep(s.warmupSeconds() * 1000L);
-        double[] before = served(proxy);
-        recorder.reset();
-        measuring.set(true);
-        long start = System.nanoTime();
-        Thread.sleep(s.seconds() * 1000L);
-        measuring.set(false);
-        double elapsed = (System.nanoTime() - start) / 1e9;
-        double[] after = served(proxy);
-        Histogram latency = recorder.getIntervalHistogram();
-        stop.set(true);
-        for (Thread t : threads) {
-            t.join(10_000);
-        }
+        double[][] served = new double[2][];
+        ReadLoad.Result r = ReadLoad.run(clients, s.warmupSeconds(), s.seconds(),
+                () -> orders.countDocuments(Filters.eq("customer", "c" + ThreadLocalRandom.current().nextInt(ReadBarrierBenchmark.CUSTOMERS))),
+                () -> served[0] = served(proxy), () -> served[1] = served(proxy));
+        return new Cell(policy, clients, r.opsPerSecond(), r.latency(), secondaryShare(served[0], served[1]));
+    }
+
+    /** The share of the reads allowed on secondaries that secondaries served between two {@link #served} snapshots. */
+    static double secondaryShare(double[] before, double[] after) {
         double secondary = after[1] - before[1];
         double all = secondary + after[0] - before[0];
-        return new Cell(policy, clients, latency.getTotalCount() / elapsed, latency, all == 0 ? 0 : secondary / all);
+        return all == 0 ? 0 : secondary / all;
     }
 
     /** Archive reads allowed on secondaries so far: {primary, secondary} (none when offloading is off). */

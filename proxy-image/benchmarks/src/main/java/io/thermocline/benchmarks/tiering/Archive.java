@@ -13,7 +13,7 @@ import java.util.List;
  * The archive process ({@link ArchiveMain}) started in a fresh cgroup of its own after the page
  * cache was dropped, so each side of a comparison starts from a cold disk; stopped with its group.
  */
-final class Archive implements AutoCloseable {
+public final class Archive implements AutoCloseable {
     /** One per benchmark process: two benchmarks on one machine would otherwise share (and remove) one group. */
     static final String GROUP = "thermocline-archive-" + ProcessHandle.current().pid();
 
@@ -84,7 +84,7 @@ final class Archive implements AutoCloseable {
     }
 
     /** Writes dirty pages out, then drops the page cache (root only). */
-    static void dropCaches() throws IOException, InterruptedException {
+    public static void dropCaches() throws IOException, InterruptedException {
         new ProcessBuilder("sync").inheritIO().start().waitFor();
         Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "3");
     }

@@ -13,12 +13,12 @@ import java.util.List;
  * 0 leaves that resource uncapped (the group still counts). Needs root. {@link #close} removes the
  * group once its processes are gone.
  */
-final class ArchiveCgroup implements AutoCloseable {
+public final class ArchiveCgroup implements AutoCloseable {
     private static final Path ROOT = Path.of("/sys/fs/cgroup");
 
     /** Reads and bytes read on the capped device, as the kernel counted them for the group. */
-    record Reads(long requests, long bytes) {
-        Reads minus(Reads earlier) {
+    public record Reads(long requests, long bytes) {
+        public Reads minus(Reads earlier) {
             return new Reads(requests - earlier.requests, bytes - earlier.bytes);
         }
     }
@@ -34,7 +34,7 @@ final class ArchiveCgroup implements AutoCloseable {
     }
 
     /** {@code device} is MAJ:MIN of the disk holding the archive's files. */
-    static ArchiveCgroup create(String name, long memoryBytes, int readIops, String device) throws IOException {
+    public static ArchiveCgroup create(String name, long memoryBytes, int readIops, String device) throws IOException {
         if (Files.isDirectory(ROOT.resolve("memory")) && Files.isDirectory(ROOT.resolve("blkio"))) {
             Path memory = ROOT.resolve("memory").resolve(name);
             Path blkio = ROOT.resolve("blkio").resolve(name);
@@ -54,7 +54,7 @@ final class ArchiveCgroup implements AutoCloseable {
     }
 
     /** {@code command} started inside the group, from its first instruction on (so all its memory is charged here). */
-    List<String> wrap(List<String> command) {
+    public List<String> wrap(List<String> command) {
         StringBuilder join = new StringBuilder();
         for (Path g : groups) {
             join.append("echo $$ > ").append(g.resolve("cgroup.procs")).append(" && ");
@@ -64,7 +64,7 @@ final class ArchiveCgroup implements AutoCloseable {
         return wrapped;
     }
 
-    Reads reads() throws IOException {
+    public Reads reads() throws IOException {
         long requests = 0;
         long bytes = 0;
         if (v1) {
@@ -87,7 +87,7 @@ final class ArchiveCgroup implements AutoCloseable {
     }
 
     /** The most memory the group held (heap, page cache and all), in bytes. */
-    long peakMemory() throws IOException {
+    public long peakMemory() throws IOException {
         Path file = v1 ? groups.get(0).resolve("memory.max_usage_in_bytes") : groups.get(0).resolve("memory.peak");
         return Files.exists(file) ? Long.parseLong(Files.readString(file).trim()) : -1;
     }
@@ -110,18 +110,23 @@ final class ArchiveCgroup implements AutoCloseable {
     @Override
     public void close() throws IOException, InterruptedException {
         for (Path g : groups) {
-            for (int attempt = 0; attempt < 50 && Files.exists(g); attempt++) {
-                try {
-                    Files.delete(g);
-                } catch (IOException busy) {
-                    Thread.sleep(100);
-                }
+            remove(g);
+        }
+    }
+
+    /** Removes one cgroup directory, waiting up to 5 s for the kernel to let its exited tasks go. */
+    public static void remove(Path group) throws InterruptedException {
+        for (int attempt = 0; attempt < 50 && Files.exists(group); attempt++) {
+            try {
+                Files.delete(group);
+            } catch (IOException busy) {
+                Thread.sleep(100);
             }
         }
     }
 
     /** MAJ:MIN of the block device that holds {@code path}, from /proc/self/mountinfo. */
-    static String deviceOf(Path path) throws IOException {
+    public static String deviceOf(Path path) throws IOException {
         Path real = path.toRealPath();
         String best = null;
         int bestLength = -1;

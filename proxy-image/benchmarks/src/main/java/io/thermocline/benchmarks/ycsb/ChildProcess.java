@@ -66,6 +66,11 @@ public final class ChildProcess implements AutoCloseable {
         }
     }
 
+    /** The process id (after an {@code exec}, the program's own). */
+    public long pid() {
+        return process.pid();
+    }
+
     /** CPU time (user and system) the process has used so far. */
     public Duration cpu() {
         return process.toHandle().info().totalCpuDuration().orElse(Duration.ZERO);

@@ -73,6 +73,8 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     private final ClusterSecret secret;
     private final EventLoopGroup group;
     private final Class<? extends ServerChannel> serverChannel;
+    /** Heartbeats on links of their own, so forwarded cursor commands holding every connection never look like a dead peer. */
+    private final PeerLinks heartbeats;
     private final PeerLinks links;
     private final Duration heartbeat;
     private final Duration pingTimeout;
@@ -85,8 +87,9 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     private Channel listener;
     private ScheduledFuture<?> beat;
 
+    /** {@code peerWait}: how long a forwarded cursor command waits for one of the {@code fleet.peerConnections} to a peer. */
     public Fleet(String instanceId, ProxySettings.FleetSettings settings, ClusterSecret secret, EventLoopGroup group,
-                 Class<? extends ServerChannel> serverChannel, BackendConnector connector, Duration heartbeat) {
+                 Class<? extends ServerChannel> serverChannel, BackendConnector connector, Duration heartbeat, Duration peerWait) {
         this.instanceId = instanceId;
         this.settings = settings;
         this.secret = secret;
@@ -95,7 +98,8 @@ public final class Fleet implements CursorPeers, AutoCloseable {
         this.heartbeat = heartbeat;
         this.pingTimeout = heartbeat.multipliedBy(2).compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : heartbeat.multipliedBy(2);
         this.liveForNanos = heartbeat.multipliedBy(3).plus(pingTimeout).toNanos();
-        this.links = new PeerLinks(connector, secret, instanceId, pingTimeout);
+        this.heartbeats = new PeerLinks(connector, secret, instanceId, pingTimeout, 1, pingTimeout, group.next());
+        this.links = new PeerLinks(connector, secret, instanceId, pingTimeout, settings.peerConnections(), peerWait, group.next());
         this.view = List.of(instanceId);
     }
 
@@ -157,7 +161,7 @@ public final class Fleet implements CursorPeers, AutoCloseable {
             if (ownAddresses.contains(a)) {
                 continue;
             }
-            pings.add(links.call(a, ping, pingTimeout).handle((body, e) -> {
+            pings.add(heartbeats.call(a, ping, pingTimeout).handle((body, e) -> {
                 if (e != null || !ClientReplies.isOk(body)) {
                     if (peers.remove(a) != null) {
                         LOG.info("event=fleet_peer_lost address={} error=\"{}\"", a, e == null ? body.get("errmsg") : e.getMessage());
@@ -270,6 +274,12 @@ public final class Fleet implements CursorPeers, AutoCloseable {
         if (listener != null) {
             listener.close().syncUninterruptibly();
         }
+        heartbeats.close();
         links.close();
+    }
+
+    /** The connections this replica holds open to {@code peer} for cursor commands (heartbeats not counted). */
+    public int peerConnections(InetSocketAddress peer) {
+        return links.open(peer);
     }
 }

@@ -1,6 +1,7 @@
 package io.thermocline.proxy.fleet;
 
 import com.mongodb.ServerAddress;
+import io.netty.util.concurrent.EventExecutor;
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.backend.BackendUnavailableException;
@@ -15,61 +16,69 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
- * This replica's side of the peer links: a few authenticated connections per peer, one request at a
- * time each (the backend connection's round trip), kept for reuse.
+ * This replica's side of the peer links: a bounded pool of authenticated connections per peer
+ * ({@link PeerPool}), one request at a time each (the backend connection's round trip), kept for reuse.
  */
 final class PeerLinks implements AutoCloseable {
     private final BackendConnector connector;
     private final ClusterSecret secret;
     private final String instanceId;
     private final Duration handshakeTimeout;
-    private final Map<InetSocketAddress, ConcurrentLinkedDeque<BackendConnection>> idle = new ConcurrentHashMap<>();
+    private final int perPeer;
+    private final Duration maxWait;
+    private final EventExecutor timer;
+    private final Map<InetSocketAddress, PeerPool> pools = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    PeerLinks(BackendConnector connector, ClusterSecret secret, String instanceId, Duration handshakeTimeout) {
+    /** {@code perPeer} connections at most to each peer; a command beyond them waits {@code maxWait} at most. */
+    PeerLinks(BackendConnector connector, ClusterSecret secret, String instanceId, Duration handshakeTimeout,
+              int perPeer, Duration maxWait, EventExecutor timer) {
         this.connector = connector;
         this.secret = secret;
         this.instanceId = instanceId;
         this.handshakeTimeout = handshakeTimeout;
+        this.perPeer = perPeer;
+        this.maxWait = maxWait;
+        this.timer = timer;
     }
 
     /** One command to the peer at {@code address}; {@code timeout} null waits as long as the peer takes. */
     CompletableFuture<RawBsonDocument> call(InetSocketAddress address, BsonDocument command, Duration timeout) {
-        return borrow(address).thenCompose(c -> c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), command), timeout)
+        PeerPool pool = pool(address);
+        return pool.borrow().thenCompose(c -> c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), command), timeout)
                 .handle((reply, error) -> {
                     if (error != null) {
-                        c.close();
+                        pool.discard(c);
                         throw new BackendUnavailableException("peer " + address + " failed: " + error.getMessage(), false);
                     }
-                    release(address, c);
+                    pool.release(c);
                     return reply.body();
                 }));
     }
 
-    private CompletableFuture<BackendConnection> borrow(InetSocketAddress address) {
-        ConcurrentLinkedDeque<BackendConnection> q = idle.computeIfAbsent(address, a -> new ConcurrentLinkedDeque<>());
-        for (BackendConnection c = q.pollLast(); c != null; c = q.pollLast()) {
-            if (c.isOpen()) {
-                return CompletableFuture.completedFuture(c);
-            }
+    /** The connections open to {@code address} now, idle and busy. */
+    int open(InetSocketAddress address) {
+        PeerPool p = pools.get(address);
+        return p == null ? 0 : p.open();
+    }
+
+    private PeerPool pool(InetSocketAddress address) {
+        PeerPool p = pools.computeIfAbsent(address, a -> new PeerPool(a, perPeer, maxWait, timer, () -> connect(a)));
+        if (closed) {
+            p.close();
         }
+        return p;
+    }
+
+    private CompletableFuture<BackendConnection> connect(InetSocketAddress address) {
         return connector.connect(new ServerAddress(address.getHostString(), address.getPort()), 0)
                 .thenCompose(c -> authenticate(c).whenComplete((ok, e) -> {
                     if (e != null) {
                         c.close();
                     }
                 }));
-    }
-
-    private void release(InetSocketAddress address, BackendConnection c) {
-        if (closed || !c.isOpen()) {
-            c.close();
-            return;
-        }
-        idle.computeIfAbsent(address, a -> new ConcurrentLinkedDeque<>()).addLast(c);
     }
 
     /** The mutual handshake: the peer proves the secret on our nonce and its own, then we prove it on both. */
@@ -100,7 +109,6 @@ final class PeerLinks implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        idle.values().forEach(q -> q.forEach(BackendConnection::close));
-        idle.clear();
+        pools.values().forEach(PeerPool::close);
     }
 }

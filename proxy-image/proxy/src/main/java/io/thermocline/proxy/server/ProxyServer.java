@@ -49,6 +49,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -154,7 +155,7 @@ public final class ProxyServer implements AutoCloseable {
     private Fleet fleet(ProxySettings settings) {
         BackendConnector peers = new BackendConnector(group, transport.socketChannel(), 48_000_000, settings.connectTimeout());
         Fleet f = new Fleet(settings.instanceId(), settings.fleet(), ClusterSecret.read(settings.fleet().secretFile()), group,
-                transport.serverChannel(), peers, settings.heartbeatInterval());
+                transport.serverChannel(), peers, settings.heartbeatInterval(), settings.poolWaitTimeout());
         f.divide(backends.archive(), settings.archive().budget());
         if (backends.fast() != null) {
             f.divide(backends.fast(), settings.fast().budget());
@@ -324,11 +325,12 @@ public final class ProxyServer implements AutoCloseable {
     @Override
     public void close() {
         draining = true;
+        CompletableFuture<Void> told = hello.quiesce();
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
         long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
-        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+        while ((inFlight.get() > 0 || !told.isDone()) && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {

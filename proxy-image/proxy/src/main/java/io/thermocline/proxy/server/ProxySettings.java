@@ -42,8 +42,12 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
      *
      * @param peers      every replica's peer address, this one's included or not (DNS of the headless Service, or a list)
      * @param secretFile the cluster secret shared by the fleet's replicas
+     * @param peerConnections the most connections this replica opens to each peer for forwarded cursor commands
      */
-    public record FleetSettings(String listenHost, int peerPort, PeerAddresses peers, Path secretFile) {
+    public record FleetSettings(String listenHost, int peerPort, PeerAddresses peers, Path secretFile, int peerConnections) {
+        public FleetSettings(String listenHost, int peerPort, PeerAddresses peers, Path secretFile) {
+            this(listenHost, peerPort, peers, secretFile, FleetConfig.DEFAULT_PEER_CONNECTIONS);
+        }
     }
 
     /** The peer addresses as of now (DNS answers change as replicas come and go). */
@@ -63,7 +67,8 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
                 p.maxMessageSizeBytes(), List.copyOf(compressors), p.drainTimeout(), fleet.instanceId(),
                 endpoint(config.tiers().archive(), fleet), config.tiers().fast() == null ? null : endpoint(config.tiers().fast(), fleet),
                 Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(5), p.transport(),
-                fleet.hasPeers() ? new FleetSettings(p.listenHost(), fleet.peerPort(), peerAddresses(fleet), Path.of(fleet.secretFile())) : null);
+                fleet.hasPeers() ? new FleetSettings(p.listenHost(), fleet.peerPort(), peerAddresses(fleet), Path.of(fleet.secretFile()),
+                        fleet.peerConnections()) : null);
     }
 
     private static TierEndpoint endpoint(TierConfig tier, FleetConfig fleet) {

@@ -7,6 +7,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.backend.BackendUnavailableException;
+import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +36,12 @@ import java.util.function.Function;
  * Watches one tier's replica set: polls {@code hello} on every member over the monitor's own
  * connections, discovers members from the primary's host list, and follows elections. Pools
  * are told when a member goes away or stops being primary so they drop their connections.
+ *
+ * <p>Between heartbeats it asks the primary for {@code replSetGetStatus} every {@code optimeInterval}
+ * (where the tier's user may: clusterMonitor), which gives every member's applied optime in one round
+ * trip. Streaming (awaitable) hello would not do this: a member answers it when its topologyVersion
+ * changes (elections, state changes), never because it applied a write, so optimes would refresh only
+ * every maxAwaitTimeMS.
  */
 public final class TierMonitor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TierMonitor.class);
@@ -52,6 +60,9 @@ public final class TierMonitor implements AutoCloseable {
     private final EventLoopGroup group;
     private final Duration heartbeat;
     private final Listener listener;
+    private final Duration optimeInterval;
+    private final Function<BackendConnection, CompletableFuture<Void>> login;
+    private final OptimePoll optimes = new OptimePoll();
     private final Map<ServerAddress, MemberMonitor> monitors = new LinkedHashMap<>();
     private final Map<ServerAddress, MemberDescription> descriptions = new LinkedHashMap<>();
     private final List<CompletableFuture<ServerAddress>> primaryWaiters = new ArrayList<>();
@@ -60,6 +71,18 @@ public final class TierMonitor implements AutoCloseable {
 
     public TierMonitor(Tier tier, ConnectionString uri, BackendConnector connector, EventLoopGroup group,
                        Duration heartbeat, Listener listener) {
+        this(tier, uri, connector, group, heartbeat, defaultOptimeInterval(heartbeat), c -> CompletableFuture.completedFuture(null),
+                listener);
+    }
+
+    /**
+     * {@code optimeInterval}: how often the primary is asked for every member's optime ({@code replSetGetStatus});
+     * {@code login}: the tier's login on the monitor's connection for it (hello needs none, replSetGetStatus does).
+     */
+    public TierMonitor(Tier tier, ConnectionString uri, BackendConnector connector, EventLoopGroup group, Duration heartbeat,
+                       Duration optimeInterval, Function<BackendConnection, CompletableFuture<Void>> login, Listener listener) {
+        this.optimeInterval = optimeInterval;
+        this.login = login;
         this.tier = tier;
         this.requiredSetName = uri.getRequiredReplicaSetName();
         this.direct = Boolean.TRUE.equals(uri.isDirectConnection());
@@ -78,9 +101,24 @@ public final class TierMonitor implements AutoCloseable {
         return tier;
     }
 
+    /**
+     * A fifth of the heartbeat, kept within 50-100 ms: optimes fresh enough that a causal read rarely goes to the
+     * primary for want of them, at no more than 20 small commands a second to the primary.
+     */
+    public static Duration defaultOptimeInterval(Duration heartbeat) {
+        Duration fifth = heartbeat.dividedBy(5);
+        if (fifth.compareTo(Duration.ofMillis(100)) > 0) {
+            return Duration.ofMillis(100);
+        }
+        return fifth.compareTo(Duration.ofMillis(50)) < 0 ? Duration.ofMillis(50) : fifth;
+    }
+
     public synchronized void start() {
         for (ServerAddress a : descriptions.keySet()) {
             monitors.computeIfAbsent(a, MemberMonitor::new).check();
+        }
+        if (!direct) {
+            optimes.schedule();
         }
     }
 
@@ -201,6 +239,7 @@ public final class TierMonitor implements AutoCloseable {
             monitors.clear();
         }
         all.forEach(MemberMonitor::stop);
+        optimes.stop();
     }
 
     private void update(MemberDescription described) {
@@ -386,6 +425,91 @@ public final class TierMonitor implements AutoCloseable {
             if (c != null) {
                 c.close();
             }
+        }
+    }
+
+    /**
+     * Asks the primary for {@code replSetGetStatus} every {@code optimeInterval} on a logged-in connection of its
+     * own, and raises each secondary's known applied optime to what the primary reports. A tier whose user may
+     * not run it (Unauthorized, 13) or whose server does not know it is asked no more: heartbeats and the
+     * optimes of read replies remain.
+     */
+    private final class OptimePoll {
+        /** Unauthorized, CommandNotFound, NoReplicationEnabled: asking again would not help. */
+        private static final Set<Integer> NEVER_ALLOWED = Set.of(13, 59, 76);
+
+        private static int code(BsonDocument reply) {
+            BsonValue c = reply.get("code");
+            return c != null && c.isNumber() ? c.asNumber().intValue() : 0;
+        }
+        private volatile boolean off;
+        private volatile BackendConnection connection;
+        private volatile ServerAddress connectedTo;
+        private volatile ScheduledFuture<?> next;
+
+        void schedule() {
+            if (!off && !closed) {
+                next = group.schedule(this::poll, optimeInterval.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+
+        private void poll() {
+            ServerAddress primary = topology.primary();
+            if (primary == null || off || closed) {
+                schedule();
+                return;
+            }
+            BackendConnection c = connection;
+            CompletableFuture<BackendConnection> conn = c != null && c.isOpen() && primary.equals(connectedTo)
+                    ? CompletableFuture.completedFuture(c) : open(primary);
+            conn.thenCompose(open -> open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(),
+                            new BsonDocument("replSetGetStatus", new BsonInt32(1)).append("$db", new BsonString("admin"))),
+                    connector.connectTimeout()))
+                    .whenComplete((reply, error) -> {
+                        if (error != null) {
+                            drop();
+                        } else if (ClientReplies.isOk(reply.body())) {
+                            ReplSetOptimes.applied(reply.body()).forEach(TierMonitor.this::appliedAtLeast);
+                        } else if (!NEVER_ALLOWED.contains(code(reply.body()))) {
+                            drop(); // e.g. the primary stepped down: ask the next one
+                        } else {
+                            off = true;
+                            drop();
+                            LOG.info("event=optime_poll_off tier={} member={} reason=\"{}\" hint=\"grant the tier's user clusterMonitor"
+                                    + " for member optimes between heartbeats\"", tier.label(), primary, reply.body().get("errmsg"));
+                        }
+                        schedule();
+                    });
+        }
+
+        private CompletableFuture<BackendConnection> open(ServerAddress primary) {
+            drop();
+            return connector.connect(primary, 0).thenCompose(c -> login.apply(c).handle((v, e) -> {
+                if (e != null) {
+                    c.close();
+                    throw new CompletionException(e);
+                }
+                connection = c;
+                connectedTo = primary;
+                return c;
+            }));
+        }
+
+        private void drop() {
+            BackendConnection c = connection;
+            connection = null;
+            if (c != null) {
+                c.close();
+            }
+        }
+
+        void stop() {
+            off = true;
+            ScheduledFuture<?> n = next;
+            if (n != null) {
+                n.cancel(false);
+            }
+            drop();
         }
     }
 

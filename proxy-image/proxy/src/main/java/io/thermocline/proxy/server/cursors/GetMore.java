@@ -143,7 +143,10 @@ public final class GetMore {
                     return request.client().send(part, request.compressor())
                             .thenCompose(v -> forwarded(request, owner, hops, part.requestId()));
                 })
-                .exceptionallyCompose(e -> replies.finish(request, MongoError.CURSOR_NOT_FOUND.reply("cursor id "
+                .exceptionallyCompose(e -> replies.finish(request, Forwarder.unwrap(e) instanceof PeerBusyException busy
+                        ? MongoError.HOST_UNREACHABLE.reply("getMore not forwarded to proxy replica " + owner.instanceId()
+                        + ": " + busy.getMessage())
+                        : MongoError.CURSOR_NOT_FOUND.reply("cursor id "
                         + request.traits().cursorId().asNumber().longValue() + " not found: its owner, proxy replica "
                         + owner.instanceId() + ", stopped answering (" + Forwarder.unwrap(e).getMessage()
                         + "); its cursors ended with it"), false, respondTo));

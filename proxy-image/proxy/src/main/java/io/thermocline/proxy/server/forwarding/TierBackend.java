@@ -46,7 +46,8 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         this.poolWait = poolWait;
         this.metrics = metrics;
         this.login = TierLogin.of(uri.getCredential(), "tiers." + tier.label() + ".uri");
-        this.monitor = new TierMonitor(tier, uri, connector, group, heartbeat, this);
+        this.monitor = new TierMonitor(tier, uri, connector, group, heartbeat, TierMonitor.defaultOptimeInterval(heartbeat),
+                c -> login.login(c, connector.connectTimeout()), this);
         metrics.primaryKnown(tier, false);
     }
 

@@ -24,6 +24,8 @@ import java.util.List;
 public final class Handshake {
     /** Identifies this proxy process in {@code topologyVersion}; a restart gives drivers a new one. */
     private final ObjectId processId = new ObjectId();
+    /** topologyVersion's counter: it changes once, when the proxy starts draining (mongos's quiesce mode). */
+    private volatile long counter;
     /** Stands for the proxy instance in load-balanced mode, where drivers key pinning on it. */
     private final ObjectId serviceId;
     private final List<Compressor> supported;
@@ -35,6 +37,15 @@ public final class Handshake {
 
     public ObjectId processId() {
         return processId;
+    }
+
+    /** The proxy starts draining: its topologyVersion changes, so awaitable hellos answer at once. */
+    void quiesce() {
+        counter = 1;
+    }
+
+    BsonDocument topologyVersion() {
+        return new BsonDocument("processId", new BsonObjectId(processId)).append("counter", new BsonInt64(counter));
     }
 
     /** Compressors both sides know, in the client's order of preference. */
@@ -64,11 +75,16 @@ public final class Handshake {
         return tv != null && tv.isDocument() && wait != null && wait.isNumber();
     }
 
-    /** True when the client's topologyVersion is ours, i.e. nothing changed since it last asked. */
+    /**
+     * True when the client's topologyVersion is ours, i.e. nothing changed since it last asked: the same
+     * process and the same counter (SDAM: a server answers at once when either differs).
+     */
     boolean isCurrent(BsonDocument request) {
         BsonDocument tv = request.getDocument("topologyVersion");
         BsonValue pid = tv.get("processId");
-        return pid != null && pid.isObjectId() && pid.asObjectId().getValue().equals(processId);
+        BsonValue count = tv.get("counter");
+        return pid != null && pid.isObjectId() && pid.asObjectId().getValue().equals(processId)
+                && count != null && count.isNumber() && count.asNumber().longValue() == counter;
     }
 
     BsonDocument reply(String commandName, BsonDocument request, WireLimits limits, long connectionId,
@@ -81,8 +97,7 @@ public final class Handshake {
         }
         d.append(legacy ? "ismaster" : "isWritablePrimary", BsonBoolean.TRUE)
                 .append("msg", new BsonString("isdbgrid"))
-                .append("topologyVersion", new BsonDocument("processId", new BsonObjectId(processId))
-                        .append("counter", new BsonInt64(0)))
+                .append("topologyVersion", topologyVersion())
                 .append("maxBsonObjectSize", new BsonInt32(limits.maxBsonObjectSize()))
                 .append("maxMessageSizeBytes", new BsonInt32(limits.maxMessageSizeBytes()))
                 .append("maxWriteBatchSize", new BsonInt32(limits.maxWriteBatchSize()))

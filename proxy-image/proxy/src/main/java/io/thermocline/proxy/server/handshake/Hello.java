@@ -16,7 +16,13 @@ import org.bson.BsonDocument;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -30,6 +36,10 @@ public final class Hello {
     private final BooleanSupplier draining;
     private final ProxyMetrics metrics;
     private final ProxySecurity security;
+    /** Completes when the proxy starts draining: waiting awaitable hellos answer then, not at their maxAwaitTimeMS. */
+    private final CompletableFuture<Void> quiesced = new CompletableFuture<>();
+    /** The awaitable hellos waiting now, each its own answer (removed once it ran, so a long stream keeps none). */
+    private final Map<Runnable, CompletableFuture<Void>> waiting = new ConcurrentHashMap<>();
 
     /** {@code security} adds what a driver's login needs to each reply (issue 15). */
     public Hello(Handshake handshake, Backends backends, int maxMessageSizeBytes, BooleanSupplier draining, ProxyMetrics metrics,
@@ -68,8 +78,29 @@ public final class Hello {
         });
     }
 
+    /**
+     * The proxy starts draining (mongos's quiesce mode): the topologyVersion changes, waiting awaitable
+     * hellos answer at once, and every hello from now on is ShutdownInProgress (91), so drivers mark this
+     * proxy unknown and route to the others of their list while requests in flight finish. Completes
+     * when the waiting hellos have their answer.
+     */
+    public CompletableFuture<Void> quiesce() {
+        handshake.quiesce();
+        quiesced.complete(null);
+        List<CompletableFuture<Void>> answers = new ArrayList<>();
+        waiting.forEach((wake, answered) -> {
+            answers.add(answered);
+            wake.run();
+        });
+        return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
+    }
+
     public CompletableFuture<Void> handle(Request request) {
         BsonDocument body = request.msg().body();
+        if (quiesced.isDone()) {
+            metrics.commandFinished(request.name(), "error", System.nanoTime() - request.startNanos());
+            return request.client().send(OpMsg.reply(request.msg().requestId(), shuttingDown()), request.compressor());
+        }
         if (handshake.isAwaitable(body) && handshake.isCurrent(body)) {
             long waitMs = Math.max(0, body.getNumber("maxAwaitTimeMS").longValue());
             return awaitable(request, request.msg().requestId(), waitMs, request.msg().exhaustAllowed());
@@ -81,16 +112,28 @@ public final class Hello {
     }
 
     /**
-     * Nothing about the proxy changes while it runs, so an awaitable hello is answered after
-     * {@code maxAwaitTimeMS}; with exhaust the proxy keeps answering (moreToCome) until the client
-     * hangs up or the proxy drains, each reply responding to the previous one.
+     * The proxy's topology changes only when it starts draining, so an awaitable hello is answered after
+     * {@code maxAwaitTimeMS} or at that moment (with ShutdownInProgress); with exhaust the proxy keeps
+     * answering (moreToCome) until the client hangs up or the proxy drains, each reply responding to the
+     * previous one.
      */
     private CompletableFuture<Void> awaitable(Request request, int responseTo, long waitMs, boolean exhaust) {
         Client client = request.client();
         CompletableFuture<Void> done = new CompletableFuture<>();
-        client.eventLoop().schedule(() -> {
+        AtomicBoolean answered = new AtomicBoolean();
+        AtomicReference<ScheduledFuture<?>> timer = new AtomicReference<>();
+        Runnable[] wake = new Runnable[1];
+        Runnable answer = () -> {
+            if (!answered.compareAndSet(false, true)) {
+                return;
+            }
+            waiting.remove(wake[0]);
             if (!client.isOpen()) {
                 done.complete(null);
+                return;
+            }
+            if (quiesced.isDone()) {
+                client.send(OpMsg.reply(responseTo, shuttingDown()), request.compressor()).whenComplete((v, e) -> done.complete(null));
                 return;
             }
             document(client, request.name(), request.msg().body()).thenAccept(reply -> {
@@ -108,8 +151,27 @@ public final class Hello {
                     }
                 });
             });
-        }, waitMs, TimeUnit.MILLISECONDS);
+        };
+        wake[0] = () -> {
+            ScheduledFuture<?> t = timer.get();
+            if (t != null) {
+                t.cancel(false);
+            }
+            client.eventLoop().execute(answer);
+        };
+        waiting.put(wake[0], done);
+        timer.set(client.eventLoop().schedule(answer, waitMs, TimeUnit.MILLISECONDS));
+        if (quiesced.isDone()) {
+            wake[0].run(); // quiesce() ran between the check in handle() and now
+        }
         return done;
+    }
+
+    /** What mongos answers to hello in quiesce mode: the error, with the changed topologyVersion. */
+    private BsonDocument shuttingDown() {
+        BsonDocument reply = new BsonDocument();
+        reply.putAll(MongoError.SHUTDOWN_IN_PROGRESS.reply("the Thermocline proxy is shutting down; use another proxy replica"));
+        return reply.append("topologyVersion", handshake.topologyVersion());
     }
 
     /**
