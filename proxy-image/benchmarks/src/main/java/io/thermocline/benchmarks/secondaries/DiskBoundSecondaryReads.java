@@ -251,7 +251,7 @@ public final class DiskBoundSecondaryReads {
 
         static Started archive(Settings s, Path logs, boolean capped) throws IOException, InterruptedException {
             Archive.dropCaches();
-            ArchiveCgroup group = ArchiveCgroup.create("thermocline-archive", capped ? s.memoryMb() * 1024 * 1024 : 0, 0, s.device());
+            ArchiveCgroup group = ArchiveCgroup.create(Archive.GROUP, capped ? s.memoryMb() * 1024 * 1024 : 0, 0, s.device());
             List<Integer> ports = new ArrayList<>();
             for (int i = 0; i < MEMBERS; i++) {
                 ports.add(ChildProcess.freePort());

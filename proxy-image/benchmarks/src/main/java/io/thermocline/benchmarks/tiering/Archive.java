@@ -15,7 +15,7 @@ import java.util.List;
  */
 public final class Archive implements AutoCloseable {
     /** One per benchmark process: two benchmarks on one machine would otherwise share (and remove) one group. */
-    static final String GROUP = "thermocline-archive-" + ProcessHandle.current().pid();
+    public static final String GROUP = "thermocline-archive-" + ProcessHandle.current().pid();
 
     /** Memory cap in bytes (0: none), read IOPS cap (0: none), JVM options, oplog entries kept. */
     record Caps(long memoryBytes, int readIops, List<String> jvm, int oplogEntries) {
