@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.thermocline.operator.api.v1alpha1.ArchiveSpec;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
+import io.thermocline.operator.credentials.DataPlanePart;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
@@ -26,7 +27,7 @@ import java.util.List;
 public final class DataPlaneContainer {
 
     public static final String CA_DIR = DataPlaneMounts.ARCHIVE_CA_DIR;
-    /** The data-plane user's password, from the users Secret, expanded into the fast-tier URI. */
+    /** This part's own fast-tier password, from its Secret, expanded into the fast-tier URI. */
     public static final String FAST_PASSWORD_ENV = "FAST_TIER_PASSWORD";
 
     private DataPlaneContainer() {
@@ -37,11 +38,12 @@ public final class DataPlaneContainer {
         List<EnvVar> env = new ArrayList<>();
         env.add(SecretEnv.of(DataPlaneConfig.ARCHIVE_URI_ENV, archive.uriSecretRef.name,
                 archive.uriSecretRef.keyOr(ArchiveSpec.DEFAULT_URI_KEY)));
-        // Kubernetes expands $(FAST_TIER_PASSWORD) from the variable before it: the URI follows the member count
-        env.add(SecretEnv.of(FAST_PASSWORD_ENV, desired.layout().usersSecret(), UsersSecretDependent.DATA_PLANE_PASSWORD));
+        // each part logs in as its own user; Kubernetes expands $(FAST_TIER_PASSWORD) from the variable before it,
+        // so the URI follows the member count and no password is in the pod spec
+        DataPlanePart part = DataPlanePart.of(role);
+        env.add(SecretEnv.of(FAST_PASSWORD_ENV, part.secret(desired.layout()), DataPlanePart.PASSWORD));
         env.add(new EnvVarBuilder().withName(DataPlaneConfig.FAST_URI_ENV).withValue(UsersSecretDependent.fastTierUri(
-                desired.layout(), desired.spec().fastTier.members, ClusterLayout.DATA_PLANE_USER,
-                "$(" + FAST_PASSWORD_ENV + ")")).build());
+                desired.layout(), desired.spec().fastTier.members, part.user(), "$(" + FAST_PASSWORD_ENV + ")")).build());
         env.addAll(DataPlaneMounts.overrides(role));
         ContainerBuilder container = new ContainerBuilder()
                 .withName(role)

@@ -35,6 +35,7 @@ import io.thermocline.operator.archive.ProbeCache;
 import io.thermocline.operator.archive.VersionPolicy;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
+import io.thermocline.operator.credentials.PartUserSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneMounts;
@@ -99,21 +100,26 @@ import org.jboss.logging.Logger;
 @Workflow(explicitInvocation = true, dependents = {
         @Dependent(name = "keyfile-secret", type = KeyfileSecretDependent.class),
         @Dependent(name = "users-secret", type = UsersSecretDependent.class),
+        @Dependent(name = "proxy-user-secret", type = PartUserSecretDependent.Proxy.class),
+        @Dependent(name = "feeder-user-secret", type = PartUserSecretDependent.Feeder.class),
+        @Dependent(name = "evictor-user-secret", type = PartUserSecretDependent.Evictor.class),
+        @Dependent(name = "warmer-user-secret", type = PartUserSecretDependent.Warmer.class),
         @Dependent(name = "fast-tier-service", type = FastTierServiceDependent.class),
         @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
                 dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
-        @Dependent(name = ReplicaSetDependent.NAME, type = ReplicaSetDependent.class, dependsOn = "fast-tier",
+        @Dependent(name = ReplicaSetDependent.NAME, type = ReplicaSetDependent.class, dependsOn = {"fast-tier",
+                "proxy-user-secret", "feeder-user-secret", "evictor-user-secret", "warmer-user-secret"},
                 readyPostcondition = ReplicaSetDependent.Ready.class),
         @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
         @Dependent(name = "fast-tier-network-policy", type = FastTierNetworkPolicyDependent.class),
         @Dependent(name = "config", type = ProxyConfigMapDependent.class),
         @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
         @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
-        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "proxy-user-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "proxy-pdb", type = ProxyDisruptionBudgetDependent.class),
-        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "feeder-user-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "evictor-user-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "warmer-user-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "proxy-metrics", type = ProxyMetricsServiceDependent.class),
         @Dependent(name = "feeder-metrics", type = FeederMetricsServiceDependent.class),
         @Dependent(name = "evictor-metrics", type = EvictorMetricsServiceDependent.class),
@@ -204,7 +210,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     layout.memberHosts(spec.fastTier.members), layout.memberHosts(running), FastTierPods.outdated(client, layout, current),
                     FastTierPods.version(current), initiatedBefore,
                     users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
-                    users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+                    UsersSecretDependent.fastTierUsers(layout, spec.collections, users, name -> cached(context, Secret.class, name)));
         }
         // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what the
         // last step left configured, so a pod goes only once an earlier reconcile removed its member
