@@ -11,6 +11,7 @@ import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.fasttier.FastTierUser;
+import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -65,7 +66,9 @@ public class UsersSecretDependent extends RetainedSecretDependent {
     /** The data plane's fast-tier connection string from the stored Secret; null before it exists. */
     public static String fastTierUri(ClusterLayout layout, int members, Map<String, String> users) {
         String password = users.get(DATA_PLANE_PASSWORD);
-        return password == null ? null : fastTierUri(layout, members, users.get(DATA_PLANE_USERNAME), password);
+        // the operator's own clients: TLS once every member accepts it (FastTierTrust has its CA then)
+        return password == null ? null : fastTierUri(layout, members, users.get(DATA_PLANE_USERNAME), password)
+                + (FastTierTrust.tls(layout) ? "&tls=true" : "");
     }
 
     /**

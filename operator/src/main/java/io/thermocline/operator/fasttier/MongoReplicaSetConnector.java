@@ -8,6 +8,7 @@ import com.mongodb.MongoSocketException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
+import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -202,12 +203,16 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         }
 
         private MongoClient client(String uri, boolean authenticated) {
+            ConnectionString connection = new ConnectionString(uri);
             MongoClientSettings.Builder settings = MongoClientSettings.builder()
-                    .applyConnectionString(new ConnectionString(uri))
+                    .applyConnectionString(connection)
                     .applicationName("thermocline-operator")
                     .applyToClusterSettings(c -> c.serverSelectionTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
                     .applyToSocketSettings(s -> s.connectTimeout((int) timeout.toMillis(), TimeUnit.MILLISECONDS)
                             .readTimeout((int) timeout.toMillis() * 4, TimeUnit.MILLISECONDS));
+            // TLS once every member accepts it: trusting exactly the fast tier's CAs, host names checked
+            FastTierTrust.forHosts(connection.getHosts()).ifPresent(context ->
+                    settings.applyToSslSettings(ssl -> ssl.enabled(true).invalidHostNameAllowed(false).context(context)));
             if (authenticated) {
                 settings.credential(MongoCredential.createCredential(target.rootUser(), "admin", target.rootPassword().toCharArray()));
             }

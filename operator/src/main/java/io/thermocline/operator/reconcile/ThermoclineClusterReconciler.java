@@ -47,6 +47,7 @@ import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetDependent;
 import io.thermocline.operator.fasttier.FastTierPods;
 import io.thermocline.operator.fasttier.VolumeExpansion;
+import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.layout.ClusterLayout;
@@ -236,11 +237,18 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         DesiredCluster desired = null;
         ReplicaSetState replicaSet = null;
         List<String> rejected = List.of();
+        Observed certificates = null;
         if (deploy) {
+            FastTierTlsStep.Result tls = FastTierTlsStep.run(client, cluster, current, new FastTierTlsStep.Clients(
+                    cached(context, Deployment.class, layout.proxy()), feederNow,
+                    cached(context, Job.class, DataPlaneConfig.warmerJobName(spec, layout))), ArchiveSecretWatch.cached(context), Instant.now());
+            certificates = tls.condition();
+            // the data plane's CA bundle is in its pod templates' hash: a renewed CA rolls the proxy and feeder
+            String secretHash = archiveSecretHash(access) + (tls.tls().clientsTls() ? "-" + tls.tls().clientBundleHash() : "");
             desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
                     FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
-                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout),
-                    settings.namespace().orElse(null), spec.paused && pausing == null);
+                    DataPlaneConfig.hash(configYaml), secretHash, DataPlaneConfig.warmerJobName(spec, layout),
+                    settings.namespace().orElse(null), spec.paused && pausing == null, tls.tls());
             desired.putInto(context);
             new ReplicaSetDependent.Run(replicaSetConnector, replicaSetTarget).putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
@@ -283,7 +291,14 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
         status.observedGeneration = cluster.getMetadata().getGeneration();
         status.phase = health.phase();
-        status.conditions = Conditions.merge(previous.conditions, Stream.concat(health.conditions().stream(), mode.conditions().stream()).toList(),
+        List<Observed> observed = new ArrayList<>(health.conditions());
+        observed.addAll(mode.conditions());
+        if (certificates != null) {
+            observed.add(certificates);
+        } else if (!deploy && Conditions.find(previous.conditions, ConditionType.CertificatesReady) != null) {
+            observed.add(Observed.unknown(ConditionType.CertificatesReady, "NotChecked", "the workflow is held (see Ready)"));
+        }
+        status.conditions = Conditions.merge(previous.conditions, observed,
                 Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
         status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
         status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;
