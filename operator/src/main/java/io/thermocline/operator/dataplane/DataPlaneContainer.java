@@ -97,12 +97,18 @@ public final class DataPlaneContainer {
                 .withContainers(container).withVolumes(volumes);
     }
 
-    /** {@link DataPlaneMounts}, with the operator's tier CA bundle in place of the user's once the fast tier speaks TLS. */
+    /**
+     * {@link DataPlaneMounts}, with the operator's tier CA bundle in place of the user's once the fast tier speaks TLS, and
+     * the proxy's certificate the operator issues when the spec names none.
+     */
     private static List<DataPlaneMounts.Mount> mounts(DesiredCluster desired, String role) {
         List<DataPlaneMounts.Mount> mounts = new ArrayList<>(DataPlaneMounts.of(desired.spec(), role));
         if (desired.tls().clientsTls()) {
             mounts.removeIf(m -> m.dir().equals(DataPlaneMounts.TIER_CA_DIR));
             mounts.add(new DataPlaneMounts.Mount("tier-ca", desired.layout().tierCaSecret(), DataPlaneMounts.TIER_CA_DIR));
+        }
+        if (DataPlaneMounts.PROXY.equals(role) && desired.spec().tls != null && desired.spec().tls.proxyCertificateGenerated()) {
+            mounts.add(new DataPlaneMounts.Mount("certificate", desired.layout().proxyTlsSecret(), DataPlaneMounts.CERTIFICATE_DIR));
         }
         return mounts;
     }

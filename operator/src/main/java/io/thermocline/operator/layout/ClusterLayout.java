@@ -73,6 +73,11 @@ public record ClusterLayout(String cluster, String namespace) {
         return fastTier() + "-tls";
     }
 
+    /** The proxy's client-facing certificate, when the operator issues it ({@code tls.certificateSecretRef} unset). */
+    public String proxyTlsSecret() {
+        return proxy() + "-tls";
+    }
+
     /** The operator's CA for the fast tier (certificate and key). */
     public String fastTierCaSecret() {
         return fastTier() + "-ca";

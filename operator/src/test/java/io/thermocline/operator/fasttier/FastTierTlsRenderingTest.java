@@ -105,6 +105,19 @@ class FastTierTlsRenderingTest {
         assertThat(proxy.getEnv()).extracting(EnvVar::getName).doesNotContain(DataPlaneContainer.TIER_CA_FILE_ENV);
     }
 
+    @Test
+    void theProxyPresentsTheCertificateTheOperatorIssuesWhenTheSpecNamesNone() {
+        DesiredCluster desired = desired(tls(TlsMode.REQUIRE, true), "required");
+        Container proxy = DataPlaneContainer.container(desired, "proxy", null).build();
+        PodSpec pod = DataPlaneContainer.podSpec(desired, proxy).build();
+        assertThat(pod.getVolumes()).filteredOn(v -> "certificate".equals(v.getName())).singleElement()
+                .satisfies(v -> assertThat(v.getSecret().getSecretName()).isEqualTo("orders-proxy-tls"));
+        assertThat(DataPlaneConfig.render(desired.spec(), LAYOUT).tls().certificateFile()).isEqualTo("/etc/thermocline/tls/tls.crt");
+        Container feeder = DataPlaneContainer.container(desired, "feeder", null).build();
+        assertThat(DataPlaneContainer.podSpec(desired, feeder).build().getVolumes()).extracting(Volume::getName)
+                .doesNotContain("certificate");
+    }
+
     private static FastTierTls tls(TlsMode mode, boolean clients) {
         return new FastTierTls(new TlsRollout(mode, clients), new FastTierCertificates.Material("ca", "h1", null, Instant.now()), "b1");
     }
@@ -123,7 +136,12 @@ class FastTierTlsRenderingTest {
     }
 
     private static DesiredCluster desired(FastTierTls tls) {
+        return desired(tls, "disabled");
+    }
+
+    private static DesiredCluster desired(FastTierTls tls, String clientTls) {
         ThermoclineClusterSpec spec = new ThermoclineClusterSpec();
+        spec.tls.mode = clientTls;
         spec.archive.uriSecretRef = new SecretKeyRef("archive", null);
         spec.collections.add(new CollectionSpec("shop", "orders", "_id", "30d"));
         spec.tls.fastTierMode = "requireTLS";

@@ -104,13 +104,54 @@ public final class FastTierCertificates {
     public static Material ensure(KubernetesClient client, ThermoclineCluster cluster, int members, boolean rolledOut, Instant now) {
         ClusterLayout layout = ClusterLayout.of(cluster);
         IssuerRef issuer = cluster.getSpec().tls == null ? null : cluster.getSpec().tls.issuerRef;
+        boolean proxy = cluster.getSpec().tls != null && cluster.getSpec().tls.proxyCertificateGenerated();
         if (issuer != null) {
-            applyCertificate(client, cluster, layout, issuer);
+            applyCertificate(client, cluster, layout, issuer, layout.fastTierTlsSecret(), layout.fastTier(), dnsNames(layout));
+            if (proxy) {
+                applyCertificate(client, cluster, layout, issuer, layout.proxyTlsSecret(), layout.proxy(), proxyDnsNames(layout));
+            }
         } else {
             renew(client, cluster, layout, members, rolledOut, now);
+            if (proxy) {
+                renewProxy(client, cluster, layout, now);
+            }
         }
         Secret server = client.secrets().inNamespace(layout.namespace()).withName(layout.fastTierTlsSecret()).get();
         return inspect(server, issuer == null ? null : "cert-manager Certificate " + layout.fastTierTlsSecret(), layout, members, now);
+    }
+
+    /** The names applications reach the proxy by: its Service, short and long. */
+    public static List<String> proxyDnsNames(ClusterLayout layout) {
+        String service = layout.proxy();
+        return List.of(service, service + "." + layout.namespace(), service + "." + layout.namespace() + ".svc",
+                service + "." + layout.namespace() + ".svc.cluster.local");
+    }
+
+    /**
+     * The proxy's client-facing certificate from the operator's CA, when the spec names none: re-issued when
+     * less than 30 days are left or another CA signs it; {@code ca.crt} carries the CAs clients are to trust (both
+     * during a CA rotation). The proxy re-reads the files when the kubelet updates them: no restart.
+     */
+    static void renewProxy(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, Instant now) {
+        Map<String, String> ca = decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.fastTierCaSecret()).get());
+        CertificateAuthority.Issued current = issued(ca, CA_CRT, CA_KEY);
+        if (current == null) {
+            return;
+        }
+        CertificateAuthority.Issued previous = issued(ca, PREVIOUS_CA_CRT, PREVIOUS_CA_KEY);
+        Map<String, String> before = decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.proxyTlsSecret()).get());
+        Map<String, String> after = new LinkedHashMap<>(before);
+        X509Certificate serving = before.containsKey(TLS_CRT) ? firstOrNull(before.get(TLS_CRT)) : null;
+        if (serving == null || !signedBy(serving, current.certificate()) || left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0) {
+            CertificateAuthority.Issued issued = CertificateAuthority.issue(current, layout.proxy(), proxyDnsNames(layout), now,
+                    CERTIFICATE_VALIDITY);
+            after.put(TLS_CRT, issued.certificatePem());
+            after.put(TLS_KEY, issued.keyPem());
+            LOG.infof("event=proxy-certificate cluster=%s/%s step=issued notAfter=%s", layout.namespace(), layout.cluster(),
+                    issued.certificate().getNotAfter().toInstant());
+        }
+        after.put(CA_CRT, current.certificatePem() + (previous == null ? "" : previous.certificatePem()));
+        write(client, cluster, layout, layout.proxyTlsSecret(), before, after);
     }
 
     /** Whether the Secret's certificate is present, names every member, chains to its CA bundle and is not about to expire. */
@@ -255,11 +296,12 @@ public final class FastTierCertificates {
     }
 
     /** The cert-manager Certificate whose Secret the fast tier mounts (cert-manager renews it; its labels let the operator see it). */
-    static void applyCertificate(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, IssuerRef issuer) {
+    static void applyCertificate(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, IssuerRef issuer,
+            String name, String commonName, List<String> dnsNames) {
         Map<String, Object> spec = new LinkedHashMap<>();
-        spec.put("secretName", layout.fastTierTlsSecret());
-        spec.put("commonName", layout.fastTier());
-        spec.put("dnsNames", dnsNames(layout));
+        spec.put("secretName", name);
+        spec.put("commonName", commonName);
+        spec.put("dnsNames", dnsNames);
         spec.put("ipAddresses", List.of("127.0.0.1"));
         spec.put("duration", CERTIFICATE_VALIDITY.toHours() + "h");
         spec.put("renewBefore", CERTIFICATE_RENEW_BEFORE.toHours() + "h");
@@ -270,11 +312,10 @@ public final class FastTierCertificates {
         spec.put("secretTemplate", Map.of("labels", layout.labels("fast-tier")));
         GenericKubernetesResource certificate = new GenericKubernetesResourceBuilder()
                 .withApiVersion("cert-manager.io/v1").withKind("Certificate")
-                .withMetadata(metadata(cluster, layout, layout.fastTierTlsSecret()))
+                .withMetadata(metadata(cluster, layout, name))
                 .addToAdditionalProperties("spec", spec)
                 .build();
-        var resource = client.genericKubernetesResources(CERTIFICATES).inNamespace(layout.namespace())
-                .withName(layout.fastTierTlsSecret());
+        var resource = client.genericKubernetesResources(CERTIFICATES).inNamespace(layout.namespace()).withName(name);
         GenericKubernetesResource existing = resource.get();
         if (existing == null) {
             resource.create(certificate);
@@ -286,7 +327,8 @@ public final class FastTierCertificates {
         }
     }
 
-    private static void write(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, String name,
+    /** Creates or replaces the data of an operator-owned Secret; nothing when it holds {@code after} already. */
+    static void write(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, String name,
             Map<String, String> before, Map<String, String> after) {
         if (after.equals(before)) {
             return;

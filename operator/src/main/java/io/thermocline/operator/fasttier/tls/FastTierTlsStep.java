@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
@@ -20,8 +19,8 @@ import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.status.Observed;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.Base64;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -108,21 +107,9 @@ public final class FastTierTlsStep {
     }
 
     private static void writeBundle(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, String bundle) {
-        String encoded = Base64.getEncoder().encodeToString(bundle.getBytes(StandardCharsets.UTF_8));
-        var secrets = client.secrets().inNamespace(layout.namespace());
-        Secret existing = secrets.withName(layout.tierCaSecret()).get();
-        if (existing == null) {
-            secrets.resource(new SecretBuilder().withNewMetadata().withName(layout.tierCaSecret()).withNamespace(layout.namespace())
-                    .withLabels(layout.labels("fast-tier")).addNewOwnerReference().withApiVersion(cluster.getApiVersion())
-                    .withKind(cluster.getKind()).withName(cluster.getMetadata().getName()).withUid(cluster.getMetadata().getUid())
-                    .endOwnerReference().endMetadata().withType("Opaque")
-                    .withData(Map.of(DataPlaneContainer.TIER_CA_KEY, encoded)).build()).create();
-        } else if (existing.getData() == null || !encoded.equals(existing.getData().get(DataPlaneContainer.TIER_CA_KEY))) {
-            secrets.withName(layout.tierCaSecret()).edit(s -> {
-                s.setData(Map.of(DataPlaneContainer.TIER_CA_KEY, encoded));
-                return s;
-            });
-        }
+        Secret existing = client.secrets().inNamespace(layout.namespace()).withName(layout.tierCaSecret()).get();
+        FastTierCertificates.write(client, cluster, layout, layout.tierCaSecret(), FastTierCertificates.decoded(existing),
+                Map.of(DataPlaneContainer.TIER_CA_KEY, bundle));
     }
 
     /** Whether every data-plane pod that may be connected now runs a template that connects with TLS. */

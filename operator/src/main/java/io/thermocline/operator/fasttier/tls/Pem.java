@@ -85,7 +85,7 @@ public final class Pem {
             context.init(null, trust.getTrustManagers(), null);
             return context;
         } catch (GeneralSecurityException | IOException e) {
-            throw new IllegalArgumentException("the fast tier's CA bundle is not usable: " + e.getMessage(), e);
+            throw new IllegalArgumentException("the CA bundle is not usable: " + e.getMessage(), e);
         }
     }
 }

@@ -75,6 +75,25 @@ class FastTierCertificatesTest {
     }
 
     @Test
+    void withoutACertificateSecretTheProxyGetsOneFromTheSameCaForItsServiceNames() throws Exception {
+        cluster.getSpec().tls.mode = "required";
+        FastTierCertificates.ensure(client, cluster, 3, true, NOW);
+        Map<String, String> proxy = FastTierCertificates.decoded(secret("orders-proxy-tls"));
+        X509Certificate certificate = Pem.certificates(proxy.get("tls.crt")).get(0);
+        certificate.verify(ca().getPublicKey());
+        assertThat(proxy.get("ca.crt")).isEqualTo(Pem.of(ca()));
+        assertThat(certificate.getSubjectAlternativeNames().stream().map(san -> String.valueOf(san.get(1))).toList())
+                .contains("orders-proxy", "orders-proxy.shop", "orders-proxy.shop.svc", "orders-proxy.shop.svc.cluster.local");
+        FastTierCertificates.ensure(client, cluster, 3, true, NOW.plus(Duration.ofDays(59)));
+        assertThat(FastTierCertificates.decoded(secret("orders-proxy-tls")).get("tls.crt")).isEqualTo(proxy.get("tls.crt"));
+        FastTierCertificates.ensure(client, cluster, 3, true, NOW.plus(Duration.ofDays(61)));
+        assertThat(FastTierCertificates.decoded(secret("orders-proxy-tls")).get("tls.crt")).as("renewed").isNotEqualTo(proxy.get("tls.crt"));
+
+        cluster.getSpec().tls.certificateSecretRef = new io.thermocline.operator.api.v1alpha1.SecretRef("mine");
+        assertThat(cluster.getSpec().tls.proxyCertificateGenerated()).as("a named Secret is the user's").isFalse();
+    }
+
+    @Test
     void theCertificateIsRenewedOnceLessThanThirtyDaysAreLeftAndNotBefore() {
         FastTierCertificates.ensure(client, cluster, 3, true, NOW);
         String first = tlsCrt();
