@@ -50,6 +50,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   - apiGroups: ["networking.k8s.io"]
     resources: ["networkpolicies"]
     verbs: ["list", "watch", "create", "patch"]
+  # cert-manager Certificates of the fast tier, only with spec.tls.issuerRef: read, created, changed with a patch
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificates"]
+    verbs: ["get", "create", "patch"]
   # ServiceMonitors, only while prometheus-operator's CRD is installed (API discovery needs no right);
   # delete: JOSDK removes it when the CRD goes
   - apiGroups: ["monitoring.coreos.com"]

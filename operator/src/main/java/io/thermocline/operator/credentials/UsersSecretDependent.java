@@ -9,12 +9,18 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
+import io.thermocline.operator.api.v1alpha1.CollectionSpec;
+import io.thermocline.operator.fasttier.FastTierUser;
+import io.thermocline.operator.fasttier.tls.FastTierTrust;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.function.Function;
 import java.util.Map;
 
 /**
- * The fast tier's internal users: a root user (used by the operator to initiate and
- * reconfigure the replica set) and the data plane's user. Passwords are generated once, when
+ * The operator's fast-tier users: a root user (to initiate and reconfigure the replica set) and
+ * the operator's own user (each data-plane part has its own, {@link PartUserSecretDependent}). Passwords are generated once, when
  * the Secret is created, and never changed (create-only, see {@link RetainedSecretDependent}).
  * The data-plane pods compose their fast-tier connection string from the password (see
  * {@link #fastTierUri}), so it follows the member count without the Secret changing; a
@@ -60,7 +66,30 @@ public class UsersSecretDependent extends RetainedSecretDependent {
     /** The data plane's fast-tier connection string from the stored Secret; null before it exists. */
     public static String fastTierUri(ClusterLayout layout, int members, Map<String, String> users) {
         String password = users.get(DATA_PLANE_PASSWORD);
-        return password == null ? null : fastTierUri(layout, members, users.get(DATA_PLANE_USERNAME), password);
+        // the operator's own clients: TLS once every member accepts it (FastTierTrust has its CA then)
+        return password == null ? null : fastTierUri(layout, members, users.get(DATA_PLANE_USERNAME), password)
+                + (FastTierTrust.tls(layout) ? "&tls=true" : "");
+    }
+
+    /**
+     * The operator's own fast-tier user (this Secret's {@code data-plane-*} keys, the one user every part shared
+     * before each got its own): the mode document and the tiering observer. It keeps the roles it was created
+     * with, since pods from before the per-part users may still use it while they roll.
+     */
+    public static FastTierUser operatorUser(ClusterLayout layout, Map<String, String> users) {
+        return new FastTierUser(users.getOrDefault(DATA_PLANE_USERNAME, ClusterLayout.DATA_PLANE_USER), users.get(DATA_PLANE_PASSWORD),
+                layout.usersSecret(), List.of("readWriteAnyDatabase@admin", "clusterMonitor@admin"), List.of(), List.of());
+    }
+
+    /** Every user the operator keeps on the fast tier: its own, then one per data-plane part (password null: no Secret yet). */
+    public static List<FastTierUser> fastTierUsers(ClusterLayout layout, List<CollectionSpec> collections, Map<String, String> users,
+            Function<String, Secret> secrets) {
+        List<FastTierUser> all = new ArrayList<>();
+        all.add(operatorUser(layout, users));
+        for (DataPlanePart part : DataPlanePart.values()) {
+            all.add(part.fastTierUser(layout, collections, decoded(secrets.apply(part.secret(layout))).get(DataPlanePart.PASSWORD)));
+        }
+        return all;
     }
 
     /** The root credentials from a stored users Secret, for the replica-set initiator. */

@@ -77,7 +77,7 @@ public final class DataPlaneConfig {
     /** Client TLS from the mounted certificate Secret; the tiers' CA from the mounted {@code tls.tierCaSecretRef}. */
     static TlsConfig tls(TlsSpec spec) {
         TlsSpec tls = spec == null ? new TlsSpec() : spec;
-        boolean serving = tls.certificateSecretRef != null && !"disabled".equals(tls.mode);
+        boolean serving = (tls.certificateSecretRef != null || tls.proxyCertificateGenerated()) && !"disabled".equals(tls.mode);
         return new TlsConfig(tls.mode,
                 serving ? DataPlaneMounts.CERTIFICATE_DIR + "/tls.crt" : null,
                 serving ? DataPlaneMounts.CERTIFICATE_DIR + "/tls.key" : null,

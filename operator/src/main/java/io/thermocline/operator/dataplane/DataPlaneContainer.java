@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.thermocline.operator.api.v1alpha1.ArchiveSpec;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
+import io.thermocline.operator.credentials.DataPlanePart;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
@@ -26,8 +27,12 @@ import java.util.List;
 public final class DataPlaneContainer {
 
     public static final String CA_DIR = DataPlaneMounts.ARCHIVE_CA_DIR;
-    /** The data-plane user's password, from the users Secret, expanded into the fast-tier URI. */
+    /** This part's own fast-tier password, from its Secret, expanded into the fast-tier URI. */
     public static final String FAST_PASSWORD_ENV = "FAST_TIER_PASSWORD";
+
+    /** The data plane's {@code tls.tierCaFile}, overridden to the operator's bundle when the fast tier speaks TLS. */
+    public static final String TIER_CA_FILE_ENV = "THERMOCLINE_TLS_TIER_CA_FILE";
+    public static final String TIER_CA_KEY = "ca.crt";
 
     private DataPlaneContainer() {
     }
@@ -37,11 +42,17 @@ public final class DataPlaneContainer {
         List<EnvVar> env = new ArrayList<>();
         env.add(SecretEnv.of(DataPlaneConfig.ARCHIVE_URI_ENV, archive.uriSecretRef.name,
                 archive.uriSecretRef.keyOr(ArchiveSpec.DEFAULT_URI_KEY)));
-        // Kubernetes expands $(FAST_TIER_PASSWORD) from the variable before it: the URI follows the member count
-        env.add(SecretEnv.of(FAST_PASSWORD_ENV, desired.layout().usersSecret(), UsersSecretDependent.DATA_PLANE_PASSWORD));
+        // each part logs in as its own user; Kubernetes expands $(FAST_TIER_PASSWORD) from the variable before it,
+        // so the URI follows the member count and no password is in the pod spec
+        DataPlanePart part = DataPlanePart.of(role);
+        env.add(SecretEnv.of(FAST_PASSWORD_ENV, part.secret(desired.layout()), DataPlanePart.PASSWORD));
+        boolean tls = desired.tls().clientsTls();
         env.add(new EnvVarBuilder().withName(DataPlaneConfig.FAST_URI_ENV).withValue(UsersSecretDependent.fastTierUri(
-                desired.layout(), desired.spec().fastTier.members, ClusterLayout.DATA_PLANE_USER,
-                "$(" + FAST_PASSWORD_ENV + ")")).build());
+                desired.layout(), desired.spec().fastTier.members, part.user(), "$(" + FAST_PASSWORD_ENV + ")")
+                + (tls ? "&tls=true" : "")).build());
+        if (tls) { // the operator's bundle: the fast tier's CAs and spec.tls.tierCaSecretRef's, one file for both tiers
+            env.add(new EnvVarBuilder().withName(TIER_CA_FILE_ENV).withValue(DataPlaneMounts.TIER_CA_DIR + "/" + TIER_CA_KEY).build());
+        }
         env.addAll(DataPlaneMounts.overrides(role));
         ContainerBuilder container = new ContainerBuilder()
                 .withName(role)
@@ -57,7 +68,7 @@ public final class DataPlaneContainer {
             container.addNewEnv().withName("THERMOCLINE_ARCHIVE_CA_FILE")
                     .withValue(CA_DIR + "/" + caRef(desired).keyOr("ca.crt")).endEnv();
         }
-        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), desired.layout(), role)) {
+        for (DataPlaneMounts.Mount mount : mounts(desired, role)) {
             container.addNewVolumeMount().withName(mount.volume()).withMountPath(mount.dir()).withReadOnly(true).endVolumeMount();
         }
         return container;
@@ -77,13 +88,29 @@ public final class DataPlaneContainer {
         List<Volume> volumes = new ArrayList<>();
         volumes.add(new VolumeBuilder().withName("config")
                 .withNewConfigMap().withName(desired.layout().config()).endConfigMap().build());
-        for (DataPlaneMounts.Mount mount : DataPlaneMounts.of(desired.spec(), desired.layout(), container.getName())) {
+        for (DataPlaneMounts.Mount mount : mounts(desired, container.getName())) {
             volumes.add(new VolumeBuilder().withName(mount.volume())
                     .withNewSecret().withSecretName(mount.secret()).endSecret().build());
         }
         volumes.add(RestrictedPods.tmpVolume());
         return new PodSpecBuilder().withSecurityContext(RestrictedPods.pod(RestrictedPods.DATA_PLANE_USER, false))
                 .withContainers(container).withVolumes(volumes);
+    }
+
+    /**
+     * {@link DataPlaneMounts}, with the operator's tier CA bundle in place of the user's once the fast tier speaks TLS, and
+     * the proxy's certificate the operator issues when the spec names none.
+     */
+    private static List<DataPlaneMounts.Mount> mounts(DesiredCluster desired, String role) {
+        List<DataPlaneMounts.Mount> mounts = new ArrayList<>(DataPlaneMounts.of(desired.spec(), desired.layout(), role));
+        if (desired.tls().clientsTls()) {
+            mounts.removeIf(m -> m.dir().equals(DataPlaneMounts.TIER_CA_DIR));
+            mounts.add(new DataPlaneMounts.Mount("tier-ca", desired.layout().tierCaSecret(), DataPlaneMounts.TIER_CA_DIR));
+        }
+        if (DataPlaneMounts.PROXY.equals(role) && desired.spec().tls != null && desired.spec().tls.proxyCertificateGenerated()) {
+            mounts.add(new DataPlaneMounts.Mount("certificate", desired.layout().proxyTlsSecret(), DataPlaneMounts.CERTIFICATE_DIR));
+        }
+        return mounts;
     }
 
     private static SecretKeyRef caRef(DesiredCluster desired) {

@@ -6,12 +6,14 @@ import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
@@ -25,6 +27,7 @@ import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.security.RestrictedPods;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.fasttier.tls.TlsMode;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.math.BigDecimal;
@@ -32,6 +35,7 @@ import java.math.RoundingMode;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * The fast tier: mongod {@code --replSet} with the generated keyfile, one PVC per member.
@@ -43,6 +47,13 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
 
     public static final String COMPONENT = "fast-tier";
     static final String KEYFILE_PATH = "/keyfile/keyfile";
+    /** Where mongod reads its certificate+key PEM and CA bundle (copied by the init container from the Secret). */
+    public static final String TLS_DIR = "/tls";
+    /** Pod-template annotation: the certificate and CA bundle the template's members run with. */
+    public static final String TLS_HASH = "thermocline.io/tls-hash";
+    // mongod wants certificate and key in one PEM; the members present it to each other too (clusterFile defaults to it)
+    private static final String COPY_TLS = " && cat /tls-secret/tls.crt /tls-secret/tls.key > " + TLS_DIR + "/server.pem"
+            + " && cp /tls-secret/ca.crt " + TLS_DIR + "/ca.crt && chmod 400 " + TLS_DIR + "/server.pem";
     /** Pod-template annotation: the hash of the template a pod was created from. */
     public static final String TEMPLATE_HASH = "thermocline.io/pod-template-hash";
 
@@ -57,7 +68,9 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
         String start = "if [ \"${HOSTNAME##*-}\" != \"0\" ]; then unset MONGO_INITDB_ROOT_USERNAME MONGO_INITDB_ROOT_PASSWORD; fi; "
                 + "exec docker-entrypoint.sh mongod --replSet " + layout.replicaSetName()
                 + " --bind_ip_all --port " + ClusterLayout.MONGOD_PORT + " --keyFile " + KEYFILE_PATH
-                + cacheSize(spec.resources).map(gb -> " --wiredTigerCacheSizeGB " + gb).orElse("");
+                + cacheSize(spec.resources).map(gb -> " --wiredTigerCacheSizeGB " + gb).orElse("")
+                + tlsArgs(desired.tls().memberMode());
+        TlsMode tls = desired.tls().memberMode();
         return new StatefulSetBuilder()
                 .withMetadata(metadata(desired, layout.fastTier(), COMPONENT))
                 .withNewSpec()
@@ -72,7 +85,9 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                 .withWhenScaled("Retain")
                 .endPersistentVolumeClaimRetentionPolicy()
                 .withTemplate(withHash(new PodTemplateSpecBuilder()
-                .withNewMetadata().withLabels(layout.labels(COMPONENT)).endMetadata()
+                // a renewed certificate or CA bundle changes the template: the members restart onto it one at a time
+                .withNewMetadata().withLabels(layout.labels(COMPONENT))
+                .withAnnotations(tls == TlsMode.DISABLED ? null : Map.of(TLS_HASH, desired.tls().hash())).endMetadata()
                 .withNewSpec()
                 .withNodeSelector(spec.nodeSelector)
                 .withTolerations(spec.tolerations)
@@ -86,10 +101,13 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                         // mongod refuses a keyfile readable by group or others, which a Secret volume with fsGroup would be;
                         // the copy is the mongodb user's own (the container runs as it)
                         .withCommand("sh", "-c", "cp /keyfile-secret/" + KeyfileSecretDependent.KEY + " " + KEYFILE_PATH
-                                + " && chmod 400 " + KEYFILE_PATH)
+                                + " && chmod 400 " + KEYFILE_PATH + (tls == TlsMode.DISABLED ? "" : COPY_TLS))
                         .withSecurityContext(RestrictedPods.container())
                         .addNewVolumeMount().withName("keyfile-secret").withMountPath("/keyfile-secret").withReadOnly(true).endVolumeMount()
                         .addNewVolumeMount().withName("keyfile").withMountPath("/keyfile").endVolumeMount()
+                        .addAllToVolumeMounts(tls == TlsMode.DISABLED ? List.of() : List.of(
+                                new VolumeMountBuilder().withName("tls-secret").withMountPath("/tls-secret").withReadOnly(true).build(),
+                                new VolumeMountBuilder().withName("tls").withMountPath(TLS_DIR).build()))
                         .build())
                 .addToContainers(new ContainerBuilder()
                         .withName("mongod")
@@ -99,7 +117,7 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                         .addNewPort().withName("mongod").withContainerPort(ClusterLayout.MONGOD_PORT).endPort()
                         // ready = PRIMARY or SECONDARY, not merely listening (a recovering or syncing member is not)
                         .withNewReadinessProbe()
-                        .withNewExec().withCommand("sh", "-c", MemberProbes.READY).endExec()
+                        .withNewExec().withCommand("sh", "-c", MemberProbes.ready(tls == TlsMode.REQUIRE)).endExec()
                         .withPeriodSeconds(10).withTimeoutSeconds(10).withFailureThreshold(3)
                         .endReadinessProbe()
                         // WiredTiger recovery after a crash can take long: liveness starts only once mongod listens
@@ -112,7 +130,7 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                         .withPeriodSeconds(20).withFailureThreshold(6)
                         .endLivenessProbe()
                         .withNewLifecycle().withNewPreStop()
-                        .withNewExec().withCommand("sh", "-c", MemberProbes.STEP_DOWN).endExec()
+                        .withNewExec().withCommand("sh", "-c", MemberProbes.stepDown(tls == TlsMode.REQUIRE)).endExec()
                         .endPreStop().endLifecycle()
                         .withResources(spec.resources)
                         .withSecurityContext(RestrictedPods.container())
@@ -121,7 +139,12 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                         .addNewVolumeMount().withName("configdb").withMountPath("/data/configdb").endVolumeMount()
                         .addToVolumeMounts(RestrictedPods.tmpMount())
                         .addNewVolumeMount().withName("keyfile").withMountPath("/keyfile").endVolumeMount()
+                        .addAllToVolumeMounts(tls == TlsMode.DISABLED ? List.of()
+                                : List.of(new VolumeMountBuilder().withName("tls").withMountPath(TLS_DIR).withReadOnly(true).build()))
                         .build())
+                .addAllToVolumes(tls == TlsMode.DISABLED ? List.of() : List.of(
+                        new VolumeBuilder().withName("tls-secret").withNewSecret().withSecretName(layout.fastTierTlsSecret()).endSecret().build(),
+                        new VolumeBuilder().withName("tls").withNewEmptyDir().endEmptyDir().build()))
                 .addToVolumes(new VolumeBuilder().withName("keyfile-secret")
                         .withNewSecret().withSecretName(layout.keyfileSecret()).endSecret().build())
                 .addToVolumes(new VolumeBuilder().withName("keyfile").withNewEmptyDir().endEmptyDir().build())
@@ -157,8 +180,35 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
 
     /** The template annotated with its own hash, so the operator can tell which pods run an older one (OnDelete). */
     private static PodTemplateSpec withHash(PodTemplateSpec template) {
-        template.getMetadata().setAnnotations(Map.of(TEMPLATE_HASH, DataPlaneConfig.hash(Serialization.asJson(template))));
+        String hash = DataPlaneConfig.hash(Serialization.asJson(template));
+        Map<String, String> annotations = new TreeMap<>(Optional.ofNullable(template.getMetadata().getAnnotations()).orElse(Map.of()));
+        annotations.put(TEMPLATE_HASH, hash);
+        template.getMetadata().setAnnotations(annotations);
         return template;
+    }
+
+    /**
+     * mongod's TLS flags for {@code mode}. Clients (the data plane, the operator) log in with SCRAM and present no
+     * certificate, so connections without one are allowed; the keyfile still authenticates the members to each other.
+     */
+    static String tlsArgs(TlsMode mode) {
+        if (mode == TlsMode.DISABLED) {
+            return "";
+        }
+        return " --tlsMode " + mode.flag() + " --tlsCertificateKeyFile " + TLS_DIR + "/server.pem --tlsCAFile " + TLS_DIR
+                + "/ca.crt --tlsAllowConnectionsWithoutCertificates";
+    }
+
+    /** The {@code --tlsMode} a member's pod was started with, read from its mongod command. */
+    public static TlsMode tlsModeOf(PodSpec pod) {
+        String command = pod.getContainers().stream().filter(c -> "mongod".equals(c.getName())).findFirst()
+                .map(c -> String.join(" ", c.getCommand() == null ? List.of() : c.getCommand())).orElse("");
+        int at = command.indexOf("--tlsMode ");
+        if (at < 0) {
+            return TlsMode.DISABLED;
+        }
+        String rest = command.substring(at + "--tlsMode ".length());
+        return TlsMode.ofFlag(rest.split(" ", 2)[0]);
     }
 
     private static List<EnvVar> rootUser(ClusterLayout layout) {

@@ -24,6 +24,17 @@ final class MemberProbes {
             + "'if (db.isMaster().ismaster) { try { db.adminCommand({replSetStepDown: 60, secondaryCatchUpPeriodSecs: 15}) }"
             + " catch (e) { print(e) } }' || true";
 
+    /** With {@code requireTLS} the shell connects over TLS to localhost (a name the certificate carries). */
+    private static final String TLS = " --tls --tlsCAFile " + FastTierStatefulSetDependent.TLS_DIR + "/ca.crt --host localhost";
+
+    static String ready(boolean tls) {
+        return tls ? READY.replace("--quiet --port", "--quiet" + TLS + " --port") : READY;
+    }
+
+    static String stepDown(boolean tls) {
+        return tls ? STEP_DOWN.replace("--quiet --port", "--quiet" + TLS + " --port") : STEP_DOWN;
+    }
+
     private MemberProbes() {
     }
 }

@@ -8,11 +8,14 @@ import com.mongodb.MongoSocketException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
+import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import java.util.function.Supplier;
 import org.bson.Document;
 
@@ -129,12 +132,21 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         }
 
         @Override
-        public void ensureUser(String user, String password) {
+        public void ensureUser(FastTierUser user) {
             run("createUser", () -> {
-                Document info = admin().runCommand(new Document("usersInfo", user));
+                if (user.hasCustomRole()) {
+                    Document found = admin().runCommand(new Document("rolesInfo", user.name()));
+                    boolean exists = !found.getList("roles", Document.class).isEmpty();
+                    // updateRole replaces the privileges: a changed list of tiered collections takes effect at once
+                    admin().runCommand(new Document(exists ? "updateRole" : "createRole", user.name())
+                            .append("privileges", privileges(user)).append("roles", List.of()));
+                }
+                List<Document> roles = roles(user);
+                Document info = admin().runCommand(new Document("usersInfo", user.name()));
                 if (info.getList("users", Document.class).isEmpty()) {
-                    admin().runCommand(new Document("createUser", user).append("pwd", password)
-                            .append("roles", List.of("readWriteAnyDatabase", "clusterMonitor")));
+                    admin().runCommand(new Document("createUser", user.name()).append("pwd", user.password()).append("roles", roles));
+                } else if (!sameRoles(info.getList("users", Document.class).get(0).getList("roles", Document.class), roles)) {
+                    admin().runCommand(new Document("updateUser", user.name()).append("roles", roles));
                 }
                 return info;
             });
@@ -145,6 +157,29 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
             if (set != null) {
                 set.close();
             }
+        }
+
+        private static List<Document> roles(FastTierUser user) {
+            List<Document> roles = new ArrayList<>();
+            for (String role : user.roles()) {
+                int at = role.indexOf('@');
+                roles.add(new Document("role", role.substring(0, at)).append("db", role.substring(at + 1)));
+            }
+            if (user.hasCustomRole()) {
+                roles.add(new Document("role", user.name()).append("db", "admin"));
+            }
+            return roles;
+        }
+
+        private static List<Document> privileges(FastTierUser user) {
+            return user.namespaces().stream().map(ns -> new Document("resource", new Document("db", ns.substring(0, ns.indexOf('.')))
+                    .append("collection", ns.substring(ns.indexOf('.') + 1))).append("actions", user.actions())).toList();
+        }
+
+        private static boolean sameRoles(List<Document> actual, List<Document> wanted) {
+            Function<Document, String> key = d -> d.getString("role") + "@" + d.getString("db");
+            return actual.stream().map(key).collect(Collectors.toSet())
+                    .equals(wanted.stream().map(key).collect(Collectors.toSet()));
         }
 
         private Document rawConfig() {
@@ -168,12 +203,16 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         }
 
         private MongoClient client(String uri, boolean authenticated) {
+            ConnectionString connection = new ConnectionString(uri);
             MongoClientSettings.Builder settings = MongoClientSettings.builder()
-                    .applyConnectionString(new ConnectionString(uri))
+                    .applyConnectionString(connection)
                     .applicationName("thermocline-operator")
                     .applyToClusterSettings(c -> c.serverSelectionTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
                     .applyToSocketSettings(s -> s.connectTimeout((int) timeout.toMillis(), TimeUnit.MILLISECONDS)
                             .readTimeout((int) timeout.toMillis() * 4, TimeUnit.MILLISECONDS));
+            // TLS once every member accepts it: trusting exactly the fast tier's CAs, host names checked
+            FastTierTrust.forHosts(connection.getHosts()).ifPresent(context ->
+                    settings.applyToSslSettings(ssl -> ssl.enabled(true).invalidHostNameAllowed(false).context(context)));
             if (authenticated) {
                 settings.credential(MongoCredential.createCredential(target.rootUser(), "admin", target.rootPassword().toCharArray()));
             }

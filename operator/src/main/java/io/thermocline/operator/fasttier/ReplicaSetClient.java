@@ -27,8 +27,11 @@ public interface ReplicaSetClient extends AutoCloseable {
 
     void setFeatureCompatibilityVersion(String majorMinor);
 
-    /** Creates the data plane's user unless it exists. */
-    void ensureUser(String user, String password);
+    /**
+     * Creates the user (and its custom role) unless it exists, or gives an existing one exactly these roles and
+     * privileges (a changed list of tiered collections); an existing user's password is left as it is.
+     */
+    void ensureUser(FastTierUser user);
 
     @Override
     void close();

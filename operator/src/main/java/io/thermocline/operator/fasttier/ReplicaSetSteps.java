@@ -124,7 +124,13 @@ public final class ReplicaSetSteps {
             return new ReplicaSetState.Converging("SettingFeatureCompatibilityVersion", "every member runs "
                     + target.version() + ": featureCompatibilityVersion " + fcv + " -> " + wantedFcv, configured);
         }
-        rs.ensureUser(target.dataPlaneUser(), target.dataPlanePassword());
+        List<String> waiting = target.users().stream().filter(u -> u.password() == null).map(FastTierUser::secret).toList();
+        if (!waiting.isEmpty()) {
+            return new ReplicaSetState.Converging("WaitingForCredentials", "the users' Secrets " + waiting
+                    + " do not exist yet (the operator creates them): the data plane starts once every user is on the fast tier",
+                    configured);
+        }
+        target.users().forEach(rs::ensureUser);
         return new ReplicaSetState.Converged(configured, fcv);
     }
 

@@ -11,15 +11,17 @@ import java.util.Set;
  * @param outdated     hosts whose pod runs an older pod template than the StatefulSet's (e.g. the previous version)
  * @param version      the mongod version (x.y.z) the pods are to run
  * @param initiated    the status records that this replica set was initiated once: never initiate it again
+ * @param users        the users the operator keeps on it (the operator's own and one per data-plane part)
  */
 public record ReplicaSetTarget(String replicaSetName, List<String> members, List<String> podHosts, Set<String> outdated,
                                String version, boolean initiated,
-                               String rootUser, String rootPassword, String dataPlaneUser, String dataPlanePassword) {
+                               String rootUser, String rootPassword, List<FastTierUser> users) {
 
     public ReplicaSetTarget {
         members = List.copyOf(members);
         podHosts = List.copyOf(podHosts);
         outdated = Set.copyOf(outdated);
+        users = List.copyOf(users);
     }
 
     @Override

@@ -73,6 +73,26 @@ public record ClusterLayout(String cluster, String namespace) {
         return cluster + "-users";
     }
 
+    /** The fast tier's server certificate, key and CA bundle (the operator's or cert-manager's). */
+    public String fastTierTlsSecret() {
+        return fastTier() + "-tls";
+    }
+
+    /** The proxy's client-facing certificate, when the operator issues it ({@code tls.certificateSecretRef} unset). */
+    public String proxyTlsSecret() {
+        return proxy() + "-tls";
+    }
+
+    /** The operator's CA for the fast tier (certificate and key). */
+    public String fastTierCaSecret() {
+        return fastTier() + "-ca";
+    }
+
+    /** The CAs the data plane trusts for both tiers: the fast tier's and {@code spec.tls.tierCaSecretRef}'s. */
+    public String tierCaSecret() {
+        return cluster + "-tier-ca";
+    }
+
     /** Stable DNS name of fast-tier member {@code ordinal} through the headless Service. */
     public String memberHost(int ordinal) {
         return fastTier() + "-" + ordinal + "." + fastTier() + "." + namespace + ".svc:" + MONGOD_PORT;

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.archive.ArchiveSecrets;
+import io.thermocline.operator.credentials.DataPlanePart;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.mode.DrainBeforeDeletion;
@@ -16,6 +17,8 @@ import io.thermocline.operator.tiering.TieringPolling;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.TieringTarget;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.jboss.logging.Logger;
@@ -65,7 +68,11 @@ final class Deletion {
             modes.forget(fastTierUri);
         }
         if ("Delete".equals(spec.fastTier.storage.retentionPolicy)) {
-            for (String secret : new String[] {layout.keyfileSecret(), layout.usersSecret(), layout.peerSecret()}) {
+            List<String> secrets = new ArrayList<>(List.of(layout.keyfileSecret(), layout.usersSecret(), layout.peerSecret()));
+            for (DataPlanePart part : DataPlanePart.values()) {
+                secrets.add(part.secret(layout));
+            }
+            for (String secret : secrets) {
                 client.secrets().inNamespace(layout.namespace()).withName(secret).delete();
             }
         }

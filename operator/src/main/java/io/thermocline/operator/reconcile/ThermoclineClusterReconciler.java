@@ -36,6 +36,7 @@ import io.thermocline.operator.archive.VersionPolicy;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.PeerSecretDependent;
+import io.thermocline.operator.credentials.PartUserSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneMounts;
@@ -47,6 +48,7 @@ import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetDependent;
 import io.thermocline.operator.fasttier.FastTierPods;
 import io.thermocline.operator.fasttier.VolumeExpansion;
+import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.layout.ClusterLayout;
@@ -89,7 +91,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
 /**
@@ -101,22 +102,31 @@ import org.jboss.logging.Logger;
         @Dependent(name = "keyfile-secret", type = KeyfileSecretDependent.class),
         @Dependent(name = "users-secret", type = UsersSecretDependent.class),
         @Dependent(name = "peer-secret", type = PeerSecretDependent.class),
+        // one informer for every generated Secret (the users Secret's): each part's own would hold one more watch
+        @Dependent(name = "proxy-user-secret", type = PartUserSecretDependent.Proxy.class,
+                useEventSourceWithName = "users-secret"),
+        @Dependent(name = "feeder-user-secret", type = PartUserSecretDependent.Feeder.class,
+                useEventSourceWithName = "users-secret"),
+        @Dependent(name = "evictor-user-secret", type = PartUserSecretDependent.Evictor.class,
+                useEventSourceWithName = "users-secret"),
+        @Dependent(name = "warmer-user-secret", type = PartUserSecretDependent.Warmer.class,
+                useEventSourceWithName = "users-secret"),
         @Dependent(name = "fast-tier-service", type = FastTierServiceDependent.class),
         @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
                 dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
-        @Dependent(name = ReplicaSetDependent.NAME, type = ReplicaSetDependent.class, dependsOn = "fast-tier",
+        @Dependent(name = ReplicaSetDependent.NAME, type = ReplicaSetDependent.class, dependsOn = {"fast-tier",
+                "proxy-user-secret", "feeder-user-secret", "evictor-user-secret", "warmer-user-secret"},
                 readyPostcondition = ReplicaSetDependent.Ready.class),
         @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
         @Dependent(name = "fast-tier-network-policy", type = FastTierNetworkPolicyDependent.class),
         @Dependent(name = "config", type = ProxyConfigMapDependent.class),
         @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
         @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
-        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class,
-                dependsOn = {"config", "users-secret", "peer-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "proxy-user-secret", "peer-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "proxy-pdb", type = ProxyDisruptionBudgetDependent.class),
-        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "users-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "feeder-user-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "evictor-user-secret", ReplicaSetDependent.NAME}),
+        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "warmer-user-secret", ReplicaSetDependent.NAME}),
         @Dependent(name = "proxy-metrics", type = ProxyMetricsServiceDependent.class),
         @Dependent(name = "feeder-metrics", type = FeederMetricsServiceDependent.class),
         @Dependent(name = "evictor-metrics", type = EvictorMetricsServiceDependent.class),
@@ -207,7 +217,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     layout.memberHosts(spec.fastTier.members), layout.memberHosts(running), FastTierPods.outdated(client, layout, current),
                     FastTierPods.version(current), initiatedBefore,
                     users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
-                    users.get(UsersSecretDependent.DATA_PLANE_USERNAME), users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+                    UsersSecretDependent.fastTierUsers(layout, spec.collections, users, name -> cached(context, Secret.class, name)));
         }
         // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what the
         // last step left configured, so a pod goes only once an earlier reconcile removed its member
@@ -233,11 +243,18 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         DesiredCluster desired = null;
         ReplicaSetState replicaSet = null;
         List<String> rejected = List.of();
+        Observed certificates = null;
         if (deploy) {
+            FastTierTlsStep.Result tls = FastTierTlsStep.run(client, cluster, current, new FastTierTlsStep.Clients(
+                    cached(context, Deployment.class, layout.proxy()), feederNow,
+                    cached(context, Job.class, DataPlaneConfig.warmerJobName(spec, layout))), ArchiveSecretWatch.cached(context), Instant.now());
+            certificates = tls.condition();
+            // the data plane's CA bundle is in its pod templates' hash: a renewed CA rolls the proxy and feeder
+            String secretHash = archiveSecretHash(access) + (tls.tls().clientsTls() ? "-" + tls.tls().clientBundleHash() : "");
             desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
                     FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
-                    DataPlaneConfig.hash(configYaml), archiveSecretHash(access), DataPlaneConfig.warmerJobName(spec, layout),
-                    settings.namespace().orElse(null), spec.paused && pausing == null);
+                    DataPlaneConfig.hash(configYaml), secretHash, DataPlaneConfig.warmerJobName(spec, layout),
+                    settings.namespace().orElse(null), spec.paused && pausing == null, tls.tls());
             desired.putInto(context);
             new ReplicaSetDependent.Run(replicaSetConnector, replicaSetTarget).putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
@@ -280,7 +297,14 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
         status.observedGeneration = cluster.getMetadata().getGeneration();
         status.phase = health.phase();
-        status.conditions = Conditions.merge(previous.conditions, Stream.concat(health.conditions().stream(), mode.conditions().stream()).toList(),
+        List<Observed> observed = new ArrayList<>(health.conditions());
+        observed.addAll(mode.conditions());
+        if (certificates != null) {
+            observed.add(certificates);
+        } else if (!deploy && Conditions.find(previous.conditions, ConditionType.CertificatesReady) != null) {
+            observed.add(Observed.unknown(ConditionType.CertificatesReady, "NotChecked", "the workflow is held (see Ready)"));
+        }
+        status.conditions = Conditions.merge(previous.conditions, observed,
                 Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
         status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
         status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;

@@ -10,5 +10,10 @@ public enum ConditionType {
     /** Whether the fleet's active mode is the requested one (False: CutoverRefused, CuttingOver or Draining, with the reason). */
     ModeActive,
     /** Whether the archive alone is current again (mode draining, phase Drained): applications may go back to it. */
-    Drained
+    Drained,
+    /**
+     * Whether the fast tier's certificate is present, valid, names every member and is not about to expire (reported
+     * only while the fast tier has TLS or is to get it; does not change Ready).
+     */
+    CertificatesReady
 }

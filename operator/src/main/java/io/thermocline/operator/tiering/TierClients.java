@@ -4,6 +4,7 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,8 +58,13 @@ public final class TierClients implements AutoCloseable {
     }
 
     private MongoClient create(String uri) {
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(uri))
+        ConnectionString connection = new ConnectionString(uri);
+        MongoClientSettings.Builder settings = MongoClientSettings.builder().applyConnectionString(connection);
+        if (Boolean.TRUE.equals(connection.getSslEnabled())) { // a fast tier with TLS: exactly its CA, host names checked
+            FastTierTrust.forHosts(connection.getHosts()).ifPresent(context ->
+                    settings.applyToSslSettings(ssl -> ssl.enabled(true).invalidHostNameAllowed(false).context(context)));
+        }
+        return MongoClients.create(settings
                 .applicationName("thermocline-operator")
                 .applyToClusterSettings(c -> c.serverSelectionTimeout(timeoutSeconds, TimeUnit.SECONDS))
                 .applyToSocketSettings(s -> s.connectTimeout(timeoutSeconds, TimeUnit.SECONDS)

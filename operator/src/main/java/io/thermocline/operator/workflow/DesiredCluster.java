@@ -3,6 +3,7 @@ package io.thermocline.operator.workflow;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.fasttier.tls.FastTierTls;
 import io.thermocline.operator.layout.ClusterLayout;
 
 /**
@@ -21,7 +22,16 @@ public record DesiredCluster(
         String archiveSecretHash,
         String warmerJobName,
         String operatorNamespace,
-        boolean feederStopped) {
+        boolean feederStopped,
+        FastTierTls tls) {
+
+    /** Without fast-tier TLS. */
+    public DesiredCluster(ClusterLayout layout, ThermoclineClusterSpec spec, String dataPlaneImage, String fastTierVersion,
+            int fastTierReplicas, String fastTierClaimSize, String configYaml, String configHash, String archiveSecretHash,
+            String warmerJobName, String operatorNamespace, boolean feederStopped) {
+        this(layout, spec, dataPlaneImage, fastTierVersion, fastTierReplicas, fastTierClaimSize, configYaml, configHash,
+                archiveSecretHash, warmerJobName, operatorNamespace, feederStopped, FastTierTls.OFF);
+    }
 
     private static final String KEY = DesiredCluster.class.getName();
 

@@ -1,6 +1,7 @@
 package io.thermocline.operator.fakes;
 
 import io.thermocline.operator.archive.VersionPolicy;
+import io.thermocline.operator.fasttier.FastTierUser;
 import io.thermocline.operator.fasttier.MemberView;
 import io.thermocline.operator.fasttier.MemberView.Role;
 import io.thermocline.operator.fasttier.ReplicaSetClient;
@@ -9,6 +10,7 @@ import io.thermocline.operator.fasttier.ReplicaSetConfig;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,6 +39,7 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
     private final List<String> violations = new CopyOnWriteArrayList<>();
     private final List<String> commands = new CopyOnWriteArrayList<>();
     private final Set<String> users = new HashSet<>();
+    private final Map<String, FastTierUser> grants = new HashMap<>();
     private ReplicaSetConfig config;
     private String primary;
     private String fcv;
@@ -144,6 +147,11 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
 
     public synchronized boolean hasUser(String user) {
         return users.contains(user);
+    }
+
+    /** The user as the operator last ensured it (roles, custom privileges); null when never. */
+    public synchronized FastTierUser user(String user) {
+        return grants.get(user);
     }
 
     public synchronized int healthyMembers() {
@@ -285,10 +293,11 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
         }
 
         @Override
-        public void ensureUser(String user, String password) {
+        public void ensureUser(FastTierUser user) {
             synchronized (ReplicaSetModel.this) {
                 requirePrimary();
-                users.add(user);
+                users.add(user.name());
+                grants.put(user.name(), user);
             }
         }
 

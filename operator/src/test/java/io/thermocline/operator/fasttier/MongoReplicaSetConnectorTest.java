@@ -22,7 +22,8 @@ class MongoReplicaSetConnectorTest {
         }
         String host = "127.0.0.1:" + port;
         ReplicaSetTarget target = new ReplicaSetTarget("rs", List.of(host), List.of(host), Set.of(), "7.0.14", false,
-                "root", "rootpw", "tc", "tcpw");
+                "root", "rootpw",
+                List.of(new FastTierUser("tc", "tcpw", "c-users", List.of("readWrite@thermocline"), List.of(), List.of())));
         ReplicaSetState state = new ReplicaSetSteps(new MongoReplicaSetConnector(Duration.ofMillis(300))).next(target);
         assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
             assertThat(c.reason()).isEqualTo("MembersUnreachable");

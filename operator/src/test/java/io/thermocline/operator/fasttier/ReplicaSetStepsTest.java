@@ -2,6 +2,10 @@ package io.thermocline.operator.fasttier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.thermocline.operator.api.v1alpha1.CollectionSpec;
+import io.thermocline.operator.credentials.DataPlanePart;
+import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.fakes.ReplicaSetModel;
 import io.thermocline.operator.layout.ClusterLayout;
 import java.util.ArrayList;
@@ -28,6 +32,7 @@ class ReplicaSetStepsTest {
     private final List<String> reasons = new ArrayList<>();
     private int statefulSetReplicas;
     private boolean initiated;
+    private List<FastTierUser> users = List.of(new FastTierUser("tc", "tcpw", "c-users", List.of("readWrite@thermocline"), List.of(), List.of()));
 
     @Test
     void initiatesOnceThenAddsMembersOneAtATime() {
@@ -160,6 +165,33 @@ class ReplicaSetStepsTest {
         assertThat(model.commands()).isEmpty();
     }
 
+    @Test
+    void theDataPlaneWaitsUntilEveryPartsUserIsOnTheFastTierWithItsOwnRoles() {
+        List<CollectionSpec> collections = List.of(new CollectionSpec("shop", "orders", "_id", "30d"));
+        Map<String, String> operator = Map.of(UsersSecretDependent.DATA_PLANE_USERNAME, "thermocline",
+                UsersSecretDependent.DATA_PLANE_PASSWORD, "op");
+        // the warmer's Secret is not in the cache yet: no Converged (which would start the data plane) until it is
+        users = UsersSecretDependent.fastTierUsers(LAYOUT, collections, operator, name -> name.contains("warmer") ? null
+                : new SecretBuilder().withNewMetadata().withName(name).endMetadata().addToData(DataPlanePart.PASSWORD, "cHc=").build());
+        for (int i = 0; i < 40 && !reasons.contains("WaitingForCredentials"); i++) {
+            step(3, "7.0.14");
+        }
+        assertThat(reasons).contains("WaitingForCredentials").doesNotContain("Converged");
+        assertThat(model.hasUser("thermocline-proxy")).isFalse();
+
+        users = UsersSecretDependent.fastTierUsers(LAYOUT, collections, operator,
+                name -> new SecretBuilder().withNewMetadata().withName(name).endMetadata().addToData(DataPlanePart.PASSWORD, "cHc=").build());
+        converge(3, "7.0.14");
+        for (DataPlanePart part : DataPlanePart.values()) {
+            assertThat(model.hasUser(part.user())).as(part.user()).isTrue();
+        }
+        assertThat(model.hasUser("thermocline")).isTrue();
+        assertThat(model.user("thermocline-warmer").actions()).containsExactlyInAnyOrder("find", "insert", "createCollection");
+        assertThat(model.user("thermocline-warmer").namespaces()).containsExactly("shop.orders");
+        assertThat(model.user("thermocline-warmer").password()).isEqualTo("pw");
+        assertThat(model.violations()).isEmpty();
+    }
+
     /** Reconciles until converged, like the operator's requeue loop. */
     private void converge(int members, String version) {
         for (int i = 0; i < 40; i++) {
@@ -197,7 +229,7 @@ class ReplicaSetStepsTest {
 
     private ReplicaSetTarget target(int members, Set<String> outdated, String version) {
         return new ReplicaSetTarget("c-fast", LAYOUT.memberHosts(members), LAYOUT.memberHosts(statefulSetReplicas), outdated,
-                version, initiated, "root", "rootpw", "tc", "tcpw");
+                version, initiated, "root", "rootpw", users);
     }
 
     private static String reason(ReplicaSetState state) {

@@ -24,7 +24,10 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.KubernetesServer;
 import io.quarkus.test.kubernetes.client.KubernetesTestServer;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.thermocline.operator.api.v1alpha1.IssuerRef;
+import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.fasttier.tls.FastTierCertificates;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
@@ -179,6 +182,16 @@ class OperatorRbacTest {
                     && client.resources(ServiceMonitor.class).inNamespace(ns).withName("rbac-metrics").get() != null
                     && client.batch().v1().jobs().inNamespace(ns).withName(firstWarmer).get() == null);
 
+            // fast-tier TLS from a cert-manager issuer: the Certificate created, then changed with the issuer
+            edit(x -> {
+                x.getSpec().tls.fastTierMode = "requireTLS";
+                x.getSpec().tls.tierCaSecretRef = new SecretKeyRef("archive", "uri");
+                x.getSpec().tls.issuerRef = new IssuerRef("issuer-a", "Issuer");
+            });
+            await().atMost(WAIT).ignoreExceptions().until(() -> certificateIssuer("rbac-fast-tls").equals("issuer-a"));
+            edit(x -> x.getSpec().tls.issuerRef.name = "issuer-b");
+            await().atMost(WAIT).ignoreExceptions().until(() -> certificateIssuer("rbac-fast-tls").equals("issuer-b"));
+
             edit(x -> x.getSpec().paused = true);
             await().atMost(WAIT).ignoreExceptions().until(() ->
                     "Paused".equals(condition(stored(), ConditionType.Ready).getReason()));
@@ -188,6 +201,13 @@ class OperatorRbacTest {
         } finally {
             client.apiextensions().v1().customResourceDefinitions().withName("servicemonitors.monitoring.coreos.com").delete();
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private String certificateIssuer(String name) {
+        Map<String, Object> spec = (Map<String, Object>) client.genericKubernetesResources(FastTierCertificates.CERTIFICATES)
+                .inNamespace(ns).withName(name).get().getAdditionalProperties().get("spec");
+        return String.valueOf(((Map<String, Object>) spec.get("issuerRef")).get("name"));
     }
 
     private void awaitReady() {

@@ -201,7 +201,8 @@ class SecurityTest {
         client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("leak-proxy-tls").endMetadata()
                 .withType("kubernetes.io/tls").addToData("tls.crt", base64("-----BEGIN CERTIFICATE-----leak-cert"))
                 .addToData("tls.key", base64("-----BEGIN PRIVATE KEY-----leak-tls-key-4711")).build()).create();
-        await().atMost(WAIT).until(() -> get(Deployment.class, "leak-feeder"), Objects::nonNull);
+        // the workflow applies the proxy and the feeder side by side: either may come first
+        await().atMost(WAIT).until(() -> get(Deployment.class, "leak-feeder") != null && get(Deployment.class, "leak-proxy") != null);
         Clusters.markReady(client, ns, "leak", 1);
         await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(Clusters.condition(stored("leak"), ConditionType.Ready)
                 .getStatus()));

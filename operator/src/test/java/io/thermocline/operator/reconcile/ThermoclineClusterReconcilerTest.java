@@ -29,6 +29,8 @@ import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.credentials.PeerSecretDependent;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.thermocline.operator.credentials.DataPlanePart;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
@@ -44,9 +46,11 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -152,9 +156,29 @@ class ThermoclineClusterReconcilerTest {
                 .contains("$(" + DataPlaneContainer.FAST_PASSWORD_ENV + ")")
                 .doesNotContain(UsersSecretDependent.decoded(users).get(UsersSecretDependent.DATA_PLANE_PASSWORD));
 
+        // one user per part, each in its own Secret with its own password, none in another part's pods
+        List<Secret> partUsers = new ArrayList<>();
+        Set<String> passwords = new HashSet<>();
+        passwords.add(UsersSecretDependent.decoded(users).get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+        for (DataPlanePart part : DataPlanePart.values()) {
+            Secret secret = get(Secret.class, "orders-" + part.role() + "-fast-user");
+            assertThat(secret).as(part.role()).isNotNull();
+            assertThat(UsersSecretDependent.decoded(secret)).containsEntry(DataPlanePart.USERNAME, part.user());
+            passwords.add(UsersSecretDependent.decoded(secret).get(DataPlanePart.PASSWORD));
+            partUsers.add(secret);
+        }
+        assertThat(passwords).hasSize(5).doesNotContainNull();
+        assertThat(fastUriOf(get(Deployment.class, "orders-proxy"))).startsWith("mongodb://thermocline-proxy:");
+        assertThat(fastUriOf(get(Deployment.class, "orders-feeder"))).startsWith("mongodb://thermocline-feeder:");
+        assertThat(Serialization.asJson(get(Deployment.class, "orders-proxy").getSpec().getTemplate()))
+                .contains("orders-proxy-fast-user").doesNotContain("orders-feeder-fast-user", "orders-evictor-fast-user",
+                        "orders-warmer-fast-user", "\"orders-users\"");
+
         String uid = stored("orders").getMetadata().getUid();
         // what the data cannot be read without must outlive the resource: no owner reference to garbage-collect it by
-        for (Secret kept : List.of(keyfile, users, peer)) {
+        List<Secret> retained = new ArrayList<>(List.of(keyfile, users, peer));
+        retained.addAll(partUsers);
+        for (Secret kept : retained) {
             assertThat(kept.getMetadata().getOwnerReferences()).as(kept.getMetadata().getName()).isNullOrEmpty();
             assertThat(kept.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
         }
@@ -690,7 +714,7 @@ class ThermoclineClusterReconcilerTest {
         // the kept data knows only the old passwords: the operator and the data plane must use them
         assertThat(targetsOf("keep")).isNotEmpty().allSatisfy(t -> {
             assertThat(t.rootPassword()).isEqualTo(users.get(UsersSecretDependent.ROOT_PASSWORD));
-            assertThat(t.dataPlanePassword()).isEqualTo(users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
+            assertThat(t.users().get(0).password()).isEqualTo(users.get(UsersSecretDependent.DATA_PLANE_PASSWORD));
         });
         assertThat(UsersSecretDependent.decoded(get(Secret.class, "keep-users"))).isEqualTo(users);
         assertThat(get(Secret.class, "keep-keyfile").getData().get("keyfile")).isEqualTo(keyfile);
@@ -717,7 +741,7 @@ class ThermoclineClusterReconcilerTest {
             assertThat(targetsOf("stay")).isNotEmpty();
             assertThat(fastUriOf(get(Deployment.class, "stay-proxy"))).contains("stay-fast-2.stay-fast");
         });
-        assertThat(targetsOf("stay")).allSatisfy(t -> assertThat(t.dataPlanePassword()).isEqualTo("kept-data"));
+        assertThat(targetsOf("stay")).allSatisfy(t -> assertThat(t.users().get(0).password()).isEqualTo("kept-data"));
         assertThat(UsersSecretDependent.decoded(get(Secret.class, "stay-users"))).isEqualTo(kept);
     }
 
