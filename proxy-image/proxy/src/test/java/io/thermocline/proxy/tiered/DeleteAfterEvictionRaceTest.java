@@ -3,17 +3,9 @@ package io.thermocline.proxy.tiered;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.Updates;
-import io.thermocline.tiering.metadata.MetadataStore;
-import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.provenance.Fences;
-import io.thermocline.tiering.provenance.OwnWrites;
-import io.thermocline.tiering.reactive.Blocking;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.bson.BsonDocument;
 import org.bson.BsonString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,17 +24,12 @@ class DeleteAfterEvictionRaceTest {
 
     static final Instant NOW = Instant.now();
     TieredStack stack;
-    MirrorBarrier barrier;
-    OwnWrites evictorWrites;
-    Fences fences;
+    UndoRacingEviction race;
 
     @BeforeEach
     void start() throws Exception {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(5));
-        MetadataStore store = new MetadataStore(stack.fastWorkers);
-        barrier = new MirrorBarrier(stack.fastWorkers, store, "delete-eviction-race-test");
-        evictorWrites = new OwnWrites(stack.fastWorkers, store, "evictor/delete-eviction-race-test");
-        fences = new Fences(store);
+        race = new UndoRacingEviction(stack, "delete-eviction-race-test");
         stack.startFeeder();
     }
 
@@ -54,7 +41,7 @@ class DeleteAfterEvictionRaceTest {
     @Test
     void aDeleteOneByAnotherFieldMatchesTheAcknowledgedVersionOfAnEvictedDocument() throws Exception {
         evictWithUndoNotMirrored(5);
-        resumeFeederSoon();
+        race.startFeederAfter(Duration.ofSeconds(1));
         assertThat(stack.orders().deleteOne(Filters.eq("tag", "c")).getDeletedCount())
                 .as("the acknowledged version has tag c").isOne();
         assertGoneFromBothTiers(5);
@@ -63,43 +50,21 @@ class DeleteAfterEvictionRaceTest {
     @Test
     void aDeleteManyByAnotherFieldMatchesTheAcknowledgedVersionOfAnEvictedDocument() throws Exception {
         evictWithUndoNotMirrored(6);
-        resumeFeederSoon();
+        race.startFeederAfter(Duration.ofSeconds(1));
         assertThat(stack.orders().deleteMany(Filters.eq("tag", "c")).getDeletedCount()).isOne();
         assertGoneFromBothTiers(6);
     }
 
     /** Leaves document {@code id} evicted at version c, the archive at c', and the feeder stopped. */
     private void evictWithUndoNotMirrored(int id) throws Exception {
-        BsonDocument cold = SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(3)), "cold").append("tag", new BsonString("c"));
-        stack.fastOrders().insertOne(cold);
-        stack.fastOrders().updateOne(Filters.eq("_id", id), Updates.set("tag", "c'"));
-        assertThat(barrier.sync(Duration.ofSeconds(10))).isPresent(); // the archive holds c'
-        stack.stopFeeder();
-        stack.fastOrders().updateOne(Filters.eq("_id", id), Updates.set("tag", "c")); // the undo, not mirrored
-        BsonDocument evicted = stack.fastOrders().find(Filters.eq("_id", id)).first();
-        evictorWrites.inTransaction(session -> {
-            fences.writeEviction(session, TieredStack.POLICY.namespace(), evicted);
-            return Blocking.single(stack.fastWorkers.getDatabase("shop").getCollection("orders", BsonDocument.class)
-                    .deleteOne(session, Filters.eq("_id", id))).orElseThrow().getDeletedCount();
-        });
-        assertThat(stack.archiveOrders().find(Filters.eq("_id", id)).first().getString("tag").getValue())
-                .as("the archive's copy is stale").isEqualTo("c'");
-    }
-
-    private void resumeFeederSoon() {
-        CompletableFuture.runAsync(() -> {
-            try {
-                Thread.sleep(1000);
-                stack.startFeeder();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        stack.fastOrders().insertOne(SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(3)), "cold")
+                .append("tag", new BsonString("c")));
+        race.evictWithUndoNotMirrored(id);
     }
 
     private void assertGoneFromBothTiers(int id) throws Exception {
         assertThat(stack.orders().find(Filters.eq("_id", id)).first()).as("read through the proxy").isNull();
-        assertThat(barrier.sync(Duration.ofSeconds(10))).isPresent();
+        assertThat(race.barrier.sync(Duration.ofSeconds(10))).isPresent();
         assertThat(stack.archiveOrders().find(Filters.eq("_id", id)).first()).as("the archive's copy").isNull();
         assertThat(stack.fastOrders().find(Filters.eq("_id", id)).first()).as("the fast tier's").isNull();
     }

@@ -5,14 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.thermocline.proxy.tiered.writes.WriteRaces;
-import io.thermocline.tiering.metadata.MetadataStore;
-import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.provenance.Fences;
-import io.thermocline.tiering.provenance.OwnWrites;
-import io.thermocline.tiering.reactive.Blocking;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.bson.BsonDocument;
@@ -35,17 +29,12 @@ class GuardedWriteSkipRaceTest {
 
     static final Instant NOW = Instant.now();
     TieredStack stack;
-    MirrorBarrier barrier;
-    OwnWrites evictorWrites;
-    Fences fences;
+    UndoRacingEviction race;
 
     @BeforeEach
     void start() throws Exception {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(5));
-        MetadataStore store = new MetadataStore(stack.fastWorkers);
-        barrier = new MirrorBarrier(stack.fastWorkers, store, "guarded-skip-race-test");
-        evictorWrites = new OwnWrites(stack.fastWorkers, store, "evictor/guarded-skip-race-test");
-        fences = new Fences(store);
+        race = new UndoRacingEviction(stack, "guarded-skip-race-test");
         stack.startFeeder();
     }
 
@@ -58,33 +47,15 @@ class GuardedWriteSkipRaceTest {
     void aWriteThatSkippedTheBarrierAndReadAStaleArchiveCopyStartsOverAndUpdatesTheLatestVersion() throws Exception {
         BsonDocument cold = SessionConsistencyTest.order(5, NOW.minus(Duration.ofHours(3)), "cold").append("tag", new BsonString("c"));
         stack.fastOrders().insertOne(cold);
-        assertThat(barrier.sync(Duration.ofSeconds(10))).isPresent();
+        assertThat(race.barrier.sync(Duration.ofSeconds(10))).isPresent();
         AtomicBoolean raced = new AtomicBoolean();
         stack.writeRaces.set(point -> {
             if (point != WriteRaces.Point.GUARDED_WRITE_FENCES_READ || !raced.compareAndSet(false, true)) {
                 return;
             }
             try {
-                stack.fastOrders().updateOne(Filters.eq("_id", 5), Updates.set("tag", "c'"));
-                assertThat(barrier.sync(Duration.ofSeconds(10))).isPresent(); // the archive holds c'
-                stack.stopFeeder();
-                stack.fastOrders().updateOne(Filters.eq("_id", 5), Updates.set("tag", "c")); // the undo, not mirrored
-                BsonDocument evicted = stack.fastOrders().find(Filters.eq("_id", 5)).first();
-                evictorWrites.inTransaction(session -> {
-                    fences.writeEviction(session, TieredStack.POLICY.namespace(), evicted);
-                    return Blocking.single(stack.fastWorkers.getDatabase("shop").getCollection("orders", BsonDocument.class)
-                            .deleteOne(session, Filters.eq("_id", 5))).orElseThrow().getDeletedCount();
-                });
-                assertThat(stack.archiveOrders().find(Filters.eq("_id", 5)).first().getString("tag").getValue())
-                        .as("the archive's copy is stale").isEqualTo("c'");
-                CompletableFuture.runAsync(() -> {
-                    try {
-                        Thread.sleep(1000); // after the write's first attempt read the archive
-                        stack.startFeeder();
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                });
+                race.evictWithUndoNotMirrored(5);
+                race.startFeederAfter(Duration.ofSeconds(1)); // after the write's first attempt read the archive
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
@@ -94,7 +65,7 @@ class GuardedWriteSkipRaceTest {
         BsonDocument read = stack.orders().find(Filters.eq("_id", 5)).first();
         assertThat(read.getString("tag").getValue()).as("the update applied to the acknowledged version: %s", read).isEqualTo("c");
         assertThat(read.getBoolean("paid").getValue()).isTrue();
-        assertThat(barrier.sync(Duration.ofSeconds(10))).isPresent();
+        assertThat(race.barrier.sync(Duration.ofSeconds(10))).isPresent();
         BsonDocument archived = stack.archiveOrders().find(Filters.eq("_id", 5)).first();
         assertThat(archived.getString("tag").getValue()).as("mirrored: %s", archived).isEqualTo("c");
     }
