@@ -6,6 +6,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
+import io.thermocline.operator.credentials.DataPlanePart;
+import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
+import io.thermocline.operator.fasttier.tls.CertificateAuthority;
+import io.thermocline.operator.fasttier.tls.TlsMode;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -175,6 +185,51 @@ class K3sEndToEndTest {
         await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
                 assertThat(client.resources(StatefulSet.class).inNamespace(ns).withName("e2e-fast").get()).isNull());
         assertThat(client.secrets().inNamespace(ns).withName("e2e-users").get()).as("Retain keeps the credentials").isNotNull();
+    }
+
+    /**
+     * The twin of {@code FastTierTlsReconcileTest}'s new-cluster case and {@code PartUsersTest}'s leak check on a real
+     * API server and real mongod: the members start at {@code requireTLS} on the operator's own CA and certificate
+     * (a certificate mongod refuses, or a missing file, crash-loops the container), and each part's pods name only
+     * that part's user Secret.
+     */
+    @Test
+    void aRequireTlsFastTierRunsRealMongodsOnTheOperatorsCertificateAndEachPartHasItsOwnUser() {
+        String ns = "e2e-tls";
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+        String archiveCa = CertificateAuthority.newCa("archive-ca", Instant.now(), Duration.ofDays(365)).certificatePem();
+        client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("archive-ca").endMetadata()
+                .addToData("ca.crt", Base64.getEncoder().encodeToString(archiveCa.getBytes(StandardCharsets.US_ASCII))).build())
+                .create();
+        ThermoclineCluster cluster = Clusters.cluster(ns, "secure");
+        cluster.getSpec().fastTier.members = 3;
+        cluster.getSpec().fastTier.storage.size = "1Gi";
+        cluster.getSpec().tls.fastTierMode = "requireTLS";
+        cluster.getSpec().tls.tierCaSecretRef = new SecretKeyRef("archive-ca", null);
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
+
+        await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(startedMongods(ns)).isEqualTo(3);
+            assertThat(client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems())
+                    .allSatisfy(p -> assertThat(FastTierStatefulSetDependent.tlsModeOf(p.getSpec())).isEqualTo(TlsMode.REQUIRE));
+        });
+        await().pollDelay(Duration.ofSeconds(20)).atMost(Duration.ofSeconds(30)).until(() -> true);
+        assertThat(client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems())
+                .as("mongod accepted the operator's certificate and CA: no restart")
+                .allSatisfy(p -> assertThat(p.getStatus().getContainerStatuses())
+                        .allSatisfy(c -> assertThat(c.getRestartCount()).isZero()));
+
+        for (DataPlanePart part : DataPlanePart.values()) {
+            assertThat(client.secrets().inNamespace(ns).withName("secure-" + part.role() + "-fast-user").get())
+                    .as(part.role()).isNotNull();
+        }
+        await().atMost(Duration.ofMinutes(2)).ignoreExceptions().untilAsserted(() -> {
+            String proxy = Serialization.asJson(client.apps().deployments().inNamespace(ns).withName("secure-proxy").get()
+                    .getSpec().getTemplate());
+            assertThat(proxy).contains("secure-proxy-fast-user")
+                    .doesNotContain("secure-feeder-fast-user", "secure-evictor-fast-user", "secure-warmer-fast-user");
+        });
     }
 
     private static long startedMongods(String ns) {
