@@ -51,12 +51,7 @@ public final class BatchPlanner {
         int ownEvents = 0;
         int ignored = 0;
         for (ChangeEvent event : events) {
-            if (PROVENANCE_NS.equals(event.namespace()) && event.transaction() != null) {
-                own.markOwn(event.transaction());
-                ownEvents++;
-                continue;
-            }
-            if (own.isOwn(event.transaction())) {
+            if (isOwn(event, own)) {
                 ownEvents++;
                 continue;
             }
@@ -85,6 +80,18 @@ public final class BatchPlanner {
         TransactionId openOwn = lastTransaction != null && own.isOwn(lastTransaction) ? lastTransaction : null;
         return new MirrorPlan(ordered, last.resumeToken(), through, openOwn,
                 new MirrorPlan.Counts(events.size(), mirrored - replaced, replaced, ownEvents, ignored));
+    }
+
+    /**
+     * Whether the event belongs to one of Thermocline's own transactions: its marker (which makes the
+     * transaction own, the first event of it the stream delivers) or any later event of it.
+     */
+    static boolean isOwn(ChangeEvent event, OwnTransactions own) {
+        if (PROVENANCE_NS.equals(event.namespace()) && event.transaction() != null) {
+            own.markOwn(event.transaction());
+            return true;
+        }
+        return own.isOwn(event.transaction());
     }
 
     private MirrorAction actionFor(ChangeEvent event) {
