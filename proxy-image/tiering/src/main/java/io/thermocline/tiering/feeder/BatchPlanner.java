@@ -111,8 +111,13 @@ public final class BatchPlanner {
             }
             return new MirrorAction.Delete(fenced, target.documentId());
         }
-        if (!tieredNamespaces.contains(event.namespace()) || event.documentId() == null) {
+        if (!tieredNamespaces.contains(event.namespace())) {
             return null;
+        }
+        if (event.documentId() == null) {
+            // only an own event is kept without its document (EventQueue): never skip a user write unseen
+            throw new IllegalStateException("a " + type + " event on " + event.namespace()
+                    + " without its document key outside an own transaction; re-reading the stream from the checkpoint");
         }
         return switch (type) {
             case "insert", "replace", "update" -> event.fullDocument() == null ? null
