@@ -51,12 +51,7 @@ public final class BatchPlanner {
         int ownEvents = 0;
         int ignored = 0;
         for (ChangeEvent event : events) {
-            if (PROVENANCE_NS.equals(event.namespace()) && event.transaction() != null) {
-                own.markOwn(event.transaction());
-                ownEvents++;
-                continue;
-            }
-            if (own.isOwn(event.transaction())) {
+            if (isOwn(event, own)) {
                 ownEvents++;
                 continue;
             }
@@ -87,6 +82,18 @@ public final class BatchPlanner {
                 new MirrorPlan.Counts(events.size(), mirrored - replaced, replaced, ownEvents, ignored));
     }
 
+    /**
+     * Whether the event belongs to one of Thermocline's own transactions: its marker (which makes the
+     * transaction own, the first event of it the stream delivers) or any later event of it.
+     */
+    static boolean isOwn(ChangeEvent event, OwnTransactions own) {
+        if (PROVENANCE_NS.equals(event.namespace()) && event.transaction() != null) {
+            own.markOwn(event.transaction());
+            return true;
+        }
+        return own.isOwn(event.transaction());
+    }
+
     private MirrorAction actionFor(ChangeEvent event) {
         String type = event.operationType();
         if (FENCES_NS.equals(event.namespace())) {
@@ -104,8 +111,13 @@ public final class BatchPlanner {
             }
             return new MirrorAction.Delete(fenced, target.documentId());
         }
-        if (!tieredNamespaces.contains(event.namespace()) || event.documentId() == null) {
+        if (!tieredNamespaces.contains(event.namespace())) {
             return null;
+        }
+        if (event.documentId() == null) {
+            // only an own event is kept without its document (EventQueue): never skip a user write unseen
+            throw new IllegalStateException("a " + type + " event on " + event.namespace()
+                    + " without its document key outside an own transaction; re-reading the stream from the checkpoint");
         }
         return switch (type) {
             case "insert", "replace", "update" -> event.fullDocument() == null ? null

@@ -32,6 +32,14 @@ public record ChangeEvent(
                 key == null ? null : key.get("_id"), event.getFullDocument(), transaction, event.getClusterTime());
     }
 
+    /**
+     * The event of an own transaction as the feeder keeps it while it waits for its batch: its position
+     * in the stream and its transaction only (the planner skips it; no lookup or fence read is made for it).
+     */
+    public ChangeEvent positionOnly() {
+        return new ChangeEvent(resumeToken, namespace, operationType, null, null, transaction, clusterTime);
+    }
+
     /** The same event with the document as looked up now (null: the document is gone). */
     public ChangeEvent withFullDocument(BsonDocument document) {
         return new ChangeEvent(resumeToken, namespace, operationType, documentId, document, transaction, clusterTime);

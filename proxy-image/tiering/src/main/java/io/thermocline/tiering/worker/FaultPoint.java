@@ -2,7 +2,7 @@ package io.thermocline.tiering.worker;
 
 /** Places in the workers where a test can stop them as if the process died there. */
 public enum FaultPoint {
-    /** The archive acknowledged a batch; the checkpoint is not written yet. */
+    /** The archive acknowledged a batch's writes; the checkpoint is not written yet (a batch with nothing to write skips it). */
     FEEDER_ARCHIVE_WRITTEN,
     /** The checkpoint of a batch is written. */
     FEEDER_CHECKPOINTED,

@@ -1,6 +1,7 @@
 package io.thermocline.tiering.feeder;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.TransactionId;
@@ -220,6 +221,24 @@ class BatchPlannerTest {
         java.util.Map<BsonValue, BsonDocument> twice = apply(apply(new java.util.HashMap<>(), ORDERED.plan(events, new OwnTransactions(null))),
                 COALESCING.plan(events, new OwnTransactions(null)));
         assertThat(twice).isEqualTo(once).containsOnlyKeys(new BsonInt32(2));
+    }
+
+    @Test
+    void ownEventsKeptAsTheirPositionOnlyAreSkippedAndTheCheckpointPassesThem() {
+        TransactionId promotion = txn(3, 1);
+        List<ChangeEvent> events = List.of(marker(promotion).positionOnly(),
+                event(NS, "insert", new BsonInt32(2), doc(2, "copied"), promotion).positionOnly(), insert(3, "user"));
+        MirrorPlan plan = COALESCING.plan(events, new OwnTransactions(null));
+        assertThat(actions(plan)).containsExactly(new MirrorAction.Upsert(NS, new BsonInt32(3), doc(3, "user")));
+        assertThat(plan.counts().own()).isEqualTo(2);
+        assertThat(plan.mirroredThrough()).isEqualTo(events.get(2).clusterTime());
+    }
+
+    @Test
+    void aUserEventWithoutItsDocumentKeyFailsTheBatchInsteadOfBeingSkipped() {
+        ChangeEvent stripped = insert(1, "user").positionOnly();
+        assertThatThrownBy(() -> COALESCING.plan(List.of(stripped), new OwnTransactions(null)))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("without its document key");
     }
 
     static java.util.Map<BsonValue, BsonDocument> apply(java.util.Map<BsonValue, BsonDocument> archive, MirrorPlan plan) {
