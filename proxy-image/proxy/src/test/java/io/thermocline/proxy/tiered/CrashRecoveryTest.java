@@ -12,6 +12,7 @@ import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.proxy.chaos.Seeds;
 import io.thermocline.proxy.chaos.TieredFleet;
 import io.thermocline.proxy.chaos.WorkerChaos;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,6 +89,16 @@ class CrashRecoveryTest {
                                     .as("seed %d: delete of %d through the proxy", seed, id).isEqualTo(1);
                             reference.deleteOne(Filters.eq("_id", id));
                         }
+                    }
+                    // on a loaded machine the feeder may not have written a batch while armed yet: write on until it
+                    // did, so every run has the crash between the archive's write and the checkpoint
+                    long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                    while (!chaos.crashedBetweenArchiveAndCheckpoint.get() && System.nanoTime() < until) {
+                        BsonDocument document = order(nextId, age(random, now), "v0");
+                        proxied.insertOne(document);
+                        reference.insertOne(document);
+                        live.add(nextId++);
+                        Thread.sleep(50);
                     }
                 } finally {
                     // quiescence: clean workers run until the feeder caught up, warming completed and a pass finished
