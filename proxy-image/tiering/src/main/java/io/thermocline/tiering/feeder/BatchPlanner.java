@@ -29,6 +29,9 @@ import org.bson.BsonValue;
  */
 public final class BatchPlanner {
 
+    /** The operation types that change one document, and so always carry its key. */
+    private static final Set<String> DOCUMENT_EVENTS = Set.of("insert", "replace", "update", "delete");
+
     private static final Namespace PROVENANCE_NS = new Namespace(MetadataStore.DATABASE, MetadataStore.PROVENANCE);
     private static final Namespace FENCES_NS = new Namespace(MetadataStore.DATABASE, MetadataStore.FENCES);
 
@@ -115,6 +118,9 @@ public final class BatchPlanner {
             return null;
         }
         if (event.documentId() == null) {
+            if (!DOCUMENT_EVENTS.contains(type)) {
+                return null; // drop, rename, invalidate, ...: events of the namespace, with no document to mirror
+            }
             // only an own event is kept without its document (EventQueue): never skip a user write unseen
             throw new IllegalStateException("a " + type + " event on " + event.namespace()
                     + " without its document key outside an own transaction; re-reading the stream from the checkpoint");

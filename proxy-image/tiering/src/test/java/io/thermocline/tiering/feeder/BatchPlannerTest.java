@@ -235,6 +235,14 @@ class BatchPlannerTest {
     }
 
     @Test
+    void aDropOfATieredNamespaceHasNoDocumentKeyAndPassesWithoutFailingTheBatch() {
+        List<ChangeEvent> events = List.of(insert(1, "user"), event(NS, "drop", null, null, null));
+        MirrorPlan plan = COALESCING.plan(events, new OwnTransactions(null));
+        assertThat(actions(plan)).containsExactly(new MirrorAction.Upsert(NS, new BsonInt32(1), doc(1, "user")));
+        assertThat(plan.mirroredThrough()).isEqualTo(events.get(1).clusterTime());
+    }
+
+    @Test
     void aUserEventWithoutItsDocumentKeyFailsTheBatchInsteadOfBeingSkipped() {
         ChangeEvent stripped = insert(1, "user").positionOnly();
         assertThatThrownBy(() -> COALESCING.plan(List.of(stripped), new OwnTransactions(null)))
