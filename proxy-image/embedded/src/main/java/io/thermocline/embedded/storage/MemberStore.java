@@ -16,16 +16,22 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonInt32;
+import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.MVStoreException;
 
@@ -41,8 +47,16 @@ public final class MemberStore implements AutoCloseable {
         "apiDeprecationErrors", "maxTimeMS", "comment", "stmtId", "stmtIds", "$db", "let", "bypassDocumentValidation",
         "collation", "hint", "allowDiskUse", "maxAwaitTimeMS", "recoveryToken");
 
+    /** Commands that change no stored document: they share the store (see {@link #command}). */
+    private static final Set<String> READ_ONLY = Set.of("find", "aggregate", "count", "distinct", "getmore",
+        "listcollections", "listindexes", "listdatabases", "dbstats", "collstats", "datasize", "serverstatus",
+        "buildinfo", "ismaster", "ping", "getlasterror", "whatsmyuri", "getlog", "hostinfo", "connectionstatus");
+    private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
+
     private final MongoBackend backend;
     private final Channel internalChannel = new EmbeddedChannel();
+    private final ReentrantReadWriteLock access = new ReentrantReadWriteLock();
+    private final SnapshotCursors cursors = new SnapshotCursors();
 
     private MemberStore(MongoBackend backend) {
         this.backend = backend;
@@ -69,8 +83,124 @@ public final class MemberStore implements AutoCloseable {
         return new MemberStore(new MemoryBackend());
     }
 
-    /** Runs a command on the backend; errors come back as {ok: 0} documents, never as exceptions. */
+    /**
+     * Runs a command on the backend; errors come back as {ok: 0} documents, never as exceptions. Queries
+     * return copies of the documents as they matched (see {@link SnapshotCursors}); read commands share the
+     * store, and every other command has it alone, since the engine changes stored documents in place while
+     * a reader may still be copying them.
+     */
     public BsonDocument command(Channel channel, String database, BsonDocument command) {
+        String name = command.getFirstKey().toLowerCase(Locale.ROOT);
+        switch (name) {
+            case "find", "aggregate" -> {
+                if (name.equals("find") || !writesOutput(command)) {
+                    return query(channel, database, name, command);
+                }
+            }
+            case "getmore" -> {
+                long id = command.get("getMore").isNumber() ? command.get("getMore").asNumber().longValue() : 0;
+                if (cursors.owns(id)) {
+                    String coll = command.get("collection") instanceof BsonString s ? s.getValue() : "";
+                    int batchSize = command.get("batchSize") != null && command.get("batchSize").isNumber() ? command.get("batchSize").asNumber().intValue() : 0;
+                    return cursors.more(id, database + "." + coll, batchSize);
+                }
+            }
+            case "killcursors" -> {
+                return killCursors(channel, database, command);
+            }
+            default -> {
+            }
+        }
+        Lock lock = READ_ONLY.contains(name) ? access.readLock() : access.writeLock();
+        lock.lock();
+        try {
+            return engine(channel, database, command);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A find or aggregate: its whole result copied under the read lock, then served in batches from a snapshot cursor. */
+    private BsonDocument query(Channel channel, String database, String name, BsonDocument command) {
+        BsonValue requested = name.equals("find") ? command.get("batchSize")
+            : command.getDocument("cursor", new BsonDocument()).get("batchSize");
+        if (requested != null && (!requested.isNumber() || requested.asNumber().intValue() < 0)) {
+            return locked(access.readLock(), () -> engine(channel, database, command)); // the engine's own error
+        }
+        boolean singleBatch = command.get("singleBatch") instanceof BsonBoolean b && b.getValue();
+        List<RawBsonDocument> documents = new ArrayList<>();
+        String[] namespace = {database + "." + (command.get(command.getFirstKey()) instanceof BsonString s ? s.getValue() : "$cmd.aggregate")};
+        // the engine computes the whole result anyway: asked for it in one batch, and drained below if it pages
+        BsonDocument whole = BsonBridge.mutable(command);
+        whole.remove("singleBatch");
+        if (name.equals("find")) {
+            whole.put("batchSize", new BsonInt32(Integer.MAX_VALUE));
+        } else {
+            whole.put("cursor", new BsonDocument("batchSize", new BsonInt32(Integer.MAX_VALUE)));
+        }
+        BsonDocument error = locked(access.readLock(), () -> {
+            BsonDocument reply = engine(channel, database, whole);
+            while (true) {
+                if (!reply.containsKey("cursor") || reply.get("ok").asNumber().intValue() != 1) {
+                    return reply; // an error, or an explain: nothing to serve in batches
+                }
+                BsonDocument cursor = reply.getDocument("cursor");
+                BsonValue batch = cursor.containsKey("firstBatch") ? cursor.get("firstBatch") : cursor.get("nextBatch");
+                batch.asArray().forEach(d -> documents.add(d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d.asDocument(), CODEC)));
+                namespace[0] = cursor.getString("ns", new BsonString(namespace[0])).getValue();
+                long id = cursor.getNumber("id").longValue();
+                if (id == 0) {
+                    return null;
+                }
+                String coll = namespace[0].substring(namespace[0].indexOf('.') + 1);
+                reply = engine(channel, database, new BsonDocument("getMore", new BsonInt64(id)).append("collection", new BsonString(coll))
+                    .append("batchSize", new BsonInt32(Integer.MAX_VALUE)));
+            }
+        });
+        if (error != null) {
+            return error;
+        }
+        return cursors.first(namespace[0], documents, SnapshotCursors.firstBatchSize(requested), singleBatch);
+    }
+
+    private BsonDocument killCursors(Channel channel, String database, BsonDocument command) {
+        List<Long> ids = new ArrayList<>();
+        command.getArray("cursors", new BsonArray()).forEach(v -> ids.add(v.asNumber().longValue()));
+        List<Long> killed = cursors.kill(ids);
+        BsonArray others = new BsonArray();
+        ids.stream().filter(id -> !killed.contains(id)).forEach(id -> others.add(new BsonInt64(id)));
+        BsonArray cursorsKilled = new BsonArray();
+        killed.forEach(id -> cursorsKilled.add(new BsonInt64(id)));
+        BsonArray notFound = new BsonArray();
+        if (!others.isEmpty()) {
+            BsonDocument reply = locked(access.readLock(), () -> engine(channel, database,
+                new BsonDocument("killCursors", command.get(command.getFirstKey())).append("cursors", others)));
+            cursorsKilled.addAll(reply.getArray("cursorsKilled", new BsonArray()));
+            notFound.addAll(reply.getArray("cursorsNotFound", others));
+        }
+        return new BsonDocument("cursorsKilled", cursorsKilled).append("cursorsNotFound", notFound)
+            .append("cursorsAlive", new BsonArray()).append("cursorsUnknown", new BsonArray()).append("ok", new BsonDouble(1));
+    }
+
+    private static boolean writesOutput(BsonDocument aggregate) {
+        for (BsonValue stage : aggregate.getArray("pipeline", new BsonArray())) {
+            if (stage.isDocument() && (stage.asDocument().containsKey("$out") || stage.asDocument().containsKey("$merge"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static <T> T locked(Lock lock, Supplier<T> work) {
+        lock.lock();
+        try {
+            return work.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private BsonDocument engine(Channel channel, String database, BsonDocument command) {
         Document query = BsonBridge.toBackend(withoutLayerFields(command));
         String name = query.keySet().iterator().next();
         try {
@@ -109,11 +239,14 @@ public final class MemberStore implements AutoCloseable {
         if (sort != null && !sort.isEmpty()) {
             selector.put("$orderby", BsonBridge.toBackend(sort));
         }
-        List<RawBsonDocument> result = new ArrayList<>();
-        for (Document document : coll.get().handleQuery(new QueryParameters(selector, 0, limit))) {
-            result.add(BsonBridge.fromBackend(document));
-        }
-        return result;
+        // copied under the read lock: the engine hands out the stored documents, which writes change in place
+        return locked(access.readLock(), () -> {
+            List<RawBsonDocument> result = new ArrayList<>();
+            for (Document document : coll.get().handleQuery(new QueryParameters(selector, 0, limit))) {
+                result.add(BsonBridge.fromBackend(document));
+            }
+            return result;
+        });
     }
 
     public Optional<RawBsonDocument> findById(String database, String collection, BsonValue id) {
@@ -142,7 +275,10 @@ public final class MemberStore implements AutoCloseable {
     }
 
     public void dropDatabase(String database) {
-        backend.dropDatabase(database);
+        locked(access.writeLock(), () -> {
+            backend.dropDatabase(database);
+            return null;
+        });
     }
 
     public List<String> databaseNames() {

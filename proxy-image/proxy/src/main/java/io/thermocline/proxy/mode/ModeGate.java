@@ -45,6 +45,11 @@ public final class ModeGate implements AutoCloseable {
             return view.document().phase();
         }
 
+        /** The epoch of the mode document this request is routed by. */
+        public long epoch() {
+            return view.document().epoch();
+        }
+
         /** The proxy could not read the mode document within the lease: refuse, retryably. */
         public boolean stale() {
             return stale;

@@ -48,8 +48,9 @@ public final class ShadowComparator implements AutoCloseable {
             "readConcern", "autocommit", "startTransaction", "$db", "signature", "batchSize", "singleBatch", "afterClusterTime");
     private static final int ALL = 100_000;
 
-    /** A read to compare: the command as the client sent it and the archive's complete answer. */
-    public record Sample(String namespace, String shape, String database, BsonDocument command, RawBsonDocument archiveReply) {
+    /** A read to compare: the command as the client sent it, the archive's complete answer, the mode epoch it was routed by. */
+    public record Sample(String namespace, String shape, String database, BsonDocument command, RawBsonDocument archiveReply,
+                         long epoch) {
     }
 
     private final MongoClient fast;
@@ -139,7 +140,10 @@ public final class ShadowComparator implements AutoCloseable {
         BsonTimestamp changing = store.follower().changing(s.namespace());
         Optional<ResultComparison.Outcome> outcome = outcome(s, fastReply);
         boolean changedSince = changing != null && changing.compareTo(time.asTimestamp()) > 0;
-        if (outcome.isEmpty() || (changedSince && !outcome.get().agreed())) {
+        // once the fleet left the phase the read was made in (a cutover), writes reach the fast tier directly and
+        // no follower announcement covers them: the mode document, read after the fast tier, must still be that phase's
+        boolean phaseLeft = !outcome.map(ResultComparison.Outcome::agreed).orElse(true) && store.read().epoch() != s.epoch();
+        if (outcome.isEmpty() || (changedSince && !outcome.get().agreed()) || phaseLeft) {
             // a difference after a later change began may be that change (the fast tier is ahead of the archive read): no proof either way
             skipped(s.namespace());
             return;

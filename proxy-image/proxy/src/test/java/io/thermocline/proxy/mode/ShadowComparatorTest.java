@@ -6,8 +6,11 @@ import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.ShadowConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.config.Mode;
 import io.thermocline.tiering.mode.FollowerState;
+import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
+import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.mode.ShadowEvidence;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.TierClients;
@@ -85,6 +88,23 @@ class ShadowComparatorTest {
         assertThat(evidence()).extracting(ShadowEvidence::compared, ShadowEvidence::diverged, ShadowEvidence::skipped).containsExactly(1L, 1L, 0L);
     }
 
+    /**
+     * ShadowHistoryTest saw a false divergence: a read sampled while shadowing, compared once the cutover had made
+     * the fleet tiered, when writes reach the fast tier directly and no follower announcement covers them.
+     */
+    @Test
+    void aDifferenceFoundAfterTheFleetLeftTheSamplesPhaseIsSkipped() throws Exception {
+        followerAt(LATER, READ_AT);
+        ShadowComparator.Sample sampled = sample(order(1, 4));
+        ModeDocument shadowing = modes.read();
+        modes.save(shadowing, shadowing.entering(Mode.TIERED, Phase.TIERED, Instant.now()));
+        comparator.compare(sampled);
+        assertThat(evidence()).extracting(ShadowEvidence::compared, ShadowEvidence::diverged, ShadowEvidence::skipped).containsExactly(0L, 0L, 1L);
+        // an agreement still counts, whatever the phase
+        comparator.compare(sample(order(1, 5)));
+        assertThat(evidence()).extracting(ShadowEvidence::compared, ShadowEvidence::agreed).containsExactly(1L, 1L);
+    }
+
     @Test
     void aReadTheFollowerHasNotAppliedYetIsSkipped() throws Exception {
         followerAt(new BsonTimestamp(1_700_000_000, 1), new BsonTimestamp(1_700_000_000, 1));
@@ -107,10 +127,11 @@ class ShadowComparatorTest {
     }
 
     /** A point read and the archive's complete answer to it, read at {@link #READ_AT}. */
-    private static ShadowComparator.Sample sample(BsonDocument archived) {
+    private ShadowComparator.Sample sample(BsonDocument archived) {
         BsonDocument command = new BsonDocument("find", new BsonString("orders")).append("filter", new BsonDocument("_id", new BsonInt32(1)));
         BsonDocument reply = new BsonDocument("cursor", new BsonDocument("id", new BsonInt64(0)).append("ns", new BsonString(NS))
                 .append("firstBatch", new BsonArray(List.of(archived)))).append("ok", new org.bson.BsonDouble(1)).append("operationTime", READ_AT);
-        return new ShadowComparator.Sample(NS, "find orders {_id}", "shop", command, new RawBsonDocument(reply, new BsonDocumentCodec()));
+        return new ShadowComparator.Sample(NS, "find orders {_id}", "shop", command, new RawBsonDocument(reply, new BsonDocumentCodec()),
+                modes.read().epoch());
     }
 }
