@@ -122,19 +122,17 @@ public final class ProxySecurity implements AutoCloseable {
      */
     public Optional<CompletableFuture<BsonDocument>> intercept(ConnectionAuth conn, OpMsg msg) {
         String command = msg.commandName();
-        // Upserts hide in the updates sequence; other bodies are enough, and an insert's documents are never copied.
-        BsonDocument body = command.equals("update") || command.equals("bulkWrite") ? msg.command() : msg.body();
-        String db = body.isString("$db") ? body.getString("$db").getValue() : "admin";
+        BsonDocument body = msg.body();
         switch (command) {
             case "saslStart":
-                return Optional.of(authenticator.saslStart(conn, body, db));
+                return Optional.of(authenticator.saslStart(conn, body, database(body)));
             case "saslContinue":
                 return Optional.of(authenticator.saslContinue(conn, body));
             case "logout":
                 return Optional.of(CompletableFuture.completedFuture(authenticator.logout(conn)));
             case "authenticate":
                 if (body.isString("mechanism") && body.getString("mechanism").getValue().equals("MONGODB-X509")) {
-                    return Optional.of(authenticator.authenticateX509(conn, body, db));
+                    return Optional.of(authenticator.authenticateX509(conn, body, database(body)));
                 }
                 return Optional.of(done(Authenticator.error(334, "MechanismUnavailable",
                         "the Thermocline proxy supports SCRAM-SHA-256 and SCRAM-SHA-1 through saslStart, and MONGODB-X509"
@@ -157,6 +155,13 @@ public final class ProxySecurity implements AutoCloseable {
             metrics.unauthorized(command, false);
             return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
         }
+        // Only now, past the disabled mode's early return (the request path's common case), are the body's
+        // fields looked up again: each lookup scans the raw command, and folding the updates sequence copies it.
+        // Upserts hide in the updates sequence; other bodies are enough, and an insert's documents are never copied.
+        if (command.equals("update") || command.equals("bulkWrite")) {
+            body = msg.command();
+        }
+        String db = database(body);
         StoredUser user = conn.user().orElseThrow();
         if (asksAboutItself(user, command, body, db)) {
             return Optional.empty();
@@ -173,6 +178,11 @@ public final class ProxySecurity implements AutoCloseable {
             }
         }
         return Optional.empty();
+    }
+
+    /** The command's {@code $db}; {@code admin} when it names none. */
+    private static String database(BsonDocument body) {
+        return body.isString("$db") ? body.getString("$db").getValue() : "admin";
     }
 
     /** What listDatabases shows this connection's user. */

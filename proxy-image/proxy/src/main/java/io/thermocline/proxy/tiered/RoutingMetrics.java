@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered;
 
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.routing.Reason;
@@ -24,6 +25,14 @@ public final class RoutingMetrics {
 
     private final Counter decisions;
     private final Map<String, LongAdder> totals = new ConcurrentHashMap<>();
+    /** Each decision's counters, looked up once: every request counts one, and a label lookup builds strings and lists. */
+    private final Map<Decision, Counted> counted = new ConcurrentHashMap<>();
+
+    private record Decision(String operation, Served served, Reason reason) {
+    }
+
+    private record Counted(CounterDataPoint labelled, LongAdder total) {
+    }
 
     public RoutingMetrics(PrometheusRegistry registry) {
         this.decisions = Counter.builder().withoutExemplars().name("thermocline_proxy_routing_decisions_total")
@@ -32,8 +41,11 @@ public final class RoutingMetrics {
     }
 
     public void decided(String operation, Served served, Reason reason) {
-        decisions.labelValues(operation, served.label(), reason.label()).inc();
-        totals.computeIfAbsent(operation + "/" + served.label(), k -> new LongAdder()).increment();
+        Counted c = counted.computeIfAbsent(new Decision(operation, served, reason), d -> new Counted(
+                decisions.labelValues(operation, served.label(), reason.label()),
+                totals.computeIfAbsent(operation + "/" + served.label(), k -> new LongAdder())));
+        c.labelled().inc();
+        c.total().increment();
     }
 
     /** How many {@code operation}s {@code served} answered, over every reason. */
