@@ -50,7 +50,8 @@ public class MongoModeStore implements ModeStore {
                     .projection(Projections.exclude("samples")).into(new ArrayList<>()));
             FollowerDocument follower = FollowerDocument.parse(metadata.getCollection(STATE)
                     .find(Filters.eq("_id", FollowerDocument.ID)).projection(Projections.exclude("changing", "resumeToken")).first());
-            return Optional.of(new ModeReading(mode, shadow, follower, archiveLatest(archiveUri)));
+            // the archive is asked only where the follower runs (and after its document, so its lag is never under-reported)
+            return Optional.of(new ModeReading(mode, shadow, follower, mode.archiveAuthoritative() ? archiveLatest(archiveUri) : null));
         } catch (MongoException | IllegalArgumentException e) {
             return Optional.empty();
         }
