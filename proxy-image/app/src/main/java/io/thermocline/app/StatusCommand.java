@@ -38,10 +38,11 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code thermocline status [--json]}: one screen of the fleet's state: mode and phase (with the refusal),
- * documents per tier, coverage per collection, feeder lag, shadow agreement, drain progress.
+ * documents per tier, coverage per collection, feeder lag, the archive follower (lease holder, lag behind the
+ * archive, resync), shadow agreement, drain progress.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = "Mode, tier sizes, coverage per collection, feeder lag, shadow agreement and drain progress.",
+        description = "Mode, tier sizes, coverage per collection, feeder lag, archive follower, shadow agreement and drain progress.",
         exitCodeOnInvalidInput = 2)
 public final class StatusCommand implements Callable<Integer> {
 
