@@ -43,7 +43,7 @@ public final class DrainBeforeDeletion {
     public static Pending step(KubernetesClient client, ThermoclineCluster cluster, ModeStore store, String fastTierUri,
             Duration bound, String skipAnnotation) {
         String override = " (annotate " + skipAnnotation + "=true to delete anyway and lose what is not mirrored)";
-        Optional<ModeReading> reading = fastTierUri == null ? Optional.empty() : store.read(fastTierUri);
+        Optional<ModeReading> reading = fastTierUri == null ? Optional.empty() : store.read(fastTierUri, null); // the follower's lag is not what deletion waits on
         if (reading.isEmpty()) {
             return refuse(client, cluster, "deletion refused: the fast tier cannot be "
                     + (fastTierUri == null ? "addressed (its users Secret has no connection string)" : "reached")
@@ -52,7 +52,7 @@ public final class DrainBeforeDeletion {
         }
         ModeDocument mode = reading.get().mode();
         if (ModeDocument.PHASE_DRAINED.equals(mode.phase())) {
-            report(client, cluster, mode, reading.get().shadow());
+            report(client, cluster, reading.get().with(mode));
             return null;
         }
         ModeRequest drain = ModeRequest.drainForDeletion();
@@ -63,7 +63,7 @@ public final class DrainBeforeDeletion {
                 mode = mode.with(drain, at);
             }
         }
-        report(client, cluster, mode, reading.get().shadow());
+        report(client, cluster, reading.get().with(mode));
         Instant deletedAt = Instant.parse(cluster.getMetadata().getDeletionTimestamp());
         if (Instant.now().isAfter(deletedAt.plus(bound))) {
             TransitionEvents.once(client, cluster, TIMED_OUT, "the fleet did not reach Drained within " + bound
@@ -84,9 +84,9 @@ public final class DrainBeforeDeletion {
     }
 
     /** Status and Events as a reconcile would show them (no reconcile runs while a resource is being deleted). */
-    private static void report(KubernetesClient client, ThermoclineCluster cluster, ModeDocument mode, ShadowEvidence shadow) {
+    private static void report(KubernetesClient client, ThermoclineCluster cluster, ModeReading reading) {
         ModeStatus before = cluster.getStatus() == null ? null : cluster.getStatus().mode;
-        ModeStatus now = ModeDriver.status(mode, shadow);
+        ModeStatus now = ModeDriver.status(reading, Instant.now());
         ModeEvents.transitions(client, cluster, before, now);
         patchStatus(client, cluster, now, ModeConditions.of(ClusterMode.DRAINING, now, true, null));
     }

@@ -3,17 +3,19 @@ package io.thermocline.operator.mode;
 import io.thermocline.operator.api.v1alpha1.ClusterMode;
 import java.time.Instant;
 import java.util.Date;
+import org.bson.BsonTimestamp;
 import org.bson.Document;
 
 /**
  * The fast tier's {@code thermocline.state} document {@code _id: "mode"} (the MODES.md contract): the
  * request, what the fleet does now ({@code active}, {@code phase}), why they differ ({@code refusal}),
  * and the drain progress. {@code requested}/{@code active} are the raw values, so a value this operator
- * does not know is shown as it is rather than lost.
+ * does not know is shown as it is rather than lost. {@code cutoverAt}: while cutting over, the archive optime the
+ * archive follower must have applied before the fleet is tiered.
  */
 public record ModeDocument(String requested, boolean override, String requestedBy, Instant requestedAt,
                            String active, String phase, String refusal, Instant since, Long epoch, Long version,
-                           DrainProgress drain) {
+                           DrainProgress drain, BsonTimestamp cutoverAt) {
 
     public static final String ID = "mode";
     public static final String PHASE_SHADOWING = "Shadowing";
@@ -28,7 +30,7 @@ public record ModeDocument(String requested, boolean override, String requestedB
 
     /** A cluster created before modes existed has no document: it is tiered (MODES.md). */
     public static final ModeDocument MISSING = new ModeDocument(null, false, null, null,
-            ClusterMode.TIERED.value(), PHASE_TIERED, null, null, null, null, null);
+            ClusterMode.TIERED.value(), PHASE_TIERED, null, null, null, null, null, null);
 
     public static ModeDocument parse(Document d) {
         if (d == null) {
@@ -43,7 +45,8 @@ public record ModeDocument(String requested, boolean override, String requestedB
                 : null;
         return new ModeDocument(d.getString("requested"), Boolean.TRUE.equals(d.getBoolean("override")),
                 d.getString("requestedBy"), instant(d.get("requestedAt")), active, phase, d.getString("refusal"),
-                instant(d.get("since")), number(d.get("epoch")), number(d.get("version")), drain);
+                instant(d.get("since")), number(d.get("epoch")), number(d.get("version")), drain,
+                d.get("cutoverAt") instanceof BsonTimestamp t ? t : null);
     }
 
     /** Whether the fleet does what was asked, and has settled there (a drain is settled once Drained). */
@@ -51,10 +54,15 @@ public record ModeDocument(String requested, boolean override, String requestedB
         return requested == null || requested.equals(active) && phase.equals(settledPhase(active));
     }
 
+    /** The archive takes the writes and the archive follower keeps the fast tier in step (the data plane's Phase). */
+    public boolean archiveAuthoritative() {
+        return PHASE_SHADOWING.equals(phase) || PHASE_CUTTING_OVER.equals(phase) || PHASE_DRAINED.equals(phase);
+    }
+
     /** This document as it reads after {@code request} was written (a refusal of an earlier request no longer applies). */
     ModeDocument with(ModeRequest request, Instant at) {
         return new ModeDocument(request.mode().value(), request.override(), request.requestedBy(), at, active, phase,
-                null, since, epoch, version == null ? 1 : version + 1, drain);
+                null, since, epoch, version == null ? 1 : version + 1, drain, cutoverAt);
     }
 
     static String settledPhase(String mode) {

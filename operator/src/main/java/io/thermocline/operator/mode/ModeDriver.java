@@ -8,8 +8,10 @@ import io.thermocline.operator.mode.ModeStore.Written;
 import io.thermocline.operator.status.Observed;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.bson.BsonTimestamp;
 import org.jboss.logging.Logger;
 
 /**
@@ -29,15 +31,16 @@ public final class ModeDriver {
     }
 
     /** {@code fastTierUri} null: the fast tier cannot be addressed yet (no converged replica set, no credentials). */
-    public static Outcome reconcile(KubernetesClient client, ThermoclineCluster cluster, ModeStore store, String fastTierUri) {
+    public static Outcome reconcile(KubernetesClient client, ThermoclineCluster cluster, ModeStore store, String fastTierUri,
+            String archiveUri) {
         ModeStatus previous = cluster.getStatus() == null ? null : cluster.getStatus().mode;
         ModeRequest request = ModeRequest.of(cluster.getSpec());
         if (fastTierUri == null) {
-            return unobserved(request, previous, "the fast tier is not ready; mode " + request.mode().value() + " is requested once it is");
+            return unobserved(cluster, request, previous, "the fast tier is not ready; mode " + request.mode().value() + " is requested once it is");
         }
-        Optional<ModeReading> reading = store.read(fastTierUri);
+        Optional<ModeReading> reading = store.read(fastTierUri, archiveUri);
         if (reading.isEmpty()) {
-            return unobserved(request, previous, "the fast tier's mode document cannot be read right now");
+            return unobserved(cluster, request, previous, "the fast tier's mode document cannot be read right now");
         }
         ModeDocument mode = reading.get().mode();
         if (!request.writtenIn(mode)) {
@@ -51,14 +54,17 @@ public final class ModeDriver {
                 mode = mode.with(request, at);
             }
         }
-        ModeStatus status = status(mode, reading.get().shadow());
+        ModeStatus status = status(reading.get().with(mode), Instant.now());
         ModeEvents.transitions(client, cluster, previous, status);
-        return new Outcome(status, ModeConditions.of(request.mode(), status, true, null),
-                !request.writtenIn(mode) || !mode.settled());
+        List<Observed> conditions = new ArrayList<>(ModeConditions.of(request.mode(), status, true, null));
+        FollowerHealth.of(status, true, null, cluster).ifPresent(conditions::add);
+        return new Outcome(status, conditions, !request.writtenIn(mode) || !mode.settled());
     }
 
-    /** The status a mode document and the shadow evidence show. */
-    public static ModeStatus status(ModeDocument mode, ShadowEvidence shadow) {
+    /** The status a mode document, the shadow evidence and the archive follower show at {@code now}. */
+    public static ModeStatus status(ModeReading reading, Instant now) {
+        ModeDocument mode = reading.mode();
+        ShadowEvidence shadow = reading.shadow();
         ModeStatus s = new ModeStatus();
         s.requested = mode.requested();
         s.requestedAt = time(mode.requestedAt());
@@ -86,12 +92,45 @@ public final class ModeDriver {
             s.drain.startedAt = time(mode.drain().startedAt());
             s.drain.drainedAt = time(mode.drain().drainedAt());
         }
+        s.follower = mode.archiveAuthoritative() ? follower(reading.follower(), lagTarget(mode, reading.archiveLatest()), now) : null;
         return s;
     }
 
+    /**
+     * What the follower must reach: the archive's latest optime; while cutting over, the cutover point (never later
+     * than the archive's latest), which is all the data plane waits for.
+     */
+    private static BsonTimestamp lagTarget(ModeDocument mode, BsonTimestamp archiveLatest) {
+        return ModeDocument.PHASE_CUTTING_OVER.equals(mode.phase()) && mode.cutoverAt() != null ? mode.cutoverAt() : archiveLatest;
+    }
+
+    private static ModeStatus.Follower follower(FollowerDocument d, BsonTimestamp target, Instant now) {
+        ModeStatus.Follower f = new ModeStatus.Follower();
+        f.running = d.running(now);
+        f.holder = d.holder();
+        f.term = d.holder() == null ? null : d.term();
+        f.leaseExpiresAt = time(d.leaseExpiresAt());
+        f.appliedThrough = d.appliedThrough() == null ? null : time(Instant.ofEpochSecond(FollowerDocument.seconds(d.appliedThrough())));
+        f.archiveLatest = target == null ? null : time(Instant.ofEpochSecond(FollowerDocument.seconds(target)));
+        f.lagSeconds = d.lagSeconds(target);
+        if (d.resync() != null) {
+            f.resync = new ModeStatus.Resync();
+            f.resync.running = d.resync().running();
+            f.resync.count = d.resync().count();
+            f.resync.startedAt = time(d.resync().startedAt());
+            f.resync.finishedAt = time(d.resync().finishedAt());
+            f.resync.reason = d.resync().reason();
+            f.resync.copied = d.resync().copied();
+            f.resync.deleted = d.resync().deleted();
+        }
+        return f;
+    }
+
     /** The last status seen stays; the conditions say it is not current. */
-    private static Outcome unobserved(ModeRequest request, ModeStatus previous, String why) {
-        return new Outcome(previous, ModeConditions.of(request.mode(), previous, false, why), false);
+    private static Outcome unobserved(ThermoclineCluster cluster, ModeRequest request, ModeStatus previous, String why) {
+        List<Observed> conditions = new ArrayList<>(ModeConditions.of(request.mode(), previous, false, why));
+        FollowerHealth.of(previous, false, why, cluster).ifPresent(conditions::add);
+        return new Outcome(previous, conditions, false);
     }
 
     private static String time(Instant at) {

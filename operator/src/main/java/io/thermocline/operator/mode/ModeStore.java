@@ -2,16 +2,20 @@ package io.thermocline.operator.mode;
 
 import java.time.Instant;
 import java.util.Optional;
+import org.bson.BsonTimestamp;
 
 /**
- * The operator's access to the fast tier's mode document and shadow evidence, by the fast tier's
- * connection string. Every call is bounded by a short timeout, so a reconcile never hangs on an
+ * The operator's access to the fast tier's mode document, shadow evidence and archive follower, by the fast
+ * tier's connection string (and the archive's, for the archive's latest optime). Every call is bounded by a short timeout, so a reconcile never hangs on an
  * unreachable fast tier. Faked in tests by a model of the data plane's mode controller.
  */
 public interface ModeStore {
 
-    /** What the fast tier holds now; empty when it cannot be read. */
-    Optional<ModeReading> read(String fastTierUri);
+    /**
+     * What the fast tier holds now; empty when it cannot be read. {@code archiveUri} (null: not known) is asked
+     * for its latest optime after the follower's document is read; when it cannot be, {@code archiveLatest} is null.
+     */
+    Optional<ModeReading> read(String fastTierUri, String archiveUri);
 
     /**
      * Writes {@code request} with a compare-and-set on the document's {@code version}
@@ -23,8 +27,16 @@ public interface ModeStore {
     default void forget(String fastTierUri) {
     }
 
-    /** The mode document and the sums of the shadow evidence. */
-    record ModeReading(ModeDocument mode, ShadowEvidence shadow) {
+    /**
+     * The mode document, the sums of the shadow evidence, the archive follower's document, and the archive's
+     * latest optime (null: not read), read after it.
+     */
+    record ModeReading(ModeDocument mode, ShadowEvidence shadow, FollowerDocument follower, BsonTimestamp archiveLatest) {
+
+        /** The same reading with the mode document as it is after a request the operator just wrote. */
+        public ModeReading with(ModeDocument changed) {
+            return new ModeReading(changed, shadow, follower, archiveLatest);
+        }
     }
 
     /** How a request write ended. */

@@ -4,6 +4,8 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.WriteConcern;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
@@ -19,12 +21,13 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.bson.BsonTimestamp;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
 /**
- * Reads and writes the mode document in the fast tier's {@code thermocline.state} and sums
- * {@code thermocline.shadow}. One client per fast tier is kept across reconciles (its
+ * Reads and writes the mode document in the fast tier's {@code thermocline.state}, sums
+ * {@code thermocline.shadow}, reads the archive follower's document and the archive's latest optime. One client per fast tier is kept across reconciles (its
  * connection pool and monitoring survive; {@link TierClients} closes it once unused), and every operation is bounded by
  * {@value #TIMEOUT_MILLIS} ms, so an unreachable fast tier costs a reconcile at most that.
  */
@@ -39,15 +42,39 @@ public class MongoModeStore implements ModeStore {
     private final TierClients clients = new TierClients(Duration.ofMinutes(10), TIMEOUT_MILLIS / 1000, Clock.systemUTC());
 
     @Override
-    public Optional<ModeReading> read(String fastTierUri) {
+    public Optional<ModeReading> read(String fastTierUri, String archiveUri) {
         try {
             MongoDatabase metadata = metadata(fastTierUri);
             ModeDocument mode = ModeDocument.parse(metadata.getCollection(STATE).find(Filters.eq("_id", ModeDocument.ID)).first());
             ShadowEvidence shadow = ShadowEvidence.sum(metadata.getCollection(SHADOW).find()
                     .projection(Projections.exclude("samples")).into(new ArrayList<>()));
-            return Optional.of(new ModeReading(mode, shadow));
+            FollowerDocument follower = FollowerDocument.parse(metadata.getCollection(STATE)
+                    .find(Filters.eq("_id", FollowerDocument.ID)).projection(Projections.exclude("changing", "resumeToken")).first());
+            // the archive is asked only where the follower runs (and after its document, so its lag is never under-reported)
+            return Optional.of(new ModeReading(mode, shadow, follower, mode.archiveAuthoritative() ? archiveLatest(archiveUri) : null));
         } catch (MongoException | IllegalArgumentException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * The archive's present as the data plane's mode controller reads it: the {@code operationTime} of a ping
+     * (no later than any write acknowledged before it); null when the archive cannot be asked right now.
+     */
+    static BsonTimestamp archiveLatest(MongoClient archive) {
+        try (ClientSession session = archive.startSession()) {
+            archive.getDatabase("admin").withTimeout(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).runCommand(session, new Document("ping", 1));
+            return session.getOperationTime();
+        } catch (MongoException e) {
+            return null;
+        }
+    }
+
+    private BsonTimestamp archiveLatest(String archiveUri) {
+        try {
+            return archiveUri == null ? null : archiveLatest(clients.forUri(archiveUri));
+        } catch (IllegalArgumentException e) {
+            return null;
         }
     }
 

@@ -289,7 +289,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         TieringSnapshot tiering = replicaSet instanceof ReplicaSetState.Converged ? TieringPolling.cached(context) : null;
 
         ModeDriver.Outcome mode = ModeDriver.reconcile(client, cluster, modeStore,
-                replicaSet instanceof ReplicaSetState.Converged ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users) : null);
+                replicaSet instanceof ReplicaSetState.Converged ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users) : null,
+                archiveUri);
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
                 fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,

@@ -12,6 +12,11 @@ public enum ConditionType {
     /** Whether the archive alone is current again (mode draining, phase Drained): applications may go back to it. */
     Drained,
     /**
+     * Whether the archive follower keeps the fast tier in step (reported only while the archive is authoritative:
+     * Shadowing, CuttingOver, Drained; False: FollowerStopped, FollowerResyncing, FollowerBehind; does not change Ready).
+     */
+    FollowerHealthy,
+    /**
      * Whether the fast tier's certificate is present, valid, names every member and is not about to expire (reported
      * only while the fast tier has TLS or is to get it; does not change Ready).
      */

@@ -26,7 +26,7 @@ public class FakeModes implements ModeStore {
     }
 
     @Override
-    public Optional<ModeReading> read(String fastTierUri) {
+    public Optional<ModeReading> read(String fastTierUri, String archiveUri) {
         return of(fastTierUri).read();
     }
 

@@ -1,5 +1,6 @@
 package io.thermocline.operator.fakes;
 
+import io.thermocline.operator.mode.FollowerDocument;
 import io.thermocline.operator.mode.ModeDocument;
 import io.thermocline.operator.mode.ModeRequest;
 import io.thermocline.operator.mode.ModeStore;
@@ -11,6 +12,7 @@ import java.util.Date;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.bson.BsonTimestamp;
 import org.bson.Document;
 
 /**
@@ -29,6 +31,8 @@ public final class ModeController {
     private String cutoverRefusal;
     private boolean drainHeld;
     private int conflicts;
+    private Document follower;
+    private BsonTimestamp archiveLatest;
 
     // ---- what the data plane and the network do, as a test sets it
 
@@ -63,6 +67,16 @@ public final class ModeController {
                 .append("samples", List.of()).append("updatedAt", new Date()));
     }
 
+    /** The archive follower's document ({@code _id: "archiveFollower"}) as the data plane writes it; null: none. */
+    public synchronized void follower(Document document) {
+        follower = document == null ? null : new Document(document);
+    }
+
+    /** The archive's latest optime as a ping's operationTime gives it; null: the archive cannot be asked. */
+    public synchronized void archiveLatest(BsonTimestamp time) {
+        archiveLatest = time;
+    }
+
     /** The mode document as stored (null when missing). */
     public synchronized Document document() {
         return mode == null ? null : new Document(mode);
@@ -80,7 +94,8 @@ public final class ModeController {
             return Optional.empty();
         }
         step();
-        return Optional.of(new ModeReading(ModeDocument.parse(document()), ShadowEvidence.sum(List.copyOf(shadow))));
+        return Optional.of(new ModeReading(ModeDocument.parse(document()), ShadowEvidence.sum(List.copyOf(shadow)),
+                FollowerDocument.parse(follower), archiveLatest));
     }
 
     synchronized ModeStore.Written request(ModeRequest request, Long expectedVersion, Instant at) {

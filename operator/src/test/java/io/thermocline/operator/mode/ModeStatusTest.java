@@ -38,7 +38,7 @@ class ModeStatusTest {
                         .append("startedAt", Date.from(T)).append("drainedAt", null)));
         assertThat(mode.version()).isEqualTo(9L);
         assertThat(mode.settled()).as("draining settles only at Drained").isFalse();
-        ModeStatus status = ModeDriver.status(mode, ShadowEvidence.NONE);
+        ModeStatus status = ModeDriver.status(new ModeStore.ModeReading(mode, ShadowEvidence.NONE, FollowerDocument.MISSING, null), T);
         assertThat(status.requestedBy).isEqualTo("cli");
         assertThat(status.since).isEqualTo("2026-12-01T10:00:00Z");
         assertThat(status.epoch).isEqualTo(4L);

@@ -22,10 +22,13 @@ import io.thermocline.operator.status.ConditionType;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Date;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.function.Consumer;
+import org.bson.BsonTimestamp;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -144,6 +147,75 @@ class ModeOperationsTest {
     }
 
     @Test
+    void theArchiveFollowerShowsInStatusAndItsConditionSaysWhyACutoverWaits() {
+        ModeController fleet = modes.controller(ns, "follow");
+        int archiveNow = (int) Instant.now().getEpochSecond();
+        fleet.archiveLatest(new BsonTimestamp(archiveNow, 4));
+        create("follow", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        // shadowing, but no feeder process has taken the follower's lease
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("follow");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
+            assertThat(c.getStatus().mode.follower.running).isFalse();
+            assertThat(condition(c, ConditionType.FollowerHealthy).getStatus()).isEqualTo("False");
+            assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("FollowerStopped");
+            assertThat(condition(c, ConditionType.FollowerHealthy).getMessage()).contains("follow-feeder Deployment")
+                    .contains("cutover to tiered cannot finish");
+        });
+
+        Instant lease = Instant.now().plus(Duration.ofHours(1));
+        fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow - 3, null));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("follow");
+            assertThat(c.getStatus().mode.follower.running).isTrue();
+            assertThat(c.getStatus().mode.follower.holder).isEqualTo("follow-feeder-5d8f-x2");
+            assertThat(c.getStatus().mode.follower.term).isEqualTo(2L);
+            assertThat(c.getStatus().mode.follower.lagSeconds).isEqualTo(3L);
+            assertThat(c.getStatus().mode.follower.appliedThrough).isEqualTo(Instant.ofEpochSecond(archiveNow - 3).toString());
+            assertThat(condition(c, ConditionType.FollowerHealthy).getStatus()).isEqualTo("True");
+            assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("InStep");
+        });
+
+        // the archive's oplog lost the resume point: a resync runs, with its progress
+        Instant started = Instant.now().minusSeconds(120).truncatedTo(ChronoUnit.SECONDS);
+        fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow - 3, new Document("count", 1L)
+                .append("startedAt", Date.from(started)).append("finishedAt", null)
+                .append("reason", "archive change stream history lost (code 286)").append("copied", 800L).append("deleted", 2L)));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("follow");
+            assertThat(c.getStatus().mode.follower.resync.running).isTrue();
+            assertThat(c.getStatus().mode.follower.resync.startedAt).isEqualTo(started.toString());
+            assertThat(c.getStatus().mode.follower.resync.copied).isEqualTo(800L);
+            assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("FollowerResyncing");
+            assertThat(condition(c, ConditionType.FollowerHealthy).getMessage()).contains("800 document(s) copied and 2 deleted");
+        });
+
+        // it finished, and then fell behind the bound (spec.feeder.maxFollowerLagSeconds, 60 by default)
+        fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow - 90, new Document("count", 1L)
+                .append("startedAt", Date.from(started)).append("finishedAt", Date.from(started.plusSeconds(60)))
+                .append("reason", "archive change stream history lost (code 286)").append("copied", 900L).append("deleted", 2L)));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("follow");
+            assertThat(c.getStatus().mode.follower.resync.running).isFalse();
+            assertThat(c.getStatus().mode.follower.lagSeconds).isEqualTo(90L);
+            assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("FollowerBehind");
+            assertThat(condition(c, ConditionType.FollowerHealthy).getMessage()).contains("90 s behind");
+        });
+        // an Event per change of the condition's status, as for the other conditions (Resyncing to Behind stays False)
+        assertThat(reasons()).containsOnlyOnce("FollowerStopped", "InStep", "FollowerResyncing");
+
+        // tiered: the follower does not run, and is not reported
+        fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow, null));
+        edit("follow", c -> c.getSpec().mode = ClusterMode.TIERED);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("follow");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
+            assertThat(c.getStatus().mode.follower).isNull();
+            assertThat(condition(c, ConditionType.FollowerHealthy)).isNull();
+        });
+    }
+
+    @Test
     void anOverrideCutsOverWithoutTheEvidence() {
         ModeController fleet = modes.controller(ns, "force");
         create("force", c -> c.getSpec().mode = ClusterMode.SHADOW);
@@ -256,6 +328,13 @@ class ModeOperationsTest {
         assertThat(stored("slow")).as("the feeder check still holds").isNotNull();
         tiering.report(new io.thermocline.operator.tiering.TieringSnapshot(0L, true, 10L, 10L));
         await().atMost(WAIT).until(() -> stored("slow") == null);
+    }
+
+    /** The follower's document as the data plane writes it: lease, progress, last resync. */
+    private static Document follower(String owner, long term, Instant leaseExpiresAt, int appliedSeconds, Document resync) {
+        Document d = new Document("_id", "archiveFollower").append("appliedThrough", new BsonTimestamp(appliedSeconds, 1))
+                .append("lease", new Document("owner", owner).append("term", term).append("expiresAt", Date.from(leaseExpiresAt)));
+        return resync == null ? d : d.append("resync", resync);
     }
 
     private static Document request(String mode, boolean override) {

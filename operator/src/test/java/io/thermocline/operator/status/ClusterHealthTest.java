@@ -32,11 +32,11 @@ class ClusterHealthTest {
         Health health = ClusterHealth.evaluate(healthy());
         assertThat(health.phase()).isEqualTo("Ready");
         assertThat(health.ready()).isTrue();
-        // Warmed is reported once a warmer Job exists (not an input here); ModeActive and Drained by the mode package;
-        // CertificatesReady by the fast tier's TLS step, only while it has or is to get TLS
+        // Warmed is reported once a warmer Job exists (not an input here); ModeActive, Drained and FollowerHealthy by the
+        // mode package; CertificatesReady by the fast tier's TLS step, only while it has or is to get TLS
         assertThat(health.conditions()).extracting(Observed::type).containsExactly(java.util.Arrays.stream(ConditionType.values())
                 .filter(t -> t != ConditionType.Warmed && t != ConditionType.ModeActive && t != ConditionType.Drained
-                        && t != ConditionType.CertificatesReady)
+                        && t != ConditionType.FollowerHealthy && t != ConditionType.CertificatesReady)
                 .toArray(ConditionType[]::new));
         assertThat(health.conditions()).allMatch(Observed::holds);
     }

@@ -1,28 +1,36 @@
 package io.thermocline.app;
 
+import com.mongodb.MongoException;
 import com.mongodb.client.model.Filters;
+import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.NamespaceState;
+import io.thermocline.tiering.mode.FollowerState;
+import io.thermocline.tiering.mode.ModeController;
 import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
+import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.mode.ShadowEvidence;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.bson.BsonArray;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonInt64;
 import org.bson.BsonNull;
 import org.bson.BsonString;
+import org.bson.BsonTimestamp;
 import org.bson.json.JsonWriterSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -30,10 +38,11 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code thermocline status [--json]}: one screen of the fleet's state: mode and phase (with the refusal),
- * documents per tier, coverage per collection, feeder lag, shadow agreement, drain progress.
+ * documents per tier, coverage per collection, feeder lag, the archive follower (lease holder, lag behind the
+ * archive, resync), shadow agreement, drain progress.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = "Mode, tier sizes, coverage per collection, feeder lag, shadow agreement and drain progress.",
+        description = "Mode, tier sizes, coverage per collection, feeder lag, archive follower, shadow agreement and drain progress.",
         exitCodeOnInvalidInput = 2)
 public final class StatusCommand implements Callable<Integer> {
 
@@ -98,7 +107,7 @@ public final class StatusCommand implements Callable<Integer> {
                     .append("fastDocuments", new BsonInt64(Blocking.single(ns.in(clients.fast()).countDocuments(Filters.empty())).orElse(0L)))
                     .append("archiveDocuments", new BsonInt64(Blocking.single(ns.in(clients.archive()).estimatedDocumentCount()).orElse(0L)))
                     .append("coveredFrom", state.oldestCovered() == null ? BsonNull.VALUE : new BsonString(state.oldestCovered().toString()))
-                    .append("warmed", org.bson.BsonBoolean.valueOf(state.warmer() != null && state.warmer().complete()))
+                    .append("warmed", BsonBoolean.valueOf(state.warmer() != null && state.warmer().complete()))
                     .append("shadow", new BsonDocument("reads", new BsonInt64(reads)).append("wouldServe", new BsonInt64(wouldServe))
                             .append("compared", new BsonInt64(compared)).append("agreed", new BsonInt64(agreed))
                             .append("diverged", new BsonInt64(diverged)).append("skipped", new BsonInt64(skipped))
@@ -106,11 +115,46 @@ public final class StatusCommand implements Callable<Integer> {
         }
         BsonDocument modeDoc = mode.toBson();
         modeDoc.remove("_id");
+        FollowerState follower = modes.follower();
         return new BsonDocument("mode", modeDoc)
                 .append("feeder", new BsonDocument("lagSeconds", new BsonDouble(feeder.lagSeconds()))
                         .append("pendingEvents", new BsonInt64(feeder.pendingEvents())))
-                .append("follower", modes.follower().toStatus())
+                .append("follower", follower(follower, mode, archiveLatest(clients.archive()), Instant.now()))
                 .append("collections", collections);
+    }
+
+    /**
+     * The follower's document with what it means now: {@code running} (an instance holds an unexpired lease),
+     * {@code follows} (the phase is one where it runs), and {@code lagSeconds}, from {@code appliedThrough} to
+     * {@code archiveLatest} (the archive's optime, read after the document, so never under-reported) or, while
+     * cutting over, to the cutover point, which is all the fleet waits for.
+     */
+    static BsonDocument follower(FollowerState f, ModeDocument mode, BsonTimestamp archiveLatest, Instant now) {
+        BsonTimestamp target = mode.phase() == Phase.CUTTING_OVER && mode.cutoverAt() != null ? mode.cutoverAt() : archiveLatest;
+        BsonDocument d = f.toStatus()
+                .append("running", BsonBoolean.valueOf(f.lease() != null && !f.lease().expired(now)))
+                .append("follows", BsonBoolean.valueOf(mode.phase().archiveAuthoritative()))
+                .append("archiveLatest", target == null ? BsonNull.VALUE : target);
+        d.append("lagSeconds", target == null || f.appliedThrough() == null ? BsonNull.VALUE
+                : new BsonInt64(Math.max(0, seconds(target) - seconds(f.appliedThrough()))));
+        return d;
+    }
+
+    /** Null when the archive cannot be asked: the rest of the screen is still worth showing. */
+    private static BsonTimestamp archiveLatest(MongoClient archive) {
+        try {
+            return ModeController.archiveTime(archive);
+        } catch (MongoException | IllegalStateException e) {
+            return null;
+        }
+    }
+
+    private static long seconds(BsonTimestamp t) {
+        return t.getTime() & 0xFFFFFFFFL;
+    }
+
+    private static String time(BsonTimestamp t) {
+        return Instant.ofEpochSecond(seconds(t)) + " (" + seconds(t) + "." + t.getInc() + ")";
     }
 
     static String text(BsonDocument s) {
@@ -148,21 +192,36 @@ public final class StatusCommand implements Callable<Integer> {
         return b.toString();
     }
 
-    /** The archive follower's line: who holds its lease, how far it applied, its last resync (lost history). */
+    /** The archive follower's line: whether it runs and who holds its lease, how far behind the archive, its last resync. */
     static String follower(BsonDocument f) {
         StringBuilder b = new StringBuilder("follower  ");
-        b.append(f.isString("holder") ? "held by " + f.getString("holder").getValue() + " (term " + f.getInt64("term").getValue() + ")"
-                : "not running");
+        boolean running = f.getBoolean("running").getValue();
+        if (running) {
+            b.append("running, held by ").append(f.getString("holder").getValue()).append(" (term ").append(f.getInt64("term").getValue()).append(')');
+        } else if (f.isString("holder")) {
+            b.append(f.getBoolean("follows").getValue() ? "STOPPED" : "not running").append(": the lease of ")
+                    .append(f.getString("holder").getValue()).append(" (term ").append(f.getInt64("term").getValue())
+                    .append(") expired at ").append(Instant.ofEpochMilli(f.getDateTime("leaseExpiresAt").getValue()));
+        } else {
+            b.append(f.getBoolean("follows").getValue() ? "STOPPED" : "not running").append(": no feeder process has taken its lease");
+        }
         if (f.isTimestamp("appliedThrough")) {
-            b.append(", applied through ").append(f.getTimestamp("appliedThrough").getTime() & 0xFFFFFFFFL)
-                    .append('.').append(f.getTimestamp("appliedThrough").getInc());
+            b.append(", applied through ").append(time(f.getTimestamp("appliedThrough")));
+        }
+        if (f.isInt64("lagSeconds")) {
+            b.append(", ").append(f.getInt64("lagSeconds").getValue()).append(" s behind the archive");
+        } else if (f.getBoolean("follows").getValue()) {
+            b.append(", lag unknown (the archive's optime could not be read)");
         }
         if (f.isDocument("resync")) {
             BsonDocument r = f.getDocument("resync");
             b.append(String.format("; resync %d %s: %s, %d copied, %d deleted", r.getInt64("count").getValue(),
-                    r.isDateTime("finishedAt") ? "finished " + java.time.Instant.ofEpochMilli(r.getDateTime("finishedAt").getValue())
-                            : "RUNNING since " + java.time.Instant.ofEpochMilli(r.getDateTime("startedAt").getValue()),
+                    r.isDateTime("finishedAt") ? "finished " + Instant.ofEpochMilli(r.getDateTime("finishedAt").getValue())
+                            : "RUNNING since " + Instant.ofEpochMilli(r.getDateTime("startedAt").getValue()),
                     r.getString("reason").getValue(), r.getInt64("copied").getValue(), r.getInt64("deleted").getValue()));
+        }
+        if (!f.getBoolean("follows").getValue()) {
+            b.append(" (it follows the archive only in Shadowing, CuttingOver and Drained)");
         }
         return b.append('\n').toString();
     }

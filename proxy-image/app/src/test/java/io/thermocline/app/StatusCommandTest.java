@@ -5,29 +5,128 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.thermocline.tiering.mode.FollowerLease;
 import io.thermocline.tiering.mode.FollowerResync;
 import io.thermocline.tiering.mode.FollowerState;
+import io.thermocline.config.ConfigLoader;
+import io.thermocline.config.Mode;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.mode.ModeController;
+import io.thermocline.tiering.mode.ModeDocument;
+import io.thermocline.tiering.mode.ModeStore;
+import io.thermocline.tiering.mode.Phase;
+import io.thermocline.tiering.worker.TierClients;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
+import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
-/** The follower's line of {@code thermocline status}: an operator must see a running resync and who follows. */
-@Timeout(10)
+/**
+ * The archive follower in {@code thermocline status}: whether it runs and who holds its lease, how far behind the
+ * archive's latest optime it is, and a running resync with its progress; as text and with {@code --json}, against
+ * two embedded replica sets.
+ */
+@Timeout(120)
 class StatusCommandTest {
 
     static final Instant AT = Instant.parse("2026-12-01T18:00:00Z");
 
+    @TempDir
+    Path dir;
+
     @Test
-    void aRunningResyncAndTheLeaseHolderAreShown() {
-        FollowerState state = new FollowerState(new BsonTimestamp(1, 1), null, new BsonTimestamp(1796148908, 7), Map.of(),
-                new FollowerLease("feeder-1", 3, AT.plusSeconds(10)),
-                new FollowerResync(2, AT, null, "archive change stream history lost (code 286)", 40, 2));
-        assertThat(StatusCommand.follower(state.toStatus())).isEqualTo("follower  held by feeder-1 (term 3), applied through 1796148908.7; "
-                + "resync 2 RUNNING since 2026-12-01T18:00:00Z: archive change stream history lost (code 286), 40 copied, 2 deleted\n");
+    void jsonShowsTheLeaseHolderTheLagBehindTheArchiveAndARunningResync() throws Exception {
+        try (EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").build().start();
+             EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start()) {
+            Path config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
+                    + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
+                    + "auth: {mode: disabled}\n"
+                    + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
+            ThermoclineConfig loaded = ConfigLoader.load(config, Map.of());
+            try (TierClients clients = TierClients.open(loaded, "test")) {
+                ModeStore modes = new ModeStore(new MetadataStore(clients.fast()));
+                modes.save(ModeDocument.initial(), ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, Instant.now()));
+                // the follower applied the archive up to 30 s before its present, and resyncs
+                BsonTimestamp archiveNow = ModeController.archiveTime(clients.archive());
+                FollowerState taken = modes.takeFollowerLease("feeder-1", Duration.ofMinutes(5), Instant.now()).orElseThrow();
+                modes.saveFollower(null, taken.lease(), taken.restartedAt(new BsonTimestamp(archiveNow.getTime() - 30, 1)));
+                Instant started = Instant.now().minusSeconds(60).truncatedTo(ChronoUnit.MILLIS);
+                modes.saveFollowerResync(null, taken.lease(), new FollowerResync(2, started, null,
+                        "archive change stream history lost (code 286)", 40, 2));
+
+                BsonDocument follower = BsonDocument.parse(run("status", "--json", "--config", config.toString()))
+                        .getDocument("follower");
+                assertThat(follower.getBoolean("running").getValue()).isTrue();
+                assertThat(follower.getBoolean("follows").getValue()).isTrue();
+                assertThat(follower.getString("holder").getValue()).isEqualTo("feeder-1");
+                assertThat(follower.getNumber("term").longValue()).isEqualTo(taken.lease().term());
+                assertThat(follower.getNumber("lagSeconds").longValue()).as("appliedThrough is 30 s behind the archive's optime")
+                        .isBetween(30L, 90L);
+                assertThat(follower.getTimestamp("archiveLatest")).isGreaterThanOrEqualTo(archiveNow);
+                BsonDocument resync = follower.getDocument("resync");
+                assertThat(resync.get("finishedAt").isNull()).isTrue();
+                assertThat(resync.getDateTime("startedAt").getValue()).isEqualTo(started.toEpochMilli());
+                assertThat(resync.getNumber("copied").longValue()).isEqualTo(40);
+
+                // a clean stop expires the lease at once: the holder is still named, the follower is stopped
+                assertThat(modes.renewFollowerLease(taken.lease(), Instant.EPOCH)).isTrue();
+                String text = run("status", "--config", config.toString());
+                assertThat(text).contains("follower  STOPPED: the lease of feeder-1 (term " + taken.lease().term() + ") expired at 1970-01-01T00:00:00Z")
+                        .contains(" s behind the archive; resync 2 RUNNING since " + started);
+                assertThat(BsonDocument.parse(run("status", "--json", "--config", config.toString())).getDocument("follower")
+                        .getBoolean("running").getValue()).isFalse();
+            }
+        }
     }
 
     @Test
-    void noFollowerYetSaysSo() {
-        assertThat(StatusCommand.follower(FollowerState.none().toStatus())).isEqualTo("follower  not running\n");
+    void theLineNamesTheHolderTheLagAndTheResync() {
+        FollowerState state = new FollowerState(new BsonTimestamp(1, 1), null, new BsonTimestamp(1796148908, 7), Map.of(),
+                new FollowerLease("feeder-1", 3, AT.plusSeconds(10)),
+                new FollowerResync(2, AT, null, "archive change stream history lost (code 286)", 40, 2));
+        ModeDocument shadowing = ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, AT);
+        assertThat(StatusCommand.follower(StatusCommand.follower(state, shadowing, new BsonTimestamp(1796148912, 1), AT)))
+                .isEqualTo("follower  running, held by feeder-1 (term 3), applied through 2026-12-01T18:15:08Z (1796148908.7), 4 s behind"
+                        + " the archive; resync 2 RUNNING since 2026-12-01T18:00:00Z: archive change stream history lost (code 286),"
+                        + " 40 copied, 2 deleted\n");
+    }
+
+    @Test
+    void whileCuttingOverTheLagIsToTheCutoverPoint() {
+        FollowerState state = new FollowerState(new BsonTimestamp(1, 1), null, new BsonTimestamp(1796148900, 1), Map.of(),
+                new FollowerLease("feeder-1", 3, AT.plusSeconds(10)), null);
+        ModeDocument cutting = ModeDocument.initial().entering(Mode.SHADOW, Phase.CUTTING_OVER, AT)
+                .withCutoverAt(new BsonTimestamp(1796148910, 1));
+        BsonDocument f = StatusCommand.follower(state, cutting, new BsonTimestamp(1796149000, 1), AT);
+        assertThat(f.getInt64("lagSeconds").getValue()).isEqualTo(10);
+    }
+
+    @Test
+    void noFollowerYetSaysSoAndOutsideTheArchivePhasesIsNotAStop() {
+        ModeDocument shadowing = ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, AT);
+        assertThat(StatusCommand.follower(StatusCommand.follower(FollowerState.none(), shadowing, null, AT)))
+                .isEqualTo("follower  STOPPED: no feeder process has taken its lease, lag unknown (the archive's optime could not be read)\n");
+        assertThat(StatusCommand.follower(StatusCommand.follower(FollowerState.none(), ModeDocument.initial(), null, AT)))
+                .isEqualTo("follower  not running: no feeder process has taken its lease"
+                        + " (it follows the archive only in Shadowing, CuttingOver and Drained)\n");
+    }
+
+    private static String run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = Thermocline.commandLine();
+        cli.setOut(new PrintWriter(out));
+        cli.setErr(new PrintWriter(err));
+        assertThat(cli.execute(args)).as("out: %s%\nerr: %s", out, err).isZero();
+        return out.toString();
     }
 }

@@ -30,6 +30,11 @@ public class FeederSpec {
     @JsonPropertyDescription("Lag in seconds above which FeederHealthy turns False.")
     public int maxLagSeconds = 300;
 
+    @Min(1)
+    @Default("60")
+    @JsonPropertyDescription("Lag in seconds of the archive follower (which the feeder process runs in shadow mode) above which FollowerHealthy turns False.")
+    public int maxFollowerLagSeconds = 60;
+
     @JsonPropertyDescription("CPU and memory of the feeder.")
     public ResourceRequirements resources;
 }

@@ -40,6 +40,9 @@ public class ModeStatus {
     @JsonPropertyDescription("Progress of a drain, while draining and once drained.")
     public Drain drain;
 
+    @JsonPropertyDescription("The archive follower (it keeps the fast tier in step while the archive is authoritative: Shadowing, CuttingOver, Drained).")
+    public Follower follower;
+
     /** The sums over every proxy replica's {@code thermocline.shadow} documents. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public static class Shadow {
@@ -70,5 +73,45 @@ public class ModeStatus {
         public String startedAt;
         @JsonPropertyDescription("When the archive alone became current (RFC 3339); absent while draining.")
         public String drainedAt;
+    }
+
+    /** The data plane's archive follower ({@code thermocline.state} {@code _id: "archiveFollower"}) against the archive's latest optime. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public static class Follower {
+        @JsonPropertyDescription("True while a feeder process holds the follower's lease.")
+        public Boolean running;
+        @JsonPropertyDescription("The feeder process named in the lease (the last holder when the lease expired).")
+        public String holder;
+        @JsonPropertyDescription("The lease's term: it grows with every change of holder.")
+        public Long term;
+        @JsonPropertyDescription("When the lease runs out unless renewed (RFC 3339).")
+        public String leaseExpiresAt;
+        @JsonPropertyDescription("Every archive change up to this archive time is in the fast tier (RFC 3339).")
+        public String appliedThrough;
+        @JsonPropertyDescription("What the follower must reach, when this status was taken (RFC 3339): the archive's latest optime; while cutting over, the cutover point.")
+        public String archiveLatest;
+        @JsonPropertyDescription("archiveLatest minus appliedThrough, in seconds; absent when the archive could not be asked.")
+        public Long lagSeconds;
+        @JsonPropertyDescription("The last resync after lost change-stream history.")
+        public Resync resync;
+    }
+
+    /** A resync of the fast tier from the archive (the archive's oplog no longer held the follower's resume point). */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public static class Resync {
+        @JsonPropertyDescription("True until the resync ends.")
+        public Boolean running;
+        @JsonPropertyDescription("Resyncs since the follower's document was created.")
+        public Long count;
+        @JsonPropertyDescription("When this resync started (RFC 3339).")
+        public String startedAt;
+        @JsonPropertyDescription("When it ended (RFC 3339); absent while it runs.")
+        public String finishedAt;
+        @JsonPropertyDescription("Why it started, e.g. archive change stream history lost (code 286).")
+        public String reason;
+        @JsonPropertyDescription("Fast-tier documents replaced with the archive's version so far.")
+        public Long copied;
+        @JsonPropertyDescription("Fast-tier documents deleted because the archive no longer has them, so far.")
+        public Long deleted;
     }
 }

@@ -79,7 +79,7 @@ public final class ModeController implements AutoCloseable {
         if (acked && d.phase() == Phase.DRAINING) {
             feederDrained = barrier.sync(Duration.ofSeconds(2)).isPresent();
         }
-        BsonTimestamp archiveNow = acked && (d.phase() == Phase.DRAINING || d.phase() == Phase.CUTTING_OVER) ? archiveTime() : null;
+        BsonTimestamp archiveNow = acked && (d.phase() == Phase.DRAINING || d.phase() == Phase.CUTTING_OVER) ? archiveTime(archive) : null;
         Optional<String> gate = d.phase() == Phase.SHADOWING && d.requested() == io.thermocline.config.Mode.TIERED && !d.override()
                 ? CutoverGate.refusal(policies, metadata.namespaces(), store.evidence(), shadow, now) : Optional.empty();
         Transition.Facts facts = new Transition.Facts(acked, feederDrained, feederDrained ? 0 : feeder.lagSeconds(),
@@ -107,8 +107,11 @@ public final class ModeController implements AutoCloseable {
         return store.acks().stream().filter(a -> a.at().isAfter(live)).allMatch(a -> a.epoch() >= epoch);
     }
 
-    /** The archive's present: the operationTime of a majority read, which every write acknowledged before it precedes. */
-    private BsonTimestamp archiveTime() {
+    /**
+     * The archive's present: the operationTime of a ping, which every write acknowledged before it precedes (also
+     * what {@code thermocline status} measures the archive follower's lag against).
+     */
+    public static BsonTimestamp archiveTime(MongoClient archive) {
         ClientSession session = Blocking.single(archive.startSession()).orElseThrow();
         try {
             Blocking.single(archive.getDatabase("admin").runCommand(session, new BsonDocument("ping", new BsonInt32(1))));
