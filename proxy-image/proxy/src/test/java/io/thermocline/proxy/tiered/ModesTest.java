@@ -79,6 +79,12 @@ class ModesTest {
             assertThat(mode.getBoolean("lastComparisonAgreed").getValue()).isFalse();
             requestTieredAndAwaitRefusal(stack, "diverged at");
 
+            // a cutover refuses writes until the follower applied the archive through the cutover point: with the follower
+            // stopped the gate holds it back (before, the fleet entered CuttingOver and refused writes for as long as it was down)
+            stack.stopFollower();
+            assertThat(requestTieredAndAwaitRefusal(stack, "the archive follower is not running").phase()).isEqualTo(Phase.SHADOWING);
+            stack.startFollower();
+
             // fixed: after the quiet period and enough clean comparisons the cutover goes through
             plant(stack, 7);
             long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();

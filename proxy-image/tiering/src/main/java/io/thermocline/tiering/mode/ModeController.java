@@ -80,8 +80,16 @@ public final class ModeController implements AutoCloseable {
             feederDrained = barrier.sync(Duration.ofSeconds(2)).isPresent();
         }
         BsonTimestamp archiveNow = acked && (d.phase() == Phase.DRAINING || d.phase() == Phase.CUTTING_OVER) ? archiveTime(archive) : null;
-        Optional<String> gate = d.phase() == Phase.SHADOWING && d.requested() == io.thermocline.config.Mode.TIERED && !d.override()
-                ? CutoverGate.refusal(policies, metadata.namespaces(), store.evidence(), shadow, now) : Optional.empty();
+        Optional<String> gate = Optional.empty();
+        boolean cutoverAsked = d.requested() == io.thermocline.config.Mode.TIERED && !d.override();
+        if (cutoverAsked && (d.phase() == Phase.SHADOWING || d.phase() == Phase.DRAINED)) {
+            // the follower first: without it no shadow evidence accrues either
+            FollowerState follower = store.follower(); // read before the archive's time, so its lag is not under-reported
+            gate = CutoverGate.follower(follower, archiveTimeOrNull(), now);
+            if (gate.isEmpty() && d.phase() == Phase.SHADOWING) {
+                gate = CutoverGate.refusal(policies, metadata.namespaces(), store.evidence(), shadow, now);
+            }
+        }
         Transition.Facts facts = new Transition.Facts(acked, feederDrained, feederDrained ? 0 : feeder.lagSeconds(),
                 feederDrained ? 0 : feeder.pendingEvents(), archiveNow, store.follower().appliedThrough(), gate, now);
         Optional<ModeDocument> next = Transition.next(d, facts);
@@ -122,6 +130,14 @@ public final class ModeController implements AutoCloseable {
             return time;
         } finally {
             session.close();
+        }
+    }
+
+    private BsonTimestamp archiveTimeOrNull() {
+        try {
+            return archiveTime(archive);
+        } catch (RuntimeException unreachable) {
+            return null;
         }
     }
 

@@ -1,6 +1,7 @@
 package io.thermocline.tiering.mode;
 
 import io.thermocline.config.Mode;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import org.bson.BsonTimestamp;
@@ -25,6 +26,14 @@ public final class Transition {
                         BsonTimestamp archiveNow, BsonTimestamp followerThrough, Optional<String> gateRefusal,
                         Instant now) {
     }
+
+    /**
+     * How long {@code CuttingOver} waits for the archive follower to apply the archive through the cutover point;
+     * writes on tiered collections are refused meanwhile, so after this the fleet goes back to shadowing (the
+     * archive answers again) with the reason as the refusal, and the gate lets a cutover start again only with the
+     * follower in step ({@link CutoverGate#follower}).
+     */
+    public static final Duration CUTOVER_FOLLOWER_WAIT = Duration.ofSeconds(30);
 
     static final String SHADOW_THROUGH_DRAINING = "shadow is reached through draining from tiered: the fleet drains first"
             + " (writes refused briefly while the feeder catches up), then shadows";
@@ -54,6 +63,14 @@ public final class Transition {
                     yield f.fleetAcked() && f.archiveNow() != null ? Optional.of(d.withCutoverAt(f.archiveNow())) : Optional.empty();
                 }
                 boolean followed = f.followerThrough() != null && f.followerThrough().compareTo(d.cutoverAt()) >= 0;
+                if (!followed && f.now().isAfter(d.since().plus(CUTOVER_FOLLOWER_WAIT))) {
+                    ModeDocument back = d.active() == Mode.DRAINING ? d.entering(Mode.DRAINING, Phase.DRAINED, f.now())
+                            : d.entering(Mode.SHADOW, Phase.SHADOWING, f.now());
+                    yield Optional.of(back.withRefusal("the archive follower did not"
+                            + " apply the archive through the cutover point within " + CUTOVER_FOLLOWER_WAIT.toSeconds() + " s (applied through "
+                            + f.followerThrough() + ", cutover point " + d.cutoverAt() + "): back to " + back.phase().documentName()
+                            + ", writes go to the archive again; the cutover starts again once the follower is in step"));
+                }
                 yield followed ? Optional.of(d.entering(Mode.TIERED, Phase.TIERED, f.now())) : Optional.empty();
             }
             case TIERED -> switch (want) {
@@ -78,7 +95,11 @@ public final class Transition {
             case DRAINED -> switch (want) {
                 case DRAINING -> Optional.empty();
                 case SHADOW -> Optional.of(d.entering(Mode.SHADOW, Phase.SHADOWING, f.now()));
-                case TIERED -> Optional.of(d.entering(Mode.DRAINING, Phase.CUTTING_OVER, f.now()));
+                case TIERED -> {
+                    // no shadow evidence to wait for on the way back, but the follower must be able to finish the cutover
+                    Optional<String> refusal = d.override() ? Optional.empty() : f.gateRefusal();
+                    yield refusal.isPresent() ? refuse(d, refusal.get()) : Optional.of(d.entering(Mode.DRAINING, Phase.CUTTING_OVER, f.now()));
+                }
             };
         };
     }

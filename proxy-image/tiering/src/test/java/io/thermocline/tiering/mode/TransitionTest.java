@@ -82,7 +82,7 @@ class TransitionTest {
     @Test
     void drainedCanGoBackToTieredOnlyThroughACutover() {
         ModeDocument drained = at(Mode.DRAINING, Phase.DRAINED, Mode.TIERED, false);
-        ModeDocument cutting = Transition.next(drained, facts(true, true, T, "ignored: the gate is for shadow only")).orElseThrow();
+        ModeDocument cutting = Transition.next(drained, facts(true, true, T, null)).orElseThrow();
         assertThat(cutting.phase()).isEqualTo(Phase.CUTTING_OVER);
         assertThat(cutting.phase().writesRefused()).isTrue();
         ModeDocument undrained = Transition.next(at(Mode.DRAINING, Phase.DRAINING, Mode.TIERED, false), facts(false, false, null, null))
@@ -95,5 +95,30 @@ class TransitionTest {
         ModeDocument d = at(Mode.DRAINING, Phase.DRAINING, Mode.DRAINING, false).withDrain(DrainProgress.started(NOW).withLag(1.5, 4))
                 .withCutoverAt(T).withRefusal("because");
         assertThat(ModeDocument.fromBson(d.toBson())).isEqualTo(d);
+    }
+
+    @Test
+    void aCutoverTheFollowerDoesNotFinishInTimeGoesBackToWhereItStartedSayingWhy() {
+        ModeDocument pinned = at(Mode.SHADOW, Phase.CUTTING_OVER, Mode.TIERED, false).withCutoverAt(T);
+        BsonTimestamp behind = new BsonTimestamp(990, 1);
+        assertThat(Transition.next(pinned, facts(true, false, behind, null))).as("within the wait: it waits").isEmpty();
+        Transition.Facts late = new Transition.Facts(true, false, 0.5, 3, T, behind, Optional.empty(),
+                NOW.plus(Transition.CUTOVER_FOLLOWER_WAIT).plusSeconds(1));
+        ModeDocument back = Transition.next(pinned, late).orElseThrow();
+        assertThat(back.phase()).isEqualTo(Phase.SHADOWING);
+        assertThat(back.phase().writesRefused()).isFalse();
+        assertThat(back.refusal()).contains("did not apply the archive through the cutover point").contains("back to Shadowing");
+
+        ModeDocument fromDrained = at(Mode.DRAINING, Phase.CUTTING_OVER, Mode.TIERED, false).withCutoverAt(T);
+        assertThat(Transition.next(fromDrained, late).orElseThrow().phase()).isEqualTo(Phase.DRAINED);
+    }
+
+    @Test
+    void drainedToTieredWaitsForTheFollowerGate() {
+        ModeDocument drained = at(Mode.DRAINING, Phase.DRAINED, Mode.TIERED, false);
+        ModeDocument refused = Transition.next(drained, facts(true, true, T, "the archive follower is not running")).orElseThrow();
+        assertThat(refused.phase()).isEqualTo(Phase.DRAINED);
+        assertThat(refused.refusal()).isEqualTo("the archive follower is not running");
+        assertThat(Transition.next(drained, facts(true, true, T, null)).orElseThrow().phase()).isEqualTo(Phase.CUTTING_OVER);
     }
 }
