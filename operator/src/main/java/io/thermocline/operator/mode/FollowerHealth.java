@@ -77,12 +77,11 @@ public final class FollowerHealth {
     private static String consequence(String phase) {
         return switch (String.valueOf(phase)) {
             case ModeDocument.PHASE_CUTTING_OVER -> "the cutover waits for it: writes on tiered collections stay refused until"
-                    + " it has applied the archive through the cutover point";
-            case ModeDocument.PHASE_DRAINED -> "a switch back to tiered would wait for it in CuttingOver, with writes on tiered"
-                    + " collections refused until it has applied the archive through the cutover point";
-            default -> "shadow comparisons wait for it (and are skipped meanwhile), and a cutover to tiered cannot finish until"
-                    + " it has applied the archive through the cutover point (writes on tiered collections are refused while"
-                    + " the fleet waits in CuttingOver)";
+                    + " it has applied the archive through the cutover point, or for 30 s, after which the fleet goes back";
+            case ModeDocument.PHASE_DRAINED -> "a switch back to tiered waits for it: the cutover gate holds it back until the"
+                    + " follower runs and is in step";
+            default -> "shadow comparisons wait for it (and are skipped meanwhile), and the cutover gate holds a cutover to"
+                    + " tiered back until the follower runs and is in step";
         };
     }
 }
