@@ -165,7 +165,7 @@ public final class MemberStore implements AutoCloseable {
 
     private BsonDocument killCursors(Channel channel, String database, BsonDocument command) {
         List<Long> ids = new ArrayList<>();
-        command.getArray("cursors", new BsonArray()).forEach(v -> ids.add(v.asNumber().longValue()));
+        command.getArray("cursors", new BsonArray()).stream().filter(BsonValue::isNumber).forEach(v -> ids.add(v.asNumber().longValue()));
         List<Long> killed = cursors.kill(ids);
         BsonArray others = new BsonArray();
         ids.stream().filter(id -> !killed.contains(id)).forEach(id -> others.add(new BsonInt64(id)));
