@@ -77,7 +77,7 @@ public final class FollowerHealth {
     private static String consequence(String phase) {
         return switch (String.valueOf(phase)) {
             case ModeDocument.PHASE_CUTTING_OVER -> "the cutover waits for it: writes on tiered collections stay refused until"
-                    + " it has applied the archive through the cutover point, or for 30 s, after which the fleet goes back";
+                    + " it has applied the archive through the cutover point, or for 60 s, after which the fleet goes back";
             case ModeDocument.PHASE_DRAINED -> "a switch back to tiered waits for it: the cutover gate holds it back until the"
                     + " follower runs and is in step";
             default -> "shadow comparisons wait for it (and are skipped meanwhile), and the cutover gate holds a cutover to"

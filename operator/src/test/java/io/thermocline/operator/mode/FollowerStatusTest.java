@@ -49,7 +49,7 @@ class FollowerStatusTest {
         Observed c = condition(s).orElseThrow();
         assertThat(c.status()).isEqualTo(Observed.Status.False);
         assertThat(c.reason()).isEqualTo("FollowerBehind");
-        assertThat(c.message()).contains("61 s behind").contains("maxFollowerLagSeconds: 60").contains("cutover to tiered cannot finish")
+        assertThat(c.message()).contains("61 s behind").contains("maxFollowerLagSeconds: 60").contains("holds a cutover to tiered back")
                 .contains("shop-feeder");
         // at the bound it is still in step
         assertThat(condition(status("Shadowing", follower("feeder-1", 3, NOW.plusSeconds(8), NOW_SECONDS - 60, null), ts(NOW_SECONDS)))
@@ -65,7 +65,7 @@ class FollowerStatusTest {
         Observed c = condition(s).orElseThrow();
         assertThat(c.reason()).isEqualTo("FollowerStopped");
         assertThat(c.message()).contains("last held by feeder-1, term 4").contains("shop-feeder Deployment")
-                .contains("cutover to tiered cannot finish");
+                .contains("holds a cutover to tiered back");
     }
 
     @Test

@@ -33,7 +33,7 @@ public final class Transition {
      * archive answers again) with the reason as the refusal, and the gate lets a cutover start again only with the
      * follower in step ({@link CutoverGate#follower}).
      */
-    public static final Duration CUTOVER_FOLLOWER_WAIT = Duration.ofSeconds(30);
+    public static final Duration CUTOVER_FOLLOWER_WAIT = Duration.ofSeconds(60);
 
     static final String SHADOW_THROUGH_DRAINING = "shadow is reached through draining from tiered: the fleet drains first"
             + " (writes refused briefly while the feeder catches up), then shadows";
