@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
  * The archive follower's document as the data plane writes it ({@code thermocline.state} {@code _id: "archiveFollower"}),
  * against the archive's latest optime: {@code status.mode.follower} and the {@code FollowerHealthy} condition.
  */
-@Timeout(10)
+@Timeout(60)
 class FollowerStatusTest {
 
     private static final Instant NOW = Instant.parse("2026-12-01T18:00:00Z");

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Timeout;
  * The follower half of the cutover gate: a cutover refuses writes until the archive follower applied the archive
  * through the cutover point, so it starts only with a follower that is running, not resyncing, and in step.
  */
-@Timeout(10)
+@Timeout(60)
 class CutoverGateTest {
 
     private static final Instant NOW = Instant.parse("2026-12-01T12:00:00Z");
