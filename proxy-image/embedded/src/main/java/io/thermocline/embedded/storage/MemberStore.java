@@ -19,9 +19,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.Supplier;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -47,7 +44,7 @@ public final class MemberStore implements AutoCloseable {
         "apiDeprecationErrors", "maxTimeMS", "comment", "stmtId", "stmtIds", "$db", "let", "bypassDocumentValidation",
         "collation", "hint", "allowDiskUse", "maxAwaitTimeMS", "recoveryToken");
 
-    /** Commands that change no stored document: they share the store (see {@link #command}). */
+    /** Commands that change no stored document: they share their collections (see {@link StoreLocks}). */
     private static final Set<String> READ_ONLY = Set.of("find", "aggregate", "count", "distinct", "getmore",
         "listcollections", "listindexes", "listdatabases", "dbstats", "collstats", "datasize", "serverstatus",
         "buildinfo", "ismaster", "ping", "getlasterror", "whatsmyuri", "getlog", "hostinfo", "connectionstatus");
@@ -55,7 +52,7 @@ public final class MemberStore implements AutoCloseable {
 
     private final MongoBackend backend;
     private final Channel internalChannel = new EmbeddedChannel();
-    private final ReentrantReadWriteLock access = new ReentrantReadWriteLock();
+    private final StoreLocks locks = new StoreLocks();
     private final SnapshotCursors cursors = new SnapshotCursors();
 
     private MemberStore(MongoBackend backend) {
@@ -85,15 +82,15 @@ public final class MemberStore implements AutoCloseable {
 
     /**
      * Runs a command on the backend; errors come back as {ok: 0} documents, never as exceptions. Queries
-     * return copies of the documents as they matched (see {@link SnapshotCursors}); read commands share the
-     * store, and every other command has it alone, since the engine changes stored documents in place while
-     * a reader may still be copying them.
+     * return copies of the documents as they matched (see {@link SnapshotCursors}); read commands share their
+     * collections, and every other command has its collection alone ({@link StoreLocks}), since the engine
+     * changes stored documents in place while a reader may still be copying them.
      */
     public BsonDocument command(Channel channel, String database, BsonDocument command) {
         String name = command.getFirstKey().toLowerCase(Locale.ROOT);
         switch (name) {
             case "find", "aggregate" -> {
-                if (name.equals("find") || !writesOutput(command)) {
+                if (name.equals("find") || !StoreLocks.writesOutput(command)) {
                     return query(channel, database, name, command);
                 }
             }
@@ -111,13 +108,8 @@ public final class MemberStore implements AutoCloseable {
             default -> {
             }
         }
-        Lock lock = READ_ONLY.contains(name) ? access.readLock() : access.writeLock();
-        lock.lock();
-        try {
-            return engine(channel, database, command);
-        } finally {
-            lock.unlock();
-        }
+        return READ_ONLY.contains(name) ? locks.reading(database, command, () -> engine(channel, database, command))
+            : locks.writing(database, command, () -> engine(channel, database, command));
     }
 
     /** A find or aggregate: its whole result copied under the read lock, then served in batches from a snapshot cursor. */
@@ -125,7 +117,7 @@ public final class MemberStore implements AutoCloseable {
         BsonValue requested = name.equals("find") ? command.get("batchSize")
             : command.getDocument("cursor", new BsonDocument()).get("batchSize");
         if (requested != null && (!requested.isNumber() || requested.asNumber().intValue() < 0)) {
-            return locked(access.readLock(), () -> engine(channel, database, command)); // the engine's own error
+            return locks.reading(database, command, () -> engine(channel, database, command)); // the engine's own error
         }
         boolean singleBatch = command.get("singleBatch") instanceof BsonBoolean b && b.getValue();
         List<RawBsonDocument> documents = new ArrayList<>();
@@ -138,7 +130,7 @@ public final class MemberStore implements AutoCloseable {
         } else {
             whole.put("cursor", new BsonDocument("batchSize", new BsonInt32(Integer.MAX_VALUE)));
         }
-        BsonDocument error = locked(access.readLock(), () -> {
+        BsonDocument error = locks.reading(database, command, () -> {
             BsonDocument reply = engine(channel, database, whole);
             while (true) {
                 if (!reply.containsKey("cursor") || reply.get("ok").asNumber().intValue() != 1) {
@@ -173,31 +165,13 @@ public final class MemberStore implements AutoCloseable {
         killed.forEach(id -> cursorsKilled.add(new BsonInt64(id)));
         BsonArray notFound = new BsonArray();
         if (!others.isEmpty()) {
-            BsonDocument reply = locked(access.readLock(), () -> engine(channel, database,
+            BsonDocument reply = locks.reading(database, command, () -> engine(channel, database,
                 new BsonDocument("killCursors", command.get(command.getFirstKey())).append("cursors", others)));
             cursorsKilled.addAll(reply.getArray("cursorsKilled", new BsonArray()));
             notFound.addAll(reply.getArray("cursorsNotFound", others));
         }
         return new BsonDocument("cursorsKilled", cursorsKilled).append("cursorsNotFound", notFound)
             .append("cursorsAlive", new BsonArray()).append("cursorsUnknown", new BsonArray()).append("ok", new BsonDouble(1));
-    }
-
-    private static boolean writesOutput(BsonDocument aggregate) {
-        for (BsonValue stage : aggregate.getArray("pipeline", new BsonArray())) {
-            if (stage.isDocument() && (stage.asDocument().containsKey("$out") || stage.asDocument().containsKey("$merge"))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static <T> T locked(Lock lock, Supplier<T> work) {
-        lock.lock();
-        try {
-            return work.get();
-        } finally {
-            lock.unlock();
-        }
     }
 
     private BsonDocument engine(Channel channel, String database, BsonDocument command) {
@@ -239,8 +213,8 @@ public final class MemberStore implements AutoCloseable {
         if (sort != null && !sort.isEmpty()) {
             selector.put("$orderby", BsonBridge.toBackend(sort));
         }
-        // copied under the read lock: the engine hands out the stored documents, which writes change in place
-        return locked(access.readLock(), () -> {
+        // copied under the collection's read lock: the engine hands out the stored documents, which writes change in place
+        return locks.readingCollection(database, collection, () -> {
             List<RawBsonDocument> result = new ArrayList<>();
             for (Document document : coll.get().handleQuery(new QueryParameters(selector, 0, limit))) {
                 result.add(BsonBridge.fromBackend(document));
@@ -275,7 +249,7 @@ public final class MemberStore implements AutoCloseable {
     }
 
     public void dropDatabase(String database) {
-        locked(access.writeLock(), () -> {
+        locks.alone(() -> {
             backend.dropDatabase(database);
             return null;
         });
