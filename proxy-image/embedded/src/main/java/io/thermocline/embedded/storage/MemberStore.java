@@ -128,7 +128,7 @@ public final class MemberStore implements AutoCloseable {
         if (name.equals("find")) {
             whole.put("batchSize", new BsonInt32(Integer.MAX_VALUE));
         } else {
-            whole.put("cursor", new BsonDocument("batchSize", new BsonInt32(Integer.MAX_VALUE)));
+            whole.put("cursor", new BsonDocument()); // the engine answers an aggregate in one batch (and warns of any batchSize)
         }
         BsonDocument error = locks.reading(database, command, () -> {
             BsonDocument reply = engine(channel, database, whole);
