@@ -170,12 +170,16 @@ class X509AuthenticationTest {
 
     /** {@code allowWithout}: {@code tls.allowConnectionsWithoutCertificates} (null: unset). */
     private SecuredProxy proxy(X509Bundle ca, String mode, Boolean allowWithout) throws Exception {
+        return proxy(ca, mode, allowWithout, "  - {user: \"" + SUBJECT + "\", db: $external, roles: [{role: read, db: shop}]}\n");
+    }
+
+    /** {@code externalUsers}: the users file's lines for the $external users. */
+    private SecuredProxy proxy(X509Bundle ca, String mode, Boolean allowWithout, String externalUsers) throws Exception {
         X509Bundle serverCert = server(ca, "127.0.0.1", 1);
         Path cert = Files.writeString(dir.resolve("tls.crt"), serverCert.getCertificatePathPEM());
         Path key = Files.writeString(dir.resolve("tls.key"), serverCert.getPrivateKeyPEM());
         Path caFile = Files.writeString(dir.resolve("ca.crt"), ca.getRootCertificatePEM());
-        Path users = Files.writeString(dir.resolve("users.yaml"), SecuredProxy.USERS.replace("users:\n",
-                "users:\n  - {user: \"" + SUBJECT + "\", db: $external, roles: [{role: read, db: shop}]}\n"));
+        Path users = Files.writeString(dir.resolve("users.yaml"), SecuredProxy.USERS.replace("users:\n", "users:\n" + externalUsers));
         ClientTls tls = ClientTls.from(new TlsConfig(mode, cert.toString(), key.toString(), caFile.toString(), null, allowWithout));
         return SecuredProxy.start(new UsersFile(users), LoginThrottle.off(), null, null, tls);
     }
@@ -319,6 +323,44 @@ class X509AuthenticationTest {
                     .applyConnectionString(new ConnectionString(p.uri("", "?serverSelectionTimeoutMS=3000&retryWrites=false")))
                     .credential(alice).build())) {
                 assertThat(plain.getDatabase("shop").getCollection("orders").countDocuments()).isNotNegative();
+            }
+        }
+    }
+
+    @Test
+    void theSubjectIsNamedAsMongodNamesItAndOnlyThatExactNameLogsIn() throws Exception {
+        // the JDK's string form, and mongod's name for the same subject: short names, UTF-8 bytes escaped, RFC 2253 order
+        String certificate = "CN=Ana M\u00fcller,OU=R&D\\, Berlin,O=Thermocline,1.2.840.113549.1.9.1=ana@example.com";
+        String mongod = "CN=Ana M\\C3\\BCller,OU=R&D\\, Berlin,O=Thermocline,emailAddress=ana@example.com";
+        X509Bundle ca = ca("x509-ca");
+        String users = "  - {user: '" + mongod + "', db: $external, roles: [{role: read, db: shop}]}\n"
+                // the certificate SUBJECT's DN, spelled with spaces and lower-case types: equal DNs, other names
+                + "  - {user: 'CN=app, OU=shop, O=Thermocline', db: $external, roles: [{role: read, db: shop}]}\n"
+                + "  - {user: 'cn=app,ou=shop,o=Thermocline', db: $external, roles: [{role: read, db: shop}]}\n";
+        try (SecuredProxy p = proxy(ca, "required", null, users)) {
+            Path caFile = dir.resolve("ca.crt");
+            X509Bundle ana = client(ca, certificate, 11);
+            try (MongoClient c = connect(p, caFile, ana)) {
+                Document status = c.getDatabase("admin").runCommand(new Document("connectionStatus", 1));
+                assertThat(status.get("authInfo", Document.class).getList("authenticatedUsers", Document.class))
+                        .containsExactly(new Document("user", mongod).append("db", "$external"));
+            }
+            // the driver naming the user: mongod's name logs in, the JDK's form of the same subject does not
+            try (MongoClient c = connect(p, caFile, ana, false, MongoCredential.createMongoX509Credential(mongod))) {
+                assertThat(c.getDatabase("shop").getCollection("orders").countDocuments()).isNotNegative();
+            }
+            String jdkForm = ana.getCertificate().getSubjectX500Principal().getName(javax.security.auth.x500.X500Principal.RFC2253);
+            assertThat(jdkForm).isNotEqualTo(mongod);
+            try (MongoClient c = connect(p, caFile, ana, false, MongoCredential.createMongoX509Credential(jdkForm))) {
+                assertThatThrownBy(() -> c.getDatabase("admin").runCommand(new Document("ping", 1)))
+                        .isInstanceOfSatisfying(MongoSecurityException.class, e -> assertThat(e.getCause())
+                                .isInstanceOfSatisfying(MongoCommandException.class, cause -> assertThat(cause.getErrorCode()).isEqualTo(18)));
+            }
+            // mongod matches names exactly: users created with another spelling of CN=app,OU=shop,O=Thermocline are not it
+            try (MongoClient c = connect(p, caFile, client(ca, SUBJECT, 12))) {
+                assertThatThrownBy(() -> c.getDatabase("admin").runCommand(new Document("ping", 1)))
+                        .isInstanceOfSatisfying(MongoSecurityException.class, e -> assertThat(e.getCause())
+                                .isInstanceOfSatisfying(MongoCommandException.class, cause -> assertThat(cause.getErrorCode()).isEqualTo(18)));
             }
         }
     }

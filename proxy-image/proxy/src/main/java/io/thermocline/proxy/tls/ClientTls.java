@@ -10,13 +10,13 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.thermocline.config.TlsConfig;
+import io.thermocline.security.tls.CertificateSubject;
 import io.thermocline.security.tls.PemTrust;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLPeerUnverifiedException;
-import javax.security.auth.x500.X500Principal;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -105,8 +105,9 @@ public final class ClientTls {
     }
 
     /**
-     * The subject DN (RFC 2253, as mongod prints it) of the client certificate verified on
-     * {@code channel}'s TLS session, if it has one (only asked for with {@code tls.clientCaFile}).
+     * The subject of the client certificate verified on
+     * {@code channel}'s TLS session, as mongod names it ({@link CertificateSubject}), if it has one (only asked for
+     * with {@code tls.clientCaFile}).
      */
     public static Optional<String> verifiedSubject(Channel channel) {
         SslHandler ssl = channel.pipeline().get(SslHandler.class);
@@ -116,7 +117,7 @@ public final class ClientTls {
         try {
             Certificate[] peer = ssl.engine().getSession().getPeerCertificates();
             return peer.length > 0 && peer[0] instanceof X509Certificate x
-                    ? Optional.of(x.getSubjectX500Principal().getName(X500Principal.RFC2253)) : Optional.empty();
+                    ? CertificateSubject.of(x.getSubjectX500Principal()) : Optional.empty();
         } catch (SSLPeerUnverifiedException e) {
             return Optional.empty();
         }
