@@ -1,9 +1,6 @@
 package io.thermocline.proxy;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoCommandException;
-import com.mongodb.MongoCredential;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
@@ -21,7 +18,6 @@ import org.junit.jupiter.api.Timeout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.time.Duration;
 import java.util.Base64;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +25,6 @@ import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 /**
  * A cursor opened in a logical session continues only in that session, as mongod rules it: with
@@ -43,7 +38,7 @@ class GetMoreSessionTest {
 
     @Test
     void withAuthorizationAGetMoreInAnotherSessionOrNoneGets13AndTheCursorGoesOnInItsOwn() throws Exception {
-        try (SecuredProxy secured = SecuredProxy.start(); MongoClient alice = client(secured, "alice", "alice-pw")) {
+        try (SecuredProxy secured = SecuredProxy.start(); MongoClient alice = secured.client("alice", "alice-pw")) {
             MongoDatabase shop = alice.getDatabase("shop");
             shop.getCollection("reports").insertMany(IntStream.range(0, 10).mapToObj(i -> new Document("_id", i)).toList());
             try (ClientSession mine = alice.startSession(); ClientSession other = alice.startSession()) {
@@ -81,8 +76,7 @@ class GetMoreSessionTest {
         try (EmbeddedReplicaSet archive = EmbeddedReplicaSet.startSingle(); ProxyFleet fleet = new ProxyFleet(archive.connectionString(), 12)) {
             ProxyServer a = fleet.startReplica();
             ProxyServer b = fleet.startReplica();
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> fleet.running()
-                    .forEach(p -> assertThat(p.fleet().orElseThrow().live()).hasSize(2)));
+            fleet.awaitLive(2);
             try (MongoClient onA = MongoClients.create(ProxyFleet.uri(a)); MongoClient onB = MongoClients.create(ProxyFleet.uri(b))) {
                 onA.getDatabase("shop").getCollection("reports")
                         .insertMany(IntStream.range(0, 10).mapToObj(i -> new Document("_id", i)).toList());
@@ -145,9 +139,4 @@ class GetMoreSessionTest {
         assertThat(reply.getString("codeName").getValue()).isEqualTo(code == 13 ? "Unauthorized" : "Location" + code);
     }
 
-    private static MongoClient client(SecuredProxy secured, String user, String password) {
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(secured.uri("", "?serverSelectionTimeoutMS=5000&retryWrites=false")))
-                .credential(MongoCredential.createCredential(user, "admin", password.toCharArray())).build());
-    }
 }

@@ -1,9 +1,6 @@
 package io.thermocline.proxy;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoCommandException;
-import com.mongodb.MongoCredential;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
@@ -13,14 +10,12 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 /**
  * killCursors reaches only cursors of the namespace it names: another namespace's cursor is reported in
@@ -35,8 +30,7 @@ class KillCursorsNamespaceTest {
         try (EmbeddedReplicaSet archive = EmbeddedReplicaSet.startSingle(); ProxyFleet fleet = new ProxyFleet(archive.connectionString(), 12)) {
             ProxyServer a = fleet.startReplica();
             ProxyServer b = fleet.startReplica();
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> fleet.running()
-                    .forEach(p -> assertThat(p.fleet().orElseThrow().live()).hasSize(2)));
+            fleet.awaitLive(2);
             try (MongoClient onA = MongoClients.create(ProxyFleet.uri(a)); MongoClient onB = MongoClients.create(ProxyFleet.uri(b))) {
                 MongoDatabase shop = onA.getDatabase("shop");
                 shop.getCollection("reports").insertMany(IntStream.range(0, 10).mapToObj(i -> new Document("_id", i)).toList());
@@ -59,8 +53,8 @@ class KillCursorsNamespaceTest {
 
     @Test
     void anotherUsersCursorNamedInAnotherNamespaceIsNotFoundAndInItsOwnRefused() throws Exception {
-        try (SecuredProxy secured = SecuredProxy.start(); MongoClient alice = client(secured, "alice", "alice-pw");
-             MongoClient reporter = client(secured, "reporter", "reporter-pw")) {
+        try (SecuredProxy secured = SecuredProxy.start(); MongoClient alice = secured.client("alice", "alice-pw");
+             MongoClient reporter = secured.client("reporter", "reporter-pw")) {
             alice.getDatabase("shop").getCollection("reports")
                     .insertMany(IntStream.range(0, 10).mapToObj(i -> new Document("_id", i)).toList());
             long id = open(alice.getDatabase("shop"));
@@ -91,9 +85,4 @@ class KillCursorsNamespaceTest {
         return new Document("getMore", id).append("collection", "reports").append("batchSize", 2);
     }
 
-    private static MongoClient client(SecuredProxy secured, String user, String password) {
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(secured.uri("", "?serverSelectionTimeoutMS=5000&retryWrites=false")))
-                .credential(MongoCredential.createCredential(user, "admin", password.toCharArray())).build());
-    }
 }
