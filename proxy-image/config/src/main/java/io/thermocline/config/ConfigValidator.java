@@ -174,8 +174,11 @@ final class ConfigValidator {
             readable(p, "tls.certificateFile", t.certificateFile(), "the proxy's PEM certificate chain");
             readable(p, "tls.keyFile", t.keyFile(), "the PEM private key of that certificate");
         }
-        if (t.clientCaFile() != null && !t.clientCaFile().isBlank()) {
+        if (t.hasClientCa()) {
             readable(p, "tls.clientCaFile", t.clientCaFile(), "the PEM CAs of client certificates");
+        } else if (Boolean.FALSE.equals(t.allowConnectionsWithoutCertificates())) {
+            p.add("tls.allowConnectionsWithoutCertificates: false needs tls.clientCaFile, the CAs that verify the"
+                    + " certificates it requires; set tls.clientCaFile or drop the setting");
         }
         if (t.tierCaFile() != null && !t.tierCaFile().isBlank()) {
             readable(p, "tls.tierCaFile", t.tierCaFile(), "the PEM CAs of the tiers' certificates");

@@ -63,6 +63,24 @@ class SecurityConfigTest {
     }
 
     @Test
+    void clientCertificatesAreOptionalUnlessAllowConnectionsWithoutCertificatesIsFalseWhichNeedsAClientCa(@TempDir Path dir) throws Exception {
+        Path cert = Files.writeString(dir.resolve("tls.crt"), "x");
+        Path key = Files.writeString(dir.resolve("tls.key"), "x");
+        Path ca = Files.writeString(dir.resolve("ca.crt"), "x");
+        String files = "tls: {mode: required, certificateFile: '" + cert + "', keyFile: '" + key + "'";
+        assertThat(ConfigLoader.parse(ARCHIVE + files + ", clientCaFile: '" + ca + "'}\n", Map.of()).tls().clientCertificatesRequired())
+                .as("a CA alone keeps certificates optional, as configs from before the setting expect").isFalse();
+        ThermoclineConfig required = ConfigLoader.parse(ARCHIVE + files + ", clientCaFile: '" + ca
+                + "', allowConnectionsWithoutCertificates: false}\n", Map.of());
+        assertThat(required.tls().clientCertificatesRequired()).isTrue();
+        assertThat(ConfigLoader.parse(ConfigWriter.toYaml(required), Map.of()).tls()).isEqualTo(required.tls());
+        assertThatThrownBy(() -> ConfigLoader.parse(ARCHIVE + files + ", allowConnectionsWithoutCertificates: false}\n", Map.of()))
+                .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.problems()).contains(
+                        "tls.allowConnectionsWithoutCertificates: false needs tls.clientCaFile, the CAs that verify the"
+                                + " certificates it requires; set tls.clientCaFile or drop the setting"));
+    }
+
+    @Test
     void writtenConfigsLoadBackWithTheirSecuritySections(@TempDir Path dir) throws Exception {
         ThermoclineConfig c = ConfigLoader.parse(ARCHIVE + "auth: {mode: disabled, users: []}\n", Map.of());
         ThermoclineConfig back = ConfigLoader.parse(ConfigWriter.toYaml(c), Map.of());

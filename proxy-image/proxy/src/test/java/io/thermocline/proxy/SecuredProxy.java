@@ -99,6 +99,13 @@ final class SecuredProxy implements AutoCloseable {
         }
     }
 
+    /** A Java driver client logged in as {@code user} of {@code admin}. */
+    com.mongodb.client.MongoClient client(String user, String password) {
+        return com.mongodb.client.MongoClients.create(com.mongodb.MongoClientSettings.builder()
+                .applyConnectionString(new com.mongodb.ConnectionString(uri("", "?serverSelectionTimeoutMS=5000&retryWrites=false")))
+                .credential(com.mongodb.MongoCredential.createCredential(user, "admin", password.toCharArray())).build());
+    }
+
     String uri(String credentials, String options) {
         return "mongodb://" + (credentials.isEmpty() ? "" : credentials + "@") + "127.0.0.1:" + proxy.port() + "/" + options;
     }

@@ -79,6 +79,24 @@ final class WireClient implements AutoCloseable {
         }
     }
 
+    /** Logs this connection in with SCRAM-SHA-256 (as {@code user} of {@code admin}), as a driver would but without sessions. */
+    WireClient login(String user, String password) throws IOException {
+        ScramTestClient scram = new ScramTestClient(user, password, "wire-client-" + System.nanoTime());
+        BsonDocument first = command(new BsonDocument("saslStart", new org.bson.BsonInt32(1))
+                .append("mechanism", new org.bson.BsonString("SCRAM-SHA-256"))
+                .append("payload", new org.bson.BsonBinary(scram.clientFirst()))
+                .append("options", new BsonDocument("skipEmptyExchange", org.bson.BsonBoolean.TRUE))
+                .append("$db", new org.bson.BsonString("admin"))).body();
+        BsonDocument last = command(new BsonDocument("saslContinue", new org.bson.BsonInt32(1))
+                .append("conversationId", first.get("conversationId"))
+                .append("payload", new org.bson.BsonBinary(scram.clientFinal(first.getBinary("payload").getData())))
+                .append("$db", new org.bson.BsonString("admin"))).body();
+        if (!last.getBoolean("done", org.bson.BsonBoolean.FALSE).getValue()) {
+            throw new IOException("login of " + user + " failed: " + last.toJson());
+        }
+        return this;
+    }
+
     void timeout(int millis) throws IOException {
         socket.setSoTimeout(millis);
     }

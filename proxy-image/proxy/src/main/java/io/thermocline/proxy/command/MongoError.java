@@ -47,7 +47,13 @@ public enum MongoError {
     NOT_PRIMARY_NO_SECONDARY_OK(13435, "NotPrimaryNoSecondaryOk"),
     NOT_PRIMARY_OR_SECONDARY(13436, "NotPrimaryOrSecondary"),
     /** A required field is missing (mongod's IDL parser). */
-    MISSING_FIELD(40414, "Location40414");
+    MISSING_FIELD(40414, "Location40414"),
+    /** getMore in a session on a cursor opened outside one (mongod's validateLSID). */
+    GETMORE_IN_SESSION_ON_SESSIONLESS_CURSOR(50736, "Location50736"),
+    /** getMore without an lsid on a cursor opened in a session. */
+    GETMORE_WITHOUT_LSID(50737, "Location50737"),
+    /** getMore in another session than the cursor's. */
+    GETMORE_IN_OTHER_SESSION(50738, "Location50738");
 
     /** Errors that mean the member changed role (the SDAM spec's "state change errors"): its tier must be checked again. */
     private static final Set<MongoError> STATE_CHANGE = EnumSet.of(SHUTDOWN_IN_PROGRESS, PRIMARY_STEPPED_DOWN,

@@ -10,13 +10,13 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.thermocline.config.TlsConfig;
+import io.thermocline.security.tls.CertificateSubject;
 import io.thermocline.security.tls.PemTrust;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLPeerUnverifiedException;
-import javax.security.auth.x500.X500Principal;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,16 +44,19 @@ public final class ClientTls {
     private final Path certificate;
     private final Path key;
     private final Path clientCa;
+    /** A TLS client must present a certificate (mongod without {@code allowConnectionsWithoutCertificates}). */
+    private final boolean certificateRequired;
     private final SslProvider provider;
     private volatile SslContext context;
     private volatile List<FileTime> loadedVersions;
     private volatile long checkedAt;
 
-    private ClientTls(Mode mode, Path certificate, Path key, Path clientCa) {
+    private ClientTls(Mode mode, Path certificate, Path key, Path clientCa, boolean certificateRequired) {
         this.mode = mode;
         this.certificate = certificate;
         this.key = key;
         this.clientCa = clientCa;
+        this.certificateRequired = certificateRequired;
         this.provider = OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
         if (mode != Mode.DISABLED) {
             try {
@@ -63,17 +66,19 @@ public final class ClientTls {
                 throw new IllegalArgumentException("tls: cannot read the certificate or key: " + e.getMessage(), e);
             }
             checkedAt = System.nanoTime();
-            LOG.info("event=client_tls_ready mode={} provider={} certificate={}", mode.name().toLowerCase(), provider, certificate);
+            LOG.info("event=client_tls_ready mode={} provider={} certificate={} client_certificates={}", mode.name().toLowerCase(),
+                    provider, certificate, clientCa == null ? "none" : certificateRequired ? "required" : "optional");
         }
     }
 
     public static ClientTls disabled() {
-        return new ClientTls(Mode.DISABLED, null, null, null);
+        return new ClientTls(Mode.DISABLED, null, null, null, false);
     }
 
     public static ClientTls from(TlsConfig tls) {
         Mode mode = Mode.valueOf(tls.normalizedMode().toUpperCase());
-        return new ClientTls(mode, path(tls.certificateFile()), path(tls.keyFile()), path(tls.clientCaFile()));
+        return new ClientTls(mode, path(tls.certificateFile()), path(tls.keyFile()), path(tls.clientCaFile()),
+                tls.clientCertificatesRequired());
     }
 
     public Mode mode() {
@@ -91,6 +96,7 @@ public final class ClientTls {
             return;
         }
         SslContext now = current();
+        pipeline.addLast("tls-linger", new HandshakeFailureLinger());
         if (mode == Mode.REQUIRED) {
             pipeline.addLast("tls", now.newHandler(pipeline.channel().alloc()));
         } else {
@@ -99,8 +105,9 @@ public final class ClientTls {
     }
 
     /**
-     * The subject DN (RFC 2253, as mongod prints it) of the client certificate verified on
-     * {@code channel}'s TLS session, if it has one (only asked for with {@code tls.clientCaFile}).
+     * The subject of the client certificate verified on
+     * {@code channel}'s TLS session, as mongod names it ({@link CertificateSubject}), if it has one (only asked for
+     * with {@code tls.clientCaFile}).
      */
     public static Optional<String> verifiedSubject(Channel channel) {
         SslHandler ssl = channel.pipeline().get(SslHandler.class);
@@ -110,7 +117,7 @@ public final class ClientTls {
         try {
             Certificate[] peer = ssl.engine().getSession().getPeerCertificates();
             return peer.length > 0 && peer[0] instanceof X509Certificate x
-                    ? Optional.of(x.getSubjectX500Principal().getName(X500Principal.RFC2253)) : Optional.empty();
+                    ? CertificateSubject.of(x.getSubjectX500Principal()) : Optional.empty();
         } catch (SSLPeerUnverifiedException e) {
             return Optional.empty();
         }
@@ -153,8 +160,10 @@ public final class ClientTls {
     private SslContext build() throws SSLException {
         SslContextBuilder b = SslContextBuilder.forServer(certificate.toFile(), key.toFile()).sslProvider(provider).protocols(PROTOCOLS);
         if (clientCa != null) {
-            // OPTIONAL, as mongod with tlsAllowConnectionsWithoutCertificates: no certificate is fine, an untrusted one fails the handshake
-            b.trustManager(new ClientCertificateTrust(PemTrust.trustManagers(clientCa))).clientAuth(ClientAuth.OPTIONAL);
+            // OPTIONAL, as mongod with tlsAllowConnectionsWithoutCertificates: no certificate is fine, an untrusted one fails
+            // the handshake; REQUIRE fails it without one too (certificate_required in TLS 1.3, handshake_failure in 1.2)
+            b.trustManager(new ClientCertificateTrust(PemTrust.trustManagers(clientCa)))
+                    .clientAuth(certificateRequired ? ClientAuth.REQUIRE : ClientAuth.OPTIONAL);
         }
         return b.build();
     }

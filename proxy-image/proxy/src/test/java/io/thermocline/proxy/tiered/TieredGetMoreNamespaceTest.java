@@ -19,8 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The cursors of tiered reads (from the fast tier and from the archive) keep mongod's getMore rule:
- * another namespace gets 13 with mongod's message, and the cursor goes on for its own.
+ * The cursors of tiered reads (from the fast tier and from the archive) keep mongod's getMore rules:
+ * another namespace gets 13 with mongod's message, another session 50738, and the cursor goes on for its own.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class TieredGetMoreNamespaceTest {
@@ -51,6 +51,11 @@ class TieredGetMoreNamespaceTest {
                                 assertThat(e.getErrorMessage()).isEqualTo("Requested getMore on namespace 'shop.customers',"
                                         + " but cursor belongs to a different namespace shop.orders");
                             });
+                    try (ClientSession other = stack.client.startSession()) {
+                        // and only in the session it was opened in (mongod's 50738 without authorization)
+                        assertThatThrownBy(() -> shop.runCommand(other, getMore(id, "orders")))
+                                .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(50738));
+                    }
                     Document next = shop.runCommand(session, getMore(id, "orders"));
                     assertThat(next.get("cursor", Document.class).getList("nextBatch", Document.class)).as(filter.toJson()).hasSize(2);
                 }

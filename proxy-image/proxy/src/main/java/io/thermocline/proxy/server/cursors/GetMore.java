@@ -7,6 +7,7 @@ import io.thermocline.proxy.command.ReplyFacts;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
+import io.thermocline.proxy.cursor.CursorSessions;
 import io.thermocline.proxy.server.forwarding.ErrorMapping;
 import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.TierBackend;
@@ -75,6 +76,12 @@ public final class GetMore {
                     + ((CursorPeers.Gone) owner).why()));
         }
         CursorRoute route = found.get();
+        Optional<RawBsonDocument> otherSession = CursorSessions.refusal(route, request.traits().lsid(),
+                request.client().auth().userName(), request.client().auth().enforced());
+        if (otherSession.isPresent()) {
+            // as mongod: a cursor opened in a session continues only in it, and stays open
+            return replies.reply(request, otherSession.get());
+        }
         if (!request.client().auth().mayContinueCursorOf(route.creator())) {
             // as mongod: refused, and the cursor stays its creator's
             return replies.reply(request, MongoError.UNAUTHORIZED.reply("cursor id " + proxyId + " was not created by the authenticated user"));

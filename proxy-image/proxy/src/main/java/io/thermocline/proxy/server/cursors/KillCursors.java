@@ -54,7 +54,8 @@ public final class KillCursors {
         if (list == null || !list.isArray()) {
             return replies.reply(request, MongoError.TYPE_MISMATCH.reply("killCursors needs a 'cursors' array of cursor ids"));
         }
-        Optional<CursorRoute> foreign = othersCursor(request, list.asArray());
+        String named = namedNamespace(request);
+        Optional<CursorRoute> foreign = othersCursor(request, list.asArray(), named);
         if (foreign.isPresent()) {
             // as mongod: the whole command is refused before any cursor is killed
             return replies.reply(request, MongoError.UNAUTHORIZED.reply("not authorized to kill cursor on " + foreign.get().namespace()));
@@ -64,7 +65,7 @@ public final class KillCursors {
         BsonArray notFound = new BsonArray();
         for (BsonValue v : list.asArray()) {
             long id = v.isNumber() ? v.asNumber().longValue() : 0;
-            Optional<CursorRoute> route = cursors.use(id, System.nanoTime());
+            Optional<CursorRoute> route = cursors.use(id, System.nanoTime()).filter(r -> isOf(r, named));
             CursorPeers.Owner owner = route.isPresent() || cursors.ids().ownedHere(id) ? null : OwnerLookup.of(peers, id, hops);
             if (route.isPresent()) {
                 byMember.computeIfAbsent(route.get().member(), m -> new ArrayList<>()).add(route.get());
@@ -145,16 +146,34 @@ public final class KillCursors {
         }
     }
 
-    /** The first listed cursor this connection's user may not kill: opened by another user, and no killAnyCursor on its namespace. */
-    private Optional<CursorRoute> othersCursor(Request request, BsonArray ids) {
+    /**
+     * The first listed cursor this connection's user may not kill: opened by another user, and no killAnyCursor on its
+     * namespace. A cursor of another namespace than the command's is not found, not refused.
+     */
+    private Optional<CursorRoute> othersCursor(Request request, BsonArray ids, String named) {
         for (BsonValue v : ids) {
-            Optional<CursorRoute> route = v.isNumber() ? cursors.use(v.asNumber().longValue(), System.nanoTime()) : Optional.empty();
+            Optional<CursorRoute> route = v.isNumber() ? cursors.use(v.asNumber().longValue(), System.nanoTime())
+                    .filter(r -> isOf(r, named)) : Optional.empty();
             if (route.isPresent() && !request.client().auth().mayKillCursorOf(route.get().creator(),
                     new Target.Collection(route.get().database(), route.get().collection()))) {
                 return route;
             }
         }
         return Optional.empty();
+    }
+
+    /** {@code db.collection} the command names, or null when its {@code killCursors} is no collection name. */
+    private static String namedNamespace(Request request) {
+        BsonValue collection = request.msg().body().get("killCursors");
+        return collection != null && collection.isString() ? request.traits().database() + "." + collection.asString().getValue() : null;
+    }
+
+    /**
+     * Whether a killCursors naming {@code named} reaches this cursor: only one of that namespace, as mongos 5.0 keys its
+     * cursors by namespace (mongod 5.0+ kills by id alone; drivers always name the cursor's own namespace).
+     */
+    private static boolean isOf(CursorRoute route, String named) {
+        return named == null || !route.namespace().contains(".") || route.namespace().equals(named);
     }
 
     private static boolean contains(RawBsonDocument reply, String field, long id) {
