@@ -13,8 +13,8 @@ import org.bson.BsonTimestamp;
 /**
  * Whether the shadow evidence allows {@code shadow -> tiered} (MODES contract): every policy namespace
  * warmed (the warmer finished and the coverage bound reaches the window's cutoff), no divergence on any
- * proxy within the quiet period, and enough comparisons since the last one. Empty means allowed;
- * otherwise one sentence naming the namespace and what to wait for.
+ * proxy within the quiet period, and enough comparisons since the last one; and ({@link #follower}) an archive
+ * follower that can finish the cutover. Empty means allowed; otherwise one sentence naming what to wait for.
  */
 public final class CutoverGate {
 
