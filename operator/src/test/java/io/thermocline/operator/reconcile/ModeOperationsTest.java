@@ -160,7 +160,7 @@ class ModeOperationsTest {
             assertThat(condition(c, ConditionType.FollowerHealthy).getStatus()).isEqualTo("False");
             assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("FollowerStopped");
             assertThat(condition(c, ConditionType.FollowerHealthy).getMessage()).contains("follow-feeder Deployment")
-                    .contains("cutover to tiered cannot finish");
+                    .contains("holds a cutover to tiered back");
         });
 
         Instant lease = Instant.now().plus(Duration.ofHours(1));
