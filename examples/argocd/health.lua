@@ -52,6 +52,20 @@ if modeReason == "CutoverRefused" or modeReason == "ModeRefused" then
 end
 local switching = modeReason == "CuttingOver" or modeReason == "Draining" or modeReason == "Switching"
 
+-- the archive follower (shadowing, cutting over): stopped or behind holds a cutover back, a resync is under way;
+-- once drained the archive alone is current and the follower matters only for a way back to tiered
+local follower = condition(conditions, "FollowerHealthy")
+local drainedNow = condition(conditions, "Drained")
+if follower ~= nil and follower.status == "False" and not (drainedNow ~= nil and drainedNow.status == "True") then
+  if follower.reason == "FollowerResyncing" then
+    hs.status = "Progressing"
+  else
+    hs.status = "Degraded"
+  end
+  hs.message = describe(follower)
+  return hs
+end
+
 local ready = condition(conditions, "Ready")
 if ready ~= nil and ready.status == "True" and not switching then
   local drained = condition(conditions, "Drained")
