@@ -5,6 +5,7 @@ import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -35,9 +36,21 @@ public final class ModeGate implements AutoCloseable {
         private boolean closed;
         private volatile java.util.function.Consumer<org.bson.RawBsonDocument> archiveReply;
 
-        private Ticket(View view, boolean stale) {
+        private final boolean fleetBehind;
+
+        private Ticket(View view, boolean stale, boolean fleetBehind) {
             this.view = view;
             this.stale = stale;
+            this.fleetBehind = fleetBehind;
+        }
+
+        /**
+         * Some live proxy may still act on the previous phase: its reads may go where this phase's writes do not
+         * (a replica still cutting over reads the archive without the read barrier, one still draining reads the
+         * fast tier), so this phase's writes wait until every live proxy acknowledged it.
+         */
+        public boolean fleetBehind() {
+            return fleetBehind;
         }
 
         /** The phase this request is routed by (tiered when the cluster never used modes). */
@@ -93,6 +106,8 @@ public final class ModeGate implements AutoCloseable {
     private final Map<Long, Integer> inFlight = new HashMap<>();
     private volatile View view = new View(ModeDocument.initial(), System.nanoTime());
     private volatile long ackedEpoch = -1;
+    /** The newest epoch every live proxy has acknowledged, as this proxy last saw the acknowledgements. */
+    private volatile long fleetOnEpoch = -1;
     private long lastAckNanos;
     private boolean requested;
 
@@ -127,8 +142,9 @@ public final class ModeGate implements AutoCloseable {
     public synchronized Ticket enter() {
         View v = view;
         boolean stale = v.document().exists() && System.nanoTime() - v.readAtNanos() > lease.toNanos();
+        boolean fleetBehind = v.document().exists() && fleetOnEpoch < v.document().epoch();
         inFlight.merge(v.document().epoch(), 1, Integer::sum);
-        return new Ticket(v, stale);
+        return new Ticket(v, stale, fleetBehind);
     }
 
     /** Reads the document, then acknowledges it when nothing older is in flight; runs on the follower thread. */
@@ -148,6 +164,9 @@ public final class ModeGate implements AutoCloseable {
                         d.phase().documentName(), d.epoch());
             }
             acknowledge(d.epoch());
+            if (d.exists() && fleetOnEpoch < d.epoch() && ackedEpoch == d.epoch() && fleetAcked(d.epoch())) {
+                fleetOnEpoch = d.epoch();
+            }
         } catch (RuntimeException e) {
             LOG.warn("event=mode_follow_failed instance={} error={}", instance, e.toString());
         }
@@ -170,6 +189,17 @@ public final class ModeGate implements AutoCloseable {
             store.acknowledge(instance, ackedEpoch);
             lastAckNanos = now;
         }
+    }
+
+    /** Whether every proxy that acknowledged within two leases (as the mode controller counts them) acknowledged {@code epoch}. */
+    private boolean fleetAcked(long epoch) {
+        Instant live = Instant.now().minus(lease.multipliedBy(2));
+        return store.acks().stream().filter(a -> a.at().isAfter(live)).allMatch(a -> a.epoch() >= epoch);
+    }
+
+    /** Whether this phase's writes may go ahead: every live proxy acts on the current epoch. */
+    public boolean fleetOnCurrentEpoch() {
+        return !view.document().exists() || fleetOnEpoch >= view.document().epoch();
     }
 
     /** The epoch this proxy has acknowledged (-1: none yet). */

@@ -9,17 +9,20 @@ import org.bson.BsonValue;
 /**
  * Where a claimed command goes in the current phase, pure: the tiered path as before, the archive
  * unchanged (the archive-authoritative phases), refused with a retryable error (a write while the
- * fleet switches, or a proxy that lost sight of the mode document), or the proxy's own explain.
+ * fleet switches, also until every proxy follows a new phase, or a proxy that lost sight of the mode
+ * document), or the proxy's own explain.
  */
 public enum ModeRoute {
     TIERED, ARCHIVE, REFUSE, EXPLAIN;
 
-    public static ModeRoute of(Phase phase, boolean stale, CommandClass cls, boolean inTransaction, String commandName) {
+    /** {@code fleetBehind}: a live proxy may still act on the previous phase (see {@link ModeGate.Ticket#fleetBehind}). */
+    public static ModeRoute of(Phase phase, boolean stale, boolean fleetBehind, CommandClass cls, boolean inTransaction,
+                               String commandName) {
         if (stale) {
             return REFUSE;
         }
         boolean writes = writes(cls, inTransaction, commandName);
-        if (phase.writesRefused() && writes) {
+        if ((phase.writesRefused() || fleetBehind) && writes) {
             return REFUSE;
         }
         if (phase.reads() == Phase.Reads.TIERED) {

@@ -191,10 +191,11 @@ public final class TieredRouting implements AutoCloseable {
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, traits.session(), decided);
         ensureMetadata();
-        switch (ModeRoute.of(ticket.phase(), ticket.stale(), cls, traits.inTransaction(), request.name())) {
+        switch (ModeRoute.of(ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {
             case REFUSE -> {
                 String why = ticket.stale() ? "this Thermocline proxy cannot read the fleet's mode document; retry"
-                        : "writes pause while the Thermocline fleet switches mode (" + ticket.phase().documentName() + "); retry";
+                        : "writes pause while the Thermocline fleet switches mode (" + ticket.phase().documentName()
+                        + (ticket.phase().writesRefused() ? "" : ", until every proxy follows") + "); retry";
                 return Optional.of(CompletableFuture.completedFuture(MongoError.EXCEEDED_TIME_LIMIT.reply(why, retryLabels(x))));
             }
             case ARCHIVE -> {

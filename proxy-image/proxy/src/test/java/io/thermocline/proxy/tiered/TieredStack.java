@@ -215,7 +215,8 @@ final class TieredStack implements AutoCloseable {
         long deadline = System.nanoTime() + within.toNanos();
         while (true) {
             io.thermocline.tiering.mode.ModeDocument d = modes().read();
-            if (d.phase() == phase && routing.modes().gate().view().document().phase() == phase) {
+            // and this proxy lets the phase's writes through: every live proxy follows it
+            if (d.phase() == phase && routing.modes().gate().view().document().phase() == phase && routing.modes().gate().fleetOnCurrentEpoch()) {
                 return d;
             }
             if (System.nanoTime() > deadline) {
