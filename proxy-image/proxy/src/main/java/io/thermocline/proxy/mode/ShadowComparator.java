@@ -6,6 +6,7 @@ import io.thermocline.tiering.cache.ExpiringCache;
 import io.thermocline.tiering.mode.FollowerState;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.ShadowEvidence;
+import io.thermocline.tiering.state.CoverageBound;
 import io.thermocline.tiering.reactive.Blocking;
 import java.time.Clock;
 import java.time.Duration;
@@ -21,6 +22,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -48,13 +50,17 @@ public final class ShadowComparator implements AutoCloseable {
             "readConcern", "autocommit", "startTransaction", "$db", "signature", "batchSize", "singleBatch", "afterClusterTime");
     private static final int ALL = 100_000;
 
-    /** A read to compare: the command as the client sent it, the archive's complete answer, the mode epoch it was routed by. */
+    /**
+     * A read to compare: the command as the client sent it, the archive's complete answer, the mode epoch it was routed
+     * by, and the namespace's coverage that proved the fast tier could answer it.
+     */
     public record Sample(String namespace, String shape, String database, BsonDocument command, RawBsonDocument archiveReply,
-                         long epoch) {
+                         long epoch, CoverageBound coverage) {
     }
 
     private final MongoClient fast;
     private final ModeStore store;
+    private final Function<String, CoverageBound> coverage;
     private final String instance;
     private final ShadowConfig config;
     private final Clock clock;
@@ -67,9 +73,12 @@ public final class ShadowComparator implements AutoCloseable {
     private volatile boolean dirty;
     private volatile boolean closed;
 
-    public ShadowComparator(MongoClient fast, ModeStore store, String instance, ShadowConfig config, Clock clock, Duration followerWait) {
+    /** {@code coverage}: the namespace's coverage as this proxy routes by it now. */
+    public ShadowComparator(MongoClient fast, ModeStore store, Function<String, CoverageBound> coverage, String instance,
+                            ShadowConfig config, Clock clock, Duration followerWait) {
         this.fast = fast;
         this.store = store;
+        this.coverage = coverage;
         this.instance = instance;
         this.config = config;
         this.clock = clock;
@@ -142,8 +151,12 @@ public final class ShadowComparator implements AutoCloseable {
         boolean changedSince = changing != null && changing.compareTo(time.asTimestamp()) > 0;
         // once the fleet left the phase the read was made in (a cutover), writes reach the fast tier directly and
         // no follower announcement covers them: the mode document, read after the fast tier, must still be that phase's
-        boolean phaseLeft = !outcome.map(ResultComparison.Outcome::agreed).orElse(true) && store.read().epoch() != s.epoch();
-        if (outcome.isEmpty() || (changedSince && !outcome.get().agreed()) || phaseLeft) {
+        boolean differs = !outcome.map(ResultComparison.Outcome::agreed).orElse(true);
+        boolean phaseLeft = differs && store.read().epoch() != s.epoch();
+        // the evictor raises the coverage bound (and waits for the proxies to see it) before it removes what fell out of
+        // the window: a bound moved since the sample may have taken documents of the archive's answer out of the fast tier
+        boolean coverageMoved = differs && !coverage.apply(s.namespace()).equals(s.coverage());
+        if (outcome.isEmpty() || (changedSince && !outcome.get().agreed()) || phaseLeft || coverageMoved) {
             // a difference after a later change began may be that change (the fast tier is ahead of the archive read): no proof either way
             skipped(s.namespace());
             return;

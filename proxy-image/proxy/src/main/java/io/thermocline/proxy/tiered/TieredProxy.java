@@ -143,7 +143,8 @@ public final class TieredProxy {
         ModeStore modeStore = new ModeStore(store);
         Modes modes = new Modes(
                 new ModeGate(modeStore, instanceId, options.followInterval(), options.modeLease(), options.requestedMode()).start(),
-                new ShadowComparator(fast, modeStore, instanceId, options.shadow(), Clock.systemUTC(), Duration.ofSeconds(2)),
+                new ShadowComparator(fast, modeStore, ns -> tiering.table().coverage(ns), instanceId, options.shadow(), Clock.systemUTC(),
+                        Duration.ofSeconds(2)),
                 new ModeController(fast, archive, policies, options.shadow(), instanceId, options.followInterval(),
                         options.modeLease(), Clock.systemUTC()).start());
         return new TieredRouting(tiering, new CausalPoints(100_000), readBarrier, archivePresent, promotion, writes, fences,

@@ -285,7 +285,7 @@ public final class TieredRouting implements AutoCloseable {
         if (shadow.sampled(explanation.namespace(), couldAnswer)) {
             BsonDocument command = x.command();
             ticket.onArchiveReply(reply -> shadow.offer(new ShadowComparator.Sample(explanation.namespace(),
-                    ModeExplain.shape(cls), x.database(), command, reply, ticket.epoch())));
+                    ModeExplain.shape(cls), x.database(), command, reply, ticket.epoch(), x.table().coverage(explanation.namespace()))));
         }
     }
 

@@ -13,6 +13,7 @@ import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.mode.ShadowEvidence;
 import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.CoverageBound;
 import io.thermocline.tiering.worker.TierClients;
 import java.time.Clock;
 import java.time.Duration;
@@ -48,6 +49,8 @@ class ShadowComparatorTest {
     MongoClient fast;
     ModeStore modes;
     ShadowComparator comparator;
+    /** The namespace's coverage as the proxy routes by it. */
+    volatile CoverageBound coverage = CoverageBound.from(Instant.parse("2026-11-01T00:00:00Z"));
 
     @BeforeEach
     void start() {
@@ -57,7 +60,7 @@ class ShadowComparatorTest {
         store.ensureCollections();
         modes = new ModeStore(store);
         Blocking.run(fast.getDatabase("shop").getCollection("orders", BsonDocument.class).insertOne(order(1, 5)));
-        comparator = new ShadowComparator(fast, modes, "proxy-1", ShadowConfig.defaults(), Clock.systemUTC(), Duration.ofMillis(100));
+        comparator = new ShadowComparator(fast, modes, ns -> coverage, "proxy-1", ShadowConfig.defaults(), Clock.systemUTC(), Duration.ofMillis(100));
     }
 
     @AfterEach
@@ -105,6 +108,18 @@ class ShadowComparatorTest {
         assertThat(evidence()).extracting(ShadowEvidence::compared, ShadowEvidence::agreed).containsExactly(1L, 1L);
     }
 
+    /** ShadowHistoryTest seed 19: the evictor raised the bound and removed a document of the archive's answer meanwhile. */
+    @Test
+    void aDifferenceFoundAfterTheCoverageMovedIsSkipped() throws Exception {
+        followerAt(LATER, READ_AT);
+        ShadowComparator.Sample sampled = sample(order(1, 4));
+        coverage = CoverageBound.from(Instant.parse("2026-11-02T00:00:00Z"));
+        comparator.compare(sampled);
+        assertThat(evidence()).extracting(ShadowEvidence::compared, ShadowEvidence::diverged, ShadowEvidence::skipped).containsExactly(0L, 0L, 1L);
+        comparator.compare(sample(order(1, 4)));
+        assertThat(evidence()).as("the same coverage: a divergence").extracting(ShadowEvidence::diverged).isEqualTo(1L);
+    }
+
     @Test
     void aReadTheFollowerHasNotAppliedYetIsSkipped() throws Exception {
         followerAt(new BsonTimestamp(1_700_000_000, 1), new BsonTimestamp(1_700_000_000, 1));
@@ -132,6 +147,6 @@ class ShadowComparatorTest {
         BsonDocument reply = new BsonDocument("cursor", new BsonDocument("id", new BsonInt64(0)).append("ns", new BsonString(NS))
                 .append("firstBatch", new BsonArray(List.of(archived)))).append("ok", new org.bson.BsonDouble(1)).append("operationTime", READ_AT);
         return new ShadowComparator.Sample(NS, "find orders {_id}", "shop", command, new RawBsonDocument(reply, new BsonDocumentCodec()),
-                modes.read().epoch());
+                modes.read().epoch(), coverage);
     }
 }
