@@ -56,10 +56,8 @@ final class SnapshotCursors {
         return reply("firstBatch", batch, id, namespace);
     }
 
-    boolean owns(long id) {
-        synchronized (this) {
-            return open.containsKey(id);
-        }
+    synchronized boolean owns(long id) {
+        return open.containsKey(id);
     }
 
     /** The next batch of one of these cursors (the caller checked {@link #owns}); batchSize 0 = all that fits. */

@@ -164,7 +164,7 @@ public final class ModeGate implements AutoCloseable {
                         d.phase().documentName(), d.epoch());
             }
             acknowledge(d.epoch());
-            if (d.exists() && fleetOnEpoch < d.epoch() && ackedEpoch == d.epoch() && fleetAcked(d.epoch())) {
+            if (d.exists() && fleetOnEpoch < d.epoch() && ackedEpoch == d.epoch() && store.fleetAcked(d.epoch(), lease, Instant.now())) {
                 fleetOnEpoch = d.epoch();
             }
         } catch (RuntimeException e) {
@@ -189,12 +189,6 @@ public final class ModeGate implements AutoCloseable {
             store.acknowledge(instance, ackedEpoch);
             lastAckNanos = now;
         }
-    }
-
-    /** Whether every proxy that acknowledged within two leases (as the mode controller counts them) acknowledged {@code epoch}. */
-    private boolean fleetAcked(long epoch) {
-        Instant live = Instant.now().minus(lease.multipliedBy(2));
-        return store.acks().stream().filter(a -> a.at().isAfter(live)).allMatch(a -> a.epoch() >= epoch);
     }
 
     /** Whether this phase's writes may go ahead: every live proxy acts on the current epoch. */

@@ -73,7 +73,9 @@ public final class ModeController implements AutoCloseable {
             return d;
         }
         Instant now = clock.instant();
-        boolean acked = fleetAcked(d.epoch(), now);
+        boolean acked = store.fleetAcked(d.epoch(), ackLease, now);
+        // read once, before the archive's time below, so the follower's lag is never under-reported
+        FollowerState follower = store.follower();
         boolean feederDrained = false;
         FeederCheckpoint feeder = metadata.feederCheckpoint();
         if (acked && d.phase() == Phase.DRAINING) {
@@ -84,14 +86,13 @@ public final class ModeController implements AutoCloseable {
         boolean cutoverAsked = d.requested() == io.thermocline.config.Mode.TIERED && !d.override();
         if (cutoverAsked && (d.phase() == Phase.SHADOWING || d.phase() == Phase.DRAINED)) {
             // the follower first: without it no shadow evidence accrues either
-            FollowerState follower = store.follower(); // read before the archive's time, so its lag is not under-reported
             gate = CutoverGate.follower(follower, archiveTimeOrNull(), now);
             if (gate.isEmpty() && d.phase() == Phase.SHADOWING) {
                 gate = CutoverGate.refusal(policies, metadata.namespaces(), store.evidence(), shadow, now);
             }
         }
         Transition.Facts facts = new Transition.Facts(acked, feederDrained, feederDrained ? 0 : feeder.lagSeconds(),
-                feederDrained ? 0 : feeder.pendingEvents(), archiveNow, store.follower().appliedThrough(), gate, now);
+                feederDrained ? 0 : feeder.pendingEvents(), archiveNow, follower.appliedThrough(), gate, now);
         Optional<ModeDocument> next = Transition.next(d, facts);
         if (next.isEmpty()) {
             return d;
@@ -107,12 +108,6 @@ public final class ModeController implements AutoCloseable {
         } catch (StaleStateException e) {
             return store.read(); // another controller moved it first: it decides from there
         }
-    }
-
-    /** True when every proxy that acknowledged within the lease acknowledged {@code epoch}. */
-    private boolean fleetAcked(long epoch, Instant now) {
-        Instant live = now.minus(ackLease.multipliedBy(2));
-        return store.acks().stream().filter(a -> a.at().isAfter(live)).allMatch(a -> a.epoch() >= epoch);
     }
 
     /**

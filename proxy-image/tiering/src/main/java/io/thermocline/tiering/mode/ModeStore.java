@@ -116,6 +116,15 @@ public final class ModeStore {
                 d.getNumber("epoch").longValue(), Instant.ofEpochMilli(d.getDateTime("at").getValue()))).toList();
     }
 
+    /**
+     * Whether every proxy that acknowledged within two leases of {@code now} acknowledged {@code epoch}: the
+     * fleet the mode controller waits for, and the one a proxy waits for before a new phase's writes.
+     */
+    public boolean fleetAcked(long epoch, Duration lease, Instant now) {
+        Instant live = now.minus(lease.multipliedBy(2));
+        return acks().stream().filter(a -> a.at().isAfter(live)).allMatch(a -> a.epoch() >= epoch);
+    }
+
     /** A proxy that shut down cleanly leaves the fleet at once instead of after its lease. */
     public void leave(String instance) {
         Blocking.run(acks.deleteOne(Filters.eq("_id", instance)));
