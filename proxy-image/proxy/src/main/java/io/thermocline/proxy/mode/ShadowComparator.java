@@ -154,8 +154,10 @@ public final class ShadowComparator implements AutoCloseable {
         boolean differs = !outcome.map(ResultComparison.Outcome::agreed).orElse(true);
         boolean phaseLeft = differs && store.read().epoch() != s.epoch();
         // the evictor raises the coverage bound (and waits for the proxies to see it) before it removes what fell out of
-        // the window: a bound moved since the sample may have taken documents of the archive's answer out of the fast tier
-        boolean coverageMoved = differs && !coverage.apply(s.namespace()).equals(s.coverage());
+        // the window: a bound moved since the sample may have taken documents of the archive's answer out of the fast
+        // tier, which explains documents missing there and nothing else (a changed field still counts)
+        boolean coverageMoved = differs && outcome.get().fields().equals(List.of("$missing"))
+                && !coverage.apply(s.namespace()).equals(s.coverage());
         if (outcome.isEmpty() || (changedSince && !outcome.get().agreed()) || phaseLeft || coverageMoved) {
             // a difference after a later change began may be that change (the fast tier is ahead of the archive read): no proof either way
             skipped(s.namespace());
