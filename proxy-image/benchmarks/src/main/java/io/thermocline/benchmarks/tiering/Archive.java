@@ -34,13 +34,21 @@ public final class Archive implements AutoCloseable {
         this.port = port;
     }
 
+    /**
+     * The JVM's own memory counts against the cgroup's cap with the page cache: glibc's malloc keeps an
+     * arena per thread (one per client connection here), and with the default number of arenas the
+     * archive's native memory grew past the 256 MB cap in a long run and the kernel killed it (run 10),
+     * so it runs with two arenas.
+     */
     static Archive start(Path dir, Caps caps, String device, Path log) throws IOException, InterruptedException {
         dropCaches();
         ArchiveCgroup group = ArchiveCgroup.create(GROUP, caps.memoryBytes(), caps.readIops(), device);
         int port = ChildProcess.freePort();
         try {
-            List<String> command = group.wrap(ChildProcess.javaCommand(caps.jvm(), ArchiveMain.class.getName(),
+            List<String> java = new java.util.ArrayList<>(List.of("env", "MALLOC_ARENA_MAX=2"));
+            java.addAll(ChildProcess.javaCommand(caps.jvm(), ArchiveMain.class.getName(),
                     List.of(Integer.toString(port), dir.toString(), Integer.toString(caps.oplogEntries()))));
+            List<String> command = group.wrap(java);
             return new Archive(ChildProcess.start("archive", command, port, log), group, port);
         } catch (IOException | RuntimeException e) {
             group.close();

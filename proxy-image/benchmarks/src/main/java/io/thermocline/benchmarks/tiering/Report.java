@@ -57,8 +57,9 @@ final class Report {
     private final String device;
     private final long dataBytes;
     private final Map<String, Side[]> steady = new LinkedHashMap<>();
-    private final Side[] equal = {new Side(), new Side()};
-    private int equalTarget;
+    /** Each mix at equal offered load: both sides, and the target (the archive's own maximum on that mix). */
+    private final Map<String, Side[]> equal = new LinkedHashMap<>();
+    private final Map<String, Integer> equalTargets = new LinkedHashMap<>();
     private final Map<String, Side> ceiling = new LinkedHashMap<>();
     private final Map<String, Driver.Result> adoption = new LinkedHashMap<>();
     private final List<String> rawRows = new ArrayList<>();
@@ -77,10 +78,10 @@ final class Report {
         raw(mix.name(), thermocline ? "Thermocline" : "archive alone", r);
     }
 
-    void equalLoad(int target, boolean thermocline, Driver.Result r) {
-        equalTarget = target;
-        equal[thermocline ? 1 : 0].add(r);
-        raw("store at " + target + " ops/s", thermocline ? "Thermocline" : "archive alone", r);
+    void equalLoad(Mix mix, int target, boolean thermocline, Driver.Result r) {
+        equalTargets.put(mix.name(), target);
+        equal.computeIfAbsent(mix.name(), k -> new Side[] {new Side(), new Side()})[thermocline ? 1 : 0].add(r);
+        raw(mix.name() + " at " + target + " ops/s", thermocline ? "Thermocline" : "archive alone", r);
     }
 
     void ceiling(Mix mix, Driver.Result r) {
@@ -151,16 +152,20 @@ final class Report {
                 mix, sides[0].opsPerSecond(), sides[1].opsPerSecond(), sides[1].opsPerSecond() / sides[0].opsPerSecond(),
                 ms(sides[0].read, 95), ms(sides[1].read, 95), ms(sides[0].update, 99), ms(sides[1].update, 99),
                 sides[0].readsPerSecond(), sides[1].readsPerSecond(), sides[0].failed, sides[1].failed)));
-        if (equal[0].runs > 0) {
-            b.append(String.format("%n### Equal offered load (store mix, target %d ops/s = the archive's own maximum)%n%n", equalTarget));
-            b.append("| side | achieved ops/s | read p50 / p95 / p99 ms | update p50 / p95 / p99 ms | archive reads/s | failed |\n|---|---|---|---|---|---|\n");
+        if (!equal.isEmpty()) {
+            b.append("\n### Equal offered load (each mix at the archive's own maximum on it)\n\n");
+            b.append("| mix | target ops/s | side | achieved ops/s | read p50 / p95 / p99 ms | update p50 / p95 / p99 ms | archive reads/s | failed |"
+                    + "\n|---|---|---|---|---|---|---|---|\n");
             String[] names = {"archive alone", "Thermocline"};
-            for (int i = 0; i < 2; i++) {
-                b.append(String.format("| %s | %.0f | %s | %s | %.0f | %d |%n", names[i], equal[i].opsPerSecond(), pcts(equal[i].read),
-                        pcts(equal[i].update), equal[i].readsPerSecond(), equal[i].failed));
-            }
-            b.append(String.format("%nRead p95 Thermocline / alone: **%.3f**; read p99: %.3f.%n", ms(equal[1].read, 95) / ms(equal[0].read, 95),
-                    ms(equal[1].read, 99) / ms(equal[0].read, 99)));
+            equal.forEach((mix, sides) -> {
+                for (int i = 0; i < 2; i++) {
+                    b.append(String.format("| %s | %d | %s | %.0f | %s | %s | %.0f | %d |%n", mix, equalTargets.get(mix), names[i],
+                            sides[i].opsPerSecond(), pcts(sides[i].read), pcts(sides[i].update), sides[i].readsPerSecond(), sides[i].failed));
+                }
+            });
+            b.append("\n| mix | read p95 Thermocline / alone | read p99 Thermocline / alone |\n|---|---|---|\n");
+            equal.forEach((mix, sides) -> b.append(String.format("| %s | **%.3f** | %.3f |%n", mix, ms(sides[1].read, 95) / ms(sides[0].read, 95),
+                    ms(sides[1].read, 99) / ms(sides[0].read, 99))));
         }
         if (!ceiling.isEmpty()) {
             b.append("\n### Ceiling: the same archive uncapped, its files in the page cache\n\n");

@@ -50,18 +50,27 @@ final class TieredStack implements AutoCloseable {
         return metric(name, "");
     }
 
-    /** As {@link #metric(String)}, over the label sets that contain {@code label} (e.g. {@code outcome="skipped"}). */
-    double metric(String name, String label) throws IOException, InterruptedException {
+    /** As {@link #metric(String)}, over the label sets that contain every one of {@code labels} (e.g. {@code outcome="skipped"}). */
+    double metric(String name, String... labels) throws IOException, InterruptedException {
         String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
                 .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
         double sum = Double.NaN;
         for (String line : body.split("\n")) {
-            if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && line.substring(0, line.lastIndexOf(' ')).contains(label)) {
+            if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && containsAll(line.substring(0, line.lastIndexOf(' ')), labels)) {
                 double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
                 sum = Double.isNaN(sum) ? v : sum + v;
             }
         }
         return sum;
+    }
+
+    private static boolean containsAll(String labelSet, String... labels) {
+        for (String label : labels) {
+            if (!labelSet.contains(label)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Waits until the feeder has mirrored every fast-tier write; false after {@code timeout}. */

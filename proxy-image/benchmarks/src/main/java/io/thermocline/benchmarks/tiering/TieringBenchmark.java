@@ -61,7 +61,7 @@ public final class TieringBenchmark {
                 Long.parseLong(o.getOrDefault("records", quick ? "300000" : "1400000")),
                 Long.parseLong(o.getOrDefault("memory", quick ? "192" : "256")),
                 Integer.parseInt(o.getOrDefault("iops", "1500")),
-                List.of(o.getOrDefault("archiveJvm", "-Xmx128m -XX:MaxDirectMemorySize=32m -XX:+UseSerialGC -Xss512k").split("\\s+")),
+                List.of(o.getOrDefault("archiveJvm", "-Xmx128m -XX:MaxDirectMemorySize=32m -XX:+UseSerialGC -Xss512k -XX:ReservedCodeCacheSize=32m -XX:MaxMetaspaceSize=96m").split("\\s+")),
                 Integer.parseInt(o.getOrDefault("threads", "64")),
                 Integer.parseInt(o.getOrDefault("warmup", quick ? "10" : "20")),
                 Integer.parseInt(o.getOrDefault("seconds", quick ? "20" : "45")),
@@ -69,6 +69,7 @@ public final class TieringBenchmark {
                 Integer.parseInt(o.getOrDefault("adoption", quick ? "60" : "240")),
                 Mix.named(o.getOrDefault("adoptionMix", "concentrated")),
                 o.getOrDefault("mixes", "store,read-heavy,concentrated").split(","),
+                o.getOrDefault("equal", o.getOrDefault("mixes", "store,read-heavy,concentrated")).split(","),
                 o.getOrDefault("window", "40d"),
                 o.getOrDefault("feeder", "").isBlank() ? List.of() : List.of(o.get("feeder").split(",")),
                 Boolean.parseBoolean(o.getOrDefault("warmer", "false")),
@@ -120,12 +121,15 @@ public final class TieringBenchmark {
                     settle(stack);
                 }
             }
-            // 3. equal offered load: the archive's own maximum on the store mix
-            int target = (int) report.aloneOpsPerSecond(Mix.STORE);
-            if (target > 0) {
-                report.equalLoad(target, false, alone(s, loaded, archive, Mix.STORE, nextKey, s.warmup(), s.seconds(), target, report));
-                report.equalLoad(target, true, thermocline(s, loaded, stack, archive, Mix.STORE, nextKey, s.warmup(), s.seconds(), target, report));
-                settle(stack);
+            // 3. equal offered load: each mix at the archive's own maximum on it
+            for (String name : s.equalMixes()) {
+                Mix mix = Mix.named(name);
+                int target = (int) report.aloneOpsPerSecond(mix);
+                if (target > 0) {
+                    report.equalLoad(mix, target, false, alone(s, loaded, archive, mix, nextKey, s.warmup(), s.seconds(), target, report));
+                    report.equalLoad(mix, target, true, thermocline(s, loaded, stack, archive, mix, nextKey, s.warmup(), s.seconds(), target, report));
+                    settle(stack);
+                }
             }
             report.peakMemory(archive.peakMemory());
         } finally {
@@ -149,7 +153,7 @@ public final class TieringBenchmark {
     }
 
     record Settings(Path dir, long records, long memoryMb, int iops, List<String> archiveJvm, int threads, int warmup, int seconds,
-                    int rounds, int adoption, Mix adoptionMix, String[] mixes, String window, List<String> feeder, boolean warmer,
+                    int rounds, int adoption, Mix adoptionMix, String[] mixes, String[] equalMixes, String window, List<String> feeder, boolean warmer,
                     boolean ceiling, int fastOplog, Path out, boolean quick) {
     }
 
@@ -213,6 +217,11 @@ public final class TieringBenchmark {
         return r;
     }
 
+    /** The proxy's routing decisions, and the label sets of reads by the tier that answered them. */
+    private static final String ROUTING = "thermocline_proxy_routing_decisions_total";
+    private static final String[] READ_FAST = {"operation=\"read\"", "tier=\"fast\""};
+    private static final String[] READ_ARCHIVE = {"operation=\"read\"", "tier=\"archive\""};
+
     /** The proxy's copy-ups by how they passed the sync barrier ({@code outcome}). */
     private static final String COPY_UP_BARRIER = "thermocline_proxy_copy_up_barrier_total";
 
@@ -224,6 +233,8 @@ public final class TieringBenchmark {
         Duration clientCpu = clientCpu();
         double skippedBefore = stack.metric(COPY_UP_BARRIER, "\"skipped\"");
         double leftBefore = stack.metric(COPY_UP_BARRIER, "\"left\"");
+        double fastBefore = stack.metric(ROUTING, READ_FAST);
+        double archivedBefore = stack.metric(ROUTING, READ_ARCHIVE);
         Driver.Result r;
         double lag;
         try (TieredStack.LagSampler sampler = stack.sampleLag()) {
@@ -231,9 +242,11 @@ public final class TieringBenchmark {
             lag = sampler.max();
         }
         double total = warmup + seconds;
-        report.note(String.format("feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
+        double fast = stack.metric(ROUTING, READ_FAST) - fastBefore;
+        double archived = stack.metric(ROUTING, READ_ARCHIVE) - archivedBefore;
+        report.note(String.format("reads answered by the archive %.1f %% (warm-up included); feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
                         + " leaving fenced documents out; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
-                lag, stack.fastTierDocuments(DATABASE, TABLE), stack.metric(COPY_UP_BARRIER, "\"skipped\"") - skippedBefore,
+                100 * archived / (fast + archived), lag, stack.fastTierDocuments(DATABASE, TABLE), stack.metric(COPY_UP_BARRIER, "\"skipped\"") - skippedBefore,
                 stack.metric(COPY_UP_BARRIER, "\"left\"") - leftBefore, stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
                 archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total, clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
         return r;

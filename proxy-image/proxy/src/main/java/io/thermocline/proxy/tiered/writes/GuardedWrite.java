@@ -185,7 +185,12 @@ final class GuardedWrite {
         });
         String database = new MongoNamespace(namespace).getDatabaseName();
         List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
+        boolean[] heldFirst = {HeldPointUpdate.applies(cmd, distinct)};
         return transactions.run(x, true, "documents of " + namespace + " kept changing tier while this write promoted them; retry", () -> {
+            if (heldFirst[0]) {
+                heldFirst[0] = false; // one try: any later attempt takes the checked path below
+                return session -> heldPointUpdate(session, database, cmd, finish);
+            }
             long started = System.nanoTime();
             Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
             races.reached(WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
@@ -229,6 +234,26 @@ final class GuardedWrite {
                 return failed ? Outcome.aborted(answer) : Outcome.committed(finish.apply(answer));
             };
         });
+    }
+
+    /**
+     * The update runs first, unchecked, in the guarded transaction: its reply proves the fast tier held
+     * the document ({@link HeldPointUpdate#proved}), and once the update has written it no eviction or
+     * delete can commit before this transaction ends (they conflict with it). Anything else (the document
+     * was not there, an upsert created it, a write error) aborts it and the attempt starts over checked.
+     */
+    private Outcome heldPointUpdate(ClientSession session, String database, BsonDocument cmd, UnaryOperator<BsonDocument> finish) {
+        races.reached(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION);
+        BsonDocument answer;
+        try {
+            answer = Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
+        } catch (MongoCommandException e) {
+            if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+                throw e;
+            }
+            return null;
+        }
+        return HeldPointUpdate.proved(answer) ? Outcome.committed(finish.apply(answer)) : null;
     }
 
     /**

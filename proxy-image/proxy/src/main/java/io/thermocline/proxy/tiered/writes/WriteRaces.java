@@ -18,6 +18,8 @@ public interface WriteRaces {
         /** A delete read one tier for its targets and has not yet read (or acted on) the other. */
         DELETE_BETWEEN_TIER_READS,
         /** A guarded write read its documents' fences and has not yet read the fast tier and the archive. */
-        GUARDED_WRITE_FENCES_READ
+        GUARDED_WRITE_FENCES_READ,
+        /** A point update's guarded transaction has begun and is about to run the update unchecked ({@link HeldPointUpdate}). */
+        HELD_UPDATE_IN_TRANSACTION
     }
 }
