@@ -14,14 +14,15 @@ import java.util.function.Supplier;
 
 /**
  * Runs a YCSB workload with N client threads for a warm-up and a measured interval, optionally at
- * a target rate (YCSB's {@code target}: each thread paced to target / threads ops/s, latency
+ * a target rate (YCSB's {@code target}: each thread paced to target / threads ops/s from a random
+ * phase, latency
  * measured from each operation's actual start, as YCSB does), and records operations completed in
  * every second of the whole run (warm-up included) for the time series.
  */
 final class Driver {
 
     /** What one measured interval saw. Histograms in microseconds. */
-    record Result(long operations, long failed, double seconds, Histogram read, Histogram update, Histogram insert,
+    record Result(long operations, long failed, long notFound, double seconds, Histogram read, Histogram update, Histogram insert,
                   long[] timeline, long nextInsertKey, String lastFailure, ArchiveCgroup.Reads archiveReads) {
         double opsPerSecond() {
             return operations / seconds;
@@ -63,7 +64,10 @@ final class Driver {
                     ready.countDown();
                     go.await();
                     long interval = target > 0 ? (long) (1e9 * threads / target) : 0;
-                    long next = System.nanoTime();
+                    // each thread starts at a random phase of its interval, as YCSB's client threads do: started
+                    // together, 64 threads paced alike would send their operations in bursts of 64
+                    long next = System.nanoTime() + (interval > 0 ? java.util.concurrent.ThreadLocalRandom.current().nextLong(interval) : 0)
+                            - interval;
                     while (!stop.get()) {
                         if (interval > 0) {
                             next += interval;
@@ -115,6 +119,6 @@ final class Driver {
         for (int i = 0; i < total; i++) {
             series[i] = perSecond.get(i);
         }
-        return new Result(measured, meter.failed.get(), elapsed, read, update, insert, series, w.nextInsertKey(), meter.lastFailure, reads);
+        return new Result(measured, meter.failed.get(), meter.notFound.get(), elapsed, read, update, insert, series, w.nextInsertKey(), meter.lastFailure, reads);
     }
 }

@@ -25,6 +25,7 @@ final class Report {
     static final class Side {
         long operations;
         long failed;
+        long notFound;
         double seconds;
         long archiveReads;
         final Histogram read = new Histogram(3);
@@ -35,6 +36,7 @@ final class Report {
         void add(Driver.Result r) {
             operations += r.operations();
             failed += r.failed();
+            notFound += r.notFound();
             seconds += r.seconds();
             archiveReads += r.archiveReads().requests();
             read.add(r.read());
@@ -119,8 +121,8 @@ final class Report {
     }
 
     private void raw(String cell, String side, Driver.Result r) {
-        rawRows.add(String.format("| %s | %s | %.0f | %s | %s | %s | %d | %.0f | %.1f | %s |", cell, side, r.opsPerSecond(),
-                pcts(r.read()), pcts(r.update()), pcts(r.insert()), r.failed(), r.archiveReadsPerSecond(),
+        rawRows.add(String.format("| %s | %s | %.0f | %s | %s | %s | %d | %d | %.0f | %.1f | %s |", cell, side, r.opsPerSecond(),
+                pcts(r.read()), pcts(r.update()), pcts(r.insert()), r.failed(), r.notFound(), r.archiveReadsPerSecond(),
                 r.archiveReads().bytes() / r.seconds() / 1e6, note));
         note = "";
     }
@@ -147,20 +149,21 @@ final class Report {
                 peakMemory / 1e6, s.threads(), s.warmup(), s.seconds(), s.rounds(), s.window()));
         b.append("### Ops/s per mix\n\n");
         b.append("| mix | archive alone ops/s | Thermocline ops/s | ratio | read p95 ms alone / Thermocline | update p99 ms alone / Thermocline "
-                + "| archive reads/s alone / Thermocline | failed alone / Thermocline |\n|---|---|---|---|---|---|---|---|\n");
-        steady.forEach((mix, sides) -> b.append(String.format("| %s | %.0f | %.0f | **%.2f** | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %d / %d |%n",
+                + "| archive reads/s alone / Thermocline | failed alone / Thermocline | not found alone / Thermocline |\n|---|---|---|---|---|---|---|---|---|\n");
+        steady.forEach((mix, sides) -> b.append(String.format("| %s | %.0f | %.0f | **%.2f** | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %d / %d | %d / %d |%n",
                 mix, sides[0].opsPerSecond(), sides[1].opsPerSecond(), sides[1].opsPerSecond() / sides[0].opsPerSecond(),
                 ms(sides[0].read, 95), ms(sides[1].read, 95), ms(sides[0].update, 99), ms(sides[1].update, 99),
-                sides[0].readsPerSecond(), sides[1].readsPerSecond(), sides[0].failed, sides[1].failed)));
+                sides[0].readsPerSecond(), sides[1].readsPerSecond(), sides[0].failed, sides[1].failed, sides[0].notFound, sides[1].notFound)));
         if (!equal.isEmpty()) {
             b.append("\n### Equal offered load (each mix at the archive's own maximum on it)\n\n");
-            b.append("| mix | target ops/s | side | achieved ops/s | read p50 / p95 / p99 ms | update p50 / p95 / p99 ms | archive reads/s | failed |"
-                    + "\n|---|---|---|---|---|---|---|---|\n");
+            b.append("| mix | target ops/s | side | achieved ops/s | read p50 / p95 / p99 ms | update p50 / p95 / p99 ms | archive reads/s | failed | not found |"
+                    + "\n|---|---|---|---|---|---|---|---|---|\n");
             String[] names = {"archive alone", "Thermocline"};
             equal.forEach((mix, sides) -> {
                 for (int i = 0; i < 2; i++) {
-                    b.append(String.format("| %s | %d | %s | %.0f | %s | %s | %.0f | %d |%n", mix, equalTargets.get(mix), names[i],
-                            sides[i].opsPerSecond(), pcts(sides[i].read), pcts(sides[i].update), sides[i].readsPerSecond(), sides[i].failed));
+                    b.append(String.format("| %s | %d | %s | %.0f | %s | %s | %.0f | %d | %d |%n", mix, equalTargets.get(mix), names[i],
+                            sides[i].opsPerSecond(), pcts(sides[i].read), pcts(sides[i].update), sides[i].readsPerSecond(), sides[i].failed,
+                            sides[i].notFound));
                 }
             });
             b.append("\n| mix | read p95 Thermocline / alone | read p99 Thermocline / alone |\n|---|---|---|\n");
@@ -183,7 +186,7 @@ final class Report {
                     mean(r.timeline(), r.timeline().length - 31, r.timeline().length - 1), r.opsPerSecond())));
         }
         b.append("\n### Every run\n\n| cell | side | ops/s | read p50 / p95 / p99 ms | update p50 / p95 / p99 ms | insert p50 / p95 / p99 ms "
-                + "| failed | archive reads/s | archive MB read/s | notes |\n|---|---|---|---|---|---|---|---|---|---|\n");
+                + "| failed | not found | archive reads/s | archive MB read/s | notes |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         rawRows.forEach(r -> b.append(r).append('\n'));
         b.append('\n').append(END).append('\n');
         return b.toString();

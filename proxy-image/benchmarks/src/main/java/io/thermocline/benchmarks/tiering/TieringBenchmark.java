@@ -195,9 +195,9 @@ public final class TieringBenchmark {
         try {
             Driver.Result r = Driver.run(p, s.threads(), warmup, seconds, target, reads);
             nextKey[0] = Math.max(nextKey[0], r.nextInsertKey());
-            System.out.printf("%s %s%s: %.0f ops/s, read p95 %.1f ms, update p99 %.1f ms, %d failed, archive %.0f reads/s%s%n",
+            System.out.printf("%s %s%s: %.0f ops/s, read p95 %.1f ms, update p99 %.1f ms, %d failed, %d not found, archive %.0f reads/s%s%n",
                     mix.name(), url, target > 0 ? " target " + target : "", r.opsPerSecond(), Driver.Result.ms(r.read(), 95),
-                    Driver.Result.ms(r.update(), 99), r.failed(), r.archiveReadsPerSecond(),
+                    Driver.Result.ms(r.update(), 99), r.failed(), r.notFound(), r.archiveReadsPerSecond(),
                     r.failed() > 0 ? " (last failure: " + r.lastFailure() + ")" : "");
             return r;
         } finally {
@@ -233,8 +233,8 @@ public final class TieringBenchmark {
         Duration clientCpu = clientCpu();
         double skippedBefore = stack.metric(COPY_UP_BARRIER, "\"skipped\"");
         double leftBefore = stack.metric(COPY_UP_BARRIER, "\"left\"");
-        double fastBefore = stack.metric(ROUTING, READ_FAST);
-        double archivedBefore = stack.metric(ROUTING, READ_ARCHIVE);
+        double fastBefore = orZero(stack.metric(ROUTING, READ_FAST));
+        double archivedBefore = orZero(stack.metric(ROUTING, READ_ARCHIVE));
         Driver.Result r;
         double lag;
         try (TieredStack.LagSampler sampler = stack.sampleLag()) {
@@ -242,14 +242,19 @@ public final class TieringBenchmark {
             lag = sampler.max();
         }
         double total = warmup + seconds;
-        double fast = stack.metric(ROUTING, READ_FAST) - fastBefore;
-        double archived = stack.metric(ROUTING, READ_ARCHIVE) - archivedBefore;
+        double fast = orZero(stack.metric(ROUTING, READ_FAST)) - fastBefore;
+        double archived = orZero(stack.metric(ROUTING, READ_ARCHIVE)) - archivedBefore;
         report.note(String.format("reads answered by the archive %.1f %% (warm-up included); feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
                         + " leaving fenced documents out; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
                 100 * archived / (fast + archived), lag, stack.fastTierDocuments(DATABASE, TABLE), stack.metric(COPY_UP_BARRIER, "\"skipped\"") - skippedBefore,
                 stack.metric(COPY_UP_BARRIER, "\"left\"") - leftBefore, stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
                 archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total, clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
         return r;
+    }
+
+    /** A counter not yet registered (no read routed yet) reads as NaN: none counted. */
+    private static double orZero(double counted) {
+        return Double.isNaN(counted) ? 0 : counted;
     }
 
     static Duration clientCpu() {

@@ -15,8 +15,9 @@ import java.util.function.Supplier;
 
 /**
  * A YCSB DB that times each operation of the DB it wraps, per kind (read, update, insert), and
- * counts the operations that failed: a status other than OK, or an exception (a driver error, a
- * refusal by the proxy), which it turns into {@link Status#ERROR} so the run goes on.
+ * counts the operations that failed: an exception (a driver error, a refusal by the proxy), which it
+ * turns into {@link Status#ERROR} so the run goes on, or another status than OK; apart from those, the
+ * ones that found no document ({@link Status#NOT_FOUND}: a key an earlier run's lost insert left out).
  */
 final class TimedDb extends DB {
 
@@ -26,6 +27,7 @@ final class TimedDb extends DB {
         final Recorder update = new Recorder(3);
         final Recorder insert = new Recorder(3);
         final AtomicLong failed = new AtomicLong();
+        final AtomicLong notFound = new AtomicLong();
         volatile boolean measuring;
         volatile String lastFailure = "";
 
@@ -34,6 +36,7 @@ final class TimedDb extends DB {
             update.reset();
             insert.reset();
             failed.set(0);
+            notFound.set(0);
         }
     }
 
@@ -93,7 +96,9 @@ final class TimedDb extends DB {
         }
         if (meter.measuring) {
             recorder.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
-            if (!status.isOk()) {
+            if (status == Status.NOT_FOUND) {
+                meter.notFound.incrementAndGet();
+            } else if (!status.isOk()) {
                 meter.failed.incrementAndGet();
             }
         }
