@@ -217,14 +217,9 @@ final class GuardedWrite {
                 }
                 List<BsonValue> mustExist = new ArrayList<>(held);
                 mustExist.addAll(copied);
-                BsonDocument answer;
-                try {
-                    answer = Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
-                } catch (MongoCommandException e) {
-                    if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
-                        throw e;
-                    }
-                    return Outcome.aborted(e.getResponse());
+                BsonDocument answer = clientCommand(session, database, cmd);
+                if (!Replies.isOk(answer)) {
+                    return Outcome.aborted(answer);
                 }
                 boolean failed = answer.containsKey("writeErrors") || answer.containsKey("writeConcernError");
                 if (!failed && !copies.allPresent(session, namespace, mustExist)) {
@@ -244,16 +239,23 @@ final class GuardedWrite {
      */
     private Outcome heldPointUpdate(ClientSession session, String database, BsonDocument cmd, UnaryOperator<BsonDocument> finish) {
         races.reached(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION);
-        BsonDocument answer;
+        BsonDocument answer = clientCommand(session, database, cmd);
+        return HeldPointUpdate.proved(answer) ? Outcome.committed(finish.apply(answer)) : null;
+    }
+
+    /**
+     * The client's command inside the guarded transaction: the server's reply, or its error reply (ok 0); a
+     * transient transaction error is thrown, so the transaction starts over.
+     */
+    private BsonDocument clientCommand(ClientSession session, String database, BsonDocument cmd) {
         try {
-            answer = Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
+            return Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
         } catch (MongoCommandException e) {
             if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
                 throw e;
             }
-            return null;
+            return e.getResponse();
         }
-        return HeldPointUpdate.proved(answer) ? Outcome.committed(finish.apply(answer)) : null;
     }
 
     /**
