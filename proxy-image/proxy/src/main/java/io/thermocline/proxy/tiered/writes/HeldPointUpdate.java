@@ -1,8 +1,10 @@
 package io.thermocline.proxy.tiered.writes;
 
+import io.thermocline.proxy.tiered.Replies;
 import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonString;
 import org.bson.BsonValue;
 
 /**
@@ -43,8 +45,7 @@ final class HeldPointUpdate {
 
     /** Whether the update's reply proves it changed (or matched) an existing document: n 1, nothing upserted, no error. */
     static boolean proved(BsonDocument reply) {
-        return reply.getNumber("ok", new org.bson.BsonInt32(0)).intValue() == 1
-                && !reply.containsKey("writeErrors") && !reply.containsKey("writeConcernError")
+        return Replies.isOk(reply) && !reply.containsKey("writeErrors") && !reply.containsKey("writeConcernError")
                 && !reply.containsKey("upserted") && reply.isNumber("n") && reply.getNumber("n").intValue() == 1;
     }
 
@@ -53,6 +54,6 @@ final class HeldPointUpdate {
     }
 
     private static boolean isSimple(BsonValue collation) {
-        return collation.isDocument() && collation.asDocument().getString("locale", new org.bson.BsonString("")).getValue().equals("simple");
+        return collation.isDocument() && new BsonString("simple").equals(collation.asDocument().get("locale"));
     }
 }

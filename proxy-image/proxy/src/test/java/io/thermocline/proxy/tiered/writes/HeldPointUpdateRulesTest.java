@@ -34,6 +34,8 @@ class HeldPointUpdateRulesTest {
         assertThat(HeldPointUpdate.applies(update("{q: {_id: 5}, u: {$set: {a: 1}}}", "{q: {_id: 5}, u: {$set: {b: 1}}}"), FIVE)).isFalse();
         assertThat(HeldPointUpdate.applies(BsonDocument.parse("{findAndModify: 'orders', query: {_id: 5}, update: {$set: {a: 1}}}"), FIVE))
                 .isFalse();
+        assertThat(HeldPointUpdate.applies(update("{q: {_id: 5}, u: {$set: {a: 1}}, collation: {locale: 5}}"), FIVE))
+                .as("a malformed collation is the server's to refuse, on the checked path").isFalse();
         // an _id that is itself a document is equality, not an operator
         assertThat(HeldPointUpdate.applies(update("{q: {_id: {k: 5}}, u: {$set: {a: 1}}}"), List.of(BsonDocument.parse("{k: 5}")))).isTrue();
     }
