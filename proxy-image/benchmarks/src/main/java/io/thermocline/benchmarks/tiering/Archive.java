@@ -7,6 +7,7 @@ import io.thermocline.benchmarks.ycsb.ChildProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -45,7 +46,7 @@ public final class Archive implements AutoCloseable {
         ArchiveCgroup group = ArchiveCgroup.create(GROUP, caps.memoryBytes(), caps.readIops(), device);
         int port = ChildProcess.freePort();
         try {
-            List<String> java = new java.util.ArrayList<>(List.of("env", "MALLOC_ARENA_MAX=2"));
+            List<String> java = new ArrayList<>(List.of("env", "MALLOC_ARENA_MAX=2"));
             java.addAll(ChildProcess.javaCommand(caps.jvm(), ArchiveMain.class.getName(),
                     List.of(Integer.toString(port), dir.toString(), Integer.toString(caps.oplogEntries()))));
             List<String> command = group.wrap(java);

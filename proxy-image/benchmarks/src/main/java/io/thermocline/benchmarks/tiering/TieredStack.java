@@ -45,23 +45,38 @@ final class TieredStack implements AutoCloseable {
         return "mongodb://127.0.0.1:" + port + "/";
     }
 
-    /** A sample of the proxy's /metrics (workers included), summed over its label sets; NaN when absent. */
+    /** One sample of a metric of the proxy's /metrics (workers included), summed over its label sets; NaN when absent. */
     double metric(String name) throws IOException, InterruptedException {
-        return metric(name, "");
+        return metrics().sum(name);
     }
 
-    /** As {@link #metric(String)}, over the label sets that contain every one of {@code labels} (e.g. {@code outcome="skipped"}). */
-    double metric(String name, String... labels) throws IOException, InterruptedException {
-        String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
-        double sum = Double.NaN;
-        for (String line : body.split("\n")) {
-            if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && containsAll(line.substring(0, line.lastIndexOf(' ')), labels)) {
-                double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-                sum = Double.isNaN(sum) ? v : sum + v;
+    /** The proxy's /metrics page at one moment, read once for every counter taken from it. */
+    Metrics metrics() throws IOException, InterruptedException {
+        return new Metrics(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body());
+    }
+
+    record Metrics(String body) {
+        /** {@code name} summed over the label sets that contain every one of {@code labels} (e.g. {@code outcome="skipped"}); NaN when absent. */
+        double sum(String name, String... labels) {
+            double sum = Double.NaN;
+            for (String line : body.split("\n")) {
+                if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && containsAll(line.substring(0, line.lastIndexOf(' ')), labels)) {
+                    double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                    sum = Double.isNaN(sum) ? v : sum + v;
+                }
             }
+            return sum;
         }
-        return sum;
+
+        /** How much a counter grew from {@code before} to this sample (a counter not yet registered counts as 0). */
+        double since(Metrics before, String name, String... labels) {
+            return orZero(sum(name, labels)) - orZero(before.sum(name, labels));
+        }
+
+        private static double orZero(double counted) {
+            return Double.isNaN(counted) ? 0 : counted;
+        }
     }
 
     private static boolean containsAll(String labelSet, String... labels) {
@@ -77,7 +92,8 @@ final class TieredStack implements AutoCloseable {
     boolean awaitMirrored(Duration timeout) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            if (metric("thermocline_feeder_pending_events") == 0 && metric("thermocline_feeder_lag_seconds") == 0) {
+            Metrics m = metrics();
+            if (m.sum("thermocline_feeder_pending_events") == 0 && m.sum("thermocline_feeder_lag_seconds") == 0) {
                 return true;
             }
             Thread.sleep(500);

@@ -56,6 +56,7 @@ public final class TieringBenchmark {
         if (o.containsKey("jfr")) {
             stackJvm = List.of("-Xmx4g", "-XX:StartFlightRecording=dumponexit=true,filename=" + o.get("jfr"));
         }
+        String mixes = o.getOrDefault("mixes", "store,read-heavy,concentrated");
         Settings s = new Settings(
                 Path.of(o.getOrDefault("dir", quick ? "/var/tmp/thermocline-tiering-quick" : "/var/tmp/thermocline-tiering")),
                 Long.parseLong(o.getOrDefault("records", quick ? "300000" : "1400000")),
@@ -68,8 +69,8 @@ public final class TieringBenchmark {
                 Integer.parseInt(o.getOrDefault("rounds", quick ? "1" : "2")),
                 Integer.parseInt(o.getOrDefault("adoption", quick ? "60" : "240")),
                 Mix.named(o.getOrDefault("adoptionMix", "concentrated")),
-                o.getOrDefault("mixes", "store,read-heavy,concentrated").split(","),
-                o.getOrDefault("equal", o.getOrDefault("mixes", "store,read-heavy,concentrated")).split(","),
+                mixes.split(","),
+                o.getOrDefault("equal", mixes).split(","),
                 o.getOrDefault("window", "40d"),
                 o.getOrDefault("feeder", "").isBlank() ? List.of() : List.of(o.get("feeder").split(",")),
                 Boolean.parseBoolean(o.getOrDefault("warmer", "false")),
@@ -231,10 +232,7 @@ public final class TieringBenchmark {
         Duration stackCpu = stack.cpu();
         Duration archiveCpu = archive.cpu();
         Duration clientCpu = clientCpu();
-        double skippedBefore = stack.metric(COPY_UP_BARRIER, "\"skipped\"");
-        double leftBefore = stack.metric(COPY_UP_BARRIER, "\"left\"");
-        double fastBefore = orZero(stack.metric(ROUTING, READ_FAST));
-        double archivedBefore = orZero(stack.metric(ROUTING, READ_ARCHIVE));
+        TieredStack.Metrics before = stack.metrics();
         Driver.Result r;
         double lag;
         try (TieredStack.LagSampler sampler = stack.sampleLag()) {
@@ -242,19 +240,15 @@ public final class TieringBenchmark {
             lag = sampler.max();
         }
         double total = warmup + seconds;
-        double fast = orZero(stack.metric(ROUTING, READ_FAST)) - fastBefore;
-        double archived = orZero(stack.metric(ROUTING, READ_ARCHIVE)) - archivedBefore;
+        TieredStack.Metrics after = stack.metrics();
+        double fast = after.since(before, ROUTING, READ_FAST);
+        double archived = after.since(before, ROUTING, READ_ARCHIVE);
         report.note(String.format("reads answered by the archive %.1f %% (warm-up included); feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
                         + " leaving fenced documents out; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
-                100 * archived / (fast + archived), lag, stack.fastTierDocuments(DATABASE, TABLE), stack.metric(COPY_UP_BARRIER, "\"skipped\"") - skippedBefore,
-                stack.metric(COPY_UP_BARRIER, "\"left\"") - leftBefore, stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
+                100 * archived / (fast + archived), lag, stack.fastTierDocuments(DATABASE, TABLE), after.since(before, COPY_UP_BARRIER, "\"skipped\""),
+                after.since(before, COPY_UP_BARRIER, "\"left\""), stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
                 archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total, clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
         return r;
-    }
-
-    /** A counter not yet registered (no read routed yet) reads as NaN: none counted. */
-    private static double orZero(double counted) {
-        return Double.isNaN(counted) ? 0 : counted;
     }
 
     static Duration clientCpu() {

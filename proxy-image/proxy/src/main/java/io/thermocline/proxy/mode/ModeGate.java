@@ -142,9 +142,8 @@ public final class ModeGate implements AutoCloseable {
     public synchronized Ticket enter() {
         View v = view;
         boolean stale = v.document().exists() && System.nanoTime() - v.readAtNanos() > lease.toNanos();
-        boolean fleetBehind = v.document().exists() && fleetOnEpoch < v.document().epoch();
         inFlight.merge(v.document().epoch(), 1, Integer::sum);
-        return new Ticket(v, stale, fleetBehind);
+        return new Ticket(v, stale, fleetBehind(v));
     }
 
     /** Reads the document, then acknowledges it when nothing older is in flight; runs on the follower thread. */
@@ -193,7 +192,12 @@ public final class ModeGate implements AutoCloseable {
 
     /** Whether this phase's writes may go ahead: every live proxy acts on the current epoch. */
     public boolean fleetOnCurrentEpoch() {
-        return !view.document().exists() || fleetOnEpoch >= view.document().epoch();
+        return !fleetBehind(view);
+    }
+
+    /** Whether some live proxy may not have acknowledged the epoch of {@code v} yet (as this proxy last saw the acknowledgements). */
+    private boolean fleetBehind(View v) {
+        return v.document().exists() && fleetOnEpoch < v.document().epoch();
     }
 
     /** The epoch this proxy has acknowledged (-1: none yet). */
