@@ -7,6 +7,7 @@ import io.thermocline.embedded.oplog.OplogPosition;
 import io.thermocline.embedded.replication.MemberState;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
 import io.thermocline.embedded.replication.ReplicationException;
+import io.thermocline.embedded.session.RetriedAnswer;
 import io.thermocline.embedded.session.SessionCatalog;
 import io.thermocline.embedded.session.Transaction;
 import io.thermocline.embedded.storage.BsonBridge;
@@ -327,20 +328,27 @@ final class CommandDispatcher {
             return transactionalWrite(channel, db, name, command);
         }
         boolean retryable = lsid != null && txnNumber != null;
-        if (retryable) {
-            Optional<SessionCatalog.RecordedWrite> recorded = sessions.recorded(lsid, txnNumber);
-            if (recorded.isPresent()) {
-                BsonDocument reply = BsonBridge.mutable(recorded.get().reply());
-                awaitWriteConcern(command, recorded.get().position(), reply);
-                return new Result(reply, recorded.get().position().clusterTime());
-            }
-        }
         Object owner = new Object();
         lock(owner);
         OplogPosition[] last = {self.applied()};
         BsonDocument reply;
+        Optional<SessionCatalog.RecordedWrite> recorded;
         try {
             requirePrimary();
+            // Looked up under the write lock: a server checks a session out to one command at a time, so an
+            // attempt still running and its retry never both find no record and both apply.
+            recorded = retryable ? sessions.recorded(lsid, txnNumber) : Optional.empty();
+        } catch (RuntimeException e) {
+            coordinator.writeLock().release(owner);
+            throw e;
+        }
+        if (recorded.isPresent()) {
+            coordinator.writeLock().release(owner);
+            BsonDocument answer = BsonBridge.mutable(RetriedAnswer.of(recorded.get().command(), recorded.get().reply(), name, command));
+            awaitWriteConcern(command, recorded.get().position(), answer);
+            return new Result(answer, recorded.get().position().clusterTime());
+        }
+        try {
             WriteExecutor executor = new WriteExecutor(self.store(), channel,
                 change -> {
                     last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false);
@@ -351,7 +359,7 @@ final class CommandDispatcher {
                 statement -> sessions.snapshotsOpen() ? sessions.changeUncommitted(statement) : statement.get());
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
-                sessions.record(lsid, txnNumber, reply, last[0]);
+                sessions.record(lsid, txnNumber, name, reply, last[0]);
             }
         } finally {
             coordinator.writeLock().release(owner);

@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
 public final class SessionCatalog {
     private static final Logger log = LoggerFactory.getLogger(SessionCatalog.class);
 
-    /** A retryable write's outcome and where its last entry sits (rolled back with it). */
-    public record RecordedWrite(long txnNumber, BsonDocument reply, OplogPosition position) {
+    /** A retryable write's command name and outcome, and where its last entry sits (rolled back with it). */
+    public record RecordedWrite(long txnNumber, String command, BsonDocument reply, OplogPosition position) {
     }
 
     private static final class Session {
@@ -93,10 +93,10 @@ public final class SessionCatalog {
         return Optional.empty();
     }
 
-    public synchronized void record(BsonDocument lsid, long txnNumber, BsonDocument reply, OplogPosition position) {
+    public synchronized void record(BsonDocument lsid, long txnNumber, String command, BsonDocument reply, OplogPosition position) {
         Session s = session(lsid);
         s.highestTxnNumber = Math.max(s.highestTxnNumber, txnNumber);
-        s.lastWrite = new RecordedWrite(txnNumber, reply, position);
+        s.lastWrite = new RecordedWrite(txnNumber, command, reply, position);
     }
 
     /** Rollback: writes whose entries were discarded were never durable, so a retry must run again. */

@@ -29,7 +29,8 @@ import org.bson.RawBsonDocument;
 
 /**
  * findAndModify: an update or upsert runs guarded over its one target (by {@code _id}, or the archive's
- * first match in the sort after the sync barrier); a {@code remove} is executed by the proxy, as a delete.
+ * first match in the sort after the sync barrier), once per retryable attempt whichever path it takes
+ * ({@link ExactlyOnce}); a {@code remove} is executed by the proxy, as a delete.
  */
 final class FindAndModifies {
 
@@ -37,11 +38,11 @@ final class FindAndModifies {
     private final MongoClient archive;
     private final Fences fences;
     private final GuardedTransaction transactions;
-    private final GuardedWrite guarded;
+    private final ExactlyOnce guarded;
     private final SyncBarrier sync;
     private final RouteCounter routes;
 
-    FindAndModifies(MongoClient fast, MongoClient archive, Fences fences, GuardedTransaction transactions, GuardedWrite guarded,
+    FindAndModifies(MongoClient fast, MongoClient archive, Fences fences, GuardedTransaction transactions, ExactlyOnce guarded,
                     SyncBarrier sync, RouteCounter routes) {
         this.fast = fast;
         this.archive = archive;
@@ -63,7 +64,7 @@ final class FindAndModifies {
             return remove(x, write.namespace(), route, query, sort, command);
         }
         if (route instanceof WriteRoute.PointWrite point) {
-            return guarded.run(x, write.namespace(), Replies.mutable(x.command()), List.of(point.id()));
+            return guarded.guarded(x, write.namespace(), Replies.mutable(x.command()), List.of(point.id()), policy);
         }
         if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
             sync.await();
@@ -71,13 +72,13 @@ final class FindAndModifies {
             if (id != null) {
                 BsonDocument rewritten = Replies.mutable(x.command());
                 rewritten.put("query", restricted(query, id));
-                return guarded.run(x, write.namespace(), rewritten, List.of(id));
+                return guarded.guarded(x, write.namespace(), rewritten, List.of(id), policy);
             }
             if (resolve.upsertId().isPresent()) {
-                return guarded.run(x, write.namespace(), Replies.mutable(x.command()), List.of(resolve.upsertId().get()));
+                return guarded.guarded(x, write.namespace(), Replies.mutable(x.command()), List.of(resolve.upsertId().get()), policy);
             }
         }
-        return x.fastTier().forwardAsSent();
+        return guarded.forwarded(x, write.namespace(), x.command(), policy);
     }
 
     /**

@@ -74,11 +74,21 @@ final class GuardedWrite {
 
     /** Runs {@code command} (the client's, possibly rewritten) guarded over the documents {@code ids}. */
     RawBsonDocument run(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids) throws InterruptedException {
+        return run(x, namespace, command, ids, UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #run(WriteRequest, String, BsonDocument, List)}, the client's reply made by {@code complete} from the
+     * command's (inside the committing transaction, so a retry replays it whole): the rest of a retryable write
+     * whose other statements the fast tier ran ({@link ExactlyOnce}).
+     */
+    RawBsonDocument run(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids,
+                        UnaryOperator<BsonDocument> complete) throws InterruptedException {
         String field = command.isArray("documents") ? "documents" : command.isArray("updates") ? "updates" : null;
         if (field == null) {
-            return OpMsg.raw(once(x, namespace, command, ids, answer -> answer));
+            return OpMsg.raw(once(x, namespace, command, ids, complete));
         }
-        return OpMsg.raw(statementsThatSucceed(x, namespace, command, field, ids));
+        return OpMsg.raw(statementsThatSucceed(x, namespace, command, field, ids, complete));
     }
 
     /**
@@ -88,7 +98,7 @@ final class GuardedWrite {
      * the client gets that run's reply with the failed statements' errors at their own indexes.
      */
     private BsonDocument statementsThatSucceed(WriteRequest x, String namespace, BsonDocument command, String field,
-                                               List<BsonValue> ids) throws InterruptedException {
+                                               List<BsonValue> ids, UnaryOperator<BsonDocument> complete) throws InterruptedException {
         BsonArray statements = command.getArray(field);
         boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
         List<Integer> live = new ArrayList<>();
@@ -102,7 +112,7 @@ final class GuardedWrite {
                 if (field.equals("updates")) {
                     none.append("nModified", new BsonInt32(0));
                 }
-                return withErrors(none.append("ok", new BsonDouble(1)), errors, live); // nothing ran: nothing to record
+                return complete.apply(withErrors(none.append("ok", new BsonDouble(1)), errors, live)); // nothing ran: nothing to record
             }
             BsonArray subset = new BsonArray();
             live.forEach(i -> subset.add(statements.get(i)));
@@ -114,10 +124,13 @@ final class GuardedWrite {
             boolean[] committed = new boolean[1];
             BsonDocument answer = once(x, namespace, attempt, ids, reply -> {
                 committed[0] = true;
-                return failedBefore.isEmpty() ? reply : withErrors(reply, failedBefore, running);
+                return complete.apply(failedBefore.isEmpty() ? reply : withErrors(reply, failedBefore, running));
             });
-            if (committed[0] || !Replies.isOk(answer) || !answer.isArray("writeErrors") || answer.getArray("writeErrors").isEmpty()) {
+            if (committed[0]) {
                 return answer;
+            }
+            if (!Replies.isOk(answer) || !answer.isArray("writeErrors") || answer.getArray("writeErrors").isEmpty()) {
+                return complete.apply(answer);
             }
             List<Integer> failed = new ArrayList<>();
             for (BsonValue error : answer.getArray("writeErrors")) {

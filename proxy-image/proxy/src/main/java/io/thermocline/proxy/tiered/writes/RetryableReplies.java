@@ -55,20 +55,24 @@ public final class RetryableReplies {
      * on some servers) and its TTL index; idempotent, and every replica may do it.
      */
     void ensureCollection() {
-        if (ensured) {
-            return;
+        if (!ensured) {
+            expiring(database, records, COLLECTION);
+            ensured = true;
         }
-        if (!Blocking.list(database.listCollectionNames()).contains(COLLECTION)) {
+    }
+
+    /** Creates {@code name} unless it exists (another replica may create it first) with its TTL index on {@code at}. */
+    static void expiring(MongoDatabase database, MongoCollection<BsonDocument> collection, String name) {
+        if (!Blocking.list(database.listCollectionNames()).contains(name)) {
             try {
-                Blocking.run(database.createCollection(COLLECTION));
+                Blocking.run(database.createCollection(name));
             } catch (MongoCommandException e) {
                 if (e.getErrorCode() != 48) { // NamespaceExists: another replica created it first
                     throw e;
                 }
             }
         }
-        Blocking.run(records.createIndex(Indexes.ascending("at"), new IndexOptions().expireAfter(KEPT.toSeconds(), TimeUnit.SECONDS)));
-        ensured = true;
+        Blocking.run(collection.createIndex(Indexes.ascending("at"), new IndexOptions().expireAfter(KEPT.toSeconds(), TimeUnit.SECONDS)));
     }
 
     /** The recorded reply of this retryable write, read outside any transaction. */

@@ -28,7 +28,8 @@ import org.bson.RawBsonDocument;
  * ({@link UserDeletes}), so the feeder deletes the archive copy; every copy claims the fences of what it
  * copies ({@link Fences#claim}), so a copy and a delete of one document conflict instead of both
  * committing. Every transaction the write path runs goes through one runner, {@link GuardedTransaction},
- * which also records the replies of retryable writes ({@link RetryableReplies}).
+ * which also records the replies of retryable writes ({@link RetryableReplies}); a retryable update or
+ * findAndModify whose attempts take different paths (forwarded, guarded) runs once ({@link ExactlyOnce}).
  */
 public final class TieredWrites {
 
@@ -52,10 +53,11 @@ public final class TieredWrites {
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
         GuardedWrite guarded = new GuardedWrite(fast, archive, fences, new GuardedCopies(fast, archive, fences, fenceRetention.dividedBy(2)),
                 transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races);
+        ExactlyOnce once = new ExactlyOnce(guarded, new RetryClaims(store));
         this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races);
-        this.updates = new Updates(fast, archive, sync, guarded, routes);
+        this.updates = new Updates(fast, archive, sync, guarded, once, routes);
         this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, sync, routes, races);
-        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, guarded, sync, routes);
+        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, once, sync, routes);
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 

@@ -40,13 +40,15 @@ final class Updates {
     private final MongoClient archive;
     private final SyncBarrier sync;
     private final GuardedWrite guarded;
+    private final ExactlyOnce once;
     private final RouteCounter routes;
 
-    Updates(MongoClient fast, MongoClient archive, SyncBarrier sync, GuardedWrite guarded, RouteCounter routes) {
+    Updates(MongoClient fast, MongoClient archive, SyncBarrier sync, GuardedWrite guarded, ExactlyOnce once, RouteCounter routes) {
         this.fast = fast;
         this.archive = archive;
         this.sync = sync;
         this.guarded = guarded;
+        this.once = once;
         this.routes = routes;
     }
 
@@ -87,13 +89,13 @@ final class Updates {
             sent.add(statement);
         }
         if (touched.isEmpty()) {
-            return x.fastTier().forwardAsSent();
+            return once.forwarded(x, write.namespace(), x.command(), policy);
         }
         BsonDocument command = Replies.mutable(x.command());
         command.put("updates", new BsonArray(sent));
         List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(touched));
         if (distinct.size() <= CHUNK) {
-            return guarded.run(x, write.namespace(), command, touched);
+            return once.guarded(x, write.namespace(), command, touched, policy);
         }
         if (!splittable(sent, x.traits().retryableWrite())) {
             return MongoError.TRANSACTION_TOO_LARGE.reply("this update may change " + distinct.size()
