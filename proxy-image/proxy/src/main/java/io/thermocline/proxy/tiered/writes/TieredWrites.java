@@ -42,11 +42,13 @@ public final class TieredWrites {
     private final Deletes deletes;
     private final FindAndModifies findAndModifies;
     private final TransactionStatements inTransactions;
+    private final WriteRaces races;
 
     public TieredWrites(MongoClient fast, MongoClient archive, MirrorBarrier barrier, Duration barrierTimeout,
                         UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics,
                         MetadataStore store, String instanceId, Duration fenceRetention, Promotion promotion, WriteRaces races) {
         this.replies = replies;
+        this.races = races;
         this.fences = fences;
         this.sync = new SyncBarrier(barrier, barrierTimeout);
         this.routes = new RouteCounter(metrics);
@@ -80,6 +82,9 @@ public final class TieredWrites {
         Optional<RawBsonDocument> replayed = write.kind() == CommandClass.WriteKind.INSERT ? Optional.empty() : replies.replay(x);
         if (replayed.isPresent()) {
             return replayed.get();
+        }
+        if (write.kind() != CommandClass.WriteKind.INSERT && x.traits().retryableWrite()) {
+            races.reached(WriteRaces.Point.RETRY_RECORD_READ); // another attempt may commit from here on (ExactlyOnce)
         }
         try {
             return switch (write.kind()) {

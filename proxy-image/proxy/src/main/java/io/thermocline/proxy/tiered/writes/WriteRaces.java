@@ -20,6 +20,8 @@ public interface WriteRaces {
         /** A guarded write read its documents' fences and has not yet read the fast tier and the archive. */
         GUARDED_WRITE_FENCES_READ,
         /** A point update's guarded transaction has begun and is about to run the update unchecked ({@link HeldPointUpdate}). */
-        HELD_UPDATE_IN_TRANSACTION
+        HELD_UPDATE_IN_TRANSACTION,
+        /** A retryable update or findAndModify found no recorded reply and is about to choose its path. */
+        RETRY_RECORD_READ
     }
 }
