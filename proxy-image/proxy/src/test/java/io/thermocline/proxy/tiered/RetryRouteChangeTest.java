@@ -1,22 +1,34 @@
 package io.thermocline.proxy.tiered;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.mongodb.client.model.Filters;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.proxy.ExternalClient;
+import io.thermocline.proxy.chaos.DroppingRelay;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.tiered.RetryAcrossReplicasTest.Raw;
 import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.state.CoverageBound;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.bson.BsonArray;
@@ -204,5 +216,68 @@ class RetryRouteChangeTest {
         }
         assertThat(once).as("the race happened").isTrue();
         return replies;
+    }
+
+    /**
+     * An unmodified Java driver ({@code retryWrites=true}) behind a relay that forwards its {@code updateOne},
+     * drops the reply and refuses connections for 3 s, then relays to the other proxy replica; meanwhile the
+     * bound moves past the filter. The driver's retry goes to the other replica on the guarded path: the
+     * {@code $inc} applies once and the driver reports one match and one change (on the code before, n 2).
+     */
+    @Test
+    void javaDriverRetryBehindADroppingRelayAppliesOnce() throws Exception {
+        recent(1010, "relay-java");
+        try (DroppingRelay relay = new DroppingRelay(List.of(stack.proxy.port(), second.port()));
+             MongoClient client = MongoClients.create(relay.uri("retryWrites=true&serverSelectionTimeoutMS=30000&heartbeatFrequencyMS=500"))) {
+            MongoCollection<BsonDocument> orders = client.getDatabase("shop").getCollection("orders", BsonDocument.class);
+            assertThat(orders.find(Filters.eq("_id", 1010)).first()).isNotNull(); // connected before the outage
+            CountDownLatch dropped = relay.dropReplyTo("relay-java", Duration.ofSeconds(3));
+            CompletableFuture<UpdateResult> update = CompletableFuture.supplyAsync(
+                    () -> orders.updateOne(BsonDocument.parse(hot("relay-java")), Updates.inc("n", 1)));
+            assertThat(dropped.await(60, TimeUnit.SECONDS)).as("the first attempt's reply was dropped").isTrue();
+            bound(NARROW);
+            UpdateResult result = update.get(90, TimeUnit.SECONDS);
+            assertThat(result.getMatchedCount()).isEqualTo(1);
+            assertThat(result.getModifiedCount()).isEqualTo(1);
+            assertThat(relay.drops()).isEqualTo(1);
+        }
+        assertThat(counter("relay-java")).as("the $inc applied once").isEqualTo(1);
+    }
+
+    /** The same with pymongo (Debian's python3-pymongo), the driver of the issue's report. */
+    @Test
+    void pymongoRetryBehindADroppingRelayAppliesOnce() throws Exception {
+        String python = ExternalClient.pymongoPython();
+        assumeTrue(python != null, "pymongo not found: apt-get install -y python3-pymongo (.ci/run does), or set THERMOCLINE_PYTHON");
+        recent(1011, "relay-python");
+        Path script = Files.createTempFile("thermocline-retry", ".py");
+        Files.writeString(script, """
+                import sys, json, datetime, pymongo
+                client = pymongo.MongoClient(sys.argv[1], retryWrites=True, serverSelectionTimeoutMS=30000, heartbeatFrequencyMS=500)
+                orders = client.shop.orders
+                assert orders.find_one({'_id': 1011}) is not None
+                since = datetime.datetime.utcfromtimestamp(int(sys.argv[2]) / 1000.0)
+                r = orders.update_one({'tag': 'relay-python', 'createdAt': {'$gte': since}}, {'$inc': {'n': 1}})
+                print(json.dumps({'matched': r.matched_count, 'modified': r.modified_count}))
+                """);
+        try (DroppingRelay relay = new DroppingRelay(List.of(stack.proxy.port(), second.port()))) {
+            CountDownLatch dropped = relay.dropReplyTo("relay-python", Duration.ofSeconds(3));
+            CompletableFuture<ExternalClient.Result> run = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return ExternalClient.run(List.of(python, script.toString(), relay.uri(""), Long.toString(SINCE.toEpochMilli())));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(dropped.await(60, TimeUnit.SECONDS)).as("the first attempt's reply was dropped").isTrue();
+            bound(NARROW);
+            ExternalClient.Result r = run.get(120, TimeUnit.SECONDS);
+            assertThat(r.exit()).as(r.output()).isZero();
+            assertThat(r.output()).contains("{\"matched\": 1, \"modified\": 1}");
+            assertThat(relay.drops()).isEqualTo(1);
+        } finally {
+            Files.deleteIfExists(script);
+        }
+        assertThat(counter("relay-python")).as("the $inc applied once").isEqualTo(1);
     }
 }
