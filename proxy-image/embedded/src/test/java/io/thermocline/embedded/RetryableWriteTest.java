@@ -55,6 +55,33 @@ class RetryableWriteTest {
         assertThat(db.getCollection("counters").find(new Document("_id", "c")).first().getInteger("n")).isEqualTo(2);
     }
 
+    /** As a server checks a session out to one command at a time: two attempts of one txnNumber at once apply once. */
+    @Test
+    void concurrentAttemptsOfOneTxnNumberApplyOnce() throws Exception {
+        BsonDocument lsid = lsid();
+        int rounds = 40;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            for (long txn = 1; txn <= rounds; txn++) {
+                Document inc = new Document("update", "concurrent")
+                    .append("updates", List.of(new Document("q", new Document("_id", "c")).append("u", new Document("$inc", new Document("n", 1)))
+                        .append("upsert", true)))
+                    .append("lsid", lsid).append("txnNumber", txn);
+                java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                List<java.util.concurrent.Future<Document>> both = List.of(
+                    pool.submit(() -> { go.await(); return db.runCommand(inc); }),
+                    pool.submit(() -> { go.await(); return db.runCommand(inc); }));
+                go.countDown();
+                for (java.util.concurrent.Future<Document> f : both) {
+                    f.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(db.getCollection("concurrent").find(new Document("_id", "c")).first().getInteger("n")).isEqualTo(rounds);
+    }
+
     @Test
     void anOlderTxnNumberIsRejected() {
         BsonDocument lsid = lsid();

@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class DroppingRelay implements AutoCloseable {
 
     private final ServerSocket listener;
-    private final List<Integer> targets;
+    private final java.util.concurrent.atomic.AtomicIntegerArray targets;
     private final AtomicInteger target = new AtomicInteger();
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final AtomicReference<Armed> armed = new AtomicReference<>();
@@ -43,7 +43,7 @@ public final class DroppingRelay implements AutoCloseable {
     }
 
     public DroppingRelay(List<Integer> targetPorts) throws IOException {
-        this.targets = List.copyOf(targetPorts);
+        this.targets = new java.util.concurrent.atomic.AtomicIntegerArray(targetPorts.stream().mapToInt(Integer::intValue).toArray());
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         this.acceptor = new Thread(this::accept, "dropping-relay");
         acceptor.setDaemon(true);
@@ -56,6 +56,11 @@ public final class DroppingRelay implements AutoCloseable {
 
     public String uri(String options) {
         return "mongodb://127.0.0.1:" + port() + "/?" + options;
+    }
+
+    /** A target restarted on another port: new connections to it go there. */
+    public void retarget(int index, int port) {
+        targets.set(index, port);
     }
 
     /** Replies dropped so far. */
@@ -93,7 +98,13 @@ public final class DroppingRelay implements AutoCloseable {
                     client.close();
                     continue;
                 }
-                Socket server = new Socket(InetAddress.getLoopbackAddress(), targets.get(Math.floorMod(target.get(), targets.size())));
+                Socket server;
+                try {
+                    server = new Socket(InetAddress.getLoopbackAddress(), targets.get(Math.floorMod(target.get(), targets.length())));
+                } catch (IOException down) {
+                    client.close(); // the target is down (restarting): the client sees its connection fail
+                    continue;
+                }
                 open.add(client);
                 open.add(server);
                 Link link = new Link(client, server);

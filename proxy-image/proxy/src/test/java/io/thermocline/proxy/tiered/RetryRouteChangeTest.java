@@ -193,13 +193,13 @@ class RetryRouteChangeTest {
         assertThat(counter("route-late-fam")).as("the findAndModify applied once").isEqualTo(1);
     }
 
-    /** Sends {@code command} to the first replica; once it has read no record, the bound narrows and the second replica runs it. */
+    /** Sends {@code command} to the first replica; once it is about to forward it, the bound narrows and the second replica runs it. */
     private static BsonDocument[] overtaken(String command, UUID lsid) throws Exception {
         BsonDocument[] replies = new BsonDocument[2];
         AtomicBoolean once = new AtomicBoolean();
         try (Raw a = new Raw(stack.proxy.port()); Raw b = new Raw(second.port())) {
             stack.writeRaces.set(point -> {
-                if (point == WriteRaces.Point.RETRY_RECORD_READ && once.compareAndSet(false, true)) {
+                if (point == WriteRaces.Point.RETRY_FORWARDING && once.compareAndSet(false, true)) {
                     try {
                         bound(NARROW);
                         replies[0] = b.command(session(BsonDocument.parse(command), lsid, 5));

@@ -28,10 +28,12 @@ final class ExactlyOnce {
 
     private final GuardedWrite guarded;
     private final RetryClaims claims;
+    private final WriteRaces races;
 
-    ExactlyOnce(GuardedWrite guarded, RetryClaims claims) {
+    ExactlyOnce(GuardedWrite guarded, RetryClaims claims, WriteRaces races) {
         this.guarded = guarded;
         this.claims = claims;
+        this.races = races;
     }
 
     /** A guarded run of {@code command} (the client's, possibly rewritten) over {@code ids}, once per retryable statement. */
@@ -55,8 +57,12 @@ final class ExactlyOnce {
     /** The client's command forwarded as sent; a statement the proxy has claimed is run guarded instead. */
     RawBsonDocument forwarded(WriteRequest x, String namespace, BsonDocument command, CollectionPolicy policy)
             throws InterruptedException {
+        boolean retryable = x.traits().retryableWrite() && x.traits().lsid() != null;
+        if (retryable) {
+            races.reached(WriteRaces.Point.RETRY_FORWARDING); // another attempt may run and commit from here on
+        }
         RawBsonDocument reply = x.fastTier().forwardAsSent();
-        if (!x.traits().retryableWrite() || x.traits().lsid() == null) {
+        if (!retryable) {
             return reply;
         }
         List<Boolean> byProxy = RetryClaims.claimedIn(reply, statements(command));

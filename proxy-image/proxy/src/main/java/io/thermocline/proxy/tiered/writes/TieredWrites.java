@@ -42,20 +42,18 @@ public final class TieredWrites {
     private final Deletes deletes;
     private final FindAndModifies findAndModifies;
     private final TransactionStatements inTransactions;
-    private final WriteRaces races;
 
     public TieredWrites(MongoClient fast, MongoClient archive, MirrorBarrier barrier, Duration barrierTimeout,
                         UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics,
                         MetadataStore store, String instanceId, Duration fenceRetention, Promotion promotion, WriteRaces races) {
         this.replies = replies;
-        this.races = races;
         this.fences = fences;
         this.sync = new SyncBarrier(barrier, barrierTimeout);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
         GuardedWrite guarded = new GuardedWrite(fast, archive, fences, new GuardedCopies(fast, archive, fences, fenceRetention.dividedBy(2)),
                 transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races);
-        ExactlyOnce once = new ExactlyOnce(guarded, new RetryClaims(store));
+        ExactlyOnce once = new ExactlyOnce(guarded, new RetryClaims(store), races);
         this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races);
         this.updates = new Updates(fast, archive, sync, guarded, once, routes);
         this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, sync, routes, races);
@@ -82,9 +80,6 @@ public final class TieredWrites {
         Optional<RawBsonDocument> replayed = write.kind() == CommandClass.WriteKind.INSERT ? Optional.empty() : replies.replay(x);
         if (replayed.isPresent()) {
             return replayed.get();
-        }
-        if (write.kind() != CommandClass.WriteKind.INSERT && x.traits().retryableWrite()) {
-            races.reached(WriteRaces.Point.RETRY_RECORD_READ); // another attempt may commit from here on (ExactlyOnce)
         }
         try {
             return switch (write.kind()) {

@@ -21,7 +21,7 @@ public interface WriteRaces {
         GUARDED_WRITE_FENCES_READ,
         /** A point update's guarded transaction has begun and is about to run the update unchecked ({@link HeldPointUpdate}). */
         HELD_UPDATE_IN_TRANSACTION,
-        /** A retryable update or findAndModify found no recorded reply and is about to choose its path. */
-        RETRY_RECORD_READ
+        /** A retryable update or findAndModify found no recorded reply and is about to be forwarded as sent ({@link ExactlyOnce}). */
+        RETRY_FORWARDING
     }
 }
