@@ -9,12 +9,9 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.result.UpdateResult;
-import io.thermocline.config.ConfigLoader;
-import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.ExternalClient;
 import io.thermocline.proxy.chaos.DroppingRelay;
 import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.tiered.RetryAcrossReplicasTest.Raw;
 import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.metadata.MetadataStore;
@@ -25,7 +22,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -68,21 +64,12 @@ class RetryRouteChangeTest {
     static void start() throws Exception {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20));
         stack.startFeeder();
-        String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
-                + "tiers:\n  fast:\n    uri: " + stack.tiers.fastUri() + "\n    connectionBudget: 8\n"
-                + "  archive:\n    uri: " + stack.tiers.archiveUri() + "\n    connectionBudget: 8\n"
-                + "fleet:\n  instanceId: tiered-test-1\n"
-                + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n";
-        ThermoclineConfig config = ConfigLoader.parse(yaml, Map.of());
-        ProxySettings settings = ProxySettings.from(config).withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
-        secondRouting = TieredProxy.routing(stack.tiers.fastUri(), stack.tiers.archiveUri(), config.collections(),
-                Duration.ofSeconds(10), settings.instanceId(), TieredProxy.Options.defaults().withFollowInterval(TieredStack.FOLLOW));
-        second = new ProxyServer(settings, secondRouting).start();
+        second = stack.anotherProxy("tiered-test-1");
+        secondRouting = stack.moreRoutings.get(0);
     }
 
     @AfterAll
     static void stop() {
-        second.close();
         stack.close();
     }
 

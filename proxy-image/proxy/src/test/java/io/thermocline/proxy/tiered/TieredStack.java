@@ -58,6 +58,8 @@ final class TieredStack implements AutoCloseable {
     private final ThermoclineConfig config;
     private final ProxySettings settings;
     private final java.util.List<AutoCloseable> moreProxies = new java.util.ArrayList<>();
+    /** The routing of each {@link #anotherProxy} replica, in order (a test waits for them to follow the state). */
+    final java.util.List<TieredRouting> moreRoutings = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     TieredStack(Duration causalWaitTimeout, Duration feederBatchWait) throws Exception {
         this(causalWaitTimeout, feederBatchWait, ReadConsistency.LINEARIZABLE);
@@ -105,8 +107,10 @@ final class TieredStack implements AutoCloseable {
 
     /** As {@link #anotherProxy(String)}, re-reading the shared state (and the mode) every {@code follow}: a slow replica. */
     ProxyServer anotherProxy(String instanceId, Duration follow) throws Exception {
-        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), routing(instanceId, follow)).start();
+        TieredRouting itsRouting = routing(instanceId, follow);
+        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), itsRouting).start();
         moreProxies.add(another);
+        moreRoutings.add(itsRouting);
         return another;
     }
 
