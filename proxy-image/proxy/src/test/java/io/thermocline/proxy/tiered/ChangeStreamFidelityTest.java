@@ -325,6 +325,43 @@ class ChangeStreamFidelityTest {
         }
     }
 
+    /**
+     * A replica started after a promotion and an eviction (as after a restart) knows nothing of them from its
+     * own tail of the {@code thermocline} database: a stream resumed there from before them must still not show them.
+     */
+    @Test
+    void aStreamResumedOnAReplicaStartedAfterAPromotionAndAnEvictionDoesNotShowThem() throws Exception {
+        Evictor evictor = new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
+                new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
+                .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
+                .withRegistry(new PrometheusRegistry()));
+        BsonDocument recentInArchive = TieredProxyTest.order(212, NOW.minus(Duration.ofMinutes(3)), "promoted");
+        stack.archiveOrders().insertOne(recentInArchive);
+        BsonDocument token;
+        try (var stream = stack.orders().watch(BsonDocument.class).cursor()) {
+            stack.orders().insertOne(TieredProxyTest.order(213, NOW.minus(OLD), "evicted"));
+            ChangeStreamDocument<BsonDocument> first = null;
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (first == null && System.nanoTime() < deadline) {
+                first = stream.tryNext();
+            }
+            assertThat(first).isNotNull();
+            token = first.getResumeToken();
+            assertThat(stack.orders().find(Filters.eq("_id", 212)).first()).isEqualTo(recentInArchive);
+            awaitInFast(212, true);
+            assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
+            evictor.runPass();
+            awaitInFast(213, false);
+            sentinel(stack.orders(), 219);
+        }
+        ProxyServer restarted = stack.anotherProxy("tiered-test-restarted");
+        try (MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + restarted.port() + "/");
+             var resumed = client.getDatabase(TieredStack.POLICY.database()).getCollection(TieredStack.POLICY.collection(), BsonDocument.class)
+                     .watch(BsonDocument.class).resumeAfter(token).cursor()) {
+            assertThat(types(until(resumed, 219))).containsExactly("insert 219");
+        }
+    }
+
     @Test
     void updateLookupOfAColdDocumentsUpdateShowsTheDocument() {
         cold(201);
