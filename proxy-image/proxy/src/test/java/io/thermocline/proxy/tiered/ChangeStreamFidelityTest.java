@@ -362,6 +362,28 @@ class ChangeStreamFidelityTest {
         }
     }
 
+    /** In an application's transaction: the copy of a cold document is left out, its later delete and re-insert are not. */
+    @Test
+    void anApplicationTransactionShowsItsOwnEventsOnlyAndKeepsAReinsert() {
+        cold(221, 222);
+        List<BsonDocument> events = sameEvents(229, () -> {
+            for (MongoClient client : List.of(stack.client, referenceClient)) {
+                MongoCollection<BsonDocument> c = client.getDatabase(TieredStack.POLICY.database())
+                        .getCollection(TieredStack.POLICY.collection(), BsonDocument.class);
+                try (var session = client.startSession()) {
+                    session.withTransaction(() -> {
+                        c.updateOne(session, Filters.eq("_id", 221), Updates.set("state", "in-txn"));
+                        c.deleteOne(session, Filters.eq("_id", 221));
+                        c.insertOne(session, TieredProxyTest.order(221, NOW, "again"));
+                        c.deleteOne(session, Filters.eq("_id", 222));
+                        return null;
+                    });
+                }
+            }
+        });
+        assertThat(types(events)).containsExactly("update 221", "delete 221", "insert 221", "delete 222", "insert 229");
+    }
+
     @Test
     void updateLookupOfAColdDocumentsUpdateShowsTheDocument() {
         cold(201);
