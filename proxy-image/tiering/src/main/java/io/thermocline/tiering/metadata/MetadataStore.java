@@ -43,6 +43,8 @@ public final class MetadataStore {
     public static final String FENCES = "fences";
     public static final String PROBES = "probes";
     public static final String DEAD_LETTERS = "deadLetters";
+    /** Marks of copy-ups in user-visible transactions ({@code CopyMarks}): the proxy's change streams read them, the feeder does not. */
+    public static final String COPIES = "copies";
     /** The collections in {@link #DATABASE} whose change events the feeder must see. */
     public static final Set<String> WATCHED = Set.of(PROVENANCE, FENCES, PROBES);
 
@@ -75,7 +77,7 @@ public final class MetadataStore {
      */
     public void ensureCollections() {
         List<String> existing = Blocking.list(database.listCollectionNames());
-        for (String name : List.of(STATE, PROVENANCE, FENCES, PROBES, DEAD_LETTERS)) {
+        for (String name : List.of(STATE, PROVENANCE, FENCES, PROBES, DEAD_LETTERS, COPIES)) {
             if (existing.contains(name)) {
                 continue;
             }

@@ -16,12 +16,15 @@ import io.thermocline.proxy.tiered.writes.GuardedTransaction.Outcome;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.BsonOrder;
 import io.thermocline.tiering.state.CoverageBound;
 import io.thermocline.wire.OpMsg;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
@@ -33,7 +36,10 @@ import org.bson.RawBsonDocument;
  * Deletes run in fast-tier transactions that decide their targets themselves (so a copy-up that
  * commits while the delete resolves cannot hide a document from it), and {@code n} counts what they
  * deleted. Every deleted document gets a {@code USER_DELETE} fence ({@link UserDeletes}), so the feeder
- * deletes the archive copy even when the fast tier no longer held it. Single-document statements (the
+ * deletes the archive copy even when the fast tier no longer held it. A document only the archive holds is
+ * copied in first ({@link GuardedCopies#copyToDelete}) and deleted in the fast tier in the same transaction:
+ * the fast tier's change stream then shows the delete where one database would, with its own resume token
+ * (a tombstone alone writes nothing in the user's collection). Single-document statements (the
  * retryable kind) run in one transaction with the reply record; a multi-document statement runs in
  * chunks of {@value Updates#CHUNK} documents per transaction (one database does not delete them
  * atomically either, and drivers do not retry it).
@@ -47,17 +53,19 @@ final class Deletes {
     private final Fences fences;
     private final UserDeletes userDeletes;
     private final GuardedTransaction transactions;
+    private final GuardedCopies copies;
     private final SyncBarrier sync;
     private final RouteCounter routes;
     private final WriteRaces races;
 
     Deletes(MongoClient fast, MongoClient archive, Fences fences, UserDeletes userDeletes, GuardedTransaction transactions,
-            SyncBarrier sync, RouteCounter routes, WriteRaces races) {
+            GuardedCopies copies, SyncBarrier sync, RouteCounter routes, WriteRaces races) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
         this.userDeletes = userDeletes;
         this.transactions = transactions;
+        this.copies = copies;
         this.sync = sync;
         this.routes = routes;
         this.races = races;
@@ -69,10 +77,11 @@ final class Deletes {
 
     /**
      * The archive's candidates for a statement: documents matching there, read again after their
-     * fences were read (so an eviction after that read shows in the transaction as a changed fence).
+     * fences were read (so an eviction after that read shows in the transaction as a changed fence);
+     * {@code versions}: those documents as that second read found them, keyed in MongoDB's order.
      */
-    private record Resolved(List<BsonValue> candidates, Map<BsonValue, Fence> fencesAtRead) {
-        static final Resolved NONE = new Resolved(List.of(), Map.of());
+    private record Resolved(List<BsonValue> candidates, Map<BsonValue, BsonDocument> versions, Map<BsonValue, Fence> fencesAtRead) {
+        static final Resolved NONE = new Resolved(List.of(), Map.of(), Map.of());
     }
 
     /** What one delete transaction removed: documents the fast tier held, and documents only the archive held. */
@@ -177,9 +186,14 @@ final class Deletes {
             return Resolved.NONE;
         }
         Map<BsonValue, Fence> fenced = fences.read(null, namespace, first);
-        List<BsonValue> confirmed = TierQueries.idsMatching(archive, null, namespace, restricted(statement.filter(), first),
-                statement.collation(), 0);
-        return new Resolved(confirmed, fenced);
+        List<BsonValue> confirmed = new ArrayList<>();
+        Map<BsonValue, BsonDocument> versions = new TreeMap<>(BsonOrder.COMPARATOR);
+        for (BsonDocument d : Blocking.list(TierQueries.collection(archive, namespace).find(restricted(statement.filter(), first))
+                .collation(statement.collation()))) {
+            confirmed.add(d.get("_id"));
+            versions.put(d.get("_id"), d);
+        }
+        return new Resolved(confirmed, versions, fenced);
     }
 
     /**
@@ -228,6 +242,7 @@ final class Deletes {
                     }
                 }
             }
+            List<BsonValue> archived = new ArrayList<>();
             for (BsonValue id : part) {
                 if (present.contains(id)) {
                     continue;
@@ -237,16 +252,25 @@ final class Deletes {
                         return null;
                     }
                     case ALREADY_DELETED -> {
-                        continue;
                     }
-                    case TOMBSTONE -> {
-                        fences.write(session, namespace, id, Fence.Kind.USER_DELETE);
-                        archiveOnly++;
-                        if (statement.single()) {
-                            return new Deleted(fastTier, archiveOnly);
-                        }
-                    }
+                    case TOMBSTONE -> archived.add(id);
                 }
+                if (statement.single() && !archived.isEmpty()) {
+                    break;
+                }
+            }
+            List<BsonDocument> versions = archived.stream().map(id -> r.versions().get(id)).toList();
+            if (!copies.copyToDelete(session, namespace, versions)) {
+                return null;
+            }
+            for (BsonValue id : archived) {
+                if (userDeletes.deleteInSession(session, namespace, id) == 0) {
+                    return null; // the copy is gone: cannot happen inside this transaction, but never count what was not deleted
+                }
+                archiveOnly++;
+            }
+            if (statement.single() && archiveOnly > 0) {
+                return new Deleted(fastTier, archiveOnly);
             }
         }
         return new Deleted(fastTier, archiveOnly);

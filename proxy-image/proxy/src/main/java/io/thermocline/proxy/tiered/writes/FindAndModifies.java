@@ -39,16 +39,18 @@ final class FindAndModifies {
     private final Fences fences;
     private final GuardedTransaction transactions;
     private final ExactlyOnce guarded;
+    private final GuardedCopies copies;
     private final SyncBarrier sync;
     private final RouteCounter routes;
 
     FindAndModifies(MongoClient fast, MongoClient archive, Fences fences, GuardedTransaction transactions, ExactlyOnce guarded,
-                    SyncBarrier sync, RouteCounter routes) {
+                    GuardedCopies copies, SyncBarrier sync, RouteCounter routes) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
         this.transactions = transactions;
         this.guarded = guarded;
+        this.copies = copies;
         this.sync = sync;
         this.routes = routes;
     }
@@ -84,7 +86,8 @@ final class FindAndModifies {
     /**
      * findAndModify with {@code remove}: the target is picked as routed, then removed in one transaction
      * that claims its fence first (as a delete does): from the fast tier when it holds the document, else
-     * by its tombstone alone ({@link ColdTarget}), answering with the archive's version (its latest).
+     * ({@link ColdTarget}) the archive's version (its latest) is copied in and removed there, so the fast
+     * tier's change stream shows the delete and the fast tier applies the projection to the reply.
      */
     private RawBsonDocument remove(WriteRequest x, String namespace, WriteRoute route, BsonDocument query, BsonDocument sort,
                                    BsonDocument command) throws InterruptedException {
@@ -99,11 +102,12 @@ final class FindAndModifies {
             Fence then = fences.read(null, namespace, List.of(target)).get(target);
             // read after the fence: an eviction after this read shows as a changed fence below
             BsonDocument archived = Blocking.single(TierQueries.collection(archive, namespace).find(pinned).collation(collation)
-                    .projection(fields).first()).orElse(null);
+                    .first()).orElse(null);
+            FindOneAndDeleteOptions options = new FindOneAndDeleteOptions().projection(fields).collation(collation);
             return session -> {
                 fences.claim(session, namespace, List.of(target));
                 BsonDocument removed = Blocking.single(TierQueries.collection(fast, namespace).findOneAndDelete(session, pinned,
-                        new FindOneAndDeleteOptions().projection(fields).collation(collation))).orElse(null);
+                        options)).orElse(null);
                 if (removed != null) {
                     fences.write(session, namespace, target, Fence.Kind.USER_DELETE);
                     return Outcome.committed(reply(removed));
@@ -115,8 +119,13 @@ final class FindAndModifies {
                     case ALREADY_DELETED -> Outcome.committed(reply(null));
                     case START_OVER -> null;
                     case TOMBSTONE -> {
+                        if (!copies.copyToDelete(session, namespace, List.of(archived))) {
+                            yield null;
+                        }
                         fences.write(session, namespace, target, Fence.Kind.USER_DELETE);
-                        yield Outcome.committed(reply(archived));
+                        BsonDocument copyRemoved = Blocking.single(TierQueries.collection(fast, namespace).findOneAndDelete(session,
+                                pinned, options)).orElse(null);
+                        yield copyRemoved == null ? null : Outcome.committed(reply(copyRemoved));
                     }
                 };
             };

@@ -4,6 +4,7 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
+import io.thermocline.tiering.provenance.CopyMarks;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.reactive.Blocking;
@@ -22,18 +23,22 @@ import org.bson.BsonValue;
  * versions the fast tier lacks, and documents the evictor removed since the attempt's read. Decisions
  * by {@link GuardedCopy}; every copy claims its documents' fences first ({@link Fences#claim}), so a
  * concurrent user delete or eviction of one of them conflicts with the copy instead of both committing.
+ * Every copy is marked ({@link CopyMarks}): application change streams leave its insert out, as one
+ * database shows only the user's own write.
  */
 final class GuardedCopies {
 
     private final MongoClient fast;
     private final MongoClient archive;
     private final Fences fences;
+    private final CopyMarks marks;
     private final Duration maxInFlight;
 
-    GuardedCopies(MongoClient fast, MongoClient archive, Fences fences, Duration maxInFlight) {
+    GuardedCopies(MongoClient fast, MongoClient archive, Fences fences, CopyMarks marks, Duration maxInFlight) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
+        this.marks = marks;
         this.maxInFlight = maxInFlight;
     }
 
@@ -111,7 +116,16 @@ final class GuardedCopies {
     }
 
     /**
-     * Inserts copies inside the guarded transaction; false when another transaction inserted one of them
+     * Copies the archived versions of cold targets of a delete (their fences claimed and checked by the
+     * caller), so that the delete then runs on the fast tier and the fast tier's change stream shows it, in
+     * order, with its own resume token; false when the attempt must start over.
+     */
+    boolean copyToDelete(ClientSession session, String namespace, List<BsonDocument> archived) {
+        return archived.isEmpty() || insertedAll(session, namespace, archived);
+    }
+
+    /**
+     * Inserts copies inside the guarded transaction, marked as copies; false when another transaction inserted one of them
      * since it was checked (another replica's guarded copy of the same document, a user insert): the attempt
      * starts over and then finds it. MongoDB reports that as a WriteConflict (transient, retried anyway),
      * a read-committed server as a duplicate key.
@@ -119,6 +133,7 @@ final class GuardedCopies {
     private boolean insertedAll(ClientSession session, String namespace, List<BsonDocument> copies) {
         try {
             Blocking.run(TierQueries.collection(fast, namespace).insertMany(session, copies));
+            marks.mark(session, namespace, copies.stream().map(d -> d.get("_id")).toList());
             return true;
         } catch (MongoBulkWriteException e) {
             if (e.getWriteErrors().stream().allMatch(w -> ErrorCategory.fromErrorCode(w.getCode()) == ErrorCategory.DUPLICATE_KEY)) {

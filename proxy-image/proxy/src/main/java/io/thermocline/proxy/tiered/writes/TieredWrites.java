@@ -10,6 +10,7 @@ import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.CopyMarks;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.UserDeletes;
 import io.thermocline.tiering.state.CoverageBound;
@@ -51,13 +52,14 @@ public final class TieredWrites {
         this.sync = new SyncBarrier(barrier, barrierTimeout);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
-        GuardedWrite guarded = new GuardedWrite(fast, archive, fences, new GuardedCopies(fast, archive, fences, fenceRetention.dividedBy(2)),
+        GuardedCopies copies = new GuardedCopies(fast, archive, fences, new CopyMarks(store), fenceRetention.dividedBy(2));
+        GuardedWrite guarded = new GuardedWrite(fast, archive, fences, copies,
                 transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races);
         ExactlyOnce once = new ExactlyOnce(guarded, new RetryClaims(store), races);
         this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races);
         this.updates = new Updates(fast, archive, sync, guarded, once, routes);
-        this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, sync, routes, races);
-        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, once, sync, routes);
+        this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, copies, sync, routes, races);
+        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, once, copies, sync, routes);
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 

@@ -6,6 +6,7 @@ import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.provenance.CopyMarks;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import java.time.Duration;
@@ -128,9 +129,19 @@ final class TransactionStatements {
         toCopy.forEach(id -> copies.add(archived.get(id)));
         RawBsonDocument inserted = joined.send(new BsonDocument("insert", new BsonString(ns.getCollectionName()))
                 .append("documents", copies), ns.getDatabaseName());
-        // another transaction inserted one of them since this one read (a read-committed server says E11000)
-        return succeeded(inserted) ? null : retryTransaction("a document of " + namespace + " was copied into the fast tier"
-                + " by another transaction while this one copied it");
+        if (!succeeded(inserted)) {
+            // another transaction inserted one of them since this one read (a read-committed server says E11000)
+            return retryTransaction("a document of " + namespace + " was copied into the fast tier by another transaction"
+                    + " while this one copied it");
+        }
+        // so that the application's change streams leave the copies' inserts out (CopyMarks)
+        for (BsonDocument mark : CopyMarks.markCommands(namespace, toCopy)) {
+            RawBsonDocument marked = joined.send(mark, MetadataStore.DATABASE);
+            if (!succeeded(marked)) {
+                return marked;
+            }
+        }
+        return null;
     }
 
     /** The statements of a delete (or findAndModify remove) as queries for the ids they delete, in the transaction. */
