@@ -2,7 +2,6 @@ package io.thermocline.proxy.auth;
 
 import io.thermocline.security.roles.Target;
 import org.bson.BsonArray;
-import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -127,9 +126,9 @@ public final class CommandPrivileges {
             case "findandmodify" -> {
                 Target t = collectionOrDatabase(db, first);
                 needs.add(new Need(t, "find"));
-                boolean remove = body.get("remove") instanceof BsonBoolean b && b.getValue();
+                boolean remove = MongoBooleans.isTrue(body.get("remove"));
                 needs.add(new Need(t, remove ? "remove" : "update"));
-                if (body.get("upsert") instanceof BsonBoolean u && u.getValue()) {
+                if (MongoBooleans.isTrue(body.get("upsert"))) {
                     needs.add(new Need(t, "insert"));
                 }
             }
@@ -159,8 +158,11 @@ public final class CommandPrivileges {
         String firstStage = firstStage(pipeline);
         switch (firstStage) {
             case "$changeStream" -> {
-                needs.add(new Need(input, "changeStream"));
-                needs.add(new Need(input, "find"));
+                // as mongod: a collection's stream needs find + changeStream on it, a database's on the database,
+                // the cluster's ({allChangesForCluster: true}, on admin) on every database's normal collections
+                Target watched = onCollection ? input : allChangesForCluster(pipeline) ? new Target.AnyDatabase() : input;
+                needs.add(new Need(watched, "changeStream"));
+                needs.add(new Need(watched, "find"));
             }
             case "$collStats" -> needs.add(new Need(input, "collStats"));
             case "$indexStats" -> needs.add(new Need(input, "indexStats"));
@@ -273,6 +275,11 @@ public final class CommandPrivileges {
         return name != null && name.isString() ? new Target.Collection(db, name.asString().getValue()) : new Target.Database(db);
     }
 
+    private static boolean allChangesForCluster(BsonValue pipeline) {
+        BsonValue spec = ((BsonDocument) pipeline.asArray().get(0)).get("$changeStream");
+        return spec instanceof BsonDocument d && MongoBooleans.isTrue(d.get("allChangesForCluster"));
+    }
+
     private static String firstStage(BsonValue pipeline) {
         if (pipeline instanceof BsonArray a && !a.isEmpty() && a.get(0) instanceof BsonDocument d && !d.isEmpty()) {
             return d.getFirstKey();
@@ -283,7 +290,7 @@ public final class CommandPrivileges {
     private static boolean anyUpsert(BsonValue updates) {
         if (updates instanceof BsonArray a) {
             for (BsonValue u : a) {
-                if (u instanceof BsonDocument d && d.get("upsert") instanceof BsonBoolean b && b.getValue()) {
+                if (u instanceof BsonDocument d && MongoBooleans.isTrue(d.get("upsert"))) {
                     return true;
                 }
             }
