@@ -320,6 +320,17 @@ public final class ProxyServer implements AutoCloseable {
         if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
             return new Readiness(false, "no primary known for the fast tier");
         }
+        // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so not ready
+        for (TierBackend tier : backends.fast() == null ? List.of(backends.archive()) : List.of(backends.archive(), backends.fast())) {
+            tier.probeLogin(Duration.ofSeconds(2));
+            Optional<String> refused = tier.login().refusal();
+            if (refused.isPresent()) {
+                return new Readiness(false, "the " + tier.tier().label() + " tier refused the proxy's login: " + refused.get());
+            }
+            if (!tier.login().succeeded()) {
+                return new Readiness(false, "the proxy has not logged in to the " + tier.tier().label() + " tier yet");
+            }
+        }
         return new Readiness(true, "");
     }
 
