@@ -43,7 +43,7 @@ public final class CommandPrivileges {
             Map.entry("deleteindexes", List.of("dropIndex")), Map.entry("collmod", List.of("collMod")),
             Map.entry("collstats", List.of("collStats")), Map.entry("validate", List.of("validate")),
             Map.entry("compact", List.of("compact")), Map.entry("converttocapped", List.of("convertToCapped")),
-            Map.entry("datasize", List.of("find")), Map.entry("dbhash", List.of("dbHash")),
+            Map.entry("dbhash", List.of("dbHash")),
             Map.entry("createsearchindexes", List.of("createSearchIndexes")), Map.entry("listsearchindexes", List.of("listSearchIndexes")),
             Map.entry("dropsearchindex", List.of("dropSearchIndex")), Map.entry("updatesearchindex", List.of("updateSearchIndex")));
     /** Commands on the database they are sent to. */
@@ -134,12 +134,19 @@ public final class CommandPrivileges {
             }
             case "explain" -> {
                 if (first instanceof BsonDocument inner) {
-                    collect(db, inner, needs);
+                    // the inner command's own $db, when it names one, is where it would run: check that database
+                    collect(inner.isString("$db") ? inner.getString("$db").getValue() : db, inner, needs);
+                    if (inner.containsKey("$db") && !inner.isString("$db")) {
+                        needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+                    }
                 } else {
                     needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
                 }
             }
             case "renamecollection" -> rename(first, body.get("to"), needs);
+            // dataSize names a full namespace ("db.collection"), which may be another database than $db
+            case "datasize" -> needs.add(new Need(first != null && first.isString() ? namespace(first.asString().getValue())
+                    : new Target.Cluster(), first != null && first.isString() ? "find" : UNKNOWN_ACTION));
             case "bulkwrite" -> {
                 for (BsonValue ns : body.getArray("nsInfo", new BsonArray())) {
                     if (ns instanceof BsonDocument d && d.isString("ns")) {
@@ -168,7 +175,10 @@ public final class CommandPrivileges {
             case "$indexStats" -> needs.add(new Need(input, "indexStats"));
             case "$currentOp", "$listSessions" -> needs.add(new Need(new Target.Cluster(), firstStage.equals("$currentOp") ? "inprog" : "listSessions"));
             case "$planCacheStats" -> needs.add(new Need(input, "planCacheRead"));
-            case "$documents", "$listLocalSessions" -> {
+            // the backend sees one user, the proxy's, so it cannot list only the caller's own sessions: listing any needs
+            // what mongod requires for listing every user's ({allUsers: true})
+            case "$listLocalSessions" -> needs.add(new Need(new Target.Cluster(), "listSessions"));
+            case "$documents" -> {
             }
             default -> {
                 if (onCollection) {

@@ -95,6 +95,22 @@ class CommandPrivilegesTest {
         assertThat(needs(command)).containsExactlyElementsOf(List.of(expected.split(",")));
     }
 
+    /** Issue 25 item 5: commands that name another database or every user's sessions are checked there. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "{dataSize: 'crm.people'}                                                | crm.people:find",
+            "{dataSize: 1}                                                           | cluster:anyAction",
+            "{explain: {find: 'people', $db: 'crm'}}                                 | crm.people:find",
+            "{explain: {find: 'orders'}}                                             | shop.orders:find",
+            "{explain: {find: 'people', $db: 1}}                                     | shop.people:find,cluster:anyAction",
+            "{aggregate: 1, pipeline: [{$listLocalSessions: {allUsers: true}}]}      | cluster:listSessions",
+            "{aggregate: 1, pipeline: [{$listLocalSessions: {}}]}                    | cluster:listSessions",
+            "{aggregate: 'system.sessions', pipeline: [{$listSessions: {}}]}         | cluster:listSessions",
+    })
+    void commandsNamingAnotherDatabaseOrEveryUsersSessionsAreCheckedThere(String command, String expected) {
+        assertThat(needs(command)).containsExactlyElementsOf(List.of(expected.split(",")));
+    }
+
     @Test
     void builtinRolesGrantWhatTheManualSays() {
         Privileges read = BuiltinRoles.privileges(new RoleName("read", "shop")).orElseThrow();
