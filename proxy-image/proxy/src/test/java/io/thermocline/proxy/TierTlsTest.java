@@ -62,4 +62,29 @@ class TierTlsTest {
             assertThatThrownBy(() -> c.getDatabase("shop").getCollection("orders").countDocuments()).isInstanceOf(MongoException.class);
         }
     }
+
+    /** Issue 25 item 8: tls=true in a tier URI without tls.tierCaFile is TLS (system trust store) or no connection, never plain text. */
+    @Test
+    void aTierUriAskingForTlsIsNeverReachedInPlainText() throws Exception {
+        try (EmbeddedReplicaSet plainOnly = EmbeddedReplicaSet.startSingle();
+             SecuredProxy p = SecuredProxy.fromConfig(plainOnly, withTls(plainOnly.connectionString()), "auth:\n  mode: disabled\n  users: []\n");
+             MongoClient c = MongoClients.create(p.uri("", "?serverSelectionTimeoutMS=2000&retryReads=false&retryWrites=false"))) {
+            assertThatThrownBy(() -> c.getDatabase("shop").getCollection("cards").insertOne(new Document("_id", "4111111111111111")))
+                    .isInstanceOf(MongoException.class);
+            try (MongoClient direct = MongoClients.create(plainOnly.connectionString())) {
+                assertThat(direct.getDatabase("shop").getCollection("cards").countDocuments()).as("nothing reached the tier in plain text").isZero();
+            }
+        }
+        // a TLS tier whose CA the system trust store does not hold is refused too
+        try (EmbeddedReplicaSet archive = tlsArchive(server(ca("private-ca"), "127.0.0.1", 3));
+             SecuredProxy p = SecuredProxy.fromConfig(archive, withTls(archive.connectionString().replace("mongodb://", "mongodb://thermocline-proxy:proxy-pw@")),
+                     "auth:\n  mode: disabled\n  users: []\n");
+             MongoClient c = MongoClients.create(p.uri("", "?serverSelectionTimeoutMS=2000&retryReads=false"))) {
+            assertThatThrownBy(() -> c.getDatabase("shop").getCollection("orders").countDocuments()).isInstanceOf(MongoException.class);
+        }
+    }
+
+    private static String withTls(String uri) {
+        return uri + (uri.contains("?") ? "&" : uri.endsWith("/") ? "?" : "/?") + "tls=true";
+    }
 }

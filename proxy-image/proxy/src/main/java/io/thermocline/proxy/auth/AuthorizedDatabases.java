@@ -4,7 +4,6 @@ import io.thermocline.security.authentication.StoredUser;
 import io.thermocline.security.roles.Privileges;
 import io.thermocline.security.roles.Target;
 import org.bson.BsonArray;
-import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
 import org.bson.BsonValue;
@@ -44,11 +43,12 @@ public final class AuthorizedDatabases {
         }
         boolean mayListAll = user.privileges().allows(new Target.Cluster(), "listDatabases");
         BsonValue asked = command.get("authorizedDatabases");
-        if (asked instanceof BsonBoolean b) {
-            if (!b.getValue() && !mayListAll) {
+        if (asked != null && !asked.isNull()) {
+            boolean onlyAuthorized = MongoBooleans.isTrue(asked);
+            if (!onlyAuthorized && !mayListAll) {
                 return new Refused();
             }
-            return b.getValue() ? new Only(user.privileges()) : new All();
+            return onlyAuthorized ? new Only(user.privileges()) : new All();
         }
         return mayListAll ? new All() : new Only(user.privileges());
     }

@@ -2,7 +2,6 @@ package io.thermocline.proxy.auth;
 
 import io.thermocline.security.roles.Target;
 import org.bson.BsonArray;
-import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -44,7 +43,7 @@ public final class CommandPrivileges {
             Map.entry("deleteindexes", List.of("dropIndex")), Map.entry("collmod", List.of("collMod")),
             Map.entry("collstats", List.of("collStats")), Map.entry("validate", List.of("validate")),
             Map.entry("compact", List.of("compact")), Map.entry("converttocapped", List.of("convertToCapped")),
-            Map.entry("datasize", List.of("find")), Map.entry("dbhash", List.of("dbHash")),
+            Map.entry("dbhash", List.of("dbHash")),
             Map.entry("createsearchindexes", List.of("createSearchIndexes")), Map.entry("listsearchindexes", List.of("listSearchIndexes")),
             Map.entry("dropsearchindex", List.of("dropSearchIndex")), Map.entry("updatesearchindex", List.of("updateSearchIndex")));
     /** Commands on the database they are sent to. */
@@ -127,20 +126,27 @@ public final class CommandPrivileges {
             case "findandmodify" -> {
                 Target t = collectionOrDatabase(db, first);
                 needs.add(new Need(t, "find"));
-                boolean remove = body.get("remove") instanceof BsonBoolean b && b.getValue();
+                boolean remove = MongoBooleans.isTrue(body.get("remove"));
                 needs.add(new Need(t, remove ? "remove" : "update"));
-                if (body.get("upsert") instanceof BsonBoolean u && u.getValue()) {
+                if (MongoBooleans.isTrue(body.get("upsert"))) {
                     needs.add(new Need(t, "insert"));
                 }
             }
             case "explain" -> {
                 if (first instanceof BsonDocument inner) {
-                    collect(db, inner, needs);
+                    // the inner command's own $db, when it names one, is where it would run: check that database
+                    collect(inner.isString("$db") ? inner.getString("$db").getValue() : db, inner, needs);
+                    if (inner.containsKey("$db") && !inner.isString("$db")) {
+                        needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+                    }
                 } else {
                     needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
                 }
             }
             case "renamecollection" -> rename(first, body.get("to"), needs);
+            // dataSize names a full namespace ("db.collection"), which may be another database than $db
+            case "datasize" -> needs.add(new Need(first != null && first.isString() ? namespace(first.asString().getValue())
+                    : new Target.Cluster(), first != null && first.isString() ? "find" : UNKNOWN_ACTION));
             case "bulkwrite" -> {
                 for (BsonValue ns : body.getArray("nsInfo", new BsonArray())) {
                     if (ns instanceof BsonDocument d && d.isString("ns")) {
@@ -159,14 +165,20 @@ public final class CommandPrivileges {
         String firstStage = firstStage(pipeline);
         switch (firstStage) {
             case "$changeStream" -> {
-                needs.add(new Need(input, "changeStream"));
-                needs.add(new Need(input, "find"));
+                // as mongod: a collection's stream needs find + changeStream on it, a database's on the database,
+                // the cluster's ({allChangesForCluster: true}, on admin) on every database's normal collections
+                Target watched = onCollection ? input : allChangesForCluster(pipeline) ? new Target.AnyDatabase() : input;
+                needs.add(new Need(watched, "changeStream"));
+                needs.add(new Need(watched, "find"));
             }
             case "$collStats" -> needs.add(new Need(input, "collStats"));
             case "$indexStats" -> needs.add(new Need(input, "indexStats"));
             case "$currentOp", "$listSessions" -> needs.add(new Need(new Target.Cluster(), firstStage.equals("$currentOp") ? "inprog" : "listSessions"));
             case "$planCacheStats" -> needs.add(new Need(input, "planCacheRead"));
-            case "$documents", "$listLocalSessions" -> {
+            // the backend sees one user, the proxy's, so it cannot list only the caller's own sessions: listing any needs
+            // what mongod requires for listing every user's ({allUsers: true})
+            case "$listLocalSessions" -> needs.add(new Need(new Target.Cluster(), "listSessions"));
+            case "$documents" -> {
             }
             default -> {
                 if (onCollection) {
@@ -273,6 +285,11 @@ public final class CommandPrivileges {
         return name != null && name.isString() ? new Target.Collection(db, name.asString().getValue()) : new Target.Database(db);
     }
 
+    private static boolean allChangesForCluster(BsonValue pipeline) {
+        BsonValue spec = ((BsonDocument) pipeline.asArray().get(0)).get("$changeStream");
+        return spec instanceof BsonDocument d && MongoBooleans.isTrue(d.get("allChangesForCluster"));
+    }
+
     private static String firstStage(BsonValue pipeline) {
         if (pipeline instanceof BsonArray a && !a.isEmpty() && a.get(0) instanceof BsonDocument d && !d.isEmpty()) {
             return d.getFirstKey();
@@ -283,7 +300,7 @@ public final class CommandPrivileges {
     private static boolean anyUpsert(BsonValue updates) {
         if (updates instanceof BsonArray a) {
             for (BsonValue u : a) {
-                if (u instanceof BsonDocument d && d.get("upsert") instanceof BsonBoolean b && b.getValue()) {
+                if (u instanceof BsonDocument d && MongoBooleans.isTrue(d.get("upsert"))) {
                     return true;
                 }
             }

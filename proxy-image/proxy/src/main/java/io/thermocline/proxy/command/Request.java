@@ -2,15 +2,25 @@ package io.thermocline.proxy.command;
 
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.OpMsg;
+import org.bson.BsonDocument;
 
 /**
  * One client command, decoded once where it enters the proxy and handed to every handler: the
  * message, its traits, the compressor to answer with, and when it arrived.
+ *
+ * @param clientLsid the {@code lsid} as the client sent it, for messages that name its session; the
+ *                   message and traits carry the backend's (docs/security.md, sessions belong to their user)
  */
-public record Request(Client client, OpMsg msg, CommandTraits traits, Compressor compressor, long startNanos) {
+public record Request(Client client, OpMsg msg, CommandTraits traits, Compressor compressor, long startNanos, BsonDocument clientLsid) {
 
     public static Request of(Client client, OpMsg msg, Compressor compressor) {
-        return new Request(client, msg, CommandTraits.of(msg.commandName(), msg.body()), compressor, System.nanoTime());
+        CommandTraits traits = CommandTraits.of(msg.commandName(), msg.body());
+        return new Request(client, msg, traits, compressor, System.nanoTime(), traits.lsid());
+    }
+
+    /** This request with its message's sessions replaced by the backend's ({@code sent}); the client's lsid kept for messages. */
+    public Request inBackendSessions(OpMsg sent) {
+        return new Request(client, sent, CommandTraits.of(sent.commandName(), sent.body()), compressor, startNanos, clientLsid);
     }
 
     public String name() {

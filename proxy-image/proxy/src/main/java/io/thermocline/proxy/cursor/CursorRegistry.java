@@ -33,10 +33,16 @@ public final class CursorRegistry {
         return ids;
     }
 
+    public CursorRoute register(Tier tier, ServerAddress member, long backendId, String namespace,
+                                BsonDocument lsid, CursorOwner owner, boolean noTimeout, UserName creator, long nowNanos) {
+        return register(tier, member, backendId, namespace, lsid, lsid, owner, noTimeout, creator, nowNanos);
+    }
+
+    /** {@code clientLsid}: the session as the client named it, where the backend's ({@code lsid}) differs. */
     public synchronized CursorRoute register(Tier tier, ServerAddress member, long backendId, String namespace,
-                                             BsonDocument lsid, CursorOwner owner, boolean noTimeout, UserName creator,
-                                             long nowNanos) {
-        CursorRoute route = new CursorRoute(ids.next(), tier, member, backendId, namespace, lsid, owner, noTimeout, creator);
+                                             BsonDocument lsid, BsonDocument clientLsid, CursorOwner owner, boolean noTimeout,
+                                             UserName creator, long nowNanos) {
+        CursorRoute route = new CursorRoute(ids.next(), tier, member, backendId, namespace, lsid, owner, noTimeout, creator, clientLsid);
         routes.put(route.proxyId(), route);
         lastUsedNanos.put(route.proxyId(), nowNanos);
         byOwner.computeIfAbsent(owner, o -> new HashSet<>()).add(route.proxyId());

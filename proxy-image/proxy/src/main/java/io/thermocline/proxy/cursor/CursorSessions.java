@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -48,10 +47,20 @@ public final class CursorSessions {
      * or empty when it may as far as sessions go; {@code enforced}: authorization is on.
      */
     public static Optional<RawBsonDocument> refusal(CursorRoute cursor, BsonDocument lsid, UserName requester, boolean enforced) {
-        Optional<LogicalSession> opened = LogicalSession.of(cursor.lsid(), cursor.creator());
-        Optional<LogicalSession> now = LogicalSession.of(lsid, requester);
+        return refusal(cursor, lsid, lsid, requester, enforced);
+    }
+
+    /**
+     * As {@link #refusal(CursorRoute, BsonDocument, UserName, boolean)}, where the backend's session ids ({@code lsid}, the
+     * cursor's {@code lsid}) are compared and the client's ({@code clientLsid}, the cursor's {@code clientLsid}) are shown.
+     */
+    public static Optional<RawBsonDocument> refusal(CursorRoute cursor, BsonDocument lsid, BsonDocument clientLsid, UserName requester,
+                                                    boolean enforced) {
+        boolean same = LogicalSession.of(cursor.lsid(), cursor.creator()).equals(LogicalSession.of(lsid, requester));
+        Optional<LogicalSession> opened = LogicalSession.of(cursor.clientLsid(), cursor.creator());
+        Optional<LogicalSession> now = LogicalSession.of(clientLsid, requester);
         if (enforced && requester != null) {
-            if (opened.equals(now)) {
+            if (same) {
                 return Optional.empty();
             }
             return Optional.of(MongoError.UNAUTHORIZED.reply("Cursor session id (" + text(opened)
@@ -66,7 +75,7 @@ public final class CursorSessions {
             return Optional.of(MongoError.GETMORE_WITHOUT_LSID.reply("Cannot run getMore on cursor " + id
                     + ", which was created in session " + opened.get() + ", without an lsid"));
         }
-        if (now.isPresent() && !Objects.equals(now, opened)) {
+        if (now.isPresent() && !same) {
             return Optional.of(MongoError.GETMORE_IN_OTHER_SESSION.reply("Cannot run getMore on cursor " + id
                     + ", which was created in session " + opened.get() + ", in session " + now.get()));
         }

@@ -14,6 +14,7 @@ import org.bson.BsonInt32;
 import org.bson.BsonString;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -28,6 +29,9 @@ public final class TierLogin {
 
     private final MongoCredential credential;
     private final ScramMechanism mechanism;
+    /** Why the tier refused the last login (its credentials are wrong), or null once one succeeded: readiness reports it. */
+    private volatile String refused;
+    private volatile boolean succeeded;
 
     private TierLogin(MongoCredential credential, ScramMechanism mechanism) {
         this.credential = credential;
@@ -69,7 +73,25 @@ public final class TierLogin {
             });
             return last.getBoolean("done", BsonBoolean.FALSE).getValue() ? CompletableFuture.completedFuture(null)
                     : step(c, next(last, new byte[0], db), timeout).thenApply(x -> null);
+        }).thenRun(() -> {
+            refused = null;
+            succeeded = true;
         });
+    }
+
+    /** Whether this login has anything to prove: the tier's URI carries credentials. */
+    public boolean needed() {
+        return credential != null;
+    }
+
+    /** Whether a login has succeeded since the last refusal (or ever). */
+    public boolean succeeded() {
+        return credential == null || (succeeded && refused == null);
+    }
+
+    /** Why the tier refused the data plane's last login (its user's name and the tier's answer, never the password), if it did. */
+    public Optional<String> refusal() {
+        return Optional.ofNullable(refused);
     }
 
     private static BsonDocument next(BsonDocument previous, byte[] payload, String db) {
@@ -82,9 +104,12 @@ public final class TierLogin {
             BsonDocument body = reply.body();
             if (body.getNumber("ok", new BsonInt32(0)).intValue() != 1) {
                 c.close();
-                throw new BackendUnavailableException("the data plane's user " + credential.getUserName() + "@" + credential.getSource()
+                String why = "the data plane's user " + credential.getUserName() + "@" + credential.getSource()
                         + " could not log in to " + c.address() + ": " + body.getString("errmsg", new BsonString("refused")).getValue()
-                        + "; check the credentials in the tier's connection string", false);
+                        + "; check the credentials in the tier's connection string";
+                refused = why;
+                succeeded = false;
+                throw new BackendUnavailableException(why, false);
             }
             return body;
         });
@@ -98,8 +123,10 @@ public final class TierLogin {
         try {
             return s.run();
         } catch (ScramFailure e) {
-            throw new CompletionException(new BackendUnavailableException("the tier's SCRAM answer was refused for "
-                    + credential.getUserName() + "@" + credential.getSource() + ": " + e.getMessage(), false));
+            String why = "the tier's SCRAM answer was refused for " + credential.getUserName() + "@" + credential.getSource() + ": " + e.getMessage();
+            refused = why;
+            succeeded = false;
+            throw new CompletionException(new BackendUnavailableException(why, false));
         }
     }
 }

@@ -89,6 +89,10 @@ final class CommandDispatcher implements RequestHandler {
         if (answered.isPresent()) {
             return answered.get();
         }
+        return routed(Sessions.ownedByUser(request));
+    }
+
+    private CompletableFuture<Void> routed(Request request) {
         sessions.used(request);
         return switch (request.name()) {
             case "ping" -> replies.reply(request, forwarder.withClusterTime(new BsonDocument("ok", new BsonDouble(1))));

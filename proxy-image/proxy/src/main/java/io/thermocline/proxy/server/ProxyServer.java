@@ -123,10 +123,10 @@ public final class ProxyServer implements AutoCloseable {
         this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 new DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
-        BackendConnector connector = new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
-                settings.connectTimeout(), security.tierTls());
-        this.backends = new Backends(tierBackend(Tier.ARCHIVE, settings.archive(), connector),
-                settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector), settings.primaryWaitTimeout());
+        // Each tier's own connector: TLS as tls.tierCaFile or its URI asks (a URI with tls=true is never reached in plain text).
+        this.backends = new Backends(tierBackend(Tier.ARCHIVE, settings.archive(), connector(settings, settings.archive())),
+                settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector(settings, settings.fast())),
+                settings.primaryWaitTimeout());
         if (tiered != null) {
             tiered.followArchive(backends.archive().monitor()::topology);
         }
@@ -226,11 +226,16 @@ public final class ProxyServer implements AutoCloseable {
         pipeline.addLast("client", new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello));
     }
 
-    /** TLS to a tier comes from tls.tierCaFile: say so at start when a URI asks for TLS without it. */
+    private BackendConnector connector(ProxySettings settings, ProxySettings.TierEndpoint endpoint) {
+        return new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
+                settings.connectTimeout(), security.tierTls().forTier(endpoint.uri()));
+    }
+
+    /** A tier URI asking for TLS without tls.tierCaFile is reached over TLS trusting the system store: say so at start. */
     private void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
         if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled()) && !security.tierTls().enabled()) {
-            LOG.warn("event=config_unsupported field={} problem=\"tls=true without tls.tierCaFile: the proxy's pools connect"
-                    + " in plain text; set tls.tierCaFile to the tiers' CA\"", field);
+            LOG.info("event=tier_tls field={} trust=system problem=\"tls=true without tls.tierCaFile: TLS trusting the JDK's system"
+                    + " trust store; set tls.tierCaFile to trust only the tiers' CA\"", field);
         }
     }
 
@@ -314,6 +319,17 @@ public final class ProxyServer implements AutoCloseable {
         }
         if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
             return new Readiness(false, "no primary known for the fast tier");
+        }
+        // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so not ready
+        for (TierBackend tier : backends.fast() == null ? List.of(backends.archive()) : List.of(backends.archive(), backends.fast())) {
+            tier.probeLogin(Duration.ofSeconds(2));
+            Optional<String> refused = tier.login().refusal();
+            if (refused.isPresent()) {
+                return new Readiness(false, "the " + tier.tier().label() + " tier refused the proxy's login: " + refused.get());
+            }
+            if (!tier.login().succeeded()) {
+                return new Readiness(false, "the proxy has not logged in to the " + tier.tier().label() + " tier yet");
+            }
         }
         return new Readiness(true, "");
     }

@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tls;
 
+import com.mongodb.ConnectionString;
 import com.mongodb.ServerAddress;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.ssl.SslContext;
@@ -15,8 +16,10 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * TLS on the proxy's pooled connections to the tiers, with {@code tls.tierCaFile}: only those
- * CAs are trusted and the member's host name must match its certificate.
+ * TLS on the proxy's pooled connections to the tiers: with {@code tls.tierCaFile} to both tiers, trusting
+ * only those CAs; otherwise to a tier whose connection string asks for it ({@code tls=true} or
+ * {@code ssl=true}), trusting the JDK's system trust store, as the drivers do. A connection asked to use
+ * TLS never falls back to plain text, and the member's host name must match its certificate.
  */
 public final class TierTls {
     private static final TierTls OFF = new TierTls(null);
@@ -29,6 +32,19 @@ public final class TierTls {
 
     public static TierTls off() {
         return OFF;
+    }
+
+    /** The TLS a tier reached by {@code uri} gets: this one when configured, the system trust when the URI asks for TLS, or none. */
+    public TierTls forTier(ConnectionString uri) {
+        if (enabled() || !Boolean.TRUE.equals(uri.getSslEnabled())) {
+            return this;
+        }
+        try {
+            // no trust manager given: Netty uses the JDK's default one, the system trust store (javax.net.ssl.trustStore)
+            return new TierTls(SslContextBuilder.forClient().protocols(List.of("TLSv1.3", "TLSv1.2")).build());
+        } catch (SSLException e) {
+            throw new IllegalArgumentException("TLS to the tier " + uri.getHosts() + " with the system trust store: " + e.getMessage(), e);
+        }
     }
 
     public static TierTls from(TlsConfig tls) {

@@ -61,6 +61,56 @@ class CommandPrivilegesTest {
         assertThat(needs(command)).containsExactlyElementsOf(want);
     }
 
+    /** Issue 25 item 2: a whole database's stream needs the database, the cluster's every database (anyNormalResource). */
+    @Test
+    void changeStreamsOnADatabaseOrTheClusterNeedWhatMongodRequires() {
+        assertThat(needs("{aggregate: 1, pipeline: [{$changeStream: {}}]}")).containsExactly("shop:changeStream", "shop:find");
+        assertThat(CommandPrivileges.of("admin", BsonDocument.parse("{aggregate: 1, pipeline: [{$changeStream: {allChangesForCluster: true}}]}"))
+                .stream().map(n -> n.target() + ":" + n.action()).toList())
+                .containsExactly("any database:changeStream", "any database:find");
+        Privileges readAdmin = BuiltinRoles.privileges(new RoleName("read", "admin")).orElseThrow();
+        Privileges readAny = BuiltinRoles.privileges(new RoleName("readAnyDatabase", "admin")).orElseThrow();
+        Target cluster = new Target.AnyDatabase();
+        assertThat(readAdmin.allows(cluster, "changeStream")).as("read on admin is not every database").isFalse();
+        assertThat(readAny.allows(cluster, "changeStream")).isTrue();
+        assertThat(readAny.allows(cluster, "find")).isTrue();
+        assertThat(BuiltinRoles.privileges(new RoleName("read", "shop")).orElseThrow().allows(new Target.Database("shop"), "changeStream")).isTrue();
+    }
+
+    /** Issue 25 item 3: boolean fields as mongod reads them (a non-zero number is true), in the one place (MongoBooleans). */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "{findAndModify: 'orders', remove: 1}                           | shop.orders:find,shop.orders:remove",
+            "{findAndModify: 'orders', remove: 1.5}                         | shop.orders:find,shop.orders:remove",
+            "{findAndModify: 'orders', remove: {$numberLong: '1'}}          | shop.orders:find,shop.orders:remove",
+            "{findAndModify: 'orders', remove: {$numberDecimal: '1'}}       | shop.orders:find,shop.orders:remove",
+            "{findAndModify: 'orders', remove: 0, update: {}}               | shop.orders:find,shop.orders:update",
+            "{findAndModify: 'orders', remove: null, update: {}}            | shop.orders:find,shop.orders:update",
+            "{findAndModify: 'orders', remove: 'yes'}                       | shop.orders:find,shop.orders:remove",
+            "{findAndModify: 'orders', update: {}, upsert: 1}               | shop.orders:find,shop.orders:update,shop.orders:insert",
+            "{update: 'orders', updates: [{q: {}, u: {}, upsert: 1}]}       | shop.orders:update,shop.orders:insert",
+            "{update: 'orders', updates: [{q: {}, u: {}, upsert: 0}]}       | shop.orders:update",
+    })
+    void booleanFieldsAreReadAsMongodReadsThem(String command, String expected) {
+        assertThat(needs(command)).containsExactlyElementsOf(List.of(expected.split(",")));
+    }
+
+    /** Issue 25 item 5: commands that name another database or every user's sessions are checked there. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "{dataSize: 'crm.people'}                                                | crm.people:find",
+            "{dataSize: 1}                                                           | cluster:anyAction",
+            "{explain: {find: 'people', $db: 'crm'}}                                 | crm.people:find",
+            "{explain: {find: 'orders'}}                                             | shop.orders:find",
+            "{explain: {find: 'people', $db: 1}}                                     | shop.people:find,cluster:anyAction",
+            "{aggregate: 1, pipeline: [{$listLocalSessions: {allUsers: true}}]}      | cluster:listSessions",
+            "{aggregate: 1, pipeline: [{$listLocalSessions: {}}]}                    | cluster:listSessions",
+            "{aggregate: 'system.sessions', pipeline: [{$listSessions: {}}]}         | cluster:listSessions",
+    })
+    void commandsNamingAnotherDatabaseOrEveryUsersSessionsAreCheckedThere(String command, String expected) {
+        assertThat(needs(command)).containsExactlyElementsOf(List.of(expected.split(",")));
+    }
+
     @Test
     void builtinRolesGrantWhatTheManualSays() {
         Privileges read = BuiltinRoles.privileges(new RoleName("read", "shop")).orElseThrow();

@@ -57,12 +57,21 @@ public final class Authenticator {
 
     /** {@code saslStart} on database {@code db}. */
     public CompletableFuture<BsonDocument> saslStart(ConnectionAuth conn, BsonDocument body, String db) {
-        Duration wait = throttle.admit(conn.sourceAddress());
+        Duration wait = throttle.admit(conn.sourceAddress(), attemptedUser(body, db));
         if (!wait.isZero()) {
             events.throttled();
         }
         Executor after = wait.isZero() ? Runnable::run : CompletableFuture.delayedExecutor(wait.toNanos(), TimeUnit.NANOSECONDS);
         return CompletableFuture.supplyAsync(() -> body, after).thenCompose(b -> start(conn, b, db));
+    }
+
+    /** The user a saslStart tries ({@code user@db}, {@code ?@db} when its payload names none): what the throttle counts it against. */
+    private static String attemptedUser(BsonDocument body, String db) {
+        try {
+            return new UserName(ClientFirst.parse(payload(body)).user(), db).toString();
+        } catch (ScramFailure | RuntimeException e) {
+            return "?@" + db;
+        }
     }
 
     private CompletableFuture<BsonDocument> start(ConnectionAuth conn, BsonDocument body, String db) {
@@ -130,7 +139,7 @@ public final class Authenticator {
                     return failed(conn, conversation.mechanism().mongoName(), name.toString(), "the user was dropped during the conversation");
                 }
                 conn.authenticated(user.get());
-                throttle.succeeded(conn.sourceAddress());
+                throttle.succeeded(conn.sourceAddress(), name.toString());
                 events.login(conversation.mechanism().mongoName(), true);
                 LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, conversation.mechanism().mongoName(),
                         conn.sourceAddress().getHostAddress());
@@ -173,7 +182,7 @@ public final class Authenticator {
             }
             conn.endConversation();
             conn.authenticated(user.get());
-            throttle.succeeded(conn.sourceAddress());
+            throttle.succeeded(conn.sourceAddress(), name.toString());
             events.login(X509, true);
             LOG.info("event=auth_succeeded user={} mechanism={} remote={}", name, X509, conn.sourceAddress().getHostAddress());
             return new BsonDocument("dbname", new BsonString(UserName.EXTERNAL)).append("user", new BsonString(subject.get()))
@@ -252,10 +261,10 @@ public final class Authenticator {
 
     private BsonDocument failed(ConnectionAuth conn, String mechanism, String user, String reason) {
         conn.endConversation();
-        throttle.failed(conn.sourceAddress());
+        throttle.failed(conn.sourceAddress(), user);
         events.login(mechanism, false);
         LOG.info("event=auth_failed user={} mechanism={} remote={} failures={} reason=\"{}\"", printable(user), printable(mechanism),
-                conn.sourceAddress().getHostAddress(), throttle.failures(conn.sourceAddress()), reason);
+                conn.sourceAddress().getHostAddress(), throttle.failures(conn.sourceAddress(), user), reason);
         return error(AUTHENTICATION_FAILED, "AuthenticationFailed", "Authentication failed.");
     }
 

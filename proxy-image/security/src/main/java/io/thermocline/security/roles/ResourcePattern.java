@@ -15,6 +15,9 @@ public sealed interface ResourcePattern {
     record Namespace(String db, String collection) implements ResourcePattern {
         @Override
         public boolean matches(Target target) {
+            if (target instanceof Target.AnyDatabase) {
+                return db.isEmpty() && collection.isEmpty();
+            }
             if (target instanceof Target.Database d) {
                 return collection.isEmpty() && (db.isEmpty() || db.equals(d.db()));
             }

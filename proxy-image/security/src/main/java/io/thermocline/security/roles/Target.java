@@ -1,6 +1,9 @@
 package io.thermocline.security.roles;
 
-/** What one command needs a privilege on: a collection, a database as a whole, or the cluster. */
+/**
+ * What one command needs a privilege on: a collection, a database as a whole, every normal collection of
+ * every database (mongod's {@code anyNormalResource}, what a cluster-wide change stream reads), or the cluster.
+ */
 public sealed interface Target {
     record Collection(String db, String collection) implements Target {
         @Override
@@ -27,6 +30,19 @@ public sealed interface Target {
         @Override
         public String toString() {
             return db;
+        }
+    }
+
+    /** Every non-system collection of every database: only {@code {db: "", collection: ""}} or {@code anyResource} cover it. */
+    record AnyDatabase() implements Target {
+        @Override
+        public String database() {
+            return "admin";
+        }
+
+        @Override
+        public String toString() {
+            return "any database";
         }
     }
 

@@ -76,7 +76,7 @@ public final class GetMore {
                     + ((CursorPeers.Gone) owner).why()));
         }
         CursorRoute route = found.get();
-        Optional<RawBsonDocument> otherSession = CursorSessions.refusal(route, request.traits().lsid(),
+        Optional<RawBsonDocument> otherSession = CursorSessions.refusal(route, request.traits().lsid(), request.clientLsid(),
                 request.client().auth().userName(), request.client().auth().enforced());
         if (otherSession.isPresent()) {
             // as mongod: a cursor opened in a session continues only in it, and stays open

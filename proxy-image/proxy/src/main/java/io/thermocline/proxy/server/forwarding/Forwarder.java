@@ -34,6 +34,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -287,7 +288,8 @@ public final class Forwarder {
         CursorOwner owner = session.isPresent() && !request.client().loadBalanced()
                 ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(request.connectionId());
         String ns = facts.cursorNs() != null ? facts.cursorNs() : traits.database() == null ? "" : traits.database();
-        long proxyId = cursors.register(tier.tier(), member, facts.cursorId(), ns, traits.lsid(), owner,
+        BsonDocument shown = Objects.equals(traits.lsid(), request.traits().lsid()) ? request.clientLsid() : traits.lsid();
+        long proxyId = cursors.register(tier.tier(), member, facts.cursorId(), ns, traits.lsid(), shown, owner,
                 traits.noCursorTimeout(), request.client().auth().userName(), System.nanoTime()).proxyId();
         metrics.openCursors(cursors.size());
         return facts.withCursorId(reply, proxyId);

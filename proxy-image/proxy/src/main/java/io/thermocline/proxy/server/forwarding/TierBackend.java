@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /** One tier as the proxy uses it: its topology monitor, a pool per member, its cluster clock. */
 public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
@@ -34,6 +35,7 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     private final List<Compressor> compressors;
     /** The data plane's own login to this tier, from the credentials in its connection string (issue 15). */
     private final TierLogin login;
+    private final AtomicLong lastLoginProbe = new AtomicLong();
     private volatile boolean closed;
 
     public TierBackend(Tier tier, ConnectionString uri, int poolSize, BackendConnector connector, EventLoopGroup group,
@@ -57,6 +59,26 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
 
     public Tier tier() {
         return tier;
+    }
+
+    /** The data plane's login to this tier, whose last refusal (wrong credentials) makes the proxy not ready. */
+    public TierLogin login() {
+        return login;
+    }
+
+    /**
+     * Logs in once on a connection of its own to the primary, at most every {@code every}, while no login has
+     * succeeded since the last refusal: readiness then learns of wrong credentials (or of fixed ones) without client traffic.
+     */
+    public void probeLogin(Duration every) {
+        ServerAddress primary = monitor.topology().primary();
+        long now = System.nanoTime();
+        long last = lastLoginProbe.get();
+        if (!login.needed() || login.succeeded() || primary == null || (last != 0 && now - last < every.toNanos())
+                || !lastLoginProbe.compareAndSet(last, now)) {
+            return;
+        }
+        connector.connect(primary, 0).thenCompose(c -> login.login(c, connector.connectTimeout()).whenComplete((v, e) -> c.close()));
     }
 
     public TierMonitor monitor() {

@@ -2,6 +2,7 @@ package io.thermocline.proxy.server.sessions;
 
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.command.ClientReplies;
+import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorOwner;
 import io.thermocline.proxy.cursor.CursorRoute;
@@ -10,6 +11,7 @@ import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.PassThrough;
 import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.wire.OpMsg;
+import io.thermocline.proxy.session.BackendSessionIds;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.session.SessionUsage;
 import io.thermocline.proxy.session.TransactionPins;
@@ -19,13 +21,17 @@ import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import io.thermocline.security.UserName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 
@@ -49,6 +55,37 @@ public final class Sessions {
         this.orphans = orphans;
         this.passThrough = passThrough;
         this.forwarder = forwarder;
+    }
+
+    /**
+     * The request as the backend must see it: where authorization is enforced, every session it names
+     * ({@code lsid}, and the lists of endSessions, killSessions and refreshSessions) replaced by the
+     * backend session of the connection's user ({@link BackendSessionIds}), so that one user can never
+     * reach another's transaction, retryable writes or cursors by sending its session id. Called where
+     * the request enters, before any handler or record sees the session; without authorization the
+     * sessions pass as sent (one backend session per id, as on a mongod without {@code --auth}).
+     */
+    public static Request ownedByUser(Request request) {
+        if (!request.client().auth().enforced()) {
+            return request;
+        }
+        BsonDocument lsid = request.traits().lsid();
+        boolean lists = BackendSessionIds.LISTING_SESSIONS.contains(request.name());
+        if (lsid == null && !lists) {
+            return request;
+        }
+        UserName user = request.client().auth().userName();
+        Map<String, BsonValue> replace = new HashMap<>();
+        if (lsid != null) {
+            replace.put("lsid", BackendSessionIds.backendLsid(lsid, user));
+        }
+        if (lists) {
+            BsonValue listed = request.msg().body().get(request.name());
+            replace.put(request.name(), BackendSessionIds.backendLsids(listed, user));
+        }
+        OpMsg m = request.msg();
+        RawBsonDocument body = CommandEnvelope.edit(m.body(), replace, Set.of(), new BsonDocument());
+        return request.inBackendSessions(new OpMsg(m.requestId(), m.responseTo(), m.flagBits(), body, m.sequences()));
     }
 
     /** Notes the session a request runs in, on the connection it came on. */
