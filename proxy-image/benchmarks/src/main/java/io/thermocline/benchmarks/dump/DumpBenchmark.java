@@ -60,9 +60,10 @@ public final class DumpBenchmark {
         int documents = Integer.parseInt(a.getOrDefault("documents", "100000"));
         int rounds = Integer.parseInt(a.getOrDefault("rounds", "3"));
         int padding = Integer.parseInt(a.getOrDefault("padding", "400"));
-        List<Variant> variants = List.of(new Variant("find {} (driver batches)", null, false),
-                new Variant("find {} batchSize 10000", 10_000, false),
-                new Variant("find {} hint $natural, batchSize 10000", 10_000, true));
+        Map<String, Variant> known = Map.of("plain", new Variant("find {} (driver batches)", null, false),
+                "batch", new Variant("find {} batchSize 10000", 10_000, false),
+                "natural", new Variant("find {} hint $natural, batchSize 10000", 10_000, true));
+        List<Variant> variants = java.util.Arrays.stream(a.getOrDefault("variants", "plain,batch,natural").split(",")).map(known::get).toList();
         List<Result> results = new ArrayList<>();
         try (EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder().name("fast").build().start();
              EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder().name("archive").build().start();
