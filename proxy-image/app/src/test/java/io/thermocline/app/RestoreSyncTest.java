@@ -30,7 +30,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -43,7 +46,9 @@ import org.junit.jupiter.api.io.TempDir;
  * copy between {@code restore-sync --hold} and {@code restore-sync --cutover}. Every write acknowledged before the
  * backup point is there, none after it; every read through the proxy that succeeds after the hold (readers run all
  * along) shows exactly the restored state, by the archive (full scans) and by the fast tier once covered (recent
- * range); the feeder and the evictor work afterwards.
+ * range); writers running all along through the proxy lose exactly their writes acknowledged before the hold (after the
+ * backup point) and keep every write started after the restore, which every later scan shows (through Drained, the
+ * cutover and Tiered); the feeder and the evictor work afterwards.
  */
 @Timeout(300)
 class RestoreSyncTest {
@@ -114,12 +119,45 @@ class RestoreSyncTest {
                 List<Object> expectedIds = ids(backup);
                 Date windowStart = Date.from(now.minusSeconds(600));
                 List<Object> expectedRecent = backup.stream().filter(d -> !d.getDate("createdAt").before(windowStart)).map(d -> d.get("_id")).toList();
+                // writers through the proxy all along, on ids of their own (from WRITER_IDS): retrying as drivers do
+                ConcurrentLinkedQueue<Acked> acked = new ConcurrentLinkedQueue<>();
+                ExecutorService clients = Executors.newFixedThreadPool(3); // the common pool may have one thread
+                List<CompletableFuture<Void>> writers = new ArrayList<>();
+                for (int w = 0; w < 2; w++) {
+                    int writer = w;
+                    writers.add(CompletableFuture.runAsync(() -> {
+                        for (int n = 0; !stop.get(); n++) {
+                            int id = WRITER_IDS + writer * 100_000 + n;
+                            while (!stop.get()) {
+                                long start = System.nanoTime();
+                                try {
+                                    orders.insertOne(new Document("_id", id).append("createdAt", new Date()).append("v", 1));
+                                    acked.add(new Acked(id, start, System.nanoTime()));
+                                    break;
+                                } catch (MongoException e) {
+                                    if (!e.hasErrorLabel("RetryableWriteError")) {
+                                        wrong.add("write failed: " + e.getCode() + " " + e.getMessage());
+                                        return;
+                                    }
+                                    LockSupport.parkNanos(20_000_000);
+                                }
+                            }
+                        }
+                    }, clients));
+                }
+                ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
                 CompletableFuture<Void> readers = CompletableFuture.runAsync(() -> {
                     while (!stop.get()) {
                         boolean after = held.get();
+                        long start = System.nanoTime();
                         try {
-                            List<Document> all = orders.find().sort(Sorts.ascending("_id")).into(new ArrayList<>());
-                            List<Object> recent = ids(orders.find(Filters.gte("createdAt", windowStart)).sort(Sorts.ascending("_id")).into(new ArrayList<>()));
+                            List<Document> scanned = orders.find().sort(Sorts.ascending("_id")).into(new ArrayList<>());
+                            List<Document> all = restored(scanned);
+                            List<Object> recent = ids(restored(orders.find(Filters.gte("createdAt", windowStart)).sort(Sorts.ascending("_id"))
+                                    .into(new ArrayList<>())));
+                            if (after) {
+                                seen.add(new Seen(start, scanned.stream().map(d -> d.getInteger("_id")).filter(id -> id >= WRITER_IDS).toList()));
+                            }
                             if (after && !all.equals(backup) && wrong.size() < 5) {
                                 wrong.add("full scan after the hold: " + ids(all) + " " + all.stream().map(d -> d.get("v")).toList());
                             }
@@ -135,8 +173,12 @@ class RestoreSyncTest {
                             }
                         }
                     }
-                });
+                }, clients);
+                while (acked.size() < 10) {
+                    Thread.sleep(20);
+                }
 
+                long holdStarted = System.nanoTime();
                 BackupPointCommandTest.Run hold = BackupPointCommandTest.run("restore-sync", "--hold", "--timeout", "60", "--config", config.toString());
                 assertThat(hold.exit()).as("%s", hold).isZero();
                 held.set(true);
@@ -151,6 +193,7 @@ class RestoreSyncTest {
                 // the restore (mongorestore --drop): the archive becomes the backup
                 orders(archiveClient).drop();
                 orders(archiveClient).insertMany(backup);
+                long replaced = System.nanoTime();
 
                 BackupPointCommandTest.Run sync = BackupPointCommandTest.run("restore-sync", "--cutover", "--timeout", "120", "--config", config.toString());
                 assertThat(sync.exit()).as("%s", sync).isZero();
@@ -158,15 +201,37 @@ class RestoreSyncTest {
                 Thread.sleep(1500); // readers on the tiered path once covered
                 stop.set(true);
                 readers.get();
+                for (CompletableFuture<Void> w : writers) {
+                    w.get();
+                }
+                clients.shutdown();
                 assertThat(wrong).as("reads after the hold").isEmpty();
                 assertThat(goodReads).as("reads succeeded after the restore").isNotEmpty();
+                // writes: those acknowledged before the hold began are gone with the fast tier (after the backup point), and no
+                // read after the hold shows one; those started after the archive was restored are kept, and every full scan
+                // that started after one was acknowledged shows it (none lost in Drained, the cutover or after)
+                List<Integer> finalWriterIds = orders.find(Filters.gte("_id", WRITER_IDS)).into(new ArrayList<>()).stream()
+                        .map(d -> d.getInteger("_id")).toList();
+                List<Acked> before = acked.stream().filter(a -> a.ackedAt() < holdStarted).toList();
+                List<Acked> afterRestore = acked.stream().filter(a -> a.started() > replaced).toList();
+                assertThat(before).as("writes acknowledged before the hold").isNotEmpty();
+                assertThat(afterRestore).as("writes acknowledged after the restore").isNotEmpty();
+                assertThat(finalWriterIds).doesNotContainAnyElementsOf(before.stream().map(Acked::id).toList())
+                        .containsAll(afterRestore.stream().map(Acked::id).toList());
+                System.out.printf("RestoreSyncTest: %d writes acknowledged before the hold (gone), %d started after the restore (kept), %d"
+                        + " reads after the hold%n", before.size(), afterRestore.size(), seen.size());
+                for (Seen read : seen) {
+                    assertThat(read.writerIds()).as("a read after the hold").doesNotContainAnyElementsOf(before.stream().map(Acked::id).toList());
+                    assertThat(read.writerIds()).as("a scan shows every write acknowledged before it started")
+                            .containsAll(afterRestore.stream().filter(a -> a.ackedAt() < read.started()).map(Acked::id).toList());
+                }
 
-                List<Document> restored = orders.find().sort(Sorts.ascending("_id")).into(new ArrayList<>());
+                List<Document> restored = restored(orders.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()));
                 assertThat(ids(restored)).as("nothing from after the backup point").isEqualTo(expectedIds);
                 assertThat(restored).isEqualTo(backup);
-                assertThat(ids(orders(fastClient).find().into(new ArrayList<>()))).as("the fast tier holds the restored recent documents")
+                assertThat(ids(restored(orders(fastClient).find().into(new ArrayList<>())))).as("the fast tier holds the restored recent documents")
                         .containsExactlyInAnyOrderElementsOf(expectedRecent);
-                assertThat(orders.find(Filters.gte("createdAt", windowStart)).into(new ArrayList<>())).as("recent, from the fast tier")
+                assertThat(restored(orders.find(Filters.gte("createdAt", windowStart)).into(new ArrayList<>()))).as("recent, from the fast tier")
                         .hasSize(expectedRecent.size());
 
                 // healthy afterwards: new writes reach the archive, the evictor evicts what fell out of the window
@@ -184,6 +249,20 @@ class RestoreSyncTest {
                 assertThat(orders.find(Filters.eq("_id", 301)).first()).isNotNull();
             }
         }
+    }
+
+    /** The concurrent writers' ids start here; below it, the documents of the backup and of the writes after it. */
+    static final int WRITER_IDS = 1_000_000;
+
+    record Acked(int id, long started, long ackedAt) {
+    }
+
+    record Seen(long started, List<Integer> writerIds) {
+    }
+
+    /** The documents that were, or could have been, in the backup (not the concurrent writers'). */
+    private static List<Document> restored(List<Document> docs) {
+        return docs.stream().filter(d -> d.getInteger("_id") < WRITER_IDS).toList();
     }
 
     private static List<Object> ids(List<Document> docs) {
