@@ -150,7 +150,13 @@ public final class RestoreSync {
     /** Step 2, after the archive has been restored: reset the fast tier and its metadata, then Drained. */
     public Result resync() throws Refusal {
         ModeDocument d = modes.read();
-        if (d.phase() != Phase.RESTORING || !HOLDER.equals(store.feederCheckpoint().owner())) {
+        boolean feederHeld = HOLDER.equals(store.feederCheckpoint().owner());
+        if (d.phase() == Phase.DRAINED && feederHeld) {
+            // a resync that died after entering Drained: only the feeder's release is left
+            progress.accept("the last restore-sync reset everything and entered Drained; releasing the feeder");
+            return new Result(0, 0, releaseFeeder(), d.followFrom());
+        }
+        if (d.phase() != Phase.RESTORING || !feederHeld) {
             throw new Refusal("the fleet is not held for a restore (phase " + d.phase().documentName() + "): run thermocline"
                     + " restore-sync --hold BEFORE restoring the archive (a feeder running meanwhile writes the fast tier's newer"
                     + " writes into the restored archive), then restore it, then run restore-sync");
@@ -178,17 +184,27 @@ public final class RestoreSync {
             store.updateNamespace(ns, s -> new NamespaceState(ns, null, null, null, null, s.version()));
         }
         progress.accept("reset coverage, eviction bounds, warmer checkpoints, " + fencesDeleted + " fences, dead letters and retry records");
-        // a fast-tier time after every delete above: the next feeder streams from here, so it mirrors none of them
+        // Drained before the feeder's release, so a crash between the two leaves a state a rerun recognises (above)
+        BsonTimestamp archiveNow = ModeController.archiveTime(archive);
+        saveMode(m -> m.requesting(Mode.DRAINING, false, HOLDER, clock.instant()).entering(Mode.DRAINING, Phase.DRAINED, clock.instant())
+                .withDrain(null).withFollowFrom(archiveNow));
+        progress.accept("phase Drained: the restored archive answers everything, the archive follower follows it from "
+                + BackupPoint.describe(archiveNow));
+        return new Result(deleted, fencesDeleted, releaseFeeder(), archiveNow);
+    }
+
+    /**
+     * Frees the feeder's lease with its checkpoint at a fast-tier time after the reset: the next feeder streams from there,
+     * so it mirrors none of the deletes above. Since the reset only Thermocline's own writes (the follower's, marked) and
+     * probes reach the fast tier: in Drained the proxies write to the archive, and copy-ups wait for the feeder.
+     */
+    private BsonTimestamp releaseFeeder() {
         BsonTimestamp from = new MirrorBarrier(fast, store, "restore-sync").probe();
         FeederCheckpoint c = store.feederCheckpoint();
         store.saveFeederCheckpoint(c, new FeederCheckpoint(null, MetadataStore.max(c.mirroredThrough(), from), null, c.mirroredEvents(),
                 0, 0, null, Instant.EPOCH, c.version()));
-        BsonTimestamp archiveNow = ModeController.archiveTime(archive);
-        saveMode(m -> m.requesting(Mode.DRAINING, false, HOLDER, clock.instant()).entering(Mode.DRAINING, Phase.DRAINED, clock.instant())
-                .withDrain(null).withFollowFrom(archiveNow));
-        progress.accept("phase Drained: the restored archive answers everything; the feeder streams from " + BackupPoint.describe(from)
-                + ", the archive follower from " + BackupPoint.describe(archiveNow));
-        return new Result(deleted, fencesDeleted, from, archiveNow);
+        progress.accept("feeder released: it streams from " + BackupPoint.describe(from));
+        return from;
     }
 
     /**
