@@ -6,6 +6,7 @@ import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoCursor;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
@@ -178,6 +179,10 @@ class RestoreSyncTest {
                     Thread.sleep(20);
                 }
 
+                // a cursor on the fast tier opened before the hold: its getMores must not bring the fast tier's past back
+                MongoCursor<Document> openBefore = orders.find(Filters.gte("createdAt", windowStart)).sort(Sorts.ascending("_id"))
+                        .batchSize(2).iterator();
+                assertThat(openBefore.next().getInteger("_id")).isEqualTo(100);
                 long holdStarted = System.nanoTime();
                 BackupPointCommandTest.Run hold = BackupPointCommandTest.run("restore-sync", "--hold", "--timeout", "60", "--config", config.toString());
                 assertThat(hold.exit()).as("%s", hold).isZero();
@@ -199,6 +204,18 @@ class RestoreSyncTest {
                 assertThat(sync.exit()).as("%s", sync).isZero();
                 assertThat(sync.out()).contains("phase Drained").contains("phase Tiered");
                 Thread.sleep(1500); // readers on the tiered path once covered
+                List<Integer> continued = new ArrayList<>();
+                Integer killedWith = null;
+                try {
+                    while (openBefore.hasNext()) {
+                        continued.add(openBefore.next().getInteger("_id"));
+                    }
+                } catch (MongoException e) {
+                    killedWith = e.getCode();
+                }
+                System.out.printf("RestoreSyncTest: the cursor opened before the hold went on with %s, then %s%n", continued,
+                        killedWith == null ? "ended" : "failed with " + killedWith);
+                assertThat(continued).as("no document from after the backup point").allMatch(id -> id < 200 || id >= WRITER_IDS);
                 stop.set(true);
                 readers.get();
                 for (CompletableFuture<Void> w : writers) {
