@@ -8,6 +8,7 @@ import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.mode.ModeController;
 import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
+import io.thermocline.tiering.mode.Phase;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -65,6 +66,10 @@ public final class BackupPoint {
      */
     public Point await(Duration timeout, Duration stallLimit, Duration every, Consumer<String> progress) throws Refusal, InterruptedException {
         ModeDocument mode = new ModeStore(store).read();
+        if (mode.phase() == Phase.RESTORING) {
+            throw new Refusal(BackupPointStep.Reason.RESTORING, "the fleet is held for a restore of the archive (phase Restoring):"
+                    + " finish it (thermocline restore-sync) or give it up (thermocline restore-sync --cancel) first");
+        }
         // the probe is a write: its time follows every write committed before it, and the feeder sees it even when idle
         BsonTimestamp target = barrier.probe();
         if (mode.exists() && mode.phase().archiveAuthoritative()) {

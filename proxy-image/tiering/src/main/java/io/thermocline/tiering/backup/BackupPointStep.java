@@ -28,7 +28,7 @@ public sealed interface BackupPointStep {
     record Refused(Reason reason, String message) implements BackupPointStep {
     }
 
-    enum Reason { DEAD_LETTERS, FEEDER_STOPPED, FEEDER_NOT_ADVANCING, TIMED_OUT }
+    enum Reason { DEAD_LETTERS, FEEDER_STOPPED, FEEDER_NOT_ADVANCING, TIMED_OUT, RESTORING }
 
     /**
      * @param target        the fast tier's time when the command started (a probe's operationTime)

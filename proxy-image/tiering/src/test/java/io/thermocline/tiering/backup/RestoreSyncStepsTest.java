@@ -43,6 +43,9 @@ class RestoreSyncStepsTest {
             assertThat(new Fences(tiers.store).read(null, TwoTiers.NS, List.of(Fence.namespaceId())).get(Fence.namespaceId()).kind())
                     .isEqualTo(Fence.Kind.DROP_STARTED);
             FeederCheckpoint held = tiers.store.feederCheckpoint();
+            assertThatThrownBy(() -> new BackupPoint(tiers.fast, tiers.archive, "test", Clock.systemUTC())
+                    .await(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(1), line -> { }))
+                    .isInstanceOf(BackupPoint.Refusal.class).hasMessageContaining("held for a restore");
 
             restore.cancel();
             assertThat(modes.read().phase()).isEqualTo(Phase.TIERED);
