@@ -74,7 +74,7 @@ public final class ModeCommand implements Callable<Integer> {
         try {
             target = Phase.parse(waitFor);
         } catch (IllegalArgumentException e) {
-            spec.commandLine().getErr().println("--wait " + waitFor + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining or Drained");
+            spec.commandLine().getErr().println("--wait " + waitFor + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining, Drained or Restoring");
             return 2;
         }
         long deadline = System.nanoTime() + java.time.Duration.ofSeconds(timeoutSeconds).toNanos();

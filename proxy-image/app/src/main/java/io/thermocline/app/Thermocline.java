@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "thermocline", mixinStandardHelpOptions = true, versionProvider = Thermocline.Version.class,
         description = "Tiered storage for MongoDB replica sets.",
-        subcommands = {ProxyCommand.class, FeederCommand.class, EvictorCommand.class, WarmerCommand.class, StatusCommand.class, ModeCommand.class,
+        subcommands = {ProxyCommand.class, FeederCommand.class, EvictorCommand.class, WarmerCommand.class, StatusCommand.class, ModeCommand.class, BackupPointCommand.class, RestoreSyncCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Thermocline implements Runnable {
 

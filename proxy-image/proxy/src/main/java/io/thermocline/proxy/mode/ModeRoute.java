@@ -18,7 +18,7 @@ public enum ModeRoute {
     /** {@code fleetBehind}: a live proxy may still act on the previous phase (see {@link ModeGate.Ticket#fleetBehind}). */
     public static ModeRoute of(Phase phase, boolean stale, boolean fleetBehind, CommandClass cls, boolean inTransaction,
                                String commandName) {
-        if (stale) {
+        if (stale || phase.reads() == Phase.Reads.REFUSED) {
             return REFUSE;
         }
         boolean writes = writes(cls, inTransaction, commandName);

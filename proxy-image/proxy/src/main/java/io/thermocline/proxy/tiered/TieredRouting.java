@@ -194,6 +194,9 @@ public final class TieredRouting implements AutoCloseable {
         switch (ModeRoute.of(ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {
             case REFUSE -> {
                 String why = ticket.stale() ? "this Thermocline proxy cannot read the fleet's mode document; retry"
+                        : ticket.phase().reads() == io.thermocline.tiering.mode.Phase.Reads.REFUSED
+                        ? "the archive is being restored from a backup (Thermocline phase Restoring): tiered collections answer"
+                        + " again once thermocline restore-sync has finished; retry"
                         : "writes pause while the Thermocline fleet switches mode (" + ticket.phase().documentName()
                         + (ticket.phase().writesRefused() ? "" : ", until every proxy follows") + "); retry";
                 return Optional.of(CompletableFuture.completedFuture(MongoError.EXCEEDED_TIME_LIMIT.reply(why, retryLabels(x))));

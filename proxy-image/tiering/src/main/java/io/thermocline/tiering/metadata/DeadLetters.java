@@ -41,7 +41,8 @@ public final class DeadLetters {
 
         /** One line for a status message or a log (the document's id, never its content). */
         public String summary() {
-            return namespace + " _id " + documentId.toString() + ": " + operation + " failed with code " + code + " (" + message + ")";
+            // the id as the shell shows it ({"_id": 77}), never the driver's BsonInt32{value=77}
+            return namespace + " " + new BsonDocument("_id", documentId).toJson() + ": " + operation + " failed with code " + code + " (" + message + ")";
         }
     }
 

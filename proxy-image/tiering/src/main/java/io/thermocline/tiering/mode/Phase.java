@@ -4,6 +4,8 @@ package io.thermocline.tiering.mode;
  * Where the fleet is on the road between modes (the {@code phase} of the mode document, MODES contract),
  * and what every proxy does in it. Two phases refuse writes on tiered namespaces with a retryable error:
  * that is how a switch stays safe while some replica may still act on the previous mode (fail closed).
+ * {@code Restoring} refuses every command on tiered namespaces while the archive is being replaced by a
+ * backup (docs/backup.md): neither tier can answer for the restore point until {@code restore-sync} is done.
  */
 public enum Phase {
     /** Shadow: the archive answers and takes every write; the archive follower keeps the fast tier in step. */
@@ -15,10 +17,15 @@ public enum Phase {
     /** Towards the archive: writes refused until the feeder has mirrored every fast-tier write; reads still tiered. */
     DRAINING("Draining", Reads.TIERED, true),
     /** The archive alone is current and takes every write; the fast tier is only kept in step. */
-    DRAINED("Drained", Reads.ARCHIVE, false);
+    DRAINED("Drained", Reads.ARCHIVE, false),
+    /**
+     * The archive is being restored from a backup: reads and writes on tiered namespaces refused (retryably), the
+     * feeder held, the follower idle; {@code thermocline restore-sync} resets the fast tier and goes on to Drained.
+     */
+    RESTORING("Restoring", Reads.REFUSED, true);
 
     /** Which path a read on a tiered namespace takes. */
-    public enum Reads { ARCHIVE, TIERED }
+    public enum Reads { ARCHIVE, TIERED, REFUSED }
 
     private final String documentName;
     private final Reads reads;

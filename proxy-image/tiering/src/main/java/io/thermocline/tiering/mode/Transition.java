@@ -92,6 +92,9 @@ public final class Transition {
                 DrainProgress seen = progress.withLag(f.feederLagSeconds(), f.unmirroredEvents());
                 yield seen.equals(d.drain()) ? Optional.empty() : Optional.of(d.withDrain(seen));
             }
+            // only thermocline restore-sync leaves it (to Drained, once the fast tier is reset): no request may
+            // reopen the tiers while the archive is being replaced
+            case RESTORING -> Optional.empty();
             case DRAINED -> switch (want) {
                 case DRAINING -> Optional.empty();
                 case SHADOW -> Optional.of(d.entering(Mode.SHADOW, Phase.SHADOWING, f.now()));

@@ -91,6 +91,20 @@ class TransitionTest {
     }
 
     @Test
+    void onlyRestoreSyncLeavesRestoringWhateverIsRequested() {
+        for (Mode requested : Mode.values()) {
+            for (boolean override : new boolean[] {false, true}) {
+                ModeDocument restoring = at(Mode.DRAINING, Phase.RESTORING, requested, override);
+                assertThat(Transition.next(restoring, facts(true, true, T, null))).as("%s override %s", requested, override).isEmpty();
+            }
+        }
+        ModeDocument d = at(Mode.DRAINING, Phase.RESTORING, Mode.DRAINING, false);
+        assertThat(ModeDocument.fromBson(d.toBson()).phase()).isEqualTo(Phase.RESTORING);
+        assertThat(Phase.RESTORING.writesRefused()).isTrue();
+        assertThat(Phase.RESTORING.archiveAuthoritative()).as("the follower stays idle while the archive is replaced").isFalse();
+    }
+
+    @Test
     void documentRoundTripsThroughBson() {
         ModeDocument d = at(Mode.DRAINING, Phase.DRAINING, Mode.DRAINING, false).withDrain(DrainProgress.started(NOW).withLag(1.5, 4))
                 .withCutoverAt(T).withRefusal("because");
