@@ -48,6 +48,7 @@ final class Deletion {
 
     /** Written by the operator once the drain is done; the objects go after it. */
     static final String DRAINED_ANNOTATION = "thermocline.io/deletion-drained";
+    static final String DEAD_LETTERS = "DeletionDeadLetters";
     static final String VOLUMES_WITHOUT_FAST_TIER = "DeletionVolumesWithoutFastTier";
     private static final Logger LOG = Logger.getLogger(Deletion.class);
 
@@ -153,19 +154,25 @@ final class Deletion {
                     + " pod(s) to end before checking that the archive holds every write");
         }
         // a paused cluster's feeder was stopped after a drain; if anything is left, it must run again
+        Optional<TieringSnapshot> tieringNow = observe(client, cluster, tiering);
+        boolean complete = tieringNow.map(t -> t.drained() && t.heldOnlyInFastTier() == null).orElse(false);
         var feeder = client.apps().deployments().inNamespace(layout.namespace()).withName(layout.feeder());
         Deployment feederDeployment = feeder.get();
-        if (feederDeployment != null && Integer.valueOf(0).equals(feederDeployment.getSpec().getReplicas())
-                && !drained(client, cluster, tiering)) {
+        if (feederDeployment != null && Integer.valueOf(0).equals(feederDeployment.getSpec().getReplicas()) && !complete) {
             feeder.edit(d -> {
                 d.getSpec().setReplicas(1);
                 return d;
             });
         }
-        if (!drained(client, cluster, tiering)) {
+        if (!tieringNow.map(TieringSnapshot::drained).orElse(false)) {
             return new Step(false, "DeletionWaitingForFeeder", "writes are stopped; waiting until the feeder has mirrored"
                     + " every fast-tier write to the archive (annotate " + ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION
                     + "=true to delete anyway and lose what is not mirrored)");
+        }
+        if (!complete) {
+            return new Step(false, DEAD_LETTERS, "deletion waits: " + tieringNow.get().heldOnlyInFastTier()
+                    + "; deleting now would lose them (annotate " + ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION
+                    + "=true to delete anyway)");
         }
         return null;
     }
@@ -176,11 +183,12 @@ final class Deletion {
                 client.secrets().inNamespace(layout.namespace()).withName(layout.usersSecret()).get()));
     }
 
-    static boolean drained(KubernetesClient client, ThermoclineCluster cluster, TieringObserver tiering) {
+    /** What the tiering looks like now (a fresh sync barrier), empty when it cannot be observed. */
+    static Optional<TieringSnapshot> observe(KubernetesClient client, ThermoclineCluster cluster, TieringObserver tiering) {
         ClusterLayout layout = ClusterLayout.of(cluster);
         ArchiveSecrets.Lookup secrets = ArchiveSecrets.direct(client, layout.namespace());
         return TieringPolling.target(cluster, ArchiveSecrets.read(secrets, layout.namespace(), cluster.getSpec().archive),
                         secrets.find(layout.usersSecret()))
-                .flatMap(tiering::observe).map(TieringSnapshot::drained).orElse(false);
+                .flatMap(tiering::observe);
     }
 }

@@ -138,12 +138,41 @@ class DeletionInARealClusterTest {
         assertThat(stored("orphan")).isNotNull();
         assertThat(claims("orphan")).hasSize(3);
 
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("orphan").edit(c -> {
-            c.getMetadata().getAnnotations().put(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION, "true");
-            return c;
-        });
+        edit("orphan", c -> c.getMetadata().getAnnotations().put(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION, "true"));
         await().atMost(WAIT).until(() -> stored("orphan") == null);
         await().atMost(WAIT).untilAsserted(() -> assertThat(claims("orphan")).isEmpty());
+    }
+
+    /** The checkpoint passes dead-lettered writes, but the archive never got them: with Delete they would be lost. */
+    @Test
+    void deadLetteredWritesHoldTheDeletionAndSayWhy() {
+        running("dead", "Delete");
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L, List.of(),
+                new TieringSnapshot.FeederAlerts(2, "shop.orders _id 7 upsert: E11000 duplicate key", null, false)));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("dead").delete();
+
+        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(e -> "DeletionDeadLetters".equals(e.getReason())).singleElement()
+                .satisfies(e -> assertThat(e.getMessage()).contains("2 dead-lettered write(s)").contains("E11000")));
+        assertThat(stored("dead")).isNotNull();
+        assertThat(claims("dead")).hasSize(3);
+
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+        await().atMost(WAIT).until(() -> stored("dead") == null);
+    }
+
+    @Test
+    void aPauseKeepsTheFeederRunningWhileDeadLettersWait() {
+        running("hold", "Retain");
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L, List.of(),
+                new TieringSnapshot.FeederAlerts(1, "shop.orders _id 9 upsert: E11000", null, false)));
+        edit("hold", c -> c.getSpec().paused = true);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(Clusters.condition(stored("hold"), io.thermocline.operator.status.ConditionType.Ready).getReason())
+                        .isEqualTo("PausingDeadLetters"));
+        assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isEqualTo(1);
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+        await().atMost(WAIT).untilAsserted(() -> assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isZero());
     }
 
     private void running(String name, String retention) {
@@ -156,6 +185,17 @@ class DeletionInARealClusterTest {
             assertThat(claims(name)).hasSize(3);
             assertThat(cluster.workloads().pods(name + "-proxy")).isNotEmpty();
             assertThat(stored(name).getMetadata().getFinalizers()).isNotEmpty();
+        });
+    }
+
+    /** Edits like a user would; retried on 409, since the operator writes the resource concurrently. */
+    private void edit(String name, java.util.function.Consumer<ThermoclineCluster> change) {
+        await().atMost(WAIT).ignoreExceptions().until(() -> {
+            client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).edit(c -> {
+                change.accept(c);
+                return c;
+            });
+            return true;
         });
     }
 
