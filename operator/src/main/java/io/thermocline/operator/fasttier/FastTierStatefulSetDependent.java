@@ -93,7 +93,7 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
                 .withNewSpec()
                 .withNodeSelector(spec.nodeSelector)
                 .withTolerations(spec.tolerations)
-                .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout))
+                .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout, spec.spreadMembers))
                 .withTerminationGracePeriodSeconds(MemberProbes.TERMINATION_GRACE_SECONDS)
                 // mongod runs as the image's mongodb user; fsGroup makes the data volume and the keyfile emptyDir its group's
                 .withSecurityContext(RestrictedPods.pod(RestrictedPods.MONGOD_USER, true))
@@ -219,17 +219,20 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
     }
 
 
-    private static Affinity spreadOverNodes(ClusterLayout layout) {
-        return new AffinityBuilder()
-                .withNewPodAntiAffinity()
-                .addNewPreferredDuringSchedulingIgnoredDuringExecution()
-                .withWeight(100)
-                .withNewPodAffinityTerm()
+    /** One member per node: required by default (as Percona's operator), preferred only when asked for. */
+    static Affinity spreadOverNodes(ClusterLayout layout, String spread) {
+        var term = new io.fabric8.kubernetes.api.model.PodAffinityTermBuilder()
                 .withTopologyKey("kubernetes.io/hostname")
                 .withNewLabelSelector().withMatchLabels(layout.selector(COMPONENT)).endLabelSelector()
-                .endPodAffinityTerm()
-                .endPreferredDuringSchedulingIgnoredDuringExecution()
-                .endPodAntiAffinity()
                 .build();
+        if (FastTierSpec.SPREAD_PREFERRED.equals(spread)) {
+            return new AffinityBuilder().withNewPodAntiAffinity()
+                    .addNewPreferredDuringSchedulingIgnoredDuringExecution().withWeight(100).withPodAffinityTerm(term)
+                    .endPreferredDuringSchedulingIgnoredDuringExecution()
+                    .endPodAntiAffinity().build();
+        }
+        return new AffinityBuilder().withNewPodAntiAffinity()
+                .addToRequiredDuringSchedulingIgnoredDuringExecution(term)
+                .endPodAntiAffinity().build();
     }
 }

@@ -97,6 +97,14 @@ class ThermoclineClusterReconcilerTest {
                 .hasToString("10Gi");
         assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted()).isEqualTo("Retain");
         assertThat(get(Service.class, "orders-fast").getSpec().getClusterIP()).isEqualTo("None");
+        // two members on one node: that node's loss takes the majority with it
+        var antiAffinity = sts.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity();
+        assertThat(antiAffinity.getRequiredDuringSchedulingIgnoredDuringExecution()).singleElement().satisfies(t -> {
+            assertThat(t.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+            assertThat(t.getLabelSelector().getMatchLabels()).containsEntry("app.kubernetes.io/component", "fast-tier")
+                    .containsEntry("app.kubernetes.io/instance", "orders");
+        });
+        assertThat(antiAffinity.getPreferredDuringSchedulingIgnoredDuringExecution()).isNullOrEmpty();
         assertThat(get(PodDisruptionBudget.class, "orders-fast").getSpec().getMaxUnavailable().getIntVal())
                 .as("3 members keep a majority of 2").isEqualTo(1);
 
