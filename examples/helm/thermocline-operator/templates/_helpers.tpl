@@ -29,14 +29,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
     resources: ["secrets"]
     verbs: ["get", "list", "watch", "create", "patch", "delete"]
   # the dependents, read from informers (list, watch) and written with server-side apply (create, patch);
-  # Kubernetes' garbage collector deletes them through their owner references, not the operator
+  # Kubernetes' garbage collector deletes most through their owner references. delete: what the drain before
+  # deletion needs (fast tier, proxy, feeder, their Services and config) has no owner reference, so no
+  # propagation policy can collect it mid-drain: the operator deletes it after the drain
   - apiGroups: [""]
     resources: ["services", "configmaps"]
-    verbs: ["list", "watch", "create", "patch"]
+    verbs: ["list", "watch", "create", "patch", "delete"]
   # get: the drain reads the proxy and feeder, the replica-set steps the StatefulSet's replicas
   - apiGroups: ["apps"]
     resources: ["statefulsets", "deployments"]
-    verbs: ["get", "list", "watch", "create", "patch"]
+    verbs: ["get", "list", "watch", "create", "patch", "delete"]
   - apiGroups: ["batch"]
     resources: ["cronjobs"]
     verbs: ["list", "watch", "create", "patch"]
@@ -63,10 +65,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["list", "delete"]
-  # grow a member's volume
+  # grow a member's volume (get, patch); list, delete: with retentionPolicy Delete the operator deletes the
+  # members' PVCs after the drain (the StatefulSet controller never does: whenDeleted is Retain)
   - apiGroups: [""]
     resources: ["persistentvolumeclaims"]
-    verbs: ["get", "patch"]
+    verbs: ["get", "list", "patch", "delete"]
   - apiGroups: [""]
     resources: ["events"]
     verbs: ["create"]

@@ -8,11 +8,12 @@ import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDep
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 
 /** Headless Service giving each mongod a stable DNS name (the replica-set member host). */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class FastTierServiceDependent extends ClusterDependent<Service> {
+public class FastTierServiceDependent extends DrainHolderDependent<Service> {
 
     public FastTierServiceDependent() {
         super(Service.class);
@@ -22,7 +23,7 @@ public class FastTierServiceDependent extends ClusterDependent<Service> {
     protected Service desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
         return new ServiceBuilder()
-                .withMetadata(metadata(desired, layout.fastTier(), FastTierStatefulSetDependent.COMPONENT))
+                .withMetadata(ClusterDependent.metadata(desired, layout.fastTier(), FastTierStatefulSetDependent.COMPONENT))
                 .withNewSpec()
                 .withClusterIP("None")
                 // members must resolve before they are ready, or the replica set can never form

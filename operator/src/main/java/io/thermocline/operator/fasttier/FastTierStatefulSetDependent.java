@@ -29,6 +29,7 @@ import io.thermocline.operator.security.RestrictedPods;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fasttier.tls.TlsMode;
 import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -43,7 +44,7 @@ import java.util.TreeMap;
  * join); the operator then initiates the replica set through member 0.
  */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> {
+public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulSet> {
 
     public static final String COMPONENT = "fast-tier";
     static final String KEYFILE_PATH = "/keyfile/keyfile";
@@ -72,7 +73,7 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                 + tlsArgs(desired.tls().memberMode());
         TlsMode tls = desired.tls().memberMode();
         return new StatefulSetBuilder()
-                .withMetadata(metadata(desired, layout.fastTier(), COMPONENT))
+                .withMetadata(ClusterDependent.metadata(desired, layout.fastTier(), COMPONENT))
                 .withNewSpec()
                 .withReplicas(desired.fastTierReplicas())
                 .withServiceName(layout.fastTier())
@@ -80,8 +81,9 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                 // the operator restarts members itself, secondaries first and the primary after a step-down
                 .withNewUpdateStrategy().withType("OnDelete").endUpdateStrategy()
                 .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()
+                // the StatefulSet controller never deletes a volume: with retentionPolicy Delete the operator does, after the drain
                 .withNewPersistentVolumeClaimRetentionPolicy()
-                .withWhenDeleted(spec.storage.retentionPolicy)
+                .withWhenDeleted("Retain")
                 .withWhenScaled("Retain")
                 .endPersistentVolumeClaimRetentionPolicy()
                 .withTemplate(withHash(new PodTemplateSpecBuilder()
@@ -91,7 +93,7 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
                 .withNewSpec()
                 .withNodeSelector(spec.nodeSelector)
                 .withTolerations(spec.tolerations)
-                .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout))
+                .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout, spec.spreadMembers))
                 .withTerminationGracePeriodSeconds(MemberProbes.TERMINATION_GRACE_SECONDS)
                 // mongod runs as the image's mongodb user; fsGroup makes the data volume and the keyfile emptyDir its group's
                 .withSecurityContext(RestrictedPods.pod(RestrictedPods.MONGOD_USER, true))
@@ -217,17 +219,20 @@ public class FastTierStatefulSetDependent extends ClusterDependent<StatefulSet> 
     }
 
 
-    private static Affinity spreadOverNodes(ClusterLayout layout) {
-        return new AffinityBuilder()
-                .withNewPodAntiAffinity()
-                .addNewPreferredDuringSchedulingIgnoredDuringExecution()
-                .withWeight(100)
-                .withNewPodAffinityTerm()
+    /** One member per node: required by default (as Percona's operator), preferred only when asked for. */
+    static Affinity spreadOverNodes(ClusterLayout layout, String spread) {
+        var term = new io.fabric8.kubernetes.api.model.PodAffinityTermBuilder()
                 .withTopologyKey("kubernetes.io/hostname")
                 .withNewLabelSelector().withMatchLabels(layout.selector(COMPONENT)).endLabelSelector()
-                .endPodAffinityTerm()
-                .endPreferredDuringSchedulingIgnoredDuringExecution()
-                .endPodAntiAffinity()
                 .build();
+        if (FastTierSpec.SPREAD_PREFERRED.equals(spread)) {
+            return new AffinityBuilder().withNewPodAntiAffinity()
+                    .addNewPreferredDuringSchedulingIgnoredDuringExecution().withWeight(100).withPodAffinityTerm(term)
+                    .endPreferredDuringSchedulingIgnoredDuringExecution()
+                    .endPodAntiAffinity().build();
+        }
+        return new AffinityBuilder().withNewPodAntiAffinity()
+                .addToRequiredDuringSchedulingIgnoredDuringExecution(term)
+                .endPodAntiAffinity().build();
     }
 }

@@ -26,7 +26,7 @@ public final class VolumeExpansion {
         Quantity wanted = new Quantity(wantedSize);
         List<String> problems = new ArrayList<>();
         for (int i = 0; i < members; i++) {
-            String name = "data-" + layout.fastTier() + "-" + i;
+            String name = layout.memberClaim(i);
             var resource = client.persistentVolumeClaims().inNamespace(layout.namespace()).withName(name);
             PersistentVolumeClaim claim = resource.get();
             if (claim == null) {

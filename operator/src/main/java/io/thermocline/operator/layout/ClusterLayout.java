@@ -112,6 +112,18 @@ public record ClusterLayout(String cluster, String namespace) {
         }
     }
 
+    /** The PVC the StatefulSet controller makes for member {@code ordinal} (claim template {@code data}). */
+    public String memberClaim(int ordinal) {
+        return "data-" + fastTier() + "-" + ordinal;
+    }
+
+    /** Whether {@code claim} is one of this fast tier's member PVCs, of any ordinal (scaled-down members' stay). */
+    public boolean isMemberClaim(String claim) {
+        String prefix = "data-" + fastTier() + "-";
+        return claim.startsWith(prefix) && claim.length() > prefix.length()
+                && claim.substring(prefix.length()).chars().allMatch(Character::isDigit);
+    }
+
     public List<String> memberHosts(int members) {
         List<String> hosts = new ArrayList<>();
         for (int i = 0; i < members; i++) {

@@ -8,12 +8,13 @@ import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDep
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.Map;
 
 /** The data plane's config file, rendered with its own schema; shared by proxy, feeder, evictor and warmer. */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class ProxyConfigMapDependent extends ClusterDependent<ConfigMap> {
+public class ProxyConfigMapDependent extends DrainHolderDependent<ConfigMap> {
 
     public ProxyConfigMapDependent() {
         super(ConfigMap.class);
@@ -22,7 +23,7 @@ public class ProxyConfigMapDependent extends ClusterDependent<ConfigMap> {
     @Override
     protected ConfigMap desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         return new ConfigMapBuilder()
-                .withMetadata(metadata(desired, desired.layout().config(), ProxyDeploymentDependent.COMPONENT))
+                .withMetadata(ClusterDependent.metadata(desired, desired.layout().config(), ProxyDeploymentDependent.COMPONENT))
                 .withData(Map.of(ClusterLayout.CONFIG_FILE, desired.configYaml()))
                 .build();
     }

@@ -11,12 +11,13 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.Map;
 
 /** The proxy fleet; paused scales it to zero. A config change rolls it (config hash annotation). */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class ProxyDeploymentDependent extends ClusterDependent<Deployment> {
+public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
 
     public static final String COMPONENT = "proxy";
     public static final String CONFIG_HASH = "thermocline.io/config-hash";
@@ -45,7 +46,7 @@ public class ProxyDeploymentDependent extends ClusterDependent<Deployment> {
                 .endLivenessProbe()
                 .build();
         return new DeploymentBuilder()
-                .withMetadata(metadata(desired, layout.proxy(), COMPONENT))
+                .withMetadata(ClusterDependent.metadata(desired, layout.proxy(), COMPONENT))
                 .withNewSpec()
                 .withReplicas(desired.paused() ? 0 : desired.spec().proxy.replicas)
                 .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()

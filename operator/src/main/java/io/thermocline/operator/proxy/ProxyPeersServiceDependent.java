@@ -8,11 +8,12 @@ import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDep
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 
 /** Headless Service through which proxies find each other to forward getMore/killCursors to a cursor's owner. */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class ProxyPeersServiceDependent extends ClusterDependent<Service> {
+public class ProxyPeersServiceDependent extends DrainHolderDependent<Service> {
 
     public ProxyPeersServiceDependent() {
         super(Service.class);
@@ -22,7 +23,7 @@ public class ProxyPeersServiceDependent extends ClusterDependent<Service> {
     protected Service desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
         return new ServiceBuilder()
-                .withMetadata(metadata(desired, layout.proxyPeers(), ProxyDeploymentDependent.COMPONENT))
+                .withMetadata(ClusterDependent.metadata(desired, layout.proxyPeers(), ProxyDeploymentDependent.COMPONENT))
                 .withNewSpec()
                 .withClusterIP("None")
                 // a draining proxy still owns cursors; its peers must keep finding it

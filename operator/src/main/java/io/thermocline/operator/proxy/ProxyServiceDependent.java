@@ -9,11 +9,12 @@ import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDep
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 
 /** The Service applications connect to instead of the archive. */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class ProxyServiceDependent extends ClusterDependent<Service> {
+public class ProxyServiceDependent extends DrainHolderDependent<Service> {
 
     public ProxyServiceDependent() {
         super(Service.class);
@@ -23,7 +24,7 @@ public class ProxyServiceDependent extends ClusterDependent<Service> {
     protected Service desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
         return new ServiceBuilder()
-                .withMetadata(metadata(desired, layout.proxy(), ProxyDeploymentDependent.COMPONENT))
+                .withMetadata(ClusterDependent.metadata(desired, layout.proxy(), ProxyDeploymentDependent.COMPONENT))
                 .withNewSpec()
                 .withType("ClusterIP")
                 .withSelector(layout.selector(ProxyDeploymentDependent.COMPONENT))

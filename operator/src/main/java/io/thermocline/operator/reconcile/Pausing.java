@@ -5,23 +5,27 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.status.ClusterHealth;
-import java.util.function.BooleanSupplier;
+import io.thermocline.operator.tiering.TieringSnapshot;
+import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Pausing without stranding a write, as deletion does: the proxy goes to zero at once; the feeder
  * keeps running until the proxy's pods are gone (no client can write any more) and the archive
- * holds every fast-tier write; only then is it scaled to zero. A feeder already at zero stays there.
+ * holds every fast-tier write (a dead-lettered write counts as not held: the feeder retries it); only then is it scaled to zero. A feeder already at zero stays there.
  */
 final class Pausing {
 
     static final String STOPPING_WRITES = "PausingStoppingWrites";
     static final String WAITING_FOR_FEEDER = "PausingWaitingForFeeder";
+    static final String DEAD_LETTERS = "PausingDeadLetters";
 
     private Pausing() {
     }
 
     /** The step a pause waits on, or null when the feeder may stop (or has). */
-    static ClusterHealth.Pausing step(KubernetesClient client, ClusterLayout layout, Deployment feeder, BooleanSupplier drained) {
+    static ClusterHealth.Pausing step(KubernetesClient client, ClusterLayout layout, Deployment feeder,
+            Supplier<Optional<TieringSnapshot>> tiering) {
         if (feeder == null || Integer.valueOf(0).equals(feeder.getSpec().getReplicas())) {
             return null;
         }
@@ -31,9 +35,15 @@ final class Pausing {
             return new ClusterHealth.Pausing(STOPPING_WRITES, "pausing: proxy scaled to 0; waiting for its " + proxyPods
                     + " pod(s) to end; the feeder keeps running");
         }
-        if (!drained.getAsBoolean()) {
+        Optional<TieringSnapshot> now = tiering.get();
+        if (!now.map(TieringSnapshot::drained).orElse(false)) {
             return new ClusterHealth.Pausing(WAITING_FOR_FEEDER, "pausing: writes are stopped; the feeder runs until the"
                     + " archive holds every fast-tier write, then it is scaled to 0");
+        }
+        if (now.get().heldOnlyInFastTier() != null) {
+            // the feeder retries dead letters: stopping it would leave them unresolved for the whole pause
+            return new ClusterHealth.Pausing(DEAD_LETTERS, "pausing: " + now.get().heldOnlyInFastTier()
+                    + "; the feeder keeps running until they are mirrored");
         }
         return null;
     }

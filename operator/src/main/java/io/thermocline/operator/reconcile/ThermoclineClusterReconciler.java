@@ -228,7 +228,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
         Deployment feederNow = cached(context, Deployment.class, layout.feeder());
         ClusterHealth.Pausing pausing = spec.paused && deploy
-                ? Pausing.step(client, layout, feederNow, () -> Deletion.drained(client, cluster, tieringObserver))
+                ? Pausing.step(client, layout, feederNow, () -> Deletion.observe(client, cluster, tieringObserver))
                 : null;
         // a Ready that turns False with this reason is recorded as its transition: only a step from another False reason
         // needs its own Event (and one already reported needs none)

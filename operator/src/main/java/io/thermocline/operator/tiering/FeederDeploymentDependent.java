@@ -10,12 +10,13 @@ import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.workflow.ClusterDependent;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.Map;
 
 /** The feeder: exactly one replica (Recreate), since two feeders on one change stream would race. */
 @KubernetesDependent(informer = @Informer(labelSelector = ClusterDependent.MANAGED))
-public class FeederDeploymentDependent extends ClusterDependent<Deployment> {
+public class FeederDeploymentDependent extends DrainHolderDependent<Deployment> {
 
     public static final String COMPONENT = "feeder";
 
@@ -29,7 +30,7 @@ public class FeederDeploymentDependent extends ClusterDependent<Deployment> {
         var feeder = DataPlaneContainer.withMetrics(DataPlaneContainer.container(desired, "feeder", desired.spec().feeder.resources))
                 .build();
         return new DeploymentBuilder()
-                .withMetadata(metadata(desired, layout.feeder(), COMPONENT))
+                .withMetadata(ClusterDependent.metadata(desired, layout.feeder(), COMPONENT))
                 .withNewSpec()
                 .withReplicas(desired.feederStopped() ? 0 : 1)
                 .withNewStrategy().withType("Recreate").endStrategy()

@@ -30,6 +30,19 @@ public record TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastT
         this(feederLagSeconds, drained, fastTierDocuments, archiveDocuments, uniqueIndexes, FeederAlerts.NONE);
     }
 
+    /**
+     * Why the archive does not hold every fast-tier write although the checkpoint passed the probe, or null:
+     * a dead-lettered write moves the checkpoint on but exists only in the fast tier (the evictor keeps it too).
+     */
+    public String heldOnlyInFastTier() {
+        if (feederAlerts.deadLetters() <= 0) {
+            return null;
+        }
+        return feederAlerts.deadLetters() + " dead-lettered write(s) the archive refused exist only in the fast tier"
+                + (feederAlerts.oldestDeadLetter() == null ? "" : " (oldest: " + feederAlerts.oldestDeadLetter() + ")")
+                + "; resolve them (fix the archive's index or validator, or the documents: the feeder retries every record)";
+    }
+
     public TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastTierDocuments, Long archiveDocuments) {
         this(feederLagSeconds, drained, fastTierDocuments, archiveDocuments, List.of());
     }

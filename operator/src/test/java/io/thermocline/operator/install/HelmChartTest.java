@@ -24,15 +24,17 @@ import org.junit.jupiter.api.Timeout;
  * The Helm chart renders the objects the kustomize install renders: examples/helm/thermocline-operator
  * with default values against examples/install, and with monitoring.enabled against examples/monitoring.
  * Differences by design, removed before comparing: the labels Helm puts on what it owns
- * (helm.sh/chart, app.kubernetes.io/managed-by), and the Namespace (kustomize creates it; Helm takes
- * the release's, made by {@code --create-namespace}). The chart's crds/ are what {@code helm install}
- * applies before the templates, so they are part of what it renders.
+ * (helm.sh/chart, app.kubernetes.io/managed-by). Neither makes the Namespace (created beside the install,
+ * or by Helm's {@code --create-namespace}, which {@code helm uninstall} leaves). The chart's crds/ are what
+ * {@code helm install} applies before the templates (and never deletes): compared with the crds/ kustomization.
  */
 @Timeout(180)
 class HelmChartTest {
 
     private static final Path EXAMPLES = Path.of("..", "examples");
     private static final Path CHART = EXAMPLES.resolve("helm/thermocline-operator");
+    /** The CRD's own kustomization (Helm installs its crds/ and never deletes them on uninstall). */
+    private static final Path CRDS = Path.of("..", "crds");
     private static final String NAMESPACE = "thermocline-system";
     private static final List<String> HELM_LABELS = List.of("helm.sh/chart", "app.kubernetes.io/managed-by");
     private static final YAMLMapper YAML = new YAMLMapper();
@@ -40,6 +42,9 @@ class HelmChartTest {
     @Test
     void chartRendersTheKustomizeInstall() throws Exception {
         Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("install"));
+        assertThat(kustomize.keySet()).as("uninstalling the operator must not delete clusters: no Namespace, no CRD")
+                .noneMatch(key -> key.startsWith("Namespace/") || key.startsWith("CustomResourceDefinition/"));
+        kustomize.putAll(kustomize(CRDS));
         Map<String, JsonNode> helm = helm(null);
         assertThat(helm.keySet()).contains("CustomResourceDefinition//thermoclineclusters.thermocline.io",
                 "Deployment/" + NAMESPACE + "/thermocline-operator", "Service/" + NAMESPACE + "/thermocline-operator-metrics");
@@ -49,6 +54,7 @@ class HelmChartTest {
     @Test
     void chartWithMonitoringRendersTheMonitoringInstall() throws Exception {
         Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("monitoring"));
+        kustomize.putAll(kustomize(CRDS));
         Map<String, JsonNode> helm = helm(Map.of("monitoring.enabled", "true"));
         assertThat(helm.keySet()).contains("ServiceMonitor/" + NAMESPACE + "/thermocline-operator",
                 "PrometheusRule/" + NAMESPACE + "/thermocline", "ConfigMap/" + NAMESPACE + "/thermocline-grafana-dashboard");
@@ -58,6 +64,7 @@ class HelmChartTest {
     @Test
     void chartClusterWideRendersTheClusterWideInstall() throws Exception {
         Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("install-cluster-wide"));
+        kustomize.putAll(kustomize(CRDS));
         Map<String, JsonNode> helm = helm(Map.of("watch.clusterWide", "true"));
         assertThat(helm.keySet()).contains("ClusterRole//thermocline-operator", "ClusterRoleBinding//thermocline-operator")
                 .doesNotContain("Role/" + NAMESPACE + "/thermocline-operator");
@@ -89,8 +96,7 @@ class HelmChartTest {
     }
 
     private static void assertSameObjects(Map<String, JsonNode> helm, Map<String, JsonNode> kustomize) {
-        JsonNode namespace = kustomize.remove("Namespace//" + NAMESPACE);
-        assertThat(namespace).as("kustomize creates the namespace").isNotNull();
+        assertThat(kustomize).as("the namespace is created beside the install, never by it").doesNotContainKey("Namespace//" + NAMESPACE);
         assertThat(helm.keySet()).as("objects (kind/namespace/name)").containsExactlyInAnyOrderElementsOf(kustomize.keySet());
         kustomize.forEach((key, expected) -> {
             List<String> differences = new java.util.ArrayList<>();

@@ -151,6 +151,7 @@ class K3sEndToEndTest {
 
         ThermoclineCluster cluster = Clusters.cluster(ns, "e2e");
         cluster.getSpec().fastTier.members = 3;
+        cluster.getSpec().fastTier.spreadMembers = "preferred"; // one k3s node: required anti-affinity would leave two Pending
         cluster.getSpec().fastTier.storage.size = "1Gi";
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
         await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
@@ -204,6 +205,7 @@ class K3sEndToEndTest {
                 .create();
         ThermoclineCluster cluster = Clusters.cluster(ns, "secure");
         cluster.getSpec().fastTier.members = 3;
+        cluster.getSpec().fastTier.spreadMembers = "preferred"; // one k3s node: required anti-affinity would leave two Pending
         cluster.getSpec().fastTier.storage.size = "1Gi";
         cluster.getSpec().tls.fastTierMode = "requireTLS";
         cluster.getSpec().tls.tierCaSecretRef = new SecretKeyRef("archive-ca", null);

@@ -97,6 +97,14 @@ class ThermoclineClusterReconcilerTest {
                 .hasToString("10Gi");
         assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted()).isEqualTo("Retain");
         assertThat(get(Service.class, "orders-fast").getSpec().getClusterIP()).isEqualTo("None");
+        // two members on one node: that node's loss takes the majority with it
+        var antiAffinity = sts.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity();
+        assertThat(antiAffinity.getRequiredDuringSchedulingIgnoredDuringExecution()).singleElement().satisfies(t -> {
+            assertThat(t.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+            assertThat(t.getLabelSelector().getMatchLabels()).containsEntry("app.kubernetes.io/component", "fast-tier")
+                    .containsEntry("app.kubernetes.io/instance", "orders");
+        });
+        assertThat(antiAffinity.getPreferredDuringSchedulingIgnoredDuringExecution()).isNullOrEmpty();
         assertThat(get(PodDisruptionBudget.class, "orders-fast").getSpec().getMaxUnavailable().getIntVal())
                 .as("3 members keep a majority of 2").isEqualTo(1);
 
@@ -182,8 +190,13 @@ class ThermoclineClusterReconcilerTest {
             assertThat(kept.getMetadata().getOwnerReferences()).as(kept.getMetadata().getName()).isNullOrEmpty();
             assertThat(kept.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
         }
-        for (HasMetadata owned : List.of(sts, proxy, feeder, evictor, warmers.get(0), config,
+        // what the drain before deletion needs: out of the garbage collector's reach, mapped back by annotations
+        for (HasMetadata holder : List.of(sts, proxy, feeder, config,
                 get(Service.class, "orders-proxy"), get(Service.class, "orders-proxy-peers"), get(Service.class, "orders-fast"))) {
+            assertThat(holder.getMetadata().getOwnerReferences()).as(holder.getKind()).isNullOrEmpty();
+            assertThat(holder.getMetadata().getAnnotations()).as(holder.getKind()).containsEntry(Mappers.DEFAULT_ANNOTATION_FOR_NAME, "orders");
+        }
+        for (HasMetadata owned : List.of(evictor, warmers.get(0), get(PodDisruptionBudget.class, "orders-fast"))) {
             assertThat(owned.getMetadata().getOwnerReferences()).as(owned.getKind())
                     .anySatisfy(ref -> assertThat(ref.getUid()).isEqualTo(uid));
             assertThat(owned.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
@@ -804,7 +817,8 @@ class ThermoclineClusterReconcilerTest {
         c.getSpec().fastTier.storage.retentionPolicy = "Delete";
         create(c);
         StatefulSet sts = await().atMost(WAIT).until(() -> get(StatefulSet.class, "drain-fast"), Objects::nonNull);
-        assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted()).isEqualTo("Delete");
+        assertThat(sts.getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted())
+                .as("the operator deletes the volumes after the drain, never the StatefulSet controller").isEqualTo("Retain");
         await().atMost(WAIT).until(() -> stored("drain").getMetadata().getFinalizers() != null
                 && !stored("drain").getMetadata().getFinalizers().isEmpty());
         tiering.report(new TieringSnapshot(40L, false, 10L, 5L));

@@ -46,8 +46,18 @@ public class FastTierSpec {
     @JsonPropertyDescription("Tolerations of the mongod pods.")
     public List<Toleration> tolerations = new ArrayList<>();
 
-    @JsonPropertyDescription("Affinity of the mongod pods; empty: members are spread over nodes when possible.")
+    @JsonPropertyDescription("Affinity of the mongod pods; empty: members are spread over nodes as spreadMembers says.")
     public Affinity affinity;
+
+    public static final String SPREAD_REQUIRED = "required";
+    public static final String SPREAD_PREFERRED = "preferred";
+
+    @Pattern("^(required|preferred)$")
+    @Default(SPREAD_REQUIRED)
+    @JsonPropertyDescription("Without an affinity: 'required' (default) puts no two members on one node (a member stays Pending"
+            + " rather than share one: two members on a node that fails lose the majority); 'preferred' lets them share"
+            + " when nodes are short (test clusters).")
+    public String spreadMembers = SPREAD_REQUIRED;
 
     public boolean automaticVersion() {
         return version == null || version.isBlank() || AUTOMATIC_VERSION.equals(version);

@@ -46,7 +46,7 @@ public class ThermoclineClusterSpec {
     public WarmerSpec warmer = new WarmerSpec();
 
     @Default("false")
-    @JsonPropertyDescription("Stops the data plane for maintenance: proxy and feeder scaled to 0, evictor and warmer suspended; fast-tier data is kept.")
+    @JsonPropertyDescription("Stops the data plane for maintenance: proxy and feeder scaled to 0, evictor and warmer suspended; fast-tier data is kept. Not a hand-back: do not write to the archive directly while paused (use mode: draining for that).")
     public boolean paused;
 
     @Default("tiered")

@@ -1,0 +1,214 @@
+package io.thermocline.operator.reconcile;
+
+import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
+import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.fakes.FakeArchive;
+import io.thermocline.operator.fakes.FakeModes;
+import io.thermocline.operator.fakes.FakeReplicaSet;
+import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.kit.SimulatedCluster;
+import io.thermocline.operator.tiering.TieringSnapshot;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Deleting a cluster in a namespace that behaves like a real cluster ({@link SimulatedCluster}: a garbage
+ * collector that honours propagation policies, owned pods and PVCs, pods that stay Terminating).
+ */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true)
+class DeletionInARealClusterTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @Inject
+    KubernetesClient client;
+    @Inject
+    FakeArchive archive;
+    @Inject
+    FakeReplicaSet replicaSet;
+    @Inject
+    FakeTiering tiering;
+    @Inject
+    FakeModes modes;
+
+    private String ns;
+    private SimulatedCluster cluster;
+
+    @BeforeEach
+    void freshNamespace() {
+        archive.reset();
+        replicaSet.reset();
+        tiering.reset();
+        modes.reset();
+        ns = "d-" + UUID.randomUUID().toString().substring(0, 8);
+        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+        cluster = new SimulatedCluster(client, ns);
+    }
+
+    @AfterEach
+    void stop() {
+        cluster.close();
+    }
+
+    /** {@code kubectl delete --cascade=foreground} and Argo CD's prune: the collector runs while the finalizer drains. */
+    @Test
+    void foregroundDeletionKeepsTheDataHoldersUntilTheDrainIsDone() {
+        running("fg", "Delete");
+        tiering.report(new TieringSnapshot(40L, false, 10L, 5L)); // the archive lacks writes
+        cluster.garbageCollector().delete(stored("fg"), DeletionPropagation.FOREGROUND);
+
+        await().pollDelay(Duration.ofSeconds(3)).atMost(WAIT).until(() -> true);
+        assertThat(stored("fg")).as("held by the finalizer").isNotNull();
+        assertThat(get(StatefulSet.class, "fg-fast")).as("the fast tier outlives the drain").isNotNull();
+        assertThat(claims("fg")).as("its volumes too").hasSize(3);
+        assertThat(get(Deployment.class, "fg-feeder")).as("and the feeder that mirrors what is left").isNotNull();
+        assertThat(cluster.workloads().pods("fg-fast-")).as("and the members' pods").hasSize(3)
+                .allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNull());
+        assertThat(cluster.garbageCollector().collected()).noneMatch(o -> o.startsWith("StatefulSet/") || o.startsWith("Deployment/"));
+
+        tiering.report(new TieringSnapshot(0L, true, 10L, 15L));
+        await().atMost(WAIT).until(() -> stored("fg") == null);
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(get(StatefulSet.class, "fg-fast")).isNull();
+            assertThat(claims("fg")).as("Delete: the operator deletes the volumes after the drain").isEmpty();
+            assertThat(client.pods().inNamespace(ns).list().getItems()).isEmpty();
+            assertThat(get(Secret.class, "fg-users")).isNull();
+        });
+    }
+
+    @Test
+    void theStatefulSetControllerNeverDeletesVolumes() {
+        running("claims", "Delete");
+        assertThat(get(StatefulSet.class, "claims-fast").getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted())
+                .isEqualTo("Retain");
+        assertThat(claims("claims")).allSatisfy(c -> assertThat(c.getMetadata().getOwnerReferences()).isNullOrEmpty());
+    }
+
+    /** Retain: the volumes and credentials stay, the workloads go (nothing owner-references them any more). */
+    @Test
+    void backgroundDeletionWithRetainKeepsTheVolumesAndRemovesTheWorkloads() {
+        running("keep", "Retain");
+        cluster.garbageCollector().delete(stored("keep"), DeletionPropagation.BACKGROUND);
+        await().atMost(WAIT).until(() -> stored("keep") == null);
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(get(StatefulSet.class, "keep-fast")).isNull();
+            assertThat(get(Deployment.class, "keep-proxy")).isNull();
+            assertThat(get(Deployment.class, "keep-feeder")).isNull();
+            assertThat(get(Service.class, "keep-fast")).isNull();
+            assertThat(cluster.workloads().pods("keep-")).isEmpty();
+        });
+        assertThat(claims("keep")).hasSize(3);
+        assertThat(get(Secret.class, "keep-users")).isNotNull();
+    }
+
+    /** Volumes whose StatefulSet is gone (deleted by hand, or by an earlier operator's collection) still hold data. */
+    @Test
+    void volumesWithoutTheirStatefulSetAreNotNothingToDrain() {
+        running("orphan", "Delete");
+        tiering.report(new TieringSnapshot(40L, false, 10L, 5L));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("orphan").delete();
+        await().atMost(WAIT).until(() -> stored("orphan").getMetadata().getDeletionTimestamp() != null);
+        // as a collector that ran before this operator version would have left it (no reconcile re-creates it now)
+        client.apps().statefulSets().inNamespace(ns).withName("orphan-fast").delete();
+
+        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .extracting(e -> e.getReason()).contains("DeletionVolumesWithoutFastTier"));
+        assertThat(stored("orphan")).isNotNull();
+        assertThat(claims("orphan")).hasSize(3);
+
+        edit("orphan", c -> c.getMetadata().getAnnotations().put(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION, "true"));
+        await().atMost(WAIT).until(() -> stored("orphan") == null);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(claims("orphan")).isEmpty());
+    }
+
+    /** The checkpoint passes dead-lettered writes, but the archive never got them: with Delete they would be lost. */
+    @Test
+    void deadLetteredWritesHoldTheDeletionAndSayWhy() {
+        running("dead", "Delete");
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L, List.of(),
+                new TieringSnapshot.FeederAlerts(2, "shop.orders _id 7 upsert: E11000 duplicate key", null, false)));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("dead").delete();
+
+        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(e -> "DeletionDeadLetters".equals(e.getReason())).singleElement()
+                .satisfies(e -> assertThat(e.getMessage()).contains("2 dead-lettered write(s)").contains("E11000")));
+        assertThat(stored("dead")).isNotNull();
+        assertThat(claims("dead")).hasSize(3);
+
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+        await().atMost(WAIT).until(() -> stored("dead") == null);
+    }
+
+    @Test
+    void aPauseKeepsTheFeederRunningWhileDeadLettersWait() {
+        running("hold", "Retain");
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L, List.of(),
+                new TieringSnapshot.FeederAlerts(1, "shop.orders _id 9 upsert: E11000", null, false)));
+        edit("hold", c -> c.getSpec().paused = true);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(Clusters.condition(stored("hold"), io.thermocline.operator.status.ConditionType.Ready).getReason())
+                        .isEqualTo("PausingDeadLetters"));
+        assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isEqualTo(1);
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+        await().atMost(WAIT).untilAsserted(() -> assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isZero());
+    }
+
+    private void running(String name, String retention) {
+        ThermoclineCluster c = cluster(ns, name);
+        c.getSpec().fastTier.storage.retentionPolicy = retention;
+        c.getMetadata().setAnnotations(new java.util.HashMap<>(Map.of("test", "x")));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
+        await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(claims(name)).hasSize(3);
+            assertThat(cluster.workloads().pods(name + "-proxy")).isNotEmpty();
+            assertThat(stored(name).getMetadata().getFinalizers()).isNotEmpty();
+        });
+    }
+
+    /** Edits like a user would; retried on 409, since the operator writes the resource concurrently. */
+    private void edit(String name, java.util.function.Consumer<ThermoclineCluster> change) {
+        await().atMost(WAIT).ignoreExceptions().until(() -> {
+            client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).edit(c -> {
+                change.accept(c);
+                return c;
+            });
+            return true;
+        });
+    }
+
+    private List<PersistentVolumeClaim> claims(String name) {
+        return client.persistentVolumeClaims().inNamespace(ns).list().getItems().stream()
+                .filter(c -> c.getMetadata().getName().startsWith("data-" + name + "-fast-")).toList();
+    }
+
+    private ThermoclineCluster stored(String name) {
+        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+    }
+
+    private <T extends HasMetadata> T get(Class<T> type, String name) {
+        return client.resources(type).inNamespace(ns).withName(name).get();
+    }
+}
