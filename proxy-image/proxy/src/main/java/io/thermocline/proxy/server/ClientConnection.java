@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.DecoderException;
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.command.Client;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
@@ -35,6 +36,13 @@ import java.util.concurrent.CompletableFuture;
 final class ClientConnection extends ChannelInboundHandlerAdapter implements Client {
     private static final Logger LOG = LoggerFactory.getLogger(ClientConnection.class);
     private static final int MAX_QUEUED = 8;
+    /**
+     * The largest message, framed or inflated, a connection that has not logged in may send where authentication is
+     * required: what it may run then (the handshake, SASL, ping, buildInfo, endSessions of up to 10,000 sessions) fits
+     * in far less, and a small bound keeps a flood of unauthenticated connections from making the proxy buffer or
+     * inflate 48 MB each (a 47 KB zlib message inflated to 48 MB).
+     */
+    static final int UNAUTHENTICATED_MESSAGE_LIMIT = 1024 * 1024;
 
     private final long id;
     private final ProxyServer server;
@@ -81,6 +89,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     @Override
     public boolean loadBalanced() {
         return loadBalanced;
+    }
+
+    /** The message size limit now: the server's, or {@link #UNAUTHENTICATED_MESSAGE_LIMIT} before a required login. */
+    int messageSizeLimit() {
+        ConnectionAuth a = auth;
+        boolean loginPending = server.security().mode() == ProxySecurity.Mode.REQUIRED && (a == null || !a.isAuthenticated());
+        return loginPending ? Math.min(UNAUTHENTICATED_MESSAGE_LIMIT, server.settings().maxMessageSizeBytes()) : server.settings().maxMessageSizeBytes();
     }
 
     /** What this connection has authenticated as (issue 15). */
