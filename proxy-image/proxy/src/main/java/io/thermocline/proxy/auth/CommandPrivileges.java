@@ -77,6 +77,13 @@ public final class CommandPrivileges {
     private CommandPrivileges() {
     }
 
+    /** Whether {@code command}'s first value is a collection name (safe to show in a denial), not a payload such as eval's code. */
+    public static boolean firstValueNamesCollection(String command) {
+        String lower = command.toLowerCase();
+        return ON_COLLECTION.containsKey(lower) && !lower.equals("datasize")
+                || Set.of("aggregate", "update", "findandmodify", "killcursors").contains(lower);
+    }
+
     /** Everything {@code body} (a command sent to database {@code db}) needs; empty when it needs nothing. */
     public static List<Need> of(String db, BsonDocument body) {
         List<Need> needs = new ArrayList<>();
