@@ -46,6 +46,11 @@ public class WireFrameDecoder extends ByteToMessageDecoder {
         this(WireCodec.DEFAULT_MAX_MESSAGE_SIZE);
     }
 
+    /** Whether part of a message has arrived and waits for the rest (a connection that never completes one can be timed out). */
+    public boolean holdsPartialMessage() {
+        return internalBuffer().isReadable();
+    }
+
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
         if (broken) {

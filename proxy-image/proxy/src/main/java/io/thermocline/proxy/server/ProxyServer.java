@@ -223,7 +223,9 @@ public final class ProxyServer implements AutoCloseable {
         security.tls().install(pipeline);
         ClientConnection client = new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello);
         // before a login (auth required), a message and what it inflates to stay small: see ClientConnection.messageSizeLimit
-        pipeline.addLast("frames", new WireFrameDecoder(client::messageSizeLimit));
+        WireFrameDecoder frames = new WireFrameDecoder(client::messageSizeLimit);
+        client.framedBy(frames);
+        pipeline.addLast("frames", frames);
         pipeline.addLast("encoder", new WireEncoder());
         pipeline.addLast("client", client);
     }
