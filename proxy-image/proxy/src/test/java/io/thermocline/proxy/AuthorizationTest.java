@@ -104,6 +104,9 @@ class AuthorizationTest {
                     "not authorized on admin to execute command { serverStatus: 1, $db: \"admin\" }");
             assertUnauthorized(() -> alice.getDatabase("shop").runCommand(new Document("frobnicate", 1)),
                     "not authorized on admin to execute command { frobnicate: 1, $db: \"shop\" }");
+            // issue 25 item 11: a denial never echoes a payload, such as eval's JavaScript
+            assertUnauthorized(() -> alice.getDatabase("shop").runCommand(new Document("eval", "function() { return 'secret-token'; }")),
+                    "not authorized on admin to execute command { eval: ..., $db: \"shop\" }");
             assertThat(root.getDatabase("admin").runCommand(new Document("serverStatus", 1)).get("ok")).isEqualTo(1.0);
             // Root may send commands the proxy does not model: the archive answers them.
             assertThatThrownBy(() -> root.getDatabase("shop").runCommand(new Document("frobnicate", 1)))

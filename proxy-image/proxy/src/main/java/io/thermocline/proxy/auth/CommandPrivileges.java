@@ -26,7 +26,7 @@ public final class CommandPrivileges {
     private static final Set<String> FREE = Set.of("hello", "ismaster", "ping", "buildinfo", "connectionstatus", "endsessions",
             "startsession", "refreshsessions", "killsessions", "committransaction", "aborttransaction", "getlasterror",
             "whatsmyuri", "listcommands", "logout", "saslstart", "saslcontinue", "authenticate", "getnonce", "features",
-            "lockinfo", "getclusterparameter");
+            "getclusterparameter");
     /**
      * Commands mongod authorizes by what they act on, checked where they are answered: any logged-in
      * user may continue or kill its own cursors (the cursor handlers check the creator) and list
@@ -58,7 +58,7 @@ public final class CommandPrivileges {
             Map.entry("usersinfo", "viewUser"), Map.entry("rolesinfo", "viewRole"), Map.entry("profile", "enableProfiler"));
     /** Cluster-wide commands, with the action each needs. */
     private static final Map<String, String> ON_CLUSTER = Map.ofEntries(
-            Map.entry("serverstatus", "serverStatus"),
+            Map.entry("serverstatus", "serverStatus"), Map.entry("lockinfo", "serverStatus"),
             Map.entry("replsetgetstatus", "replSetGetStatus"), Map.entry("replsetgetconfig", "replSetGetConfig"),
             Map.entry("currentop", "inprog"), Map.entry("killop", "killop"), Map.entry("hostinfo", "hostInfo"),
             Map.entry("getcmdlineopts", "getCmdLineOpts"), Map.entry("getparameter", "getParameter"),
@@ -75,6 +75,13 @@ public final class CommandPrivileges {
     static final String UNKNOWN_ACTION = "anyAction";
 
     private CommandPrivileges() {
+    }
+
+    /** Whether {@code command}'s first value is a collection name (safe to show in a denial), not a payload such as eval's code. */
+    public static boolean firstValueNamesCollection(String command) {
+        String lower = command.toLowerCase();
+        return ON_COLLECTION.containsKey(lower) && !lower.equals("datasize")
+                || Set.of("aggregate", "update", "findandmodify", "killcursors").contains(lower);
     }
 
     /** Everything {@code body} (a command sent to database {@code db}) needs; empty when it needs nothing. */

@@ -213,11 +213,15 @@ public final class ProxySecurity implements AutoCloseable {
         return false;
     }
 
-    /** The command as mongod's message shows it, without its payload: {@code { insert: "orders", $db: "shop" }}. */
+    /**
+     * The command as mongod's message shows it, without its payload: {@code { insert: "orders", $db: "shop" }}. The first
+     * value is shown only when it is a collection name (a number otherwise); anything else, such as eval's code, is "...".
+     */
     private static String describe(String command, BsonDocument body, String db) {
         BsonValue v = body.get(command);
-        String shown = v.isString() ? "\"" + v.asString().getValue() + "\"" : v.isInt32() || v.isInt64() ? String.valueOf(v.asNumber().longValue())
-                : v.isNumber() ? String.valueOf(v.asNumber().doubleValue()) : "...";
+        String shown = v.isString() && CommandPrivileges.firstValueNamesCollection(command) && v.asString().getValue().length() <= 255
+                ? "\"" + v.asString().getValue() + "\"" : v.isInt32() || v.isInt64() ? String.valueOf(v.asNumber().longValue())
+                : v.isDouble() ? String.valueOf(v.asNumber().doubleValue()) : "...";
         return "{ " + command + ": " + shown + ", $db: \"" + db + "\" }";
     }
 

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.DecoderException;
+import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.command.Client;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
@@ -19,12 +20,15 @@ import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.OpQuery;
 import io.thermocline.wire.OpReply;
 import io.thermocline.wire.Outbound;
+import io.thermocline.wire.WireFrameDecoder;
 import io.thermocline.wire.WireMessage;
 import org.bson.BsonDocument;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -35,6 +39,20 @@ import java.util.concurrent.CompletableFuture;
 final class ClientConnection extends ChannelInboundHandlerAdapter implements Client {
     private static final Logger LOG = LoggerFactory.getLogger(ClientConnection.class);
     private static final int MAX_QUEUED = 8;
+    /**
+     * The largest message, framed or inflated, a connection that has not logged in may send where authentication is
+     * required: what it may run then (the handshake, SASL, ping, buildInfo, endSessions of up to 10,000 sessions) fits
+     * in far less, and a small bound keeps a flood of unauthenticated connections from making the proxy buffer or
+     * inflate 48 MB each (a 47 KB zlib message inflated to 48 MB).
+     */
+    static final int UNAUTHENTICATED_MESSAGE_LIMIT = 1024 * 1024;
+    /**
+     * Where authentication is required, a connection that has not logged in must complete each message (its first
+     * included, TLS handshake before it) within this time, or is closed: otherwise connections that send a few bytes
+     * and stop would be held for ever, bounded only by maxClientConnections. An idle connection with nothing
+     * half-sent stays (drivers' monitoring connections send hello and never log in).
+     */
+    static final Duration HANDSHAKE_DEADLINE = Duration.ofSeconds(10);
 
     private final long id;
     private final ProxyServer server;
@@ -46,6 +64,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     private boolean rejected;
     private volatile boolean loadBalanced;
     private ConnectionAuth auth;
+    private WireFrameDecoder frames;
+    /** When the last message completed, when the connection opened, and since when the deadline check has seen a message pending. */
+    private volatile long lastMessageNanos;
+    private long openedNanos;
+    private long pendingSince;
+    private volatile boolean anyMessage;
 
     ClientConnection(long id, ProxyServer server, RequestHandler requests, Hello hello) {
         this.id = id;
@@ -83,6 +107,39 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
         return loadBalanced;
     }
 
+    void framedBy(WireFrameDecoder decoder) {
+        this.frames = decoder;
+    }
+
+    /** Closes a connection that has not logged in and has left a message (or its first) incomplete past the deadline. */
+    private void checkHandshakeDeadline() {
+        if (!channel.isActive() || server.security().mode() != ProxySecurity.Mode.REQUIRED || (auth != null && auth.isAuthenticated())) {
+            return;
+        }
+        long now = System.nanoTime();
+        boolean pending = !anyMessage || (frames != null && frames.holdsPartialMessage());
+        if (!pending) {
+            pendingSince = 0;
+        } else if (anyMessage && (pendingSince == 0 || lastMessageNanos > pendingSince)) {
+            pendingSince = now; // a message began after the last check: it has the whole deadline from here
+        } else if (!anyMessage) {
+            pendingSince = openedNanos;
+        }
+        if (pending && now - pendingSince > HANDSHAKE_DEADLINE.toNanos()) {
+            LOG.info("event=handshake_deadline connection={} remote={} deadline={}", id, channel.remoteAddress(), HANDSHAKE_DEADLINE);
+            channel.close();
+            return;
+        }
+        channel.eventLoop().schedule(this::checkHandshakeDeadline, HANDSHAKE_DEADLINE.toMillis() / 4, TimeUnit.MILLISECONDS);
+    }
+
+    /** The message size limit now: the server's, or {@link #UNAUTHENTICATED_MESSAGE_LIMIT} before a required login. */
+    int messageSizeLimit() {
+        ConnectionAuth a = auth;
+        boolean loginPending = server.security().mode() == ProxySecurity.Mode.REQUIRED && (a == null || !a.isAuthenticated());
+        return loginPending ? Math.min(UNAUTHENTICATED_MESSAGE_LIMIT, server.settings().maxMessageSizeBytes()) : server.settings().maxMessageSizeBytes();
+    }
+
     /** What this connection has authenticated as (issue 15). */
     @Override
     public ConnectionAuth auth() {
@@ -104,6 +161,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
         channel = ctx.channel();
         auth = server.security().open(channel.remoteAddress(), () -> ClientTls.verifiedSubject(channel));
         rejected = !server.clientOpened(this);
+        openedNanos = System.nanoTime();
+        if (server.security().mode() == ProxySecurity.Mode.REQUIRED) {
+            channel.eventLoop().schedule(this::checkHandshakeDeadline, HANDSHAKE_DEADLINE.toMillis() / 4, TimeUnit.MILLISECONDS);
+        }
         ctx.fireChannelActive();
     }
 
@@ -112,6 +173,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
         if (!(msg instanceof Inbound inbound)) {
             return;
         }
+        anyMessage = true;
+        lastMessageNanos = System.nanoTime();
         queue.add(inbound);
         if (queue.size() > MAX_QUEUED) {
             channel.config().setAutoRead(false);

@@ -221,9 +221,13 @@ public final class ProxyServer implements AutoCloseable {
      */
     void installClientPipeline(ChannelPipeline pipeline, RequestHandler requests) {
         security.tls().install(pipeline);
-        pipeline.addLast("frames", new WireFrameDecoder(settings.maxMessageSizeBytes()));
+        ClientConnection client = new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello);
+        // before a login (auth required), a message and what it inflates to stay small: see ClientConnection.messageSizeLimit
+        WireFrameDecoder frames = new WireFrameDecoder(client::messageSizeLimit);
+        client.framedBy(frames);
+        pipeline.addLast("frames", frames);
         pipeline.addLast("encoder", new WireEncoder());
-        pipeline.addLast("client", new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello));
+        pipeline.addLast("client", client);
     }
 
     private BackendConnector connector(ProxySettings settings, ProxySettings.TierEndpoint endpoint) {

@@ -250,8 +250,9 @@ public final class Authenticator {
         return users.find(name).handle((user, error) -> {
             BsonArray names = new BsonArray();
             if (error != null || user.isEmpty() || user.get().mechanisms().isEmpty()) {
-                names.add(new BsonString(ScramMechanism.SCRAM_SHA_1.mongoName()));
+                // exactly what a user with both credentials gets, in mongod's order (StoredUser.mechanisms()): nothing tells them apart
                 names.add(new BsonString(ScramMechanism.SCRAM_SHA_256.mongoName()));
+                names.add(new BsonString(ScramMechanism.SCRAM_SHA_1.mongoName()));
             } else {
                 user.get().mechanisms().forEach(m -> names.add(new BsonString(m.mongoName())));
             }
