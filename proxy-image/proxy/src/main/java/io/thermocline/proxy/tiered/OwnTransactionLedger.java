@@ -55,6 +55,8 @@ public final class OwnTransactionLedger implements AutoCloseable {
     private volatile BsonTimestamp startedAt;
     /** Every marker from here on is known: the start, or as far back as a history read went. */
     private volatile BsonTimestamp coveredFrom;
+    /** A history read from here failed: events from here up to {@link #coveredFrom} stay undecided (no read again). */
+    private volatile BsonTimestamp unreadableFrom;
     private final Object historyLock = new Object();
     private volatile Subscription subscription;
     private volatile boolean closed;
@@ -204,15 +206,16 @@ public final class OwnTransactionLedger implements AutoCloseable {
      * Reads the {@code thermocline} database's history from {@code clusterTime} up to where the ledger's
      * knowledge starts, once for every earlier point asked: a stream resumed from before this proxy
      * started (on another replica, before a restart) is filtered as one read by a proxy running all along.
-     * Bounded by {@link #HISTORY_WAIT}; past it (or once the history is gone) events stay undecided as before.
+     * Bounded by {@link #HISTORY_WAIT}; past it (or once the history is gone) events from that point up to what is covered
+     * stay undecided, as before, and the read is not tried again for them (each would hold the stream as long).
      */
     void coverFrom(BsonTimestamp clusterTime) throws InterruptedException {
-        if (clusterTime.compareTo(coveredFrom) >= 0) {
+        if (clusterTime.compareTo(coveredFrom) >= 0 || givenUp(clusterTime)) {
             return;
         }
         synchronized (historyLock) {
             BsonTimestamp until = coveredFrom;
-            if (clusterTime.compareTo(until) >= 0) {
+            if (clusterTime.compareTo(until) >= 0 || givenUp(clusterTime)) {
                 return;
             }
             java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
@@ -256,9 +259,15 @@ public final class OwnTransactionLedger implements AutoCloseable {
             if (ended && reached[0]) {
                 coveredFrom = clusterTime;
             } else {
+                unreadableFrom = clusterTime;
                 LOG.warn("event=own_transaction_history_incomplete from={}.{}", clusterTime.getTime(), clusterTime.getInc());
             }
         }
+    }
+
+    private boolean givenUp(BsonTimestamp clusterTime) {
+        BsonTimestamp from = unreadableFrom;
+        return from != null && clusterTime.compareTo(from) >= 0;
     }
 
     /** How long a read of the ledger's earlier history may take before the stream's events go undecided. */

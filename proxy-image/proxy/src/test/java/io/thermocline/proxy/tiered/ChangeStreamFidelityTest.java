@@ -260,10 +260,7 @@ class ChangeStreamFidelityTest {
     @Test
     void promotionsAndEvictionsAreInvisible() throws Exception {
         cold(181);
-        Evictor evictor = new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
-                new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
-                .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
-                .withRegistry(new PrometheusRegistry()));
+        Evictor evictor = evictor();
         BsonDocument recentInArchive = TieredProxyTest.order(182, NOW.minus(Duration.ofMinutes(3)), "promoted");
         stack.archiveOrders().insertOne(recentInArchive);
         reference().insertOne(recentInArchive);
@@ -283,6 +280,25 @@ class ChangeStreamFidelityTest {
         });
     }
 
+    static ChangeStreamDocument<BsonDocument> next(MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> stream) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            ChangeStreamDocument<BsonDocument> event = stream.tryNext();
+            if (event != null) {
+                return event;
+            }
+        }
+        throw new AssertionError("no event within 10 s");
+    }
+
+    /** An evictor whose passes the test runs itself. */
+    static Evictor evictor() {
+        return new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
+                new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
+                .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
+                .withRegistry(new PrometheusRegistry()));
+    }
+
     static void awaitInFast(int id, boolean present) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while ((stack.fastOrders().find(Filters.eq("_id", id)).first() != null) != present) {
@@ -299,12 +315,7 @@ class ChangeStreamFidelityTest {
         try (var stream = stack.orders().watch(BsonDocument.class).cursor();
              var referenceStream = reference().watch(BsonDocument.class).cursor()) {
             both(c -> c.insertOne(TieredProxyTest.order(194, NOW, "first")));
-            ChangeStreamDocument<BsonDocument> first = null;
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (first == null && System.nanoTime() < deadline) {
-                first = stream.tryNext();
-            }
-            assertThat(first).isNotNull();
+            ChangeStreamDocument<BsonDocument> first = next(stream);
             token.set(first.getResumeToken());
             // after the token: a cold update (a copy-up), a cold delete, a cold findOneAndDelete
             both(c -> c.updateOne(Filters.eq("_id", 191), Updates.set("state", "resumed")));
@@ -331,21 +342,13 @@ class ChangeStreamFidelityTest {
      */
     @Test
     void aStreamResumedOnAReplicaStartedAfterAPromotionAndAnEvictionDoesNotShowThem() throws Exception {
-        Evictor evictor = new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
-                new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
-                .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
-                .withRegistry(new PrometheusRegistry()));
+        Evictor evictor = evictor();
         BsonDocument recentInArchive = TieredProxyTest.order(212, NOW.minus(Duration.ofMinutes(3)), "promoted");
         stack.archiveOrders().insertOne(recentInArchive);
         BsonDocument token;
         try (var stream = stack.orders().watch(BsonDocument.class).cursor()) {
             stack.orders().insertOne(TieredProxyTest.order(213, NOW.minus(OLD), "evicted"));
-            ChangeStreamDocument<BsonDocument> first = null;
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (first == null && System.nanoTime() < deadline) {
-                first = stream.tryNext();
-            }
-            assertThat(first).isNotNull();
+            ChangeStreamDocument<BsonDocument> first = next(stream);
             token = first.getResumeToken();
             assertThat(stack.orders().find(Filters.eq("_id", 212)).first()).isEqualTo(recentInArchive);
             awaitInFast(212, true);

@@ -15,6 +15,15 @@ enum ColdTarget {
     /** Evicted since the archive was read: that read may be older than the evicted version. */
     START_OVER;
 
+    /**
+     * Whether the namespace's drop fence shows a drop under way, or one since the archive was read: then a cold
+     * target is deleted by its tombstone alone, without the copy that puts its delete in the fast tier's change
+     * stream (the copy would recreate a collection being dropped).
+     */
+    static boolean dropMoved(Fence atRead, Fence now) {
+        return now != null && (now.kind() == Fence.Kind.DROP_STARTED || atRead == null || !atRead.deleteId().equals(now.deleteId()));
+    }
+
     static ColdTarget of(Fence atRead, Fence now) {
         if (now != null && now.kind() == Fence.Kind.USER_DELETE) {
             return ALREADY_DELETED;

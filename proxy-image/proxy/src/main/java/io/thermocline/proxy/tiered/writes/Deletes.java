@@ -185,7 +185,7 @@ final class Deletes {
         if (first.isEmpty()) {
             return Resolved.NONE;
         }
-        Map<BsonValue, Fence> fenced = fences.read(null, namespace, first);
+        Map<BsonValue, Fence> fenced = fences.read(null, namespace, Fences.withDropFence(first));
         List<BsonValue> confirmed = new ArrayList<>();
         Map<BsonValue, BsonDocument> versions = new TreeMap<>(BsonOrder.COMPARATOR);
         for (BsonDocument d : Blocking.list(TierQueries.collection(archive, namespace).find(restricted(statement.filter(), first))
@@ -228,7 +228,7 @@ final class Deletes {
             List<BsonValue> part = cold.subList(from, Math.min(cold.size(), from + step));
             fences.claim(session, namespace, part);
             Set<BsonValue> present = TierQueries.idsIn(fast, session, namespace, part);
-            Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, part);
+            Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(part));
             if (!present.isEmpty()) {
                 // copied in since the fast tier was queried above, or held there with a version that does not match
                 for (BsonValue id : TierQueries.idsMatching(fast, session, namespace, restricted(statement.filter(), new ArrayList<>(present)),
@@ -259,15 +259,24 @@ final class Deletes {
                     break;
                 }
             }
-            List<BsonDocument> versions = archived.stream().map(id -> r.versions().get(id)).toList();
-            if (!copies.copyToDelete(session, namespace, versions)) {
-                return null;
-            }
-            for (BsonValue id : archived) {
-                if (userDeletes.deleteInSession(session, namespace, id) == 0) {
-                    return null; // the copy is gone: cannot happen inside this transaction, but never count what was not deleted
+            if (ColdTarget.dropMoved(r.fencesAtRead().get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()))) {
+                // the collection is being (or was) dropped: a copy would recreate it in the fast tier; its drop event ends
+                // the application's stream anyway, so the tombstones alone delete the archive's copies
+                for (BsonValue id : archived) {
+                    fences.write(session, namespace, id, Fence.Kind.USER_DELETE);
+                    archiveOnly++;
                 }
-                archiveOnly++;
+            } else {
+                List<BsonDocument> versions = archived.stream().map(id -> r.versions().get(id)).toList();
+                if (!copies.copyToDelete(session, namespace, versions)) {
+                    return null;
+                }
+                for (BsonValue id : archived) {
+                    if (userDeletes.deleteInSession(session, namespace, id) == 0) {
+                        return null; // the copy is gone: cannot happen inside this transaction, but never count what was not deleted
+                    }
+                    archiveOnly++;
+                }
             }
             if (statement.single() && archiveOnly > 0) {
                 return new Deleted(fastTier, archiveOnly);

@@ -19,6 +19,7 @@ import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.CoverageBound;
 import io.thermocline.wire.OpMsg;
 import java.util.List;
+import java.util.Map;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
@@ -99,7 +100,8 @@ final class FindAndModifies {
                 return session -> Outcome.committed(reply(null));
             }
             BsonDocument pinned = restricted(query, List.of(target));
-            Fence then = fences.read(null, namespace, List.of(target)).get(target);
+            Map<BsonValue, Fence> fencesThen = fences.read(null, namespace, Fences.withDropFence(List.of(target)));
+            Fence then = fencesThen.get(target);
             // read after the fence: an eviction after this read shows as a changed fence below
             BsonDocument archived = Blocking.single(TierQueries.collection(archive, namespace).find(pinned).collation(collation)
                     .first()).orElse(null);
@@ -115,10 +117,15 @@ final class FindAndModifies {
                 if (!TierQueries.idsIn(fast, session, namespace, List.of(target)).isEmpty() || archived == null) {
                     return Outcome.committed(reply(null)); // the fast tier's version does not match
                 }
-                return switch (ColdTarget.of(then, fences.read(session, namespace, List.of(target)).get(target))) {
+                Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(List.of(target)));
+                boolean dropping = ColdTarget.dropMoved(fencesThen.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()));
+                return switch (ColdTarget.of(then, fencesNow.get(target))) {
                     case ALREADY_DELETED -> Outcome.committed(reply(null));
                     case START_OVER -> null;
                     case TOMBSTONE -> {
+                        if (dropping) {
+                            yield null; // a copy would recreate the collection being dropped: start over (then nothing to remove)
+                        }
                         if (!copies.copyToDelete(session, namespace, List.of(archived))) {
                             yield null;
                         }

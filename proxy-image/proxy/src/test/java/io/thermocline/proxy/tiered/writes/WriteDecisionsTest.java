@@ -48,6 +48,27 @@ class WriteDecisionsTest {
         assertThat(ColdTarget.of(atRead, now)).isEqualTo(expected);
     }
 
+    static final Fence DROP_STARTED = new Fence("shop.orders", Fence.namespaceId(), Fence.Kind.DROP_STARTED, new ObjectId(), Instant.EPOCH);
+    static final Fence DROPPED = new Fence("shop.orders", Fence.namespaceId(), Fence.Kind.DROPPED, new ObjectId(), Instant.EPOCH);
+    static final Fence DROPPED_AGAIN = new Fence("shop.orders", Fence.namespaceId(), Fence.Kind.DROPPED, new ObjectId(), Instant.EPOCH);
+
+    static Stream<Arguments> dropFences() {
+        return Stream.of(
+                arguments("neverDroppedCopies", null, null, false),
+                arguments("droppedBeforeTheReadCopies", DROPPED, DROPPED, false),
+                arguments("aDropUnderWayDoesNotCopy", DROP_STARTED, DROP_STARTED, true),
+                arguments("aDropStartedSinceTheReadDoesNotCopy", null, DROP_STARTED, true),
+                arguments("aDropFinishedSinceTheReadDoesNotCopy", DROP_STARTED, DROPPED, true),
+                arguments("anotherDropSinceTheReadDoesNotCopy", DROPPED, DROPPED_AGAIN, true),
+                arguments("aDropFencePurgedSinceTheReadCopies", DROPPED, null, false));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dropFences")
+    void aColdTargetIsCopiedToBeDeletedOnlyWhenNoDropMoved(String name, Fence atRead, Fence now, boolean moved) {
+        assertThat(ColdTarget.dropMoved(atRead, now)).isEqualTo(moved);
+    }
+
     static Stream<Arguments> archivedCopies() {
         return Stream.of(
                 arguments("allowedIsCopied", CopyUpDecision.COPY, null, GuardedCopy.COPY),
