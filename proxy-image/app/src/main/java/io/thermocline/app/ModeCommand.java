@@ -77,7 +77,12 @@ public final class ModeCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("--wait " + waitFor + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining, Drained or Restoring");
             return 2;
         }
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(timeoutSeconds).toNanos();
+        return awaitPhase(store, target, java.time.Duration.ofSeconds(timeoutSeconds), spec.commandLine().getOut(), spec.commandLine().getErr());
+    }
+
+    /** Waits until the fleet is in {@code target}: 0 (and the phase on {@code out}), or 1 with the phase and refusal on {@code err}. */
+    static int awaitPhase(ModeStore store, Phase target, java.time.Duration timeout, java.io.PrintWriter out, java.io.PrintWriter err) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         ModeDocument d = store.read();
         while (d.phase() != target && System.nanoTime() < deadline) {
             try {
@@ -89,13 +94,13 @@ public final class ModeCommand implements Callable<Integer> {
             d = store.read();
         }
         if (d.phase() == target) {
-            spec.commandLine().getOut().println("phase " + target.documentName());
-            spec.commandLine().getOut().flush();
+            out.println("phase " + target.documentName());
+            out.flush();
             return 0;
         }
-        spec.commandLine().getErr().println("not " + target.documentName() + " after " + timeoutSeconds + " s: phase "
+        err.println("not " + target.documentName() + " after " + timeout.toSeconds() + " s: phase "
                 + d.phase().documentName() + (d.refusal() == null ? "" : "; refusal: " + d.refusal()));
-        spec.commandLine().getErr().flush();
+        err.flush();
         return 1;
     }
 }

@@ -6,7 +6,6 @@ import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.tiering.backup.RestoreSync;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.NamespaceState;
-import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.worker.TierClients;
@@ -118,19 +117,7 @@ public final class RestoreSyncCommand implements Callable<Integer> {
         out.println("restore-sync: every tiered collection is warm; requesting tiered");
         out.flush();
         modes.request(Mode.TIERED, false, RestoreSync.HOLDER);
-        ModeDocument d = modes.read();
-        while (d.phase() != Phase.TIERED) {
-            if (System.nanoTime() > deadline) {
-                err.println("restore-sync: not Tiered within " + timeout.toSeconds() + " s: phase " + d.phase().documentName()
-                        + (d.refusal() == null ? "" : "; refusal: " + d.refusal()));
-                return 1;
-            }
-            Thread.sleep(200);
-            d = modes.read();
-        }
-        out.println("restore-sync: phase Tiered");
-        out.flush();
-        return 0;
+        return ModeCommand.awaitPhase(modes, Phase.TIERED, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), out, err);
     }
 
     private static boolean warm(MetadataStore metadata, ThermoclineConfig loaded) {
