@@ -1,9 +1,9 @@
 package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.MongoException;
+import com.mongodb.MongoWriteConcernException;
 import com.mongodb.ReadConcern;
 import com.mongodb.TransactionOptions;
-import com.mongodb.WriteConcern;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.proxy.tiered.TierLagging;
@@ -100,7 +100,7 @@ final class GuardedTransaction {
         ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
         try {
             session.startTransaction(TransactionOptions.builder()
-                    .readConcern(ReadConcern.LOCAL).writeConcern(WriteConcern.MAJORITY).build());
+                    .readConcern(ReadConcern.LOCAL).writeConcern(ClientWriteConcern.of(x.command()).commit()).build());
             Optional<RawBsonDocument> replay = recorded ? replies.replay(session, x) : Optional.empty();
             if (replay.isPresent()) {
                 abortQuietly(session);
@@ -119,9 +119,15 @@ final class GuardedTransaction {
                 abortQuietly(session); // another execution of this write committed first: the next attempt replays it
                 return Ended.CONFLICT;
             }
-            Blocking.run(session.commitTransaction());
+            BsonDocument reply = outcome.reply();
+            try {
+                Blocking.run(session.commitTransaction());
+            } catch (MongoWriteConcernException unmet) {
+                // committed, the client's write concern not met: its reply says so, as mongod's does
+                reply = ClientWriteConcern.withError(reply, unmet.getWriteConcernError());
+            }
             x.fastTier().observed(session.getOperationTime());
-            return new Ended(Optional.of(outcome.reply()), false);
+            return new Ended(Optional.of(reply), false);
         } catch (MongoException e) {
             abortQuietly(session);
             if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {

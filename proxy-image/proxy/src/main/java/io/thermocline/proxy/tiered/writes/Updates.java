@@ -125,6 +125,7 @@ final class Updates {
                                      List<BsonValue> ids) throws InterruptedException {
         long n = 0;
         long modified = 0;
+        BsonDocument unmet = null; // a chunk's unmet write concern: the client's reply carries it, as one database's would
         BsonDocument filter = documentOrEmpty(statement, "q");
         for (int from = 0; from < ids.size(); from += CHUNK) {
             List<BsonValue> chunk = ids.subList(from, Math.min(ids.size(), from + CHUNK));
@@ -136,6 +137,7 @@ final class Updates {
             if (!Replies.isOk(reply)) {
                 return reply;
             }
+            unmet = ClientWriteConcern.errorOf(reply, unmet);
             n += reply.getNumber("n", new BsonInt32(0)).longValue();
             modified += reply.getNumber("nModified", new BsonInt32(0)).longValue();
             if (reply.isArray("writeErrors") && !reply.getArray("writeErrors").isEmpty()) {
@@ -145,7 +147,7 @@ final class Updates {
                 return OpMsg.raw(stopped);
             }
         }
-        return OpMsg.raw(new BsonDocument("n", new BsonInt32((int) n)).append("nModified", new BsonInt32((int) modified))
-                .append("ok", new BsonDouble(1)));
+        return OpMsg.raw(ClientWriteConcern.withError(new BsonDocument("n", new BsonInt32((int) n))
+                .append("nModified", new BsonInt32((int) modified)).append("ok", new BsonDouble(1)), unmet));
     }
 }
