@@ -40,9 +40,10 @@ final class FindAndModifies {
     private final GuardedWrite guarded;
     private final SyncBarrier sync;
     private final RouteCounter routes;
+    private final UniqueIndexes uniques;
 
     FindAndModifies(MongoClient fast, MongoClient archive, Fences fences, GuardedTransaction transactions, GuardedWrite guarded,
-                    SyncBarrier sync, RouteCounter routes) {
+                    SyncBarrier sync, RouteCounter routes, UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -50,6 +51,7 @@ final class FindAndModifies {
         this.guarded = guarded;
         this.sync = sync;
         this.routes = routes;
+        this.uniques = uniques;
     }
 
     RawBsonDocument findAndModify(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -76,6 +78,13 @@ final class FindAndModifies {
             if (resolve.upsertId().isPresent()) {
                 return guarded.run(x, write.namespace(), Replies.mutable(x.command()), List.of(resolve.upsertId().get()));
             }
+        }
+        BsonDocument asStatement = new BsonDocument("u", command.get("update", new BsonDocument()))
+                .append("upsert", command.getBoolean("upsert", BsonBoolean.FALSE));
+        if (route instanceof WriteRoute.FastTier && UniqueKeys.mayChangeKey(uniques.of(write.namespace()), asStatement)) {
+            // guarded, so a unique key the update gives its document is checked against the archive
+            BsonValue id = TierQueries.first(fast, write.namespace(), query, sort, collation(command));
+            return guarded.run(x, write.namespace(), Replies.mutable(x.command()), id == null ? List.of() : List.of(id));
         }
         return x.fastTier().forwardAsSent();
     }

@@ -58,9 +58,10 @@ final class GuardedWrite {
     private final MongoCollection<BsonDocument> probes;
     private final String lockPrefix;
     private final WriteRaces races;
+    private final UniqueIndexes uniques;
 
     GuardedWrite(MongoClient fast, MongoClient archive, Fences fences, GuardedCopies copies, GuardedTransaction transactions,
-                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix, WriteRaces races) {
+                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix, WriteRaces races, UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -70,6 +71,7 @@ final class GuardedWrite {
         this.probes = probes;
         this.lockPrefix = lockPrefix;
         this.races = races;
+        this.uniques = uniques;
     }
 
     /** Runs {@code command} (the client's, possibly rewritten) guarded over the documents {@code ids}. */
@@ -186,10 +188,11 @@ final class GuardedWrite {
         String database = new MongoNamespace(namespace).getDatabaseName();
         List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
         boolean[] heldFirst = {HeldPointUpdate.applies(cmd, distinct)};
+        Set<BsonValue> keyHolders = new java.util.HashSet<>(); // archive-only documents found holding a written unique key
         return transactions.run(x, true, "documents of " + namespace + " kept changing tier while this write promoted them; retry", () -> {
             if (heldFirst[0]) {
                 heldFirst[0] = false; // one try: any later attempt takes the checked path below
-                return session -> heldPointUpdate(session, database, cmd, finish);
+                return session -> heldPointUpdate(session, namespace, database, cmd, finish, distinct, keyHolders);
             }
             long started = System.nanoTime();
             Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
@@ -226,7 +229,10 @@ final class GuardedWrite {
                     // removed between the check and the write (a server without snapshot reads in transactions)
                     return null;
                 }
-                return failed ? Outcome.aborted(answer) : Outcome.committed(finish.apply(answer));
+                if (failed) {
+                    return Outcome.aborted(answer);
+                }
+                return heldUniqueKey(session, namespace, cmd, answer, distinct, keyHolders) ? null : Outcome.committed(finish.apply(answer));
             };
         });
     }
@@ -237,10 +243,51 @@ final class GuardedWrite {
      * delete can commit before this transaction ends (they conflict with it). Anything else (the document
      * was not there, an upsert created it, a write error) aborts it and the attempt starts over checked.
      */
-    private Outcome heldPointUpdate(ClientSession session, String database, BsonDocument cmd, UnaryOperator<BsonDocument> finish) {
+    private Outcome heldPointUpdate(ClientSession session, String namespace, String database, BsonDocument cmd,
+                                    UnaryOperator<BsonDocument> finish, List<BsonValue> targets, Set<BsonValue> keyHolders) {
         races.reached(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION);
         BsonDocument answer = clientCommand(session, database, cmd);
-        return HeldPointUpdate.proved(answer) ? Outcome.committed(finish.apply(answer)) : null;
+        if (!HeldPointUpdate.proved(answer) || heldUniqueKey(session, namespace, cmd, answer, targets, keyHolders)) {
+            return null;
+        }
+        return Outcome.committed(finish.apply(answer));
+    }
+
+    /**
+     * Whether a document only the archive holds has a unique key the update (or findAndModify) just gave a
+     * written document ({@link UniqueIndexes#archiveOnlyHolders}): then it joins {@code targets}, and the
+     * attempt starts over, copying it in first, so the fast tier's unique index refuses the write with its
+     * own E11000 (or, when the copy-up rule does not copy it, deleted meanwhile, the write stands). Inserts
+     * are checked before they run ({@code Inserts}).
+     */
+    private boolean heldUniqueKey(ClientSession session, String namespace, BsonDocument cmd, BsonDocument answer,
+                                  List<BsonValue> targets, Set<BsonValue> keyHolders) {
+        if (cmd.containsKey("insert")) {
+            return false;
+        }
+        List<BsonValue> holders = new ArrayList<>(uniques.archiveOnlyHolders(session, namespace, written(cmd, answer, targets)));
+        holders.removeAll(keyHolders); // already tried: not copied, so not the key's holder any more
+        if (holders.isEmpty()) {
+            return false;
+        }
+        keyHolders.addAll(holders);
+        targets.addAll(holders);
+        return true;
+    }
+
+    /** The documents an update or findAndModify wrote: its targets, and what it upserted. */
+    static List<BsonValue> written(BsonDocument cmd, BsonDocument answer, List<BsonValue> targets) {
+        List<BsonValue> ids = new ArrayList<>(targets);
+        if (answer.isArray("upserted")) {
+            answer.getArray("upserted").forEach(u -> ids.add(u.asDocument().get("_id")));
+        }
+        if (answer.isDocument("value") && answer.getDocument("value").containsKey("_id")) {
+            ids.add(answer.getDocument("value").get("_id"));
+        }
+        if (answer.isDocument("lastErrorObject") && answer.getDocument("lastErrorObject").containsKey("upserted")) {
+            ids.add(answer.getDocument("lastErrorObject").get("upserted"));
+        }
+        return ids;
     }
 
     /**

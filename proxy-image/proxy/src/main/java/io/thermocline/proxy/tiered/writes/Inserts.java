@@ -34,9 +34,10 @@ final class Inserts {
     private final GuardedWrite guarded;
     private final RouteCounter routes;
     private final WriteRaces races;
+    private final UniqueIndexes uniques;
 
     Inserts(MongoClient fast, MongoClient archive, Promotion promotion, RetryableReplies replies, GuardedWrite guarded,
-            RouteCounter routes, WriteRaces races) {
+            RouteCounter routes, WriteRaces races, UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.promotion = promotion;
@@ -44,6 +45,7 @@ final class Inserts {
         this.guarded = guarded;
         this.routes = routes;
         this.races = races;
+        this.uniques = uniques;
     }
 
     RawBsonDocument insert(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -60,11 +62,18 @@ final class Inserts {
             }
         }
         routes.decided(Served.FAST, reason == null ? Reason.INSERT_SERVER_ASSIGNS_ID : reason);
-        if (maybeExisting.isEmpty()) {
+        // other documents holding a unique key these carry: guarded with them, so the fast tier's index sees them all
+        List<BsonValue> keyHolders = uniques.holders(write.namespace(), write.statements());
+        if (maybeExisting.isEmpty() && keyHolders.isEmpty()) {
             return x.fastTier().forwardAsSent();
         }
-        List<BsonValue> existing = existing(write.namespace(), maybeExisting);
+        List<BsonValue> existing = maybeExisting.isEmpty() ? List.of() : existing(write.namespace(), maybeExisting);
         races.reached(WriteRaces.Point.INSERT_IDS_LOOKED_UP);
+        if (!keyHolders.isEmpty()) {
+            List<BsonValue> guardedIds = new ArrayList<>(existing);
+            guardedIds.addAll(keyHolders);
+            return guarded.run(x, write.namespace(), Replies.mutable(x.command()), guardedIds);
+        }
         boolean retryable = x.traits().retryableWrite();
         return switch (InsertPath.of(!existing.isEmpty(), retryable, retryable && !existing.isEmpty() && sameDocuments(write, existing))) {
             case AS_SENT -> x.fastTier().forwardAsSent();

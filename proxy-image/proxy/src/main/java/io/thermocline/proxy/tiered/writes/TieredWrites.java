@@ -50,12 +50,13 @@ public final class TieredWrites {
         this.sync = new SyncBarrier(barrier, barrierTimeout);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
+        UniqueIndexes uniques = new UniqueIndexes(fast, archive);
         GuardedWrite guarded = new GuardedWrite(fast, archive, fences, new GuardedCopies(fast, archive, fences, fenceRetention.dividedBy(2)),
-                transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races);
-        this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races);
-        this.updates = new Updates(fast, archive, sync, guarded, routes);
+                transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races, uniques);
+        this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races, uniques);
+        this.updates = new Updates(fast, archive, sync, guarded, routes, uniques);
         this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, sync, routes, races);
-        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, guarded, sync, routes);
+        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, guarded, sync, routes, uniques);
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 

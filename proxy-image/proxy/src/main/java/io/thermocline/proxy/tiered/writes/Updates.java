@@ -41,13 +41,15 @@ final class Updates {
     private final SyncBarrier sync;
     private final GuardedWrite guarded;
     private final RouteCounter routes;
+    private final UniqueIndexes uniques;
 
-    Updates(MongoClient fast, MongoClient archive, SyncBarrier sync, GuardedWrite guarded, RouteCounter routes) {
+    Updates(MongoClient fast, MongoClient archive, SyncBarrier sync, GuardedWrite guarded, RouteCounter routes, UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.sync = sync;
         this.guarded = guarded;
         this.routes = routes;
+        this.uniques = uniques;
     }
 
     RawBsonDocument update(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -55,12 +57,18 @@ final class Updates {
         List<BsonDocument> sent = new ArrayList<>();
         List<BsonValue> touched = new ArrayList<>();
         boolean synced = false;
+        List<UniqueKeys.UniqueIndex> unique = uniques.of(write.namespace());
+        boolean keyMayChange = false; // then the update runs guarded, where a key only the archive holds is found
         for (BsonDocument statement : write.statements()) {
+            keyMayChange |= UniqueKeys.mayChangeKey(unique, statement);
             WriteRoute route = WriteRouter.update(statement, policy, bound);
             routes.count(route);
             BsonDocument filter = documentOrEmpty(statement, "q");
             Collation collation = collation(statement);
-            if (route instanceof WriteRoute.PointWrite point) {
+            if (route instanceof WriteRoute.FastTier && UniqueKeys.mayChangeKey(unique, statement)) {
+                touched.addAll(TierQueries.idsMatching(fast, null, write.namespace(), filter, collation,
+                        flag(statement, "multi") ? 0 : 1));
+            } else if (route instanceof WriteRoute.PointWrite point) {
                 touched.add(point.id());
             } else if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
                 if (!synced) {
@@ -86,7 +94,7 @@ final class Updates {
             }
             sent.add(statement);
         }
-        if (touched.isEmpty()) {
+        if (touched.isEmpty() && !keyMayChange) {
             return x.fastTier().forwardAsSent();
         }
         BsonDocument command = Replies.mutable(x.command());
