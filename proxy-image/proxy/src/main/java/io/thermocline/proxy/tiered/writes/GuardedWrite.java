@@ -257,14 +257,13 @@ final class GuardedWrite {
      * Whether a document only the archive holds has a unique key the update (or findAndModify) just gave a
      * written document ({@link UniqueIndexes#archiveOnlyHolders}): then it joins {@code targets}, and the
      * attempt starts over, copying it in first, so the fast tier's unique index refuses the write with its
-     * own E11000 (or, when the copy-up rule does not copy it, deleted meanwhile, the write stands). Inserts
-     * are checked before they run ({@code Inserts}).
+     * own E11000 (or, when the copy-up rule does not copy it, deleted meanwhile, the write stands). Read
+     * after the write, inside its transaction: a holder evicted before the transaction's snapshot is in the
+     * archive by then, one the fast tier held at it met the fast tier's index, and a concurrent writer of the
+     * same key conflicts with this transaction there.
      */
     private boolean heldUniqueKey(ClientSession session, String namespace, BsonDocument cmd, BsonDocument answer,
                                   List<BsonValue> targets, Set<BsonValue> keyHolders) {
-        if (cmd.containsKey("insert")) {
-            return false;
-        }
         List<BsonValue> holders = new ArrayList<>(uniques.archiveOnlyHolders(session, namespace, written(cmd, answer, targets)));
         holders.removeAll(keyHolders); // already tried: not copied, so not the key's holder any more
         if (holders.isEmpty()) {
@@ -275,9 +274,16 @@ final class GuardedWrite {
         return true;
     }
 
-    /** The documents an update or findAndModify wrote: its targets, and what it upserted. */
+    /** The documents a write wrote: its targets, what it inserted or upserted. */
     static List<BsonValue> written(BsonDocument cmd, BsonDocument answer, List<BsonValue> targets) {
         List<BsonValue> ids = new ArrayList<>(targets);
+        if (cmd.isArray("documents")) {
+            cmd.getArray("documents").forEach(d -> {
+                if (d.isDocument() && d.asDocument().containsKey("_id")) {
+                    ids.add(d.asDocument().get("_id"));
+                }
+            });
+        }
         if (answer.isArray("upserted")) {
             answer.getArray("upserted").forEach(u -> ids.add(u.asDocument().get("_id")));
         }

@@ -79,10 +79,9 @@ final class UniqueIndexes {
     }
 
     /**
-     * Inside a guarded write's transaction, after the client's command: the documents only the archive holds
-     * (the fast tier has no version of them) that hold a key the written documents now have. The fast
-     * tier's own index already compared the written documents with every document it holds, so a holder with a
-     * fast-tier version (its newer key) does not count. Empty without unique indexes.
+     * Inside a guarded write's transaction, after the client's command: the documents the archive holds with
+     * a key the written documents now have, other than those the fast tier superseded with a version of
+     * another key (the fast tier's newer version wins). Empty without unique indexes.
      */
     List<BsonValue> archiveOnlyHolders(ClientSession session, String namespace, List<BsonValue> written) {
         List<UniqueIndex> indexes = of(namespace);
@@ -98,8 +97,14 @@ final class UniqueIndexes {
         if (inArchive.isEmpty()) {
             return List.of();
         }
-        List<BsonValue> archiveOnly = new ArrayList<>(inArchive);
-        archiveOnly.removeAll(TierQueries.idsIn(fast, session, namespace, inArchive));
-        return archiveOnly;
+        // a holder whose fast-tier version has another key is superseded; one whose fast-tier version still has
+        // the key was removed since this transaction's snapshot (its index entry gone): it counts, as one absent
+        Set<BsonValue> superseded = new java.util.HashSet<>(TierQueries.idsIn(fast, session, namespace, inArchive));
+        superseded.removeAll(TierQueries.idsMatching(fast, session, namespace,
+                new BsonDocument("$and", new org.bson.BsonArray(List.of(new BsonDocument("_id", new BsonDocument("$in",
+                        new org.bson.BsonArray(inArchive))), filter.get()))), null, 0));
+        List<BsonValue> holders = new ArrayList<>(inArchive);
+        holders.removeAll(superseded);
+        return holders;
     }
 }
