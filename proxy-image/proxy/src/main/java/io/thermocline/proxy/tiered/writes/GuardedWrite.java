@@ -257,33 +257,43 @@ final class GuardedWrite {
      * Whether a document only the archive holds has a unique key the update (or findAndModify) just gave a
      * written document ({@link UniqueIndexes#archiveOnlyHolders}): then it joins {@code targets}, and the
      * attempt starts over, copying it in first, so the fast tier's unique index refuses the write with its
-     * own E11000 (or, when the copy-up rule does not copy it, deleted meanwhile, the write stands). Read
+     * own E11000. Read
      * after the write, inside its transaction: a holder evicted before the transaction's snapshot is in the
      * archive by then, one the fast tier held at it met the fast tier's index, and a concurrent writer of the
      * same key conflicts with this transaction there.
      */
     private boolean heldUniqueKey(ClientSession session, String namespace, BsonDocument cmd, BsonDocument answer,
                                   List<BsonValue> targets, Set<BsonValue> keyHolders) {
-        List<BsonValue> holders = new ArrayList<>(uniques.archiveOnlyHolders(session, namespace, written(cmd, answer, targets)));
-        holders.removeAll(keyHolders); // already tried: not copied, so not the key's holder any more
+        List<BsonValue> holders = uniques.archiveOnlyHolders(session, namespace, written(cmd, answer, targets, keyHolders));
         if (holders.isEmpty()) {
             return false;
         }
-        keyHolders.addAll(holders);
-        targets.addAll(holders);
+        // found again after a start that had it among its targets: it moved between tiers meanwhile (the evictor
+        // removed a copy after this transaction's snapshot); the next start copies it again (bounded by MAX_STARTS)
+        holders.forEach(id -> {
+            if (keyHolders.add(id)) {
+                targets.add(id);
+            }
+        });
         return true;
     }
 
-    /** The documents a write wrote: its targets, what it inserted or upserted. */
-    static List<BsonValue> written(BsonDocument cmd, BsonDocument answer, List<BsonValue> targets) {
-        List<BsonValue> ids = new ArrayList<>(targets);
+    /**
+     * The documents a write wrote: what it inserted; or an update's targets (not the key holders among them,
+     * which it does not write: they must stay visible to the check, whatever the fast tier's index saw) and
+     * what it upserted.
+     */
+    static List<BsonValue> written(BsonDocument cmd, BsonDocument answer, List<BsonValue> targets, Set<BsonValue> keyHolders) {
+        List<BsonValue> ids = new ArrayList<>();
         if (cmd.isArray("documents")) {
             cmd.getArray("documents").forEach(d -> {
                 if (d.isDocument() && d.asDocument().containsKey("_id")) {
                     ids.add(d.asDocument().get("_id"));
                 }
             });
+            return ids;
         }
+        targets.stream().filter(id -> !keyHolders.contains(id)).forEach(ids::add);
         if (answer.isArray("upserted")) {
             answer.getArray("upserted").forEach(u -> ids.add(u.asDocument().get("_id")));
         }

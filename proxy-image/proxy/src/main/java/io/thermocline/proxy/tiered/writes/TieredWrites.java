@@ -50,7 +50,7 @@ public final class TieredWrites {
         this.sync = new SyncBarrier(barrier, barrierTimeout);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
-        UniqueIndexes uniques = new UniqueIndexes(fast, archive);
+        UniqueIndexes uniques = new UniqueIndexes(fast, archive, fences);
         GuardedWrite guarded = new GuardedWrite(fast, archive, fences, new GuardedCopies(fast, archive, fences, fenceRetention.dividedBy(2)),
                 transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races, uniques);
         this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races, uniques);

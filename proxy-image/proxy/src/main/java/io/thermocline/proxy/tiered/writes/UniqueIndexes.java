@@ -5,6 +5,8 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.proxy.tiered.writes.UniqueKeys.UniqueIndex;
+import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.reactive.Blocking;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,11 +33,13 @@ final class UniqueIndexes {
 
     private final MongoClient fast;
     private final MongoClient archive;
+    private final Fences fences;
     private final Map<String, Known> known = new ConcurrentHashMap<>();
 
-    UniqueIndexes(MongoClient fast, MongoClient archive) {
+    UniqueIndexes(MongoClient fast, MongoClient archive, Fences fences) {
         this.fast = fast;
         this.archive = archive;
+        this.fences = fences;
     }
 
     /** The namespace's unique secondary indexes (none when the collection does not exist). */
@@ -81,7 +85,7 @@ final class UniqueIndexes {
     /**
      * Inside a guarded write's transaction, after the client's command: the documents the archive holds with
      * a key the written documents now have, other than those the fast tier superseded with a version of
-     * another key (the fast tier's newer version wins). Empty without unique indexes.
+     * another key (the fast tier's newer version wins) and those a user deleted. Empty without unique indexes.
      */
     List<BsonValue> archiveOnlyHolders(ClientSession session, String namespace, List<BsonValue> written) {
         List<UniqueIndex> indexes = of(namespace);
@@ -105,6 +109,12 @@ final class UniqueIndexes {
                         new org.bson.BsonArray(inArchive))), filter.get()))), null, 0));
         List<BsonValue> holders = new ArrayList<>(inArchive);
         holders.removeAll(superseded);
+        // a document a user deleted holds no key, though the archive keeps it until the feeder mirrors the delete
+        fences.read(session, namespace, holders).forEach((id, fence) -> {
+            if (fence.kind() == Fence.Kind.USER_DELETE) {
+                holders.remove(id);
+            }
+        });
         return holders;
     }
 }
