@@ -102,6 +102,19 @@ class UniqueIndexAcrossTiersTest {
         MongoWriteException e = catchThrowableOfType(MongoWriteException.class, () -> stack.orders().insertOne(order(2, NOW, "A")));
         duplicate(e, "sku_unique");
         assertThat(stack.orders().countDocuments(Filters.eq("sku", "A"))).isOne();
+        // the shape of mongod's E11000: the index in errmsg, keyPattern and keyValue beside it
+        BsonDocument raw = stack.client.getDatabase("shop").runCommand(BsonDocument.parse(
+                "{insert: 'orders', documents: [{_id: 6, sku: 'A', createdAt: {$date: " + NOW.toEpochMilli() + "}}]}"), BsonDocument.class);
+        BsonDocument writeError = raw.getArray("writeErrors").get(0).asDocument();
+        assertThat(writeError.getNumber("code").intValue()).isEqualTo(11000);
+        assertThat(writeError.getString("errmsg").getValue()).contains("index: sku_unique dup key");
+        assertThat(writeError.getDocument("keyPattern")).isEqualTo(BsonDocument.parse("{sku: 1}"));
+        assertThat(writeError.getDocument("keyValue")).isEqualTo(BsonDocument.parse("{sku: 'A'}"));
+        MongoCommandException fam = catchThrowableOfType(MongoCommandException.class, () -> stack.orders().findOneAndUpdate(
+                Filters.eq("_id", 7), Updates.combine(Updates.set("sku", "A"), Updates.set("createdAt", new BsonDateTime(NOW.toEpochMilli()))),
+                new com.mongodb.client.model.FindOneAndUpdateOptions().upsert(true)));
+        duplicate(fam, "sku_unique");
+        assertThat(fam.getResponse().getDocument("keyValue")).isEqualTo(BsonDocument.parse("{sku: 'A'}"));
         // an unordered batch keeps its other documents, as one database would
         MongoBulkWriteException bulk = catchThrowableOfType(MongoBulkWriteException.class, () -> stack.orders().insertMany(
                 List.of(order(3, NOW, "A3"), order(4, NOW, "A"), order(5, NOW, "A5")),
