@@ -3,6 +3,8 @@ package io.thermocline.proxy.history;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.MongoException;
+import com.mongodb.MongoWriteConcernException;
+import com.mongodb.WriteConcern;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
@@ -42,7 +44,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * A unique secondary index under real concurrency: six clients over two proxies insert documents with keys
  * from a small set, move documents to other keys and delete them, documents on both sides of the window
  * edge, the archive holding some keys from the start, while the feeder, evictor and warmer are killed and
- * restarted ({@link WorkerChaos}). Checked: no key is acknowledged for a second document while the first
+ * restarted ({@link WorkerChaos}), each client with its own write concern ({@link #WRITE_CONCERNS}). Checked: no key is acknowledged for a second document while the first
  * still holds it (in the real-time order of acknowledgements), no refusal without a possible holder, and no
  * key held twice in the end, through the proxy and in the archive.
  *
@@ -55,6 +57,12 @@ class UniqueIndexHistoryTest {
     static final int KEYS = 20;
     static final int OPERATIONS = Integer.getInteger("history.uniqueOperations", 30);
     static final long HOUR = Duration.ofHours(1).toMillis();
+    /**
+     * The clients' write concerns: the default, majority with a timeout, w 1, w 3 (which one-member tiers
+     * cannot meet: every write then stands with writeConcernError 100, and counts as acknowledged), journaled.
+     */
+    static final List<WriteConcern> WRITE_CONCERNS = List.of(WriteConcern.ACKNOWLEDGED,
+            WriteConcern.MAJORITY.withWTimeout(10, TimeUnit.SECONDS), WriteConcern.W1, new WriteConcern(3), WriteConcern.JOURNALED);
 
     /** One client operation on the key ({@code sku}) of document {@code id}. */
     enum Kind { INSERT, MOVE, DELETE }
@@ -62,7 +70,12 @@ class UniqueIndexHistoryTest {
     /** What came back: acknowledged (with n), refused with E11000, or unknown (an error, a timeout: it may have happened). */
     enum Result { ACKNOWLEDGED, DUPLICATE, UNKNOWN }
 
-    record Event(int process, Kind kind, int id, String sku, long invoked, long completed, Result result, long n, String error) {
+    record Event(int process, Kind kind, int id, String sku, long invoked, long completed, Result result, long n, String error,
+                 boolean unmetWriteConcern) {
+        Event(int process, Kind kind, int id, String sku, long invoked, long completed, Result result, long n, String error) {
+            this(process, kind, id, sku, invoked, completed, result, n, error, false);
+        }
+
         boolean acquired() {
             return kind != Kind.DELETE && result == Result.ACKNOWLEDGED && n > 0;
         }
@@ -115,7 +128,11 @@ class UniqueIndexHistoryTest {
                 workers = "worker crashes=" + chaos.crashes.get() + " kills=" + chaos.kills.get();
             }
         }
-        List<String> anomalies = check(history, adopted, finals);
+        List<String> anomalies = new ArrayList<>(check(history, adopted, finals));
+        // a client whose write concern no tier can meet hears so from every write that stood, whichever path it took
+        history.stream().filter(e -> Integer.valueOf(3).equals(WRITE_CONCERNS.get(e.process() % WRITE_CONCERNS.size()).getWObject())
+                && e.result() == Result.ACKNOWLEDGED && !e.unmetWriteConcern())
+                .forEach(e -> anomalies.add("acknowledged without the unmet write concern (w: 3 on one member): " + e));
         String summary = String.format("seed %d: %d ops (%d acknowledged acquisitions, %d refused, %d unknown), %s, %d anomalies",
                 seed, history.size(), history.stream().filter(Event::acquired).count(),
                 history.stream().filter(e -> e.result() == Result.DUPLICATE).count(),
@@ -206,7 +223,7 @@ class UniqueIndexHistoryTest {
             for (int p = 0; p < CLIENTS; p++) {
                 MongoClient client = MongoClients.create(fleet.uri(p % 3 == 2 ? List.of(0, 1) : List.of(p % 2)));
                 clients.add(client);
-                MongoCollection<BsonDocument> orders = orders(client);
+                MongoCollection<BsonDocument> orders = orders(client).withWriteConcern(WRITE_CONCERNS.get(p % WRITE_CONCERNS.size()));
                 Random own = new Random(random.nextLong());
                 int process = p;
                 running.add(pool.submit(() -> {
@@ -252,6 +269,12 @@ class UniqueIndexHistoryTest {
         try {
             long n = write.run();
             return new Event(process, kind, id, sku, invoked, System.nanoTime(), Result.ACKNOWLEDGED, n, null);
+        } catch (MongoWriteConcernException e) {
+            // the write stands; only the write concern was not met (w 3 on one member): acknowledged as mongod's reply says
+            Result result = e.getCode() == 100 ? Result.ACKNOWLEDGED : Result.UNKNOWN;
+            long n = kind == Kind.INSERT ? 1 : e.getWriteResult().getCount();
+            return new Event(process, kind, id, sku, invoked, System.nanoTime(), result, n, result == Result.UNKNOWN ? e.getMessage() : null,
+                    true);
         } catch (MongoWriteException e) {
             Result result = e.getCode() == 11000 ? Result.DUPLICATE : Result.UNKNOWN;
             return new Event(process, kind, id, sku, invoked, System.nanoTime(), result, 0, result == Result.UNKNOWN ? e.getMessage() : null);
