@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -188,7 +189,7 @@ final class GuardedWrite {
         String database = new MongoNamespace(namespace).getDatabaseName();
         List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
         boolean[] heldFirst = {HeldPointUpdate.applies(cmd, distinct)};
-        Set<BsonValue> keyHolders = new java.util.HashSet<>(); // archive-only documents found holding a written unique key
+        Set<BsonValue> keyHolders = new HashSet<>(); // documents found in the archive holding a key this write gives
         return transactions.run(x, true, "documents of " + namespace + " kept changing tier while this write promoted them; retry", () -> {
             if (heldFirst[0]) {
                 heldFirst[0] = false; // one try: any later attempt takes the checked path below
@@ -232,7 +233,10 @@ final class GuardedWrite {
                 if (failed) {
                     return Outcome.aborted(answer);
                 }
-                return heldUniqueKey(session, namespace, cmd, answer, distinct, keyHolders) ? null : Outcome.committed(finish.apply(answer));
+                if (heldUniqueKey(session, namespace, cmd, answer, distinct, keyHolders)) {
+                    return null;
+                }
+                return Outcome.committed(finish.apply(answer));
             };
         });
     }
@@ -257,10 +261,11 @@ final class GuardedWrite {
      * Whether a document only the archive holds has a unique key the update (or findAndModify) just gave a
      * written document ({@link UniqueIndexes#archiveOnlyHolders}): then it joins {@code targets}, and the
      * attempt starts over, copying it in first, so the fast tier's unique index refuses the write with its
-     * own E11000. Read
-     * after the write, inside its transaction: a holder evicted before the transaction's snapshot is in the
-     * archive by then, one the fast tier held at it met the fast tier's index, and a concurrent writer of the
-     * same key conflicts with this transaction there.
+     * own E11000. Read after the write, inside its transaction: a holder evicted before the transaction's
+     * snapshot is in the archive by then; one the fast tier held at it met the fast tier's index, or, removed
+     * since, still shows in the snapshot with the key and counts; a concurrent writer of the same key
+     * conflicts with this transaction in the fast tier's index. Inserted documents without an {@code _id}
+     * (the server assigns it) are checked only before the write ({@code Inserts}).
      */
     private boolean heldUniqueKey(ClientSession session, String namespace, BsonDocument cmd, BsonDocument answer,
                                   List<BsonValue> targets, Set<BsonValue> keyHolders) {

@@ -24,6 +24,8 @@ import org.bson.RawBsonDocument;
  * Inserts: forwarded as sent unless a document already holds one of the client-chosen {@code _id}s
  * ({@link InsertPath}). Both tiers are asked in one read each, fast tier first (none when every route is
  * provably hot); only then does the fast tier's unique index answer a duplicate as one database would.
+ * On a collection with unique secondary indexes every insert runs guarded, with the documents holding its
+ * keys ({@link UniqueIndexes}), so the fast tier's unique indexes see those of the archive too.
  */
 final class Inserts {
 
