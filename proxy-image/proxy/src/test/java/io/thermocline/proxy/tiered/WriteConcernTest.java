@@ -116,6 +116,16 @@ class WriteConcernTest {
     }
 
     @Test
+    void aGuardedWriteThatFailsReportsItsWriteErrorsAndTheUnmetWriteConcern() {
+        cold(110);
+        BsonDocument reply = run(new BsonDocument("insert", new BsonString("orders"))
+                .append("documents", new BsonArray(List.of(SessionConsistencyTest.order(110, NOW, "duplicate")))));
+        assertThat(reply.getArray("writeErrors").get(0).asDocument().getNumber("code").intValue()).as("%s", reply).isEqualTo(11000);
+        assertThat(reply.getDocument("writeConcernError").getNumber("code").intValue()).as("%s", reply).isEqualTo(100);
+        assertThat(reply.getNumber("n").intValue()).isZero();
+    }
+
+    @Test
     void updatesByIdReportTheUnmetWriteConcern() {
         hot(200);
         cold(201);

@@ -81,7 +81,7 @@ final class GuardedWrite {
         if (field == null) {
             return OpMsg.raw(once(x, namespace, command, ids, answer -> answer));
         }
-        return OpMsg.raw(statementsThatSucceed(x, namespace, command, field, ids));
+        return OpMsg.raw(transactions.writeConcernWaited(x, statementsThatSucceed(x, namespace, command, field, ids)));
     }
 
     /**
