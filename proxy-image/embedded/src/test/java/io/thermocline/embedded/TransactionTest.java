@@ -246,4 +246,24 @@ class TransactionTest {
             assertThat(c.countDocuments()).isEqualTo(1);
         }
     }
+
+    @Test
+    void anAbortedFindAndModifyUpsertLeavesNothingAndEveryReplySaysWhatItDid() {
+        String name = coll.getNamespace().getCollectionName();
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            Document inTransaction = client.getDatabase("txn").runCommand(session, Document.parse(
+                "{findAndModify: '" + name + "', query: {_id: 77}, update: {$set: {sku: 'Z'}}, upsert: true}"));
+            assertThat(inTransaction.get("lastErrorObject", Document.class))
+                .isEqualTo(Document.parse("{updatedExisting: false, n: 1, upserted: 77}"));
+            session.abortTransaction();
+        }
+        assertThat(coll.find(Filters.eq("_id", 77)).first()).as("undone with the transaction").isNull();
+        Document outside = client.getDatabase("txn").runCommand(Document.parse(
+            "{findAndModify: '" + name + "', query: {_id: 78}, update: {$set: {sku: 'Y'}}, upsert: true}"));
+        assertThat(outside.get("lastErrorObject", Document.class)).isEqualTo(Document.parse("{updatedExisting: false, n: 1, upserted: 78}"));
+        Document updated = client.getDatabase("txn").runCommand(Document.parse(
+            "{findAndModify: '" + name + "', query: {_id: 78}, update: {$set: {sku: 'X'}}}"));
+        assertThat(updated.get("lastErrorObject", Document.class)).isEqualTo(Document.parse("{updatedExisting: true, n: 1}"));
+    }
 }

@@ -430,7 +430,12 @@ final class CommandDispatcher {
         } else if (w.isNumber() && w.asNumber().intValue() > 1) {
             int count = w.asNumber().intValue();
             if (count > coordinator.members().size()) {
-                throw new ReplicationException(100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes for w:" + count);
+                // as mongod: the write stands, and its reply says the write concern cannot be met (ok 1)
+                reply.put("writeConcernError", new BsonDocument("code", new BsonInt32(100))
+                    .append("codeName", new BsonString("UnsatisfiableWriteConcern"))
+                    .append("errmsg", new BsonString("Not enough data-bearing nodes"))
+                    .append("errInfo", new BsonDocument("writeConcern", clientSupplied(wc.asDocument()))));
+                return;
             }
             satisfied = coordinator.awaitAcknowledged(self, position, count, timeout);
         } else {
@@ -440,8 +445,21 @@ final class CommandDispatcher {
             reply.put("writeConcernError", new BsonDocument("code", new BsonInt32(64))
                 .append("codeName", new BsonString("WriteConcernFailed"))
                 .append("errmsg", new BsonString("waiting for replication timed out"))
-                .append("errInfo", new BsonDocument("wtimeout", BsonBoolean.TRUE)));
+                .append("errInfo", new BsonDocument("wtimeout", BsonBoolean.TRUE)
+                    .append("writeConcern", wc != null && wc.isDocument() ? clientSupplied(wc.asDocument())
+                        : new BsonDocument("w", new BsonString("majority")).append("wtimeout", new BsonInt32(0))
+                            .append("provenance", new BsonString("implicitDefault")))));
         }
+    }
+
+    /** The write concern as mongod echoes it in {@code errInfo}: w, wtimeout (0 when absent), j if given, its provenance. */
+    private static BsonDocument clientSupplied(BsonDocument wc) {
+        BsonDocument echoed = new BsonDocument("w", wc.containsKey("w") ? wc.get("w") : new BsonInt32(1))
+            .append("wtimeout", wc.isNumber("wtimeout") ? new BsonInt32(wc.getNumber("wtimeout").intValue()) : new BsonInt32(0));
+        if (wc.containsKey("j")) {
+            echoed.append("j", wc.get("j"));
+        }
+        return echoed.append("provenance", new BsonString("clientSupplied"));
     }
 
     // ---- transactions ----

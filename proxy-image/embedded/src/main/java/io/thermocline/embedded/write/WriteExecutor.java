@@ -185,7 +185,8 @@ public final class WriteExecutor {
                 return reply;
             }
             if (reply.containsKey("writeErrors")) {
-                writeErrors.add(reindex(reply.getArray("writeErrors").get(0).asDocument(), i));
+                writeErrors.add(DuplicateKeyErrors.withKey(reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
+                    name -> indexKey(db, coll, name)));
                 if (ordered) {
                     break;
                 }
@@ -248,7 +249,8 @@ public final class WriteExecutor {
                 return reply;
             }
             if (reply.containsKey("writeErrors")) {
-                writeErrors.add(reindex(reply.getArray("writeErrors").get(0).asDocument(), i));
+                writeErrors.add(DuplicateKeyErrors.withKey(reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
+                    name -> indexKey(db, coll, name)));
                 if (ordered) {
                     break;
                 }
@@ -333,9 +335,12 @@ public final class WriteExecutor {
         return step.run(() -> {
             BsonDocument reply = store.command(channel, db, command);
             if (!isOk(reply)) {
-                return reply;
+                return DuplicateKeyErrors.withKey(reply, name -> indexKey(db, coll, name));
             }
-            BsonDocument lastError = reply.getDocument("lastErrorObject", new BsonDocument());
+            if (!reply.isDocument("lastErrorObject")) {
+                reply = withLastError(reply, lastError(db, coll, command, filter, sort, pre));
+            }
+            BsonDocument lastError = reply.getDocument("lastErrorObject");
             if (command.getBoolean("remove", BsonBoolean.FALSE).getValue()) {
                 if (pre != null) {
                     sink.accept(new Change(Operation.DELETE, db, coll, key(pre.get("_id")), null, null, pre));
@@ -347,6 +352,29 @@ public final class WriteExecutor {
             }
             return reply;
         });
+    }
+
+    /**
+     * The {@code lastErrorObject} mongod puts in every findAndModify reply, for a storage engine reply without
+     * one (an upsert with {@code new: false}): what matched before the command, or the document it upserted.
+     */
+    private BsonDocument lastError(String db, String coll, BsonDocument command, BsonDocument filter, BsonDocument sort,
+                                   RawBsonDocument pre) {
+        if (command.getBoolean("remove", BsonBoolean.FALSE).getValue() || pre != null) {
+            BsonDocument found = new BsonDocument("n", new BsonInt32(pre == null ? 0 : 1));
+            return command.getBoolean("remove", BsonBoolean.FALSE).getValue() ? found
+                : new BsonDocument("updatedExisting", BsonBoolean.TRUE).append("n", new BsonInt32(1));
+        }
+        List<RawBsonDocument> now = command.getBoolean("upsert", BsonBoolean.FALSE).getValue()
+            ? store.find(db, coll, filter, sort, 1) : List.of();
+        BsonDocument none = new BsonDocument("updatedExisting", BsonBoolean.FALSE).append("n", new BsonInt32(now.isEmpty() ? 0 : 1));
+        return now.isEmpty() ? none : none.append("upserted", now.get(0).get("_id"));
+    }
+
+    private static BsonDocument withLastError(BsonDocument reply, BsonDocument lastError) {
+        BsonDocument out = new BsonDocument("lastErrorObject", lastError);
+        reply.forEach(out::append);
+        return out;
     }
 
     private BsonDocument aggregateWrite(String db, BsonDocument command) {
@@ -435,6 +463,21 @@ public final class WriteExecutor {
 
     private static BsonDocument key(BsonValue id) {
         return new BsonDocument("_id", id);
+    }
+
+    /** The key pattern of index {@code name} of {@code db.coll}, from the store's own listIndexes. */
+    private Optional<BsonDocument> indexKey(String db, String coll, String name) {
+        BsonDocument reply = store.command(channel, db, new BsonDocument("listIndexes", new BsonString(coll)));
+        if (!isOk(reply) || !reply.isDocument("cursor")) {
+            return Optional.empty();
+        }
+        for (BsonValue spec : reply.getDocument("cursor").getArray("firstBatch", new BsonArray())) {
+            if (spec.isDocument() && spec.asDocument().isDocument("key")
+                && new BsonString(name).equals(spec.asDocument().get("name"))) {
+                return Optional.of(spec.asDocument().getDocument("key"));
+            }
+        }
+        return Optional.empty();
     }
 
     private static BsonDocument reindex(BsonDocument writeError, int index) {

@@ -124,10 +124,11 @@ final class Deletes {
             }));
         }
         long n = 0;
+        BsonDocument[] unmet = new BsonDocument[1]; // a transaction's unmet write concern, reported once as mongod does
         for (DeleteStatement statement : statements) {
-            n += deleteMany(x, namespace, statement);
+            n += deleteMany(x, namespace, statement, unmet);
         }
-        return OpMsg.raw(reply(n));
+        return OpMsg.raw(ClientWriteConcern.withError(reply(n), unmet[0]));
     }
 
     /** Whether a filter selects by {@code _id} equality only: then any version of the document matches it alike. */
@@ -147,7 +148,8 @@ final class Deletes {
      * A multi-document statement (not retryable): the archive's candidates chunk by chunk, each
      * transaction with up to a chunk of fast-tier matches, until the fast tier has no more.
      */
-    private long deleteMany(WriteRequest x, String namespace, DeleteStatement statement) throws InterruptedException {
+    private long deleteMany(WriteRequest x, String namespace, DeleteStatement statement, BsonDocument[] unmet)
+            throws InterruptedException {
         if (statement.archiveToo()) {
             // the archive then holds every document written before the delete, so none slips out of the fast
             // tier (mirrored, then evicted) between this listing and the transaction that reads the fast tier
@@ -161,13 +163,14 @@ final class Deletes {
             List<BsonValue> chunk = new ArrayList<>(all.subList(from, Math.min(all.size(), from + Updates.CHUNK)));
             from += chunk.size();
             Deleted[] done = new Deleted[1];
-            transactions.run(x, false, keptMoving(namespace), () -> {
+            BsonDocument ran = transactions.run(x, false, keptMoving(namespace), () -> {
                 Resolved r = resolve(namespace, statement, chunk);
                 return session -> {
                     done[0] = deleteInSession(session, namespace, statement, () -> r, Updates.CHUNK);
                     return done[0] == null ? null : Outcome.committed(reply(done[0].n()));
                 };
             });
+            unmet[0] = ClientWriteConcern.errorOf(ran, unmet[0]);
             n += done[0].n();
             if (from >= all.size() && done[0].fastTier() < Updates.CHUNK) {
                 return n;

@@ -43,9 +43,10 @@ final class FindAndModifies {
     private final GuardedCopies copies;
     private final SyncBarrier sync;
     private final RouteCounter routes;
+    private final UniqueIndexes uniques;
 
     FindAndModifies(MongoClient fast, MongoClient archive, Fences fences, GuardedTransaction transactions, ExactlyOnce guarded,
-                    GuardedCopies copies, SyncBarrier sync, RouteCounter routes) {
+                    GuardedCopies copies, SyncBarrier sync, RouteCounter routes, UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -54,6 +55,7 @@ final class FindAndModifies {
         this.copies = copies;
         this.sync = sync;
         this.routes = routes;
+        this.uniques = uniques;
     }
 
     RawBsonDocument findAndModify(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -80,6 +82,13 @@ final class FindAndModifies {
             if (resolve.upsertId().isPresent()) {
                 return guarded.guarded(x, write.namespace(), Replies.mutable(x.command()), List.of(resolve.upsertId().get()), policy);
             }
+        }
+        BsonDocument asStatement = new BsonDocument("u", command.get("update", new BsonDocument()))
+                .append("upsert", command.getBoolean("upsert", BsonBoolean.FALSE));
+        if (route instanceof WriteRoute.FastTier && UniqueKeys.mayChangeKey(uniques.of(write.namespace()), asStatement)) {
+            // guarded, so a unique key the update gives its document is checked against the archive
+            BsonValue id = TierQueries.first(fast, write.namespace(), query, sort, collation(command));
+            return guarded.guarded(x, write.namespace(), Replies.mutable(x.command()), id == null ? List.of() : List.of(id), policy);
         }
         return guarded.forwarded(x, write.namespace(), x.command(), policy);
     }

@@ -1,15 +1,20 @@
 package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.MongoException;
+import com.mongodb.MongoWriteConcernException;
 import com.mongodb.ReadConcern;
 import com.mongodb.TransactionOptions;
-import com.mongodb.WriteConcern;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.proxy.tiered.TierLagging;
+import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.reactive.Blocking;
+import java.util.List;
 import java.util.Optional;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
 import org.bson.RawBsonDocument;
 
 /**
@@ -100,7 +105,7 @@ final class GuardedTransaction {
         ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
         try {
             session.startTransaction(TransactionOptions.builder()
-                    .readConcern(ReadConcern.LOCAL).writeConcern(WriteConcern.MAJORITY).build());
+                    .readConcern(ReadConcern.LOCAL).writeConcern(ClientWriteConcern.of(x.command()).commit()).build());
             Optional<RawBsonDocument> replay = recorded ? replies.replay(session, x) : Optional.empty();
             if (replay.isPresent()) {
                 abortQuietly(session);
@@ -119,9 +124,15 @@ final class GuardedTransaction {
                 abortQuietly(session); // another execution of this write committed first: the next attempt replays it
                 return Ended.CONFLICT;
             }
-            Blocking.run(session.commitTransaction());
+            BsonDocument reply = outcome.reply();
+            try {
+                Blocking.run(session.commitTransaction());
+            } catch (MongoWriteConcernException unmet) {
+                // committed, the client's write concern not met: its reply says so, as mongod's does
+                reply = ClientWriteConcern.withError(reply, unmet.getWriteConcernError());
+            }
             x.fastTier().observed(session.getOperationTime());
-            return new Ended(Optional.of(outcome.reply()), false);
+            return new Ended(Optional.of(reply), false);
         } catch (MongoException e) {
             abortQuietly(session);
             if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
@@ -146,6 +157,28 @@ final class GuardedTransaction {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TierLagging("interrupted while retrying a write after a conflict");
+        }
+    }
+
+    /**
+     * A write that failed with write errors (nothing of it stands) still waits for the client's write concern
+     * on mongod, whose reply then carries both: the same wait, by a write that changes nothing, gives it.
+     */
+    BsonDocument writeConcernWaited(WriteRequest x, BsonDocument reply) {
+        ClientWriteConcern wc = ClientWriteConcern.of(x.command());
+        if (wc.equals(ClientWriteConcern.PROXY_DEFAULT) || !reply.containsKey("writeErrors") || reply.containsKey("writeConcernError")) {
+            return reply;
+        }
+        BsonDocument nothing = new BsonDocument("update", new BsonString(MetadataStore.PROBES)).append("updates", new BsonArray(List.of(
+                new BsonDocument("q", new BsonDocument("_id", new BsonString("write-concern-wait")))
+                        .append("u", new BsonDocument("$inc", new BsonDocument("n", new BsonInt32(0)))))))
+                .append("writeConcern", wc.commit().asDocument());
+        try {
+            BsonDocument waited = Blocking.single(fast.getDatabase(MetadataStore.DATABASE).runCommand(nothing, BsonDocument.class))
+                    .orElseThrow();
+            return ClientWriteConcern.withError(reply, ClientWriteConcern.errorOf(waited, null));
+        } catch (MongoWriteConcernException unmet) {
+            return ClientWriteConcern.withError(reply, unmet.getWriteConcernError());
         }
     }
 

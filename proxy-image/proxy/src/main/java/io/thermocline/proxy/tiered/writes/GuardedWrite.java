@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -58,9 +59,10 @@ final class GuardedWrite {
     private final MongoCollection<BsonDocument> probes;
     private final String lockPrefix;
     private final WriteRaces races;
+    private final UniqueIndexes uniques;
 
     GuardedWrite(MongoClient fast, MongoClient archive, Fences fences, GuardedCopies copies, GuardedTransaction transactions,
-                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix, WriteRaces races) {
+                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix, WriteRaces races, UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -70,6 +72,7 @@ final class GuardedWrite {
         this.probes = probes;
         this.lockPrefix = lockPrefix;
         this.races = races;
+        this.uniques = uniques;
     }
 
     /** Runs {@code command} (the client's, possibly rewritten) guarded over the documents {@code ids}. */
@@ -88,7 +91,7 @@ final class GuardedWrite {
         if (field == null) {
             return OpMsg.raw(once(x, namespace, command, ids, complete));
         }
-        return OpMsg.raw(statementsThatSucceed(x, namespace, command, field, ids, complete));
+        return OpMsg.raw(transactions.writeConcernWaited(x, statementsThatSucceed(x, namespace, command, field, ids, complete)));
     }
 
     /**
@@ -199,10 +202,11 @@ final class GuardedWrite {
         String database = new MongoNamespace(namespace).getDatabaseName();
         List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
         boolean[] heldFirst = {HeldPointUpdate.applies(cmd, distinct)};
+        Set<BsonValue> keyHolders = new HashSet<>(); // documents found in the archive holding a key this write gives
         return transactions.run(x, true, "documents of " + namespace + " kept changing tier while this write promoted them; retry", () -> {
             if (heldFirst[0]) {
                 heldFirst[0] = false; // one try: any later attempt takes the checked path below
-                return session -> heldPointUpdate(session, database, cmd, finish);
+                return session -> heldPointUpdate(session, namespace, database, cmd, finish, distinct, keyHolders);
             }
             long started = System.nanoTime();
             Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
@@ -239,7 +243,13 @@ final class GuardedWrite {
                     // removed between the check and the write (a server without snapshot reads in transactions)
                     return null;
                 }
-                return failed ? Outcome.aborted(answer) : Outcome.committed(finish.apply(answer));
+                if (failed) {
+                    return Outcome.aborted(answer);
+                }
+                if (heldUniqueKey(session, namespace, cmd, answer, distinct, keyHolders)) {
+                    return null;
+                }
+                return Outcome.committed(finish.apply(answer));
             };
         });
     }
@@ -250,10 +260,68 @@ final class GuardedWrite {
      * delete can commit before this transaction ends (they conflict with it). Anything else (the document
      * was not there, an upsert created it, a write error) aborts it and the attempt starts over checked.
      */
-    private Outcome heldPointUpdate(ClientSession session, String database, BsonDocument cmd, UnaryOperator<BsonDocument> finish) {
+    private Outcome heldPointUpdate(ClientSession session, String namespace, String database, BsonDocument cmd,
+                                    UnaryOperator<BsonDocument> finish, List<BsonValue> targets, Set<BsonValue> keyHolders) {
         races.reached(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION);
         BsonDocument answer = clientCommand(session, database, cmd);
-        return HeldPointUpdate.proved(answer) ? Outcome.committed(finish.apply(answer)) : null;
+        if (!HeldPointUpdate.proved(answer) || heldUniqueKey(session, namespace, cmd, answer, targets, keyHolders)) {
+            return null;
+        }
+        return Outcome.committed(finish.apply(answer));
+    }
+
+    /**
+     * Whether a document only the archive holds has a unique key the update (or findAndModify) just gave a
+     * written document ({@link UniqueIndexes#archiveOnlyHolders}): then it joins {@code targets}, and the
+     * attempt starts over, copying it in first, so the fast tier's unique index refuses the write with its
+     * own E11000. Read after the write, inside its transaction: a holder evicted before the transaction's
+     * snapshot is in the archive by then; one the fast tier held at it met the fast tier's index, or, removed
+     * since, still shows in the snapshot with the key and counts; a concurrent writer of the same key
+     * conflicts with this transaction in the fast tier's index. Inserted documents without an {@code _id}
+     * (the server assigns it) are checked only before the write ({@code Inserts}).
+     */
+    private boolean heldUniqueKey(ClientSession session, String namespace, BsonDocument cmd, BsonDocument answer,
+                                  List<BsonValue> targets, Set<BsonValue> keyHolders) {
+        List<BsonValue> holders = uniques.archiveOnlyHolders(session, namespace, written(cmd, answer, targets, keyHolders));
+        if (holders.isEmpty()) {
+            return false;
+        }
+        // found again after a start that had it among its targets: it moved between tiers meanwhile (the evictor
+        // removed a copy after this transaction's snapshot); the next start copies it again (bounded by MAX_STARTS)
+        holders.forEach(id -> {
+            if (keyHolders.add(id)) {
+                targets.add(id);
+            }
+        });
+        return true;
+    }
+
+    /**
+     * The documents a write wrote: what it inserted; or an update's targets (not the key holders among them,
+     * which it does not write: they must stay visible to the check, whatever the fast tier's index saw) and
+     * what it upserted.
+     */
+    static List<BsonValue> written(BsonDocument cmd, BsonDocument answer, List<BsonValue> targets, Set<BsonValue> keyHolders) {
+        List<BsonValue> ids = new ArrayList<>();
+        if (cmd.isArray("documents")) {
+            cmd.getArray("documents").forEach(d -> {
+                if (d.isDocument() && d.asDocument().containsKey("_id")) {
+                    ids.add(d.asDocument().get("_id"));
+                }
+            });
+            return ids;
+        }
+        targets.stream().filter(id -> !keyHolders.contains(id)).forEach(ids::add);
+        if (answer.isArray("upserted")) {
+            answer.getArray("upserted").forEach(u -> ids.add(u.asDocument().get("_id")));
+        }
+        if (answer.isDocument("value") && answer.getDocument("value").containsKey("_id")) {
+            ids.add(answer.getDocument("value").get("_id"));
+        }
+        if (answer.isDocument("lastErrorObject") && answer.getDocument("lastErrorObject").containsKey("upserted")) {
+            ids.add(answer.getDocument("lastErrorObject").get("upserted"));
+        }
+        return ids;
     }
 
     /**

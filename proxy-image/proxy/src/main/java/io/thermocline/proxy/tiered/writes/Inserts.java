@@ -24,6 +24,8 @@ import org.bson.RawBsonDocument;
  * Inserts: forwarded as sent unless a document already holds one of the client-chosen {@code _id}s
  * ({@link InsertPath}). Both tiers are asked in one read each, fast tier first (none when every route is
  * provably hot); only then does the fast tier's unique index answer a duplicate as one database would.
+ * On a collection with unique secondary indexes every insert runs guarded, with the documents holding its
+ * keys ({@link UniqueIndexes}), so the fast tier's unique indexes see those of the archive too.
  */
 final class Inserts {
 
@@ -34,9 +36,10 @@ final class Inserts {
     private final GuardedWrite guarded;
     private final RouteCounter routes;
     private final WriteRaces races;
+    private final UniqueIndexes uniques;
 
     Inserts(MongoClient fast, MongoClient archive, Promotion promotion, RetryableReplies replies, GuardedWrite guarded,
-            RouteCounter routes, WriteRaces races) {
+            RouteCounter routes, WriteRaces races, UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.promotion = promotion;
@@ -44,6 +47,7 @@ final class Inserts {
         this.guarded = guarded;
         this.routes = routes;
         this.races = races;
+        this.uniques = uniques;
     }
 
     RawBsonDocument insert(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -60,11 +64,21 @@ final class Inserts {
             }
         }
         routes.decided(Served.FAST, reason == null ? Reason.INSERT_SERVER_ASSIGNS_ID : reason);
-        if (maybeExisting.isEmpty()) {
+        // other documents holding a unique key these carry: guarded with them, so the fast tier's index sees them all
+        // (and, with unique indexes, always guarded: its transaction checks the archive again after the write,
+        // which closes the gap between these reads and the write: a holder inserted, mirrored and evicted in it)
+        boolean unique = !uniques.of(write.namespace()).isEmpty();
+        List<BsonValue> keyHolders = unique ? uniques.holders(write.namespace(), write.statements()) : List.of();
+        if (maybeExisting.isEmpty() && !unique) {
             return x.fastTier().forwardAsSent();
         }
-        List<BsonValue> existing = existing(write.namespace(), maybeExisting);
+        List<BsonValue> existing = maybeExisting.isEmpty() ? List.of() : existing(write.namespace(), maybeExisting);
         races.reached(WriteRaces.Point.INSERT_IDS_LOOKED_UP);
+        if (unique) {
+            List<BsonValue> guardedIds = new ArrayList<>(existing);
+            guardedIds.addAll(keyHolders);
+            return guarded.run(x, write.namespace(), Replies.mutable(x.command()), guardedIds);
+        }
         boolean retryable = x.traits().retryableWrite();
         return switch (InsertPath.of(!existing.isEmpty(), retryable, retryable && !existing.isEmpty() && sameDocuments(write, existing))) {
             case AS_SENT -> x.fastTier().forwardAsSent();

@@ -52,14 +52,15 @@ public final class TieredWrites {
         this.sync = new SyncBarrier(barrier, barrierTimeout);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
+        UniqueIndexes uniques = new UniqueIndexes(fast, archive, fences);
         GuardedCopies copies = new GuardedCopies(fast, archive, fences, new CopyMarks(store), fenceRetention.dividedBy(2));
         GuardedWrite guarded = new GuardedWrite(fast, archive, fences, copies,
-                transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races);
+                transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races, uniques);
         ExactlyOnce once = new ExactlyOnce(guarded, new RetryClaims(store), races);
-        this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races);
-        this.updates = new Updates(fast, archive, sync, guarded, once, routes);
+        this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races, uniques);
+        this.updates = new Updates(fast, archive, sync, guarded, once, routes, uniques);
         this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, copies, sync, routes, races);
-        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, once, copies, sync, routes);
+        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, once, copies, sync, routes, uniques);
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 

@@ -42,14 +42,17 @@ final class Updates {
     private final GuardedWrite guarded;
     private final ExactlyOnce once;
     private final RouteCounter routes;
+    private final UniqueIndexes uniques;
 
-    Updates(MongoClient fast, MongoClient archive, SyncBarrier sync, GuardedWrite guarded, ExactlyOnce once, RouteCounter routes) {
+    Updates(MongoClient fast, MongoClient archive, SyncBarrier sync, GuardedWrite guarded, ExactlyOnce once, RouteCounter routes,
+            UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.sync = sync;
         this.guarded = guarded;
         this.once = once;
         this.routes = routes;
+        this.uniques = uniques;
     }
 
     RawBsonDocument update(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -57,12 +60,18 @@ final class Updates {
         List<BsonDocument> sent = new ArrayList<>();
         List<BsonValue> touched = new ArrayList<>();
         boolean synced = false;
+        List<UniqueKeys.UniqueIndex> unique = uniques.of(write.namespace());
+        boolean keyMayChange = false; // then the update runs guarded, where a key only the archive holds is found
         for (BsonDocument statement : write.statements()) {
+            keyMayChange |= UniqueKeys.mayChangeKey(unique, statement);
             WriteRoute route = WriteRouter.update(statement, policy, bound);
             routes.count(route);
             BsonDocument filter = documentOrEmpty(statement, "q");
             Collation collation = collation(statement);
-            if (route instanceof WriteRoute.PointWrite point) {
+            if (route instanceof WriteRoute.FastTier && UniqueKeys.mayChangeKey(unique, statement)) {
+                touched.addAll(TierQueries.idsMatching(fast, null, write.namespace(), filter, collation,
+                        flag(statement, "multi") ? 0 : 1));
+            } else if (route instanceof WriteRoute.PointWrite point) {
                 touched.add(point.id());
             } else if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
                 if (!synced) {
@@ -88,7 +97,7 @@ final class Updates {
             }
             sent.add(statement);
         }
-        if (touched.isEmpty()) {
+        if (touched.isEmpty() && !keyMayChange) {
             return once.forwarded(x, write.namespace(), x.command(), policy);
         }
         BsonDocument command = Replies.mutable(x.command());
@@ -127,6 +136,7 @@ final class Updates {
                                      List<BsonValue> ids) throws InterruptedException {
         long n = 0;
         long modified = 0;
+        BsonDocument unmet = null; // a chunk's unmet write concern: the client's reply carries it, as one database's would
         BsonDocument filter = documentOrEmpty(statement, "q");
         for (int from = 0; from < ids.size(); from += CHUNK) {
             List<BsonValue> chunk = ids.subList(from, Math.min(ids.size(), from + CHUNK));
@@ -138,6 +148,7 @@ final class Updates {
             if (!Replies.isOk(reply)) {
                 return reply;
             }
+            unmet = ClientWriteConcern.errorOf(reply, unmet);
             n += reply.getNumber("n", new BsonInt32(0)).longValue();
             modified += reply.getNumber("nModified", new BsonInt32(0)).longValue();
             if (reply.isArray("writeErrors") && !reply.getArray("writeErrors").isEmpty()) {
@@ -147,7 +158,7 @@ final class Updates {
                 return OpMsg.raw(stopped);
             }
         }
-        return OpMsg.raw(new BsonDocument("n", new BsonInt32((int) n)).append("nModified", new BsonInt32((int) modified))
-                .append("ok", new BsonDouble(1)));
+        return OpMsg.raw(ClientWriteConcern.withError(new BsonDocument("n", new BsonInt32((int) n))
+                .append("nModified", new BsonInt32((int) modified)).append("ok", new BsonDouble(1)), unmet));
     }
 }

@@ -1,0 +1,57 @@
+package io.thermocline.embedded.write;
+
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.bson.json.JsonParseException;
+
+/**
+ * A duplicate key error (11000) as mongod reports it: beside {@code errmsg} (which names the index and the
+ * key), {@code keyPattern} (the index's key) and {@code keyValue} (the duplicated values). The storage
+ * engine gives only the message; the rest is taken from it and from the index's specification.
+ */
+final class DuplicateKeyErrors {
+
+    private static final Pattern MESSAGE = Pattern.compile("index: (\\S+) dup key: (\\{.*\\})\\s*$");
+
+    private DuplicateKeyErrors() {
+    }
+
+    /**
+     * {@code error} (a write error, or an error reply) with {@code keyPattern} and {@code keyValue} when it is
+     * a duplicate key whose index {@code keyOf} knows by name; otherwise unchanged.
+     */
+    static BsonDocument withKey(BsonDocument error, Function<String, Optional<BsonDocument>> keyOf) {
+        BsonValue code = error.get("code");
+        BsonValue message = error.get("errmsg");
+        if (code == null || !code.isNumber() || code.asNumber().intValue() != 11000 || message == null || !message.isString()
+                || error.containsKey("keyPattern")) {
+            return error;
+        }
+        Matcher m = MESSAGE.matcher(message.asString().getValue());
+        if (!m.find()) {
+            return error;
+        }
+        Optional<BsonDocument> pattern = keyOf.apply(m.group(1));
+        BsonDocument value;
+        try {
+            value = BsonDocument.parse(m.group(2));
+        } catch (JsonParseException e) {
+            return error;
+        }
+        if (pattern.isEmpty()) {
+            return error;
+        }
+        BsonDocument out = new BsonDocument();
+        error.forEach((k, v) -> {
+            out.append(k, v);
+            if (k.equals("errmsg")) {
+                out.append("keyPattern", pattern.get()).append("keyValue", value);
+            }
+        });
+        return out;
+    }
+}
