@@ -70,7 +70,7 @@ class StatusCommandTest {
                 assertThat(follower.getString("holder").getValue()).isEqualTo("feeder-1");
                 assertThat(follower.getNumber("term").longValue()).isEqualTo(taken.lease().term());
                 assertThat(follower.getNumber("lagSeconds").longValue()).as("appliedThrough is 30 s behind the archive's optime")
-                        .isBetween(30L, 90L);
+                        .isBetween(30L, 600L); // plus however long a loaded machine took between the save and the status
                 assertThat(follower.getTimestamp("archiveLatest")).isGreaterThanOrEqualTo(archiveNow);
                 BsonDocument resync = follower.getDocument("resync");
                 assertThat(resync.get("finishedAt").isNull()).isTrue();
