@@ -89,6 +89,15 @@ final class CommandDispatcher implements RequestHandler {
         if (answered.isPresent()) {
             return answered.get();
         }
+        if (WriteRefusals.writes(request.name())) {
+            Optional<String> refusing = server.writeRefusals().current();
+            if (refusing.isPresent()) {
+                // before any tier sees it: nothing is acknowledged that the storage cannot keep
+                return replies.reply(request, MongoError.EXCEEDED_TIME_LIMIT.reply("write refused, not applied: " + refusing.get()
+                        + "; retry once the storage takes writes again",
+                        List.of(request.traits().inTransaction() ? "TransientTransactionError" : "RetryableWriteError")));
+            }
+        }
         sessions.used(request);
         return switch (request.name()) {
             case "ping" -> replies.reply(request, forwarder.withClusterTime(new BsonDocument("ok", new BsonDouble(1))));

@@ -76,6 +76,7 @@ public final class ProxyServer implements AutoCloseable {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong connectionIds = new AtomicLong();
     private volatile boolean draining;
+    private final WriteRefusals writeRefusals = new WriteRefusals();
     private Channel serverChannel;
     private HttpEndpoint http;
 
@@ -305,9 +306,18 @@ public final class ProxyServer implements AutoCloseable {
         dispatcher.connectionClosed(client.id());
     }
 
+    /** Storage checks whose refusals make this proxy refuse writes and report not ready ({@link WriteRefusals}). */
+    public WriteRefusals writeRefusals() {
+        return writeRefusals;
+    }
+
     public Readiness readiness() {
         if (draining) {
             return new Readiness(false, "shutting down");
+        }
+        Optional<String> refusing = writeRefusals.current();
+        if (refusing.isPresent()) {
+            return new Readiness(false, "writes refused: " + refusing.get());
         }
         if (backends.archive().monitor().topology().primary() == null) {
             return new Readiness(false, "no primary known for the archive tier");
