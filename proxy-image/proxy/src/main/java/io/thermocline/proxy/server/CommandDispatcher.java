@@ -53,7 +53,7 @@ final class CommandDispatcher implements RequestHandler {
         this.tiered = tiered;
         this.hello = hello;
         this.replies = new ClientReplies(metrics);
-        this.errors = new ErrorMapping(replies);
+        this.errors = new ErrorMapping(replies, ErrorMapping.tierNamedBy(backends));
         TransactionPins pins = new TransactionPins();
         this.forwarder = new Forwarder(backends, pins, cursors, metrics);
         this.authentication = new Authentication(server.security(), replies);

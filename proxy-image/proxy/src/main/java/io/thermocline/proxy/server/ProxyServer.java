@@ -130,6 +130,7 @@ public final class ProxyServer implements AutoCloseable {
                 settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector), settings.primaryWaitTimeout());
         if (tiered != null) {
             tiered.followArchive(backends.archive().monitor()::topology);
+            tiered.readBarrierFailsFastWhileArchiveDown(backends.archive().monitor()::unreachableFor);
         }
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         this.fleet = settings.fleet() == null ? null : fleet(settings);
@@ -320,6 +321,11 @@ public final class ProxyServer implements AutoCloseable {
             return new Readiness(false, "writes refused: " + refusing.get());
         }
         if (backends.archive().monitor().topology().primary() == null) {
+            if (tiered != null && backends.fast() != null && backends.fast().monitor().topology().primary() != null) {
+                // taking every replica out of service would stop the hot data too: stay ready, and say it (docs/faults.md)
+                return new Readiness(true, "degraded: no primary known for the archive tier; serving what the fast tier proves, "
+                        + "refusing the rest retryably");
+            }
             return new Readiness(false, "no primary known for the archive tier");
         }
         if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
