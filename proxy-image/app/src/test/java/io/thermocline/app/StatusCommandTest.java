@@ -89,6 +89,28 @@ class StatusCommandTest {
     }
 
     @Test
+    void anArchiveTheFeederCannotWriteToShowsInTheStatus() throws Exception {
+        try (EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").build().start();
+             EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start()) {
+            Path config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
+                    + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
+                    + "auth: {mode: disabled}\n"
+                    + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
+            try (TierClients clients = TierClients.open(ConfigLoader.load(config, Map.of()), "test")) {
+                MetadataStore metadata = new MetadataStore(clients.fast());
+                metadata.ensureCollections();
+                metadata.saveFeederHealth(io.thermocline.tiering.metadata.FeederHealth.HEALTHY.withArchiveUnavailable(
+                        new io.thermocline.tiering.metadata.FeederHealth.ArchiveUnavailable("refusing_writes", Instant.parse("2026-12-04T20:00:00Z"),
+                                "disk full: archive cannot write to /data")));
+                assertThat(run("status", "--config", config.toString()))
+                        .contains("ARCHIVE UNAVAILABLE (refusing_writes since 2026-12-04T20:00:00Z): disk full: archive cannot write to /data");
+                metadata.saveFeederHealth(io.thermocline.tiering.metadata.FeederHealth.HEALTHY);
+                assertThat(run("status", "--config", config.toString())).doesNotContain("ARCHIVE UNAVAILABLE");
+            }
+        }
+    }
+
+    @Test
     void theLineNamesTheHolderTheLagAndTheResync() {
         FollowerState state = new FollowerState(new BsonTimestamp(1, 1), null, new BsonTimestamp(1796148908, 7), Map.of(),
                 new FollowerLease("feeder-1", 3, AT.plusSeconds(10)),

@@ -231,8 +231,27 @@ public final class Feeder extends Worker<Feeder> {
                     now.kind().label, stream == null ? 0 : stream.pending(), checkpoint == null ? "none" : describe(checkpoint.mirroredThrough()),
                     now.cause());
         }
+        if (trouble == null || trouble.kind() != now.kind()) {
+            publishArchiveUnavailable(new FeederHealth.ArchiveUnavailable(now.kind().label, Instant.now(), firstLine(now.cause())));
+        }
         trouble = now;
         metrics.archiveTrouble.labelValues(now.kind().label).set(1);
+    }
+
+    /** For {@code thermocline status} and the proxies: in the fast tier's shared state, which an archive outage does not touch. */
+    private void publishArchiveUnavailable(FeederHealth.ArchiveUnavailable unavailable) {
+        FeederHealth next = health.withArchiveUnavailable(unavailable);
+        try {
+            store.saveFeederHealth(next);
+            health = next;
+        } catch (RuntimeException e) {
+            LOG.debug("event=feeder_health_not_saved error=\"{}\"", e.toString());
+        }
+    }
+
+    private static String firstLine(String message) {
+        String line = String.valueOf(message).lines().findFirst().orElse("");
+        return line.length() > 300 ? line.substring(0, 300) : line;
     }
 
     private void archiveTookABatch() {
@@ -241,6 +260,9 @@ public final class Feeder extends Worker<Feeder> {
                     trouble.kind().label, (System.nanoTime() - troubleSince) / 1_000_000);
             metrics.archiveTrouble.labelValues(trouble.kind().label).set(0);
             trouble = null;
+        }
+        if (health.archiveUnavailable() != null) {
+            publishArchiveUnavailable(null); // also what an earlier incarnation left there
         }
     }
 
