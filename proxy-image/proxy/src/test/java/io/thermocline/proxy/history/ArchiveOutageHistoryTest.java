@@ -99,7 +99,7 @@ class ArchiveOutageHistoryTest {
                         Kind kind = Kind.values()[random.nextInt(Kind.values().length)];
                         failPoint("{configureFailPoint: 'failCommand', mode: 'alwaysOn', data: " + FAIL.get(kind) + ", $db: 'admin'}");
                         spells.merge(kind, 1, Integer::sum);
-                        Thread.sleep(500 + random.nextInt(5000)); // often past the proxy's outage confirmation (2 s)
+                        Thread.sleep(1000 + random.nextInt(6000)); // mostly past the proxy's outage confirmation (2 s): refusals
                         failPoint("{configureFailPoint: 'failCommand', mode: 'off', $db: 'admin'}");
                         Thread.sleep(300 + random.nextInt(1500));
                     }

@@ -95,6 +95,7 @@ class ArchiveOutageTest {
         }
         assertThat(proxy.readiness().ready()).as("the hot data is still served").isTrue();
         assertThat(proxy.readiness().reason()).contains("degraded", "archive");
+        awaitFeederReports("unreachable");
         recoverAndCheck("stopped");
     }
 
@@ -111,6 +112,7 @@ class ArchiveOutageTest {
             });
             served("cold point read", () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
         }
+        awaitFeederReports("refusing_writes");
         recoverAndCheck("refusing writes");
     }
 
@@ -146,9 +148,20 @@ class ArchiveOutageTest {
             Thread.sleep(50);
         }
         long mirroredMs = (System.nanoTime() - back) / 1_000_000;
+        assertThat(new MetadataStore(stack.fastWorkers).feederHealth().archiveUnavailable()).as("cleared by the feeder's next batch").isNull();
         served("cold point read after recovery", () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
         print(scenario, mirroredMs);
         assertThat(archiveStates()).as("every acknowledged write, in the archive after the outage").containsAllEntriesOf(acknowledged);
+    }
+
+    /** The feeder, which has the outage's writes to mirror, says why in the shared state (thermocline status shows it). */
+    private void awaitFeederReports(String why) throws InterruptedException {
+        MetadataStore metadata = new MetadataStore(stack.fastWorkers);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (metadata.feederHealth().archiveUnavailable() == null || !metadata.feederHealth().archiveUnavailable().why().equals(why)) {
+            assertThat(System.nanoTime()).as("the feeder reports the archive %s: %s", why, metadata.feederHealth()).isLessThan(deadline);
+            Thread.sleep(50);
+        }
     }
 
     private boolean archiveHoldsEveryAcknowledgedWrite() {
