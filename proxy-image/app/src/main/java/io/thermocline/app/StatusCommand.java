@@ -7,6 +7,7 @@ import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
+import io.thermocline.tiering.metadata.FeederHealth;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.NamespaceState;
 import io.thermocline.tiering.mode.FollowerState;
@@ -85,6 +86,7 @@ public final class StatusCommand implements Callable<Integer> {
         ModeStore modes = new ModeStore(metadata);
         ModeDocument mode = modes.read();
         FeederCheckpoint feeder = metadata.feederCheckpoint();
+        FeederHealth.ArchiveUnavailable unavailable = metadata.feederHealth().archiveUnavailable();
         List<ShadowEvidence> evidence = modes.evidence();
         BsonArray collections = new BsonArray();
         for (CollectionPolicy p : policies) {
@@ -105,7 +107,7 @@ public final class StatusCommand implements Callable<Integer> {
             }
             collections.add(new BsonDocument("namespace", new BsonString(p.namespace()))
                     .append("fastDocuments", new BsonInt64(Blocking.single(ns.in(clients.fast()).countDocuments(Filters.empty())).orElse(0L)))
-                    .append("archiveDocuments", new BsonInt64(Blocking.single(ns.in(clients.archive()).estimatedDocumentCount()).orElse(0L)))
+                    .append("archiveDocuments", new BsonInt64(archiveCount(ns, clients.archive())))
                     .append("coveredFrom", state.oldestCovered() == null ? BsonNull.VALUE : new BsonString(state.oldestCovered().toString()))
                     .append("warmed", BsonBoolean.valueOf(state.warmer() != null && state.warmer().complete()))
                     .append("shadow", new BsonDocument("reads", new BsonInt64(reads)).append("wouldServe", new BsonInt64(wouldServe))
@@ -118,7 +120,11 @@ public final class StatusCommand implements Callable<Integer> {
         FollowerState follower = modes.follower();
         return new BsonDocument("mode", modeDoc)
                 .append("feeder", new BsonDocument("lagSeconds", new BsonDouble(feeder.lagSeconds()))
-                        .append("pendingEvents", new BsonInt64(feeder.pendingEvents())))
+                        .append("pendingEvents", new BsonInt64(feeder.pendingEvents()))
+                        .append("archiveUnavailable", unavailable == null ? BsonNull.VALUE
+                                : new BsonDocument("why", new BsonString(unavailable.why()))
+                                .append("since", new BsonString(String.valueOf(unavailable.since())))
+                                .append("cause", new BsonString(unavailable.cause()))))
                 .append("follower", follower(follower, mode, archiveLatest(clients.archive()), Instant.now()))
                 .append("collections", collections);
     }
@@ -138,6 +144,15 @@ public final class StatusCommand implements Callable<Integer> {
         d.append("lagSeconds", target == null || f.appliedThrough() == null ? BsonNull.VALUE
                 : new BsonInt64(Math.max(0, seconds(target) - seconds(f.appliedThrough()))));
         return d;
+    }
+
+    /** -1 when the archive cannot be asked (an outage): the rest of the screen says why. */
+    private static long archiveCount(Namespace ns, MongoClient archive) {
+        try {
+            return Blocking.single(ns.in(archive).estimatedDocumentCount()).orElse(0L);
+        } catch (MongoException | IllegalStateException e) {
+            return -1;
+        }
     }
 
     /** Null when the archive cannot be asked: the rest of the screen is still worth showing. */
@@ -172,14 +187,18 @@ public final class StatusCommand implements Callable<Integer> {
                     d.getInt64("unmirroredEvents").getValue(), d.isDateTime("drainedAt") ? "yes" : "not yet"));
         }
         BsonDocument f = s.getDocument("feeder");
-        b.append(String.format("feeder    lag %.1f s, %d pending%n", f.getDouble("lagSeconds").getValue(), f.getInt64("pendingEvents").getValue()));
+        b.append(String.format("feeder    lag %.1f s, %d pending%s%n", f.getDouble("lagSeconds").getValue(), f.getInt64("pendingEvents").getValue(),
+                f.isDocument("archiveUnavailable") ? String.format("; ARCHIVE UNAVAILABLE (%s since %s): %s, the fast tier keeps the writes",
+                        f.getDocument("archiveUnavailable").getString("why").getValue(), f.getDocument("archiveUnavailable").getString("since").getValue(),
+                        f.getDocument("archiveUnavailable").getString("cause").getValue()) : ""));
         b.append(follower(s.getDocument("follower")));
         for (var v : s.getArray("collections")) {
             BsonDocument c = v.asDocument();
             BsonDocument sh = c.getDocument("shadow");
             long reads = sh.getInt64("reads").getValue();
-            b.append(String.format("%-24s fast %d, archive %d, covered from %s%s; shadow: %d reads, %.0f%% would be fast, %d compared, %d agreed, %d diverged, %d skipped%n",
-                    c.getString("namespace").getValue(), c.getInt64("fastDocuments").getValue(), c.getInt64("archiveDocuments").getValue(),
+            b.append(String.format("%-24s fast %d, archive %s, covered from %s%s; shadow: %d reads, %.0f%% would be fast, %d compared, %d agreed, %d diverged, %d skipped%n",
+                    c.getString("namespace").getValue(), c.getInt64("fastDocuments").getValue(),
+                    c.getInt64("archiveDocuments").getValue() < 0 ? "unavailable" : String.valueOf(c.getInt64("archiveDocuments").getValue()),
                     c.get("coveredFrom").isNull() ? "(nothing)" : c.getString("coveredFrom").getValue(),
                     c.getBoolean("warmed").getValue() ? " (warmed)" : "", reads,
                     reads == 0 ? 0.0 : 100.0 * sh.getInt64("wouldServe").getValue() / reads, sh.getInt64("compared").getValue(),

@@ -4,6 +4,7 @@ import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.Durations;
 import io.thermocline.config.InvalidConfigException;
 import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.embedded.storage.Storage;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Option;
  * A demo and test substrate, not a production deployment: see docs/embedded-default.md.
  */
 @Command(name = "embedded", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Run the whole tiered stack in one process: a fast tier (in memory), an archive (on disk),",
+        description = {"Run the whole tiered stack in one process: a fast tier and an archive (both on disk),",
                 "the proxy, the feeder, evictor and warmer, and a sample data set spread over a year.",
                 "Connect any MongoDB client to the proxy, e.g. mongosh mongodb://localhost:27017/demo"},
         exitCodeOnInvalidInput = 2)
@@ -37,8 +38,11 @@ public final class EmbeddedCommand implements Callable<Integer> {
     @Option(names = "--data-dir", paramLabel = "DIR", description = "Where the archive keeps its data across restarts (default ./thermocline-data).")
     Path dataDir = Path.of("thermocline-data");
 
-    @Option(names = "--fast-tier-dir", paramLabel = "DIR", description = "Keep the fast tier on disk too (default: in memory, refilled by the warmer at start).")
+    @Option(names = "--fast-tier-dir", paramLabel = "DIR", description = "Where the fast tier keeps its data (default DATA_DIR/fast).")
     Path fastTierDir;
+
+    @Option(names = "--fast-tier-in-memory", description = "Keep the fast tier in memory: a stop then loses what only it holds (dead letters, retry records).")
+    boolean fastTierInMemory;
 
     @Option(names = "--sample-documents", paramLabel = "N", description = "Orders in the sample data set, loaded once into an empty archive (default 20000; 0: none).")
     int sampleDocuments = 20_000;
@@ -103,6 +107,6 @@ public final class EmbeddedCommand implements Callable<Integer> {
                 + ", ageField: " + SampleData.AGE_FIELD + ", hotWindow: " + hotWindow + "}]");
         ThermoclineConfig template = ConfigLoader.fromEnvironment(env);
         Duration status = Durations.parse(statusEvery);
-        return new EmbeddedStack.Options(template, dataDir, fastTierDir, sampleDocuments, status);
+        return new EmbeddedStack.Options(template, dataDir, fastTierDir, fastTierInMemory, sampleDocuments, status, Storage::directory);
     }
 }

@@ -10,11 +10,13 @@ import io.thermocline.config.TiersConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.proxy.server.ProxyServer;
+import io.thermocline.proxy.server.WriteRefusals;
 import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.warmer.Warmer;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -24,6 +26,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
 import org.bson.BsonTimestamp;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,15 +36,33 @@ import org.slf4j.LoggerFactory;
  * The embedded default's parts, started in dependency order and stopped in reverse:
  * archive, fast tier, feeder (streaming before any user write), sample data, warmer,
  * evictor, proxy, status line. On stop the proxy drains first and the feeder is given
- * time to mirror everything, so an orderly stop loses no acknowledged write even though
- * the fast tier lives in memory.
+ * time to mirror everything; the fast tier is on disk (by default), so what it alone holds
+ * (writes not mirrored yet, dead letters, retry records) survives a stop too.
  */
 public final class EmbeddedStack implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedStack.class);
     private static final Duration FINAL_MIRROR_WAIT = Duration.ofSeconds(30);
 
-    public record Options(ThermoclineConfig template, Path dataDir, Path fastTierDir, int sampleDocuments, Duration statusEvery) {
+    /**
+     * @param fastTierDir       where the fast tier keeps its data (null: {@code DATA_DIR/fast})
+     * @param fastTierInMemory  keep the fast tier in memory instead (a stop then loses what only it holds: dead letters)
+     * @param disk              how a directory becomes a replica set's storage (tests pass a {@code FullDisk})
+     */
+    public record Options(ThermoclineConfig template, Path dataDir, Path fastTierDir, boolean fastTierInMemory, int sampleDocuments,
+                          Duration statusEvery, Function<Path, Storage> disk) {
+
+        public Options(ThermoclineConfig template, Path dataDir, Path fastTierDir, int sampleDocuments, Duration statusEvery) {
+            this(template, dataDir, fastTierDir, false, sampleDocuments, statusEvery, Storage::directory);
+        }
+
+        public Options withDisk(Function<Path, Storage> storage) {
+            return new Options(template, dataDir, fastTierDir, fastTierInMemory, sampleDocuments, statusEvery, storage);
+        }
+
+        Path fastDir() {
+            return fastTierDir != null ? fastTierDir : dataDir.resolve("fast");
+        }
     }
 
     /** Start-up failed in a way a person can fix (port taken, data directory unusable). */
@@ -58,6 +80,8 @@ public final class EmbeddedStack implements AutoCloseable {
     private ThermoclineConfig config;
     private StatusLine status;
     private PrometheusRegistry workerMetrics;
+    private PrintWriter out;
+    private String fastWhere;
 
     private EmbeddedStack() {
     }
@@ -77,6 +101,7 @@ public final class EmbeddedStack implements AutoCloseable {
     }
 
     private void startAll(Options options, PrintWriter out) throws StartFailure, IOException, InterruptedException {
+        this.out = out;
         Path archiveDir = options.dataDir().resolve("archive");
         try {
             Files.createDirectories(archiveDir);
@@ -84,9 +109,11 @@ public final class EmbeddedStack implements AutoCloseable {
             throw new StartFailure("data directory " + archiveDir.toAbsolutePath() + " cannot be created: " + e.getMessage()
                     + "; pass another with --data-dir", e);
         }
-        archive = EmbeddedReplicaSet.builder().name("archive").members(1).storage(Storage.directory(archiveDir)).build().start();
+        archive = EmbeddedReplicaSet.builder().name("archive").members(1).storage(options.disk().apply(archiveDir)).build().start();
         started.add(archive);
-        Storage fastStorage = options.fastTierDir() == null ? Storage.memory() : Storage.directory(options.fastTierDir());
+        // on disk by default: what only the fast tier holds (writes not mirrored yet, dead letters, retry records) survives a stop
+        fastWhere = options.fastTierInMemory() ? "in memory" : options.fastDir().toAbsolutePath().toString();
+        Storage fastStorage = options.fastTierInMemory() ? Storage.memory() : options.disk().apply(options.fastDir());
         fast = EmbeddedReplicaSet.builder().name("fast").members(1).storage(fastStorage).build().start();
         started.add(fast);
 
@@ -100,12 +127,14 @@ public final class EmbeddedStack implements AutoCloseable {
 
         // The workers count into a registry of this stack's own, served on the proxy's /metrics.
         workerMetrics = new PrometheusRegistry();
-        feeder = Feeder.start(config, Feeder.Options.defaults().withRegistry(workerMetrics));
+        // one instance name per worker across restarts: the one restarted takes its own lease back at once (the fast tier keeps it)
+        feeder = Feeder.start(config, Feeder.Options.defaults().withInstanceId("embedded-feeder").withRegistry(workerMetrics));
         started.add(feeder);
-        if (!feeder.awaitStreaming(Duration.ofSeconds(30))) {
-            throw new StartFailure("the feeder did not start streaming the fast tier's changes within 30 s", feeder.crash());
+        if (!awaitStreaming()) {
+            throw new StartFailure("the feeder did not start streaming the fast tier's changes within 30 s"
+                    + writesRefused().map(cause -> " (" + cause + ")").orElse(""), feeder.crash());
         }
-        if (options.sampleDocuments() > 0) {
+        if (options.sampleDocuments() > 0 && writesRefused().isEmpty()) {
             try (MongoClient client = MongoClients.create(archive.connectionString())) {
                 int loaded = SampleData.loadInto(client, options.sampleDocuments(), Instant.now());
                 if (loaded > 0) {
@@ -113,7 +142,7 @@ public final class EmbeddedStack implements AutoCloseable {
                 }
             }
         }
-        started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
+        started.add(Warmer.start(config, Warmer.Options.defaults().withInstanceId("embedded-warmer").withRegistry(workerMetrics)));
         // keeps the fast tier in step with the archive in shadow and drained mode (docs/adoption.md)
         com.mongodb.client.MongoClient followed = MongoClients.create(archive.connectionString());
         started.add(followed);
@@ -121,7 +150,7 @@ public final class EmbeddedStack implements AutoCloseable {
         started.add(followerClients);
         started.add(new io.thermocline.tiering.mode.ArchiveFollower(followerClients.fast(), followed, config.collections(),
                 config.fleet().instanceId(), Duration.ofMillis(200)).start());
-        started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
+        started.add(Evictor.start(config, Evictor.Options.defaults().withInstanceId("embedded-evictor").withRegistry(workerMetrics)));
         try {
             proxy = ProxyServer.create(config).start();
         } catch (IOException e) {
@@ -131,12 +160,23 @@ public final class EmbeddedStack implements AutoCloseable {
                     + "; if the port is in use, stop what uses it or pass --port / --http", e);
         }
         started.add(proxy);
+        proxy.writeRefusals().add(new WriteRefusals.Check("archive", archive::writesRefused));
+        proxy.writeRefusals().add(new WriteRefusals.Check("fast tier", fast::writesRefused));
+        GaugeWithCallback.builder().name("thermocline_storage_writes_refused")
+                .help("1 while a tier's storage refuses writes (disk full, read-only): the proxy refuses writes and is not ready")
+                .labelNames("tier")
+                .callback(cb -> {
+                    cb.call(archive.writesRefused().isPresent() ? 1 : 0, "archive");
+                    cb.call(fast.writesRefused().isPresent() ? 1 : 0, "fast");
+                }).register(workerMetrics);
         proxy.metrics().alsoExpose(workerMetrics);
-        out.printf("Thermocline embedded default is up.%n  MongoDB clients: mongodb://%s:%d/  (try: mongosh mongodb://localhost:%d/%s)%n"
+        Optional<String> refused = writesRefused();
+        out.printf(refused.map(cause -> "Thermocline embedded default started, but REFUSES WRITES: " + cause
+                        .replace("%", "%%") + "%n").orElse("Thermocline embedded default is up.%n") + "  MongoDB clients: mongodb://%s:%d/  (try: mongosh mongodb://localhost:%d/%s)%n"
                         + "  metrics: http://%s:%d/metrics%n  fast tier %s (%s)%n  archive   %s (%s)%n  tiered: %s.%s by %s, window %s%n",
                 config.proxy().listenHost(), proxy.port(), proxy.port(), SampleData.DATABASE,
                 config.proxy().httpHost(), proxy.httpPort(),
-                fast.connectionString(), options.fastTierDir() == null ? "in memory" : options.fastTierDir(),
+                fast.connectionString(), fastWhere,
                 archive.connectionString(), archiveDir,
                 SampleData.DATABASE, SampleData.COLLECTION, SampleData.AGE_FIELD,
                 Durations.format(config.collections().get(0).hotWindow()));
@@ -145,6 +185,20 @@ public final class EmbeddedStack implements AutoCloseable {
             status = StatusLine.start(options.statusEvery(), fast.connectionString(), archive.connectionString(), this, feeder, out);
             started.add(status);
         }
+    }
+
+    /** Waits for the feeder to stream, giving up at once when a tier refuses writes (the feeder cannot checkpoint then). */
+    private boolean awaitStreaming() throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (feeder.awaitStreaming(Duration.ofMillis(500))) {
+                return true;
+            }
+            if (writesRefused().isPresent()) {
+                return false;
+            }
+        }
+        return false;
     }
 
     public int proxyPort() {
@@ -170,6 +224,17 @@ public final class EmbeddedStack implements AutoCloseable {
         return config;
     }
 
+    /** Why a tier refuses writes ("archive: disk full: ..."), if one does. */
+    public Optional<String> writesRefused() {
+        if (archive != null && archive.writesRefused().isPresent()) {
+            return Optional.of("archive: " + archive.writesRefused().get());
+        }
+        if (fast != null && fast.writesRefused().isPresent()) {
+            return Optional.of("fast tier: " + fast.writesRefused().get());
+        }
+        return Optional.empty();
+    }
+
     /** Stops in reverse order; the proxy first, then the feeder gets to mirror what it has not yet. */
     @Override
     public synchronized void close() {
@@ -183,6 +248,7 @@ public final class EmbeddedStack implements AutoCloseable {
         }
         if (feeder != null && fast != null) {
             awaitMirrored();
+            warnOfDeadLetters();
         }
         for (int i = started.size() - 1; i >= 0; i--) {
             closeQuietly(started.get(i));
@@ -193,7 +259,7 @@ public final class EmbeddedStack implements AutoCloseable {
     private void awaitMirrored() {
         BsonTimestamp last = fast.lastOperationTime();
         long deadline = System.nanoTime() + FINAL_MIRROR_WAIT.toNanos();
-        while (System.nanoTime() < deadline && feeder.running()) {
+        while (System.nanoTime() < deadline && feeder.running() && writesRefused().isEmpty()) {
             FeederCheckpoint checkpoint = feeder.lastCheckpoint();
             if (checkpoint != null && checkpoint.covers(last)) {
                 return;
@@ -205,8 +271,33 @@ public final class EmbeddedStack implements AutoCloseable {
                 return;
             }
         }
-        LOG.warn("event=embedded_stop_unmirrored last_fast_write={} detail=\"the feeder did not mirror every fast-tier write within {} s; "
-                + "writes after its checkpoint are lost with the in-memory fast tier\"", last, FINAL_MIRROR_WAIT.toSeconds());
+        LOG.warn("event=embedded_stop_unmirrored last_fast_write={} fast_tier=\"{}\" detail=\"the feeder did not mirror every fast-tier write "
+                + "({}); {}\"", last, fastWhere, writesRefused().orElse("within " + FINAL_MIRROR_WAIT.toSeconds() + " s"),
+                fastWhere.equals("in memory")
+                ? "writes after its checkpoint are lost with the in-memory fast tier"
+                : "the fast tier keeps them on disk and the feeder mirrors them after the next start");
+    }
+
+    /** Dead letters are acknowledged writes the archive refused: only the fast tier holds them, so a stop says where. */
+    private void warnOfDeadLetters() {
+        long letters;
+        try (MongoClient client = MongoClients.create(fast.connectionString())) {
+            letters = client.getDatabase("thermocline").getCollection("deadLetters").countDocuments();
+        } catch (RuntimeException e) {
+            LOG.warn("event=embedded_stop_dead_letters_unknown error=\"{}\"", e.toString());
+            return;
+        }
+        if (letters == 0) {
+            return;
+        }
+        String kept = fastWhere.equals("in memory")
+                ? "LOST with the in-memory fast tier (run without --fast-tier-in-memory to keep them)"
+                : "kept in the fast tier on disk (" + fastWhere + "); the feeder retries them after the next start";
+        LOG.warn("event=embedded_stop_dead_letters count={} detail=\"{} acknowledged write(s) the archive refused are {}\"", letters, letters, kept);
+        if (out != null) {
+            out.printf("warning: %d acknowledged write(s) the archive refused (dead letters) are %s%n", letters, kept);
+            out.flush();
+        }
     }
 
     private static void closeQuietly(AutoCloseable c) {

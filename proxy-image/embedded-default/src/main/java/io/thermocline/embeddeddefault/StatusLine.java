@@ -64,9 +64,10 @@ final class StatusLine implements AutoCloseable {
         FeederCheckpoint checkpoint = feeder.lastCheckpoint();
         String lag = checkpoint == null ? "starting"
                 : String.format(Locale.ROOT, "%.1f s, %d events pending", checkpoint.lagSeconds(), checkpoint.pendingEvents());
-        return String.format(Locale.ROOT, "%s.%s docs: fast %,d | archive %,d   reads: fast %,d | archive %,d   feeder lag: %s",
+        String line = String.format(Locale.ROOT, "%s.%s docs: fast %,d | archive %,d   reads: fast %,d | archive %,d   feeder lag: %s",
                 SampleData.DATABASE, SampleData.COLLECTION, fastDocs, archiveDocs,
                 fastReads, archiveReads, lag);
+        return stack.writesRefused().map(cause -> line + "   WRITES REFUSED: " + cause).orElse(line);
     }
 
     private static long count(MongoClient client) {

@@ -21,6 +21,7 @@ import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.security.UserRegistry;
 import io.thermocline.embedded.session.SessionCatalog;
 import io.thermocline.embedded.session.Transaction;
+import io.thermocline.embedded.storage.Durability;
 import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.security.UserName;
@@ -102,7 +103,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     private void open() {
         ProgressSignal progress = new ProgressSignal();
         if (config.storage instanceof Storage.Directory dir) {
-            oplogStore = new OplogStore(dir.path());
+            oplogStore = new OplogStore(dir);
         }
         oplog = new Oplog(config.oplogSize, progress, oplogStore);
         HybridClock clock = new HybridClock(Clock.systemUTC());
@@ -116,6 +117,9 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         long term = oplog.lastEntry().map(OplogEntry::term).orElse(0L);
         coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
         coordinator.lag(config.replicationLag);
+        if (config.storage instanceof Storage.Directory dir) {
+            coordinator.durability(Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush));
+        }
         coordinator.electionTimeout(config.electionTimeout);
         recover(states);
         sessions = new SessionCatalog(config.transactionLifetime);
@@ -211,7 +215,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
                     coordinator.progress().signalAll();
                 }
             }
-            flush();
+            coordinator.durability().flushNow();
         } catch (RuntimeException e) {
             log.warn("event=housekeepingFailed set={} error={}", config.name, e.toString());
         }
@@ -228,6 +232,11 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             oplogStore.saveApplied(state.index(), state.applied());
         }
         oplog.flush();
+    }
+
+    /** Why the set refuses writes (its storage directory refused a flush: disk full, read-only), if it does. */
+    public java.util.Optional<String> writesRefused() {
+        return coordinator == null ? java.util.Optional.empty() : coordinator.durability().refusal();
     }
 
     /** mongodb://127.0.0.1:p1,127.0.0.1:p2,.../?replicaSet=name */
@@ -334,13 +343,28 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         members.forEach(Member::shutdown);
         if (coordinator != null) {
             coordinator.close();
-            flush();
+            try {
+                coordinator.durability().flushNow();
+            } catch (RuntimeException e) {
+                log.warn("event=finalFlushFailed set={} error=\"{}\"", config.name, e.getMessage());
+            }
         }
-        opened.forEach(MemberStore::close);
-        if (oplog != null) {
-            oplog.close();
-        } else if (oplogStore != null) {
-            oplogStore.close();
+        for (MemberStore store : opened) {
+            try {
+                store.close();
+            } catch (RuntimeException e) {
+                // a store the disk refused is closed by H2 already: what it could not write was never acknowledged
+                log.warn("event=storeCloseFailed set={} error=\"{}\"", config.name, e.toString());
+            }
+        }
+        try {
+            if (oplog != null) {
+                oplog.close();
+            } else if (oplogStore != null) {
+                oplogStore.close();
+            }
+        } catch (RuntimeException e) {
+            log.warn("event=oplogCloseFailed set={} error=\"{}\"", config.name, e.toString());
         }
         if (group != null) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();

@@ -30,7 +30,7 @@ class AwaitableHelloTest {
             BsonDocument older = new BsonDocument("processId", tv.get("processId"))
                     .append("counter", new BsonInt64(tv.getInt64("counter").getValue() - 1));
             c.send(new OpMsg(c.nextRequestId(), 0, 0, OpMsg.raw(awaitable(older)), List.of()), null);
-            c.timeout(5_000);
+            c.timeout(LONG_WAIT_MS / 2); // far below maxAwaitTimeMS, far above any stall of a loaded machine
             OpMsg reply = (OpMsg) c.receive().message();
             assertThat(reply.body().getDouble("ok").getValue()).isEqualTo(1.0);
             assertThat(reply.body().getDocument("topologyVersion")).isEqualTo(tv);
@@ -46,12 +46,10 @@ class AwaitableHelloTest {
             int requestId = c.nextRequestId();
             c.send(new OpMsg(requestId, 0, OpMsg.EXHAUST_ALLOWED, OpMsg.raw(awaitable(tv)), List.of()), null);
             Thread.sleep(200); // the hello is waiting now
-            long start = System.nanoTime();
             closing = CompletableFuture.runAsync(fixture::close);
-            c.timeout(5_000);
+            // a reply at maxAwaitTimeMS would be an ordinary hello: code 91 says the drain answered it (no clock needed)
+            c.timeout(LONG_WAIT_MS + 10_000);
             OpMsg reply = (OpMsg) c.receive().message();
-            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertThat(waitedMs).as("answered when the drain began, not after maxAwaitTimeMS").isLessThan(LONG_WAIT_MS / 2);
             assertThat(reply.responseTo()).isEqualTo(requestId);
             assertThat(reply.moreToCome()).isFalse();
             assertThat(reply.body().getInt32("code").getValue()).isEqualTo(91);

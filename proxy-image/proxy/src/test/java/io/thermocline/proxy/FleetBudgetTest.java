@@ -58,18 +58,22 @@ class FleetBudgetTest {
 
             ProxyServer a = started(fleet, everStarted, clients, threads, running);
             await().atMost(Duration.ofSeconds(20)).until(() -> ProxyFleet.openBackendConnections(a) == BUDGET);
+            sampledAgain(samples);
 
             ProxyServer b = started(fleet, everStarted, clients, threads, running);
             awaitLimits(fleet, 3, 3);
             await().atMost(Duration.ofSeconds(20)).until(() -> ProxyFleet.openBackendConnections(b) == 3);
+            sampledAgain(samples);
 
             ProxyServer c = started(fleet, everStarted, clients, threads, running);
             awaitLimits(fleet, 2, 2, 2);
             await().atMost(Duration.ofSeconds(20)).until(() -> ProxyFleet.openBackendConnections(c) == 2);
+            sampledAgain(samples);
 
             fleet.stop(a);
             awaitLimits(fleet, 3, 3);
             await().atMost(Duration.ofSeconds(20)).until(() -> ProxyFleet.openBackendConnections(c) == 3);
+            sampledAgain(samples);
 
             running.set(false);
             for (Thread t : threads) {
@@ -81,7 +85,6 @@ class FleetBudgetTest {
             running.set(false);
             archive.shutdownNow();
         }
-        assertThat(samples.get()).as("the sampler ran throughout").isGreaterThan(20);
         assertThat(worst.get()).as("most archive connections the fleet held at once").isLessThanOrEqualTo(BUDGET);
     }
 
@@ -113,6 +116,12 @@ class FleetBudgetTest {
     private static void awaitLimits(ProxyFleet fleet, Integer... expected) {
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(fleet.running().stream()
                 .map(p -> p.fleet().orElseThrow().limit(Tier.ARCHIVE)).toList()).containsExactlyInAnyOrder(expected));
+    }
+
+    /** The sampler saw this phase (a count of samples would depend on how a loaded machine schedules it). */
+    private static void sampledAgain(AtomicLong samples) {
+        long seen = samples.get();
+        await().atMost(Duration.ofSeconds(60)).until(() -> samples.get() > seen + 1);
     }
 
     private static void sleep(long ms) {

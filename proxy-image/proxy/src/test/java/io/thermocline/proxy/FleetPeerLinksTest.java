@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The peer link's connections to each peer are bounded: forwarded cursor commands beyond the bound wait their turn. */
@@ -116,9 +117,10 @@ class FleetPeerLinksTest {
                 ProxyFleet.insertItems(slowArchive.connectionString(), DOCS);
                 long held = openCursor(onA);
                 long waiting = openCursor(onA);
-                // the archive holds the next getMore for 2 s: B's only peer connection to A stays busy that long
+                // the archive holds the next getMore for 10 s (far past the wait below on a loaded machine): B's only peer connection to A stays busy that long
                 direct.getDatabase("admin").runCommand(Document.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
-                        + " data: {failCommands: ['getMore'], blockConnection: true, blockTimeMS: 2000}}"));
+                        + " data: {failCommands: ['getMore'], blockConnection: true, blockTimeMS: 10000}}"));
+                first.timeout(60_000);
                 CompletableFuture<BsonDocument> slow = CompletableFuture.supplyAsync(() -> {
                     try {
                         return first.command(getMore(held)).body();
@@ -126,7 +128,9 @@ class FleetPeerLinksTest {
                         throw new IllegalStateException(e);
                     }
                 });
-                Thread.sleep(300);
+                // B opened its only peer connection to A for the held getMore (a sleep would race a loaded machine)
+                InetSocketAddress aPeer = new InetSocketAddress("127.0.0.1", a.fleet().orElseThrow().peerPort());
+                await().atMost(Duration.ofSeconds(60)).until(() -> b.fleet().orElseThrow().peerConnections(aPeer) == 1);
                 BsonDocument refused = second.command(getMore(waiting)).body();
                 assertThat(refused.getInt32("code").getValue()).as(refused.toJson()).isEqualTo(6);
                 assertThat(refused.getString("errmsg").getValue()).contains("stayed busy", "fleet.peerConnections", "retry");

@@ -29,9 +29,9 @@ class GracefulShutdownTest {
                 // A majority write cannot finish while replication is paused: it stays in flight.
                 slow.send(OpMsg.request(slow.nextRequestId(),
                         BsonDocument.parse("{insert: 'drain', documents: [{_id: 1}], writeConcern: {w: 'majority'}, $db: 'app'}")), null);
-                await().atMost(Duration.ofSeconds(5)).until(() -> fixture.proxy().inFlight() == 1);
+                await().atMost(Duration.ofSeconds(30)).until(() -> fixture.proxy().inFlight() == 1);
                 CompletableFuture<Void> closing = CompletableFuture.runAsync(fixture::close);
-                await().atMost(Duration.ofSeconds(5)).until(() -> !fixture.proxy().readiness().ready());
+                await().atMost(Duration.ofSeconds(30)).until(() -> !fixture.proxy().readiness().ready());
                 OpMsg refused = other.command(BsonDocument.parse("{find: 'drain', $db: 'app'}"));
                 assertThat(refused.body().getNumber("code").intValue()).isEqualTo(91);
                 assertThat(closing).isNotDone();

@@ -1,15 +1,21 @@
 package io.thermocline.proxy;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.topology.Tier;
 import org.bson.BsonDocument;
 import org.bson.Document;
+import org.slf4j.LoggerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,6 +31,12 @@ class LoadBalancedTransactionsTest {
 
     @Test
     void closingALoadBalancedConnectionAbortsItsOpenTransaction() throws Exception {
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        Logger sessions = (Logger) LoggerFactory.getLogger(Sessions.class);
+        ch.qos.logback.classic.Level levelBefore = sessions.getLevel();
+        sessions.setLevel(ch.qos.logback.classic.Level.INFO);
+        sessions.addAppender(logs);
         try (EmbeddedReplicaSet rs = EmbeddedReplicaSet.builder().members(1).build().start();
              ProxyFixture fixture = ProxyFixture.inFrontOf("mongodb://" + rs.primary().host() + "/?replicaSet=" + rs.name(), "")) {
             await().atMost(Duration.ofSeconds(10)).until(() -> fixture.proxy().topology(Tier.ARCHIVE).primary() != null);
@@ -38,7 +50,9 @@ class LoadBalancedTransactionsTest {
                 assertThat(inserted.getDouble("ok").getValue()).as(inserted.toJson()).isEqualTo(1.0);
             }
             await().atMost(Duration.ofSeconds(10)).until(() -> fixture.proxy().inFlight() == 0);
-            Thread.sleep(1_000); // the close reaches the proxy and its abort the member
+            // the close reached the proxy and its abort the member (a sleep would race a loaded machine)
+            await().atMost(Duration.ofSeconds(60)).until(() -> List.copyOf(logs.list).stream()
+                    .anyMatch(e -> e.getFormattedMessage().contains("event=load_balanced_transaction_aborted")));
             try (WireClient other = new WireClient(fixture.port())) {
                 other.command(BsonDocument.parse("{hello: 1, $db: 'admin'}"));
                 BsonDocument commit = other.command(BsonDocument.parse("{commitTransaction: 1, lsid: " + LSID
@@ -49,6 +63,9 @@ class LoadBalancedTransactionsTest {
             try (MongoClient check = MongoClients.create(fixture.uri())) {
                 assertThat(check.getDatabase("lb").getCollection("items").find(new Document("_id", 1)).first()).isNull();
             }
+        } finally {
+            sessions.detachAppender(logs);
+            sessions.setLevel(levelBefore);
         }
     }
 }

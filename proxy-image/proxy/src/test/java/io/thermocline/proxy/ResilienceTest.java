@@ -71,7 +71,7 @@ class ResilienceTest {
                     c.close();
                 }
             }
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 try (WireClient again = new WireClient(fixture.port())) {
                     assertThat(again.command(BsonDocument.parse("{ping: 1, $db: 'admin'}")).body().getNumber("ok").intValue()).isEqualTo(1);
                 }
@@ -114,7 +114,7 @@ class ResilienceTest {
              MongoClient driver = client(fixture.uri(), 5)) {
             driver.getDatabase("app").getCollection("m").insertOne(new Document("x", 1));
             driver.getDatabase("app").getCollection("m").find().first();
-            await().atMost(Duration.ofSeconds(5)).until(() -> get(fixture.proxy().httpPort(), "/health/ready").statusCode() == 200);
+            await().atMost(Duration.ofSeconds(30)).until(() -> get(fixture.proxy().httpPort(), "/health/ready").statusCode() == 200);
             assertThat(get(fixture.proxy().httpPort(), "/health/live").statusCode()).isEqualTo(200);
             String metrics = get(fixture.proxy().httpPort(), "/metrics").body();
             assertThat(metrics).contains("thermocline_proxy_client_connections ",

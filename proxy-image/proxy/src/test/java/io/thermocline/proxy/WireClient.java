@@ -18,13 +18,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /** A bare socket speaking the wire protocol through the project's codec, for protocol-level tests. */
-final class WireClient implements AutoCloseable {
+public final class WireClient implements AutoCloseable {
     private final Socket socket;
     private final DataInputStream in;
     private final OutputStream out;
     private int nextId = 1;
 
-    WireClient(int port) throws IOException {
+    public WireClient(int port) throws IOException {
         this(new Socket("127.0.0.1", port));
     }
 
@@ -49,7 +49,7 @@ final class WireClient implements AutoCloseable {
         out.flush();
     }
 
-    OpMsg command(BsonDocument body) throws IOException {
+    public OpMsg command(BsonDocument body) throws IOException {
         send(OpMsg.request(nextRequestId(), body), null);
         return (OpMsg) receive().message();
     }

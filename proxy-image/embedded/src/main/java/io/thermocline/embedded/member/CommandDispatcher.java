@@ -328,6 +328,7 @@ final class CommandDispatcher {
             return transactionalWrite(channel, db, name, command);
         }
         boolean retryable = lsid != null && txnNumber != null;
+        coordinator.durability().refuseIfFailed();
         Object owner = new Object();
         lock(owner);
         OplogPosition[] last = {self.applied()};
@@ -417,6 +418,7 @@ final class CommandDispatcher {
     }
 
     private void awaitWriteConcern(BsonDocument command, OplogPosition position, BsonDocument reply) {
+        coordinator.durability().awaitDurable(); // acknowledged only once on disk (j: true)
         BsonValue wc = command.get("writeConcern");
         BsonValue w = wc != null && wc.isDocument() ? wc.asDocument().get("w") : null;
         Duration timeout = wc != null && wc.isDocument() && wc.asDocument().isNumber("wtimeout")
@@ -538,6 +540,7 @@ final class CommandDispatcher {
             return new Result(reply, committed.clusterTime());
         }
         requirePrimary();
+        coordinator.durability().refuseIfFailed();
         Object owner = new Object();
         lock(owner);
         OplogPosition position;

@@ -1,5 +1,6 @@
 package io.thermocline.embedded.oplog;
 
+import io.thermocline.embedded.storage.Storage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -21,14 +22,15 @@ public final class OplogStore {
     private final MVMap<String, byte[]> entries;
     private final MVMap<String, String> meta;
 
-    public OplogStore(Path directory) {
+    public OplogStore(Storage.Directory storage) {
+        Path directory = storage.path();
         try {
             Files.createDirectories(directory);
         } catch (IOException e) {
             throw new IllegalStateException("cannot create storage directory " + directory + ": " + e.getMessage(), e);
         }
         try {
-            store = new MVStore.Builder().fileName(directory.resolve("oplog.mv").toString()).open();
+            store = new MVStore.Builder().fileName(storage.h2Name("oplog.mv")).open();
         } catch (MVStoreException e) {
             throw new IllegalStateException("cannot open the oplog in " + directory + ": " + e.getMessage()
                 + "; another replica set or process may be using this storage directory", e);

@@ -1,5 +1,7 @@
 package io.thermocline.embedded.replication;
 
+import io.thermocline.embedded.storage.Durability;
+
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.HybridClock;
 import io.thermocline.embedded.oplog.Oplog;
@@ -44,6 +46,7 @@ public final class ReplicationCoordinator {
     private final ConcurrentSkipListMap<OplogPosition, Change> notYetMajority =
         new ConcurrentSkipListMap<>();
     private volatile Duration lag = Duration.ZERO;
+    private volatile Durability durability;
     private volatile Duration electionTimeout = Duration.ZERO;
     private ScheduledExecutorService elections;
     private volatile long term;
@@ -57,10 +60,20 @@ public final class ReplicationCoordinator {
         this.oplog = oplog;
         this.progress = progress;
         this.term = initialTerm;
+        this.durability = Durability.inMemory(setName);
     }
 
     public String setName() {
         return setName;
+    }
+
+    /** When a write may be acknowledged: once on disk, for a set kept in a directory. */
+    public Durability durability() {
+        return durability;
+    }
+
+    public void durability(Durability durability) {
+        this.durability = durability;
     }
 
     public List<MemberState> members() {

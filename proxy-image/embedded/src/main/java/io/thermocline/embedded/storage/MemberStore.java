@@ -70,7 +70,7 @@ public final class MemberStore implements AutoCloseable {
             Path file = directory.path().resolve(memberName + ".mv");
             MVStore store;
             try {
-                store = new MVStore.Builder().fileName(file.toString()).open();
+                store = new MVStore.Builder().fileName(directory.h2Name(memberName + ".mv")).open();
             } catch (MVStoreException e) {
                 throw new IllegalStateException("cannot open " + file + ": " + e.getMessage()
                     + "; another replica set or process may be using this storage directory", e);

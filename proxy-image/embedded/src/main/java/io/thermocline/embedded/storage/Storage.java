@@ -10,12 +10,21 @@ public sealed interface Storage {
     }
 
     static Storage directory(Path path) {
-        return new Directory(path);
+        return new Directory(path, "");
+    }
+
+    /** In {@code path}, through an H2 file system ({@code "prefix:"}: tests simulate a full disk with one). */
+    static Storage directory(Path path, String fileSystem) {
+        return new Directory(path, fileSystem);
     }
 
     record Memory() implements Storage {
     }
 
-    record Directory(Path path) implements Storage {
+    record Directory(Path path, String fileSystem) implements Storage {
+        /** The name H2 opens {@code file} in this directory by. */
+        public String h2Name(String file) {
+            return fileSystem + path.resolve(file);
+        }
     }
 }

@@ -1,12 +1,16 @@
 package io.thermocline.proxy.causal;
 
 import io.thermocline.config.ReadConsistency;
+import io.thermocline.proxy.backend.BackendUnavailableException;
+import io.thermocline.proxy.topology.TierMonitor;
 import io.thermocline.tiering.state.MirroredThrough;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 import org.bson.BsonTimestamp;
 
 /**
@@ -33,6 +37,8 @@ public final class ReadBarrier {
     private final LongAdder waited = new LongAdder();
     private final LongAdder timedOut = new LongAdder();
     private final LongAdder skipped = new LongAdder();
+    /** How long the archive has been down (empty while it answers): such reads need it, so they do not wait for the feeder. */
+    private volatile Supplier<Optional<Duration>> archiveUnreachableFor = Optional::empty;
 
     /**
      * How reads passed the barrier so far: for metrics and benchmarks. {@code skipped}: point reads
@@ -46,6 +52,10 @@ public final class ReadBarrier {
         this.clock = clock;
         this.progress = progress;
         this.timeout = timeout;
+    }
+
+    public void failFastWhile(Supplier<Optional<Duration>> unreachableFor) {
+        this.archiveUnreachableFor = unreachableFor;
     }
 
     public ReadConsistency mode() {
@@ -62,6 +72,12 @@ public final class ReadBarrier {
      * @throws CausalWaitTimeout when the feeder or the fast tier did not answer in time (retryable)
      */
     public BsonTimestamp await(String command, BsonTimestamp trackedPoint, BsonTimestamp clientPoint) throws InterruptedException {
+        Optional<Duration> down = archiveUnreachableFor.get();
+        if (down.isPresent() && down.get().compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0) {
+            timedOut.increment();
+            throw new BackendUnavailableException("the archive tier is unreachable (no member has answered for " + down.get().toSeconds()
+                    + " s) and this " + command + " needs it: refused at once, not applied; retry later (docs/faults.md)", false);
+        }
         long deadline = System.nanoTime() + timeout.toNanos();
         BsonTimestamp point;
         boolean probe = mode == ReadConsistency.LINEARIZABLE || clientPoint != null && !progress.known().covers(clientPoint)

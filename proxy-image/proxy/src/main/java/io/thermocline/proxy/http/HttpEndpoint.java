@@ -69,7 +69,7 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     private static void health(HttpExchange exchange, String what, Readiness state) throws IOException {
-        String body = (state.ready() ? what : "not " + what + ": " + state.reason()) + "\n";
+        String body = (state.ready() ? what + (state.reason().isEmpty() ? "" : ", " + state.reason()) : "not " + what + ": " + state.reason()) + "\n";
         respond(exchange, state.ready() ? 200 : 503, "text/plain; charset=utf-8", body.getBytes(StandardCharsets.UTF_8));
     }
 

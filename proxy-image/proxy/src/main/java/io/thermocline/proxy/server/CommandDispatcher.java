@@ -53,7 +53,7 @@ final class CommandDispatcher implements RequestHandler {
         this.tiered = tiered;
         this.hello = hello;
         this.replies = new ClientReplies(metrics);
-        this.errors = new ErrorMapping(replies);
+        this.errors = new ErrorMapping(replies, ErrorMapping.tierNamedBy(backends));
         TransactionPins pins = new TransactionPins();
         this.forwarder = new Forwarder(backends, pins, cursors, metrics);
         this.authentication = new Authentication(server.security(), replies);
@@ -88,6 +88,15 @@ final class CommandDispatcher implements RequestHandler {
         Optional<CompletableFuture<Void>> answered = authentication.intercept(request);
         if (answered.isPresent()) {
             return answered.get();
+        }
+        if (WriteRefusals.writes(request.name())) {
+            Optional<String> refusing = server.writeRefusals().current();
+            if (refusing.isPresent()) {
+                // before any tier sees it: nothing is acknowledged that the storage cannot keep
+                return replies.reply(request, MongoError.EXCEEDED_TIME_LIMIT.reply("write refused, not applied: " + refusing.get()
+                        + "; retry once the storage takes writes again",
+                        List.of(request.traits().inTransaction() ? "TransientTransactionError" : "RetryableWriteError")));
+            }
         }
         return routed(Sessions.ownedByUser(request));
     }

@@ -76,6 +76,7 @@ public final class ProxyServer implements AutoCloseable {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong connectionIds = new AtomicLong();
     private volatile boolean draining;
+    private final WriteRefusals writeRefusals = new WriteRefusals();
     private Channel serverChannel;
     private HttpEndpoint http;
 
@@ -129,6 +130,7 @@ public final class ProxyServer implements AutoCloseable {
                 settings.primaryWaitTimeout());
         if (tiered != null) {
             tiered.followArchive(backends.archive().monitor()::topology);
+            tiered.readBarrierFailsFastWhileArchiveDown(backends.archive().monitor()::unreachableFor);
         }
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         this.fleet = settings.fleet() == null ? null : fleet(settings);
@@ -314,11 +316,25 @@ public final class ProxyServer implements AutoCloseable {
         dispatcher.connectionClosed(client.id());
     }
 
+    /** Storage checks whose refusals make this proxy refuse writes and report not ready ({@link WriteRefusals}). */
+    public WriteRefusals writeRefusals() {
+        return writeRefusals;
+    }
+
     public Readiness readiness() {
         if (draining) {
             return new Readiness(false, "shutting down");
         }
+        Optional<String> refusing = writeRefusals.current();
+        if (refusing.isPresent()) {
+            return new Readiness(false, "writes refused: " + refusing.get());
+        }
         if (backends.archive().monitor().topology().primary() == null) {
+            if (tiered != null && backends.fast() != null && backends.fast().monitor().topology().primary() != null) {
+                // taking every replica out of service would stop the hot data too: stay ready, and say it (docs/faults.md)
+                return new Readiness(true, "degraded: no primary known for the archive tier; serving what the fast tier proves, "
+                        + "refusing the rest retryably");
+            }
             return new Readiness(false, "no primary known for the archive tier");
         }
         if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {

@@ -51,6 +51,9 @@ import org.bson.BsonValue;
  */
 public final class TieredProxy {
 
+    /** How long the tiered layer's own archive requests wait for a member to answer (the driver's default is 30 s). */
+    static final Duration ARCHIVE_SELECTION = Duration.ofSeconds(3);
+
     /**
      * Knobs that are not part of the config schema.
      *
@@ -119,7 +122,8 @@ public final class TieredProxy {
                                         Duration causalWaitTimeout, ReadConsistency readConsistency, String instanceId,
                                         Options options) {
         MongoClient fast = TierClients.client(fastUri, "thermocline-proxy", tls);
-        MongoClient archive = TierClients.client(archiveUri, "thermocline-proxy", tls);
+        // a client's request waits for the archive at most this long while it is down, then fails retryably (docs/faults.md)
+        MongoClient archive = TierClients.client(archiveUri, "thermocline-proxy", tls, ARCHIVE_SELECTION);
         MetadataStore store = new MetadataStore(fast);
         StateFollower follower = new StateFollower(store, options.followInterval());
         MirrorProgress progress = new MirrorProgress(() -> store.feederCheckpoint().mirroredThrough());

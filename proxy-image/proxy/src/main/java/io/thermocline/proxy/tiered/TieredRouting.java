@@ -147,6 +147,11 @@ public final class TieredRouting implements AutoCloseable {
         return promotion.barrierCounts();
     }
 
+    /** While the archive is down, archive-routed reads fail fast instead of waiting for a feeder that cannot mirror. */
+    public void readBarrierFailsFastWhileArchiveDown(java.util.function.Supplier<java.util.Optional<java.time.Duration>> unreachableFor) {
+        barrier.failFastWhile(unreachableFor);
+    }
+
     /** How archive-routed reads passed the read barrier so far. */
     public ReadBarrier.Counts readBarrierCounts() {
         return barrier.counts();

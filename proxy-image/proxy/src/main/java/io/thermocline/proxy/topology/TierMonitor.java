@@ -68,6 +68,13 @@ public final class TierMonitor implements AutoCloseable {
     private final List<CompletableFuture<ServerAddress>> primaryWaiters = new ArrayList<>();
     private volatile TierTopology topology;
     private volatile boolean closed;
+    /** {@link System#nanoTime} since when no member of the tier has answered a check (0 while one answers). */
+    private volatile long unreachableSince;
+
+    /** After this long with no member answering, the tier is down: requests stop waiting the full selection timeout. */
+    public static final Duration OUTAGE_CONFIRMED = Duration.ofSeconds(2);
+    /** How long a request waits for a primary of a tier that is down (a check requested meanwhile finds one back). */
+    static final Duration OUTAGE_WAIT = Duration.ofSeconds(1);
 
     public TierMonitor(Tier tier, ConnectionString uri, BackendConnector connector, EventLoopGroup group,
                        Duration heartbeat, Listener listener) {
@@ -196,12 +203,34 @@ public final class TierMonitor implements AutoCloseable {
         return f;
     }
 
-    /** Completes with the primary as soon as one is known, or fails after {@code timeout}. */
-    public CompletableFuture<ServerAddress> awaitPrimary(Duration timeout) {
+    /** How long no member of this tier has answered (empty while one answers): an outage. */
+    public Optional<Duration> unreachableFor() {
+        long since = unreachableSince;
+        return since == 0 ? Optional.empty() : Optional.of(Duration.ofNanos(System.nanoTime() - since));
+    }
+
+    /**
+     * How long a request waits for a primary: the full {@code timeout}, except once no member has answered for
+     * {@link #OUTAGE_CONFIRMED}: then {@link #OUTAGE_WAIT}, so requests needing a tier that is down fail fast and
+     * retryably instead of each spending the selection timeout (docs/faults.md).
+     */
+    static Duration primaryWait(Duration timeout, Optional<Duration> unreachableFor) {
+        if (unreachableFor.isPresent() && unreachableFor.get().compareTo(OUTAGE_CONFIRMED) >= 0 && timeout.compareTo(OUTAGE_WAIT) > 0) {
+            return OUTAGE_WAIT;
+        }
+        return timeout;
+    }
+
+    /** Completes with the primary as soon as one is known, or fails after {@code timeout} (less while the tier is down). */
+    public CompletableFuture<ServerAddress> awaitPrimary(Duration requested) {
         ServerAddress p = topology.primary();
         if (p != null) {
             return CompletableFuture.completedFuture(p);
         }
+        Optional<Duration> down = unreachableFor();
+        Duration timeout = primaryWait(requested, down);
+        String outage = timeout.equals(requested) ? "" : "the " + tier.label() + " tier is unreachable (no member has answered for "
+                + down.orElseThrow().toSeconds() + " s), so this request did not wait the full " + requested.toMillis() + " ms; ";
         CompletableFuture<ServerAddress> f = new CompletableFuture<>();
         synchronized (this) {
             if (topology.primary() != null) {
@@ -214,8 +243,8 @@ public final class TierMonitor implements AutoCloseable {
             synchronized (this) {
                 primaryWaiters.remove(f);
             }
-            f.completeExceptionally(new BackendUnavailableException(
-                    "no primary is known for the " + tier.label() + " tier after " + timeout.toMillis() + " ms ("
+            f.completeExceptionally(new BackendUnavailableException(outage
+                    + "no primary is known for the " + tier.label() + " tier after " + timeout.toMillis() + " ms ("
                             + describeProblems() + ")", false));
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         f.whenComplete((a, e) -> t.cancel(false));
@@ -299,6 +328,12 @@ public final class TierMonitor implements AutoCloseable {
             }
             primary = primaryOf(descriptions);
             topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), primary);
+            boolean noneAnswers = primary == null && descriptions.values().stream().allMatch(TierMonitor::failedCheck);
+            if (!noneAnswers) {
+                unreachableSince = 0;
+            } else if (unreachableSince == 0) {
+                unreachableSince = System.nanoTime();
+            }
             if (primary != null && !primaryWaiters.isEmpty()) {
                 wake = new ArrayList<>(primaryWaiters);
                 primaryWaiters.clear();
@@ -308,6 +343,11 @@ public final class TierMonitor implements AutoCloseable {
         for (CompletableFuture<ServerAddress> w : wake) {
             w.complete(primary);
         }
+    }
+
+    /** A member whose last check failed (not one merely not checked yet). */
+    private static boolean failedCheck(MemberDescription m) {
+        return m.role() == MemberRole.UNKNOWN && m.error() != null && !m.error().equals("not checked yet");
     }
 
     private static boolean newer(MemberDescription a, MemberDescription b) {

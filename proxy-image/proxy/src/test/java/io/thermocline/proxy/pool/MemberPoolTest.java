@@ -72,7 +72,7 @@ class MemberPoolTest {
         CompletableFuture<BackendConnection> waiting = pool.borrow();
         pool.release(a);
         assertThat(pool.open()).as("the busy one closed on release, not handed to the waiter").isZero();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !a.isOpen());
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !a.isOpen());
         assertThat(waiting).isNotDone();
         pool.resize(1);
         BackendConnection granted = waiting.get(5, TimeUnit.SECONDS);
@@ -117,7 +117,7 @@ class MemberPoolTest {
         BackendConnection a = pool.borrow().get(5, TimeUnit.SECONDS);
         pool.clear();
         pool.release(a);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !a.isOpen());
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !a.isOpen());
         assertThat(pool.open()).isZero();
         backend.shutdownNow();
         assertThatThrownBy(() -> pool.borrow().get(5, TimeUnit.SECONDS))

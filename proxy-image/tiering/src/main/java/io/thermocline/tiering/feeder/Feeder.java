@@ -128,6 +128,9 @@ public final class Feeder extends Worker<Feeder> {
     private BsonTimestamp lastReceived;
     private long lastDeadLetterRetryNanos;
     private FeederHealth health = FeederHealth.HEALTHY;
+    /** Why the archive took no batch since {@link #troubleSince} (null while it takes them). */
+    private ArchiveTrouble trouble;
+    private long troubleSince;
 
     /** Starts a feeder with its own clients for the configured tiers. */
     public static Feeder start(ThermoclineConfig config, Options options) {
@@ -210,7 +213,56 @@ public final class Feeder extends Worker<Feeder> {
                         options.instanceId(), describe(leanThrough), error.getMessage());
                 return Duration.ZERO;
             }
+            ArchiveTrouble.of(e).ifPresent(this::archiveTakesNothing);
             throw e;
+        }
+    }
+
+    /** One line when an outage (or a refusal) begins, not one per retry; the batch is retried from the checkpoint. */
+    private void archiveTakesNothing(ArchiveTrouble now) {
+        if (trouble == null || trouble.kind() != now.kind()) {
+            if (trouble == null) {
+                troubleSince = System.nanoTime();
+            } else {
+                metrics.archiveTrouble.labelValues(trouble.kind().label).set(0);
+            }
+            LOG.warn("event=feeder_archive_unavailable instance={} why={} pending={} mirroredThrough={} cause=\"{}\" "
+                    + "action=\"retrying the batch until the archive takes it; the fast tier keeps the writes\"", options.instanceId(),
+                    now.kind().label, stream == null ? 0 : stream.pending(), checkpoint == null ? "none" : describe(checkpoint.mirroredThrough()),
+                    now.cause());
+        }
+        if (trouble == null || trouble.kind() != now.kind()) {
+            publishArchiveUnavailable(new FeederHealth.ArchiveUnavailable(now.kind().label, Instant.now(), firstLine(now.cause())));
+        }
+        trouble = now;
+        metrics.archiveTrouble.labelValues(now.kind().label).set(1);
+    }
+
+    /** For {@code thermocline status} and the proxies: in the fast tier's shared state, which an archive outage does not touch. */
+    private void publishArchiveUnavailable(FeederHealth.ArchiveUnavailable unavailable) {
+        FeederHealth next = health.withArchiveUnavailable(unavailable);
+        try {
+            store.saveFeederHealth(next);
+            health = next;
+        } catch (RuntimeException e) {
+            LOG.debug("event=feeder_health_not_saved error=\"{}\"", e.toString());
+        }
+    }
+
+    private static String firstLine(String message) {
+        String line = String.valueOf(message).lines().findFirst().orElse("");
+        return line.length() > 300 ? line.substring(0, 300) : line;
+    }
+
+    private void archiveTookABatch() {
+        if (trouble != null) {
+            LOG.warn("event=feeder_archive_available instance={} was={} after_ms={} action=catching_up", options.instanceId(),
+                    trouble.kind().label, (System.nanoTime() - troubleSince) / 1_000_000);
+            metrics.archiveTrouble.labelValues(trouble.kind().label).set(0);
+            trouble = null;
+        }
+        if (health.archiveUnavailable() != null) {
+            publishArchiveUnavailable(null); // also what an earlier incarnation left there
         }
     }
 
@@ -387,6 +439,7 @@ public final class Feeder extends Worker<Feeder> {
             publishDeadLetters();
         }
         if (wrote) {
+            archiveTookABatch();
             // a batch of own events, probes and fence expiries only never waits for the archive
             options.faults().reached(FaultPoint.FEEDER_ARCHIVE_WRITTEN);
         }

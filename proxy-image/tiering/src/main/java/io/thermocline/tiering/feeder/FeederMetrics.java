@@ -19,6 +19,7 @@ public final class FeederMetrics {
     final Counter deadLettered;
     final Counter historyLost;
     final Gauge resyncing;
+    final Gauge archiveTrouble;
 
     private static final Map<PrometheusRegistry, FeederMetrics> BY_REGISTRY = new WeakHashMap<>();
 
@@ -60,5 +61,12 @@ public final class FeederMetrics {
         resyncing = Gauge.builder().name("thermocline_feeder_resyncing")
                 .help("1 while the feeder resyncs the archive from the fast tier after lost change-stream history")
                 .register(registry);
+        archiveTrouble = Gauge.builder().name("thermocline_feeder_archive_unavailable")
+                .help("1 while the archive takes no mirror write, by why (unreachable, refusing_writes): the fast tier keeps the writes and the feeder retries")
+                .labelNames("why")
+                .register(registry);
+        for (ArchiveTrouble.Kind kind : ArchiveTrouble.Kind.values()) {
+            archiveTrouble.labelValues(kind.label).set(0);
+        }
     }
 }

@@ -10,10 +10,27 @@ import java.time.Instant;
  * @param deadLetters       mirror writes the archive refused for good, not yet resolved
  * @param oldestDeadLetter  {@link DeadLetters.Letter#summary()} of the oldest (null when none)
  * @param historyLost       the last loss of change-stream history (null: never)
+ * @param archiveUnavailable why the archive takes no mirror write now (null while it takes them; docs/faults.md)
  */
-public record FeederHealth(long deadLetters, String oldestDeadLetter, HistoryLoss historyLost) {
+public record FeederHealth(long deadLetters, String oldestDeadLetter, HistoryLoss historyLost, ArchiveUnavailable archiveUnavailable) {
 
-    public static final FeederHealth HEALTHY = new FeederHealth(0, null, null);
+    public static final FeederHealth HEALTHY = new FeederHealth(0, null, null, null);
+
+    public FeederHealth(long deadLetters, String oldestDeadLetter, HistoryLoss historyLost) {
+        this(deadLetters, oldestDeadLetter, historyLost, null);
+    }
+
+    /**
+     * @param why    {@code unreachable} (an outage) or {@code refusing_writes} (a full disk, a read-only volume, a quota)
+     * @param since  when the feeder first found it so
+     * @param cause  the archive's (or the driver's) error, one line
+     */
+    public record ArchiveUnavailable(String why, Instant since, String cause) {
+    }
+
+    public FeederHealth withArchiveUnavailable(ArchiveUnavailable unavailable) {
+        return new FeederHealth(deadLetters, oldestDeadLetter, historyLost, unavailable);
+    }
 
     /**
      * @param detectedAt   when the feeder found its resume point gone from the fast tier's oplog
@@ -28,10 +45,10 @@ public record FeederHealth(long deadLetters, String oldestDeadLetter, HistoryLos
     }
 
     public FeederHealth withDeadLetters(long count, String oldest) {
-        return new FeederHealth(count, oldest, historyLost);
+        return new FeederHealth(count, oldest, historyLost, archiveUnavailable);
     }
 
     public FeederHealth withHistoryLost(HistoryLoss loss) {
-        return new FeederHealth(deadLetters, oldestDeadLetter, loss);
+        return new FeederHealth(deadLetters, oldestDeadLetter, loss, archiveUnavailable);
     }
 }

@@ -227,6 +227,10 @@ public final class MetadataStore {
                         .append("resyncedAt", date(loss.resyncedAt()))
                         .append("upserted", new BsonInt64(loss.upserted()))
                         .append("deleted", new BsonInt64(loss.deleted())))
+                .append("archiveUnavailable", h.archiveUnavailable() == null ? BsonNull.VALUE
+                        : new BsonDocument("why", new BsonString(h.archiveUnavailable().why()))
+                        .append("since", date(h.archiveUnavailable().since()))
+                        .append("cause", new BsonString(String.valueOf(h.archiveUnavailable().cause()))))
                 .append("updatedAt", date(Instant.now()));
     }
 
@@ -237,8 +241,14 @@ public final class MetadataStore {
             loss = new FeederHealth.HistoryLoss(instant(l.get("detectedAt")), instant(l.get("resyncedAt")),
                     l.getNumber("upserted").longValue(), l.getNumber("deleted").longValue());
         }
+        FeederHealth.ArchiveUnavailable unavailable = null;
+        if (d.isDocument("archiveUnavailable")) {
+            BsonDocument a = d.getDocument("archiveUnavailable");
+            unavailable = new FeederHealth.ArchiveUnavailable(a.getString("why").getValue(), instant(a.get("since")),
+                    a.getString("cause").getValue());
+        }
         return new FeederHealth(d.isNumber("deadLetters") ? d.getNumber("deadLetters").longValue() : 0,
-                d.isString("oldestDeadLetter") ? d.getString("oldestDeadLetter").getValue() : null, loss);
+                d.isString("oldestDeadLetter") ? d.getString("oldestDeadLetter").getValue() : null, loss, unavailable);
     }
 
     static BsonDocument fromNamespaceState(NamespaceState s) {

@@ -35,7 +35,19 @@ public record TierClients(MongoClient fast, MongoClient archive) implements Auto
     }
 
     public static MongoClient client(String uri, String applicationName, TlsConfig tls) {
-        return MongoClients.create(settings(uri, tls)
+        return client(uri, applicationName, tls, null);
+    }
+
+    /**
+     * As {@link #client(String, String, TlsConfig)}, giving up selecting a member after {@code serverSelection}
+     * (the driver's 30 s when null): a request path that must fail fast while a tier is down.
+     */
+    public static MongoClient client(String uri, String applicationName, TlsConfig tls, java.time.Duration serverSelection) {
+        MongoClientSettings.Builder b = settings(uri, tls);
+        if (serverSelection != null) {
+            b.applyToClusterSettings(c -> c.serverSelectionTimeout(serverSelection.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS));
+        }
+        return MongoClients.create(b
                 .applicationName(applicationName)
                 .readPreference(ReadPreference.primary())
                 .readConcern(ReadConcern.MAJORITY)

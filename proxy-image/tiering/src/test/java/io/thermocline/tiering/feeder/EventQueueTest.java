@@ -64,6 +64,23 @@ class EventQueueTest {
         assertThat(requested.get() - initial).isEqualTo(limit + 10);
     }
 
+    @Test
+    void userEventsAmongOwnTransactionsFillWholeBatches() throws Exception {
+        int users = 6 * BATCH;
+        for (int i = 0; i < users; i++) {
+            queue.onNext(event("shop", "orders", i, null));
+            promotion(2 + i, 14); // 15 own events after each user event: a batch of BATCH events would hold one
+        }
+        List<Integer> usersPerBatch = new java.util.ArrayList<>();
+        int seen = 0;
+        while (seen < users) {
+            long batchUsers = next().stream().filter(e -> e.fullDocument() != null).count();
+            usersPerBatch.add((int) batchUsers);
+            seen += (int) batchUsers;
+        }
+        assertThat(usersPerBatch).as("user events per batch (one archive round trip each)").containsOnly(BATCH).hasSize(users / BATCH);
+    }
+
     private List<ChangeEvent> next() throws InterruptedException {
         return queue.nextBatch(BATCH, Duration.ofMillis(50), Duration.ofMillis(50));
     }

@@ -25,9 +25,30 @@ public final class ErrorMapping {
     private static final Logger LOG = LoggerFactory.getLogger(ErrorMapping.class);
 
     private final ClientReplies replies;
+    /** Names the tier a driver error is about, from the members it lists ("the archive", "the fast", else "a"). */
+    private final java.util.function.Function<String, String> tierNamed;
 
     public ErrorMapping(ClientReplies replies) {
+        this(replies, message -> "a");
+    }
+
+    public ErrorMapping(ClientReplies replies, java.util.function.Function<String, String> tierNamed) {
         this.replies = replies;
+        this.tierNamed = tierNamed;
+    }
+
+    /** The tier whose members {@code message} names, for errors of the tiered layer's own driver clients. */
+    public static java.util.function.Function<String, String> tierNamedBy(Backends backends) {
+        return message -> {
+            if (message != null && names(message, backends.archive())) {
+                return "the archive";
+            }
+            return message != null && backends.fast() != null && names(message, backends.fast()) ? "the fast" : "a";
+        };
+    }
+
+    private static boolean names(String message, TierBackend tier) {
+        return tier.monitor().topology().members().keySet().stream().anyMatch(a -> message.contains(a.getHost() + ":" + a.getPort()));
     }
 
     public CompletableFuture<Void> unavailable(Request request, Throwable error) {
@@ -38,7 +59,7 @@ public final class ErrorMapping {
             replies.metrics().commandFinished(request.name(), "client_gone", elapsed);
             return CompletableFuture.completedFuture(null);
         }
-        RawBsonDocument reply = reply(request.traits(), cause);
+        RawBsonDocument reply = reply(request.traits(), cause, tierNamed);
         replies.metrics().commandFinished(request.name(), "unavailable", elapsed);
         if (request.msg().moreToCome()) {
             return CompletableFuture.completedFuture(null);
@@ -48,6 +69,10 @@ public final class ErrorMapping {
 
     /** The error for a command that failed on its way to a member with {@code cause}. */
     static RawBsonDocument reply(CommandTraits command, Throwable cause) {
+        return reply(command, cause, message -> "a");
+    }
+
+    static RawBsonDocument reply(CommandTraits command, Throwable cause, java.util.function.Function<String, String> tierNamed) {
         if (cause instanceof BackendUnavailableException b) {
             return MongoError.HOST_UNREACHABLE.reply(b.getMessage(), backendUnavailableLabels(command, b.requestSent()));
         }
@@ -57,6 +82,11 @@ public final class ErrorMapping {
         }
         if (cause instanceof UnsatisfiableReadPreference unsatisfiable) {
             return MongoError.FAILED_TO_SATISFY_READ_PREFERENCE.reply(unsatisfiable.getMessage(), List.of());
+        }
+        if (cause instanceof com.mongodb.MongoTimeoutException || cause instanceof com.mongodb.MongoSocketException) {
+            // the tiered layer's own request to a tier found no member answering (an outage): retryable, as for a forward
+            return MongoError.HOST_UNREACHABLE.reply(tierNamed.apply(cause.getMessage()) + " tier did not answer the Thermocline proxy's "
+                    + command.name() + " (retry later): " + cause.getMessage(), backendUnavailableLabels(command, cause instanceof com.mongodb.MongoSocketException));
         }
         if (cause instanceof PoolTimeoutException t) {
             return MongoError.HOST_UNREACHABLE.reply(t.getMessage(),

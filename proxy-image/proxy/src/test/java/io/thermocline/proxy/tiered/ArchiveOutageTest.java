@@ -1,0 +1,239 @@
+package io.thermocline.proxy.tiered;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDocument;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * An archive outage through the proxy (issue 24, docs/faults.md): what the fast tier proves keeps being served,
+ * what needs the archive is refused retryably (code 6, naming the archive), the feeder queues and catches up when
+ * the archive is back, and no acknowledged write is lost. Prints, per kind of operation, how many were served and
+ * refused and how long each took (the numbers in docs/benchmarks/archive-outage.md; no assertion on a time).
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class ArchiveOutageTest {
+
+    static final int ROUNDS = 5;
+    /** Every command a client or the proxy sends: a member that answers none of them is, to everyone, down. */
+    static final String ALL_COMMANDS = "['hello', 'isMaster', 'ismaster', 'ping', 'buildInfo', 'find', 'aggregate', 'count', 'distinct',"
+            + " 'insert', 'update', 'delete', 'findAndModify', 'getMore', 'killCursors', 'endSessions', 'listIndexes',"
+            + " 'listCollections', 'commitTransaction', 'abortTransaction', 'saslStart', 'saslContinue']";
+
+    TieredStack stack;
+    /** A replica re-reading the shared state every 2 s: the stack's own (50 ms) goes stale on a loaded machine, and routes all to the archive. */
+    io.thermocline.proxy.server.ProxyServer proxy;
+    MongoClient client;
+    MongoCollection<BsonDocument> orders;
+    final Instant now = Instant.now();
+    /** What every acknowledged write left in each document: checked in the archive after the outage. */
+    final Map<Integer, String> acknowledged = new LinkedHashMap<>();
+    final Map<String, Tally> tallies = new LinkedHashMap<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20));
+        stack.startFeeder();
+        proxy = stack.anotherProxy("outage-test", Duration.ofSeconds(2));
+        stack.coverSince(now.minus(Duration.ofMinutes(50)), proxy.tieredRouting().orElseThrow());
+        client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true&retryReads=true");
+        orders = client.getDatabase("shop").getCollection("orders", BsonDocument.class);
+        for (int id = 1; id <= 3; id++) {
+            orders.insertOne(TieredProxyTest.order(id, now, "hot"));
+            acknowledged.put(id, "hot");
+        }
+        stack.archiveOrders().insertOne(TieredProxyTest.order(100, now.minus(Duration.ofDays(3)), "cold"));
+        assertThat(new MirrorBarrier(stack.fastWorkers, new MetadataStore(stack.fastWorkers), "test").sync(Duration.ofSeconds(30))).isPresent();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        archiveBack();
+        client.close();
+        stack.close();
+    }
+
+    @Test
+    void aStoppedArchiveLeavesHotDataServedRefusesTheRestRetryablyAndLosesNothing() throws Exception {
+        failArchive("{closeConnection: true, failCommands: " + ALL_COMMANDS + "}");
+        awaitOutageKnown();
+        for (int round = 0; round < ROUNDS; round++) {
+            int id = 1 + round % 3;
+            String state = "paid-" + round;
+            served("hot point read", () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
+            served("hot range read", () -> assertThat(orders.find(Filters.gte("createdAt", Date.from(now.minusSeconds(600))))
+                    .into(new ArrayList<>())).hasSize(3));
+            served("hot update", () -> {
+                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state)).getModifiedCount()).isEqualTo(1);
+                acknowledged.put(id, state);
+            });
+            refused("cold point read", () -> orders.find(Filters.eq("_id", 100)).first());
+            refused("count over both tiers", () -> orders.countDocuments());
+            refused("untiered namespace read", () -> client.getDatabase("shop").getCollection("customers").find().first());
+            int newId = 200 + round;
+            refused("insert (its _id is checked in the archive)", () -> orders.insertOne(TieredProxyTest.order(newId, Instant.now(), "new")));
+        }
+        assertThat(proxy.readiness().ready()).as("the hot data is still served").isTrue();
+        assertThat(proxy.readiness().reason()).contains("degraded", "archive");
+        awaitFeederReports("unreachable");
+        recoverAndCheck("stopped");
+    }
+
+    @Test
+    void anArchiveThatRefusesWritesLeavesHotWritesQueuedInTheFastTierAndLosesNothing() throws Exception {
+        failArchive("{errorCode: 14031, failCommands: ['insert', 'update', 'delete', 'findAndModify']}");
+        for (int round = 0; round < ROUNDS; round++) {
+            int id = 1 + round % 3;
+            String state = "paid-" + round;
+            served("hot point read", () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
+            served("hot update", () -> {
+                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state)).getModifiedCount()).isEqualTo(1);
+                acknowledged.put(id, state);
+            });
+            served("cold point read", () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
+        }
+        awaitFeederReports("refusing_writes");
+        recoverAndCheck("refusing writes");
+    }
+
+    private void failArchive(String data) {
+        stack.archiveDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'alwaysOn', data: "
+                + data + "}"));
+    }
+
+    /** Off goes the fail point, over a bare connection (a driver would first need the hello the fail point refuses). */
+    private void archiveBack() throws Exception {
+        try (io.thermocline.proxy.WireClient direct = new io.thermocline.proxy.WireClient(stack.tiers.embeddedArchive().orElseThrow().primary().port())) {
+            assertThat(direct.command(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off', $db: 'admin'}")).body()
+                    .getNumber("ok").intValue()).isEqualTo(1);
+        }
+    }
+
+    /** The proxy's archive monitor has seen no member answer for the outage's confirmation (a loaded machine may take a while). */
+    private void awaitOutageKnown() throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (proxy.readiness().reason().isEmpty() || !proxy.readiness().reason().contains("archive")) {
+            assertThat(System.nanoTime()).as("the proxy notices the archive is down").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+        Thread.sleep(io.thermocline.proxy.topology.TierMonitor.OUTAGE_CONFIRMED.toMillis());
+    }
+
+    private void recoverAndCheck(String scenario) throws Exception {
+        long back = System.nanoTime();
+        archiveBack();
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (!archiveHoldsEveryAcknowledgedWrite()) {
+            assertThat(System.nanoTime()).as("the feeder catches up: archive %s, acknowledged %s", archiveStates(), acknowledged).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+        long mirroredMs = (System.nanoTime() - back) / 1_000_000;
+        assertThat(new MetadataStore(stack.fastWorkers).feederHealth().archiveUnavailable()).as("cleared by the feeder's next batch").isNull();
+        served("cold point read after recovery", () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
+        print(scenario, mirroredMs);
+        assertThat(archiveStates()).as("every acknowledged write, in the archive after the outage").containsAllEntriesOf(acknowledged);
+    }
+
+    /** The feeder, which has the outage's writes to mirror, says why in the shared state (thermocline status shows it). */
+    private void awaitFeederReports(String why) throws InterruptedException {
+        MetadataStore metadata = new MetadataStore(stack.fastWorkers);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (metadata.feederHealth().archiveUnavailable() == null || !metadata.feederHealth().archiveUnavailable().why().equals(why)) {
+            assertThat(System.nanoTime()).as("the feeder reports the archive %s: %s", why, metadata.feederHealth()).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    private boolean archiveHoldsEveryAcknowledgedWrite() {
+        try {
+            return archiveStates().entrySet().containsAll(acknowledged.entrySet());
+        } catch (MongoException e) {
+            return false;
+        }
+    }
+
+    private Map<Integer, String> archiveStates() {
+        Map<Integer, String> states = new LinkedHashMap<>();
+        stack.archiveOrders().find(Filters.in("_id", acknowledged.keySet())).forEach(d ->
+                states.put(d.getInt32("_id").getValue(), d.getString("state").getValue()));
+        return states;
+    }
+
+    private void served(String kind, Step op) throws Exception {
+        long start = System.nanoTime();
+        op.run();
+        tally(kind).served(System.nanoTime() - start);
+    }
+
+    private void refused(String kind, Step op) {
+        long start = System.nanoTime();
+        try {
+            op.run();
+        } catch (MongoException e) {
+            tally(kind).refused(System.nanoTime() - start);
+            assertThat(e.getCode()).as("%s: %s", kind, e.getMessage()).isEqualTo(6);
+            assertThat(e.getMessage()).as(kind).contains("archive");
+            return;
+        } catch (Exception e) {
+            throw new AssertionError(kind, e);
+        }
+        throw new AssertionError(kind + " was served while the archive was down");
+    }
+
+    private Tally tally(String kind) {
+        return tallies.computeIfAbsent(kind, k -> new Tally());
+    }
+
+    private void print(String scenario, long mirroredMs) {
+        StringBuilder table = new StringBuilder(String.format(Locale.ROOT, "%nArchive %s, through the proxy (%d rounds):%n", scenario, ROUNDS));
+        table.append("| operation | served | refused | slowest ms |\n|---|---|---|---|\n");
+        tallies.forEach((kind, t) -> table.append(String.format(Locale.ROOT, "| %s | %d | %d | %d |%n", kind, t.served, t.refused, t.slowestMs())));
+        table.append(String.format(Locale.ROOT, "archive back -> every acknowledged write in the archive: %d ms; acknowledged writes lost: 0 of %d%n",
+                mirroredMs, acknowledged.size()));
+        System.out.println(table);
+    }
+
+    interface Step {
+        void run() throws Exception;
+    }
+
+    static final class Tally {
+        int served;
+        int refused;
+        long slowestNanos;
+
+        void served(long nanos) {
+            served++;
+            slowestNanos = Math.max(slowestNanos, nanos);
+        }
+
+        void refused(long nanos) {
+            refused++;
+            slowestNanos = Math.max(slowestNanos, nanos);
+        }
+
+        long slowestMs() {
+            return slowestNanos / 1_000_000;
+        }
+    }
+}
