@@ -53,6 +53,8 @@ class InARealClusterTest {
     FakeTiering tiering;
     @Inject
     FakeModes modes;
+    @io.quarkus.test.kubernetes.client.KubernetesTestServer
+    io.quarkus.test.kubernetes.client.KubernetesServer mockServer;
 
     private String ns;
     private SimulatedCluster cluster;
@@ -204,6 +206,25 @@ class InARealClusterTest {
 
         cluster.workloads().endTerminating();
         await().atMost(WAIT).until(() -> stored("term") == null);
+    }
+
+    /**
+     * With Delete the Secrets go at the end; the finalizer's removal after them can fail (a conflict, the API server
+     * away) or the operator restart: the retried deletion must finish, not refuse for want of the users Secret.
+     */
+    @Test
+    void aDeletionRetriedAfterItsSecretsWentStillFinishes() {
+        running("retry", "Delete");
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+        mockServer.expect().patch().withPath("/apis/thermocline.io/v1alpha1/namespaces/" + ns + "/thermoclineclusters/retry")
+                .andReturn(500, new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(500).withMessage("etcd timeout").build())
+                .once();
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("retry").delete();
+        await().atMost(WAIT).until(() -> stored("retry") == null);
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(get(Secret.class, "retry-users")).isNull();
+            assertThat(claims("retry")).isEmpty();
+        });
     }
 
     private List<String> selected(PodDisruptionBudget budget) {
