@@ -82,6 +82,22 @@ class ReplicaSetStepsTest {
         assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
     }
 
+    /** Every restarted mongod answers hello without a set name while it loads its config (STARTUP): it kept its data. */
+    @Test
+    void aRestartedMemberStillStartingIsNotTakenForOneThatLostItsData() {
+        converge(3, "7.0.14");
+        model.membersStartSlowly(3);
+        model.commands().clear();
+        reasons.clear();
+
+        converge(3, "7.0.15");
+
+        assertThat(reasons).doesNotContain("ReAddingMember");
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("reconfig"));
+        assertThat(model.violations()).isEmpty();
+        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.15"));
+    }
+
     @Test
     void upgradeRestartsSecondariesFirstThenThePrimaryAfterAStepDownThenSetsTheFcv() {
         converge(3, "7.0.14");
