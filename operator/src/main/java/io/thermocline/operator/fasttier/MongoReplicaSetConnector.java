@@ -104,6 +104,16 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         }
 
         @Override
+        public java.util.Map<String, String> memberStates() {
+            Document status = run("replSetGetStatus", () -> admin().runCommand(new Document("replSetGetStatus", 1)));
+            java.util.Map<String, String> states = new java.util.HashMap<>();
+            for (Document m : status.getList("members", Document.class, List.of())) {
+                states.put(m.getString("name"), m.getString("stateStr"));
+            }
+            return states;
+        }
+
+        @Override
         public void stepDown() {
             try {
                 admin().runCommand(new Document("replSetStepDown", 60).append("secondaryCatchUpPeriodSecs", 10));

@@ -19,6 +19,13 @@ public interface ReplicaSetClient extends AutoCloseable {
     /** {@code replSetReconfig} through the primary: only the members (and version) differ from {@link #config()}. */
     void reconfigure(ReplicaSetConfig next);
 
+    /**
+     * Each member's state as the primary's {@code replSetGetStatus} reports it ({@code stateStr}: STARTUP,
+     * STARTUP2, RECOVERING, SECONDARY, ...), by host. STARTUP2 is an initial sync: what a member in the
+     * configuration does only when its data is gone (a restarted member with data loads its config and recovers).
+     */
+    java.util.Map<String, String> memberStates();
+
     /** {@code replSetStepDown} on the primary, so an election picks another member before this one goes. */
     void stepDown();
 

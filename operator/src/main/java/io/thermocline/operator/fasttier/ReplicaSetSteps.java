@@ -50,6 +50,11 @@ public final class ReplicaSetSteps {
         }
     }
 
+    /** Lost its data: without a config, or syncing from scratch, while the primary's status says initial sync. */
+    static boolean lostItsData(MemberView view, String primaryView) {
+        return (view.role() == Role.UNINITIATED || view.role() == Role.OTHER) && "STARTUP2".equals(primaryView);
+    }
+
     private static ReplicaSetState initiate(ReplicaSetClient rs, ReplicaSetTarget target, Map<String, MemberView> views) {
         if (target.initiated()) {
             return new ReplicaSetState.Converging("ReplicaSetMissing", "status.replicaSetInitiated records that this replica"
@@ -73,9 +78,14 @@ public final class ReplicaSetSteps {
     private static ReplicaSetState configure(ReplicaSetClient rs, ReplicaSetTarget target, Map<String, MemberView> views,
             MemberView primary, ReplicaSetConfig config) {
         List<String> configured = config.hosts();
+        // a member answering without a set name is usually just starting (STARTUP: loading its config after a restart);
+        // only an initial sync (STARTUP2) of a configured, not newly added member says its data is gone
+        Map<String, String> states = config.members().stream().anyMatch(m -> views.containsKey(m.host())
+                && views.get(m.host()).role() != Role.PRIMARY && views.get(m.host()).role() != Role.SECONDARY && !m.newlyAdded())
+                ? rs.memberStates() : Map.of();
         for (ReplicaSetConfig.Member m : config.members()) {
             MemberView view = views.get(m.host());
-            if (view != null && view.role() == Role.UNINITIATED && !m.newlyAdded()) {
+            if (view != null && lostItsData(view, states.get(m.host())) && !m.newlyAdded()) {
                 ReplicaSetConfig next = config.removing(m.host());
                 rs.reconfigure(next);
                 LOG.infof("event=replicaset-member-lost-data replicaSet=%s host=%s", target.replicaSetName(), m.host());

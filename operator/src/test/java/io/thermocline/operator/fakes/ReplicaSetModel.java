@@ -33,6 +33,8 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
         boolean data;
         boolean crashed;
         String version;
+        /** Answers left in STARTUP (no set name yet) after a restart, as a mongod loading its config. */
+        int starting;
     }
 
     private final Map<String, Member> members = new LinkedHashMap<>();
@@ -44,12 +46,19 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
     private String primary;
     private String fcv;
     private boolean podsFollowTargets = true;
+    private int startupAnswers;
 
     // ---- what Kubernetes does to the pods (driven by a test, or by the targets when nothing drives it)
 
     /** From now on only {@link #podsRunning}, {@link #restarted} and {@link #podGone} move pods. */
     public synchronized ReplicaSetModel podsDrivenByTest() {
         podsFollowTargets = false;
+        return this;
+    }
+
+    /** From now on a restarted member answers {@code answers} times without a set name (STARTUP) before it recovers. */
+    public synchronized ReplicaSetModel membersStartSlowly(int answers) {
+        startupAnswers = answers;
         return this;
     }
 
@@ -103,6 +112,7 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
             }
         }
         lost(host, "restarted");
+        m.starting = startupAnswers;
         m.version = version;
         m.crashed = !canStart(version);
         if (m.crashed) {
@@ -160,7 +170,7 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
 
     public synchronized boolean healthy(String host) {
         Member m = members.get(host);
-        return m != null && m.pod && !m.crashed && m.data && config != null && config.contains(host);
+        return m != null && m.pod && !m.crashed && m.data && m.starting == 0 && config != null && config.contains(host);
     }
 
     /** Sets up an already initiated replica set (e.g. data kept from before). */
@@ -195,7 +205,10 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 if (m == null || !m.pod || m.crashed) {
                     return MemberView.unreachable(host);
                 }
-                if (!m.data) {
+                if (!m.data || m.starting > 0) {
+                    if (m.starting > 0) {
+                        m.starting--;
+                    }
                     return new MemberView(host, Role.UNINITIATED, m.version, List.of());
                 }
                 Role role = host.equals(primary) ? Role.PRIMARY : config != null && config.contains(host) ? Role.SECONDARY : Role.OTHER;
@@ -254,6 +267,20 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 }
                 config = new ReplicaSetConfig(next.version(), next.members().stream()
                         .map(m -> new ReplicaSetConfig.Member(m.id(), m.host(), false)).toList());
+            }
+        }
+
+        @Override
+        public Map<String, String> memberStates() {
+            synchronized (ReplicaSetModel.this) {
+                requirePrimary();
+                Map<String, String> states = new HashMap<>();
+                for (String host : config.hosts()) {
+                    Member m = members.get(host);
+                    states.put(host, m == null || !m.pod || m.crashed ? "(not reachable/healthy)" : m.starting > 0 ? "STARTUP"
+                            : !m.data ? "STARTUP2" : host.equals(primary) ? "PRIMARY" : "SECONDARY");
+                }
+                return states;
             }
         }
 

@@ -61,6 +61,43 @@ class ReplicaSetStepsTest {
         assertThat(reasons).contains("SteppingDown", "RemovingMember");
     }
 
+    /**
+     * The reconciler sizes the StatefulSet from its last step, which an operator restart forgets: until a step
+     * has read the configuration again, nothing shrinks (the members above the wanted size are still configured).
+     */
+    @Test
+    void anOperatorRestartMidScaleDownShrinksNothingUntilTheConfigurationIsReadAgain() {
+        converge(5, "7.0.14");
+        ReplicaSetState first = step(3, "7.0.14"); // the scale-down begins: one member is being removed
+        assertThat(first).isNotInstanceOf(ReplicaSetState.Converged.class);
+
+        // restarted: no last step; the status still says the replica set was initiated
+        statefulSetReplicas = FastTierPods.replicas(LAYOUT, 3, statefulSetReplicas, null, true);
+        model.podsRunning(LAYOUT.memberHosts(statefulSetReplicas), "7.0.14");
+        assertThat(model.violations()).as("no pod of a configured member goes").isEmpty();
+        assertThat(statefulSetReplicas).isGreaterThan(3);
+
+        converge(3, "7.0.14");
+        assertThat(model.violations()).isEmpty();
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
+    }
+
+    /** Every restarted mongod answers hello without a set name while it loads its config (STARTUP): it kept its data. */
+    @Test
+    void aRestartedMemberStillStartingIsNotTakenForOneThatLostItsData() {
+        converge(3, "7.0.14");
+        model.membersStartSlowly(3);
+        model.commands().clear();
+        reasons.clear();
+
+        converge(3, "7.0.15");
+
+        assertThat(reasons).doesNotContain("ReAddingMember");
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("reconfig"));
+        assertThat(model.violations()).isEmpty();
+        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.15"));
+    }
+
     @Test
     void upgradeRestartsSecondariesFirstThenThePrimaryAfterAStepDownThenSetsTheFcv() {
         converge(3, "7.0.14");

@@ -37,8 +37,8 @@ public final class SimulatedCluster implements AutoCloseable {
         try {
             workloads.run();
             garbageCollector.collect();
-        } catch (RuntimeException e) {
-            LOG.debugf("simulated cluster tick failed: %s", e.toString());
+        } catch (Throwable e) { // an escaping throwable would end the schedule: the cluster would stop behaving
+            LOG.warnf("simulated cluster tick failed: %s", e.toString());
         }
     }
 

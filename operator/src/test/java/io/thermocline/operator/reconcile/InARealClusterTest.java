@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
@@ -33,12 +34,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Deleting a cluster in a namespace that behaves like a real cluster ({@link SimulatedCluster}: a garbage
+ * The operator in a namespace that behaves like a real cluster ({@link SimulatedCluster}: a garbage
  * collector that honours propagation policies, owned pods and PVCs, pods that stay Terminating).
  */
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
-class DeletionInARealClusterTest {
+class InARealClusterTest {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
 
@@ -52,6 +53,8 @@ class DeletionInARealClusterTest {
     FakeTiering tiering;
     @Inject
     FakeModes modes;
+    @io.quarkus.test.kubernetes.client.KubernetesTestServer
+    io.quarkus.test.kubernetes.client.KubernetesServer mockServer;
 
     private String ns;
     private SimulatedCluster cluster;
@@ -173,6 +176,61 @@ class DeletionInARealClusterTest {
         assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isEqualTo(1);
         tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
         await().atMost(WAIT).untilAsserted(() -> assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isZero());
+    }
+
+    /** A disruption budget protects only the pods its selector matches: the members' and the proxies' own. */
+    @Test
+    void disruptionBudgetsSelectTheirPods() {
+        running("pdb", "Retain");
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(selected(get(PodDisruptionBudget.class, "pdb-fast"))).containsExactlyInAnyOrder("pdb-fast-0", "pdb-fast-1", "pdb-fast-2");
+            assertThat(selected(get(PodDisruptionBudget.class, "pdb-proxy"))).hasSize(2).allMatch(p -> p.startsWith("pdb-proxy-"));
+        });
+    }
+
+    /** A Terminating proxy pod still serves its connections: writes are not stopped until it is gone. */
+    @Test
+    void deletionWaitsForTerminatingProxyPods() {
+        running("term", "Delete");
+        cluster.workloads().holdTerminating();
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("term").delete();
+
+        await().atMost(WAIT).untilAsserted(() -> assertThat(cluster.workloads().pods("term-proxy-"))
+                .isNotEmpty().allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNotNull()));
+        await().pollDelay(Duration.ofSeconds(3)).atMost(WAIT).until(() -> true);
+        assertThat(stored("term")).as("held while a Terminating proxy pod may still take a write").isNotNull();
+        assertThat(get(StatefulSet.class, "term-fast")).isNotNull();
+        assertThat(client.v1().events().inNamespace(ns).list().getItems()).extracting(e -> e.getReason())
+                .contains("DeletionStoppingWrites");
+
+        cluster.workloads().endTerminating();
+        await().atMost(WAIT).until(() -> stored("term") == null);
+    }
+
+    /**
+     * With Delete the Secrets go at the end; the finalizer's removal after them can fail (a conflict, the API server
+     * away) or the operator restart: the retried deletion must finish, not refuse for want of the users Secret.
+     */
+    @Test
+    void aDeletionRetriedAfterItsSecretsWentStillFinishes() {
+        running("retry", "Delete");
+        tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("retry").delete();
+        // the next two writes of the resource itself (not its status) fail: the operator's own marks, the finalizer's removal
+        mockServer.expect().patch().withPath("/apis/thermocline.io/v1alpha1/namespaces/" + ns + "/thermoclineclusters/retry")
+                .andReturn(500, new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(500).withMessage("etcd timeout").build())
+                .times(2);
+        await().atMost(WAIT).until(() -> stored("retry") == null);
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(get(Secret.class, "retry-users")).isNull();
+            assertThat(claims("retry")).isEmpty();
+        });
+    }
+
+    private List<String> selected(PodDisruptionBudget budget) {
+        return client.pods().inNamespace(ns).withLabelSelector(budget.getSpec().getSelector()).list().getItems().stream()
+                .map(p -> p.getMetadata().getName()).toList();
     }
 
     private void running(String name, String retention) {
