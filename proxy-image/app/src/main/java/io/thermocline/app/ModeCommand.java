@@ -7,6 +7,7 @@ import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.worker.TierClients;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -32,7 +33,8 @@ public final class ModeCommand implements Callable<Integer> {
     boolean override;
 
     @Option(names = "--wait", paramLabel = "PHASE",
-            description = "Wait until the fleet reaches this phase (Shadowing, Tiered, Drained, ...); exit 1 with the refusal if it does not within --timeout.")
+            description = {"Wait until the fleet reaches this phase (Shadowing, Tiered, Drained, ...), printing each change of phase or reason.",
+                    "Exit 1 with the refusal if it does not within --timeout; the request then stays pending (withdraw it by requesting the active mode)."})
     String waitFor;
 
     @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "120", description = "How long --wait waits (default ${DEFAULT-VALUE}).")
@@ -77,9 +79,25 @@ public final class ModeCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("--wait " + waitFor + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining or Drained");
             return 2;
         }
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(timeoutSeconds).toNanos();
+        PrintWriter out = spec.commandLine().getOut();
+        long start = System.nanoTime();
+        long deadline = start + java.time.Duration.ofSeconds(timeoutSeconds).toNanos();
         ModeDocument d = store.read();
-        while (d.phase() != target && System.nanoTime() < deadline) {
+        String shown = null;
+        long shownAt = 0;
+        while (true) {
+            long now = System.nanoTime();
+            String line = progress(d);
+            // a line when the fleet moves or its reason changes, and a reminder every 10 s that it is still waiting
+            if (!line.equals(shown) || now - shownAt >= PROGRESS_EVERY_NANOS) {
+                out.printf("  %3d s: %s%n", (now - start) / 1_000_000_000L, line);
+                out.flush();
+                shown = line;
+                shownAt = now;
+            }
+            if (d.phase() == target || now >= deadline) {
+                break;
+            }
             try {
                 Thread.sleep(200);
             } catch (InterruptedException e) {
@@ -89,13 +107,30 @@ public final class ModeCommand implements Callable<Integer> {
             d = store.read();
         }
         if (d.phase() == target) {
-            spec.commandLine().getOut().println("phase " + target.documentName());
-            spec.commandLine().getOut().flush();
+            out.println("phase " + target.documentName());
+            out.flush();
             return 0;
         }
-        spec.commandLine().getErr().println("not " + target.documentName() + " after " + timeoutSeconds + " s: phase "
-                + d.phase().documentName() + (d.refusal() == null ? "" : "; refusal: " + d.refusal()));
+        spec.commandLine().getErr().println(timedOut(target, timeoutSeconds, d));
         spec.commandLine().getErr().flush();
         return 1;
+    }
+
+    private static final long PROGRESS_EVERY_NANOS = 10_000_000_000L;
+
+    static String progress(ModeDocument d) {
+        return "phase " + d.phase().documentName() + ", active " + d.active().configName()
+                + (d.refusal() == null ? "" : "; waiting: " + d.refusal());
+    }
+
+    /**
+     * What a timeout leaves: the request stays, and the fleet carries it out once it can (a cutover that
+     * has begun cannot be withdrawn halfway from the CLI); the sentence says so and how to withdraw it.
+     */
+    static String timedOut(Phase target, long timeoutSeconds, ModeDocument d) {
+        return "not " + target.documentName() + " after " + timeoutSeconds + " s: phase " + d.phase().documentName()
+                + (d.refusal() == null ? "" : "; refusal: " + d.refusal())
+                + ". The request for " + d.requested().configName() + " stays pending: the fleet carries it out when it can,"
+                + " without another command. To withdraw it, request the active mode: thermocline mode " + d.active().configName();
     }
 }

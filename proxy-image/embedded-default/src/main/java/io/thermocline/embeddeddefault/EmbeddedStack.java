@@ -125,10 +125,8 @@ public final class EmbeddedStack implements AutoCloseable {
         try {
             proxy = ProxyServer.create(config).start();
         } catch (IOException e) {
-            // Netty's native transport reports a taken port as its own IOException, not BindException.
-            throw new StartFailure("cannot listen on " + config.proxy().listenHost() + ":" + config.proxy().port() + " (MongoDB clients) or "
-                    + config.proxy().httpHost() + ":" + config.proxy().httpPort() + " (HTTP): " + e.getMessage()
-                    + "; if the port is in use, stop what uses it or pass --port / --http", e);
+            // CannotListen names the port that is taken and what it is for
+            throw new StartFailure(e.getMessage() + " (the ports are set by --port for clients, --http for /metrics)", e);
         }
         started.add(proxy);
         proxy.metrics().alsoExpose(workerMetrics);
