@@ -120,7 +120,8 @@ public final class EmbeddedStack implements AutoCloseable {
         io.thermocline.tiering.worker.TierClients followerClients = io.thermocline.tiering.worker.TierClients.open(config, "thermocline-follower");
         started.add(followerClients);
         started.add(new io.thermocline.tiering.mode.ArchiveFollower(followerClients.fast(), followed, config.collections(),
-                config.fleet().instanceId(), Duration.ofMillis(200)).start());
+                config.fleet().instanceId(), io.thermocline.tiering.mode.ArchiveFollower.Options.defaults(Duration.ofMillis(200))
+                .withRegistry(workerMetrics)).start());
         started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
         try {
             proxy = ProxyServer.create(config).start();

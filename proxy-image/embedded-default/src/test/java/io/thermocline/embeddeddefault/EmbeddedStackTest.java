@@ -54,7 +54,13 @@ class EmbeddedStackTest {
                 String metrics = new String(new java.net.URL("http://127.0.0.1:" + stack.httpPort() + "/metrics").openStream()
                         .readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
                 assertThat(metrics).contains("thermocline_proxy_commands_total").contains("thermocline_feeder_events_total")
-                        .contains("thermocline_warmer_documents_total");
+                        .contains("thermocline_warmer_documents_total")
+                        // the archive follower's, named by docs/adoption.md; the mode; the JVM's and the process's
+                        .contains("thermocline_follower_resyncs_total", "thermocline_follower_resyncing", "thermocline_follower_leader",
+                                "thermocline_follower_deposed_total")
+                        .contains("thermocline_mode_phase{phase=\"Tiered\"} 1", "thermocline_mode_phase{phase=\"Shadowing\"} 0",
+                                "thermocline_mode_epoch")
+                        .contains("jvm_memory_used_bytes", "jvm_threads_current", "process_cpu_seconds_total");
             }
         } catch (EmbeddedStack.StartFailure e) {
             throw new AssertionError(e);

@@ -112,6 +112,17 @@ public final class TieredRouting implements AutoCloseable {
         this.metrics = new RoutingMetrics(registry);
         writes.metrics(metrics);
         writes.barrierWaitsIn(BarrierWaits.in(registry, "proxy"));
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("thermocline_mode_phase")
+                .help("1 for the fleet's phase as this proxy routes by it (Shadowing, CuttingOver, Tiered, Draining, Drained), 0 for the others")
+                .labelNames("phase").callback(cb -> {
+                    io.thermocline.tiering.mode.Phase now = modes.gate().view().document().phase();
+                    for (io.thermocline.tiering.mode.Phase p : io.thermocline.tiering.mode.Phase.values()) {
+                        cb.call(p == now ? 1 : 0, p.documentName());
+                    }
+                }).register(registry);
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("thermocline_mode_epoch")
+                .help("The epoch of the mode document this proxy routes by (it rises with every phase change)")
+                .callback(cb -> cb.call(modes.gate().view().document().epoch())).register(registry);
         String mode = barrier.mode().configName();
         CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
                 .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
