@@ -84,9 +84,12 @@ public final class EmbeddedStack implements AutoCloseable {
             throw new StartFailure("data directory " + archiveDir.toAbsolutePath() + " cannot be created: " + e.getMessage()
                     + "; pass another with --data-dir", e);
         }
+        // each long step says what it does first: a restart reopens the archive's data, which takes seconds
+        step(out, "starting the archive (on disk, " + archiveDir.toAbsolutePath() + "; a restart reopens its data)");
         archive = EmbeddedReplicaSet.builder().name("archive").members(1).storage(Storage.directory(archiveDir)).build().start();
         started.add(archive);
         Storage fastStorage = options.fastTierDir() == null ? Storage.memory() : Storage.directory(options.fastTierDir());
+        step(out, "starting the fast tier (" + (options.fastTierDir() == null ? "in memory" : "on disk, " + options.fastTierDir()) + ")");
         fast = EmbeddedReplicaSet.builder().name("fast").members(1).storage(fastStorage).build().start();
         started.add(fast);
 
@@ -100,12 +103,14 @@ public final class EmbeddedStack implements AutoCloseable {
 
         // The workers count into a registry of this stack's own, served on the proxy's /metrics.
         workerMetrics = new PrometheusRegistry();
+        step(out, "starting the feeder (it mirrors the fast tier's writes to the archive)");
         feeder = Feeder.start(config, Feeder.Options.defaults().withRegistry(workerMetrics));
         started.add(feeder);
         if (!feeder.awaitStreaming(Duration.ofSeconds(30))) {
             throw new StartFailure("the feeder did not start streaming the fast tier's changes within 30 s", feeder.crash());
         }
         if (options.sampleDocuments() > 0) {
+            step(out, "loading " + options.sampleDocuments() + " sample orders unless the archive holds them already");
             try (MongoClient client = MongoClients.create(archive.connectionString())) {
                 int loaded = SampleData.loadInto(client, options.sampleDocuments(), Instant.now());
                 if (loaded > 0) {
@@ -113,6 +118,7 @@ public final class EmbeddedStack implements AutoCloseable {
                 }
             }
         }
+        step(out, "starting the warmer, the archive follower and the evictor");
         started.add(Warmer.start(config, Warmer.Options.defaults().withRegistry(workerMetrics)));
         // keeps the fast tier in step with the archive in shadow and drained mode (docs/adoption.md)
         com.mongodb.client.MongoClient followed = MongoClients.create(archive.connectionString());
@@ -123,6 +129,7 @@ public final class EmbeddedStack implements AutoCloseable {
                 config.fleet().instanceId(), io.thermocline.tiering.mode.ArchiveFollower.Options.defaults(Duration.ofMillis(200))
                 .withRegistry(workerMetrics)).start());
         started.add(Evictor.start(config, Evictor.Options.defaults().withRegistry(workerMetrics)));
+        step(out, "starting the proxy on " + config.proxy().listenHost() + ":" + config.proxy().port());
         try {
             proxy = ProxyServer.create(config).start();
         } catch (IOException e) {
@@ -144,6 +151,11 @@ public final class EmbeddedStack implements AutoCloseable {
             status = StatusLine.start(options.statusEvery(), fast.connectionString(), archive.connectionString(), this, feeder, out);
             started.add(status);
         }
+    }
+
+    private static void step(PrintWriter out, String what) {
+        out.println(what + " ...");
+        out.flush();
     }
 
     public int proxyPort() {

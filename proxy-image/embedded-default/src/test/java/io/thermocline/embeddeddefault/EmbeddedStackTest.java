@@ -36,6 +36,10 @@ class EmbeddedStackTest {
             MongoCollection<Document> orders = client.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION);
             assertThat(orders.countDocuments()).isEqualTo(2000);
             assertThat(printed.toString()).contains("loaded 2000 sample orders");
+            // every long step is announced before it runs, so the first minute is not silent
+            String said = printed.toString();
+            assertThat(said).containsSubsequence("starting the archive", "starting the fast tier", "starting the feeder",
+                    "loading 2000 sample orders", "starting the warmer", "starting the proxy", "embedded default is up");
 
             try (MongoClient fast = MongoClients.create(stack.config().tiers().fast().uri())) {
                 Date windowStart = Date.from(Instant.now().minus(Duration.ofDays(30)).plusSeconds(60));

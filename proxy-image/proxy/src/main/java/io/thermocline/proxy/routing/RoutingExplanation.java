@@ -145,8 +145,26 @@ public record RoutingExplanation(String command, String namespace, Served served
             case FIND_AND_MODIFY -> statement.isDocument("query") ? statement.getDocument("query") : null;
             default -> statement.isDocument("q") ? statement.getDocument("q") : null;
         };
-        return new RoutingExplanation(write.commandName(), write.namespace(), served, route.reason(), sentence(route.reason()),
+        return new RoutingExplanation(write.commandName(), write.namespace(), served, route.reason(),
+                sentence(route.reason()) + whySlow(route.reason(), policy),
                 proof(filter, policy).orElse(null), "fast tier " + table.coverage(write.namespace()));
+    }
+
+    /**
+     * Why a write the filter does not prove recent costs more than one on the fast tier, and the fix: people
+     * see seconds for a bulk update where a replica set takes milliseconds (docs/routing.md, "Writes").
+     */
+    static String whySlow(Reason reason, CollectionPolicy policy) {
+        if (policy == null || (reason != Reason.SINGLE_WRITE_NOT_PROVABLY_HOT && reason != Reason.MULTI_WRITE_NOT_PROVABLY_HOT)) {
+            return "";
+        }
+        String work = reason == Reason.MULTI_WRITE_NOT_PROVABLY_HOT
+                ? "every document the filter matches in the archive is found there and written in both tiers under a guard against the feeder"
+                : "the target is looked up in the archive and copied into the fast tier before it is written";
+        return ". This is slower than on the replica set alone: the proxy first waits until the feeder has mirrored the fast"
+                + " tier's writes (the sync barrier), then " + work + ", a few round trips per document. To keep it on the fast"
+                + " tier, bound " + policy.ageField() + " from below in the filter (e.g. {" + policy.ageField()
+                + ": {$gte: <a date inside the window>}})";
     }
 
     private static Optional<Instant> proof(BsonDocument filter, CollectionPolicy policy) {

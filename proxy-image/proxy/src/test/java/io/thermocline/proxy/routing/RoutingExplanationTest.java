@@ -77,6 +77,19 @@ class RoutingExplanationTest {
     }
 
     @Test
+    void aWriteWithoutAnAgeBoundSaysWhyItIsSlowAndHowToBoundIt() {
+        for (String command : new String[] {"{explain: {delete: 'orders', deletes: [{q: {s: 0}, limit: 0}]}}",
+                "{explain: {update: 'orders', updates: [{q: {s: 0}, u: {$set: {s: 1}}}]}}"}) {
+            String detail = RoutingExplanation.of(CommandClassifier.classify(doc(command), "shop", TABLE), TABLE).detail();
+            assertThat(detail).as(command).contains("slower than on the replica set alone").contains("sync barrier")
+                    .contains("bound createdAt from below");
+        }
+        String hot = RoutingExplanation.of(CommandClassifier.classify(doc("{explain: {delete: 'orders', deletes: [{q: {" + HOT + "}, limit: 0}]}}"),
+                "shop", TABLE), TABLE).detail();
+        assertThat(hot).doesNotContain("slower");
+    }
+
+    @Test
     void refusedExplanationCarriesTheRefusalMessage() {
         RoutingExplanation explanation = RoutingExplanation.of(
                 CommandClassifier.classify(doc("{aggregate: 'customers', pipeline: [{$out: 'orders'}], cursor: {}}"), "shop", TABLE), TABLE);
