@@ -74,8 +74,9 @@ public record RoutingExplanation(String command, String namespace, Served served
         if (command instanceof CommandClass.Admin admin) {
             return admin.destination() == Destination.PROXY
                     ? simple(admin.commandName(), null, Served.PROXY, Reason.ANSWERED_BY_PROXY)
-                    : simple(admin.commandName(), null, admin.destination() == Destination.BOTH_TIERS ? Served.BOTH_TIERS : Served.ARCHIVE,
-                            Reason.ADMIN_ON_ARCHIVE);
+                    : admin.destination() == Destination.BOTH_TIERS
+                    ? simple(admin.commandName(), null, Served.BOTH_TIERS, Reason.ADMIN_OVER_BOTH_TIERS)
+                    : simple(admin.commandName(), null, Served.ARCHIVE, Reason.ADMIN_ON_ARCHIVE);
         }
         if (command instanceof CommandClass.Rejected rejected) {
             return new RoutingExplanation(rejected.commandName(), null, Served.REFUSED, rejected.reason(), rejected.message(), null, null);
@@ -212,6 +213,8 @@ public record RoutingExplanation(String command, String namespace, Served served
             case SESSION_COMMAND -> "sessions may exist on both tiers";
             case ANSWERED_BY_PROXY -> "the proxy answers it itself";
             case ADMIN_ON_ARCHIVE -> "answered by the archive, the cluster the application connects to";
+            case ADMIN_OVER_BOTH_TIERS -> "sent to both tiers and merged, as mongos does over shards: currentOp lists both tiers' operations"
+                    + " (opids prefixed fast: or archive:), killOp goes to the tier its opid names, serverStatus adds a section per tier";
             case UNKNOWN_COMMAND -> "not a command Thermocline routes: the archive serves it unchanged";
             case MALFORMED_COMMAND -> "malformed: the archive answers with the server's own error";
             case TRANSACTION_STATEMENT_NOT_PROVABLY_HOT -> "transactions run on the fast tier only, and this statement is not provably hot";

@@ -202,6 +202,18 @@ public final class TieredRouting implements AutoCloseable {
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, traits.session(), decided);
         ensureMetadata();
+        if (cls instanceof CommandClass.Admin admin && !traits.inTransaction()) {
+            // a DBA sees and kills the operations of both tiers, as through a mongos (docs/proxy.md, "DBA commands")
+            if (admin.commandName().equals("currentOp")) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.currentOp(call, msg));
+            }
+            if (admin.commandName().equals("serverStatus")) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.serverStatus(call, msg));
+            }
+            if (admin.commandName().equals("killOp")) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.killOp(call, msg, command));
+            }
+        }
         switch (ModeRoute.of(ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {
             case REFUSE -> {
                 String why = ticket.stale() ? "this Thermocline proxy cannot read the fleet's mode document; retry"
