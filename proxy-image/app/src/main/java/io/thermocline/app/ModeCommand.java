@@ -7,6 +7,7 @@ import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.worker.TierClients;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -32,7 +33,8 @@ public final class ModeCommand implements Callable<Integer> {
     boolean override;
 
     @Option(names = "--wait", paramLabel = "PHASE",
-            description = "Wait until the fleet reaches this phase (Shadowing, Tiered, Drained, ...); exit 1 with the refusal if it does not within --timeout.")
+            description = {"Wait until the fleet reaches this phase (Shadowing, Tiered, Drained, ...), printing each change of phase or reason.",
+                    "Exit 1 with the refusal if it does not within --timeout; the request then stays pending (withdraw it by requesting the active mode)."})
     String waitFor;
 
     @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "120", description = "How long --wait waits (default ${DEFAULT-VALUE}).")
@@ -80,11 +82,29 @@ public final class ModeCommand implements Callable<Integer> {
         return awaitPhase(store, target, java.time.Duration.ofSeconds(timeoutSeconds), spec.commandLine().getOut(), spec.commandLine().getErr());
     }
 
-    /** Waits until the fleet is in {@code target}: 0 (and the phase on {@code out}), or 1 with the phase and refusal on {@code err}. */
-    static int awaitPhase(ModeStore store, Phase target, java.time.Duration timeout, java.io.PrintWriter out, java.io.PrintWriter err) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+    /**
+     * Waits until the fleet is in {@code target}, printing progress on {@code out}: 0 (and the phase on {@code out}),
+     * or 1 with the phase, the refusal and what the pending request will do on {@code err}.
+     */
+    static int awaitPhase(ModeStore store, Phase target, java.time.Duration timeout, PrintWriter out, PrintWriter err) {
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
         ModeDocument d = store.read();
-        while (d.phase() != target && System.nanoTime() < deadline) {
+        String shown = null;
+        long shownAt = 0;
+        while (true) {
+            long now = System.nanoTime();
+            String line = progress(d);
+            // a line when the fleet moves or its reason changes, and a reminder every 10 s that it is still waiting
+            if (!line.equals(shown) || now - shownAt >= PROGRESS_EVERY_NANOS) {
+                out.printf("  %3d s: %s%n", (now - start) / 1_000_000_000L, line);
+                out.flush();
+                shown = line;
+                shownAt = now;
+            }
+            if (d.phase() == target || now >= deadline) {
+                break;
+            }
             try {
                 Thread.sleep(200);
             } catch (InterruptedException e) {
@@ -98,9 +118,26 @@ public final class ModeCommand implements Callable<Integer> {
             out.flush();
             return 0;
         }
-        err.println("not " + target.documentName() + " after " + timeout.toSeconds() + " s: phase "
-                + d.phase().documentName() + (d.refusal() == null ? "" : "; refusal: " + d.refusal()));
+        err.println(timedOut(target, timeout.toSeconds(), d));
         err.flush();
         return 1;
+    }
+
+    private static final long PROGRESS_EVERY_NANOS = 10_000_000_000L;
+
+    static String progress(ModeDocument d) {
+        return "phase " + d.phase().documentName() + ", active " + d.active().configName()
+                + (d.refusal() == null ? "" : "; waiting: " + d.refusal());
+    }
+
+    /**
+     * What a timeout leaves: the request stays, and the fleet carries it out once it can (a cutover that
+     * has begun cannot be withdrawn halfway from the CLI); the sentence says so and how to withdraw it.
+     */
+    static String timedOut(Phase target, long timeoutSeconds, ModeDocument d) {
+        return "not " + target.documentName() + " after " + timeoutSeconds + " s: phase " + d.phase().documentName()
+                + (d.refusal() == null ? "" : "; refusal: " + d.refusal())
+                + ". The request for " + d.requested().configName() + " stays pending: the fleet carries it out when it can,"
+                + " without another command. To withdraw it, request the active mode: thermocline mode " + d.active().configName();
     }
 }

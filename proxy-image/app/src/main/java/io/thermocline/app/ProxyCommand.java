@@ -101,9 +101,8 @@ public final class ProxyCommand implements Callable<Integer> {
         try {
             proxy = ProxyServer.create(loaded).start();
         } catch (IOException e) {
-            spec.commandLine().getErr().println("thermocline proxy: cannot listen on " + loaded.proxy().listenHost() + ":"
-                    + loaded.proxy().port() + " (MongoDB clients) or " + loaded.proxy().httpHost() + ":" + loaded.proxy().httpPort()
-                    + " (HTTP): " + e.getMessage() + "; if a port is in use, stop what uses it or pass --listen / --http");
+            spec.commandLine().getErr().println("thermocline proxy: " + e.getMessage()
+                    + " (the ports are set by --listen for clients, --http for /metrics, fleet.peerPort for peers)");
             return 1;
         }
         CountDownLatch stopped = new CountDownLatch(1);

@@ -32,7 +32,6 @@ import org.bson.BsonInt64;
 import org.bson.BsonNull;
 import org.bson.BsonString;
 import org.bson.BsonTimestamp;
-import org.bson.json.JsonWriterSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -47,7 +46,7 @@ import picocli.CommandLine.Option;
         exitCodeOnInvalidInput = 2)
 public final class StatusCommand implements Callable<Integer> {
 
-    @Option(names = "--json", description = "Print one JSON document instead of text.")
+    @Option(names = "--json", description = "Print one plain JSON document (dates as ISO-8601 strings; schema in docs/adoption.md) instead of text.")
     boolean json;
 
     @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
@@ -75,7 +74,7 @@ public final class StatusCommand implements Callable<Integer> {
         try (TierClients clients = TierClients.open(loaded, "thermocline-cli")) {
             BsonDocument status = status(loaded.collections(), clients);
             PrintWriter out = spec.commandLine().getOut();
-            out.println(json ? status.toJson(JsonWriterSettings.builder().indent(true).build()) : text(status));
+            out.println(json ? PlainJson.of(status) : text(status));
             out.flush();
             return 0;
         }
@@ -181,7 +180,11 @@ public final class StatusCommand implements Callable<Integer> {
         if (m.isString("refusal")) {
             b.append("refusal   ").append(m.getString("refusal").getValue()).append('\n');
         }
-        if (m.isDocument("drain")) {
+        Phase phase = Phase.parse(m.getString("phase").getValue());
+        // a drain section outlives its drain and shadow counters their shadow: show each only in its phases
+        boolean draining = phase == Phase.DRAINING || phase == Phase.DRAINED;
+        boolean shadowing = phase == Phase.SHADOWING || phase == Phase.CUTTING_OVER;
+        if (draining && m.isDocument("drain")) {
             BsonDocument d = m.getDocument("drain");
             b.append(String.format("drain     lag %.1f s, %d unmirrored, drained %s%n", d.getDouble("feederLagSeconds").getValue(),
                     d.getInt64("unmirroredEvents").getValue(), d.isDateTime("drainedAt") ? "yes" : "not yet"));
@@ -196,11 +199,16 @@ public final class StatusCommand implements Callable<Integer> {
             BsonDocument c = v.asDocument();
             BsonDocument sh = c.getDocument("shadow");
             long reads = sh.getInt64("reads").getValue();
-            b.append(String.format("%-24s fast %d, archive %s, covered from %s%s; shadow: %d reads, %.0f%% would be fast, %d compared, %d agreed, %d diverged, %d skipped%n",
+            b.append(String.format("%-24s fast %d, archive %s, covered from %s%s",
                     c.getString("namespace").getValue(), c.getInt64("fastDocuments").getValue(),
                     c.getInt64("archiveDocuments").getValue() < 0 ? "unavailable" : String.valueOf(c.getInt64("archiveDocuments").getValue()),
                     c.get("coveredFrom").isNull() ? "(nothing)" : c.getString("coveredFrom").getValue(),
-                    c.getBoolean("warmed").getValue() ? " (warmed)" : "", reads,
+                    c.getBoolean("warmed").getValue() ? " (warmed)" : ""));
+            if (!shadowing) {
+                b.append('\n');
+                continue;
+            }
+            b.append(String.format("; shadow: %d reads, %.0f%% would be fast, %d compared, %d agreed, %d diverged, %d skipped%n", reads,
                     reads == 0 ? 0.0 : 100.0 * sh.getInt64("wouldServe").getValue() / reads, sh.getInt64("compared").getValue(),
                     sh.getInt64("agreed").getValue(), sh.getInt64("diverged").getValue(), sh.getInt64("skipped").getValue()));
             for (var sample : sh.getArray("samples")) {

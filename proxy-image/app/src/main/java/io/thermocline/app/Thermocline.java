@@ -23,7 +23,16 @@ public final class Thermocline implements Runnable {
                     + "proxy-image/embedded-default/target/thermocline-embedded.jar embedded (see docs/embedded-default.md)");
             System.exit(2);
         }
+        exitOnBadLogSettings();
         System.exit(commandLine().execute(args));
+    }
+
+    /** Before the first logger: an unknown format would leave the process silent, not merely plain. */
+    public static void exitOnBadLogSettings() {
+        io.thermocline.app.logging.LogFormat.problem(System.getenv()).ifPresent(problem -> {
+            System.err.println("thermocline: " + problem);
+            System.exit(2);
+        });
     }
 
     public static CommandLine commandLine() {

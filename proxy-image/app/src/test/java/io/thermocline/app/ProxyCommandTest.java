@@ -55,6 +55,22 @@ class ProxyCommandTest {
     }
 
     @Test
+    void portInUseNamesTheOnePortThatIsTaken() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            int port = taken.getLocalPort();
+            StringWriter err = new StringWriter();
+            CommandLine cli = new CommandLine(new ProxyCommand(Map.of()));
+            cli.setErr(new PrintWriter(err));
+            int code = cli.execute("--listen", "127.0.0.1:0", "--http", "127.0.0.1:" + port, "--archive-uri", "mongodb://127.0.0.1:1");
+            assertThat(code).isEqualTo(1);
+            assertThat(err.toString()).contains("cannot listen on 127.0.0.1:" + port + " (HTTP")
+                    .contains("port " + port + " is in use")
+                    .doesNotContain("127.0.0.1:0")
+                    .contains("--http");
+        }
+    }
+
+    @Test
     void missingArchiveUriIsReportedByFieldWithExitCode2() {
         StringWriter err = new StringWriter();
         CommandLine cli = new CommandLine(new ProxyCommand(Map.of()));

@@ -63,18 +63,19 @@ class StatusCommandTest {
                 modes.saveFollowerResync(null, taken.lease(), new FollowerResync(2, started, null,
                         "archive change stream history lost (code 286)", 40, 2));
 
-                BsonDocument follower = BsonDocument.parse(run("status", "--json", "--config", config.toString()))
-                        .getDocument("follower");
+                String json = run("status", "--json", "--config", config.toString());
+                assertThat(json).as("plain JSON, not Extended JSON").doesNotContain("$date", "$timestamp", "$numberLong", "$oid");
+                BsonDocument follower = BsonDocument.parse(json).getDocument("follower");
                 assertThat(follower.getBoolean("running").getValue()).isTrue();
                 assertThat(follower.getBoolean("follows").getValue()).isTrue();
                 assertThat(follower.getString("holder").getValue()).isEqualTo("feeder-1");
                 assertThat(follower.getNumber("term").longValue()).isEqualTo(taken.lease().term());
                 assertThat(follower.getNumber("lagSeconds").longValue()).as("appliedThrough is 30 s behind the archive's optime")
                         .isBetween(30L, 600L); // plus however long a loaded machine took between the save and the status
-                assertThat(follower.getTimestamp("archiveLatest")).isGreaterThanOrEqualTo(archiveNow);
+                assertThat(follower.getDocument("archiveLatest").getNumber("t").longValue()).isGreaterThanOrEqualTo(archiveNow.getTime());
                 BsonDocument resync = follower.getDocument("resync");
                 assertThat(resync.get("finishedAt").isNull()).isTrue();
-                assertThat(resync.getDateTime("startedAt").getValue()).isEqualTo(started.toEpochMilli());
+                assertThat(resync.getString("startedAt").getValue()).as("dates are ISO-8601 strings").isEqualTo(started.toString());
                 assertThat(resync.getNumber("copied").longValue()).isEqualTo(40);
 
                 // a clean stop expires the lease at once: the holder is still named, the follower is stopped
@@ -108,6 +109,34 @@ class StatusCommandTest {
                 assertThat(run("status", "--config", config.toString())).doesNotContain("ARCHIVE UNAVAILABLE");
             }
         }
+    }
+
+    @Test
+    void theTextShowsTheDrainOnlyWhileDrainingAndShadowCountersOnlyWhileShadowing() {
+        ModeDocument drainedThenTiered = ModeDocument.initial().entering(Mode.DRAINING, Phase.DRAINING, AT)
+                .withDrain(new io.thermocline.tiering.mode.DrainProgress(0.5, 3, AT, AT.plusSeconds(5)))
+                .entering(Mode.TIERED, Phase.TIERED, AT.plusSeconds(60));
+        assertThat(drainedThenTiered.toBson().isDocument("drain")).as("the document keeps the last drain").isTrue();
+        String tiered = StatusCommand.text(screen(drainedThenTiered));
+        assertThat(tiered).doesNotContain("drain ").doesNotContain("shadow:").contains("shop.orders");
+        String shadowing = StatusCommand.text(screen(ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, AT)));
+        assertThat(shadowing).contains("shadow: 4 reads").doesNotContain("drain ");
+        String draining = StatusCommand.text(screen(drainedThenTiered.entering(Mode.DRAINING, Phase.DRAINING, AT.plusSeconds(90))));
+        assertThat(draining).contains("drain     lag 0.5 s, 3 unmirrored").doesNotContain("shadow:");
+    }
+
+    private static BsonDocument screen(ModeDocument m) {
+        BsonDocument mode = m.toBson();
+        mode.remove("_id");
+        BsonDocument shadow = BsonDocument.parse("{reads: {$numberLong: '4'}, wouldServe: {$numberLong: '2'}, compared: {$numberLong: '4'},"
+                + " agreed: {$numberLong: '4'}, diverged: {$numberLong: '0'}, skipped: {$numberLong: '0'}, samples: []}");
+        return new BsonDocument("mode", mode)
+                .append("feeder", BsonDocument.parse("{lagSeconds: 0.0, pendingEvents: {$numberLong: '0'}}"))
+                .append("follower", StatusCommand.follower(FollowerState.none(), m, null, AT))
+                .append("collections", new org.bson.BsonArray(java.util.List.of(new BsonDocument("namespace", new org.bson.BsonString("shop.orders"))
+                        .append("fastDocuments", new org.bson.BsonInt64(1)).append("archiveDocuments", new org.bson.BsonInt64(2))
+                        .append("coveredFrom", org.bson.BsonNull.VALUE).append("warmed", org.bson.BsonBoolean.TRUE)
+                        .append("shadow", shadow))));
     }
 
     @Test

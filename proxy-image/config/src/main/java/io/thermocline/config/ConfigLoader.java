@@ -71,18 +71,17 @@ public final class ConfigLoader {
         }
         applyEnvironment(mapper, tree, env, problems);
         fillTierDefaults(tree);
-        if (!problems.isEmpty()) {
+        ThermoclineConfig config = bind(mapper, tree, defaults(mapper, env), problems);
+        if (config == null) {
             throw new InvalidConfigException(problems);
         }
-        ThermoclineConfig config;
-        try {
-            config = mapper.treeToValue(tree, ThermoclineConfig.class);
-        } catch (JsonMappingException e) {
-            throw new InvalidConfigException(List.of(pathOf(e) + ": " + e.getOriginalMessage()));
-        } catch (JsonProcessingException e) {
-            throw new InvalidConfigException(List.of(e.getOriginalMessage()));
+        List<String> typeProblems = List.copyOf(problems);
+        for (String problem : ConfigValidator.validate(config)) {
+            // a field already reported as mistyped holds a stand-in value: its checks would only confuse
+            if (typeProblems.stream().noneMatch(t -> t.contains(":") && problem.startsWith(t.substring(0, t.indexOf(':') + 1)))) {
+                problems.add(problem);
+            }
         }
-        problems.addAll(ConfigValidator.validate(config));
         if (!problems.isEmpty()) {
             throw new InvalidConfigException(problems);
         }
@@ -177,7 +176,8 @@ public final class ConfigLoader {
             }
             List<String> path = names.get(name);
             if (path == null) {
-                problems.add(name + ": no such setting; settable names are " + String.join(", ", names.keySet()));
+                problems.add(name + ": no such setting" + ConfigProblems.nearest(name, names.keySet()).map(n -> "; did you mean " + n + "?").orElse("")
+                        + " Settable names are " + String.join(", ", names.keySet()));
                 continue;
             }
             try {
@@ -209,6 +209,30 @@ public final class ConfigLoader {
         } else {
             parent.set(leaf, mapper.readTree(value));
         }
+    }
+
+    /**
+     * Binds the tree to the schema, collecting every type error rather than the first: each mistyped
+     * or unknown field is reported, replaced by its default (or dropped), and binding tried again.
+     * Returns null when a problem cannot be stepped over.
+     */
+    private static ThermoclineConfig bind(ObjectMapper mapper, ObjectNode tree, ObjectNode defaults, List<String> problems) {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            try {
+                ThermoclineConfig config = mapper.treeToValue(tree, ThermoclineConfig.class);
+                return config;
+            } catch (JsonMappingException e) {
+                String path = pathOf(e);
+                problems.add(path + ": " + ConfigProblems.describe(e, tree));
+                if (!ConfigProblems.replaceWithDefault(tree, defaults, e.getPath())) {
+                    return null;
+                }
+            } catch (JsonProcessingException e) {
+                problems.add(e.getOriginalMessage());
+                return null;
+            }
+        }
+        return null;
     }
 
     private static String pathOf(JsonMappingException e) {

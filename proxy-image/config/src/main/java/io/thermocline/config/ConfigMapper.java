@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonSerializer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
@@ -35,7 +36,7 @@ final class ConfigMapper {
                 try {
                     return Durations.parse(p.getValueAsString(p.getText()));
                 } catch (IllegalArgumentException e) {
-                    throw ctxt.weirdStringException(p.getText(), Duration.class, e.getMessage());
+                    throw InvalidFormatException.from(p, e.getMessage(), p.getText(), Duration.class);
                 }
             }
         });

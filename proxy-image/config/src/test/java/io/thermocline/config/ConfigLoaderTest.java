@@ -92,7 +92,7 @@ class ConfigLoaderTest {
         assertThatThrownBy(() -> ConfigLoader.parse(TIERED, Map.of("THERMOCLINE_PROXY_PROT", "1")))
                 .isInstanceOf(InvalidConfigException.class)
                 .hasMessageContaining("THERMOCLINE_PROXY_PROT: no such setting")
-                .hasMessageContaining("THERMOCLINE_PROXY_PORT");
+                .hasMessageContaining("did you mean THERMOCLINE_PROXY_PORT?");
     }
 
     @Test
@@ -152,6 +152,30 @@ class ConfigLoaderTest {
         assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://h', budget: 3}}", Map.of()))
                 .isInstanceOf(InvalidConfigException.class)
                 .hasMessageContaining("tiers.archive.budget");
+    }
+
+    @Test
+    void everyTypeErrorIsReportedInOneRunWithoutJavaNames() {
+        String bad = TIERED + """
+                proxy: {port: abc, maxClientConnections: [1], prot: 3}
+                feeder: {coalesce: maybe}
+                evictor: {interval: soon}
+                """;
+        assertThatThrownBy(() -> ConfigLoader.parse(bad, Map.of()))
+                .isInstanceOfSatisfying(InvalidConfigException.class, e -> {
+                    assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("proxy.port: 'abc' is not a whole number"))
+                            .anySatisfy(m -> assertThat(m).startsWith("proxy.maxClientConnections: a list is not a whole number"))
+                            .anySatisfy(m -> assertThat(m).startsWith("proxy.prot: no such field; did you mean port?"))
+                            .anySatisfy(m -> assertThat(m).startsWith("feeder.coalesce: 'maybe' is not true or false"))
+                            .anySatisfy(m -> assertThat(m).startsWith("evictor.interval"));
+                    assertThat(String.join("\n", e.problems())).doesNotContain("java.", "`", "Integer", "Boolean", "Duration");
+                });
+    }
+
+    @Test
+    void unknownFieldSuggestsTheNearestKnownOne() {
+        assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://h', connectionBudgett: 3}}", Map.of()))
+                .hasMessageContaining("tiers.archive.connectionBudgett: no such field; did you mean connectionBudget?");
     }
 
     @Test

@@ -20,8 +20,9 @@ import picocli.CommandLine.Option;
  * A demo and test substrate, not a production deployment: see docs/embedded-default.md.
  */
 @Command(name = "embedded", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Run the whole tiered stack in one process: a fast tier and an archive (both on disk),",
-                "the proxy, the feeder, evictor and warmer, and a sample data set spread over a year.",
+        description = {"Run the whole tiered stack in one process, with sample data: a first try, not production.",
+                "A fast tier and an archive (both on disk), the proxy, the feeder, evictor and warmer,",
+                "and a sample data set spread over a year.",
                 "Connect any MongoDB client to the proxy, e.g. mongosh mongodb://localhost:27017/demo"},
         exitCodeOnInvalidInput = 2)
 public final class EmbeddedCommand implements Callable<Integer> {

@@ -14,6 +14,7 @@ public final class EmbeddedMain {
     }
 
     public static void main(String[] args) {
+        Thermocline.exitOnBadLogSettings();
         System.exit(commandLine().execute(args));
     }
 

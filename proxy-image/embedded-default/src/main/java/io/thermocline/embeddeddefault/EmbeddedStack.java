@@ -109,11 +109,14 @@ public final class EmbeddedStack implements AutoCloseable {
             throw new StartFailure("data directory " + archiveDir.toAbsolutePath() + " cannot be created: " + e.getMessage()
                     + "; pass another with --data-dir", e);
         }
+        // each long step says what it does first: a restart reopens the archive's data, which takes seconds
+        step(out, "starting the archive (on disk, " + archiveDir.toAbsolutePath() + "; a restart reopens its data)");
         archive = EmbeddedReplicaSet.builder().name("archive").members(1).storage(options.disk().apply(archiveDir)).build().start();
         started.add(archive);
         // on disk by default: what only the fast tier holds (writes not mirrored yet, dead letters, retry records) survives a stop
         fastWhere = options.fastTierInMemory() ? "in memory" : options.fastDir().toAbsolutePath().toString();
         Storage fastStorage = options.fastTierInMemory() ? Storage.memory() : options.disk().apply(options.fastDir());
+        step(out, "starting the fast tier (" + (options.fastTierInMemory() ? "in memory" : "on disk, " + fastWhere) + ")");
         fast = EmbeddedReplicaSet.builder().name("fast").members(1).storage(fastStorage).build().start();
         started.add(fast);
 
@@ -127,6 +130,7 @@ public final class EmbeddedStack implements AutoCloseable {
 
         // The workers count into a registry of this stack's own, served on the proxy's /metrics.
         workerMetrics = new PrometheusRegistry();
+        step(out, "starting the feeder (it mirrors the fast tier's writes to the archive)");
         // one instance name per worker across restarts: the one restarted takes its own lease back at once (the fast tier keeps it)
         feeder = Feeder.start(config, Feeder.Options.defaults().withInstanceId("embedded-feeder").withRegistry(workerMetrics));
         started.add(feeder);
@@ -135,6 +139,7 @@ public final class EmbeddedStack implements AutoCloseable {
                     + writesRefused().map(cause -> " (" + cause + ")").orElse(""), feeder.crash());
         }
         if (options.sampleDocuments() > 0 && writesRefused().isEmpty()) {
+            step(out, "loading " + options.sampleDocuments() + " sample orders unless the archive holds them already");
             try (MongoClient client = MongoClients.create(archive.connectionString())) {
                 int loaded = SampleData.loadInto(client, options.sampleDocuments(), Instant.now());
                 if (loaded > 0) {
@@ -142,6 +147,7 @@ public final class EmbeddedStack implements AutoCloseable {
                 }
             }
         }
+        step(out, "starting the warmer, the archive follower and the evictor");
         started.add(Warmer.start(config, Warmer.Options.defaults().withInstanceId("embedded-warmer").withRegistry(workerMetrics)));
         // keeps the fast tier in step with the archive in shadow and drained mode (docs/adoption.md)
         com.mongodb.client.MongoClient followed = MongoClients.create(archive.connectionString());
@@ -149,15 +155,15 @@ public final class EmbeddedStack implements AutoCloseable {
         io.thermocline.tiering.worker.TierClients followerClients = io.thermocline.tiering.worker.TierClients.open(config, "thermocline-follower");
         started.add(followerClients);
         started.add(new io.thermocline.tiering.mode.ArchiveFollower(followerClients.fast(), followed, config.collections(),
-                config.fleet().instanceId(), Duration.ofMillis(200)).start());
+                config.fleet().instanceId(), io.thermocline.tiering.mode.ArchiveFollower.Options.defaults(Duration.ofMillis(200))
+                .withRegistry(workerMetrics)).start());
         started.add(Evictor.start(config, Evictor.Options.defaults().withInstanceId("embedded-evictor").withRegistry(workerMetrics)));
+        step(out, "starting the proxy on " + config.proxy().listenHost() + ":" + config.proxy().port());
         try {
             proxy = ProxyServer.create(config).start();
         } catch (IOException e) {
-            // Netty's native transport reports a taken port as its own IOException, not BindException.
-            throw new StartFailure("cannot listen on " + config.proxy().listenHost() + ":" + config.proxy().port() + " (MongoDB clients) or "
-                    + config.proxy().httpHost() + ":" + config.proxy().httpPort() + " (HTTP): " + e.getMessage()
-                    + "; if the port is in use, stop what uses it or pass --port / --http", e);
+            // CannotListen names the port that is taken and what it is for
+            throw new StartFailure(e.getMessage() + " (the ports are set by --port for clients, --http for /metrics)", e);
         }
         started.add(proxy);
         proxy.writeRefusals().add(new WriteRefusals.Check("archive", archive::writesRefused));
@@ -199,6 +205,11 @@ public final class EmbeddedStack implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    private static void step(PrintWriter out, String what) {
+        out.println(what + " ...");
+        out.flush();
     }
 
     public int proxyPort() {

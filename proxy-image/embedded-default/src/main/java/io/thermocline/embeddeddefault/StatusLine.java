@@ -5,7 +5,12 @@ import com.mongodb.client.MongoClients;
 import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Executors;
@@ -20,7 +25,9 @@ final class StatusLine implements AutoCloseable {
     private final EmbeddedStack stack;
     private final Feeder feeder;
     private final PrintWriter out;
-    private final boolean terminal = System.console() != null;
+    /** On a terminal, the line redrawn in place under the logs; null otherwise (plain lines on {@code out}). */
+    private final LiveLine live;
+    private final PrintStream systemOut = System.out;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "thermocline-status");
         t.setDaemon(true);
@@ -33,6 +40,13 @@ final class StatusLine implements AutoCloseable {
         this.stack = stack;
         this.feeder = feeder;
         this.out = out;
+        if (System.console() != null) {
+            live = new LiveLine(new FileOutputStream(FileDescriptor.out), true);
+            // logback's console appender writes to System.out at each event: its lines then go above the status
+            System.setOut(new PrintStream(live.logs(), true, StandardCharsets.UTF_8));
+        } else {
+            live = null;
+        }
     }
 
     static StatusLine start(Duration every, String fastUri, String archiveUri, EmbeddedStack stack, Feeder feeder, PrintWriter out) {
@@ -44,12 +58,14 @@ final class StatusLine implements AutoCloseable {
     private void print() {
         try {
             String text = render();
-            if (terminal) {
-                out.print("\r" + text + "   ");
+            if (live != null) {
+                live.show(text);
             } else {
                 out.println(text);
+                out.flush();
             }
-            out.flush();
+        } catch (IOException e) {
+            // the terminal went away: nothing to show the status on
         } catch (RuntimeException e) {
             out.println("status unavailable: " + e.getMessage());
             out.flush();
@@ -77,9 +93,13 @@ final class StatusLine implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
-        if (terminal) {
-            out.println();
-            out.flush();
+        if (live != null) {
+            try {
+                live.end();
+            } catch (IOException e) {
+                // the terminal went away
+            }
+            System.setOut(systemOut);
         }
         fast.close();
         archive.close();

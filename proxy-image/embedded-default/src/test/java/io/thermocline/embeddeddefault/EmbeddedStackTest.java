@@ -36,6 +36,10 @@ class EmbeddedStackTest {
             MongoCollection<Document> orders = client.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION);
             assertThat(orders.countDocuments()).isEqualTo(2000);
             assertThat(printed.toString()).contains("loaded 2000 sample orders");
+            // every long step is announced before it runs, so the first minute is not silent
+            String said = printed.toString();
+            assertThat(said).containsSubsequence("starting the archive", "starting the fast tier", "starting the feeder",
+                    "loading 2000 sample orders", "starting the warmer", "starting the proxy", "embedded default is up");
 
             try (MongoClient fast = MongoClients.create(stack.config().tiers().fast().uri())) {
                 Date windowStart = Date.from(Instant.now().minus(Duration.ofDays(30)).plusSeconds(60));
@@ -54,7 +58,13 @@ class EmbeddedStackTest {
                 String metrics = new String(new java.net.URL("http://127.0.0.1:" + stack.httpPort() + "/metrics").openStream()
                         .readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
                 assertThat(metrics).contains("thermocline_proxy_commands_total").contains("thermocline_feeder_events_total")
-                        .contains("thermocline_warmer_documents_total");
+                        .contains("thermocline_warmer_documents_total")
+                        // the archive follower's, named by docs/adoption.md; the mode; the JVM's and the process's
+                        .contains("thermocline_follower_resyncs_total", "thermocline_follower_resyncing", "thermocline_follower_leader",
+                                "thermocline_follower_deposed_total")
+                        .contains("thermocline_mode_phase{phase=\"Tiered\"} 1", "thermocline_mode_phase{phase=\"Shadowing\"} 0",
+                                "thermocline_mode_epoch")
+                        .contains("jvm_memory_used_bytes", "jvm_threads_current", "process_cpu_seconds_total");
             }
         } catch (EmbeddedStack.StartFailure e) {
             throw new AssertionError(e);

@@ -12,6 +12,7 @@ import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
+import io.thermocline.proxy.server.CannotListen;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.server.forwarding.TierBackend;
@@ -112,9 +113,27 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     }
 
     /** Binds the peer port, learns who is there (one heartbeat, bounded) and takes this replica's shares; then keeps beating. */
-    public void start(PeerRequests requests) throws InterruptedException {
+    public void start(PeerRequests requests) throws InterruptedException, CannotListen {
         this.requests = requests;
-        listener = new ServerBootstrap().group(group).channel(serverChannel)
+        try {
+            listener = bindPeerPort();
+        } catch (Exception e) {
+            if (e instanceof java.io.IOException) {
+                throw new CannotListen("fleet peers", settings.listenHost(), settings.peerPort(), e);
+            }
+            throw e;
+        }
+        try {
+            beatOnce().get(pingTimeout.toMillis() * 2, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            LOG.warn("event=fleet_first_heartbeat_incomplete error=\"{}\"", e.toString());
+        }
+        beat = group.next().scheduleWithFixedDelay(() -> beatOnce(), heartbeat.toMillis(), heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+        LOG.info("event=fleet_started instance={} peer_port={} live={}", instanceId, peerPort(), view);
+    }
+
+    private Channel bindPeerPort() throws InterruptedException {
+        return new ServerBootstrap().group(group).channel(serverChannel)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -124,13 +143,6 @@ public final class Fleet implements CursorPeers, AutoCloseable {
                         ch.pipeline().addLast("peer", new PeerConnection(secret, instanceId, Fleet.this.requests, Fleet.this::answerPing));
                     }
                 }).bind(settings.listenHost(), settings.peerPort()).sync().channel();
-        try {
-            beatOnce().get(pingTimeout.toMillis() * 2, TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            LOG.warn("event=fleet_first_heartbeat_incomplete error=\"{}\"", e.toString());
-        }
-        beat = group.next().scheduleWithFixedDelay(() -> beatOnce(), heartbeat.toMillis(), heartbeat.toMillis(), TimeUnit.MILLISECONDS);
-        LOG.info("event=fleet_started instance={} peer_port={} live={}", instanceId, peerPort(), view);
     }
 
     public int peerPort() {

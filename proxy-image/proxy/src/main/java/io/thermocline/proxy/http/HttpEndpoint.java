@@ -37,7 +37,11 @@ public final class HttpEndpoint implements AutoCloseable {
 
                 @Override
                 public void writeTo(OutputStream out) throws IOException {
-                    writer.write(out, registry.scrape());
+                    // a worker's own metrics and the JVM's and process's it runs in
+                    io.prometheus.metrics.model.snapshots.MetricSnapshots.Builder all = io.prometheus.metrics.model.snapshots.MetricSnapshots.builder();
+                    registry.scrape().forEach(all::metricSnapshot);
+                    io.thermocline.proxy.metrics.JvmAndProcessMetrics.registry().scrape().forEach(all::metricSnapshot);
+                    writer.write(out, all.build());
                 }
             };
         }

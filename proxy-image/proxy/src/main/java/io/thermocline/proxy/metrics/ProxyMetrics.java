@@ -212,12 +212,9 @@ public final class ProxyMetrics implements PoolListener, HttpEndpoint.Scrape {
 
     @Override
     public void writeTo(OutputStream out) throws IOException {
-        if (alsoExposed.isEmpty()) {
-            PrometheusTextFormatWriter.create().write(out, registry.scrape());
-            return;
-        }
         MetricSnapshots.Builder all = MetricSnapshots.builder();
         registry.scrape().forEach(all::metricSnapshot);
+        JvmAndProcessMetrics.registry().scrape().forEach(all::metricSnapshot);
         for (PrometheusRegistry other : alsoExposed) {
             other.scrape().forEach(all::metricSnapshot);
         }

@@ -26,12 +26,15 @@ public final class CommandClassifier {
 
     /** The archive is the cluster the application believes it talks to: its answers are the ones it expects. */
     private static final Set<String> ANSWERED_BY_ARCHIVE = Set.of(
-            "buildInfo", "serverStatus", "listDatabases", "listCollections", "listIndexes", "dbStats", "collStats",
-            "dataSize", "hostInfo", "getParameter", "getCmdLineOpts", "getLog", "connectionStatus", "currentOp", "killOp",
+            "buildInfo", "listDatabases", "listCollections", "listIndexes", "dbStats", "collStats",
+            "dataSize", "hostInfo", "getParameter", "getCmdLineOpts", "getLog", "connectionStatus",
             "top", "replSetGetStatus", "replSetGetConfig", "validate", "profile", "getDefaultRWConcern", "lockInfo",
             "connPoolStats", "listCommands", "usersInfo", "rolesInfo", "createUser", "updateUser", "dropUser",
             "grantRolesToUser", "revokeRolesFromUser", "createRole", "updateRole", "dropRole", "features", "dbHash",
             "compact", "startSession", "createSearchIndexes", "updateSearchIndex", "dropSearchIndex", "listSearchIndexes");
+
+    /** DBA commands a tiered proxy sends to both tiers and merges (tiered/admin/TierOperations), as mongos over shards. */
+    private static final Set<String> MERGED_OVER_TIERS = Set.of("currentOp", "killOp", "serverStatus");
 
     private static final Set<String> SESSIONS = Set.of(
             "endSessions", "killSessions", "killAllSessions", "killAllSessionsByPattern", "refreshSessions");
@@ -57,6 +60,9 @@ public final class CommandClassifier {
         }
         if (ANSWERED_BY_PROXY.contains(name)) {
             return new CommandClass.Admin(name, Destination.PROXY);
+        }
+        if (MERGED_OVER_TIERS.contains(name)) {
+            return new CommandClass.Admin(name, Destination.BOTH_TIERS);
         }
         if (ANSWERED_BY_ARCHIVE.contains(name)) {
             return new CommandClass.Admin(name, Destination.ARCHIVE);

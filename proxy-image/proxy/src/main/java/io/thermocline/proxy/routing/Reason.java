@@ -39,6 +39,7 @@ public enum Reason {
     SESSION_COMMAND("session_command"),
     ANSWERED_BY_PROXY("answered_by_proxy"),
     ADMIN_ON_ARCHIVE("admin_on_archive"),
+    ADMIN_OVER_BOTH_TIERS("admin_over_both_tiers"),
     UNKNOWN_COMMAND("unknown_command"),
     MALFORMED_COMMAND("malformed_command"),
     // Transactions

@@ -74,8 +74,9 @@ public record RoutingExplanation(String command, String namespace, Served served
         if (command instanceof CommandClass.Admin admin) {
             return admin.destination() == Destination.PROXY
                     ? simple(admin.commandName(), null, Served.PROXY, Reason.ANSWERED_BY_PROXY)
-                    : simple(admin.commandName(), null, admin.destination() == Destination.BOTH_TIERS ? Served.BOTH_TIERS : Served.ARCHIVE,
-                            Reason.ADMIN_ON_ARCHIVE);
+                    : admin.destination() == Destination.BOTH_TIERS
+                    ? simple(admin.commandName(), null, Served.BOTH_TIERS, Reason.ADMIN_OVER_BOTH_TIERS)
+                    : simple(admin.commandName(), null, Served.ARCHIVE, Reason.ADMIN_ON_ARCHIVE);
         }
         if (command instanceof CommandClass.Rejected rejected) {
             return new RoutingExplanation(rejected.commandName(), null, Served.REFUSED, rejected.reason(), rejected.message(), null, null);
@@ -145,8 +146,26 @@ public record RoutingExplanation(String command, String namespace, Served served
             case FIND_AND_MODIFY -> statement.isDocument("query") ? statement.getDocument("query") : null;
             default -> statement.isDocument("q") ? statement.getDocument("q") : null;
         };
-        return new RoutingExplanation(write.commandName(), write.namespace(), served, route.reason(), sentence(route.reason()),
+        return new RoutingExplanation(write.commandName(), write.namespace(), served, route.reason(),
+                sentence(route.reason()) + whySlow(route.reason(), policy),
                 proof(filter, policy).orElse(null), "fast tier " + table.coverage(write.namespace()));
+    }
+
+    /**
+     * Why a write the filter does not prove recent costs more than one on the fast tier, and the fix: people
+     * see seconds for a bulk update where a replica set takes milliseconds (docs/routing.md, "Writes").
+     */
+    static String whySlow(Reason reason, CollectionPolicy policy) {
+        if (policy == null || (reason != Reason.SINGLE_WRITE_NOT_PROVABLY_HOT && reason != Reason.MULTI_WRITE_NOT_PROVABLY_HOT)) {
+            return "";
+        }
+        String work = reason == Reason.MULTI_WRITE_NOT_PROVABLY_HOT
+                ? "every document the filter matches in the archive is found there and written in both tiers under a guard against the feeder"
+                : "the target is looked up in the archive and copied into the fast tier before it is written";
+        return ". This is slower than on the replica set alone: the proxy first waits until the feeder has mirrored the fast"
+                + " tier's writes (the sync barrier), then " + work + ", a few round trips per document. To keep it on the fast"
+                + " tier, bound " + policy.ageField() + " from below in the filter (e.g. {" + policy.ageField()
+                + ": {$gte: <a date inside the window>}})";
     }
 
     private static Optional<Instant> proof(BsonDocument filter, CollectionPolicy policy) {
@@ -194,6 +213,8 @@ public record RoutingExplanation(String command, String namespace, Served served
             case SESSION_COMMAND -> "sessions may exist on both tiers";
             case ANSWERED_BY_PROXY -> "the proxy answers it itself";
             case ADMIN_ON_ARCHIVE -> "answered by the archive, the cluster the application connects to";
+            case ADMIN_OVER_BOTH_TIERS -> "sent to both tiers and merged, as mongos does over shards: currentOp lists both tiers' operations"
+                    + " (opids prefixed fast: or archive:), killOp goes to the tier its opid names, serverStatus adds a section per tier";
             case UNKNOWN_COMMAND -> "not a command Thermocline routes: the archive serves it unchanged";
             case MALFORMED_COMMAND -> "malformed: the archive answers with the server's own error";
             case TRANSACTION_STATEMENT_NOT_PROVABLY_HOT -> "transactions run on the fast tier only, and this statement is not provably hot";

@@ -204,11 +204,22 @@ public final class ProxyServer implements AutoCloseable {
                         installClientPipeline(ch.pipeline(), dispatcher);
                     }
                 });
-        serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
+        try {
+            serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
+        } catch (Exception e) {
+            if (CannotListen.isBindFailure(e)) {
+                throw new CannotListen("MongoDB clients", settings.listenHost(), settings.port(), e);
+            }
+            throw e;
+        }
         // Members time idle cursors out after 10 minutes by default; the proxy forgets them after 30.
         group.scheduleAtFixedRate(() -> dispatcher.sweepIdleCursors(CursorRegistry.IDLE_TIMEOUT), 1, 1, TimeUnit.MINUTES);
         if (settings.httpPort() >= 0) {
-            http = new HttpEndpoint(settings.httpHost(), settings.httpPort(), metrics, () -> Readiness.YES, this::readiness);
+            try {
+                http = new HttpEndpoint(settings.httpHost(), settings.httpPort(), metrics, () -> Readiness.YES, this::readiness);
+            } catch (IOException e) {
+                throw new CannotListen("HTTP: /metrics and /health", settings.httpHost(), settings.httpPort(), e);
+            }
         }
         LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={} security=\"{}\"", transport.name(), address(),
                 http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),

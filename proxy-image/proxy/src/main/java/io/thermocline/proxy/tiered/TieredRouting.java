@@ -112,6 +112,17 @@ public final class TieredRouting implements AutoCloseable {
         this.metrics = new RoutingMetrics(registry);
         writes.metrics(metrics);
         writes.barrierWaitsIn(BarrierWaits.in(registry, "proxy"));
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("thermocline_mode_phase")
+                .help("1 for the fleet's phase as this proxy routes by it (Shadowing, CuttingOver, Tiered, Draining, Drained), 0 for the others")
+                .labelNames("phase").callback(cb -> {
+                    io.thermocline.tiering.mode.Phase now = modes.gate().view().document().phase();
+                    for (io.thermocline.tiering.mode.Phase p : io.thermocline.tiering.mode.Phase.values()) {
+                        cb.call(p == now ? 1 : 0, p.documentName());
+                    }
+                }).register(registry);
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("thermocline_mode_epoch")
+                .help("The epoch of the mode document this proxy routes by (it rises with every phase change)")
+                .callback(cb -> cb.call(modes.gate().view().document().epoch())).register(registry);
         String mode = barrier.mode().configName();
         CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
                 .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
@@ -196,6 +207,18 @@ public final class TieredRouting implements AutoCloseable {
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, call, command, traits, traits.session(), decided);
         ensureMetadata();
+        if (cls instanceof CommandClass.Admin admin && !traits.inTransaction()) {
+            // a DBA sees and kills the operations of both tiers, as through a mongos (docs/proxy.md, "DBA commands")
+            if (admin.commandName().equals("currentOp")) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.currentOp(call, msg));
+            }
+            if (admin.commandName().equals("serverStatus")) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.serverStatus(call, msg));
+            }
+            if (admin.commandName().equals("killOp")) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.killOp(call, msg, command));
+            }
+        }
         switch (ModeRoute.of(ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {
             case REFUSE -> {
                 String why = ticket.stale() ? "this Thermocline proxy cannot read the fleet's mode document; retry"

@@ -16,6 +16,7 @@ import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,6 +46,11 @@ import java.util.function.Function;
  */
 public final class TierMonitor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TierMonitor.class);
+
+    /** A member the proxy cannot reach (refused, timed out, wrong set) is worth a WARN; every other change is INFO. */
+    static Level changeLevel(MemberDescription after) {
+        return after.error() != null ? Level.WARN : Level.INFO;
+    }
 
     /** Told about every change of a member's description and every cluster time seen in hello. */
     public interface Listener {
@@ -301,7 +307,7 @@ public final class TierMonitor implements AutoCloseable {
             MemberDescription after = d;
             if (!sameState(before, after)) {
                 notifications.add(() -> listener.memberChanged(tier, before, after));
-                LOG.info("event=member_changed tier={} member={} role={} setName={}{}", tier.label(), after.address(),
+                LOG.atLevel(changeLevel(after)).log("event=member_changed tier={} member={} role={} setName={}{}", tier.label(), after.address(),
                         after.role().name().toLowerCase(), after.setName(), after.error() != null ? " error=\"" + after.error() + "\"" : "");
             }
             if (!direct && (d.role() == MemberRole.PRIMARY || (d.role() == MemberRole.SECONDARY && primaryOf(descriptions) == null))) {

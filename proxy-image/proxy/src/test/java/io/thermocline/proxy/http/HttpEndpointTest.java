@@ -31,7 +31,8 @@ class HttpEndpointTest {
                 () -> running.get() ? Readiness.YES : Readiness.not("worker stopped"), () -> Readiness.not("no primary"))) {
             HttpResponse<String> metrics = send(endpoint.port(), "GET", "/metrics");
             assertThat(metrics.statusCode()).isEqualTo(200);
-            assertThat(metrics.body()).contains("thermocline_test_events_total 3.0");
+            assertThat(metrics.body()).contains("thermocline_test_events_total 3.0")
+                    .as("a worker's endpoint shows its JVM and process too").contains("jvm_memory_used_bytes", "process_cpu_seconds_total");
             assertThat(metrics.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("text/plain"));
 
             assertThat(send(endpoint.port(), "GET", "/health/live").statusCode()).isEqualTo(200);

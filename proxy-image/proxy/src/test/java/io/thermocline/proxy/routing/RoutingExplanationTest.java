@@ -51,7 +51,9 @@ class RoutingExplanationTest {
                 c("explainOfHotFindAndModifyShowsItsQueryProof", "{explain: {findAndModify: 'orders', query: {" + HOT + "}, remove: true}}",
                         Served.FAST_TIER, Reason.PROVABLY_HOT_WRITE, AFTER, COVERAGE),
                 c("helloIsExplainedAsAnsweredByTheProxy", "{hello: 1}", Served.PROXY, Reason.ANSWERED_BY_PROXY, null, null),
-                c("serverStatusIsExplainedAsArchive", "{serverStatus: 1}", Served.ARCHIVE, Reason.ADMIN_ON_ARCHIVE, null, null),
+                c("serverStatusIsExplainedAsBothTiers", "{serverStatus: 1}", Served.BOTH_TIERS, Reason.ADMIN_OVER_BOTH_TIERS, null, null),
+                c("currentOpIsExplainedAsBothTiers", "{currentOp: 1}", Served.BOTH_TIERS, Reason.ADMIN_OVER_BOTH_TIERS, null, null),
+                c("hostInfoIsExplainedAsArchive", "{hostInfo: 1}", Served.ARCHIVE, Reason.ADMIN_ON_ARCHIVE, null, null),
                 c("getMoreIsExplainedAsCursorOwner", "{getMore: {$numberLong: '3'}, collection: 'orders'}", Served.CURSOR_OWNER, Reason.CURSOR_OWNER, null, null),
                 c("endSessionsIsExplainedAsBothTiers", "{endSessions: []}", Served.BOTH_TIERS, Reason.SESSION_COMMAND, null, null),
                 c("ddlOnTieredNamespaceIsExplainedAsBothTiers", "{createIndexes: 'orders', indexes: []}", Served.BOTH_TIERS, Reason.DDL_ON_TIERED_NAMESPACE, null, null),
@@ -74,6 +76,19 @@ class RoutingExplanationTest {
         assertThat(bson.getString("tier").getValue()).isEqualTo(served.label());
         assertThat(bson.getString("reason").getValue()).isEqualTo(reason.label());
         assertThat(bson.get("provenAgeBound")).isEqualTo(provenIso == null ? null : new BsonDateTime(Instant.parse(provenIso).toEpochMilli()));
+    }
+
+    @Test
+    void aWriteWithoutAnAgeBoundSaysWhyItIsSlowAndHowToBoundIt() {
+        for (String command : new String[] {"{explain: {delete: 'orders', deletes: [{q: {s: 0}, limit: 0}]}}",
+                "{explain: {update: 'orders', updates: [{q: {s: 0}, u: {$set: {s: 1}}}]}}"}) {
+            String detail = RoutingExplanation.of(CommandClassifier.classify(doc(command), "shop", TABLE), TABLE).detail();
+            assertThat(detail).as(command).contains("slower than on the replica set alone").contains("sync barrier")
+                    .contains("bound createdAt from below");
+        }
+        String hot = RoutingExplanation.of(CommandClassifier.classify(doc("{explain: {delete: 'orders', deletes: [{q: {" + HOT + "}, limit: 0}]}}"),
+                "shop", TABLE), TABLE).detail();
+        assertThat(hot).doesNotContain("slower");
     }
 
     @Test
