@@ -11,6 +11,8 @@ public final class MemberState {
     private final MemberStore store;
     private volatile String host;
     private volatile OplogPosition applied = OplogPosition.ORIGIN;
+    /** The newest entry whose writes a read may see: the one being applied, else {@link #applied}. */
+    private volatile OplogPosition visible = OplogPosition.ORIGIN;
     private volatile long appliedWallMillis;
     private volatile boolean alive;
     private volatile boolean paused;
@@ -48,7 +50,20 @@ public final class MemberState {
 
     void applied(OplogPosition position, long wallMillis) {
         this.applied = position;
+        this.visible = position;
         this.appliedWallMillis = wallMillis;
+    }
+
+    /**
+     * The newest entry whose writes a read of this member may see: a secondary's applier marks an entry
+     * before its writes reach storage, so a read that saw them reports a time that covers them.
+     */
+    public OplogPosition visible() {
+        return visible;
+    }
+
+    void applying(OplogPosition position) {
+        this.visible = position;
     }
 
     public boolean alive() {

@@ -83,6 +83,8 @@ public final class SecondaryApplier implements Runnable {
                 wait, TimeUnit.MILLISECONDS);
             return;
         }
+        // marked before storage changes: a read that sees the entry's writes reports a time covering them
+        member.applying(entry.position());
         apply(member.store(), entry);
         coordinator.applied(member, entry);
     }
