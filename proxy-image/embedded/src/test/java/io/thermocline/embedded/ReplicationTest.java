@@ -76,46 +76,45 @@ class ReplicationTest {
 
     /**
      * A secondary's read reports an operationTime at or after every write it saw, as a mongod's secondary
-     * reads at its lastApplied snapshot: a causal session carries that time to the next member, which
-     * must then wait for what this read saw (the applier once wrote an entry to storage before recording
-     * it, and a read in between reported the previous entry's time: the next read, on another secondary,
-     * went back in time).
+     * reads at its lastApplied snapshot: a causal session carries that time to the next member, which must
+     * then wait for what this read saw. The applier once wrote an entry to storage before recording it
+     * applied, and a read in between reported the previous entry's time: the session's next read, on a
+     * secondary behind, went back in time (SecondaryReadsTest's causal session counted 1, then 0).
      */
     @Test
-    void aSecondaryReadReportsATimeCoveringEveryWriteItSaw() throws Exception {
-        int writes = 1500;
-        java.util.concurrent.atomic.AtomicReferenceArray<BsonTimestamp> written = new java.util.concurrent.atomic.AtomicReferenceArray<>(writes);
-        java.util.concurrent.ConcurrentLinkedQueue<long[]> reads = new java.util.concurrent.ConcurrentLinkedQueue<>();
-        java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
-        Member secondary = rs.secondaries().get(0);
-        try (MongoClient direct = MongoClients.create(secondary.directConnectionString())) {
-            Thread reader = new Thread(() -> {
-                while (writing.get()) {
-                    Document reply = direct.getDatabase("repl").runCommand(new Document("find", "covered")
-                        .append("sort", new Document("_id", -1)).append("limit", 1), ReadPreference.secondaryPreferred());
-                    List<Document> batch = reply.get("cursor", Document.class).getList("firstBatch", Document.class);
-                    if (!batch.isEmpty()) {
-                        reads.add(new long[] {batch.get(0).getInteger("_id"), ((BsonTimestamp) reply.get("operationTime")).getValue()});
-                    }
+    void aReadDuringAnEntrysApplicationReportsATimeCoveringIt() {
+        Member applying = rs.secondaries().get(0);
+        Member behind = rs.secondaries().get(1);
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("covered").withWriteConcern(WriteConcern.W1);
+        coll.insertOne(new Document("_id", 0));
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        rs.pauseReplication(behind);
+        rs.holdApplyingMidEntry(applying, true);
+        try (MongoClient onApplying = MongoClients.create(applying.directConnectionString());
+             MongoClient onBehind = MongoClients.create(behind.directConnectionString())) {
+            Document reply = client.getDatabase("repl").runCommand(new Document("insert", "covered")
+                .append("documents", List.of(new Document("_id", 1))).append("writeConcern", new Document("w", 1)));
+            BsonTimestamp written = (BsonTimestamp) reply.get("operationTime");
+            // the held applier wrote the insert to storage and has not recorded it applied
+            Document seen = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (seen == null && System.nanoTime() < deadline) {
+                seen = onApplying.getDatabase("repl").runCommand(new Document("find", "covered")
+                    .append("filter", new Document("_id", 1)), ReadPreference.secondaryPreferred());
+                if (seen.get("cursor", Document.class).getList("firstBatch", Document.class).isEmpty()) {
+                    seen = null;
                 }
-            });
-            reader.start();
-            try {
-                for (int i = 0; i < writes; i++) {
-                    Document reply = client.getDatabase("repl").runCommand(new Document("insert", "covered")
-                        .append("documents", List.of(new Document("_id", i))).append("writeConcern", new Document("w", 1)));
-                    written.set(i, (BsonTimestamp) reply.get("operationTime"));
-                }
-            } finally {
-                writing.set(false);
-                reader.join(30_000);
             }
+            assertThat(seen).as("the insert, visible on the member applying it").isNotNull();
+            BsonTimestamp reported = (BsonTimestamp) seen.get("operationTime");
+            assertThat(reported).as("operationTime of a read that saw the insert written at " + written)
+                .isGreaterThanOrEqualTo(written);
+            // the session's next read, on a member that has not applied the insert, waits for it
+            assertThatThrownBy(() -> find(onBehind, "covered", 1, reported, 300))
+                .isInstanceOfSatisfying(com.mongodb.MongoExecutionTimeoutException.class, e -> assertThat(e.getCode()).isEqualTo(50));
+        } finally {
+            rs.holdApplyingMidEntry(applying, false);
         }
-        List<String> uncovered = reads.stream().filter(r -> Long.compareUnsigned(written.get((int) r[0]).getValue(), r[1]) > 0)
-            .map(r -> "saw _id " + r[0] + " written at " + written.get((int) r[0]) + " yet reported " + new BsonTimestamp(r[1]))
-            .toList();
-        assertThat(reads).as("reads that saw a write").isNotEmpty();
-        assertThat(uncovered).as("reads whose operationTime is before a write they saw").isEmpty();
     }
 
     @Test

@@ -16,6 +16,7 @@ public final class MemberState {
     private volatile long appliedWallMillis;
     private volatile boolean alive;
     private volatile boolean paused;
+    private volatile boolean heldMidEntry;
     private volatile ObjectId processId = new ObjectId();
     private final AtomicLong topologyCounter = new AtomicLong();
 
@@ -80,6 +81,15 @@ public final class MemberState {
 
     void paused(boolean value) {
         this.paused = value;
+    }
+
+    /** Whether the applier stops after writing an entry to storage, before recording it applied (a test's fail point). */
+    public boolean heldMidEntry() {
+        return heldMidEntry;
+    }
+
+    void heldMidEntry(boolean value) {
+        this.heldMidEntry = value;
     }
 
     public ObjectId processId() {

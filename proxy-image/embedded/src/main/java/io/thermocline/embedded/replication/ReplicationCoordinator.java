@@ -270,6 +270,11 @@ public final class ReplicationCoordinator {
         progress.signalAll();
     }
 
+    public synchronized void heldMidEntry(MemberState member, boolean value) {
+        member.heldMidEntry(value);
+        progress.signalAll();
+    }
+
     /** Steps the primary down: the most up-to-date other live member, once caught up, is elected. */
     public void stepDown(Duration catchUp) {
         MemberState old = primary().orElseThrow(() -> new ReplicationException(10107, "NotWritablePrimary", "no primary to step down"));
