@@ -309,6 +309,15 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         coordinator.paused(member.state(), false);
     }
 
+    /**
+     * Holds a secondary's applier after it wrote its next entry to storage and before it records the entry
+     * applied (false: lets it go on): the moment a read of the member may see the entry's writes while the
+     * member's applied point is still the previous entry, as a mongod's secondary is in the middle of a batch.
+     */
+    public void holdApplyingMidEntry(Member member, boolean hold) {
+        coordinator.heldMidEntry(member.state(), hold);
+    }
+
     /** Secondaries apply each entry no earlier than this long after the primary wrote it. */
     public void setReplicationLag(Duration lag) {
         coordinator.lag(lag);

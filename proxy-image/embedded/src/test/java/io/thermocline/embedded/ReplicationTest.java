@@ -74,6 +74,49 @@ class ReplicationTest {
         }
     }
 
+    /**
+     * A secondary's read reports an operationTime at or after every write it saw, as a mongod's secondary
+     * reads at its lastApplied snapshot: a causal session carries that time to the next member, which must
+     * then wait for what this read saw. The applier once wrote an entry to storage before recording it
+     * applied, and a read in between reported the previous entry's time: the session's next read, on a
+     * secondary behind, went back in time (SecondaryReadsTest's causal session counted 1, then 0).
+     */
+    @Test
+    void aReadDuringAnEntrysApplicationReportsATimeCoveringIt() {
+        Member applying = rs.secondaries().get(0);
+        Member behind = rs.secondaries().get(1);
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("covered").withWriteConcern(WriteConcern.W1);
+        coll.insertOne(new Document("_id", 0));
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        rs.pauseReplication(behind);
+        rs.holdApplyingMidEntry(applying, true);
+        try (MongoClient onApplying = MongoClients.create(applying.directConnectionString());
+             MongoClient onBehind = MongoClients.create(behind.directConnectionString())) {
+            Document reply = client.getDatabase("repl").runCommand(new Document("insert", "covered")
+                .append("documents", List.of(new Document("_id", 1))).append("writeConcern", new Document("w", 1)));
+            BsonTimestamp written = (BsonTimestamp) reply.get("operationTime");
+            // the held applier wrote the insert to storage and has not recorded it applied
+            Document seen = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (seen == null && System.nanoTime() < deadline) {
+                seen = onApplying.getDatabase("repl").runCommand(new Document("find", "covered")
+                    .append("filter", new Document("_id", 1)), ReadPreference.secondaryPreferred());
+                if (seen.get("cursor", Document.class).getList("firstBatch", Document.class).isEmpty()) {
+                    seen = null;
+                }
+            }
+            assertThat(seen).as("the insert, visible on the member applying it").isNotNull();
+            BsonTimestamp reported = (BsonTimestamp) seen.get("operationTime");
+            assertThat(reported).as("operationTime of a read that saw the insert written at " + written)
+                .isGreaterThanOrEqualTo(written);
+            // the session's next read, on a member that has not applied the insert, waits for it
+            assertThatThrownBy(() -> find(onBehind, "covered", 1, reported, 300))
+                .isInstanceOfSatisfying(com.mongodb.MongoExecutionTimeoutException.class, e -> assertThat(e.getCode()).isEqualTo(50));
+        } finally {
+            rs.holdApplyingMidEntry(applying, false);
+        }
+    }
+
     @Test
     void laggingSecondaryAppliesAWriteOnlyOnceTheLagHasPassed() {
         rs.setReplicationLag(Duration.ofMinutes(10));

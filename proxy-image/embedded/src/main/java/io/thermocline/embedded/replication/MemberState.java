@@ -11,9 +11,12 @@ public final class MemberState {
     private final MemberStore store;
     private volatile String host;
     private volatile OplogPosition applied = OplogPosition.ORIGIN;
+    /** The newest entry whose writes a read may see: the one being applied, else {@link #applied}. */
+    private volatile OplogPosition visible = OplogPosition.ORIGIN;
     private volatile long appliedWallMillis;
     private volatile boolean alive;
     private volatile boolean paused;
+    private volatile boolean heldMidEntry;
     private volatile ObjectId processId = new ObjectId();
     private final AtomicLong topologyCounter = new AtomicLong();
 
@@ -48,7 +51,20 @@ public final class MemberState {
 
     void applied(OplogPosition position, long wallMillis) {
         this.applied = position;
+        this.visible = position;
         this.appliedWallMillis = wallMillis;
+    }
+
+    /**
+     * The newest entry whose writes a read of this member may see: a secondary's applier marks an entry
+     * before its writes reach storage, so a read that saw them reports a time that covers them.
+     */
+    public OplogPosition visible() {
+        return visible;
+    }
+
+    void applying(OplogPosition position) {
+        this.visible = position;
     }
 
     public boolean alive() {
@@ -65,6 +81,15 @@ public final class MemberState {
 
     void paused(boolean value) {
         this.paused = value;
+    }
+
+    /** Whether the applier stops after writing an entry to storage, before recording it applied (a test's fail point). */
+    public boolean heldMidEntry() {
+        return heldMidEntry;
+    }
+
+    void heldMidEntry(boolean value) {
+        this.heldMidEntry = value;
     }
 
     public ObjectId processId() {

@@ -245,9 +245,14 @@ public final class ReplicationCoordinator {
         return oplog.after(member.applied(), OplogPosition.endOf(clusterTime), 1).isEmpty();
     }
 
-    /** The operationTime a member reports for a read: the newest cluster time it has applied. */
+    /**
+     * The operationTime a member reports for a read, taken after the read: the newest cluster time whose
+     * writes it may have seen (a secondary's entry being applied counts), never one before a write the
+     * read saw, as a mongod's secondary reads at its lastApplied snapshot. A session that carries it as
+     * afterClusterTime to another member then waits there for everything this read saw.
+     */
     public BsonTimestamp operationTime(MemberState member) {
-        return member.applied().clusterTime();
+        return member.visible().clusterTime();
     }
 
     public synchronized void started(MemberState member) {
@@ -275,6 +280,11 @@ public final class ReplicationCoordinator {
 
     public synchronized void paused(MemberState member, boolean value) {
         member.paused(value);
+        progress.signalAll();
+    }
+
+    public synchronized void heldMidEntry(MemberState member, boolean value) {
+        member.heldMidEntry(value);
         progress.signalAll();
     }
 

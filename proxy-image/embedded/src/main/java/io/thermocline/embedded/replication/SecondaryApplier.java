@@ -83,7 +83,12 @@ public final class SecondaryApplier implements Runnable {
                 wait, TimeUnit.MILLISECONDS);
             return;
         }
+        // marked before storage changes: a read that sees the entry's writes reports a time covering them
+        member.applying(entry.position());
         apply(member.store(), entry);
+        while (running && member.heldMidEntry()) {
+            coordinator.progress().await(() -> !running || !member.heldMidEntry(), IDLE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        }
         coordinator.applied(member, entry);
     }
 
