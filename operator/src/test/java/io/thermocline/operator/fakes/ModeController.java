@@ -33,6 +33,7 @@ public final class ModeController {
     private int conflicts;
     private Document follower;
     private BsonTimestamp archiveLatest;
+    private long reads;
 
     // ---- what the data plane and the network do, as a test sets it
 
@@ -87,9 +88,15 @@ public final class ModeController {
         return List.copyOf(requests);
     }
 
+    /** How often the operator read the mode document: each deletion pass reads it once, first, so it counts passes. */
+    public synchronized long reads() {
+        return reads;
+    }
+
     // ---- what the operator sees
 
     synchronized Optional<ModeReading> read() {
+        reads++;
         if (!reachable) {
             return Optional.empty();
         }

@@ -62,12 +62,22 @@ public final class GarbageCollector {
             case BACKGROUND -> null;
         };
         if (finalizer != null) {
-            client.resource(object).edit(o -> {
-                List<String> finalizers = new ArrayList<>(o.getMetadata().getFinalizers() == null ? List.of() : o.getMetadata().getFinalizers());
-                finalizers.add(finalizer);
-                o.getMetadata().setFinalizers(finalizers);
-                return o;
-            });
+            // the API server sets the finalizer inside the delete itself: a concurrent write (the operator's status) is no conflict
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    client.resource(object).edit(o -> {
+                        List<String> finalizers = new ArrayList<>(o.getMetadata().getFinalizers() == null ? List.of() : o.getMetadata().getFinalizers());
+                        finalizers.add(finalizer);
+                        o.getMetadata().setFinalizers(finalizers);
+                        return o;
+                    });
+                    break;
+                } catch (KubernetesClientException e) {
+                    if (e.getCode() != 409 || attempt == 20) {
+                        throw e;
+                    }
+                }
+            }
         }
         client.resource(object).withPropagationPolicy(policy).delete();
     }

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -82,7 +83,10 @@ class InARealClusterTest {
         tiering.report(new TieringSnapshot(40L, false, 10L, 5L)); // the archive lacks writes
         cluster.garbageCollector().delete(stored("fg"), DeletionPropagation.FOREGROUND);
 
-        await().pollDelay(Duration.ofSeconds(3)).atMost(WAIT).until(() -> true);
+        // positive signals first: the operator finished deletion passes that found the lag, the collector took what it may
+        await().atMost(WAIT).untilAsserted(() -> assertThat(reasons()).contains("DeletionWaitingForFeeder"));
+        awaitLaterDeletionPass("fg");
+        await().atMost(WAIT).untilAsserted(() -> assertThat(cluster.garbageCollector().collected()).contains("PodDisruptionBudget/fg-fast"));
         assertThat(stored("fg")).as("held by the finalizer").isNotNull();
         assertThat(get(StatefulSet.class, "fg-fast")).as("the fast tier outlives the drain").isNotNull();
         assertThat(claims("fg")).as("its volumes too").hasSize(3);
@@ -198,11 +202,11 @@ class InARealClusterTest {
 
         await().atMost(WAIT).untilAsserted(() -> assertThat(cluster.workloads().pods("term-proxy-"))
                 .isNotEmpty().allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNotNull()));
-        await().pollDelay(Duration.ofSeconds(3)).atMost(WAIT).until(() -> true);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(reasons()).contains("DeletionStoppingWrites"));
+        awaitLaterDeletionPass("term");
         assertThat(stored("term")).as("held while a Terminating proxy pod may still take a write").isNotNull();
         assertThat(get(StatefulSet.class, "term-fast")).isNotNull();
-        assertThat(client.v1().events().inNamespace(ns).list().getItems()).extracting(e -> e.getReason())
-                .contains("DeletionStoppingWrites");
+        assertThat(reasons()).doesNotContain("DeletionWaitingForFeeder");
 
         cluster.workloads().endTerminating();
         await().atMost(WAIT).until(() -> stored("term") == null);
@@ -218,14 +222,29 @@ class InARealClusterTest {
         tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
         client.resources(ThermoclineCluster.class).inNamespace(ns).withName("retry").delete();
         // the next two writes of the resource itself (not its status) fail: the operator's own marks, the finalizer's removal
+        AtomicInteger failed = new AtomicInteger();
         mockServer.expect().patch().withPath("/apis/thermocline.io/v1alpha1/namespaces/" + ns + "/thermoclineclusters/retry")
-                .andReturn(500, new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(500).withMessage("etcd timeout").build())
+                .andReply(500, request -> {
+                    failed.incrementAndGet();
+                    return new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(500).withMessage("etcd timeout").build();
+                })
                 .times(2);
         await().atMost(WAIT).until(() -> stored("retry") == null);
+        assertThat(failed).as("both injected failures met a write of the deletion").hasValue(2);
         await().atMost(WAIT).untilAsserted(() -> {
             assertThat(get(Secret.class, "retry-users")).isNull();
             assertThat(claims("retry")).isEmpty();
         });
+    }
+
+    /** Returns once a deletion pass that started after this call has completed (each pass reads the mode document first). */
+    private void awaitLaterDeletionPass(String name) {
+        long before = modes.controller(ns, name).reads();
+        await().atMost(WAIT).until(() -> modes.controller(ns, name).reads() >= before + 2);
+    }
+
+    private List<String> reasons() {
+        return client.v1().events().inNamespace(ns).list().getItems().stream().map(e -> e.getReason()).toList();
     }
 
     private List<String> selected(PodDisruptionBudget budget) {
