@@ -12,7 +12,8 @@ import org.jboss.logging.Logger;
 /**
  * Brings the fast-tier replica set one safe step closer to its target per call, in this
  * order: initiate (once ever), re-add a member that lost its data, add a member, remove a
- * member (stepping the primary down first if it is the one leaving), restart one member on
+ * member (stepping the primary down first if it is the one leaving; a removal only while the
+ * configuration after it keeps a healthy voting majority), restart one member on
  * the current pod template (secondaries first, the primary after stepping down, only while
  * every member is healthy, so a majority always stays), set the featureCompatibilityVersion
  * once every member runs the new binary, and ensure the data plane's user. Each step is
@@ -87,6 +88,10 @@ public final class ReplicaSetSteps {
             MemberView view = views.get(m.host());
             if (view != null && lostItsData(view, states.get(m.host())) && !m.newlyAdded()) {
                 ReplicaSetConfig next = config.removing(m.host());
+                Optional<ReplicaSetState> noMajority = withoutHealthyMajority(next, views, "re-adding " + m.host(), configured);
+                if (noMajority.isPresent()) {
+                    return noMajority.get();
+                }
                 rs.reconfigure(next);
                 LOG.infof("event=replicaset-member-lost-data replicaSet=%s host=%s", target.replicaSetName(), m.host());
                 return new ReplicaSetState.Converging("ReAddingMember", "member " + m.host() + " answers without replica-set data"
@@ -115,6 +120,10 @@ public final class ReplicaSetSteps {
                         + " is leaving the replica set: stepping it down first", configured);
             }
             ReplicaSetConfig next = config.removing(leaving.get());
+            Optional<ReplicaSetState> noMajority = withoutHealthyMajority(next, views, "removing " + leaving.get(), configured);
+            if (noMajority.isPresent()) {
+                return noMajority.get();
+            }
             rs.reconfigure(next);
             LOG.infof("event=replicaset-member-removed replicaSet=%s host=%s", target.replicaSetName(), leaving.get());
             return new ReplicaSetState.Converging("RemovingMember", "removing " + leaving.get()
@@ -142,6 +151,24 @@ public final class ReplicaSetSteps {
         }
         target.users().forEach(rs::ensureUser);
         return new ReplicaSetState.Converged(configured, fcv);
+    }
+
+    /**
+     * A configuration whose healthy voting members are fewer than its majority cannot elect or keep a primary (and MongoDB's
+     * quorum check refuses the reconfiguration): the step waits, naming the members that are down. Newly added members do
+     * not vote until their initial sync ends.
+     */
+    private static Optional<ReplicaSetState> withoutHealthyMajority(ReplicaSetConfig next, Map<String, MemberView> views,
+            String change, List<String> configured) {
+        List<String> voters = next.members().stream().filter(m -> !m.newlyAdded()).map(ReplicaSetConfig.Member::host).toList();
+        List<String> down = voters.stream().filter(h -> !views.containsKey(h) || !views.get(h).role().healthy()).toList();
+        int majority = voters.size() / 2 + 1;
+        if (voters.size() - down.size() >= majority) {
+            return Optional.empty();
+        }
+        return Optional.of(new ReplicaSetState.Converging("WaitingForMajority", change + " waits: the configuration after it"
+                + " would have " + (voters.size() - down.size()) + " healthy voting member(s) of " + voters.size() + ", fewer than"
+                + " the " + majority + " that keep a primary; not primary or secondary: " + down, configured));
     }
 
     /** One member onto the current pod template: never while another member is unhealthy, the primary last. */

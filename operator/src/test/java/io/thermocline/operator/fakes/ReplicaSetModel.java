@@ -93,6 +93,21 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
         electIfNeeded();
     }
 
+    /** The member's mongod stops answering (its node is gone, a crash loop); pod and data stay. */
+    public synchronized void down(String host) {
+        members.get(host).crashed = true;
+        if (host.equals(primary)) {
+            primary = null;
+        }
+        electIfNeeded();
+    }
+
+    /** The member answers again. */
+    public synchronized void up(String host) {
+        members.get(host).crashed = false;
+        electIfNeeded();
+    }
+
     /** An election made {@code host} primary (e.g. after a priority change or a failover). */
     public synchronized void electPrimary(String host) {
         primary = host;
@@ -255,6 +270,15 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 }
                 if (!next.contains(primary)) {
                     throw new Unavailable("replSetReconfig: the primary cannot remove itself; step it down first", null);
+                }
+                // MongoDB's quorum check: a majority of the new configuration's voting members must answer
+                List<String> voters = next.members().stream().filter(m -> !m.newlyAdded() || config.contains(m.host()))
+                        .map(ReplicaSetConfig.Member::host).toList();
+                long answering = voters.stream().filter(ReplicaSetModel.this::healthy).count();
+                if (answering < voters.size() / 2 + 1) {
+                    violations.add("replSetReconfig to " + next.hosts() + " with " + answering + " of " + voters.size()
+                            + " voting members healthy: MongoDB refuses it (quorum check), and the set could not keep a primary");
+                    throw new Unavailable("replSetReconfig: Quorum check failed because not enough voting nodes responded", null);
                 }
                 for (String added : next.hosts()) {
                     if (!config.contains(added)) {

@@ -61,6 +61,31 @@ class ReplicaSetStepsTest {
         assertThat(reasons).contains("SteppingDown", "RemovingMember");
     }
 
+    /** 5 -> 4 with two of the four that stay down: removing the fifth would leave 2 of 4 voters, no majority. */
+    @Test
+    void scaleDownWaitsWhileTheNextConfigurationWouldLackAHealthyMajority() {
+        converge(5, "7.0.14");
+        model.down(host(2));
+        model.down(host(3));
+        model.commands().clear();
+
+        ReplicaSetState state = step(4, "7.0.14");
+
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("WaitingForMajority");
+            assertThat(c.message()).contains("removing " + host(4)).contains(host(2)).contains(host(3));
+        });
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("reconfig"));
+        assertThat(model.configured()).hasSize(5);
+        assertThat(statefulSetReplicas).as("no pod of a configured member goes").isEqualTo(5);
+        assertThat(model.violations()).isEmpty();
+
+        model.up(host(3));
+        converge(4, "7.0.14");
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2), host(3));
+        assertThat(model.violations()).isEmpty();
+    }
+
     /**
      * The reconciler sizes the StatefulSet from its last step, which an operator restart forgets: until a step
      * has read the configuration again, nothing shrinks (the members above the wanted size are still configured).
