@@ -285,8 +285,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         Replicas proxy = replicas(cached(context, Deployment.class, layout.proxy()), spec.proxy.replicas);
         Replicas feeder = replicas(cached(context, Deployment.class, layout.feeder()), 1);
 
-        // from the poller's cache: no MongoDB call here
-        TieringSnapshot tiering = replicaSet instanceof ReplicaSetState.Converged ? TieringPolling.cached(context) : null;
+        // from the poller's cache: no MongoDB call here. Read whatever the replica set's step: a member being added or
+        // restarted does not make the feeder's lag or dead letters go away
+        TieringSnapshot tiering = TieringPolling.cached(context);
 
         ModeDriver.Outcome mode = ModeDriver.reconcile(client, cluster, modeStore,
                 replicaSet instanceof ReplicaSetState.Converged ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users) : null,
@@ -294,7 +295,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
                 fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,
-                desired == null ? null : warmer(context, desired.warmerJobName())));
+                desired == null ? null : warmer(context, desired.warmerJobName()),
+                ClusterHealth.lastFeederObservation(previous.conditions)));
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
         status.observedGeneration = cluster.getMetadata().getGeneration();
         status.phase = health.phase();
@@ -412,9 +414,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     }
 
     private static List<String> warnings(TieringSnapshot tiering) {
-        List<String> warnings = tiering.uniqueIndexes().stream()
-                .map(index -> "unique index " + index + " is enforced per tier only: the same key can exist once in each tier")
-                .toList();
+        List<String> warnings = tiering.uniqueIndexes();
         return warnings.isEmpty() ? null : warnings;
     }
 

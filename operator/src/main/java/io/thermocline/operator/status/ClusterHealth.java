@@ -9,12 +9,14 @@ import static io.thermocline.operator.status.ConditionType.ResourcesApplied;
 import static io.thermocline.operator.status.ConditionType.VersionCompatible;
 import static io.thermocline.operator.status.ConditionType.Warmed;
 
+import io.fabric8.kubernetes.api.model.Condition;
 import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /** Turns what the reconciler observed into conditions and a phase. A pure function, tested with tables. */
 public final class ClusterHealth {
@@ -53,10 +55,19 @@ public final class ClusterHealth {
             String previousPhase,
             List<String> rejected,
             Pausing pausing,
-            Warmer warmer) {
+            Warmer warmer,
+            Observed lastFeederObservation) {
 
         public Inputs {
             rejected = rejected == null ? List.of() : List.copyOf(rejected);
+        }
+
+        /** Before the last feeder observation was an input. */
+        public Inputs(boolean paused, String specProblem, ArchiveReport archive, VersionDecision version, Replicas fastTier,
+                ReplicaSetState replicaSet, Replicas proxy, Replicas feeder, TieringSnapshot tiering, int maxLagSeconds,
+                String previousPhase, List<String> rejected, Pausing pausing, Warmer warmer) {
+            this(paused, specProblem, archive, version, fastTier, replicaSet, proxy, feeder, tiering, maxLagSeconds,
+                    previousPhase, rejected, pausing, warmer, null);
         }
 
         /** Before pausing and the warmer were observed. */
@@ -88,6 +99,19 @@ public final class ClusterHealth {
     }
 
     static final String MISSING_PRIVILEGES = "MissingPrivileges";
+    /** The FeederHealthy reasons that come from reading the feeder's progress in the fast tier (not from its Deployment). */
+    private static final Set<String> FEEDER_OBSERVATIONS = Set.of("Mirroring", "DeadLetters", "LagTooHigh", "ChangeStreamHistoryLost");
+
+    /**
+     * The FeederHealthy last derived from the feeder's progress, to stand while the progress cannot be read (a replica set
+     * being reconfigured, restarted members, an operator restart): dead letters and lag stay reported rather than turning
+     * into a claim that all is well. Null when there is none.
+     */
+    public static Observed lastFeederObservation(List<Condition> previous) {
+        Condition c = Conditions.find(previous, FeederHealthy);
+        return c == null || !FEEDER_OBSERVATIONS.contains(c.getReason()) ? null
+                : new Observed(FeederHealthy, Observed.Status.valueOf(c.getStatus()), c.getReason(), c.getMessage());
+    }
 
     public static Health evaluate(Inputs in) {
         List<Observed> out = new ArrayList<>();
@@ -220,20 +244,25 @@ public final class ClusterHealth {
             return running;
         }
         TieringSnapshot t = in.tiering();
-        if (t != null && t.feederAlerts().resyncing()) {
+        if (t == null) {
+            return in.lastFeederObservation() != null ? in.lastFeederObservation()
+                    : Observed.unknown(FeederHealthy, "NotObserved", "the feeder is running; its lag and dead letters are read from"
+                            + " the fast tier's metadata once its replica set answers");
+        }
+        if (t.feederAlerts().resyncing()) {
             return Observed.isFalse(FeederHealthy, "ChangeStreamHistoryLost", "the fast tier's oplog no longer held the feeder's"
                     + " resume point (detected " + t.feederAlerts().historyLostAt() + "): the feeder is resyncing the archive from the"
                     + " fast tier, nothing is lost, archive-routed reads wait until it is done; to avoid it, size the fast tier's oplog"
                     + " to outlast the feeder's longest outage (see docs/tiering-workers.md, Lost change-stream history)");
         }
-        if (t != null && t.feederAlerts().deadLetters() > 0) {
+        if (t.feederAlerts().deadLetters() > 0) {
             return Observed.isFalse(FeederHealthy, "DeadLetters", t.feederAlerts().deadLetters() + " mirror write(s) refused by the"
                     + " archive for good (oldest: " + t.feederAlerts().oldestDeadLetter() + "); the fast tier keeps those documents"
                     + " (never evicted) but the archive lacks their latest version: fix the cause in the archive (the conflicting"
                     + " unique key, the validator), the feeder retries every minute and clears them; list them on the fast tier with"
                     + " db.getSiblingDB('thermocline').deadLetters.find() (see docs/tiering-workers.md, Dead letters)");
         }
-        if (t != null && t.feederLagSeconds() != null && t.feederLagSeconds() > in.maxLagSeconds()) {
+        if (t.feederLagSeconds() != null && t.feederLagSeconds() > in.maxLagSeconds()) {
             return Observed.isFalse(FeederHealthy, "LagTooHigh", "feeder lag exceeds spec.feeder.maxLagSeconds ("
                     + in.maxLagSeconds() + "s); check the archive's write capacity and the feeder's logs");
         }

@@ -52,11 +52,9 @@ public class MongoTieringObserver implements TieringObserver {
                 fastCount += fast.getDatabase(parts[0]).getCollection(parts[1]).estimatedDocumentCount();
                 var archived = archive.getDatabase(parts[0]).getCollection(parts[1]);
                 archiveCount += archived.estimatedDocumentCount();
-                for (Document index : archived.listIndexes()) {
-                    if (index.getBoolean("unique", false) && !"_id_".equals(index.getString("name"))) {
-                        uniqueIndexes.add(ns + ": " + index.getString("name"));
-                    }
-                }
+                uniqueIndexes.addAll(UniqueIndexCoverage.gaps(ns,
+                        fast.getDatabase(parts[0]).getCollection(parts[1]).listIndexes().into(new ArrayList<>()),
+                        archived.listIndexes().into(new ArrayList<>())));
             }
             return Optional.of(new TieringSnapshot(lag, drained, fastCount, archiveCount, uniqueIndexes,
                     alerts(state.find(new Document("_id", "feederHealth")).first())));

@@ -13,7 +13,6 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.archive.ArchiveSecrets;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.status.ConditionType;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -22,7 +21,7 @@ import java.util.Set;
 /**
  * The tiering progress (feeder lag, drained, tier sizes, warnings) as a polling event source:
  * {@link TieringObserver} runs on JOSDK's poller thread every {@code period} for each cluster whose
- * fast tier is ready, never on the reconcile thread; a changed snapshot reconciles the cluster, and
+ * replica set is initiated, never on the reconcile thread; a changed snapshot reconciles the cluster, and
  * the reconcile reads the last one from the source's cache.
  */
 public final class TieringPolling {
@@ -36,7 +35,7 @@ public final class TieringPolling {
             EventSourceContext<ThermoclineCluster> context, InformerEventSource<Secret, ThermoclineCluster> archiveSecrets,
             TieringObserver observer, Duration period) {
         PerResourcePollingEventSource.ResourceFetcher<TieringSnapshot, ThermoclineCluster> fetcher = cluster -> {
-            if (!fastTierReady(cluster)) {
+            if (!replicaSetInitiated(cluster)) {
                 return Set.of();
             }
             String ns = cluster.getMetadata().getNamespace();
@@ -69,8 +68,8 @@ public final class TieringPolling {
                 spec.collections.stream().map(c -> c.database + "." + c.collection).toList()));
     }
 
-    private static boolean fastTierReady(ThermoclineCluster cluster) {
-        return cluster.getStatus() != null && cluster.getStatus().conditions != null && cluster.getStatus().conditions.stream()
-                .anyMatch(c -> ConditionType.FastTierReady.name().equals(c.getType()) && "True".equals(c.getStatus()));
+    /** Polled from initiation on, not only while every member is ready: lag and dead letters matter most during a roll. */
+    private static boolean replicaSetInitiated(ThermoclineCluster cluster) {
+        return cluster.getStatus() != null && Boolean.TRUE.equals(cluster.getStatus().replicaSetInitiated);
     }
 }

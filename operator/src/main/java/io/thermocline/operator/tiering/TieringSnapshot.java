@@ -5,9 +5,9 @@ import java.util.List;
 
 /**
  * What the tiering looks like from the data: feeder lag, whether the archive holds every
- * fast-tier write ({@code drained}), document counts of the tiered collections, and the
- * unique secondary indexes of tiered collections ({@code db.coll: index}), which cannot be
- * enforced across two tiers.
+ * fast-tier write ({@code drained}), document counts of the tiered collections, and where the
+ * proxy cannot hold a tiered collection's unique secondary index across the tiers
+ * ({@link UniqueIndexCoverage}: one sentence each).
  */
 public record TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastTierDocuments, Long archiveDocuments,
                               List<String> uniqueIndexes, FeederAlerts feederAlerts) {

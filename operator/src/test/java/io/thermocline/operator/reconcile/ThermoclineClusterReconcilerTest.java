@@ -42,6 +42,7 @@ import io.thermocline.operator.fakes.ReplicaSetModel;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.tiering.TieringSnapshot;
+import io.thermocline.operator.tiering.UniqueIndexCoverage;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -320,7 +321,10 @@ class ThermoclineClusterReconcilerTest {
                 "ready-fast-2.ready-fast." + ns + ".svc:27017");
         assertThat(targetsOf("ready").get(0).rootPassword()).isNotBlank();
 
-        tiering.report(new TieringSnapshot(900L, false, 1L, 1L, List.of("shop.orders: email_1")));
+        // as the observer reports a unique index only the archive has
+        List<String> gaps = UniqueIndexCoverage.gaps("shop.orders", List.of(),
+                List.of(new org.bson.Document("name", "email_1").append("key", new org.bson.Document("email", 1)).append("unique", true)));
+        tiering.report(new TieringSnapshot(900L, false, 1L, 1L, gaps));
         setStatefulSetReady("ready", 2);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("ready");
@@ -333,8 +337,40 @@ class ThermoclineClusterReconcilerTest {
             ThermoclineCluster c = stored("ready");
             assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("LagTooHigh");
             assertThat(c.getStatus().feederLagSeconds).isEqualTo(900L);
-            assertThat(c.getStatus().warnings).singleElement().asString().contains("shop.orders: email_1");
+            // unique indexes are enforced across tiers (by the proxy): the warning is about the gap, not "per tier only"
+            assertThat(c.getStatus().warnings).containsExactlyElementsOf(gaps)
+                    .singleElement().asString().contains("shop.orders: email_1 exists only in the archive");
         });
+    }
+
+    /** A roll, a scale or a member resyncing must not hide the feeder's lag or dead letters behind "Mirroring". */
+    @Test
+    void deadLettersAndLagStayReportedWhileTheReplicaSetIsNotConverged() {
+        create(cluster(ns, "rolls"));
+        ReplicaSetModel model = replicaSet.model(ns, "rolls");
+        try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("rolls", ns), model)) {
+            dataPlaneReady("rolls", 2);
+            tiering.report(new TieringSnapshot(7L, true, 10L, 10L, List.of(),
+                    new TieringSnapshot.FeederAlerts(3, "shop.orders _id 7 upsert: E11000", null, false)));
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                ThermoclineCluster c = stored("rolls");
+                assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("True");
+                assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("DeadLetters");
+                assertThat(c.getStatus().feederLagSeconds).isEqualTo(7L);
+            });
+
+            // a secondary resyncing from an empty volume (STARTUP2): the replica set is not converged until it is back
+            model.loseData(new ClusterLayout("rolls", ns).memberHost(2));
+            tiering.report(new TieringSnapshot(40L, true, 10L, 10L, List.of(),
+                    new TieringSnapshot.FeederAlerts(5, "shop.orders _id 7 upsert: E11000", null, false)));
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                ThermoclineCluster c = stored("rolls");
+                assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("False");
+                assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("DeadLetters");
+                assertThat(condition(c, ConditionType.FeederHealthy).getMessage()).startsWith("5 mirror write(s)");
+                assertThat(c.getStatus().feederLagSeconds).isEqualTo(40L);
+            });
+        }
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.thermocline.operator.status;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.fasttier.ReplicaSetState;
@@ -120,5 +121,37 @@ class ClusterHealthTest {
         assertThat(health.phase()).isEqualTo("Degraded");
         assertThat(condition(health, ConditionType.VersionCompatible).status()).isEqualTo(Observed.Status.Unknown);
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("ArchiveNotReachable");
+    }
+
+    /** While the feeder's progress cannot be read (a roll, an operator restart), its last reading stands, never "Mirroring". */
+    @Test
+    void anUnreadFeederProgressKeepsTheLastObservationOrIsUnknown() {
+        Inputs in = healthy();
+        Observed deadLetters = Observed.isFalse(ConditionType.FeederHealthy, "DeadLetters", "3 mirror write(s) refused");
+        Health kept = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
+                in.feeder(), null, 300, "Ready", List.of(), null, null, deadLetters));
+        assertThat(condition(kept, ConditionType.FeederHealthy)).isEqualTo(deadLetters);
+        assertThat(kept.ready()).isFalse();
+
+        Health never = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
+                in.feeder(), null, 300, null, List.of(), null, null, null));
+        assertThat(condition(never, ConditionType.FeederHealthy).status()).isEqualTo(Observed.Status.Unknown);
+        assertThat(condition(never, ConditionType.FeederHealthy).reason()).isEqualTo("NotObserved");
+        assertThat(never.ready()).isFalse();
+
+        // the Deployment's own state comes first: a feeder without ready pods is not "dead letters as before"
+        Health down = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
+                new Replicas(1, 0), null, 300, "Ready", List.of(), null, null, deadLetters));
+        assertThat(condition(down, ConditionType.FeederHealthy).reason()).isEqualTo("ReplicasNotReady");
+    }
+
+    @Test
+    void onlyAFeederHealthReadFromTheProgressIsALastObservation() {
+        assertThat(ClusterHealth.lastFeederObservation(null)).isNull();
+        assertThat(ClusterHealth.lastFeederObservation(List.of(new ConditionBuilder().withType("FeederHealthy").withStatus("False")
+                .withReason("ReplicasNotReady").withMessage("0/1").build()))).isNull();
+        assertThat(ClusterHealth.lastFeederObservation(List.of(new ConditionBuilder().withType("FeederHealthy").withStatus("False")
+                .withReason("LagTooHigh").withMessage("lag").build())))
+                .isEqualTo(Observed.isFalse(ConditionType.FeederHealthy, "LagTooHigh", "lag"));
     }
 }

@@ -49,7 +49,7 @@ public class ThermoclineClusterStatus {
     @JsonPropertyDescription("Documents in the tiered collections, per tier.")
     public DocumentCounts documents;
 
-    @JsonPropertyDescription("Things that work but not as one might expect, e.g. unique secondary indexes of tiered collections, which cannot be enforced across tiers.")
+    @JsonPropertyDescription("Things that work but not as one might expect, e.g. a unique secondary index of a tiered collection that only the archive has (the proxy enforces the fast tier's unique indexes across both tiers).")
     public List<String> warnings;
 
     @JsonPropertyDescription("Name of the warmer Job of the current windows.")
