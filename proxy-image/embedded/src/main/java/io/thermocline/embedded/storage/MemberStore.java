@@ -55,7 +55,7 @@ public final class MemberStore implements AutoCloseable {
     private final StoreLocks locks = new StoreLocks();
     private final SnapshotCursors cursors = new SnapshotCursors();
 
-    private MemberStore(MongoBackend backend) {
+    MemberStore(MongoBackend backend) {
         this.backend = backend;
     }
 
@@ -75,7 +75,7 @@ public final class MemberStore implements AutoCloseable {
                 throw new IllegalStateException("cannot open " + file + ": " + e.getMessage()
                     + "; another replica set or process may be using this storage directory", e);
             }
-            return new MemberStore(new H2Backend(store));
+            return new MemberStore(new OrderedH2Backend(store));
         }
         return new MemberStore(new MemoryBackend());
     }

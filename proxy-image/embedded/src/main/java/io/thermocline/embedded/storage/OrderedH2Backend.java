@@ -1,0 +1,131 @@
+package io.thermocline.embedded.storage;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.h2.H2Database;
+import java.util.Iterator;
+import java.util.List;
+import org.h2.mvstore.Cursor;
+import org.h2.mvstore.MVMap;
+import org.h2.mvstore.MVStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * mongo-java-server's on-disk backend with its documents and index entries kept in {@link StableKeyOrder}.
+ * The backend opens its maps by name only; opening each one here first, with the key type, makes the
+ * backend's own {@code openMap(name)} return that instance (H2 hands back a map that is already open).
+ */
+final class OrderedH2Backend extends H2Backend {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OrderedH2Backend.class);
+    /** Map names of mongo-java-server's H2 layout: a collection's documents, and its indexes. */
+    private static final String DOCUMENTS = "databases.";
+    private static final String INDEX = "._index_";
+
+    /** The store of a database being constructed: its constructor opens maps before its own fields are set. */
+    private static final ThreadLocal<MVStore> OPENING = new ThreadLocal<>();
+
+    OrderedH2Backend(MVStore store) {
+        super(withOrderedMaps(store));
+    }
+
+    @Override
+    protected MongoDatabase openOrCreateDatabase(String databaseName) {
+        OPENING.set(getMvStore());
+        try {
+            return new OrderedDatabase(databaseName, getMvStore(), getCursorRegistry());
+        } finally {
+            OPENING.remove();
+        }
+    }
+
+    /** Opens every existing document and index map in the stable order, rebuilding those whose entries are out of it. */
+    private static MVStore withOrderedMaps(MVStore store) {
+        for (String name : List.copyOf(store.getMapNames())) {
+            if (name.startsWith(DOCUMENTS) || name.contains(INDEX)) {
+                MVMap<Object, Object> map = open(store, name);
+                if (!inOrder(map)) {
+                    rebuild(store, map, name);
+                }
+            }
+        }
+        return store;
+    }
+
+    static MVMap<Object, Object> open(MVStore store, String name) {
+        return store.openMap(name, new MVMap.Builder<Object, Object>().keyType(StableKeyOrder.INSTANCE));
+    }
+
+    private static boolean inOrder(MVMap<Object, Object> map) {
+        Iterator<Object> keys = map.keyIterator(null);
+        Object previous = null;
+        while (keys.hasNext()) {
+            Object key = keys.next();
+            if (previous != null && StableKeyOrder.INSTANCE.compare(previous, key) >= 0) {
+                return false;
+            }
+            previous = key;
+        }
+        return true;
+    }
+
+    /**
+     * Writes the map's entries again in the stable order (a store written before this order: its lookups could
+     * miss entries). Two entries whose keys are equal were one key the old order failed to find: the later
+     * one (in the old tree's order) is kept and the other is logged, since a unique index held both.
+     */
+    private static void rebuild(MVStore store, MVMap<Object, Object> map, String name) {
+        String temporary = name + ".reordering";
+        if (store.hasMap(temporary)) {
+            store.removeMap(temporary);
+        }
+        MVMap<Object, Object> copy = open(store, temporary);
+        int duplicates = 0;
+        Cursor<Object, Object> entries = map.cursor(null);
+        while (entries.hasNext()) {
+            Object key = entries.next();
+            Object replaced = copy.put(key, entries.getValue());
+            if (replaced != null) {
+                duplicates++;
+                LOG.warn("event=storage_key_collapsed map={} key={} dropped={}", name, key, replaced);
+            }
+        }
+        store.removeMap(map);
+        store.renameMap(copy, name);
+        store.commit();
+        LOG.warn("event=storage_reordered map={} entries={} duplicates={} reason=\"keys stored out of order by an earlier version\"",
+            name, copy.size(), duplicates);
+    }
+
+    /** A database whose new collections and indexes are created in the stable order too. */
+    private static final class OrderedDatabase extends H2Database {
+        private final MVStore store;
+
+        OrderedDatabase(String name, MVStore store, CursorRegistry cursors) {
+            super(name, store, cursors);
+            this.store = store;
+        }
+
+        private MVStore store() {
+            return store != null ? store : OPENING.get();
+        }
+
+        @Override
+        protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
+            open(store(), DOCUMENTS + getFullCollectionNamespace(collectionName));
+            return super.openOrCreateCollection(collectionName, options);
+        }
+
+        @Override
+        protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+            open(store(), getFullCollectionNamespace(collectionName) + INDEX + indexName);
+            return super.openOrCreateUniqueIndex(collectionName, indexName, keys, sparse);
+        }
+    }
+}

@@ -1,0 +1,136 @@
+package io.thermocline.embedded.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.bson.Document;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.h2.mvstore.MVStore;
+import org.h2.mvstore.type.ObjectDataType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The on-disk engine finds a document-valued key however the key object was built (decoded, read from disk, copied). */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StableKeyOrderTest {
+    @TempDir
+    Path dir;
+
+    /** The same key built two ways, as the engine builds them: entry by entry (decoded) and from a map (copied, read back). */
+    private static KeyValue decoded() {
+        Document id = new Document();
+        id.put("ns", "demo.orders");
+        id.put("id", 5.0);
+        return new KeyValue(id);
+    }
+
+    private static KeyValue copied() {
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("ns", "demo.orders");
+        fields.put("id", 5.0);
+        return new KeyValue(new Document(fields));
+    }
+
+    @Test
+    void equalKeysBuiltDifferentlyCompareEqual() {
+        assertThat(decoded()).isEqualTo(copied());
+        assertThat(new ObjectDataType().compare(decoded(), copied())).as("H2's own order (the defect)").isNotZero();
+        assertThat(StableKeyOrder.INSTANCE.compare(decoded(), copied())).isZero();
+        assertThat(StableKeyOrder.INSTANCE.compare(copied(), decoded())).isZero();
+    }
+
+    private static BsonDocument key(int i) {
+        return new BsonDocument("ns", new BsonString("demo.orders")).append("id", new BsonInt32(i));
+    }
+
+    private static long deleted(MemberStore store, BsonDocument filter) {
+        BsonDocument reply = store.command("d", new BsonDocument("delete", new BsonString("fences"))
+            .append("deletes", new BsonArray(List.of(new BsonDocument("q", filter).append("limit", new BsonInt32(0))))));
+        return reply.getNumber("n").longValue();
+    }
+
+    private static void insert(MemberStore store, BsonDocument document) {
+        BsonDocument reply = store.command("d", new BsonDocument("insert", new BsonString("fences"))
+            .append("documents", new BsonArray(List.of(document))));
+        assertThat(reply.containsKey("writeErrors")).as(reply.toJson()).isFalse();
+    }
+
+    /** An upsert as a fence claim writes one: the engine builds the new document's _id by copying the filter's. */
+    private static void upsert(MemberStore store, BsonDocument key) {
+        BsonDocument reply = store.command("d", new BsonDocument("update", new BsonString("fences")).append("updates", new BsonArray(List.of(
+            new BsonDocument("q", new BsonDocument("_id", key)).append("upsert", BsonBoolean.TRUE)
+                .append("u", new BsonDocument("$set", new BsonDocument("claim", new BsonInt32(1)))
+                    .append("$setOnInsert", new BsonDocument("kind", new BsonString("CLAIM"))))))));
+        assertThat(reply.getNumber("n").intValue()).as(reply.toJson()).isEqualTo(1);
+    }
+
+    /**
+     * Documents whose {@code _id} keys were built two ways (inserted: decoded; upserted: copied) share one map;
+     * after a restart every key is read back from disk, and each must still be found, refused again and deleted.
+     */
+    @Test
+    void documentKeysInsertedAndUpsertedAreFoundDeletedAndKeptUniqueAfterARestart() {
+        try (MemberStore store = MemberStore.open(Storage.directory(dir), "m")) {
+            for (int i = 0; i < 60; i++) {
+                if (i % 2 == 0) {
+                    insert(store, new BsonDocument("_id", key(i)));
+                } else {
+                    upsert(store, key(i));
+                }
+            }
+        }
+        try (MemberStore store = MemberStore.open(Storage.directory(dir), "m")) {
+            for (int i = 0; i < 60; i++) {
+                assertThat(store.findById("d", "fences", key(i))).as("a point read of key " + i).isPresent();
+            }
+            BsonDocument duplicate = store.command("d", new BsonDocument("insert", new BsonString("fences"))
+                .append("documents", new BsonArray(List.of(new BsonDocument("_id", key(7))))));
+            assertThat(duplicate.containsKey("writeErrors")).as("a second document with a stored _id: " + duplicate).isTrue();
+            List<BsonValue> half = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                half.add(key(i));
+            }
+            assertThat(deleted(store, new BsonDocument("_id", new BsonDocument("$in", new BsonArray(half))))).isEqualTo(30);
+            assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).as("left after deleting half").hasSize(30);
+            assertThat(deleted(store, new BsonDocument())).isEqualTo(30);
+            assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).isEmpty();
+        }
+    }
+
+    /** A store written by the engine's own order (before this fix) is put in order when opened, losing nothing. */
+    @Test
+    void aStoreWrittenInTheOldOrderIsReorderedWhenOpened() {
+        MVStore old = new MVStore.Builder().fileName(dir.resolve("m.mv").toString()).open();
+        H2Backend backend = new H2Backend(old);
+        try (MemberStore writer = new MemberStore(backend)) {
+            for (int i = 0; i < 200; i++) {
+                if (i % 2 == 0) {
+                    insert(writer, new BsonDocument("_id", key(i)));
+                } else {
+                    upsert(writer, key(i));
+                }
+            }
+        }
+        try (MemberStore store = MemberStore.open(Storage.directory(dir), "m")) {
+            assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).hasSize(200);
+            for (int i = 0; i < 200; i++) {
+                assertThat(store.findById("d", "fences", key(i))).as("key " + i).isPresent();
+            }
+            assertThat(deleted(store, new BsonDocument())).isEqualTo(200);
+            assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).isEmpty();
+        }
+    }
+}
