@@ -59,6 +59,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EmbeddedReplicaSet.class);
 
     private final Builder config;
+    private final Storage storage;
     private final List<Member> members = new ArrayList<>();
     private final List<SecondaryApplier> appliers = new ArrayList<>();
     private final List<MemberStore> opened = new ArrayList<>();
@@ -74,6 +75,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     private EmbeddedReplicaSet(Builder config) {
         this.config = config;
+        this.storage = config.storage != null ? config.storage : Storage.unspecified();
     }
 
     public static Builder builder() {
@@ -102,7 +104,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     private void open() {
         ProgressSignal progress = new ProgressSignal();
-        if (config.storage instanceof Storage.Directory dir) {
+        if (storage instanceof Storage.Directory dir) {
             oplogStore = new OplogStore(dir);
         }
         oplog = new Oplog(config.oplogSize, progress, oplogStore);
@@ -110,14 +112,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         clock.advanceTo(oplog.last().clusterTime());
         List<MemberState> states = new ArrayList<>();
         for (int i = 0; i < config.members; i++) {
-            MemberStore store = MemberStore.open(config.storage, "member" + i);
+            MemberStore store = MemberStore.open(storage, "member" + i);
             opened.add(store);
             states.add(new MemberState(i, store));
         }
         long term = oplog.lastEntry().map(OplogEntry::term).orElse(0L);
         coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
         coordinator.lag(config.replicationLag);
-        if (config.storage instanceof Storage.Directory dir) {
+        if (storage instanceof Storage.Directory dir) {
             coordinator.durability(Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush));
         }
         coordinator.electionTimeout(config.electionTimeout);
@@ -408,7 +410,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         private final List<SeedUser> users = new ArrayList<>();
         private String name = "rs0";
         private int members = 1;
-        private Storage storage = Storage.memory();
+        private Storage storage; // null: Storage.unspecified(), chosen when the set is built
         private List<Integer> ports = List.of();
         private int oplogSize = 100_000;
         private Duration replicationLag = Duration.ZERO;

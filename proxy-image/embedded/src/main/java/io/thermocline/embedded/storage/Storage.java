@@ -5,6 +5,23 @@ import java.nio.file.Path;
 /** Where a replica set keeps its data: lost on close, or in a directory that survives restarts. */
 public sealed interface Storage {
 
+    /**
+     * The system property choosing the engine of sets built without a storage: {@code memory} (the default) or
+     * {@code disk}, a fresh directory per set. The suite runs its behaviour tests on both, since users run the
+     * on-disk engine (the embedded default) and the two engines have differed.
+     */
+    String ENGINE_PROPERTY = "thermocline.embedded.storage";
+
+    /** The storage for a set built without one: see {@link #ENGINE_PROPERTY}. */
+    static Storage unspecified() {
+        String engine = System.getProperty(ENGINE_PROPERTY, "memory");
+        return switch (engine) {
+            case "memory" -> memory();
+            case "disk" -> TemporaryDirectories.create();
+            default -> throw new IllegalArgumentException(ENGINE_PROPERTY + "=" + engine + ": use memory or disk");
+        };
+    }
+
     static Storage memory() {
         return new Memory();
     }
