@@ -41,12 +41,17 @@ public final class DataPlaneConfig {
     private DataPlaneConfig() {
     }
 
+    /** How long a proxy waits for requests in flight after SIGTERM; its pods' grace period is sized from it. */
+    public static java.time.Duration proxyDrainTimeout() {
+        return ProxyConfig.defaults().drainTimeout();
+    }
+
     public static ThermoclineConfig render(ThermoclineClusterSpec spec, ClusterLayout layout) {
         ProxyConfig defaults = ProxyConfig.defaults();
         ProxyConfig proxy = new ProxyConfig("0.0.0.0", ClusterLayout.MONGOD_PORT, "0.0.0.0", ClusterLayout.HTTP_PORT,
                 spec.proxy.maxClientConnections, defaults.maxMessageSizeBytes(), defaults.causalWaitTimeout(),
                 ReadConsistency.parse(spec.proxy.readConsistency == null ? "linearizable" : spec.proxy.readConsistency),
-                defaults.drainTimeout(), defaults.compressors(), defaults.transport());
+                proxyDrainTimeout(), defaults.compressors(), defaults.transport());
         TiersConfig tiers = new TiersConfig(
                 new TierConfig(null, spec.proxy.connectionBudget.fastTier),
                 new TierConfig(null, spec.proxy.connectionBudget.archive));

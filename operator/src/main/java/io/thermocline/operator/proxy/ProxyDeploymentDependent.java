@@ -8,6 +8,7 @@ import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
@@ -24,6 +25,25 @@ public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
     /** Pod-template annotation: a rotated archive Secret restarts the pods that read it. */
     public static final String ARCHIVE_SECRET_HASH = "thermocline.io/archive-secret-hash";
 
+    /**
+     * A Terminating pod leaves the Service's endpoints at once, but every node's kube-proxy (and a cloud load balancer) takes
+     * a moment to stop sending it new connections; the preStop hook keeps the proxy serving that long before SIGTERM.
+     */
+    static final int ENDPOINTS_GONE_SECONDS = 5;
+    /**
+     * The proxy reports not ready while its fast tier has no known primary. An unplanned election takes up to MongoDB's
+     * electionTimeoutMillis (10 s) plus detection: every proxy would fail at once and empty the Service, so a proxy is taken
+     * out only after 4 failed checks 5 s apart (a planned step-down, as in a roll, takes a second or two).
+     */
+    static final int READINESS_PERIOD_SECONDS = 5;
+    static final int READINESS_FAILURES = 4;
+    /** What SIGTERM may still need after the hook: the requests in flight (the drain timeout), then closing, with a margin. */
+    private static final long CLOSE_MARGIN_SECONDS = 10;
+
+    static long terminationGracePeriodSeconds() {
+        return ENDPOINTS_GONE_SECONDS + DataPlaneConfig.proxyDrainTimeout().toSeconds() + CLOSE_MARGIN_SECONDS;
+    }
+
     public ProxyDeploymentDependent() {
         super(Deployment.class);
     }
@@ -37,8 +57,13 @@ public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
                 .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort()
                 .withNewReadinessProbe()
                 .withNewHttpGet().withPath("/health/ready").withPort(new IntOrString("http")).endHttpGet()
-                .withPeriodSeconds(5)
+                .withPeriodSeconds(READINESS_PERIOD_SECONDS)
+                .withFailureThreshold(READINESS_FAILURES)
                 .endReadinessProbe()
+                // SIGTERM only once the pod is out of the Service's endpoints: the proxy closes its port at SIGTERM
+                .withNewLifecycle().withNewPreStop()
+                .withNewExec().withCommand("sleep", Integer.toString(ENDPOINTS_GONE_SECONDS)).endExec()
+                .endPreStop().endLifecycle()
                 .withNewLivenessProbe()
                 .withNewHttpGet().withPath("/health/live").withPort(new IntOrString("http")).endHttpGet()
                 .withInitialDelaySeconds(10)
@@ -56,7 +81,7 @@ public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
                 .withAnnotations(Map.of(CONFIG_HASH, desired.configHash(), ARCHIVE_SECRET_HASH, desired.archiveSecretHash()))
                 .endMetadata()
                 .withSpec(DataPlaneContainer.podSpec(desired, proxy)
-                        .withTerminationGracePeriodSeconds(45L)
+                        .withTerminationGracePeriodSeconds(terminationGracePeriodSeconds())
                         .build())
                 .endTemplate()
                 .endSpec()
