@@ -2,6 +2,7 @@ package io.thermocline.operator.fasttier;
 
 import io.thermocline.operator.archive.VersionPolicy;
 import io.thermocline.operator.fasttier.MemberView.Role;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -99,8 +100,14 @@ public final class ReplicaSetSteps {
                         next.hosts());
             }
         }
+        List<String> notRunning = new ArrayList<>();
         for (String wanted : target.members()) {
             if (!config.contains(wanted) && views.containsKey(wanted)) {
+                if (views.get(wanted).role() == Role.UNREACHABLE) {
+                    // a Pending pod (no node fits it), an image pull: it is added once it runs; the other steps go on meanwhile
+                    notRunning.add(wanted);
+                    continue;
+                }
                 if (views.get(wanted).role() != Role.UNINITIATED) {
                     return new ReplicaSetState.Converging("WaitingForMember", "waiting for " + wanted
                             + " to answer as an empty member before adding it", configured);
@@ -150,6 +157,10 @@ public final class ReplicaSetSteps {
                     configured);
         }
         target.users().forEach(rs::ensureUser);
+        if (!notRunning.isEmpty()) {
+            return new ReplicaSetState.Converging("WaitingForMember", "new member(s) " + notRunning + " do not answer yet (a Pending"
+                    + " pod? kubectl describe pod): each is added once it runs; every other step is done", configured);
+        }
         return new ReplicaSetState.Converged(configured, fcv);
     }
 

@@ -35,6 +35,10 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
         String version;
         /** Answers left in STARTUP (no set name yet) after a restart, as a mongod loading its config. */
         int starting;
+        /** In the set and answering, but not readable: RECOVERING (too stale, a rollback, maintenance). */
+        boolean recovering;
+        /** Answers left in an initial sync (STARTUP2) after being added. */
+        int syncing;
     }
 
     private final Map<String, Member> members = new LinkedHashMap<>();
@@ -47,6 +51,8 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
     private String fcv;
     private boolean podsFollowTargets = true;
     private int startupAnswers;
+    private int initialSyncAnswers;
+    private final Set<String> pending = new HashSet<>();
 
     // ---- what Kubernetes does to the pods (driven by a test, or by the targets when nothing drives it)
 
@@ -70,6 +76,9 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
             }
         }
         for (String host : hosts) {
+            if (pending.contains(host)) {
+                continue;
+            }
             Member m = members.computeIfAbsent(host, h -> new Member());
             if (!m.pod) {
                 m.pod = true;
@@ -91,6 +100,39 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
         m.pod = false;
         lost(host, "removed");
         electIfNeeded();
+    }
+
+    /** The pod of {@code host} is Pending (no node fits it): no mongod answers there until {@link #scheduled}. */
+    public synchronized void pending(String host) {
+        pending.add(host);
+        Member m = members.get(host);
+        if (m != null) {
+            m.pod = false;
+        }
+    }
+
+    public synchronized void scheduled(String host) {
+        pending.remove(host);
+    }
+
+    /** The member goes RECOVERING (answers, votes, but is neither primary nor secondary) until {@link #recovered}. */
+    public synchronized void recovering(String host) {
+        members.get(host).recovering = true;
+        if (host.equals(primary)) {
+            primary = null;
+        }
+        electIfNeeded();
+    }
+
+    public synchronized void recovered(String host) {
+        members.get(host).recovering = false;
+        electIfNeeded();
+    }
+
+    /** From now on a member added to the set stays in its initial sync (STARTUP2, newlyAdded) for {@code answers} answers. */
+    public synchronized ReplicaSetModel initialSyncsTake(int answers) {
+        initialSyncAnswers = answers;
+        return this;
     }
 
     /** The member's mongod stops answering (its node is gone, a crash loop); pod and data stay. */
@@ -185,6 +227,12 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
 
     public synchronized boolean healthy(String host) {
         Member m = members.get(host);
+        return answering(host) && !members.get(host).recovering && members.get(host).syncing == 0;
+    }
+
+    /** Up with its data and config, whatever its state: what answers heartbeats (and MongoDB's reconfig quorum check). */
+    private boolean answering(String host) {
+        Member m = members.get(host);
         return m != null && m.pod && !m.crashed && m.data && m.starting == 0 && config != null && config.contains(host);
     }
 
@@ -225,6 +273,17 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                         m.starting--;
                     }
                     return new MemberView(host, Role.UNINITIATED, m.version, List.of());
+                }
+                if (m.syncing > 0) {
+                    if (--m.syncing == 0) { // the initial sync ends: the member votes from now on
+                        config = new ReplicaSetConfig(config.version(), config.members().stream()
+                                .map(c -> c.host().equals(host) ? new ReplicaSetConfig.Member(c.id(), c.host(), false) : c).toList());
+                        electIfNeeded();
+                    }
+                    return new MemberView(host, Role.OTHER, m.version, config.hosts());
+                }
+                if (m.recovering) {
+                    return new MemberView(host, Role.OTHER, m.version, config.hosts());
                 }
                 Role role = host.equals(primary) ? Role.PRIMARY : config != null && config.contains(host) ? Role.SECONDARY : Role.OTHER;
                 return new MemberView(host, role, m.version, config == null ? List.of() : config.hosts());
@@ -272,9 +331,9 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                     throw new Unavailable("replSetReconfig: the primary cannot remove itself; step it down first", null);
                 }
                 // MongoDB's quorum check: a majority of the new configuration's voting members must answer
-                List<String> voters = next.members().stream().filter(m -> !m.newlyAdded() || config.contains(m.host()))
+                List<String> voters = next.members().stream().filter(m -> !m.newlyAdded())
                         .map(ReplicaSetConfig.Member::host).toList();
-                long answering = voters.stream().filter(ReplicaSetModel.this::healthy).count();
+                long answering = voters.stream().filter(ReplicaSetModel.this::answering).count();
                 if (answering < voters.size() / 2 + 1) {
                     violations.add("replSetReconfig to " + next.hosts() + " with " + answering + " of " + voters.size()
                             + " voting members healthy: MongoDB refuses it (quorum check), and the set could not keep a primary");
@@ -286,11 +345,13 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                         if (m == null || !m.pod || m.crashed) {
                             throw new Unavailable("replSetReconfig: " + added + " is unreachable", null);
                         }
-                        m.data = true; // initial sync, instantly
+                        m.data = true; // its initial sync: instant, or initialSyncsTake(n) answers in STARTUP2
+                        m.syncing = initialSyncAnswers;
                     }
                 }
+                // a member stays newlyAdded (no vote) while it syncs, as MongoDB 4.4+ marks it
                 config = new ReplicaSetConfig(next.version(), next.members().stream()
-                        .map(m -> new ReplicaSetConfig.Member(m.id(), m.host(), false)).toList());
+                        .map(m -> new ReplicaSetConfig.Member(m.id(), m.host(), members.get(m.host()).syncing > 0)).toList());
             }
         }
 
@@ -302,7 +363,8 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 for (String host : config.hosts()) {
                     Member m = members.get(host);
                     states.put(host, m == null || !m.pod || m.crashed ? "(not reachable/healthy)" : m.starting > 0 ? "STARTUP"
-                            : !m.data ? "STARTUP2" : host.equals(primary) ? "PRIMARY" : "SECONDARY");
+                            : !m.data || m.syncing > 0 ? "STARTUP2" : m.recovering ? "RECOVERING"
+                            : host.equals(primary) ? "PRIMARY" : "SECONDARY");
                 }
                 return states;
             }

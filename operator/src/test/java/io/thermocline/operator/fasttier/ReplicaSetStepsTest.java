@@ -86,6 +86,75 @@ class ReplicaSetStepsTest {
         assertThat(model.violations()).isEmpty();
     }
 
+    /** A new member whose pod stays Pending (no node fits it) is added once it runs; meanwhile an upgrade still rolls. */
+    @Test
+    void aPendingNewMemberDoesNotHoldTheOtherSteps() {
+        converge(3, "7.0.14");
+        model.pending(host(3));
+        reasons.clear();
+
+        for (int i = 0; i < 40 && !List.of(host(0), host(1), host(2)).stream().allMatch(h -> "7.0.15".equals(model.version(h))); i++) {
+            step(4, "7.0.15");
+        }
+
+        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.15"));
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
+        ReplicaSetState waiting = step(4, "7.0.15");
+        assertThat(waiting).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("WaitingForMember");
+            assertThat(c.message()).contains(host(3)).contains("Pending");
+        });
+        assertThat(model.violations()).isEmpty();
+
+        model.scheduled(host(3));
+        converge(4, "7.0.15");
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2), host(3));
+    }
+
+    /** A RECOVERING member is neither taken for one that lost its data nor restarted; the roll waits for it, naming it. */
+    @Test
+    void aRecoveringMemberIsWaitedForNotReAdded() {
+        converge(3, "7.0.14");
+        model.recovering(host(1));
+        model.commands().clear();
+        reasons.clear();
+
+        ReplicaSetState state = null;
+        for (int i = 0; i < 5; i++) {
+            state = step(3, "7.0.15");
+        }
+
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("WaitingForMembers");
+            assertThat(c.message()).contains(host(1));
+        });
+        assertThat(reasons).doesNotContain("ReAddingMember", "RestartingMember");
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("reconfig"));
+        model.recovered(host(1));
+        converge(3, "7.0.15");
+        assertThat(model.violations()).isEmpty();
+    }
+
+    /** A member in its initial sync (STARTUP2, newlyAdded) is not removed as one that lost its data, and does not vote yet. */
+    @Test
+    void aNewMemberInItsInitialSyncIsLeftToFinishIt() {
+        converge(3, "7.0.14");
+        model.initialSyncsTake(4);
+        model.commands().clear();
+        reasons.clear();
+
+        // while the new member syncs (STARTUP2, newlyAdded), each step sees it; none may take it for a member that lost its data
+        for (int i = 0; i < 10; i++) {
+            step(4, "7.0.14");
+        }
+        converge(4, "7.0.14");
+
+        assertThat(reasons).contains("AddingMember").doesNotContain("ReAddingMember");
+        assertThat(model.commands()).containsExactly("reconfig " + List.of(host(0), host(1), host(2), host(3)));
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2), host(3));
+        assertThat(model.violations()).isEmpty();
+    }
+
     /**
      * The reconciler sizes the StatefulSet from its last step, which an operator restart forgets: until a step
      * has read the configuration again, nothing shrinks (the members above the wanted size are still configured).
