@@ -31,8 +31,13 @@ public class FastTierDisruptionBudgetDependent extends ClusterDependent<PodDisru
                 .build();
     }
 
-    /** members - majority: 0 of 1 or 2, 1 of 3 or 4, 2 of 5 or 6, 3 of 7. */
+    /**
+     * members - majority: 1 of 3 or 4, 2 of 5 or 6, 3 of 7. One or two members have no member to spare: any one down stops
+     * writes, whether a drain evicts it or its node fails. A budget of 0 would not keep them writable, only make every node
+     * drain and cluster upgrade hang until someone deletes the budget; so one at a time may go (the docs and the members
+     * field say what 1 or 2 members cost).
+     */
     static int maxUnavailable(int members) {
-        return members - (members / 2 + 1);
+        return Math.max(1, members - (members / 2 + 1));
     }
 }

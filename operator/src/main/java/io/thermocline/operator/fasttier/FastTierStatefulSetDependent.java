@@ -69,7 +69,7 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
         String start = "if [ \"${HOSTNAME##*-}\" != \"0\" ]; then unset MONGO_INITDB_ROOT_USERNAME MONGO_INITDB_ROOT_PASSWORD; fi; "
                 + "exec docker-entrypoint.sh mongod --replSet " + layout.replicaSetName()
                 + " --bind_ip_all --port " + ClusterLayout.MONGOD_PORT + " --keyFile " + KEYFILE_PATH
-                + cacheSize(spec.resources).map(gb -> " --wiredTigerCacheSizeGB " + gb).orElse("")
+                + cacheSize(spec.resourcesOrDefault()).map(gb -> " --wiredTigerCacheSizeGB " + gb).orElse("")
                 + tlsArgs(desired.tls().memberMode());
         TlsMode tls = desired.tls().memberMode();
         return new StatefulSetBuilder()
@@ -134,7 +134,7 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
                         .withNewLifecycle().withNewPreStop()
                         .withNewExec().withCommand("sh", "-c", MemberProbes.stepDown(tls == TlsMode.REQUIRE)).endExec()
                         .endPreStop().endLifecycle()
-                        .withResources(spec.resources)
+                        .withResources(spec.resourcesOrDefault())
                         .withSecurityContext(RestrictedPods.container())
                         .addNewVolumeMount().withName("data").withMountPath("/data/db").endVolumeMount()
                         // the image's other volume; mongod writes it only as a config server, never here, but keep it writable

@@ -13,6 +13,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -145,11 +147,15 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         public void ensureUser(FastTierUser user) {
             run("createUser", () -> {
                 if (user.hasCustomRole()) {
-                    Document found = admin().runCommand(new Document("rolesInfo", user.name()));
-                    boolean exists = !found.getList("roles", Document.class).isEmpty();
-                    // updateRole replaces the privileges: a changed list of tiered collections takes effect at once
-                    admin().runCommand(new Document(exists ? "updateRole" : "createRole", user.name())
-                            .append("privileges", privileges(user)).append("roles", List.of()));
+                    Document found = admin().runCommand(new Document("rolesInfo", user.name()).append("showPrivileges", true));
+                    List<Document> existing = found.getList("roles", Document.class);
+                    List<Document> wanted = privileges(user);
+                    // only a change is written: every updateRole is a replicated write that invalidates each member's user cache,
+                    // and this runs on every reconcile (each minute); a changed list of tiered collections still applies at once
+                    if (existing.isEmpty() || !samePrivileges(existing.get(0).getList("privileges", Document.class), wanted)) {
+                        admin().runCommand(new Document(existing.isEmpty() ? "createRole" : "updateRole", user.name())
+                                .append("privileges", wanted).append("roles", List.of()));
+                    }
                 }
                 List<Document> roles = roles(user);
                 Document info = admin().runCommand(new Document("usersInfo", user.name()));
@@ -228,5 +234,14 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
             }
             return MongoClients.create(settings.build());
         }
+    }
+
+    /** The role's privileges as {@code rolesInfo} shows them equal the wanted ones: the same actions on the same resources. */
+    static boolean samePrivileges(List<Document> actual, List<Document> wanted) {
+        Function<Document, Map<String, Set<String>>> byResource = d -> Map.of(
+                d.get("resource", Document.class).getString("db") + "." + d.get("resource", Document.class).getString("collection"),
+                new java.util.TreeSet<>(d.getList("actions", String.class)));
+        return actual != null && actual.stream().map(byResource).collect(Collectors.toSet())
+                .equals(wanted.stream().map(byResource).collect(Collectors.toSet()));
     }
 }

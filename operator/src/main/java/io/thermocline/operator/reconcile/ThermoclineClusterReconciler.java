@@ -81,6 +81,7 @@ import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.TieringPolling;
 import io.thermocline.operator.tiering.WarmerJobDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
+import io.thermocline.operator.workflow.RefusedUpdates;
 import jakarta.inject.Inject;
 import java.time.Clock;
 import java.time.Instant;
@@ -258,7 +259,10 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             desired.putInto(context);
             new ReplicaSetDependent.Run(replicaSetConnector, replicaSetTarget).putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
-            rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow());
+            RefusedUpdates refusedUpdates = new RefusedUpdates();
+            refusedUpdates.putInto(context);
+            rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow(),
+                    refusedUpdates);
             if (rejected.isEmpty()) {
                 removeObsoleteWarmers(context, layout, desired.warmerJobName());
             }
@@ -393,6 +397,12 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     private static String problemOf(String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec,
             ArchiveSecrets.Lookup secrets) {
         List<String> problems = new ArrayList<>();
+        // the CRD refuses such names (CEL); a resource created under an older CRD, or where CEL is off, still gets here
+        if (!layout.cluster().matches(ThermoclineCluster.NAME_PATTERN) || layout.cluster().length() > ThermoclineCluster.MAX_NAME_LENGTH) {
+            problems.add("metadata.name " + layout.cluster() + " cannot prefix the cluster's Service names (a DNS-1035 label:"
+                    + " a lowercase letter first, then lowercase letters, digits and '-', at most " + ThermoclineCluster.MAX_NAME_LENGTH
+                    + " characters); re-create the resource under such a name");
+        }
         try {
             ConfigLoader.parse(configYaml, DataPlaneConfig.podEnvironment(VALIDATION_ARCHIVE_URI,
                     UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, "validation", "validation")));

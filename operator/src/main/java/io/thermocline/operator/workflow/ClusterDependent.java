@@ -28,6 +28,12 @@ public abstract class ClusterDependent<R extends HasMetadata> extends CRUDKubern
 
     protected abstract R desired(DesiredCluster desired, Context<ThermoclineCluster> context);
 
+    /** A refused update keeps the object as it runs and lets the workflow go on ({@link RefusedUpdates}). */
+    @Override
+    public R update(R actual, R desired, ThermoclineCluster primary, Context<ThermoclineCluster> context) {
+        return RefusedUpdates.attempt(context, name(), actual, () -> super.update(actual, desired, primary, context));
+    }
+
     public static ObjectMeta metadata(DesiredCluster desired, String name, String component) {
         return new ObjectMetaBuilder()
                 .withName(name)

@@ -35,7 +35,7 @@ public abstract class DrainHolderDependent<R extends HasMetadata> extends CRUDNo
 
     @Override
     public R update(R actual, R desired, ThermoclineCluster primary, Context<ThermoclineCluster> context) {
-        R updated = super.update(actual, desired, primary, context);
+        R updated = RefusedUpdates.attempt(context, name(), actual, () -> super.update(actual, desired, primary, context));
         if (!ownedByCluster(updated)) {
             return updated;
         }

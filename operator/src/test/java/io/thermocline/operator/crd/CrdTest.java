@@ -106,4 +106,31 @@ class CrdTest {
                     assertThat(rule.getMessage()).contains("44");
                 });
     }
+
+    /** metadata.name prefixes Service names: a DNS-1035 label, which a resource name (a DNS subdomain) need not be. */
+    @Test
+    void namesThatCannotPrefixAServiceAreRefused() throws IOException {
+        CustomResourceDefinition crd = Serialization.unmarshal(Files.readString(CHECKED_IN), CustomResourceDefinition.class);
+        String rule = crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getXKubernetesValidations().stream()
+                .map(r -> r.getRule()).filter(r -> r.startsWith("self.metadata.name.matches(")).findFirst().orElseThrow();
+        String pattern = rule.substring(rule.indexOf("('") + 2, rule.lastIndexOf("')"));
+        for (String fine : java.util.List.of("orders", "a", "shop-2", "a1b2")) {
+            assertThat(fine).as(fine).matches(pattern);
+        }
+        for (String refused : java.util.List.of("1orders", "shop.orders", "Orders", "orders-", "-orders", "shop_orders")) {
+            assertThat(refused).as(refused).doesNotMatch(pattern);
+        }
+    }
+
+    /** The API server would refuse the StatefulSet update later, with every later step stuck behind it: refused at admission. */
+    @Test
+    void theStorageClassCannotChange() throws IOException {
+        CustomResourceDefinition crd = Serialization.unmarshal(Files.readString(CHECKED_IN), CustomResourceDefinition.class);
+        JSONSchemaProps storage = crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getProperties().get("spec")
+                .getProperties().get("fastTier").getProperties().get("storage");
+        assertThat(storage.getXKubernetesValidations()).singleElement().satisfies(r -> {
+            assertThat(r.getRule()).contains("oldSelf.storageClassName").contains("has(self.storageClassName) == has(oldSelf.storageClassName)");
+            assertThat(r.getMessage()).contains("storageClassName cannot change");
+        });
+    }
 }

@@ -4,6 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
+import io.thermocline.operator.api.v1alpha1.CollectionSpec;
+import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
+import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.workflow.DesiredCluster;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -22,5 +28,23 @@ class WiredTigerCacheTest {
         assertThat(FastTierStatefulSetDependent.cacheSize(new ResourceRequirementsBuilder()
                 .addToLimits(resource, new Quantity("1")).build())).isEmpty();
         assertThat(FastTierStatefulSetDependent.cacheSize(null)).isEmpty();
+    }
+
+    /** Without spec.fastTier.resources a mongod would be BestEffort, sized from the node's memory: the first OOM-killed. */
+    @org.junit.jupiter.api.Test
+    void anUnsetResourcesGivesEachMongodAMemoryLimitAndTheCacheFromIt() {
+        ClusterLayout layout = new ClusterLayout("c", "ns");
+        ThermoclineClusterSpec spec = new ThermoclineClusterSpec();
+        spec.archive.uriSecretRef = new SecretKeyRef("archive", null);
+        spec.collections.add(new CollectionSpec("shop", "orders", "_id", "30d"));
+        String yaml = DataPlaneConfig.toYaml(spec, layout);
+        var sts = new FastTierStatefulSetDependent().desired(new DesiredCluster(layout, spec, "thermocline:test", "7.0.14", 3, "10Gi",
+                yaml, DataPlaneConfig.hash(yaml), "none", DataPlaneConfig.warmerJobName(spec, layout), null, false), null);
+        var mongod = sts.getSpec().getTemplate().getSpec().getContainers().stream().filter(c -> "mongod".equals(c.getName()))
+                .findFirst().orElseThrow();
+        assertThat(mongod.getResources().getLimits()).containsEntry("memory", new Quantity("1Gi")).doesNotContainKey("cpu");
+        assertThat(mongod.getResources().getRequests()).containsEntry("memory", new Quantity("1Gi")).containsKey("cpu");
+        assertThat(String.join(" ", mongod.getCommand()) + " " + String.join(" ", mongod.getArgs() == null ? java.util.List.of() : mongod.getArgs()))
+                .contains("--wiredTigerCacheSizeGB 0.25");
     }
 }

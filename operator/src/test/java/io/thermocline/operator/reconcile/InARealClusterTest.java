@@ -68,7 +68,7 @@ class InARealClusterTest {
         modes.reset();
         ns = "d-" + UUID.randomUUID().toString().substring(0, 8);
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        cluster = new SimulatedCluster(client, ns);
+        cluster = new SimulatedCluster(client, ns, mockServer.getKubernetesMockServer());
     }
 
     @AfterEach
@@ -245,6 +245,36 @@ class InARealClusterTest {
 
     private List<String> reasons() {
         return client.v1().events().inNamespace(ns).list().getItems().stream().map(e -> e.getReason()).toList();
+    }
+
+    /**
+     * A StatefulSet update the API server refuses (an immutable field: a resource created before the CRD refused the edit, or
+     * where CEL validation is off) is reported, and does not stop the replica-set steps, the proxy and the workers after it.
+     */
+    @Test
+    void aRefusedStatefulSetUpdateLeavesTheRestOfTheClusterManaged() {
+        running("immut", "Retain");
+        edit("immut", c -> {
+            c.getSpec().fastTier.storage.storageClassName = "fast-ssd";
+            c.getSpec().proxy.replicas = 3;
+        });
+
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            var applied = Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.ResourcesApplied);
+            assertThat(applied.getReason()).isEqualTo("ApiRejected");
+            assertThat(applied.getMessage()).contains("fast-tier").contains("Forbidden").contains("the rest is still managed");
+        });
+        int stepsBefore = replicaSet.targets().size();
+        assertThat(cluster.apiServer().refused()).as("the kit refused the update, as the API server does").isNotEmpty();
+        assertThat(get(StatefulSet.class, "immut-fast").getSpec().getVolumeClaimTemplates().get(0).getSpec().getStorageClassName())
+                .isNull();
+        // what depends on the fast tier goes on: the proxy scales, the replica set is still stepped
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(get(Deployment.class, "immut-proxy").getSpec().getReplicas()).isEqualTo(3);
+            assertThat(replicaSet.targets().size()).as("replica-set steps after the refusal").isGreaterThan(stepsBefore);
+        });
+        assertThat(Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.Ready).getReason())
+                .isEqualTo("ApiRejected");
     }
 
     private List<String> selected(PodDisruptionBudget budget) {

@@ -343,6 +343,19 @@ class ThermoclineClusterReconcilerTest {
         });
     }
 
+    /** A resource name with a '.' is a valid object name but no Service name: refused before anything is made from it. */
+    @Test
+    void aNameThatCannotPrefixAServiceIsAnInvalidSpec() {
+        create(cluster(ns, "shop.orders"));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("shop.orders");
+            assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("InvalidSpec");
+            assertThat(condition(c, ConditionType.Ready).getMessage()).contains("metadata.name shop.orders");
+        });
+        assertThat(get(StatefulSet.class, "shop.orders-fast")).isNull();
+        assertThat(get(Service.class, "shop.orders-proxy")).isNull();
+    }
+
     /** A roll, a scale or a member resyncing must not hide the feeder's lag or dead letters behind "Mirroring". */
     @Test
     void deadLettersAndLagStayReportedWhileTheReplicaSetIsNotConverged() {

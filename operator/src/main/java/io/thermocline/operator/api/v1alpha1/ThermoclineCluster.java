@@ -16,6 +16,10 @@ import java.util.List;
 // the longest derived name, the evictor CronJob NAME-evictor, may have at most 52 characters
 @ValidationRule(value = "self.metadata.name.size() <= " + ThermoclineCluster.MAX_NAME_LENGTH,
         message = "metadata.name may have at most 44 characters: the objects derived from it (NAME-evictor, NAME-warmer-<hash>) must fit Kubernetes' limits")
+// the name is the prefix of Service names (NAME-proxy, NAME-fast): a DNS-1035 label, which a resource name (a DNS subdomain) need not be
+@ValidationRule(value = "self.metadata.name.matches('" + ThermoclineCluster.NAME_PATTERN + "')",
+        message = "metadata.name must start with a lowercase letter and hold only lowercase letters, digits and '-' (no '.'),"
+                + " ending with a letter or digit: it prefixes the cluster's Service names (NAME-proxy, NAME-fast)")
 @AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
         type = AdditionalPrinterColumn.Type.STRING)
@@ -34,6 +38,8 @@ public class ThermoclineCluster extends CustomResource<ThermoclineClusterSpec, T
     public static final String GROUP = "thermocline.io";
     public static final String VERSION = "v1alpha1";
     public static final int MAX_NAME_LENGTH = 44;
+    /** A DNS-1035 label, as a Service name must be (CEL's and Java's regular expressions agree on this one). */
+    public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
     public static final String KIND = "ThermoclineCluster";
     /**
      * The order {@code kubectl get tc} shows the columns in (docs/operator.md). The CRD generator
