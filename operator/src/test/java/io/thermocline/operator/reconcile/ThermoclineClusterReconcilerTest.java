@@ -372,8 +372,9 @@ class ThermoclineClusterReconcilerTest {
                 assertThat(c.getStatus().feederLagSeconds).isEqualTo(7L);
             });
 
-            // a secondary resyncing from an empty volume (STARTUP2): the replica set is not converged until it is back
-            model.loseData(new ClusterLayout("rolls", ns).memberHost(2));
+            // two of three members down: no primary, the replica set is not converged until they are back
+            model.down(new ClusterLayout("rolls", ns).memberHost(0));
+            model.down(new ClusterLayout("rolls", ns).memberHost(1));
             tiering.report(new TieringSnapshot(40L, true, 10L, 10L, List.of(),
                     new TieringSnapshot.FeederAlerts(5, "shop.orders _id 7 upsert: E11000", null, false)));
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
