@@ -47,11 +47,48 @@ public record Fence(String namespace, BsonValue documentId, Kind kind, ObjectId 
                 .append("at", new BsonDateTime(at.toEpochMilli()));
     }
 
+    /**
+     * A stored fence. One this version cannot read (a kind it does not know, a missing field) fails closed with
+     * {@link UnreadableFence}: a deletion the proxy cannot interpret must stop the operation, never be ignored.
+     */
     public static Fence fromBson(BsonDocument document) {
+        String kind = document.get("kind") instanceof BsonString s ? s.getValue() : null;
+        Kind known = null;
+        for (Kind k : Kind.values()) {
+            if (k.name().equals(kind)) {
+                known = k;
+            }
+        }
+        if (known == null || !document.isDocument("_id") || !document.getDocument("_id").isString("ns")
+                || !document.getDocument("_id").containsKey("id") || !document.isObjectId("deleteId") || !document.isDateTime("at")) {
+            throw new UnreadableFence(document, kind == null ? "it has no kind"
+                    : known == null ? "its kind '" + kind + "' is not one this version knows " + java.util.Arrays.toString(Kind.values())
+                    : "a field is missing (_id.ns, _id.id, deleteId and at are required)");
+        }
         BsonDocument key = document.getDocument("_id");
-        return new Fence(key.getString("ns").getValue(), key.get("id"),
-                Kind.valueOf(document.getString("kind").getValue()), document.getObjectId("deleteId").getValue(),
+        return new Fence(key.getString("ns").getValue(), key.get("id"), known, document.getObjectId("deleteId").getValue(),
                 Instant.ofEpochMilli(document.getDateTime("at").getValue()));
+    }
+
+    /**
+     * A claim's placeholder (see {@code Fences.claim}) left committed: it stands for no deletion at all, so readers skip
+     * it. The claim removes it in its own transaction; an on-disk fast tier before the engine's key-order fix kept some.
+     */
+    public static boolean isLeftoverClaim(BsonDocument document) {
+        return document.get("kind") instanceof BsonString s && s.getValue().equals(CLAIM_KIND);
+    }
+
+    /** The kind a claim gives a fence document it creates, removed again in the claiming transaction. */
+    static final String CLAIM_KIND = "CLAIM";
+
+    /** A fence document this version cannot interpret; the message names it and says what to do. */
+    public static final class UnreadableFence extends IllegalStateException {
+        UnreadableFence(BsonDocument document, String why) {
+            super("cannot read the fence " + (document.get("_id") == null ? "without an _id" : document.get("_id").toJson())
+                    + " in the fast tier's " + "thermocline.fences: " + why + "; the operation was refused rather than risk"
+                    + " serving a deleted document. A newer Thermocline may have written it: run the same version on every"
+                    + " proxy and worker");
+        }
     }
 
     /** The namespace and document id a fence's {@code _id} names, or null when it is not a fence key. */

@@ -78,6 +78,9 @@ public final class Fences {
         Fence drop = null;
         var find = session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys));
         for (BsonDocument document : Blocking.list(find)) {
+            if (Fence.isLeftoverClaim(document)) {
+                continue;
+            }
             Fence fence = Fence.fromBson(document);
             if (fence.documentId().equals(Fence.namespaceId())) {
                 drop = fence;
@@ -142,7 +145,7 @@ public final class Fences {
     }
 
     /** The kind a claim gives a fence document it creates: never committed (removed in the claiming transaction). */
-    static final String CLAIM = "CLAIM";
+    static final String CLAIM = Fence.CLAIM_KIND;
 
     /**
      * The same claim as commands for a transaction the proxy does not own (a user's, joined statement by
@@ -199,6 +202,9 @@ public final class Fences {
         Map<BsonValue, Fence> result = new TreeMap<>(BsonOrder.COMPARATOR);
         var find = session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys));
         for (BsonDocument document : Blocking.list(find)) {
+            if (Fence.isLeftoverClaim(document)) {
+                continue;
+            }
             Fence fence = Fence.fromBson(document);
             result.put(fence.documentId(), fence);
         }

@@ -83,4 +83,23 @@ class FenceClaimTest {
             Blocking.run(copy.commitTransaction());
         }
     }
+
+    @Test
+    void aLeftoverClaimReadsAsNoFenceAndAFenceOfAnUnknownKindFailsClosedNamingIt() {
+        var stored = tiers.store.collection(io.thermocline.tiering.metadata.MetadataStore.FENCES);
+        BsonValue claimed = new BsonInt32(5);
+        BsonValue future = new BsonInt32(6);
+        Blocking.run(stored.insertOne(new org.bson.BsonDocument("_id", Fence.key(TwoTiers.NS, claimed))
+                .append("claim", new org.bson.BsonObjectId()).append("kind", new org.bson.BsonString("CLAIM"))));
+        assertThat(fences.read(null, TwoTiers.NS, List.of(claimed))).as("a committed claim placeholder").isEmpty();
+        assertThat(fences.evictedVersions(null, TwoTiers.NS, List.of(claimed))).isEmpty();
+
+        Blocking.run(stored.insertOne(new org.bson.BsonDocument("_id", Fence.key(TwoTiers.NS, future))
+                .append("kind", new org.bson.BsonString("ARCHIVED")).append("deleteId", new org.bson.BsonObjectId())
+                .append("at", new org.bson.BsonDateTime(0))));
+        Fence.UnreadableFence unreadable = catchThrowableOfType(Fence.UnreadableFence.class,
+                () -> fences.read(null, TwoTiers.NS, List.of(claimed, future)));
+        assertThat(unreadable).as("a fence of a kind this version does not know").isNotNull();
+        assertThat(unreadable.getMessage()).contains("'ARCHIVED'", "\"id\": 6", "refused");
+    }
 }

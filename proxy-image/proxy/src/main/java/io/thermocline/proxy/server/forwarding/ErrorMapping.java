@@ -92,6 +92,11 @@ public final class ErrorMapping {
             return MongoError.HOST_UNREACHABLE.reply(t.getMessage(),
                     command.inTransaction() && !command.endsTransaction() ? List.of("TransientTransactionError") : List.of());
         }
+        if (cause instanceof io.thermocline.tiering.provenance.Fence.UnreadableFence unreadable) {
+            // fail closed with what the operator can act on, not the exception's class
+            LOG.error("event=fence_unreadable command={} error=\"{}\"", command.name(), unreadable.getMessage());
+            return MongoError.OPERATION_FAILED.reply(command.name() + " refused by the Thermocline proxy: " + unreadable.getMessage());
+        }
         LOG.warn("event=proxy_error command={} error=\"{}\"", command.name(), cause.toString(), cause);
         return MongoError.OPERATION_FAILED.reply("the Thermocline proxy failed to forward " + command.name() + ": " + cause);
     }

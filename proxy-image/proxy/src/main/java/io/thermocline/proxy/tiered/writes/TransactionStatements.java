@@ -113,6 +113,9 @@ final class TransactionStatements {
         }
         Map<BsonValue, Fence> fencesNow = new HashMap<>();
         for (BsonValue d : firstBatch(read)) {
+            if (Fence.isLeftoverClaim(d.asDocument())) {
+                continue;
+            }
             Fence fence = Fence.fromBson(d.asDocument());
             fencesNow.put(fence.documentId(), fence);
         }
