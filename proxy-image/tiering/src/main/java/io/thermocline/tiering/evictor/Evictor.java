@@ -112,6 +112,7 @@ public final class Evictor extends Worker<Evictor> {
     private final DeadLetters deadLetters;
     private final RateLimiter rate;
     private final Counter documents;
+    private final io.prometheus.metrics.core.metrics.Gauge fenceCensus;
 
     /** Runs a pass every {@code evictor.interval} until closed, with its own clients. */
     public static Evictor start(ThermoclineConfig config, Options options) {
@@ -131,6 +132,7 @@ public final class Evictor extends Worker<Evictor> {
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
         this.documents = WorkerCounters.documents(options.registry(), "evictor",
                 "Fast-tier documents the evictor examined, by outcome (EVICT, FEEDER_BEHIND, ARCHIVE_DIFFERS, ...)");
+        this.fenceCensus = WorkerCounters.fences(options.registry());
     }
 
     @Override
@@ -153,7 +155,20 @@ public final class Evictor extends Worker<Evictor> {
         if (purge.purged() > 0 || purge.keptForFeeder() > 0) {
             LOG.info("event=fences_purged count={} keptForFeeder={}", purge.purged(), purge.keptForFeeder());
         }
+        takeFenceCensus();
         return new PassResult(outcomes, complete);
+    }
+
+    /** Counts the fences by kind for operators, and removes claim placeholders an earlier version left committed. */
+    private void takeFenceCensus() {
+        Map<String, Long> kinds = fencePurge.countByKind();
+        Long leftovers = kinds.get(Fence.CLAIM_KIND);
+        if (leftovers != null) {
+            long removed = fencePurge.removeLeftoverClaims();
+            LOG.warn("event=leftover_claims_removed count={} reason=\"claim placeholders committed by a version before the on-disk key-order fix\"", removed);
+        }
+        fenceCensus.clear();
+        kinds.forEach((kind, n) -> fenceCensus.labelValues(kind).set(n));
     }
 
     private Map<Eligibility, Long> evict(CollectionPolicy policy) throws InterruptedException {

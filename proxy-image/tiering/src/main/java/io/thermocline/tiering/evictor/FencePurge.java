@@ -1,5 +1,7 @@
 package io.thermocline.tiering.evictor;
 
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.WriteModel;
@@ -13,8 +15,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.bson.BsonDocument;
 import org.bson.BsonObjectId;
+import org.bson.BsonValue;
 
 /**
  * Drops fences past their retention, never one still needed:
@@ -48,6 +53,24 @@ final class FencePurge {
         this.fences = store.collection(MetadataStore.FENCES);
         this.barrier = barrier;
         this.barrierTimeout = barrierTimeout;
+    }
+
+    /**
+     * Removes claim placeholders left committed (see {@link Fence#isLeftoverClaim}): they stand for no deletion. A claim
+     * in flight is not committed, so this never sees it; one committing meanwhile removed its own.
+     */
+    long removeLeftoverClaims() {
+        return Blocking.single(fences.deleteMany(Filters.eq("kind", Fence.CLAIM_KIND))).orElseThrow().getDeletedCount();
+    }
+
+    /** The fences by kind, for the {@code thermocline_fences} gauge. */
+    Map<String, Long> countByKind() {
+        Map<String, Long> counts = new TreeMap<>();
+        for (BsonDocument group : Blocking.list(fences.aggregate(List.of(Aggregates.group("$kind", Accumulators.sum("n", 1)))))) {
+            BsonValue kind = group.get("_id");
+            counts.put(kind != null && kind.isString() ? kind.asString().getValue() : String.valueOf(kind), group.getNumber("n").longValue());
+        }
+        return counts;
     }
 
     Result purge(Instant olderThan) throws InterruptedException {

@@ -1,6 +1,7 @@
 package io.thermocline.tiering.metrics;
 
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.HashMap;
 import java.util.Map;
@@ -13,6 +14,7 @@ import java.util.WeakHashMap;
 public final class WorkerCounters {
 
     private static final Map<PrometheusRegistry, Map<String, Counter>> BY_REGISTRY = new WeakHashMap<>();
+    private static final Map<PrometheusRegistry, Gauge> FENCES = new WeakHashMap<>();
 
     private WorkerCounters() {
     }
@@ -22,5 +24,13 @@ public final class WorkerCounters {
         return BY_REGISTRY.computeIfAbsent(registry, r -> new HashMap<>()).computeIfAbsent(worker, w ->
                 Counter.builder().withoutExemplars().name("thermocline_" + w + "_documents_total").help(help)
                         .labelNames("namespace", "outcome").register(registry));
+    }
+
+    /** {@code thermocline_fences{kind}}: the fast tier's fences by kind, counted at each evictor pass. */
+    public static synchronized Gauge fences(PrometheusRegistry registry) {
+        return FENCES.computeIfAbsent(registry, r -> Gauge.builder().name("thermocline_fences")
+                .help("Fences in the fast tier's thermocline.fences by kind, counted at each evictor pass (CLAIM: placeholders"
+                        + " a claim left committed, which no version leaves now; the pass removes them)")
+                .labelNames("kind").register(registry));
     }
 }

@@ -79,12 +79,12 @@ public record Fence(String namespace, BsonValue documentId, Kind kind, ObjectId 
     }
 
     /** The kind a claim gives a fence document it creates, removed again in the claiming transaction. */
-    static final String CLAIM_KIND = "CLAIM";
+    public static final String CLAIM_KIND = "CLAIM";
 
     /** A fence document this version cannot interpret; the message names it and says what to do. */
     public static final class UnreadableFence extends IllegalStateException {
         UnreadableFence(BsonDocument document, String why) {
-            super("cannot read the fence " + (document.get("_id") == null ? "without an _id" : document.get("_id").toJson())
+            super("cannot read the fence " + (document.isDocument("_id") ? document.getDocument("_id").toJson() : String.valueOf(document.get("_id")))
                     + " in the fast tier's " + "thermocline.fences: " + why + "; the operation was refused rather than risk"
                     + " serving a deleted document. A newer Thermocline may have written it: run the same version on every"
                     + " proxy and worker");

@@ -148,4 +148,30 @@ class EvictorIntegrationTest {
         assertThat(tiers.fastSync.getDatabase("thermocline").getCollection("fences").countDocuments())
                 .as("purged once mirrored").isZero();
     }
+
+    /** Issue 36: fences are counted by kind for operators, and claim placeholders left committed are removed. */
+    @Test
+    void aPassCountsTheFencesByKindAndRemovesLeftoverClaims() throws Exception {
+        var stored = tiers.store.collection(io.thermocline.tiering.metadata.MetadataStore.FENCES);
+        io.thermocline.tiering.reactive.Blocking.run(stored.insertMany(List.of(
+                new org.bson.BsonDocument("_id", io.thermocline.tiering.provenance.Fence.key(TwoTiers.NS, new BsonInt32(1)))
+                        .append("kind", new org.bson.BsonString("CLAIM")),
+                new org.bson.BsonDocument("_id", io.thermocline.tiering.provenance.Fence.key(TwoTiers.NS, new BsonInt32(2)))
+                        .append("kind", new org.bson.BsonString("CLAIM")),
+                new io.thermocline.tiering.provenance.Fence(TwoTiers.NS, new BsonInt32(3), io.thermocline.tiering.provenance.Fence.Kind.USER_DELETE,
+                        new org.bson.types.ObjectId(), Instant.now()).toBson())));
+        Evictor.Options options = TwoTiers.evictorOptions(FaultInjection.NONE);
+        tiers.evictor(options).runPass();
+
+        assertThat(io.thermocline.tiering.reactive.Blocking.list(stored.find(Filters.eq("kind", "CLAIM")))).as("leftover claims").isEmpty();
+        assertThat(io.thermocline.tiering.reactive.Blocking.list(stored.find())).as("the user-delete fence stays").hasSize(1);
+        String scraped = scrape(options.registry());
+        assertThat(scraped).contains("thermocline_fences{kind=\"CLAIM\"} 2.0", "thermocline_fences{kind=\"USER_DELETE\"} 1.0");
+    }
+
+    private static String scrape(io.prometheus.metrics.model.registry.PrometheusRegistry registry) throws java.io.IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        new io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter(false).write(out, registry.scrape());
+        return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
 }
