@@ -19,7 +19,10 @@ import org.bson.BsonValue;
  * <li>A marker event in {@code thermocline.provenance} makes its transaction Thermocline's own;
  *     every other event of that transaction is skipped (warm copies, promotions, evictions).</li>
  * <li>Inserts and replaces mirror their post-image, updates the looked-up document; an update
- *     whose lookup found nothing mirrors nothing (the delete that removed it comes later).</li>
+ *     whose lookup found nothing mirrors nothing (the delete that removed it comes later). Until that
+ *     delete is applied the archive lacks the update: the plan names the earliest such event whose
+ *     document is not deleted later in the same batch ({@link MirrorPlan#missingImageAt}), and
+ *     {@link UnresolvedWrites} keeps mirrored-through below it.</li>
  * <li>A user fence in {@code thermocline.fences} is a user delete of the document it names, even
  *     when the fast tier no longer held that document; so is a plain delete event.</li>
  * <li>With coalescing, only the last action per document survives: the last state in the batch
@@ -53,12 +56,21 @@ public final class BatchPlanner {
         int replaced = 0;
         int ownEvents = 0;
         int ignored = 0;
+        // per namespace and document: the earliest event whose image was missing, not yet followed by a delete
+        Map<Namespace, Map<DocumentKey, BsonTimestamp>> missingImages = new LinkedHashMap<>();
         for (ChangeEvent event : events) {
             if (isOwn(event, own)) {
                 ownEvents++;
                 continue;
             }
             MirrorAction action = actionFor(event);
+            if (action instanceof MirrorAction.Delete delete && missingImages.containsKey(delete.namespace())) {
+                missingImages.get(delete.namespace()).remove(new DocumentKey(delete.documentId()));
+            }
+            if (action == null && missingImage(event)) {
+                missingImages.computeIfAbsent(event.namespace(), ns -> new LinkedHashMap<>())
+                        .putIfAbsent(new DocumentKey(event.documentId()), event.clusterTime());
+            }
             if (action == null) {
                 ignored++;
                 continue;
@@ -81,7 +93,9 @@ public final class BatchPlanner {
         TransactionId lastTransaction = last.transaction();
         BsonTimestamp through = lastTransaction == null ? last.clusterTime() : justBefore(last.clusterTime());
         TransactionId openOwn = lastTransaction != null && own.isOwn(lastTransaction) ? lastTransaction : null;
-        return new MirrorPlan(ordered, last.resumeToken(), through, openOwn,
+        BsonTimestamp missingImageAt = missingImages.values().stream().flatMap(byId -> byId.values().stream())
+                .min(BsonTimestamp::compareTo).orElse(null);
+        return new MirrorPlan(ordered, last.resumeToken(), through, openOwn, missingImageAt,
                 new MirrorPlan.Counts(events.size(), mirrored - replaced, replaced, ownEvents, ignored));
     }
 
@@ -131,6 +145,12 @@ public final class BatchPlanner {
             case "delete" -> new MirrorAction.Delete(event.namespace(), event.documentId());
             default -> null;
         };
+    }
+
+    /** A user write of one document whose state the event did not carry: its lookup found the document gone. */
+    private boolean missingImage(ChangeEvent event) {
+        return event.fullDocument() == null && event.documentId() != null && tieredNamespaces.contains(event.namespace())
+                && Set.of("insert", "replace", "update").contains(event.operationType());
     }
 
     /** The greatest cluster time strictly before {@code time}. */

@@ -107,6 +107,8 @@ public final class Feeder extends Worker<Feeder> {
     private final DeadLetters deadLetters;
     private final ArchiveWriter writer;
     private final EvictedVersions evictedVersions;
+    /** Decides every mirrored-through this feeder publishes (the archive holds every write at or before it). */
+    private final UnresolvedWrites unresolved = new UnresolvedWrites();
 
     private volatile EventQueue stream;
     private OwnTransactions own;
@@ -330,7 +332,9 @@ public final class Feeder extends Worker<Feeder> {
                 return archiveWriteTimeoutMillis();
             });
             options.faults().reached(FaultPoint.FEEDER_RESYNCED);
-            BsonTimestamp through = MetadataStore.max(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start));
+            // a document deleted between the stream's start and the scan was not copied: its delete must be applied first
+            unresolved.hold(checkpoint.mirroredThrough(), barrier.probe());
+            BsonTimestamp through = unresolved.publishable(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start), null);
             checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, through, null,
                     checkpoint.mirroredEvents(), 0, 0));
             own = new OwnTransactions(null);
@@ -364,6 +368,10 @@ public final class Feeder extends Worker<Feeder> {
         lastDeadLetterRetryNanos = System.nanoTime();
         publishDeadLetters();
         LOG.debug("event=feeder_open instance={} openOwnTransaction={}", options.instanceId(), checkpoint.openOwnTransaction());
+        if (checkpoint.resumeToken() != null || !checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
+            // what the previous incarnation (or this one, before a retry) held back is not known: hold until the stream passes now
+            unresolved.hold(checkpoint.mirroredThrough(), barrier.probe());
+        }
         if (checkpoint.resumeToken() != null) {
             subscribe(checkpoint.resumeToken(), null, checkpoint.openOwnTransaction());
             LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
@@ -423,6 +431,13 @@ public final class Feeder extends Worker<Feeder> {
         if (System.nanoTime() > leaseValidUntilNanos) {
             throw new StaleStateException("the feeder's lease ran out before its archive write; re-acquiring");
         }
+        if (plan.missingImageAt() != null) {
+            // the probe is written after the lookup, so the delete that emptied it comes before the probe in the stream
+            BsonTimestamp probe = barrier.probe();
+            unresolved.hold(BatchPlanner.justBefore(plan.missingImageAt()), probe);
+            metrics.events.labelValues("missing_image").inc();
+            LOG.debug("event=feeder_missing_image at={} heldUntil={}", describe(plan.missingImageAt()), describe(probe));
+        }
         boolean deadLettersChanged = false;
         boolean wrote = false;
         for (Map.Entry<Namespace, List<MirrorAction>> entry : plan.actions().entrySet()) {
@@ -453,7 +468,7 @@ public final class Feeder extends Worker<Feeder> {
         // the previous checkpoint was written while this batch went to the archive; only now wait for it
         settle();
         FeederCheckpoint base = checkpoint;
-        BsonTimestamp through = MetadataStore.max(base.mirroredThrough(), plan.mirroredThrough());
+        BsonTimestamp through = unresolved.publishable(base.mirroredThrough(), plan.mirroredThrough(), last);
         FeederCheckpoint next = new FeederCheckpoint(plan.resumeToken(), through, plan.openOwnTransaction(),
                 base.mirroredEvents() + plan.counts().mirrored(), lag, pending, options.instanceId(),
                 Instant.now().plus(options.leaseDuration()), base.version());

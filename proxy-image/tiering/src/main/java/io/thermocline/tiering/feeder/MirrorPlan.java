@@ -15,12 +15,17 @@ import org.bson.BsonTimestamp;
  *                          last event's, or just below it when the batch ends inside a transaction
  *                          whose remaining events are still to come
  * @param openOwnTransaction the own transaction the batch ends inside, if any
+ * @param missingImageAt    the cluster time of the earliest user write in the batch that mirrors nothing
+ *                          because its document was gone when it was looked up, and whose document no
+ *                          later event of the batch deletes (the archive lacks that write until the
+ *                          delete is applied); null when there is none
  */
 public record MirrorPlan(
         Map<Namespace, List<MirrorAction>> actions,
         BsonDocument resumeToken,
         BsonTimestamp mirroredThrough,
         TransactionId openOwnTransaction,
+        BsonTimestamp missingImageAt,
         Counts counts) {
 
     public record Counts(int events, int mirrored, int coalesced, int own, int ignored) {

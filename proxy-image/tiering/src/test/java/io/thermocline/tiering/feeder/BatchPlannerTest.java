@@ -136,6 +136,40 @@ class BatchPlannerTest {
         assertThat(plan.counts().ignored()).isEqualTo(1);
     }
 
+    /** Issue 37: the archive lacks such an update until its delete is applied, so the plan names it. */
+    @Test
+    void anUpdateWhoseImageWentMissingIsNamedUnlessItsDocumentIsDeletedLaterInTheBatch() {
+        record Case(String why, List<ChangeEvent> events, BsonTimestamp missingImageAt) {
+        }
+        clock = 10;
+        ChangeEvent insert = insert(1, "a");
+        ChangeEvent lostUpdate = update(1, null);
+        ChangeEvent delete = delete(1);
+        ChangeEvent otherLost = update(2, null);
+        ChangeEvent fenceDelete = fence(1, Fence.Kind.USER_DELETE, null);
+        ChangeEvent reinserted = insert(1, "again");
+        ChangeEvent lostAgain = update(1, null);
+        ChangeEvent ownLost = event(NS, "update", new BsonInt32(3), null, WORKER_TXN);
+        ChangeEvent lostReplace = event(NS, "replace", new BsonInt32(4), null, null);
+        ChangeEvent lost = update(5, null);
+        ChangeEvent deleteBefore = delete(5);
+        List<Case> cases = List.of(
+                new Case("alone", List.of(lostUpdate), lostUpdate.clusterTime()),
+                new Case("after the insert it hides", List.of(insert, lostUpdate), lostUpdate.clusterTime()),
+                new Case("its delete follows in the batch", List.of(insert, lostUpdate, delete), null),
+                new Case("a user-delete fence follows", List.of(lostUpdate, fenceDelete), null),
+                new Case("the earliest of two documents", List.of(lostUpdate, otherLost, delete), otherLost.clusterTime()),
+                new Case("missing again after a delete and reinsert", List.of(lostUpdate, delete, reinserted, lostAgain), lostAgain.clusterTime()),
+                new Case("a delete before it resolves nothing", List.of(deleteBefore, lost), lost.clusterTime()),
+                new Case("an own transaction's event is never mirrored", List.of(marker(WORKER_TXN), ownLost), null),
+                new Case("a replace too", List.of(lostReplace), lostReplace.clusterTime()));
+        for (Case c : cases) {
+            for (BatchPlanner planner : List.of(COALESCING, ORDERED)) {
+                assertThat(planner.plan(c.events(), new OwnTransactions(null)).missingImageAt()).as(c.why()).isEqualTo(c.missingImageAt());
+            }
+        }
+    }
+
     @Test
     void eventsOfAMarkedTransactionAreNotMirrored() {
         ChangeEvent evicted = event(NS, "delete", new BsonInt32(1), null, WORKER_TXN);
