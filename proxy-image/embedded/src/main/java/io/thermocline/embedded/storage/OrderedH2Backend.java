@@ -59,15 +59,16 @@ final class OrderedH2Backend extends H2Backend {
     }
 
     static MVMap<Object, Object> open(MVStore store, String name) {
-        return store.openMap(name, new MVMap.Builder<Object, Object>().keyType(StableKeyOrder.INSTANCE));
+        return store.openMap(name, new MVMap.Builder<Object, Object>().keyType(new StableKeyOrder()));
     }
 
     private static boolean inOrder(MVMap<Object, Object> map) {
+        StableKeyOrder order = new StableKeyOrder();
         Iterator<Object> keys = map.keyIterator(null);
         Object previous = null;
         while (keys.hasNext()) {
             Object key = keys.next();
-            if (previous != null && StableKeyOrder.INSTANCE.compare(previous, key) >= 0) {
+            if (previous != null && order.compare(previous, key) >= 0) {
                 return false;
             }
             previous = key;

@@ -22,14 +22,20 @@ import org.h2.mvstore.type.ObjectDataType;
  */
 final class StableKeyOrder extends ObjectDataType {
 
-    static final StableKeyOrder INSTANCE = new StableKeyOrder();
+    /**
+     * H2's comparison caches the last type it met in the data type object, unsynchronized: two threads comparing
+     * keys of different types through one object can see each other's cache and fail ("Can not compare"). Each
+     * thread compares through its own.
+     */
+    private static final ThreadLocal<ObjectDataType> COMPARING = ThreadLocal.withInitial(ObjectDataType::new);
 
-    private StableKeyOrder() {
+    /** One per map, as H2 gives each map its own data type (reads and writes keep a per-object cache too). */
+    StableKeyOrder() {
     }
 
     @Override
     public int compare(Object a, Object b) {
-        return super.compare(canonical(a), canonical(b));
+        return COMPARING.get().compare(canonical(a), canonical(b));
     }
 
     static Object canonical(Object value) {

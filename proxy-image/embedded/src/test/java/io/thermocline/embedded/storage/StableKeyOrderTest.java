@@ -48,8 +48,8 @@ class StableKeyOrderTest {
     void equalKeysBuiltDifferentlyCompareEqual() {
         assertThat(decoded()).isEqualTo(copied());
         assertThat(new ObjectDataType().compare(decoded(), copied())).as("H2's own order (the defect)").isNotZero();
-        assertThat(StableKeyOrder.INSTANCE.compare(decoded(), copied())).isZero();
-        assertThat(StableKeyOrder.INSTANCE.compare(copied(), decoded())).isZero();
+        assertThat(new StableKeyOrder().compare(decoded(), copied())).isZero();
+        assertThat(new StableKeyOrder().compare(copied(), decoded())).isZero();
     }
 
     private static BsonDocument key(int i) {
