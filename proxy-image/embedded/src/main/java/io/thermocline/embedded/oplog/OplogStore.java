@@ -30,7 +30,11 @@ public final class OplogStore {
             throw new IllegalStateException("cannot create storage directory " + directory + ": " + e.getMessage(), e);
         }
         try {
-            store = new MVStore.Builder().fileName(storage.h2Name("oplog.mv")).open();
+            // written only by commit() (Durability's flush) and close(), never by H2 in the background: a background
+            // write the disk refuses leaves the store open with H2's panic pending, and H2 2.3's close() then waits
+            // for its own close forever (its commit meets the panic and calls closeImmediately, which spins on the
+            // store it is itself stopping). A refused foreground commit closes the store at once and throws.
+            store = new MVStore.Builder().fileName(storage.h2Name("oplog.mv")).autoCommitDisabled().open();
         } catch (MVStoreException e) {
             throw new IllegalStateException("cannot open the oplog in " + directory + ": " + e.getMessage()
                 + "; another replica set or process may be using this storage directory", e);
@@ -88,6 +92,7 @@ public final class OplogStore {
         store.commit();
     }
 
+    /** Writes what is left and closes; on a disk that refuses the write, throws it once closed (none of it was acknowledged). */
     public void close() {
         store.close();
     }

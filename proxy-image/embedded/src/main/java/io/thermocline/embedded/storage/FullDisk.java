@@ -5,6 +5,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.h2.store.fs.FileBase;
 import org.h2.store.fs.FilePath;
@@ -22,6 +24,7 @@ public final class FullDisk {
 
     private final String scheme = "fulldisk" + INSTANCES.incrementAndGet();
     private volatile boolean full;
+    private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
 
     public FullDisk() {
         FilePath.register(new Wrapper(this));
@@ -40,8 +43,15 @@ public final class FullDisk {
         full = false;
     }
 
-    private void refuseIfFull() throws IOException {
+    /** How many writes to {@code file} (a name in the directory, e.g. {@code oplog.mv}) were refused, by any thread. */
+    public int refusedWrites(String file) {
+        AtomicInteger count = refused.get(file);
+        return count == null ? 0 : count.get();
+    }
+
+    private void refuseIfFull(String file) throws IOException {
         if (full) {
+            refused.computeIfAbsent(file, f -> new AtomicInteger()).incrementAndGet();
             throw new IOException("No space left on device");
         }
     }
@@ -87,12 +97,17 @@ public final class FullDisk {
 
         @Override
         public FileChannel open(String mode) throws IOException {
-            return new Channel(getBase().open(mode), disk());
+            return new Channel(getBase().open(mode), disk(), fileName());
+        }
+
+        private String fileName() {
+            String n = name == null ? "" : name;
+            return n.substring(Math.max(n.lastIndexOf('/'), n.lastIndexOf('\\')) + 1);
         }
 
         @Override
         public java.io.OutputStream newOutputStream(boolean append) throws IOException {
-            disk().refuseIfFull();
+            disk().refuseIfFull(fileName());
             return super.newOutputStream(append);
         }
     }
@@ -100,10 +115,12 @@ public final class FullDisk {
     private static final class Channel extends FileBase {
         private final FileChannel base;
         private final FullDisk disk;
+        private final String file;
 
-        Channel(FileChannel base, FullDisk disk) {
+        Channel(FileChannel base, FullDisk disk, String file) {
             this.base = base;
             this.disk = disk;
+            this.file = file;
         }
 
         @Override
@@ -118,13 +135,13 @@ public final class FullDisk {
 
         @Override
         public int write(ByteBuffer src) throws IOException {
-            disk.refuseIfFull();
+            disk.refuseIfFull(file);
             return base.write(src);
         }
 
         @Override
         public int write(ByteBuffer src, long position) throws IOException {
-            disk.refuseIfFull();
+            disk.refuseIfFull(file);
             return base.write(src, position);
         }
 
