@@ -8,7 +8,8 @@ import java.util.regex.Pattern;
  * Which MongoDB version the fast tier runs, and whether that works with the archive and with
  * what the fast tier runs now. MongoDB upgrades one release series at a time (4.4, 5.0, 6.0,
  * 7.0, 8.0) and never downgrades past its featureCompatibilityVersion: a skipped series or a
- * downgrade is refused, and the fast tier keeps its running version. A pure function.
+ * downgrade below the FCV is refused, and the fast tier keeps its running version; a binary rollback
+ * to the FCV's series is allowed. A pure function.
  */
 public final class VersionPolicy {
 
@@ -75,19 +76,44 @@ public final class VersionPolicy {
         }
         if (running != null && series(running) != null) {
             String from = fcv != null && compareSeries(fcv, series(running)) < 0 ? fcv : series(running);
-            if (compareSeries(series(wanted), series(running)) < 0) {
-                return refuse(running, "DowngradeRefused", "the fast tier runs " + running + "; MongoDB cannot go back to "
-                        + wanted + " once it runs a newer release: pin spec.fastTier.version to a " + series(running)
+            // a binary goes back as far as the featureCompatibilityVersion, never below it
+            if (compareSeries(series(wanted), series(running)) < 0 && (fcv == null || compareSeries(series(wanted), fcv) < 0)) {
+                return refuse(running, "DowngradeRefused", "the fast tier runs " + running + " with featureCompatibilityVersion "
+                        + (fcv == null ? "unknown" : fcv) + "; MongoDB cannot run " + wanted + " on data whose featureCompatibilityVersion"
+                        + " is newer: pin spec.fastTier.version to a " + (fcv == null ? series(running) : fcv)
                         + ".x release (or upgrade the archive back)");
             }
             if (!withinOneUpgrade(from, series(wanted))) {
+                boolean fcvBehind = fcv != null && compareSeries(fcv, series(running)) < 0;
                 return refuse(running, "SkippedMajorVersion", "the fast tier runs " + running + " (featureCompatibilityVersion "
                         + (fcv == null ? "unknown" : fcv) + ") and MongoDB upgrades one release series at a time, so it cannot"
-                        + " go to " + wanted + " directly: pin spec.fastTier.version to a " + nextSeries(from)
-                        + ".x release, wait for Ready, then set auto (or the next pin)");
+                        + " go to " + wanted + " directly: " + (fcvBehind
+                                ? "set spec.fastTier.featureCompatibilityVersion: \"" + series(running) + "\" first (a binary rollback"
+                                        + " to " + fcv + " is impossible after it), wait for Ready, then upgrade"
+                                : "pin spec.fastTier.version to a " + nextSeries(from) + ".x release, wait for Ready, then set auto (or the next pin)"));
+            }
+            String wantedFcv = wantedFeatureCompatibilityVersion(spec, wanted);
+            if (wantedFcv != null && fcv != null && compareSeries(wantedFcv, fcv) < 0) {
+                return refuse(running, "FeatureCompatibilityVersionLowering", "spec.fastTier.featureCompatibilityVersion "
+                        + wantedFcv + " is below the fast tier's " + fcv + ": the operator only raises it; fix the field to " + fcv
+                        + " or later (lowering it is MongoDB's setFeatureCompatibilityVersion, run by hand)");
             }
         }
+        String wantedFcv = wantedFeatureCompatibilityVersion(spec, wanted);
+        if (wantedFcv != null && compareSeries(wantedFcv, series(wanted)) > 0) {
+            return refuse(running, "FeatureCompatibilityVersionAboveBinary", "spec.fastTier.featureCompatibilityVersion "
+                    + wantedFcv + " is newer than the binary " + wanted + ": fix it to " + series(wanted) + " or lower");
+        }
         return new VersionDecision(true, wanted, reason, message);
+    }
+
+    /** The featureCompatibilityVersion the spec asks for with the fast tier running {@code version}: null leaves it where it is. */
+    public static String wantedFeatureCompatibilityVersion(FastTierSpec spec, String version) {
+        String asked = spec.featureCompatibilityVersion;
+        if (asked == null || asked.isBlank()) {
+            return null;
+        }
+        return FastTierSpec.AUTOMATIC_VERSION.equals(asked) ? series(version) : asked;
     }
 
     /** "7.0" of "7.0.14"; null when not a version. */

@@ -16,8 +16,8 @@ import org.jboss.logging.Logger;
  * member (stepping the primary down first if it is the one leaving; a removal only while the
  * configuration after it keeps a healthy voting majority), restart one member on
  * the current pod template (secondaries first, the primary after stepping down, only while
- * every member is healthy, so a majority always stays), set the featureCompatibilityVersion
- * once every member runs the new binary, and ensure the data plane's user. Each step is
+ * every member is healthy, so a majority always stays), raise the featureCompatibilityVersion
+ * to what the spec asks once every member runs that series, and ensure the data plane's user. Each step is
  * decided from what the members answer now, so calling again at any point is safe.
  */
 public final class ReplicaSetSteps {
@@ -140,10 +140,11 @@ public final class ReplicaSetSteps {
         if (!outdated.isEmpty()) {
             return rollOne(rs, target, views, primary, configured, outdated);
         }
-        String wantedFcv = VersionPolicy.series(target.version());
+        // raised only as far as the user asks (spec.fastTier.featureCompatibilityVersion): until then a binary rollback stays possible
+        String wantedFcv = target.featureCompatibilityVersion();
         String fcv = rs.featureCompatibilityVersion();
-        boolean allRunIt = configured.stream().allMatch(h -> views.containsKey(h)
-                && wantedFcv != null && wantedFcv.equals(VersionPolicy.series(views.get(h).version())));
+        boolean allRunIt = wantedFcv != null && configured.stream().allMatch(h -> views.containsKey(h)
+                && VersionPolicy.compareSeries(VersionPolicy.series(views.get(h).version()), wantedFcv) >= 0);
         if (allRunIt && VersionPolicy.compareSeries(wantedFcv, fcv) > 0) {
             rs.setFeatureCompatibilityVersion(wantedFcv);
             LOG.infof("event=replicaset-fcv-set replicaSet=%s fcv=%s", target.replicaSetName(), wantedFcv);

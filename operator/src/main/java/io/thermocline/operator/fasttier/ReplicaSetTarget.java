@@ -12,16 +12,23 @@ import java.util.Set;
  * @param version      the mongod version (x.y.z) the pods are to run
  * @param initiated    the status records that this replica set was initiated once: never initiate it again
  * @param users        the users the operator keeps on it (the operator's own and one per data-plane part)
+ * @param featureCompatibilityVersion the FCV to raise it to once every member runs that series or later; null: leave it
  */
 public record ReplicaSetTarget(String replicaSetName, List<String> members, List<String> podHosts, Set<String> outdated,
                                String version, boolean initiated,
-                               String rootUser, String rootPassword, List<FastTierUser> users) {
+                               String rootUser, String rootPassword, List<FastTierUser> users, String featureCompatibilityVersion) {
 
     public ReplicaSetTarget {
         members = List.copyOf(members);
         podHosts = List.copyOf(podHosts);
         outdated = Set.copyOf(outdated);
         users = List.copyOf(users);
+    }
+
+    /** With the featureCompatibilityVersion left where it is. */
+    public ReplicaSetTarget(String replicaSetName, List<String> members, List<String> podHosts, Set<String> outdated, String version,
+            boolean initiated, String rootUser, String rootPassword, List<FastTierUser> users) {
+        this(replicaSetName, members, podHosts, outdated, version, initiated, rootUser, rootPassword, users, null);
     }
 
     @Override

@@ -48,6 +48,7 @@ import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetDependent;
 import io.thermocline.operator.fasttier.FastTierPods;
 import io.thermocline.operator.fasttier.VolumeExpansion;
+import io.thermocline.operator.fasttier.VolumeRecords;
 import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
 import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
@@ -189,9 +190,16 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         if (archive instanceof ArchiveReport.Reachable r && !spec.auth.usesArchive()) { // no user directory read from the archive
             archive = new ArchiveReport.Reachable(r.version(), r.replicaSetName(), r.privileges().withUserDirectory(false));
         }
+        // the guards' inputs: the status, or, for a resource re-created on retained volumes (no status), what the volumes record
+        String runningVersion = previous.fastTierVersion;
+        String runningFcv = previous.featureCompatibilityVersion;
+        if (runningVersion == null || runningFcv == null) {
+            Optional<VolumeRecords.Recorded> recorded = VolumeRecords.read(context.getClient(), layout);
+            runningVersion = runningVersion != null ? runningVersion : recorded.map(VolumeRecords.Recorded::version).orElse(null);
+            runningFcv = runningFcv != null ? runningFcv : recorded.map(VolumeRecords.Recorded::featureCompatibilityVersion).orElse(null);
+        }
         VersionDecision version = archive instanceof ArchiveReport.Reachable reachable
-                ? VersionPolicy.decide(spec.fastTier, reachable.version(), previous.fastTierVersion,
-                        previous.featureCompatibilityVersion)
+                ? VersionPolicy.decide(spec.fastTier, reachable.version(), runningVersion, runningFcv)
                 : null;
 
         String configYaml = null;
@@ -218,7 +226,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     layout.memberHosts(spec.fastTier.members), layout.memberHosts(running), FastTierPods.outdated(client, layout, current),
                     FastTierPods.version(current), initiatedBefore,
                     users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
-                    UsersSecretDependent.fastTierUsers(layout, spec.collections, users, name -> cached(context, Secret.class, name)));
+                    UsersSecretDependent.fastTierUsers(layout, spec.collections, users, name -> cached(context, Secret.class, name)),
+                    VersionPolicy.wantedFeatureCompatibilityVersion(spec.fastTier, fastTierVersion));
         }
         // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what the
         // last step left configured, so a pod goes only once an earlier reconcile removed its member
@@ -277,6 +286,10 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             }
             if (replicaSet instanceof ReplicaSetState.RestartMember restart) {
                 FastTierPods.restart(client, layout, restart.host());
+            }
+            if (replicaSet instanceof ReplicaSetState.Converged converged && converged.featureCompatibilityVersion() != null
+                    && replicaSetTarget != null && replicaSetTarget.version() != null) {
+                VolumeRecords.write(client, layout, spec.fastTier.members, replicaSetTarget.version(), converged.featureCompatibilityVersion());
             }
         } else {
             LOG.infof("event=workflow-held cluster=%s/%s specValid=%s archive=%s version=%s", layout.namespace(), layout.cluster(),

@@ -41,6 +41,10 @@ class VersionPolicyTest {
             "auto,   8.0.4,  6.0.19, 6.0,  false, 6.0.19, SkippedMajorVersion",
             "auto,   8.0.4,  7.0.14, 6.0,  false, 7.0.14, SkippedMajorVersion",
             "auto,   6.0.19, 7.0.14, 7.0,  false, 7.0.14, DowngradeRefused",
+            "auto,   7.0.14, 8.0.4,  7.0,  true,  7.0.14, MatchesArchive",
+            "auto,   7.0.14, 8.0.4,  8.0,  false, 8.0.4,  DowngradeRefused",
+            "auto,   7.0.14, 8.0.4,  null, false, 8.0.4,  DowngradeRefused",
+            "auto,   9.0.1,  8.0.4,  7.0,  false, 8.0.4,  SkippedMajorVersion",
             "7.0.14, 8.0.4,  6.0.19, 6.0,  true,  7.0.14, Pinned",
             "7.0.14, 8.0.4,  null,   null, false, null,   Mismatch",
             "6.0.5,  8.0.4,  7.0.14, 7.0,  false, 7.0.14, Mismatch",
@@ -58,5 +62,36 @@ class VersionPolicyTest {
         if (!compatible && running != null) {
             assertThat(decision.message()).as("says what to do").containsAnyOf("pin", "upgrade", "fix");
         }
+    }
+
+    /** Raising the FCV is the user's call (the field); the operator never lowers it and never asks for more than the binary. */
+    @ParameterizedTest(name = "fcv field {0}, binary {1}, running {2} at {3} -> {4}")
+    @CsvSource(nullValues = "null", value = {
+            "null, 8.0.4,  7.0.14, 7.0, MatchesArchive",
+            "8.0,  8.0.4,  7.0.14, 7.0, MatchesArchive",
+            "auto, 8.0.4,  7.0.14, 7.0, MatchesArchive",
+            "8.0,  7.0.14, 7.0.14, 7.0, FeatureCompatibilityVersionAboveBinary",
+            "6.0,  7.0.14, 7.0.14, 7.0, FeatureCompatibilityVersionLowering",
+    })
+    void theFeatureCompatibilityVersionIsRaisedOnlyAsFarAsTheSpecSays(String field, String archive, String running, String fcv,
+            String reason) {
+        FastTierSpec spec = new FastTierSpec();
+        spec.featureCompatibilityVersion = field;
+        VersionDecision decision = VersionPolicy.decide(spec, archive, running, fcv);
+        assertThat(decision.reason()).isEqualTo(reason);
+        assertThat(decision.compatible()).isEqualTo(reason.equals("MatchesArchive"));
+        if (!decision.compatible()) {
+            assertThat(decision.message()).contains("spec.fastTier.featureCompatibilityVersion").contains("fix");
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void theWantedFcvFollowsTheField() {
+        FastTierSpec spec = new FastTierSpec();
+        assertThat(VersionPolicy.wantedFeatureCompatibilityVersion(spec, "8.0.4")).as("unset: left where it is").isNull();
+        spec.featureCompatibilityVersion = "auto";
+        assertThat(VersionPolicy.wantedFeatureCompatibilityVersion(spec, "8.0.4")).isEqualTo("8.0");
+        spec.featureCompatibilityVersion = "7.0";
+        assertThat(VersionPolicy.wantedFeatureCompatibilityVersion(spec, "8.0.4")).isEqualTo("7.0");
     }
 }

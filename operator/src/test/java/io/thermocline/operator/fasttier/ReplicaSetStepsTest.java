@@ -31,6 +31,8 @@ class ReplicaSetStepsTest {
     private final Map<String, String> podTemplate = new HashMap<>();
     private final List<String> reasons = new ArrayList<>();
     private int statefulSetReplicas;
+    /** spec.fastTier.featureCompatibilityVersion as the reconciler resolves it: null leaves the FCV where it is. */
+    private String wantedFcv;
     private boolean initiated;
     private List<FastTierUser> users = List.of(new FastTierUser("tc", "tcpw", "c-users", List.of("readWrite@thermocline"), List.of(), List.of()));
 
@@ -195,6 +197,7 @@ class ReplicaSetStepsTest {
     @Test
     void upgradeRestartsSecondariesFirstThenThePrimaryAfterAStepDownThenSetsTheFcv() {
         converge(3, "7.0.14");
+        wantedFcv = "8.0";
         String primary = model.primary();
         model.commands().clear();
         reasons.clear();
@@ -211,9 +214,29 @@ class ReplicaSetStepsTest {
                 .containsExactly("SteppingDown", "RestartingMember", "SettingFeatureCompatibilityVersion", "Converged");
     }
 
+    /** MongoDB allows a binary rollback while the FCV is still the older series: the FCV is raised only when the spec says so. */
+    @Test
+    void anUpgradeLeavesTheFcvSoTheBinaryCanGoBackUntilTheSpecRaisesIt() {
+        converge(3, "7.0.14");
+        converge(3, "8.0.4");
+        assertThat(model.featureCompatibilityVersion()).isEqualTo("7.0");
+        assertThat(model.commands()).noneMatch(c -> c.startsWith("setFCV"));
+
+        converge(3, "7.0.14"); // the new release misbehaves: back to the old binary
+        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.14"));
+        assertThat(model.violations()).isEmpty();
+
+        converge(3, "8.0.4");
+        wantedFcv = "8.0";
+        converge(3, "8.0.4");
+        assertThat(model.featureCompatibilityVersion()).isEqualTo("8.0");
+        assertThat(model.violations()).isEmpty();
+    }
+
     @Test
     void theFcvWaitsUntilEveryMemberRunsTheNewBinary() {
         converge(3, "7.0.14");
+        wantedFcv = "8.0";
         step(3, "8.0.4"); // the first secondary restarts
         step(3, "8.0.4");
         assertThat(model.featureCompatibilityVersion()).isEqualTo("7.0");
@@ -223,6 +246,7 @@ class ReplicaSetStepsTest {
     @Test
     void noFcvChangeWhileAMemberStillRunsTheOldBinaryOnACurrentPod() {
         converge(3, "7.0.14");
+        wantedFcv = "8.0";
         // every pod carries the new template, but one container still runs 7.0 (not restarted yet)
         model.restarted(host(1), "8.0.4");
         model.restarted(host(2), "8.0.4");
@@ -360,7 +384,7 @@ class ReplicaSetStepsTest {
 
     private ReplicaSetTarget target(int members, Set<String> outdated, String version) {
         return new ReplicaSetTarget("c-fast", LAYOUT.memberHosts(members), LAYOUT.memberHosts(statefulSetReplicas), outdated,
-                version, initiated, "root", "rootpw", users);
+                version, initiated, "root", "rootpw", users, wantedFcv);
     }
 
     private static String reason(ReplicaSetState state) {

@@ -277,6 +277,34 @@ class InARealClusterTest {
                 .isEqualTo("ApiRejected");
     }
 
+    /**
+     * Re-created on its retained volumes, a resource has no status: the version guards read what the volumes record, so the
+     * fast tier does not start a binary older than its data's featureCompatibilityVersion (mongod would refuse to start).
+     */
+    @Test
+    void aResourceReCreatedOnRetainedVolumesKeepsTheVersionGuards() {
+        archive.answer(new io.thermocline.operator.archive.ArchiveReport.Reachable("8.0.4", "archive-rs"));
+        running("again", "Retain");
+        await().atMost(WAIT).untilAsserted(() -> assertThat(claims("again")).hasSize(3).allSatisfy(c ->
+                assertThat(c.getMetadata().getAnnotations()).containsEntry("thermocline.io/feature-compatibility-version", "8.0")
+                        .containsEntry("thermocline.io/mongod-version", "8.0.4")));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("again").delete();
+        await().atMost(WAIT).until(() -> stored("again") == null && get(StatefulSet.class, "again-fast") == null);
+        assertThat(claims("again")).hasSize(3);
+
+        // the archive went back to 7.0 meanwhile; the data's FCV is 8.0
+        archive.answer(new io.thermocline.operator.archive.ArchiveReport.Reachable("7.0.14", "archive-rs"));
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "again")).create();
+
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            var compatible = Clusters.condition(stored("again"), io.thermocline.operator.status.ConditionType.VersionCompatible);
+            assertThat(compatible.getReason()).isEqualTo("DowngradeRefused");
+            assertThat(get(StatefulSet.class, "again-fast").getSpec().getTemplate().getSpec().getContainers().stream()
+                    .filter(c -> c.getName().equals("mongod")).findFirst().orElseThrow().getImage()).endsWith(":8.0.4");
+        });
+        assertThat(replicaSet.model(ns, "again").violations()).isEmpty();
+    }
+
     private List<String> selected(PodDisruptionBudget budget) {
         return client.pods().inNamespace(ns).withLabelSelector(budget.getSpec().getSelector()).list().getItems().stream()
                 .map(p -> p.getMetadata().getName()).toList();

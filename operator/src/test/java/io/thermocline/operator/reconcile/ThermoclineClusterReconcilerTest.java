@@ -553,7 +553,9 @@ class ThermoclineClusterReconcilerTest {
 
     @Test
     void followingTheArchiveToTheNextMajorUpgradesMemberByMemberThenSetsTheFcv() {
-        create(cluster(ns, "upgrade"));
+        ThermoclineCluster auto = cluster(ns, "upgrade");
+        auto.getSpec().fastTier.featureCompatibilityVersion = "auto"; // the FCV follows the binary (unset: left as it is)
+        create(auto);
         ReplicaSetModel model = replicaSet.model(ns, "upgrade");
         try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("upgrade", ns), model)) {
             dataPlaneReady("upgrade", 2);

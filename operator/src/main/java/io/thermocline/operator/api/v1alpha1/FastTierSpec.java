@@ -33,6 +33,12 @@ public class FastTierSpec {
     @JsonPropertyDescription("MongoDB version of the fast tier: 'auto' runs the archive's exact version; a pinned x.y.z must have the archive's major.minor.")
     public String version = AUTOMATIC_VERSION;
 
+    @Pattern("^(auto|[0-9]+\\.[0-9]+)$")
+    @JsonPropertyDescription("featureCompatibilityVersion to raise the fast tier to: unset (default) leaves it where it is (a new replica"
+            + " set starts at its binary's); x.y raises it once every member runs x.y or later; auto follows the running binary."
+            + " While it stays below the binary's series, the binary can be rolled back to that series.")
+    public String featureCompatibilityVersion;
+
     @Pattern("^[^:@\\s]+$")
     @Default("mongo")
     @JsonPropertyDescription("mongod image repository; the tag is the version.")
