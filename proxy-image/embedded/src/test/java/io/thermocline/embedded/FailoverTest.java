@@ -60,15 +60,17 @@ class FailoverTest {
     void killedPrimaryIsReplacedAndARetryableWriteInFlightSucceedsOnce() throws Exception {
         coll.insertOne(new Document("_id", "before"));
         Member old = rs.primary();
+        CompletableFuture<Void> inFlight;
         try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
-            direct.getDatabase("admin").runCommand(new Document("configureFailPoint", "failCommand")
+            long entered = direct.getDatabase("admin").runCommand(new Document("configureFailPoint", "failCommand")
                 .append("mode", new Document("times", 1))
                 .append("data", new Document("failCommands", List.of("insert")).append("blockConnection", true)
-                    .append("blockTimeMS", 2_000)));
+                    .append("blockTimeMS", 5_000))).get("count", Number.class).longValue();
+            inFlight = CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "during")));
+            direct.getDatabase("admin").runCommand(new Document("waitForFailPoint", "failCommand")
+                .append("timesEntered", entered + 1).append("maxTimeMS", 30_000));
         }
-        CompletableFuture<Void> inFlight = CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "during")));
-        Thread.sleep(300);
-        assertThat(inFlight).isNotDone();
+        assertThat(inFlight).as("the insert is held on the primary").isNotDone();
         rs.kill(old);
         inFlight.get(30, TimeUnit.SECONDS);
         assertThat(rs.primary()).isNotSameAs(old);

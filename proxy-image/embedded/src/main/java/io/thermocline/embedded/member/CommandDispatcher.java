@@ -86,6 +86,7 @@ final class CommandDispatcher {
             gossip(command);
             Optional<FailPoints.FailCommand> fail = failPoints.trigger(name);
             if (fail.isPresent()) {
+                coordinator.topology().signalAll(); // wakes waitForFailPoint
                 Result failed = applyFailPoint(fail.get(), channel, name, command);
                 if (failed != null) {
                     return decorate(failed);
@@ -131,6 +132,24 @@ final class CommandDispatcher {
             return new Result(error, coordinator.operationTime(self));
         }
         return null;
+    }
+
+    /** mongod's {@code {waitForFailPoint: 'failCommand', timesEntered: n, maxTimeMS: t}}: returns once n commands entered it. */
+    private Result waitForFailPoint(BsonDocument command) {
+        String name = command.get("waitForFailPoint").isString() ? command.getString("waitForFailPoint").getValue() : "";
+        if (!"failCommand".equals(name)) {
+            throw new ReplicationException(2, "BadValue", "fail point " + name + " is not supported; only failCommand is");
+        }
+        if (!command.isNumber("timesEntered") || !command.isNumber("maxTimeMS")) {
+            throw new ReplicationException(2, "BadValue", "waitForFailPoint needs timesEntered and maxTimeMS");
+        }
+        long times = command.getNumber("timesEntered").longValue();
+        long maxMillis = command.getNumber("maxTimeMS").longValue();
+        if (!coordinator.topology().await(() -> failPoints.timesEntered() >= times, maxMillis, TimeUnit.MILLISECONDS)) {
+            throw new ReplicationException(50, "MaxTimeMSExpired", "fail point failCommand entered " + failPoints.timesEntered()
+                + " times, not " + times + ", within maxTimeMS " + maxMillis);
+        }
+        return new Result(MemberStore.okReply(), coordinator.operationTime(self));
     }
 
     private void gossip(BsonDocument command) {
@@ -183,9 +202,12 @@ final class CommandDispatcher {
             case "committransaction" -> commitTransaction(command);
             case "aborttransaction" -> abortTransaction(command);
             case "configurefailpoint" -> {
+                long entered = failPoints.timesEntered();
                 failPoints.configure(command);
-                yield new Result(MemberStore.okReply(), coordinator.operationTime(self));
+                // as mongod: the times entered so far, the base of a later waitForFailPoint's timesEntered
+                yield new Result(MemberStore.okReply().append("count", new BsonInt64(entered)), coordinator.operationTime(self));
             }
+            case "waitforfailpoint" -> waitForFailPoint(command);
             case "getmore" -> getMore(channel, db, command);
             case "killcursors" -> killCursors(channel, db, command);
             case "getparameter" -> new Result(ReplicaSetStatus.getParameter(command), coordinator.operationTime(self));

@@ -1,6 +1,7 @@
 package io.thermocline.embedded.member;
 
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
@@ -10,7 +11,8 @@ import org.bson.BsonValue;
 
 /**
  * The server's {@code failCommand} fail point (configureFailPoint), as the drivers' own tests use it:
- * fail, block, or close the connection on named commands, a number of times or always.
+ * fail, block, or close the connection on named commands, a number of times or always; it counts the
+ * times it was entered, for {@code waitForFailPoint} (a test waits until a command is held there).
  */
 final class FailPoints {
     /** What to do to one command. */
@@ -29,6 +31,7 @@ final class FailPoints {
     }
 
     private final AtomicReference<Armed> failCommand = new AtomicReference<>();
+    private final AtomicLong timesEntered = new AtomicLong();
 
     void configure(BsonDocument command) {
         String name = command.getString("configureFailPoint").getValue();
@@ -51,6 +54,11 @@ final class FailPoints {
         failCommand.set(new Armed(action, times));
     }
 
+    /** How many commands the fail point has acted on since the member started (mongod's timesEntered). */
+    long timesEntered() {
+        return timesEntered.get();
+    }
+
     /** Consumes one activation when the command is targeted. */
     Optional<FailCommand> trigger(String commandName) {
         while (true) {
@@ -61,6 +69,7 @@ final class FailPoints {
             Armed next = armed.remaining() <= 1 ? null : new Armed(armed.action(), armed.remaining() == Integer.MAX_VALUE
                 ? Integer.MAX_VALUE : armed.remaining() - 1);
             if (failCommand.compareAndSet(armed, next)) {
+                timesEntered.incrementAndGet();
                 return Optional.of(armed.action());
             }
         }

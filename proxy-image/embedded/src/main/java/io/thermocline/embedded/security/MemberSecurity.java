@@ -23,7 +23,7 @@ import java.util.Set;
 public final class MemberSecurity {
     private static final AttributeKey<ConnectionAuth> AUTH = AttributeKey.valueOf("thermocline.member.auth");
     private static final Set<String> WITHOUT_AUTH = Set.of("hello", "ismaster", "saslstart", "saslcontinue", "logout",
-            "ping", "buildinfo", "connectionstatus", "endsessions", "configurefailpoint");
+            "ping", "buildinfo", "connectionstatus", "endsessions", "configurefailpoint", "waitforfailpoint");
 
     private final UserRegistry users;
     private final boolean required;
