@@ -45,7 +45,12 @@ class AwaitableHelloTest {
             BsonDocument tv = c.command(hello()).body().getDocument("topologyVersion");
             int requestId = c.nextRequestId();
             c.send(new OpMsg(requestId, 0, OpMsg.EXHAUST_ALLOWED, OpMsg.raw(awaitable(tv)), List.of()), null);
-            Thread.sleep(200); // the hello is waiting now
+            // the drain must find the hello waiting (one arriving after it is refused as any new request is)
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (fixture.proxy().awaitableHellosWaiting() == 0) {
+                assertThat(System.nanoTime()).as("the awaitable hello waits at the proxy").isLessThan(deadline);
+                Thread.sleep(10);
+            }
             closing = CompletableFuture.runAsync(fixture::close);
             // a reply at maxAwaitTimeMS would be an ordinary hello: code 91 says the drain answered it (no clock needed)
             c.timeout(LONG_WAIT_MS + 10_000);

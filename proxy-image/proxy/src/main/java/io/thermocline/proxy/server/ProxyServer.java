@@ -332,6 +332,11 @@ public final class ProxyServer implements AutoCloseable {
         return writeRefusals;
     }
 
+    /** How many clients' awaitable hellos (streaming monitors) wait for this proxy's topology to change now. */
+    public int awaitableHellosWaiting() {
+        return hello.waiting();
+    }
+
     public Readiness readiness() {
         if (draining) {
             return new Readiness(false, "shutting down");

@@ -151,16 +151,17 @@ class DeleteCopyUpRaceTest {
         String tag = "held-during-resolve";
         BsonDocument d = doc(400_000, tag);
         stack.archiveOrders().insertOne(d);
-        stack.archiveDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
-                + " data: {failCommands: ['find'], blockConnection: true, blockTimeMS: 1500}}"));
+        HeldCommand resolve = new HeldCommand(stack.archiveDirect, "{failCommands: ['find'], blockConnection: true, blockTimeMS: 5000}");
+        resolve.arm();
         try {
             CompletableFuture<Long> delete = CompletableFuture.supplyAsync(
                     () -> stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount(), threads);
-            Thread.sleep(500); // the delete now waits on the archive
+            resolve.awaitHeld(); // the delete's query waits on the archive
             assertThat(copyUp.copy(TieredStack.POLICY.namespace(), List.of(d.get("_id"))).copied()).as("copied up meanwhile").isEqualTo(1);
+            assertThat(delete).as("the copy-up ran while the delete's query was held").isNotDone();
             assertThat(delete.get(60, TimeUnit.SECONDS)).as("n").isEqualTo(1);
         } finally {
-            stack.archiveDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+            resolve.off();
         }
         assertThat(survivors(tag)).isZero();
     }

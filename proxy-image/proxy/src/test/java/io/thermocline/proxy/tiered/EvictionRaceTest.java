@@ -9,6 +9,8 @@ import io.thermocline.config.EvictorConfig;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -22,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * User writes racing the evictor's removal of the same document, each held at the racy step by the
- * fast tier's failCommand fail point. (On a server with snapshot isolation the later write of each race
+ * fast tier's failCommand fail point; each test goes on once the command is held there ({@link HeldCommand}) and
+ * checks that the racing write completed while it was. (On a server with snapshot isolation the later write of each race
  * meets a WriteConflict; neither the evictor nor the proxy may depend on it.)
  *
  * <p>An update: the evictor checks a candidate against the archive, then deletes it in its
@@ -54,11 +57,11 @@ class EvictionRaceTest {
     }
 
     /** An evictor whose passes the test runs itself. */
-    private static Evictor evictor() {
+    private static Evictor evictor(FaultInjection faults) {
         return new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
                 new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
                 .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
-                .withRegistry(new PrometheusRegistry()));
+                .withRegistry(new PrometheusRegistry()).withFaults(faults));
     }
 
     /** An evictor pass on another thread (it waits at the fail point the test set). */
@@ -79,18 +82,19 @@ class EvictionRaceTest {
         assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
         assertThat(stack.archiveOrders().find(Filters.eq("_id", 700_000)).first()).isEqualTo(cold);
 
-        Evictor evictor = evictor();
-        stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
-                + " data: {failCommands: ['delete', 'findAndModify'], blockConnection: true, blockTimeMS: 2000}}"));
+        // the evictor's delete (findOneAndDelete), armed once it checked the document
+        HeldCommand delete = new HeldCommand(stack.fastDirect, "{failCommands: ['delete', 'findAndModify'], blockConnection: true, blockTimeMS: 5000}");
+        Evictor evictor = evictor(delete.armedAt(FaultPoint.EVICTOR_BEFORE_DELETE));
         try {
             CompletableFuture<Evictor.PassResult> pass = passInBackground(evictor);
-            Thread.sleep(1000); // the evictor checked the document and now waits on its delete
+            delete.awaitHeld(); // the evictor checked the document and its delete waits
             stack.stopFeeder(); // the feeder reaches the update's event after the eviction
             assertThat(stack.orders().updateOne(Filters.eq("_id", 700_000), Updates.set("state", "paid")).getModifiedCount())
                     .as("the update is acknowledged").isEqualTo(1);
+            assertThat(pass).as("the update committed while the evictor's delete was held").isNotDone();
             pass.get(30, TimeUnit.SECONDS);
         } finally {
-            stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+            delete.off();
             evictor.close();
             stack.startFeeder();
         }
@@ -109,20 +113,21 @@ class EvictionRaceTest {
         stack.fastOrders().insertOne(cold);
         assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
         stack.stopFeeder(); // nothing else writes to the fast tier while the fail point waits for the delete's write
-        Evictor evictor = evictor();
+        Evictor evictor = evictor(FaultInjection.NONE);
         long n;
-        stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
-                + " data: {failCommands: ['update'], blockConnection: true, blockTimeMS: 2500}}"));
+        HeldCommand tombstone = new HeldCommand(stack.fastDirect, "{failCommands: ['update'], blockConnection: true, blockTimeMS: 8000}");
+        tombstone.arm();
         try {
             CompletableFuture<Long> delete = CompletableFuture.supplyAsync(
                     () -> stack.orders().deleteOne(Filters.eq("_id", 800_000)).getDeletedCount());
-            Thread.sleep(500); // the delete read the document and waits on its tombstone write
+            tombstone.awaitHeld(); // the delete read the document and its tombstone write waits
             stack.startFeeder();
             evictor.runPass();
             assertThat(stack.fastOrders().countDocuments(Filters.eq("_id", 800_000))).as("evicted meanwhile").isZero();
+            assertThat(delete).as("the eviction ran while the delete's write was held").isNotDone();
             n = delete.get(30, TimeUnit.SECONDS);
         } finally {
-            stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+            tombstone.off();
             evictor.close();
         }
         assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored after the delete").isPresent();
@@ -143,19 +148,19 @@ class EvictionRaceTest {
         BsonDocument cold = SessionConsistencyTest.order(900_000, NOW.minus(Duration.ofHours(2)), "c");
         stack.fastOrders().insertOne(cold);
         assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
-        Evictor evictor = evictor();
-        stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
-                + " data: {failCommands: ['findAndModify'], blockConnection: true, blockTimeMS: 4000}}"));
+        HeldCommand delete = new HeldCommand(stack.fastDirect, "{failCommands: ['findAndModify'], blockConnection: true, blockTimeMS: 8000}");
+        Evictor evictor = evictor(delete.armedAt(FaultPoint.EVICTOR_BEFORE_DELETE));
         try {
             CompletableFuture<Evictor.PassResult> pass = passInBackground(evictor);
-            Thread.sleep(1000); // the evictor checked c against the archive and now waits on its delete
+            delete.awaitHeld(); // the evictor checked c against the archive and its delete waits
             stack.orders().updateOne(Filters.eq("_id", 900_000), Updates.set("state", "c'"));
             assertThat(barrier.sync(Duration.ofSeconds(10))).as("the first update is mirrored").isPresent();
             stack.stopFeeder();
             stack.orders().updateOne(Filters.eq("_id", 900_000), Updates.set("state", "c"));
+            assertThat(pass).as("both updates committed while the evictor's delete was held").isNotDone();
             pass.get(30, TimeUnit.SECONDS);
         } finally {
-            stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+            delete.off();
             evictor.close();
             stack.startFeeder();
         }

@@ -15,6 +15,8 @@ import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.provenance.Fence;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -115,18 +117,19 @@ class PointReadSkipTest {
         stack.orders().insertOne(c);
         assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
 
-        stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: {times: 1},"
-                + " data: {failCommands: ['findAndModify'], blockConnection: true, blockTimeMS: 4000}}"));
-        try (Evictor evictor = evictor(Clock.systemUTC(), Duration.ofSeconds(10))) {
+        // the evictor's delete (findOneAndDelete), armed once it checked c against the archive
+        HeldCommand delete = new HeldCommand(stack.fastDirect, "{failCommands: ['findAndModify'], blockConnection: true, blockTimeMS: 8000}");
+        try (Evictor evictor = evictor(Clock.systemUTC(), Duration.ofSeconds(10), delete.armedAt(FaultPoint.EVICTOR_BEFORE_DELETE))) {
             CompletableFuture<Evictor.PassResult> pass = EvictionRaceTest.passInBackground(evictor);
-            Thread.sleep(1000); // the evictor checked c against the archive and now waits on its delete
+            delete.awaitHeld(); // the evictor checked c and its delete waits
             assertThat(stack.orders().deleteOne(Filters.eq("_id", 700)).getDeletedCount()).isEqualTo(1);
             assertThat(barrier.sync(Duration.ofSeconds(10))).as("the delete is mirrored").isPresent();
             stack.stopFeeder();
             stack.orders().insertOne(c); // acknowledged, never mirrored while the feeder is stopped
+            assertThat(pass).as("the delete and the re-insert committed while the evictor's delete was held").isNotDone();
             pass.get(30, TimeUnit.SECONDS);
         } finally {
-            stack.fastDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+            delete.off();
         }
         try {
             assertThat(stack.archiveOrders().countDocuments(Filters.eq("_id", 700))).as("not in the archive yet").isZero();
@@ -184,9 +187,13 @@ class PointReadSkipTest {
     }
 
     private static Evictor evictor(Clock clock, Duration barrierTimeout) {
+        return evictor(clock, barrierTimeout, FaultInjection.NONE);
+    }
+
+    private static Evictor evictor(Clock clock, Duration barrierTimeout, FaultInjection faults) {
         return new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
                 new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
                 .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(barrierTimeout).withClock(clock)
-                .withRegistry(new PrometheusRegistry()));
+                .withRegistry(new PrometheusRegistry()).withFaults(faults));
     }
 }

@@ -78,6 +78,11 @@ public final class Hello {
         });
     }
 
+    /** How many awaitable hellos (clients' streaming monitors) wait for a topology change now. */
+    public int waiting() {
+        return waiting.size();
+    }
+
     /**
      * The proxy starts draining (mongos's quiesce mode): the topologyVersion changes, waiting awaitable
      * hellos answer at once, and every hello from now on is ShutdownInProgress (91), so drivers mark this
