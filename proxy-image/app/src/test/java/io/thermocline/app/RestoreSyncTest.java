@@ -175,7 +175,11 @@ class RestoreSyncTest {
                         }
                     }
                 }, clients);
+                long writersDeadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
                 while (acked.size() < 10) {
+                    assertThat(wrong).as("the writers before the hold").isEmpty();
+                    assertThat(System.nanoTime()).as("10 writes acknowledged before the hold (%s so far)", acked.size())
+                            .isLessThan(writersDeadline);
                     Thread.sleep(20);
                 }
 
@@ -203,7 +207,13 @@ class RestoreSyncTest {
                 BackupPointCommandTest.Run sync = BackupPointCommandTest.run("restore-sync", "--cutover", "--timeout", "120", "--config", config.toString());
                 assertThat(sync.exit()).as("%s", sync).isZero();
                 assertThat(sync.out()).contains("phase Drained").contains("phase Tiered");
-                Thread.sleep(1500); // readers on the tiered path once covered
+                // readers and writers on the tiered path once covered: a full scan and a write, both begun after the cutover
+                long cutover = System.nanoTime();
+                long tieredDeadline = cutover + Duration.ofSeconds(60).toNanos();
+                while (seen.stream().noneMatch(r -> r.started() > cutover) || acked.stream().noneMatch(a -> a.started() > cutover)) {
+                    assertThat(System.nanoTime()).as("a read and a write begun after the cutover succeed (%s)", wrong).isLessThan(tieredDeadline);
+                    Thread.sleep(20);
+                }
                 List<Integer> continued = new ArrayList<>();
                 Integer killedWith = null;
                 try {
