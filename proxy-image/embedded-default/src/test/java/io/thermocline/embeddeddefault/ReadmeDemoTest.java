@@ -47,7 +47,7 @@ class ReadmeDemoTest {
 
     private static final String[] CUSTOMERS = {"ada", "grace", "linus", "barbara", "ken", "margaret", "dennis", "frances"};
     private static final String[] STATUSES = {"placed", "paid", "shipped", "delivered", "returned"};
-    private static final int OPERATIONS = Integer.getInteger("demo.operations", 150);
+    private static final int OPERATIONS = Integer.getInteger("demo.operations", 100);
 
     @TempDir
     Path dir;
