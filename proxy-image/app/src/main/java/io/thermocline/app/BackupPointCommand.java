@@ -25,12 +25,12 @@ import picocli.CommandLine.Option;
 /**
  * {@code thermocline backup-point}: waits until the archive holds every write acknowledged before the command
  * started, then prints the archive time after which any archive backup is complete as of that moment
- * (docs/backup.md). Exit 0 with the point, 1 refused (dead letters, feeder stopped or not advancing), 3 timed out.
+ * (docs/backup.md). Exit 0 with the point, 1 refused (dead letters, archive refusing writes, feeder stopped or not advancing), 3 timed out.
  */
 @Command(name = "backup-point", mixinStandardHelpOptions = true,
         description = {"Wait until the archive holds every write acknowledged before now, then print the archive time",
                 "after which any archive backup (PBM, mongodump --oplog, a volume snapshot) is complete as of now (docs/backup.md).",
-                "Exit 0 with the point, 1 refused (dead letters, feeder stopped or not advancing), 3 timed out."},
+                "Exit 0 with the point, 1 refused (dead letters, archive refusing writes, feeder stopped or not advancing), 3 timed out."},
         exitCodeOnInvalidInput = 2)
 public final class BackupPointCommand implements Callable<Integer> {
 

@@ -1,6 +1,7 @@
 package io.thermocline.proxy.tiered;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
@@ -8,8 +9,11 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
+import io.thermocline.tiering.backup.BackupPoint;
+import io.thermocline.tiering.backup.BackupPointStep;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -113,6 +117,15 @@ class ArchiveOutageTest {
             served("cold point read", () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
         }
         awaitFeederReports("refusing_writes");
+        assertThat(new MetadataStore(stack.fastWorkers).feederHealth().deadLetters()).as("trouble of the whole archive, not dead letters")
+                .isZero();
+        // the hot updates are in no archive backup, and a full disk does not pass by waiting: refused at once, with the cause
+        BackupPoint.Refusal refusal = catchThrowableOfType(BackupPoint.Refusal.class, () -> new BackupPoint(stack.fastWorkers,
+                stack.archiveWorkers, "outage-test", Clock.systemUTC()).await(Duration.ofSeconds(60), Duration.ofSeconds(60),
+                Duration.ofSeconds(1), line -> { }));
+        assertThat(refusal).as("backup-point while the archive refuses writes").isNotNull();
+        assertThat(refusal.reason()).isEqualTo(BackupPointStep.Reason.ARCHIVE_REFUSES_WRITES);
+        assertThat(refusal.getMessage()).contains("archive refuses the feeder's writes", "14031");
         recoverAndCheck("refusing writes");
     }
 

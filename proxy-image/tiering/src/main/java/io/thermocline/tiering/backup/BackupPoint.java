@@ -109,7 +109,7 @@ public final class BackupPoint {
         // read after the checkpoint: the feeder records a refusal before it checkpoints past the event
         long count = letters.count();
         BackupPointStep step = BackupPointStep.decide(new BackupPointStep.Facts(target, c, count == 0 ? List.of() : letters.oldest(5),
-                count, now, lastAdvance, deadline, STOPPED_AFTER, stallLimit));
+                count, now, lastAdvance, deadline, STOPPED_AFTER, stallLimit, store.feederHealth().archiveUnavailable()));
         if (step instanceof BackupPointStep.Refused refused) {
             throw new Refusal(refused.reason(), refused.message());
         }

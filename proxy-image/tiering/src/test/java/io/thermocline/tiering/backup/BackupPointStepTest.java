@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
+import io.thermocline.tiering.metadata.FeederHealth;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -46,7 +47,7 @@ class BackupPointStepTest {
         List<DeadLetters.Letter> waiting = letters == 0 ? List.of() : List.of(new DeadLetters.Letter(new Namespace("shop", "orders"),
                 new BsonInt32(7), "upsert", 11000, "E11000 duplicate key", NOW, NOW, 3));
         BackupPointStep step = BackupPointStep.decide(new BackupPointStep.Facts(TARGET, c, waiting, letters, NOW,
-                NOW.minusSeconds(stillFor), NOW.plusSeconds(left), Duration.ofSeconds(15), Duration.ofSeconds(60)));
+                NOW.minusSeconds(stillFor), NOW.plusSeconds(left), Duration.ofSeconds(15), Duration.ofSeconds(60), null));
         String got = step instanceof BackupPointStep.Refused r ? r.reason().name() : step.getClass().getSimpleName();
         assertThat(got).isEqualTo(expected);
     }
@@ -57,9 +58,37 @@ class BackupPointStepTest {
         FeederCheckpoint c = new FeederCheckpoint(null, TARGET, null, 0, 0, 0, "feeder-1", NOW.plusSeconds(10), 1);
         BackupPointStep step = BackupPointStep.decide(new BackupPointStep.Facts(TARGET, c, List.of(new DeadLetters.Letter(
                 new Namespace("shop", "orders"), new BsonInt32(7), "upsert", 11000, "E11000 duplicate key", NOW, NOW, 3)), count, NOW, NOW,
-                NOW.plusSeconds(10), Duration.ofSeconds(15), Duration.ofSeconds(60)));
+                NOW.plusSeconds(10), Duration.ofSeconds(15), Duration.ofSeconds(60), null));
         String message = ((BackupPointStep.Refused) step).message();
         assertThat(message).contains(count + " dead letter(s)").contains("shop.orders {\"_id\": 7}: upsert failed with code 11000");
         assertThat(message.contains("; ...")).isEqualTo(more);
+    }
+
+    /**
+     * why: what the feeder reports of the archive ('none': it takes the mirror writes); mirrored: the checkpoint's time;
+     * stillFor: seconds since mirrored-through last moved. An archive refusing writes is refused at once with its cause
+     * (a full disk does not pass by waiting); an unreachable one is waited for (an election), and named once the feeder
+     * stops advancing.
+     */
+    @ParameterizedTest(name = "archive {0}, mirrored {1}, still {2} s -> {3}")
+    @CsvSource({
+            "refusing_writes, 999,  0,  ARCHIVE_REFUSES_WRITES",
+            "refusing_writes, 1000, 0,  Reached",                 // everything before the target is in the archive already
+            "unreachable,     999,  0,  Wait",
+            "unreachable,     999,  60, FEEDER_NOT_ADVANCING",
+            "none,            999,  0,  Wait",
+    })
+    void anArchiveRefusingWritesIsRefusedAtOnceWithItsCause(String why, long mirrored, long stillFor, String expected) {
+        FeederCheckpoint c = new FeederCheckpoint(null, new BsonTimestamp((int) mirrored, 5), null, 0, 4.5, 12, "feeder-1",
+                NOW.plusSeconds(10), 1);
+        FeederHealth.ArchiveUnavailable down = why.equals("none") ? null
+                : new FeederHealth.ArchiveUnavailable(why, NOW.minusSeconds(90), "OutOfDiskSpace (14031): disk full");
+        BackupPointStep step = BackupPointStep.decide(new BackupPointStep.Facts(TARGET, c, List.of(), 0, NOW, NOW.minusSeconds(stillFor),
+                NOW.plusSeconds(300), Duration.ofSeconds(15), Duration.ofSeconds(60), down));
+        String got = step instanceof BackupPointStep.Refused r ? r.reason().name() : step.getClass().getSimpleName();
+        assertThat(got).isEqualTo(expected);
+        if (step instanceof BackupPointStep.Refused refused) {
+            assertThat(refused.message()).contains("archive", "OutOfDiskSpace (14031): disk full", NOW.minusSeconds(90).toString());
+        }
     }
 }
