@@ -320,6 +320,24 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         coordinator.heldMidEntry(member.state(), hold);
     }
 
+    /**
+     * Holds the primary's writes after they changed storage and before their oplog entry is stamped (false: lets
+     * them go): the moment a read of the primary may see a write whose time is not yet its newest entry's.
+     */
+    public void holdWritesBeforeTheirOplogEntry(Member member, boolean hold) {
+        coordinator.heldBeforeOplog(member.state(), hold);
+    }
+
+    /** How many writes have reached {@link #holdWritesBeforeTheirOplogEntry}'s hold (a test waits for its own). */
+    public long writesHeldBeforeTheirOplogEntry() {
+        return coordinator.heldWrites();
+    }
+
+    /** How many reads ran while a write was between storage and its oplog entry, and waited for its stamp. */
+    public long readsThatWaitedForAStamp() {
+        return coordinator.readsWaitingForAStamp();
+    }
+
     /** Secondaries apply each entry no earlier than this long after the primary wrote it. */
     public void setReplicationLag(Duration lag) {
         coordinator.lag(lag);

@@ -117,6 +117,42 @@ class ReplicationTest {
         }
     }
 
+    /**
+     * The primary changes storage before it stamps the write's oplog entry: a read in between sees the write and must
+     * not report a time before it (a causal session's next read, on a member behind, would miss it; a shadow
+     * comparison would wait for too little of the archive's history).
+     */
+    @Test
+    void aReadOfThePrimaryThatSawAWriteNotYetStampedReportsATimeCoveringIt() throws Exception {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("stamped").withWriteConcern(WriteConcern.W1);
+        coll.insertOne(new Document("_id", 0));
+        Member primary = rs.primary();
+        long heldBefore = rs.writesHeldBeforeTheirOplogEntry();
+        long waitedBefore = rs.readsThatWaitedForAStamp();
+        rs.holdWritesBeforeTheirOplogEntry(primary, true);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (MongoClient direct = MongoClients.create(primary.directConnectionString())) {
+            var write = threads.submit(() -> client.getDatabase("repl").runCommand(new Document("insert", "stamped")
+                .append("documents", List.of(new Document("_id", 1))).append("writeConcern", new Document("w", 1))));
+            org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS)
+                .until(() -> rs.writesHeldBeforeTheirOplogEntry() > heldBefore); // the insert is in storage, not in the oplog
+            var read = threads.submit(() -> direct.getDatabase("repl").runCommand(new Document("find", "stamped")
+                .append("filter", new Document("_id", 1))));
+            // the read runs against storage that holds the insert; let the insert be stamped only now
+            org.awaitility.Awaitility.await().pollDelay(java.time.Duration.ZERO).atMost(10, TimeUnit.SECONDS)
+                .until(() -> read.isDone() || rs.readsThatWaitedForAStamp() > waitedBefore);
+            rs.holdWritesBeforeTheirOplogEntry(primary, false);
+            BsonTimestamp written = (BsonTimestamp) write.get(10, TimeUnit.SECONDS).get("operationTime");
+            Document seen = read.get(10, TimeUnit.SECONDS);
+            assertThat(seen.get("cursor", Document.class).getList("firstBatch", Document.class)).as("the read saw the insert").hasSize(1);
+            assertThat((BsonTimestamp) seen.get("operationTime")).as("operationTime of a read that saw the insert written at " + written)
+                .isGreaterThanOrEqualTo(written);
+        } finally {
+            rs.holdWritesBeforeTheirOplogEntry(primary, false);
+            threads.shutdownNow();
+        }
+    }
+
     @Test
     void laggingSecondaryAppliesAWriteOnlyOnceTheLagHasPassed() {
         rs.setReplicationLag(Duration.ofMinutes(10));

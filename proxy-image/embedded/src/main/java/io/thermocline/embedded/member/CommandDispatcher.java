@@ -262,7 +262,7 @@ final class CommandDispatcher {
             }
             return self.store().command(channel, db, command);
         });
-        return new Result(reply, coordinator.operationTime(self));
+        return new Result(reply, coordinator.operationTimeAfterRead(self));
     }
 
     /**
@@ -374,12 +374,13 @@ final class CommandDispatcher {
         try {
             WriteExecutor executor = new WriteExecutor(self.store(), channel,
                 change -> {
+                    coordinator.passBeforeOplog(self);
                     last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false);
                     sessions.committed(last[0], List.of(change));
                 },
                 (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids),
                 (database, coll, filter) -> heldMatches(database, coll, filter, null),
-                statement -> sessions.snapshotsOpen() ? sessions.changeUncommitted(statement) : statement.get());
+                statement -> coordinator.writing(self, () -> sessions.snapshotsOpen() ? sessions.changeUncommitted(statement) : statement.get()));
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, name, reply, last[0]);

@@ -17,6 +17,10 @@ public final class MemberState {
     private volatile boolean alive;
     private volatile boolean paused;
     private volatile boolean heldMidEntry;
+    private volatile boolean heldBeforeOplog;
+    /** Writes of this member (as primary) begun and ended: storage changes before its oplog entry is stamped. */
+    private final java.util.concurrent.atomic.AtomicLong writesBegun = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong writesEnded = new java.util.concurrent.atomic.AtomicLong();
     private volatile ObjectId processId = new ObjectId();
     private final AtomicLong topologyCounter = new AtomicLong();
 
@@ -108,5 +112,35 @@ public final class MemberState {
 
     void topologyChanged() {
         topologyCounter.incrementAndGet();
+    }
+
+    /**
+     * Runs one write statement of the primary: its storage change and then its oplog entry. A read may see the
+     * change before the entry is stamped; {@link #writesBegun()} and {@link #writesEnded()} let it wait for the entry.
+     */
+    public <T> T writing(java.util.function.Supplier<T> statement) {
+        writesBegun.incrementAndGet();
+        try {
+            return statement.get();
+        } finally {
+            writesEnded.incrementAndGet();
+        }
+    }
+
+    public long writesBegun() {
+        return writesBegun.get();
+    }
+
+    public long writesEnded() {
+        return writesEnded.get();
+    }
+
+    /** Test hook: the primary's writes wait after changing storage and before their oplog entry. */
+    public boolean heldBeforeOplog() {
+        return heldBeforeOplog;
+    }
+
+    void heldBeforeOplog(boolean value) {
+        this.heldBeforeOplog = value;
     }
 }

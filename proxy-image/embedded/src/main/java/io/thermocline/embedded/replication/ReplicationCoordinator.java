@@ -255,6 +255,63 @@ public final class ReplicationCoordinator {
         return member.visible().clusterTime();
     }
 
+    /**
+     * The operationTime of a read that has just run: the primary changes storage before it stamps the write's oplog
+     * entry, so a read in between may see the write while the member's newest entry is still the previous one. The
+     * read waits for the writes begun before it ended to stamp theirs (one at most: the write lock serializes them),
+     * so it never reports a time before a write it saw, as a mongod reads at a snapshot whose time covers its writes.
+     */
+    public BsonTimestamp operationTimeAfterRead(MemberState member) {
+        long begun = member.writesBegun();
+        if (member.writesEnded() < begun) {
+            readsWaitingForAStamp.incrementAndGet();
+            progress.signalAll();
+            progress.await(() -> member.writesEnded() >= begun, READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+        return member.visible().clusterTime();
+    }
+
+    /** How many reads found a write between storage and oplog after they ran, and waited for its stamp. */
+    public long readsWaitingForAStamp() {
+        return readsWaitingForAStamp.get();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong readsWaitingForAStamp = new java.util.concurrent.atomic.AtomicLong();
+
+    /** Runs one of the primary's write statements (see {@link MemberState#writing}); its end wakes reads waiting for it. */
+    public <T> T writing(MemberState member, java.util.function.Supplier<T> statement) {
+        try {
+            return member.writing(statement);
+        } finally {
+            progress.signalAll();
+        }
+    }
+
+    /** A write that takes longer than this between storage and oplog is not waited for (a stopped member). */
+    private static final long READ_WAITS_FOR_WRITE_MILLIS = 30_000;
+
+    /** Test hook: holds the primary's writes between their storage change and their oplog entry (false: lets them go). */
+    public void heldBeforeOplog(MemberState member, boolean value) {
+        member.heldBeforeOplog(value);
+        progress.signalAll();
+    }
+
+    /** Where a held write waits (see {@link #heldBeforeOplog}); returns at once when nothing is held. */
+    public void passBeforeOplog(MemberState member) {
+        if (member.heldBeforeOplog()) {
+            heldWrites.incrementAndGet();
+            progress.signalAll();
+            progress.await(() -> !member.heldBeforeOplog(), READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** How many writes have reached the hold so far (a test waits for its write to be there). */
+    public long heldWrites() {
+        return heldWrites.get();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong heldWrites = new java.util.concurrent.atomic.AtomicLong();
+
     public synchronized void started(MemberState member) {
         member.alive(true);
         member.newProcess();
