@@ -145,7 +145,10 @@ final class TieredStack implements AutoCloseable {
                 Feeder.Options.defaults().withInstanceId("feeder-test").withProbeInterval(Duration.ofMillis(50))
                         .withLeaseDuration(Duration.ofSeconds(3)).withErrorBackoff(Duration.ofMillis(50))
                         .withRegistry(new PrometheusRegistry())).start();
-        feeder.awaitStreaming(Duration.ofSeconds(10));
+        // tests start writing once it streams: a feeder still resyncing would make them wait, or pass without the feeder
+        if (!feeder.awaitStreaming(Duration.ofSeconds(60))) {
+            throw new IllegalStateException("the feeder does not stream after 60 s: " + feeder.lastCheckpoint());
+        }
     }
 
     void stopFeeder() {

@@ -260,9 +260,19 @@ class UniqueIndexAcrossTiersTest {
                     return null;
                 }));
             }
+            // a client that failed breaks the round barrier for the others: report its failure, not theirs
+            List<Throwable> failures = new ArrayList<>();
             for (Future<?> f : done) {
-                f.get(150, TimeUnit.SECONDS);
+                try {
+                    f.get(150, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    failures.add(e.getCause());
+                }
             }
+            failures.stream().filter(t -> !(t instanceof java.util.concurrent.BrokenBarrierException)).findFirst()
+                    .or(() -> failures.stream().findFirst()).ifPresent(t -> {
+                        throw new AssertionError("a client failed", t);
+                    });
         } finally {
             pool.shutdownNow();
             drivers.get(1).close();

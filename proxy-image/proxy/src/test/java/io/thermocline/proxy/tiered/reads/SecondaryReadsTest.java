@@ -37,6 +37,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -122,6 +123,12 @@ class SecondaryReadsTest {
     @Test
     void withoutArchiveSecondariesModeSecondaryFailsAtOnceAndOffloadingSendsNoPing() throws Exception {
         start("offload", 1);
+        // the proxy must know the archive has no secondary before it is asked (a ping means it saw one)
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!proxy.readiness().ready()) {
+            assertThat(System.nanoTime()).as("the proxy sees the archive's primary: %s", proxy.readiness().reason()).isLessThan(deadline);
+            Thread.sleep(20);
+        }
         String uri = "mongodb://127.0.0.1:" + proxy.port() + "/?retryReads=false";
         try (MongoClient client = MongoClients.create(uri)) {
             for (String name : List.of("orders", "notes")) {
