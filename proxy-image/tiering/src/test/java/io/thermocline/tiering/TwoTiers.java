@@ -127,7 +127,10 @@ public final class TwoTiers implements AutoCloseable {
     public Feeder feeder(FeederConfig config, Feeder.Options options) {
         Feeder feeder = startFeeder(config, options);
         try {
-            feeder.awaitStreaming(Duration.ofSeconds(10));
+            // a feeder still running but not streaming would leave a test writing before it reads: say so, do not go on
+            if (!feeder.awaitStreaming(Duration.ofSeconds(60)) && feeder.running()) {
+                throw new IllegalStateException("the feeder neither streams nor stopped after 60 s: " + feeder.lastCheckpoint());
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -208,6 +208,11 @@ public final class DroppingRelay implements AutoCloseable {
         }
     }
 
+    /** Ends the refusal of the last drop now: a test arms a long one and ends it once its racing step is done. */
+    public void endRefusal() {
+        refusingUntil.set(System.nanoTime());
+    }
+
     /** Waits until the refusal window of the last drop has passed. */
     public void awaitAccepting() throws InterruptedException {
         long left = refusingUntil.get() - System.nanoTime();

@@ -84,7 +84,7 @@ class ChangeStreamFidelityTest {
             duringWarmUp = until(stream, sentinel(stack.orders(), 90));
             duringWarmUpReference = until(referenceStream, sentinel(reference(), 90));
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (stack.routing.table().coverage(TieredStack.POLICY.namespace()) instanceof CoverageBound.Nothing) {
             assertThat(System.nanoTime()).as("the proxy follows the warmed coverage").isLessThan(deadline);
             Thread.sleep(20);
@@ -126,7 +126,7 @@ class ChangeStreamFidelityTest {
     /** The stream's events up to the sentinel's insert (included), as compared: what a replica set's event says. */
     static List<BsonDocument> until(MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> stream, int sentinel) {
         List<BsonDocument> events = new ArrayList<>();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (System.nanoTime() < deadline) {
             ChangeStreamDocument<BsonDocument> event = stream.tryNext();
             if (event == null) {
@@ -137,7 +137,7 @@ class ChangeStreamFidelityTest {
                 return events;
             }
         }
-        throw new AssertionError("no sentinel event within 30 s; events so far: " + events);
+        throw new AssertionError("no sentinel event within 90 s; events so far: " + events);
     }
 
     static BsonDocument compared(ChangeStreamDocument<BsonDocument> event) {
@@ -271,7 +271,7 @@ class ChangeStreamFidelityTest {
             assertThat(stack.orders().find(Filters.eq("_id", 182)).first()).isEqualTo(recentInArchive);
             try {
                 awaitInFast(182, true);
-                assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
+                assertThat(barrier.sync(Duration.ofSeconds(30))).as("mirrored").isPresent();
                 evictor.runPass();
                 awaitInFast(183, false);
             } catch (InterruptedException e) {
@@ -281,14 +281,14 @@ class ChangeStreamFidelityTest {
     }
 
     static ChangeStreamDocument<BsonDocument> next(MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> stream) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             ChangeStreamDocument<BsonDocument> event = stream.tryNext();
             if (event != null) {
                 return event;
             }
         }
-        throw new AssertionError("no event within 10 s");
+        throw new AssertionError("no event within 60 s");
     }
 
     /** An evictor whose passes the test runs itself. */
@@ -300,7 +300,7 @@ class ChangeStreamFidelityTest {
     }
 
     static void awaitInFast(int id, boolean present) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while ((stack.fastOrders().find(Filters.eq("_id", id)).first() != null) != present) {
             assertThat(System.nanoTime()).as("document %d %s the fast tier", id, present ? "in" : "out of").isLessThan(deadline);
             Thread.sleep(20);
@@ -352,7 +352,7 @@ class ChangeStreamFidelityTest {
             token = first.getResumeToken();
             assertThat(stack.orders().find(Filters.eq("_id", 212)).first()).isEqualTo(recentInArchive);
             awaitInFast(212, true);
-            assertThat(barrier.sync(Duration.ofSeconds(10))).as("mirrored").isPresent();
+            assertThat(barrier.sync(Duration.ofSeconds(30))).as("mirrored").isPresent();
             evictor.runPass();
             awaitInFast(213, false);
             sentinel(stack.orders(), 219);

@@ -218,11 +218,14 @@ class RetryRouteChangeTest {
              MongoClient client = MongoClients.create(relay.uri("retryWrites=true&serverSelectionTimeoutMS=30000&heartbeatFrequencyMS=500"))) {
             MongoCollection<BsonDocument> orders = client.getDatabase("shop").getCollection("orders", BsonDocument.class);
             assertThat(orders.find(Filters.eq("_id", 1010)).first()).isNotNull(); // connected before the outage
-            CountDownLatch dropped = relay.dropReplyTo("relay-java", Duration.ofSeconds(3));
+            // refused until both replicas route by the narrow bound (the driver's retry waits up to serverSelectionTimeoutMS)
+            CountDownLatch dropped = relay.dropReplyTo("relay-java", Duration.ofSeconds(25));
             CompletableFuture<UpdateResult> update = CompletableFuture.supplyAsync(
                     () -> orders.updateOne(BsonDocument.parse(hot("relay-java")), Updates.inc("n", 1)));
             assertThat(dropped.await(60, TimeUnit.SECONDS)).as("the first attempt's reply was dropped").isTrue();
             bound(NARROW);
+            assertThat(update).as("the retry waits for the relay").isNotDone();
+            relay.endRefusal();
             UpdateResult result = update.get(90, TimeUnit.SECONDS);
             assertThat(result.getMatchedCount()).isEqualTo(1);
             assertThat(result.getModifiedCount()).isEqualTo(1);
@@ -248,7 +251,7 @@ class RetryRouteChangeTest {
                 print(json.dumps({'matched': r.matched_count, 'modified': r.modified_count}))
                 """);
         try (DroppingRelay relay = new DroppingRelay(List.of(stack.proxy.port(), second.port()))) {
-            CountDownLatch dropped = relay.dropReplyTo("relay-python", Duration.ofSeconds(3));
+            CountDownLatch dropped = relay.dropReplyTo("relay-python", Duration.ofSeconds(25));
             CompletableFuture<ExternalClient.Result> run = CompletableFuture.supplyAsync(() -> {
                 try {
                     return ExternalClient.run(List.of(python, script.toString(), relay.uri(""), Long.toString(SINCE.toEpochMilli())));
@@ -258,6 +261,8 @@ class RetryRouteChangeTest {
             });
             assertThat(dropped.await(60, TimeUnit.SECONDS)).as("the first attempt's reply was dropped").isTrue();
             bound(NARROW);
+            assertThat(run).as("the retry waits for the relay").isNotDone();
+            relay.endRefusal();
             ExternalClient.Result r = run.get(120, TimeUnit.SECONDS);
             assertThat(r.exit()).as(r.output()).isZero();
             assertThat(r.output()).contains("{\"matched\": 1, \"modified\": 1}");
