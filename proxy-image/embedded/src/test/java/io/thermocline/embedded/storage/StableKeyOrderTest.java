@@ -77,6 +77,17 @@ class StableKeyOrderTest {
         assertThat(reply.getNumber("n").intValue()).as(reply.toJson()).isEqualTo(1);
     }
 
+    /** Keys 0..n-1: the even ones inserted (decoded keys), the odd ones upserted (copied keys). */
+    private static void insertAndUpsertAlternately(MemberStore store, int n) {
+        for (int i = 0; i < n; i++) {
+            if (i % 2 == 0) {
+                insert(store, new BsonDocument("_id", key(i)));
+            } else {
+                upsert(store, key(i));
+            }
+        }
+    }
+
     /**
      * Documents whose {@code _id} keys were built two ways (inserted: decoded; upserted: copied) share one map;
      * after a restart every key is read back from disk, and each must still be found, refused again and deleted.
@@ -84,13 +95,7 @@ class StableKeyOrderTest {
     @Test
     void documentKeysInsertedAndUpsertedAreFoundDeletedAndKeptUniqueAfterARestart() {
         try (MemberStore store = MemberStore.open(Storage.directory(dir), "m")) {
-            for (int i = 0; i < 60; i++) {
-                if (i % 2 == 0) {
-                    insert(store, new BsonDocument("_id", key(i)));
-                } else {
-                    upsert(store, key(i));
-                }
-            }
+            insertAndUpsertAlternately(store, 60);
         }
         try (MemberStore store = MemberStore.open(Storage.directory(dir), "m")) {
             for (int i = 0; i < 60; i++) {
@@ -116,13 +121,7 @@ class StableKeyOrderTest {
         MVStore old = new MVStore.Builder().fileName(dir.resolve("m.mv").toString()).open();
         H2Backend backend = new H2Backend(old);
         try (MemberStore writer = new MemberStore(backend)) {
-            for (int i = 0; i < 200; i++) {
-                if (i % 2 == 0) {
-                    insert(writer, new BsonDocument("_id", key(i)));
-                } else {
-                    upsert(writer, key(i));
-                }
-            }
+            insertAndUpsertAlternately(writer, 200);
         }
         try (MemberStore store = MemberStore.open(Storage.directory(dir), "m")) {
             assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).hasSize(200);
