@@ -1,6 +1,11 @@
 package io.thermocline.proxy;
 
-import com.mongodb.MongoException;
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoTimeoutException;
+import com.mongodb.event.ServerDescriptionChangedEvent;
+import com.mongodb.event.ServerListener;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.netty.pkitesting.X509Bundle;
@@ -12,7 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import static io.thermocline.proxy.TestCertificates.ca;
 import static io.thermocline.proxy.TestCertificates.server;
@@ -51,15 +58,15 @@ class TierTlsTest {
     @Test
     void aTierWithAnUntrustedCertificateOrAnotherHostNameIsNotUsed() throws Exception {
         Path otherCa = Files.writeString(dir.resolve("other.crt"), ca("someone-else").getRootCertificatePEM());
-        try (SecuredProxy p = proxy(tlsArchive(server(ca("tier-ca"), "127.0.0.1", 1)), otherCa);
-             MongoClient c = MongoClients.create(p.uri("", "?serverSelectionTimeoutMS=2000&retryReads=false"))) {
-            assertThatThrownBy(() -> c.getDatabase("shop").getCollection("orders").countDocuments()).isInstanceOf(MongoException.class);
+        try (SecuredProxy p = proxy(tlsArchive(server(ca("tier-ca"), "127.0.0.1", 1)), otherCa)) {
+            assertThat(refusal(p, c -> c.getDatabase("shop").getCollection("orders").countDocuments()))
+                    .contains("archive tier", "TLS handshake failed: certificate rejected: ", "unable to find valid certification path");
         }
         X509Bundle ca = ca("tier-ca");
         Path caFile = Files.writeString(dir.resolve("ca.crt"), ca.getRootCertificatePEM());
-        try (SecuredProxy p = proxy(tlsArchive(server(ca, "db.example.com", 2)), caFile);
-             MongoClient c = MongoClients.create(p.uri("", "?serverSelectionTimeoutMS=2000&retryReads=false"))) {
-            assertThatThrownBy(() -> c.getDatabase("shop").getCollection("orders").countDocuments()).isInstanceOf(MongoException.class);
+        try (SecuredProxy p = proxy(tlsArchive(server(ca, "db.example.com", 2)), caFile)) {
+            assertThat(refusal(p, c -> c.getDatabase("shop").getCollection("orders").countDocuments()))
+                    .contains("TLS handshake failed: certificate rejected: ").containsIgnoringCase("subject alternative names");
         }
     }
 
@@ -67,10 +74,9 @@ class TierTlsTest {
     @Test
     void aTierUriAskingForTlsIsNeverReachedInPlainText() throws Exception {
         try (EmbeddedReplicaSet plainOnly = EmbeddedReplicaSet.startSingle();
-             SecuredProxy p = SecuredProxy.fromConfig(plainOnly, withTls(plainOnly.connectionString()), "auth:\n  mode: disabled\n  users: []\n");
-             MongoClient c = MongoClients.create(p.uri("", "?serverSelectionTimeoutMS=2000&retryReads=false&retryWrites=false"))) {
-            assertThatThrownBy(() -> c.getDatabase("shop").getCollection("cards").insertOne(new Document("_id", "4111111111111111")))
-                    .isInstanceOf(MongoException.class);
+             SecuredProxy p = SecuredProxy.fromConfig(plainOnly, withTls(plainOnly.connectionString()), "auth:\n  mode: disabled\n  users: []\n")) {
+            assertThat(refusal(p, c -> c.getDatabase("shop").getCollection("cards").insertOne(new Document("_id", "4111111111111111"))))
+                    .contains("archive tier", "TLS handshake failed: the member does not speak TLS");
             try (MongoClient direct = MongoClients.create(plainOnly.connectionString())) {
                 assertThat(direct.getDatabase("shop").getCollection("cards").countDocuments()).as("nothing reached the tier in plain text").isZero();
             }
@@ -78,10 +84,37 @@ class TierTlsTest {
         // a TLS tier whose CA the system trust store does not hold is refused too
         try (EmbeddedReplicaSet archive = tlsArchive(server(ca("private-ca"), "127.0.0.1", 3));
              SecuredProxy p = SecuredProxy.fromConfig(archive, withTls(archive.connectionString().replace("mongodb://", "mongodb://thermocline-proxy:proxy-pw@")),
-                     "auth:\n  mode: disabled\n  users: []\n");
-             MongoClient c = MongoClients.create(p.uri("", "?serverSelectionTimeoutMS=2000&retryReads=false"))) {
-            assertThatThrownBy(() -> c.getDatabase("shop").getCollection("orders").countDocuments()).isInstanceOf(MongoException.class);
+                     "auth:\n  mode: disabled\n  users: []\n")) {
+            assertThat(refusal(p, c -> c.getDatabase("shop").getCollection("orders").countDocuments()))
+                    .contains("archive tier", "TLS handshake failed: certificate rejected: ", "unable to find valid certification path");
         }
+    }
+
+    /**
+     * Runs {@code operation} through the proxy while its archive tier cannot be reached and returns what the proxy answered the
+     * client's handshake with: HostUnreachable (6) naming the cause. A proxy that never answers, or another error, fails.
+     */
+    private static String refusal(SecuredProxy p, Consumer<MongoClient> operation) throws Exception {
+        CompletableFuture<Throwable> answered = new CompletableFuture<>();
+        MongoClientSettings settings = MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(p.uri("", "?serverSelectionTimeoutMS=15000&retryReads=false&retryWrites=false")))
+                .applyToServerSettings(s -> s.addServerListener(new ServerListener() {
+                    @Override
+                    public void serverDescriptionChanged(ServerDescriptionChangedEvent event) {
+                        if (event.getNewDescription().getException() != null) {
+                            answered.complete(event.getNewDescription().getException());
+                        }
+                    }
+                })).build();
+        try (MongoClient c = MongoClients.create(settings)) {
+            assertThatThrownBy(() -> operation.accept(c)).isInstanceOf(MongoTimeoutException.class)
+                    .hasMessageContaining("with error 6 (HostUnreachable)");
+        }
+        Throwable seen = answered.get(1, TimeUnit.SECONDS);
+        assertThat(seen).isInstanceOf(MongoCommandException.class);
+        MongoCommandException refused = (MongoCommandException) seen;
+        assertThat(refused.getErrorCode()).as(refused.getMessage()).isEqualTo(6);
+        return refused.getErrorMessage();
     }
 
     private static String withTls(String uri) {

@@ -90,7 +90,7 @@ public final class BackendConnection {
         }
         channel.writeAndFlush(new Outbound(request, compressor)).addListener(f -> {
             if (!f.isSuccess()) {
-                fail(new BackendUnavailableException("write to " + address + " failed: " + f.cause(), false));
+                fail(new BackendUnavailableException("write to " + address + " failed: " + failure(f.cause()), false));
                 channel.close();
             }
         });
@@ -125,8 +125,30 @@ public final class BackendConnection {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            fail(new BackendUnavailableException("connection to " + address + " failed: " + cause.getMessage(), true));
+            fail(new BackendUnavailableException("connection to " + address + " failed: " + failure(cause), true));
             ctx.close();
         }
+    }
+
+    /**
+     * What went wrong, as a person can act on it: a TLS failure names its root cause (an untrusted certificate, a host
+     * name the certificate does not cover, a member that does not speak TLS), which the SSL engine's own message hides.
+     */
+    static String failure(Throwable cause) {
+        Throwable root = cause;
+        boolean tls = false;
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            tls |= t instanceof javax.net.ssl.SSLException;
+            root = t;
+        }
+        if (!tls) {
+            return String.valueOf(cause.getMessage());
+        }
+        if (root instanceof io.netty.handler.ssl.NotSslRecordException) {
+            return "TLS handshake failed: the member does not speak TLS (not an SSL/TLS record); is tls=true meant for this tier?";
+        }
+        String reason = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        return "TLS handshake failed: " + (root instanceof java.security.cert.CertificateException
+                || root instanceof java.security.GeneralSecurityException ? "certificate rejected: " : "") + reason;
     }
 }
