@@ -3,6 +3,12 @@ package io.thermocline.proxy;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.proxy.auth.ProxySecurity;
+import io.thermocline.proxy.auth.UsersFile;
+import io.thermocline.proxy.server.ProxyServer;
+import io.thermocline.proxy.tls.ClientTls;
+import io.thermocline.security.authentication.LoginThrottle;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
 import org.bson.BsonBoolean;
@@ -14,6 +20,8 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -84,6 +92,86 @@ class SessionOwnershipTest {
                 assertThat(next.get("cursor", Document.class).getList("nextBatch", Document.class)).hasSize(2);
             }
         }
+    }
+
+    /**
+     * Issue 41 item 2: the session's owner on one replica, another user on another replica of the same fleet. Each
+     * attempt on the owner's session is refused as mongod refuses it (the other user reaches a session of its own:
+     * NoSuchTransaction; another user's cursor: Unauthorized), and the owner carries on from the second replica.
+     */
+    @Test
+    void anotherUserOnAnotherReplicaCannotHijackASessionStartedOnTheFirst() throws Exception {
+        Path users = Files.createTempFile("thermocline-users", ".yaml");
+        Files.writeString(users, SecuredProxy.USERS);
+        Path secret = ProxyFleet.secretFile("fleet-secret-of-the-session-test-0123");
+        try (EmbeddedReplicaSet archive = EmbeddedReplicaSet.startSingle();
+             ProxyFleet fleet = new ProxyFleet(archive.connectionString(), 4)) {
+            ProxyServer a = fleet.startReplica(secret, required(users));
+            ProxyServer b = fleet.startReplica(secret, required(users));
+            fleet.awaitLive(2);
+            try (WireClient aliceOnA = new WireClient(a.port()).login("alice", "alice-pw");
+                 WireClient aliceOnB = new WireClient(b.port()).login("alice", "alice-pw");
+                 WireClient reporterOnB = new WireClient(b.port()).login("reporter", "reporter-pw")) {
+                BsonDocument lsid = new BsonDocument("id", new BsonBinary(UUID.randomUUID()));
+                for (int i = 0; i < 10; i++) {
+                    assertOk(aliceOnA.command(insert(lsid, i + 1, i)).body());
+                }
+                BsonDocument first = aliceOnA.command(BsonDocument.parse("{find: 'reports', batchSize: 2, $db: 'shop'}")
+                        .append("lsid", lsid)).body();
+                assertOk(first);
+                BsonInt64 cursor = new BsonInt64(first.getDocument("cursor").getNumber("id").longValue());
+                long txn = 20;
+                assertOk(aliceOnA.command(inTransaction(BsonDocument.parse("{insert: 'reports', documents: [{_id: 100}], $db: 'shop'}"),
+                        lsid, txn).append("startTransaction", BsonBoolean.TRUE)).body());
+
+                BsonDocument read = reporterOnB.command(inTransaction(BsonDocument.parse("{find: 'reports', filter: {_id: 100}, $db: 'shop'}"),
+                        lsid, txn)).body();
+                assertRefused(read, 251, "NoSuchTransaction");
+                assertRefused(reporterOnB.command(inTransaction(new BsonDocument("abortTransaction", new BsonInt32(1))
+                        .append("$db", new BsonString("admin")), lsid, txn)).body(), 251, "NoSuchTransaction");
+                assertRefused(reporterOnB.command(inTransaction(new BsonDocument("commitTransaction", new BsonInt32(1))
+                        .append("$db", new BsonString("admin")), lsid, txn)).body(), 251, "NoSuchTransaction");
+                assertOk(reporterOnB.command(insert(lsid, 99, 200)).body()); // its own session: the owner's txnNumbers stay usable
+                assertRefused(reporterOnB.command(new BsonDocument("getMore", cursor).append("collection", new BsonString("reports"))
+                        .append("lsid", lsid).append("$db", new BsonString("shop"))).body(), 13, "Unauthorized");
+                assertRefused(reporterOnB.command(new BsonDocument("killCursors", new BsonString("reports"))
+                        .append("cursors", new BsonArray(List.of(cursor))).append("lsid", lsid).append("$db", new BsonString("shop"))).body(),
+                        13, "Unauthorized");
+                assertOk(reporterOnB.command(new BsonDocument("endSessions", new BsonArray(List.of(lsid)))
+                        .append("$db", new BsonString("admin"))).body());
+
+                // the owner continues on the other replica: its cursor, its transaction, its retryable writes
+                BsonDocument next = aliceOnB.command(new BsonDocument("getMore", cursor).append("collection", new BsonString("reports"))
+                        .append("batchSize", new BsonInt32(2)).append("lsid", lsid).append("$db", new BsonString("shop"))).body();
+                assertOk(next);
+                assertThat(next.getDocument("cursor").getArray("nextBatch")).hasSize(2);
+                BsonDocument own = aliceOnB.command(inTransaction(BsonDocument.parse("{find: 'reports', filter: {_id: 100}, $db: 'shop'}"),
+                        lsid, txn)).body();
+                assertOk(own);
+                assertThat(own.getDocument("cursor").getArray("firstBatch")).as("the owner reads its transaction's write").hasSize(1);
+                assertOk(aliceOnB.command(inTransaction(new BsonDocument("commitTransaction", new BsonInt32(1))
+                        .append("$db", new BsonString("admin")), lsid, txn)).body());
+                assertOk(aliceOnB.command(insert(lsid, txn + 1, 101)).body());
+                BsonDocument committed = aliceOnA.command(BsonDocument.parse("{count: 'reports', query: {_id: {$in: [100, 101]}}, $db: 'shop'}")).body();
+                assertThat(committed.getNumber("n").intValue()).as(committed.toJson()).isEqualTo(2);
+            }
+        } finally {
+            Files.deleteIfExists(users);
+        }
+    }
+
+    private static ProxySecurity required(Path users) {
+        return new ProxySecurity(ProxySecurity.Mode.REQUIRED, new UsersFile(users), LoginThrottle.off(), ClientTls.disabled());
+    }
+
+    private static BsonDocument inTransaction(BsonDocument command, BsonDocument lsid, long txnNumber) {
+        return command.append("lsid", lsid).append("txnNumber", new BsonInt64(txnNumber)).append("autocommit", BsonBoolean.FALSE);
+    }
+
+    private static void assertRefused(BsonDocument reply, int code, String codeName) {
+        assertThat(reply.getNumber("ok").intValue()).as(reply.toJson()).isZero();
+        assertThat(reply.getNumber("code").intValue()).as(reply.toJson()).isEqualTo(code);
+        assertThat(reply.getString("codeName").getValue()).as(reply.toJson()).isEqualTo(codeName);
     }
 
     private static BsonDocument insert(BsonDocument lsid, long txnNumber, int id) {
