@@ -137,6 +137,11 @@ class SessionOwnershipTest {
                 assertRefused(reporterOnB.command(new BsonDocument("killCursors", new BsonString("reports"))
                         .append("cursors", new BsonArray(List.of(cursor))).append("lsid", lsid).append("$db", new BsonString("shop"))).body(),
                         13, "Unauthorized");
+                // without the session too: the cursor is the owner's, whatever session the request names
+                assertRefused(reporterOnB.command(new BsonDocument("getMore", cursor).append("collection", new BsonString("reports"))
+                        .append("$db", new BsonString("shop"))).body(), 13, "Unauthorized");
+                assertRefused(reporterOnB.command(new BsonDocument("killCursors", new BsonString("reports"))
+                        .append("cursors", new BsonArray(List.of(cursor))).append("$db", new BsonString("shop"))).body(), 13, "Unauthorized");
                 assertOk(reporterOnB.command(new BsonDocument("endSessions", new BsonArray(List.of(lsid)))
                         .append("$db", new BsonString("admin"))).body());
 
