@@ -46,9 +46,10 @@ final class OrderedH2Backend extends H2Backend {
     }
 
     /** Opens every existing document and index map in the stable order, rebuilding those whose entries are out of it. */
-    private static MVStore withOrderedMaps(MVStore store) {
+    static MVStore withOrderedMaps(MVStore store) {
+        finishInterruptedRebuilds(store);
         for (String name : List.copyOf(store.getMapNames())) {
-            if (name.startsWith(DOCUMENTS) || name.contains(INDEX)) {
+            if ((name.startsWith(DOCUMENTS) || name.contains(INDEX)) && !name.endsWith(REORDERING)) {
                 MVMap<Object, Object> map = open(store, name);
                 if (!inOrder(map)) {
                     rebuild(store, map, name);
@@ -82,10 +83,7 @@ final class OrderedH2Backend extends H2Backend {
      * one (in the old tree's order) is kept and the other is logged, since a unique index held both.
      */
     private static void rebuild(MVStore store, MVMap<Object, Object> map, String name) {
-        String temporary = name + ".reordering";
-        if (store.hasMap(temporary)) {
-            store.removeMap(temporary);
-        }
+        String temporary = name + REORDERING;
         MVMap<Object, Object> copy = open(store, temporary);
         int duplicates = 0;
         Cursor<Object, Object> entries = map.cursor(null);
@@ -102,6 +100,30 @@ final class OrderedH2Backend extends H2Backend {
         store.commit();
         LOG.warn("event=storage_reordered map={} entries={} duplicates={} reason=\"keys stored out of order by an earlier version\"",
             name, copy.size(), duplicates);
+    }
+
+    /** The suffix of a map being rebuilt: it holds every entry once the original is removed, until it is renamed. */
+    static final String REORDERING = ".reordering";
+
+    /**
+     * A rebuild stopped by a crash (H2 may have saved any state between its steps): while the original map exists
+     * the copy is incomplete and is dropped (the rebuild runs again); once the original is gone the copy holds every
+     * entry and takes its name. Never the other way round: that would lose the collection.
+     */
+    private static void finishInterruptedRebuilds(MVStore store) {
+        for (String name : List.copyOf(store.getMapNames())) {
+            if (!name.endsWith(REORDERING)) {
+                continue;
+            }
+            String original = name.substring(0, name.length() - REORDERING.length());
+            if (store.hasMap(original)) {
+                store.removeMap(name);
+            } else {
+                store.renameMap(open(store, name), original);
+                LOG.warn("event=storage_reorder_finished map={} reason=\"a rebuild was interrupted after its copy was complete\"", original);
+            }
+        }
+        store.commit();
     }
 
     /** A database whose new collections and indexes are created in the stable order too. */

@@ -17,6 +17,7 @@ import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.type.ObjectDataType;
 import org.junit.jupiter.api.Test;
@@ -130,6 +131,24 @@ class StableKeyOrderTest {
             }
             assertThat(deleted(store, new BsonDocument())).isEqualTo(200);
             assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).isEmpty();
+        }
+    }
+
+    /** A crash between removing a map and renaming its rebuilt copy leaves only the copy: it becomes the map, never dropped. */
+    @Test
+    void aRebuildInterruptedAfterItsCopyWasCompleteKeepsEveryEntry() {
+        String map = "databases.d.fences";
+        try (MVStore store = new MVStore.Builder().fileName(dir.resolve("crash.mv").toString()).open()) {
+            MVMap<Object, Object> copy = OrderedH2Backend.open(store, map + OrderedH2Backend.REORDERING);
+            for (int i = 0; i < 10; i++) {
+                copy.put(i, "entry " + i);
+            }
+            store.commit();
+        }
+        try (MVStore store = new MVStore.Builder().fileName(dir.resolve("crash.mv").toString()).open()) {
+            OrderedH2Backend.withOrderedMaps(store);
+            assertThat(store.hasMap(map + OrderedH2Backend.REORDERING)).isFalse();
+            assertThat(OrderedH2Backend.open(store, map).size()).as("entries kept").isEqualTo(10);
         }
     }
 }
