@@ -40,7 +40,7 @@ public final class ModeConditions {
     private static Observed modeActive(ClusterMode requested, ModeStatus s) {
         String asked = requested.value();
         if (asked.equals(s.active) && ModeDocument.settledPhase(s.active).equals(s.phase)) {
-            return Observed.isTrue(ModeActive, s.phase, "the fleet is " + s.active + " as requested, since " + s.since);
+            return Observed.isTrue(ModeActive, s.phase, "the fleet is " + s.active + " as requested, since " + s.since + chosen(s));
         }
         if (s.refusal != null) {
             boolean cutover = requested == ClusterMode.TIERED && ClusterMode.SHADOW.value().equals(s.active);
@@ -53,7 +53,13 @@ public final class ModeConditions {
         if (ModeDocument.PHASE_DRAINING.equals(s.phase)) {
             return Observed.isFalse(ModeActive, DRAINING, "draining: " + progress(s.drain));
         }
-        return Observed.isFalse(ModeActive, SWITCHING, asked + " is requested; the fleet is still " + s.active + " (" + s.phase + ")");
+        return Observed.isFalse(ModeActive, SWITCHING, asked + " is requested; the fleet is still " + s.active + " (" + s.phase + ")"
+                + chosen(s));
+    }
+
+    /** Why this mode, when spec.mode did not name it. */
+    private static String chosen(ModeStatus s) {
+        return s.defaultReason == null ? "" : " (" + s.defaultReason + ")";
     }
 
     private static Observed drained(ModeStatus s) {

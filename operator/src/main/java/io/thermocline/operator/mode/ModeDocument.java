@@ -65,7 +65,8 @@ public record ModeDocument(String requested, boolean override, String requestedB
                 null, since, epoch, version == null ? 1 : version + 1, drain, cutoverAt);
     }
 
-    static String settledPhase(String mode) {
+    /** The phase in which {@code mode} is settled (draining: Drained). */
+    public static String settledPhase(String mode) {
         return switch (String.valueOf(ClusterMode.of(mode))) {
             case "SHADOW" -> PHASE_SHADOWING;
             case "DRAINING" -> PHASE_DRAINED;

@@ -1,6 +1,7 @@
 package io.thermocline.operator.mode;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.thermocline.operator.api.v1alpha1.ClusterMode;
 import io.thermocline.operator.api.v1alpha1.ModeStatus;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.mode.ModeStore.ModeReading;
@@ -11,6 +12,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.bson.BsonTimestamp;
 import org.jboss.logging.Logger;
 
@@ -22,6 +24,10 @@ import org.jboss.logging.Logger;
 public final class ModeDriver {
 
     private static final Logger LOG = Logger.getLogger(ModeDriver.class);
+    /** {@code status.mode.source}: spec.mode names the mode. */
+    public static final String SOURCE_SPEC = "spec";
+    /** {@code status.mode.source}: spec.mode is unset; the operator chose the starting mode ({@link StartingMode}). */
+    public static final String SOURCE_DEFAULT = "default";
 
     /** The mode part of the status, its conditions, and whether a transition is under way (come back soon). */
     public record Outcome(ModeStatus status, List<Observed> conditions, boolean settling) {
@@ -30,35 +36,62 @@ public final class ModeDriver {
     private ModeDriver() {
     }
 
-    /** {@code fastTierUri} null: the fast tier cannot be addressed yet (no converged replica set, no credentials). */
+    /**
+     * {@code fastTierUri} null: the fast tier cannot be addressed yet (no converged replica set, no credentials).
+     * {@code archiveHoldingData}: which tiered collections hold documents in the archive (asked only to choose the
+     * starting mode of a cluster without {@code spec.mode}; empty when it cannot be asked).
+     */
     public static Outcome reconcile(KubernetesClient client, ThermoclineCluster cluster, ModeStore store, String fastTierUri,
-            String archiveUri) {
+            String archiveUri, Supplier<Optional<List<String>>> archiveHoldingData) {
         ModeStatus previous = cluster.getStatus() == null ? null : cluster.getStatus().mode;
-        ModeRequest request = ModeRequest.of(cluster.getSpec());
+        ClusterMode asked = cluster.getSpec().mode;
         if (fastTierUri == null) {
-            return unobserved(cluster, request, previous, "the fast tier is not ready; mode " + request.mode().value() + " is requested once it is");
+            return unobserved(cluster, previous, "the fast tier is not ready; " + (asked == null
+                    ? "spec.mode is unset: the starting mode is chosen once it is" : "mode " + asked.value() + " is requested once it is"));
         }
         Optional<ModeReading> reading = store.read(fastTierUri, archiveUri);
         if (reading.isEmpty()) {
-            return unobserved(cluster, request, previous, "the fast tier's mode document cannot be read right now");
+            return unobserved(cluster, previous, "the fast tier's mode document cannot be read right now");
         }
         ModeDocument mode = reading.get().mode();
-        if (!request.writtenIn(mode)) {
+        ModeRequest request;
+        String defaultReason = null;
+        if (asked != null) {
+            request = ModeRequest.of(cluster.getSpec());
+        } else if (mode.requested() == null) {
+            // no mode document: this cluster starts now (a re-created resource finds its fast tier's document and keeps it)
+            StartingMode start = StartingMode.of(cluster.getSpec().collections.stream().map(c -> c.database + "." + c.collection).toList(),
+                    archiveHoldingData.get());
+            request = new ModeRequest(start.mode(), false, ModeRequest.BY_OPERATOR);
+            defaultReason = start.reason();
+        } else {
+            request = null;
+            defaultReason = previous != null && SOURCE_DEFAULT.equals(previous.source) && previous.defaultReason != null
+                    && mode.requested().equals(previous.requested) ? previous.defaultReason
+                    : "spec.mode is unset: the fleet keeps the mode last requested (" + mode.requested() + ", by " + mode.requestedBy() + ")";
+        }
+        if (request != null && !request.writtenIn(mode)) {
             Instant at = Instant.now().truncatedTo(ChronoUnit.MILLIS);
             Written written = store.request(fastTierUri, request, mode.version(), at);
-            LOG.infof("event=mode-requested cluster=%s/%s mode=%s override=%s outcome=%s", cluster.getMetadata().getNamespace(),
-                    cluster.getMetadata().getName(), request.mode().value(), request.override(), written);
+            LOG.infof("event=mode-requested cluster=%s/%s mode=%s override=%s source=%s outcome=%s", cluster.getMetadata().getNamespace(),
+                    cluster.getMetadata().getName(), request.mode().value(), request.override(), asked == null ? SOURCE_DEFAULT : SOURCE_SPEC,
+                    written);
             if (written == Written.WRITTEN) {
-                ModeEvents.requested(client, cluster, request, "by spec.mode (was " + (mode.requested() == null
+                ModeEvents.requested(client, cluster, request, asked == null ? "by default: " + defaultReason
+                        : "by spec.mode (was " + (mode.requested() == null
                         ? "never requested" : mode.requested() + (mode.override() ? " with override" : "")) + ")");
                 mode = mode.with(request, at);
             }
         }
         ModeStatus status = status(reading.get().with(mode), Instant.now());
+        status.source = asked == null ? SOURCE_DEFAULT : SOURCE_SPEC;
+        status.defaultReason = defaultReason;
         ModeEvents.transitions(client, cluster, previous, status);
-        List<Observed> conditions = new ArrayList<>(ModeConditions.of(request.mode(), status, true, null));
+        ClusterMode requested = request != null ? request.mode()
+                : Optional.ofNullable(ClusterMode.of(mode.requested())).orElse(ClusterMode.of(mode.active()));
+        List<Observed> conditions = new ArrayList<>(ModeConditions.of(requested == null ? ClusterMode.TIERED : requested, status, true, null));
         FollowerHealth.of(status, true, null, cluster).ifPresent(conditions::add);
-        return new Outcome(status, conditions, !request.writtenIn(mode) || !mode.settled());
+        return new Outcome(status, conditions, (request != null && !request.writtenIn(mode)) || !mode.settled());
     }
 
     /** The status a mode document, the shadow evidence and the archive follower show at {@code now}. */
@@ -127,8 +160,8 @@ public final class ModeDriver {
     }
 
     /** The last status seen stays; the conditions say it is not current. */
-    private static Outcome unobserved(ThermoclineCluster cluster, ModeRequest request, ModeStatus previous, String why) {
-        List<Observed> conditions = new ArrayList<>(ModeConditions.of(request.mode(), previous, false, why));
+    private static Outcome unobserved(ThermoclineCluster cluster, ModeStatus previous, String why) {
+        List<Observed> conditions = new ArrayList<>(ModeConditions.of(null, previous, false, why));
         FollowerHealth.of(previous, false, why, cluster).ifPresent(conditions::add);
         return new Outcome(previous, conditions, false);
     }

@@ -8,8 +8,9 @@ public record ModeRequest(ClusterMode mode, boolean override, String requestedBy
 
     public static final String BY_OPERATOR = "operator";
 
+    /** The request of a spec that names its mode (an unset one is {@link StartingMode}'s to choose). */
     public static ModeRequest of(ThermoclineClusterSpec spec) {
-        return new ModeRequest(spec.mode == null ? ClusterMode.TIERED : spec.mode, spec.modeOverride, BY_OPERATOR);
+        return new ModeRequest(java.util.Objects.requireNonNull(spec.mode, "spec.mode"), spec.modeOverride, BY_OPERATOR);
     }
 
     /** The request deletion writes: hand the archive back before anything is removed. */

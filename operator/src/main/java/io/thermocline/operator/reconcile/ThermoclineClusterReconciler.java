@@ -308,7 +308,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
         ModeDriver.Outcome mode = ModeDriver.reconcile(client, cluster, modeStore,
                 replicaSet instanceof ReplicaSetState.Converged ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users) : null,
-                archiveUri);
+                archiveUri, () -> access instanceof ArchiveSecrets.Found found
+                        ? archiveProbe.holdingData(found.connection(), spec.collections.stream().map(c -> c.database + "." + c.collection).toList())
+                        : Optional.empty());
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
                 fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,

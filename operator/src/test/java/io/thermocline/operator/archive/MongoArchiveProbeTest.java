@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The real probe's failure paths, with the real driver, against nothing listening. */
@@ -20,6 +21,14 @@ class MongoArchiveProbeTest {
             assertThat(u.reason()).isEqualTo("Unreachable");
             assertThat(u.message()).doesNotContain("s3cret");
         });
+    }
+
+    /** Unknown is not "empty": the starting mode then takes the safe side (StartingMode). */
+    @Test
+    void anArchiveThatCannotBeAskedWhetherItHoldsDataAnswersNothing() throws IOException {
+        assertThat(probe.holdingData(new ArchiveConnection("mongodb://127.0.0.1:" + closedPort() + "/", null), List.of("shop.orders")))
+                .isEmpty();
+        assertThat(probe.holdingData(new ArchiveConnection("mongodb://host:notaport/", null), List.of("shop.orders"))).isEmpty();
     }
 
     @Test

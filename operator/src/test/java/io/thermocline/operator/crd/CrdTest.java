@@ -48,6 +48,8 @@ class CrdTest {
         // what runs, from the status: ready/wanted members and proxies, members on the current template
         assertThat(columns).extracting(c -> c.getName() + "=" + c.getJsonPath())
                 .contains("Members=.status.members", "Updated=.status.membersUpdated", "Proxies=.status.proxies");
+        // whether the operator chose the mode (spec.mode unset: shadow over an archive holding data)
+        assertThat(columns).extracting(c -> c.getName() + "=" + c.getJsonPath()).contains("ModeSource=.status.mode.source");
         assertThat(columns).filteredOn(c -> c.getName().equals("Connection")).singleElement()
                 .satisfies(c -> assertThat(c.getPriority()).as("-o wide only").isEqualTo(1));
     }
@@ -99,6 +101,9 @@ class CrdTest {
         assertThat("eventual").doesNotMatch(readConsistency.getPattern());
         assertThat(readConsistency.getDefault().asText()).isEqualTo("linearizable");
         assertThat(crd.getSpec().getVersions().get(0).getSubresources().getStatus()).isNotNull();
+        // no default: an unset mode is the operator's to choose (a new cluster over an archive holding data starts in shadow)
+        assertThat(spec.getProperties().get("mode").getDefault()).isNull();
+        assertThat(spec.getProperties().get("mode").getEnum()).extracting(v -> v.asText()).containsExactlyInAnyOrder("shadow", "tiered", "draining");
         // names whose derived objects (NAME-evictor, NAME-warmer-<hash>) would exceed Kubernetes' limits are refused at admission
         assertThat(crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getXKubernetesValidations())
                 .anySatisfy(rule -> {

@@ -5,6 +5,8 @@ import io.thermocline.operator.archive.ArchiveConnection;
 import io.thermocline.operator.archive.ArchiveProbe;
 import io.thermocline.operator.archive.ArchiveReport;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,6 +23,9 @@ public class FakeArchive implements ArchiveProbe {
     private final Set<String> probedUris = ConcurrentHashMap.newKeySet();
     private final AtomicInteger probes = new AtomicInteger();
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    // which namespaces hold documents (empty: an empty archive); null: the archive cannot be asked
+    private final AtomicReference<Set<String>> holdingData = new AtomicReference<>();
+    private final AtomicInteger dataChecks = new AtomicInteger();
 
     public FakeArchive() {
         reset();
@@ -30,6 +35,18 @@ public class FakeArchive implements ArchiveProbe {
         report.set(new ArchiveReport.Reachable(VERSION, "archive-rs"));
         probedUris.clear();
         failure.set(null);
+        holdingData.set(Set.of());
+        dataChecks.set(0);
+    }
+
+    /** The namespaces (db.coll) that hold documents; null: asking which fails. */
+    public void holding(Set<String> namespaces) {
+        holdingData.set(namespaces);
+    }
+
+    /** How often the operator asked which tiered collections hold documents. */
+    public int dataChecks() {
+        return dataChecks.get();
     }
 
     /** Every probe throws, as a bug or an unexpected driver error would. */
@@ -57,5 +74,12 @@ public class FakeArchive implements ArchiveProbe {
             throw failure.get();
         }
         return report.get();
+    }
+
+    @Override
+    public Optional<List<String>> holdingData(ArchiveConnection connection, List<String> namespaces) {
+        dataChecks.incrementAndGet();
+        Set<String> holding = holdingData.get();
+        return holding == null ? Optional.empty() : Optional.of(namespaces.stream().filter(holding::contains).toList());
     }
 }

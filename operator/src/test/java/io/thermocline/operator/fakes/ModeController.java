@@ -73,6 +73,13 @@ public final class ModeController {
         follower = document == null ? null : new Document(document);
     }
 
+    /** A mode document the data plane's CLI or config wrote before (a fast tier kept from an earlier resource), settled. */
+    public synchronized void requestedBefore(String requested, String by) {
+        mode = new Document("_id", ModeDocument.ID).append("requested", requested).append("override", false).append("requestedBy", by)
+                .append("requestedAt", new Date()).append("active", requested).append("phase", ModeDocument.settledPhase(requested))
+                .append("since", new Date()).append("epoch", 1L).append("version", 1L);
+    }
+
     /** The archive's latest optime as a ping's operationTime gives it; null: the archive cannot be asked. */
     public synchronized void archiveLatest(BsonTimestamp time) {
         archiveLatest = time;

@@ -26,6 +26,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Date;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.bson.BsonTimestamp;
@@ -110,6 +111,88 @@ class ModeOperationsTest {
         assertThat(fleet.document().getLong("epoch")).as("shadow, cutting over, tiered").isEqualTo(3L);
         assertThat(reasons()).containsOnlyOnce("ShadowStarted", "CuttingOver", "CutOver")
                 .filteredOn("ModeRequested"::equals).hasSize(2);
+    }
+
+    /** Issue 44 item 3: without spec.mode, a cluster over an archive that already holds data takes the safe path. */
+    @Test
+    void aNewClusterOverAnArchiveHoldingDataStartsInShadowUntilTheSpecSaysOtherwise() {
+        ModeController fleet = modes.controller(ns, "safe");
+        archive.holding(Set.of("shop.orders"));
+        create("safe", c -> { });
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("safe");
+            assertThat(c.getSpec().mode).as("the operator never writes the spec").isNull();
+            assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
+            assertThat(c.getStatus().mode.source).isEqualTo("default");
+            assertThat(c.getStatus().mode.defaultReason).contains("shop.orders").contains("spec.mode: tiered");
+            assertThat(condition(c, ConditionType.ModeActive).getMessage()).contains("archive already held documents in shop.orders");
+        });
+        assertThat(fleet.requests()).containsExactly(request("shadow", false));
+        assertThat(reasons()).contains("ModeRequested");
+
+        edit("safe", c -> c.getSpec().mode = ClusterMode.TIERED);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("safe");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
+            assertThat(c.getStatus().mode.source).isEqualTo("spec");
+            assertThat(c.getStatus().mode.defaultReason).isNull();
+        });
+        // unset again: the fleet keeps tiered; the reconcile that saw the unset spec is the signal that nothing more is written
+        int asked = archive.dataChecks();
+        edit("safe", c -> c.getSpec().mode = null);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("safe");
+            assertThat(c.getStatus().mode.source).isEqualTo("default");
+            assertThat(c.getStatus().mode.defaultReason).contains("keeps the mode last requested (tiered, by operator)");
+        });
+        assertThat(fleet.requests()).containsExactly(request("shadow", false), request("tiered", false));
+        assertThat(stored("safe").getStatus().mode.active).isEqualTo("tiered");
+        assertThat(archive.dataChecks()).as("the starting mode is decided once").isEqualTo(asked);
+    }
+
+    @Test
+    void aNewClusterOverAnArchiveWhoseTieredCollectionsAreEmptyStartsTiered() {
+        ModeController fleet = modes.controller(ns, "fresh");
+        archive.holding(Set.of("other.things"));
+        create("fresh", c -> { });
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("fresh");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
+            assertThat(c.getStatus().mode.source).isEqualTo("default");
+            assertThat(c.getStatus().mode.defaultReason).contains("tiered collections were empty");
+        });
+        assertThat(fleet.requests()).containsExactly(request("tiered", false));
+    }
+
+    @Test
+    void anArchiveThatCannotBeAskedMakesANewClusterStartInShadow() {
+        ModeController fleet = modes.controller(ns, "unsure");
+        archive.holding(null);
+        create("unsure", c -> { });
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("unsure");
+            assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
+            assertThat(c.getStatus().mode.defaultReason).contains("could not be read");
+        });
+        assertThat(fleet.requests()).containsExactly(request("shadow", false));
+    }
+
+    /** A resource re-created over a kept fast tier: its mode document says what the fleet does, and an unset spec keeps it. */
+    @Test
+    void aFastTierThatAlreadyHasAModeKeepsItWhenTheSpecNamesNone() {
+        ModeController fleet = modes.controller(ns, "kept");
+        fleet.requestedBefore("tiered", "cli");
+        archive.holding(Set.of("shop.orders"));
+        create("kept", c -> { });
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster c = stored("kept");
+            assertThat(c.getStatus().mode.active).isEqualTo("tiered");
+            assertThat(c.getStatus().mode.requestedBy).isEqualTo("cli");
+            assertThat(c.getStatus().mode.source).isEqualTo("default");
+            assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
+        });
+        assertThat(fleet.requests()).isEmpty();
+        assertThat(archive.dataChecks()).isZero();
     }
 
     @Test

@@ -10,6 +10,12 @@ public class ModeStatus {
     @JsonPropertyDescription("The mode last requested (by spec.mode, or by the data plane's config or CLI).")
     public String requested;
 
+    @JsonPropertyDescription("spec: spec.mode names the mode; default: spec.mode is unset, so the operator chose the starting mode (see defaultReason) and the fleet keeps the mode it has.")
+    public String source;
+
+    @JsonPropertyDescription("With source default: why the cluster started in the mode it did, or that the fleet keeps the last request.")
+    public String defaultReason;
+
     @JsonPropertyDescription("When it was requested (RFC 3339).")
     public String requestedAt;
 

@@ -25,6 +25,8 @@ import java.util.List;
         type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Mode", jsonPath = ".status.mode.active", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "ModePhase", jsonPath = ".status.mode.phase", type = AdditionalPrinterColumn.Type.STRING)
+// spec or default: whether spec.mode named the mode or the operator chose it (a new cluster over an archive with data starts in shadow)
+@AdditionalPrinterColumn(name = "ModeSource", jsonPath = ".status.mode.source", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Members", jsonPath = ".status.members", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Proxies", jsonPath = ".status.proxies", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Updated", jsonPath = ".status.membersUpdated", type = AdditionalPrinterColumn.Type.STRING)
@@ -46,7 +48,7 @@ public class ThermoclineCluster extends CustomResource<ThermoclineClusterSpec, T
      * sorts them by name; crds/ holds the generated CRD with its columns in this order (CrdTest).
      */
     public static final List<String> PRINTER_COLUMNS = List.of(
-            "Phase", "Ready", "Mode", "ModePhase", "Members", "Updated", "Proxies", "Version", "Lag(s)", "Age", "Connection");
+            "Phase", "Ready", "Mode", "ModePhase", "ModeSource", "Members", "Updated", "Proxies", "Version", "Lag(s)", "Age", "Connection");
 
     @Override
     protected ThermoclineClusterSpec initSpec() {

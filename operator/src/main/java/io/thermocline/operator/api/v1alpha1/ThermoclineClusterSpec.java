@@ -49,9 +49,9 @@ public class ThermoclineClusterSpec {
     @JsonPropertyDescription("Stops the data plane for maintenance: proxy and feeder scaled to 0, evictor and warmer suspended; fast-tier data is kept. Not a hand-back: do not write to the archive directly while paused (use mode: draining for that).")
     public boolean paused;
 
-    @Default("tiered")
-    @JsonPropertyDescription("What the data plane does with traffic: shadow (the archive answers everything, the fast tier is compared out of band), tiered (the fast tier answers what its windows cover) or draining (the archive becomes authoritative again; status says Drained when applications can go back to it). Changing it restarts nothing.")
-    public ClusterMode mode = ClusterMode.TIERED;
+    // no CRD default: an unset mode must stay distinguishable from one the user chose (status.mode.source)
+    @JsonPropertyDescription("What the data plane does with traffic: shadow (the archive answers everything, the fast tier is compared out of band), tiered (the fast tier answers what its windows cover) or draining (the archive becomes authoritative again; status says Drained when applications can go back to it). Unset: a new cluster starts in shadow when the archive's tiered collections already hold documents (tiered when they are empty), and the fleet then keeps the mode it has (status.mode.source: default). Changing it restarts nothing.")
+    public ClusterMode mode;
 
     @Default("false")
     @JsonPropertyDescription("Cut over from shadow to tiered even though the shadow evidence (warmed windows, no recent divergence) is not in.")
