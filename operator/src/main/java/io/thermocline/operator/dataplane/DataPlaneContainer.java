@@ -9,11 +9,13 @@ import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.thermocline.operator.api.v1alpha1.ArchiveSpec;
+import io.thermocline.operator.api.v1alpha1.PodPlacement;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.credentials.DataPlanePart;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.scheduling.PodScheduling;
 import io.thermocline.operator.security.RestrictedPods;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.ArrayList;
@@ -83,8 +85,11 @@ public final class DataPlaneContainer {
                 .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort();
     }
 
-    /** Pod spec with the config volume and the Secrets {@link DataPlaneMounts} gives {@code container}'s role. */
-    public static PodSpecBuilder podSpec(DesiredCluster desired, Container container) {
+    /**
+     * Pod spec with the config volume and the Secrets {@link DataPlaneMounts} gives {@code container}'s role, placed as
+     * {@code placement} says ({@code component}: the pods' own component label, for spread constraints that name no pods).
+     */
+    public static PodSpecBuilder podSpec(DesiredCluster desired, Container container, PodPlacement placement, String component) {
         List<Volume> volumes = new ArrayList<>();
         volumes.add(new VolumeBuilder().withName("config")
                 .withNewConfigMap().withName(desired.layout().config()).endConfigMap().build());
@@ -93,7 +98,8 @@ public final class DataPlaneContainer {
                     .withNewSecret().withSecretName(mount.secret()).endSecret().build());
         }
         volumes.add(RestrictedPods.tmpVolume());
-        return new PodSpecBuilder().withSecurityContext(RestrictedPods.pod(RestrictedPods.DATA_PLANE_USER, false))
+        return PodScheduling.apply(new PodSpecBuilder(), placement, desired.layout().selector(component))
+                .withSecurityContext(RestrictedPods.pod(RestrictedPods.DATA_PLANE_USER, false))
                 .withContainers(container).withVolumes(volumes);
     }
 

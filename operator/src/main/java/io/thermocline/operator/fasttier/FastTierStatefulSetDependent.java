@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -25,6 +26,7 @@ import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.scheduling.PodScheduling;
 import io.thermocline.operator.security.RestrictedPods;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fasttier.tls.TlsMode;
@@ -70,7 +72,8 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
                 + "exec docker-entrypoint.sh mongod --replSet " + layout.replicaSetName()
                 + " --bind_ip_all --port " + ClusterLayout.MONGOD_PORT + " --keyFile " + KEYFILE_PATH
                 + cacheSize(spec.resourcesOrDefault()).map(gb -> " --wiredTigerCacheSizeGB " + gb).orElse("")
-                + tlsArgs(desired.tls().memberMode());
+                + tlsArgs(desired.tls().memberMode())
+                + MongodArgs.shellWords(spec.mongodArgs);
         TlsMode tls = desired.tls().memberMode();
         return new StatefulSetBuilder()
                 .withMetadata(ClusterDependent.metadata(desired, layout.fastTier(), COMPONENT))
@@ -90,9 +93,7 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
                 // a renewed certificate or CA bundle changes the template: the members restart onto it one at a time
                 .withNewMetadata().withLabels(layout.labels(COMPONENT))
                 .withAnnotations(tls == TlsMode.DISABLED ? null : Map.of(TLS_HASH, desired.tls().hash())).endMetadata()
-                .withNewSpec()
-                .withNodeSelector(spec.nodeSelector)
-                .withTolerations(spec.tolerations)
+                .withSpec(PodScheduling.apply(new PodSpecBuilder(), spec, layout.selector(COMPONENT))
                 .withAffinity(spec.affinity != null ? spec.affinity : spreadOverNodes(layout, spec.spreadMembers))
                 .withTerminationGracePeriodSeconds(MemberProbes.TERMINATION_GRACE_SECONDS)
                 // mongod runs as the image's mongodb user; fsGroup makes the data volume and the keyfile emptyDir its group's
@@ -152,7 +153,7 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
                 .addToVolumes(new VolumeBuilder().withName("keyfile").withNewEmptyDir().endEmptyDir().build())
                 .addToVolumes(new VolumeBuilder().withName("configdb").withNewEmptyDir().endEmptyDir().build())
                 .addToVolumes(RestrictedPods.tmpVolume())
-                .endSpec()
+                .build())
                 .build()))
                 .withVolumeClaimTemplates(new PersistentVolumeClaimBuilder()
                         .withNewMetadata().withName("data").withLabels(layout.labels(COMPONENT)).endMetadata()

@@ -80,7 +80,7 @@ public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
                 .withLabels(layout.labels(COMPONENT))
                 .withAnnotations(Map.of(CONFIG_HASH, desired.configHash(), ARCHIVE_SECRET_HASH, desired.archiveSecretHash()))
                 .endMetadata()
-                .withSpec(DataPlaneContainer.podSpec(desired, proxy)
+                .withSpec(DataPlaneContainer.podSpec(desired, proxy, desired.spec().proxy, COMPONENT)
                         .withTerminationGracePeriodSeconds(terminationGracePeriodSeconds())
                         .build())
                 .endTemplate()

@@ -47,6 +47,7 @@ import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetDependent;
 import io.thermocline.operator.fasttier.FastTierPods;
+import io.thermocline.operator.fasttier.MongodArgs;
 import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.VolumeRecords;
 import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
@@ -418,6 +419,10 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     + " a lowercase letter first, then lowercase letters, digits and '-', at most " + ThermoclineCluster.MAX_NAME_LENGTH
                     + " characters); re-create the resource under such a name");
         }
+        if (spec.proxy.expose != null) {
+            problems.addAll(spec.proxy.expose.problems());
+        }
+        problems.addAll(MongodArgs.problems(spec.fastTier.mongodArgs));
         try {
             ConfigLoader.parse(configYaml, DataPlaneConfig.podEnvironment(VALIDATION_ARCHIVE_URI,
                     UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, "validation", "validation")));

@@ -39,7 +39,7 @@ public class EvictorCronJobDependent extends ClusterDependent<CronJob> {
                 .withBackoffLimit(2)
                 .withNewTemplate()
                 .withNewMetadata().withLabels(layout.labels(COMPONENT)).endMetadata()
-                .withSpec(DataPlaneContainer.podSpec(desired, evictor).withRestartPolicy("OnFailure").build())
+                .withSpec(DataPlaneContainer.podSpec(desired, evictor, desired.spec().evictor, COMPONENT).withRestartPolicy("OnFailure").build())
                 .endTemplate()
                 .endSpec()
                 .endJobTemplate()

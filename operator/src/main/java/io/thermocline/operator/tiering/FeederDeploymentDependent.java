@@ -41,7 +41,7 @@ public class FeederDeploymentDependent extends DrainHolderDependent<Deployment> 
                 .withAnnotations(Map.of(ProxyDeploymentDependent.CONFIG_HASH, desired.configHash(),
                         ProxyDeploymentDependent.ARCHIVE_SECRET_HASH, desired.archiveSecretHash()))
                 .endMetadata()
-                .withSpec(DataPlaneContainer.podSpec(desired, feeder).build())
+                .withSpec(DataPlaneContainer.podSpec(desired, feeder, desired.spec().feeder, COMPONENT).build())
                 .endTemplate()
                 .endSpec()
                 .build();

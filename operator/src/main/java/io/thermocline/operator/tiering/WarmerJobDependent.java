@@ -38,7 +38,7 @@ public class WarmerJobDependent extends ClusterDependent<Job> {
                 .withBackoffLimit(6)
                 .withNewTemplate()
                 .withNewMetadata().withLabels(layout.labels(COMPONENT)).endMetadata()
-                .withSpec(DataPlaneContainer.podSpec(desired, warmer).withRestartPolicy("OnFailure").build())
+                .withSpec(DataPlaneContainer.podSpec(desired, warmer, desired.spec().warmer, COMPONENT).withRestartPolicy("OnFailure").build())
                 .endTemplate()
                 .endSpec()
                 .build();

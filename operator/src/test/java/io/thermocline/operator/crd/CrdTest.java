@@ -127,6 +127,73 @@ class CrdTest {
         }
     }
 
+    /** Issue 44 item 2: the proxy Service's exposure, validated where the API server would refuse the Service later. */
+    @Test
+    void exposeIsValidatedAtAdmission() throws IOException {
+        JSONSchemaProps expose = spec().getProperties().get("proxy").getProperties().get("expose");
+        String type = expose.getProperties().get("type").getPattern();
+        for (String fine : java.util.List.of("ClusterIP", "NodePort", "LoadBalancer")) {
+            assertThat(fine).matches(type);
+        }
+        assertThat("ExternalName").doesNotMatch(type);
+        assertThat(expose.getProperties().get("type").getDefault().asText()).isEqualTo("ClusterIP");
+        assertThat("Local").matches(expose.getProperties().get("externalTrafficPolicy").getPattern());
+        assertThat("local").doesNotMatch(expose.getProperties().get("externalTrafficPolicy").getPattern());
+        assertThat(expose.getProperties().get("annotations").getAdditionalProperties().getSchema().getType()).isEqualTo("string");
+        assertThat(expose.getXKubernetesValidations()).extracting(r -> r.getRule() + " => " + r.getMessage())
+                .anySatisfy(r -> assertThat(r).contains("self.type == 'LoadBalancer'").contains("loadBalancerSourceRanges needs"))
+                .anySatisfy(r -> assertThat(r).contains("self.type != 'ClusterIP'").contains("externalTrafficPolicy needs"));
+        JSONSchemaProps ranges = expose.getProperties().get("loadBalancerSourceRanges");
+        assertThat(ranges.getMaxItems()).isEqualTo(64L);
+        assertThat(ranges.getItems().getSchema().getMaxLength()).isEqualTo(64L);
+        String cidr = ranges.getItems().getSchema().getPattern();
+        for (String fine : java.util.List.of("10.0.0.0/8", "192.168.1.7/32", "2001:db8::/32", "::/0")) {
+            assertThat(fine).as(fine).matches(cidr);
+        }
+        for (String refused : java.util.List.of("10.0.0.0", "office", "10.0.0.0/8 ", "")) {
+            assertThat(refused).as(refused).doesNotMatch(cidr);
+        }
+    }
+
+    /** The scheduling fields of every component are Kubernetes' own types (so kubectl explain and validation know them). */
+    @Test
+    void everyComponentHasKubernetesSchedulingFields() throws IOException {
+        JSONSchemaProps spec = spec();
+        for (String component : java.util.List.of("fastTier", "proxy", "feeder", "evictor", "warmer")) {
+            var fields = spec.getProperties().get(component).getProperties();
+            assertThat(fields).as(component).containsKeys("nodeSelector", "tolerations", "affinity", "priorityClassName",
+                    "topologySpreadConstraints", "resources");
+            assertThat(fields.get("affinity").getProperties()).as(component).containsKeys("nodeAffinity", "podAntiAffinity");
+            assertThat(fields.get("topologySpreadConstraints").getItems().getSchema().getProperties()).as(component)
+                    .containsKeys("maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector");
+            assertThat(fields.get("tolerations").getItems().getSchema().getProperties()).as(component).containsKeys("key", "effect");
+        }
+    }
+
+    /** mongod refuses an option given twice: those the operator sets are refused at admission, by the Java model's own pattern. */
+    @Test
+    void mongodOptionsTheOperatorSetsAreRefusedAtAdmission() throws IOException {
+        JSONSchemaProps args = spec().getProperties().get("fastTier").getProperties().get("mongodArgs");
+        String owned = celPattern(args.getXKubernetesValidations().get(0).getRule());
+        assertThat(owned).isEqualTo(io.thermocline.operator.api.v1alpha1.FastTierSpec.MONGOD_ARGS_OWNED);
+        assertThat(args.getXKubernetesValidations().get(0).getRule()).startsWith("self.all(a, !a.matches(");
+        // the API server refuses a rule whose estimated cost (from the longest list and strings) exceeds its budget
+        assertThat(args.getMaxItems()).isEqualTo(40L);
+        assertThat(args.getItems().getSchema().getMaxLength()).isEqualTo(1024L);
+        assertThat("--port=27018").matches(owned);
+        assertThat("--setParameter").doesNotMatch(owned);
+    }
+
+    private static JSONSchemaProps spec() throws IOException {
+        CustomResourceDefinition crd = Serialization.unmarshal(Files.readString(CHECKED_IN), CustomResourceDefinition.class);
+        return crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+    }
+
+    /** The regular expression of a rule's {@code matches('...')}. */
+    private static String celPattern(String rule) {
+        return rule.substring(rule.indexOf("matches('") + "matches('".length(), rule.lastIndexOf("')"));
+    }
+
     /** The API server would refuse the StatefulSet update later, with every later step stuck behind it: refused at admission. */
     @Test
     void theStorageClassCannotChange() throws IOException {

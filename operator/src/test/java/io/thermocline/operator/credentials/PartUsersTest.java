@@ -120,7 +120,7 @@ class PartUsersTest {
 
     private static PodSpec pod(DesiredCluster desired, String role) {
         Container container = DataPlaneContainer.container(desired, role, null).build();
-        return DataPlaneContainer.podSpec(desired, container).build();
+        return DataPlaneContainer.podSpec(desired, container, null, container.getName()).build();
     }
 
     private static DesiredCluster desired(ThermoclineClusterSpec spec) {

@@ -126,7 +126,7 @@ class DataPlaneSecurityRenderingTest {
 
     private static PodSpec pod(DesiredCluster desired, String role) {
         Container container = DataPlaneContainer.container(desired, role, null).build();
-        return DataPlaneContainer.podSpec(desired, container).build();
+        return DataPlaneContainer.podSpec(desired, container, null, container.getName()).build();
     }
 
     private static Map<String, String> mounts(PodSpec pod) {

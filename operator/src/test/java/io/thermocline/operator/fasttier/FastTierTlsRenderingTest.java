@@ -84,7 +84,7 @@ class FastTierTlsRenderingTest {
         DesiredCluster desired = desired(tls(TlsMode.PREFER, true));
         for (String role : List.of("proxy", "feeder", "evictor", "warmer")) {
             Container container = DataPlaneContainer.container(desired, role, null).build();
-            PodSpec pod = DataPlaneContainer.podSpec(desired, container).build();
+            PodSpec pod = DataPlaneContainer.podSpec(desired, container, null, container.getName()).build();
             assertThat(env(container, DataPlaneConfig.FAST_URI_ENV)).as(role).endsWith("&tls=true");
             assertThat(env(container, DataPlaneContainer.TIER_CA_FILE_ENV)).isEqualTo("/etc/thermocline/tier-ca/ca.crt");
             assertThat(pod.getVolumes()).filteredOn(v -> "tier-ca".equals(v.getName())).extracting(Volume::getSecret)
@@ -109,12 +109,12 @@ class FastTierTlsRenderingTest {
     void theProxyPresentsTheCertificateTheOperatorIssuesWhenTheSpecNamesNone() {
         DesiredCluster desired = desired(tls(TlsMode.REQUIRE, true), "required");
         Container proxy = DataPlaneContainer.container(desired, "proxy", null).build();
-        PodSpec pod = DataPlaneContainer.podSpec(desired, proxy).build();
+        PodSpec pod = DataPlaneContainer.podSpec(desired, proxy, null, "proxy").build();
         assertThat(pod.getVolumes()).filteredOn(v -> "certificate".equals(v.getName())).singleElement()
                 .satisfies(v -> assertThat(v.getSecret().getSecretName()).isEqualTo("orders-proxy-tls"));
         assertThat(DataPlaneConfig.render(desired.spec(), LAYOUT).tls().certificateFile()).isEqualTo("/etc/thermocline/tls/tls.crt");
         Container feeder = DataPlaneContainer.container(desired, "feeder", null).build();
-        assertThat(DataPlaneContainer.podSpec(desired, feeder).build().getVolumes()).extracting(Volume::getName)
+        assertThat(DataPlaneContainer.podSpec(desired, feeder, null, "feeder").build().getVolumes()).extracting(Volume::getName)
                 .doesNotContain("certificate");
     }
 

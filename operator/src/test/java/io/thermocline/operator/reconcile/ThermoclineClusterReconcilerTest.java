@@ -504,6 +504,24 @@ class ThermoclineClusterReconcilerTest {
         assertThat(get(StatefulSet.class, "badspec-fast")).isNull();
     }
 
+    /** Where the API server does not run the CRD's rules (CEL off, an older CRD), the operator refuses the same specs. */
+    @Test
+    void exposeAndMongodOptionsTheCrdRefusesAreAnInvalidSpecWithoutItsRules() {
+        ThermoclineCluster c = cluster(ns, "badexpose");
+        c.getSpec().proxy.expose.loadBalancerSourceRanges = List.of("10.0.0.0/8");
+        c.getSpec().fastTier.mongodArgs = List.of("--port", "27018");
+        create(c);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            ThermoclineCluster now = stored("badexpose");
+            assertThat(condition(now, ConditionType.Ready).getReason()).isEqualTo("InvalidSpec");
+            assertThat(condition(now, ConditionType.Ready).getMessage())
+                    .contains("proxy.expose.loadBalancerSourceRanges needs proxy.expose.type LoadBalancer")
+                    .contains("fastTier.mongodArgs holds --port");
+        });
+        assertThat(get(StatefulSet.class, "badexpose-fast")).isNull();
+        assertThat(get(Service.class, "badexpose-proxy")).isNull();
+    }
+
     @Test
     void scalingUpAndDownKeepsAMajorityAndThePasswords() {
         create(cluster(ns, "scale"));

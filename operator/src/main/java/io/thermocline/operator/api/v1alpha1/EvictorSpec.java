@@ -8,7 +8,7 @@ import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 
 /** The evictor: a CronJob, one pass per run. */
-public class EvictorSpec {
+public class EvictorSpec extends PodPlacement {
 
     @Pattern("^(@(hourly|daily|weekly|monthly|yearly)|(\\S+\\s+){4}\\S+)$")
     @Default("\"*/10 * * * *\"")

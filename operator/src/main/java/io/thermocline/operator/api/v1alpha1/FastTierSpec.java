@@ -5,19 +5,24 @@ import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
-import io.fabric8.kubernetes.api.model.Affinity;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
-import io.fabric8.kubernetes.api.model.Toleration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /** The fast-tier replica set: a StatefulSet running mongod. */
-public class FastTierSpec {
+public class FastTierSpec extends PodPlacement {
+
+    /**
+     * mongod options the operator sets itself (mongod refuses an option given twice) or that would break the member: one
+     * regular expression, the same in the CRD's rule and in {@code MongodArgs} (CEL and Java agree on it).
+     */
+    public static final String MONGOD_ARGS_OWNED = "^--(replSet|port|bind_ip|bind_ip_all|keyFile|clusterAuthMode|transitionToAuth"
+            + "|auth|noauth|tls[A-Za-z]*|ssl[A-Za-z]*|dbpath|config|fork|logpath|logappend|syslog|storageEngine|wiredTigerCacheSizeGB"
+            + "|outputConfig)(=.*)?$";
 
     public static final String AUTOMATIC_VERSION = "auto";
 
@@ -57,14 +62,16 @@ public class FastTierSpec {
             + " cache is sized from the memory limit). Set it for production.")
     public ResourceRequirements resources;
 
-    @JsonPropertyDescription("Node selector of the mongod pods.")
-    public Map<String, String> nodeSelector = new LinkedHashMap<>();
-
-    @JsonPropertyDescription("Tolerations of the mongod pods.")
-    public List<Toleration> tolerations = new ArrayList<>();
-
-    @JsonPropertyDescription("Affinity of the mongod pods; empty: members are spread over nodes as spreadMembers says.")
-    public Affinity affinity;
+    // bounded lengths keep the rule's estimated cost within the API server's budget
+    @Size(max = 40)
+    @ValidationRule(value = "self.all(a, !a.matches('" + MONGOD_ARGS_OWNED + "'))",
+            message = "fastTier.mongodArgs may not set what the operator sets (replica set, port, bind address, keyfile and"
+                    + " authentication, TLS, data path, config file, fork, log path, storage engine, WiredTiger cache: size that with"
+                    + " resources.limits.memory)")
+    @JsonPropertyDescription("More mongod command-line options for every member, passed as they are, e.g. [\"--setParameter\","
+            + " \"diagnosticDataCollectionEnabled=false\", \"--slowms\", \"200\", \"--oplogSize\", \"20480\"]. Changing them"
+            + " restarts the members one at a time. Options the operator sets are refused.")
+    public List<@Size(max = 1024) String> mongodArgs = new ArrayList<>();
 
     public static final String SPREAD_REQUIRED = "required";
     public static final String SPREAD_PREFERRED = "preferred";

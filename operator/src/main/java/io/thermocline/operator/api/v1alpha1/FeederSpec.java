@@ -8,7 +8,7 @@ import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 
 /** The feeder: one Deployment replica tailing the fast tier's change stream. */
-public class FeederSpec {
+public class FeederSpec extends PodPlacement {
 
     @Min(1)
     @Max(100000)

@@ -8,7 +8,7 @@ import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 
 /** The proxy fleet: a Deployment behind one Service. */
-public class ProxySpec {
+public class ProxySpec extends PodPlacement {
 
     @Min(1)
     @Max(100)
@@ -39,6 +39,10 @@ public class ProxySpec {
 
     @JsonPropertyDescription("CPU and memory of each proxy.")
     public ResourceRequirements resources;
+
+    @JsonPropertyDescription("How applications reach the proxy Service: its type (ClusterIP by default; NodePort or LoadBalancer from"
+            + " outside the cluster), annotations, load balancer source ranges and external traffic policy.")
+    public ExposeSpec expose = new ExposeSpec();
 
     /** Per-tier backend connection budgets, divided among proxy replicas. */
     public static class ConnectionBudgetSpec {

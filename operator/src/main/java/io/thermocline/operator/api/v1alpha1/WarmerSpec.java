@@ -7,7 +7,7 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 
 /** The warmer: a Job, run again whenever the set of windows changes. */
-public class WarmerSpec {
+public class WarmerSpec extends PodPlacement {
 
     @Min(1)
     @Max(100000)
