@@ -25,7 +25,6 @@ public class FakeArchive implements ArchiveProbe {
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
     // which namespaces hold documents (empty: an empty archive); null: the archive cannot be asked
     private final AtomicReference<Set<String>> holdingData = new AtomicReference<>();
-    private final AtomicInteger dataChecks = new AtomicInteger();
 
     public FakeArchive() {
         reset();
@@ -36,7 +35,6 @@ public class FakeArchive implements ArchiveProbe {
         probedUris.clear();
         failure.set(null);
         holdingData.set(Set.of());
-        dataChecks.set(0);
     }
 
     /** The namespaces (db.coll) that hold documents; null: asking which fails. */
@@ -44,10 +42,6 @@ public class FakeArchive implements ArchiveProbe {
         holdingData.set(namespaces);
     }
 
-    /** How often the operator asked which tiered collections hold documents. */
-    public int dataChecks() {
-        return dataChecks.get();
-    }
 
     /** Every probe throws, as a bug or an unexpected driver error would. */
     public void failWith(RuntimeException e) {
@@ -78,7 +72,6 @@ public class FakeArchive implements ArchiveProbe {
 
     @Override
     public Optional<List<String>> holdingData(ArchiveConnection connection, List<String> namespaces) {
-        dataChecks.incrementAndGet();
         Set<String> holding = holdingData.get();
         return holding == null ? Optional.empty() : Optional.of(namespaces.stream().filter(holding::contains).toList());
     }
