@@ -153,6 +153,103 @@ class ReplicationTest {
         }
     }
 
+    /**
+     * As mongod (jstests operation_time_read_and_write_concern.js): a majority read's operationTime is the majority
+     * commit point, a local read's the member's newest write. The archive follower takes a majority read's time as
+     * "every change up to here is in the change stream"; the newest time claimed a write the stream did not show yet,
+     * and a shadow comparison counted the fast tier, lacking it, as a divergence (ShadowHistoryTest in CI).
+     */
+    @Test
+    void aMajorityReadReportsTheMajorityCommitPointAsItsOperationTime() {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("majorityTime").withWriteConcern(WriteConcern.MAJORITY);
+        coll.insertOne(new Document("_id", 0));
+        rs.secondaries().forEach(rs::pauseReplication);
+        Document written = client.getDatabase("repl").runCommand(new Document("insert", "majorityTime")
+            .append("documents", List.of(new Document("_id", 1))).append("writeConcern", new Document("w", 1)));
+        BsonTimestamp writtenAt = (BsonTimestamp) written.get("operationTime");
+        Document majority = read("majorityTime", "majority");
+        assertThat(ids(majority)).as("a majority read before a majority applied the insert").containsExactly(0);
+        assertThat((BsonTimestamp) majority.get("operationTime")).as("its operationTime, the insert written at " + writtenAt)
+            .isLessThan(writtenAt);
+        Document local = read("majorityTime", "local");
+        assertThat(ids(local)).containsExactly(0, 1);
+        assertThat((BsonTimestamp) local.get("operationTime")).isGreaterThanOrEqualTo(writtenAt);
+        rs.members().forEach(rs::resumeReplication);
+        assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
+        org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).untilAsserted(() -> {
+            Document after = read("majorityTime", "majority");
+            assertThat(ids(after)).containsExactly(0, 1);
+            assertThat((BsonTimestamp) after.get("operationTime")).isGreaterThanOrEqualTo(writtenAt);
+        });
+    }
+
+    /** A majority read never sees a write that is in the primary's storage and not yet in its oplog (no pre-image hides it there). */
+    @Test
+    void aMajorityReadDoesNotSeeAWriteBetweenStorageAndOplog() throws Exception {
+        client.getDatabase("repl").getCollection("majorityHeld").withWriteConcern(WriteConcern.MAJORITY).insertOne(new Document("_id", 0));
+        Member primary = rs.primary();
+        rs.secondaries().forEach(rs::pauseReplication);
+        long heldBefore = rs.writesHeldBeforeTheirOplogEntry();
+        long waitedBefore = rs.readsThatWaitedForAStamp();
+        rs.holdWritesBeforeTheirOplogEntry(primary, true);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            var write = threads.submit(() -> client.getDatabase("repl").runCommand(new Document("insert", "majorityHeld")
+                .append("documents", List.of(new Document("_id", 1))).append("writeConcern", new Document("w", 1))));
+            org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS)
+                .until(() -> rs.writesHeldBeforeTheirOplogEntry() > heldBefore); // the insert is in storage, not in the oplog
+            var read = threads.submit(() -> read("majorityHeld", "majority"));
+            org.awaitility.Awaitility.await().pollDelay(Duration.ZERO).atMost(10, TimeUnit.SECONDS)
+                .until(() -> read.isDone() || rs.readsThatWaitedForAStamp() > waitedBefore);
+            rs.holdWritesBeforeTheirOplogEntry(primary, false);
+            write.get(10, TimeUnit.SECONDS);
+            assertThat(ids(read.get(10, TimeUnit.SECONDS))).as("a majority read while the insert was between storage and oplog")
+                .containsExactly(0);
+        } finally {
+            rs.holdWritesBeforeTheirOplogEntry(primary, false);
+            threads.shutdownNow();
+        }
+    }
+
+    /** As a majority read, an update's lookup never returns a write still between storage and oplog: a majority may never apply it. */
+    @Test
+    void anUpdateLookupDoesNotSeeAWriteBetweenStorageAndOplog() throws Exception {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("lookupHeld").withWriteConcern(WriteConcern.MAJORITY);
+        coll.insertOne(new Document("_id", 1).append("v", 0));
+        Member primary = rs.primary();
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (var stream = coll.watch().fullDocument(com.mongodb.client.model.changestream.FullDocument.UPDATE_LOOKUP).cursor()) {
+            coll.updateOne(Filters.eq("_id", 1), new Document("$set", new Document("v", 1)));
+            rs.secondaries().forEach(rs::pauseReplication);
+            long heldBefore = rs.writesHeldBeforeTheirOplogEntry();
+            long waitedBefore = rs.readsThatWaitedForAStamp();
+            rs.holdWritesBeforeTheirOplogEntry(primary, true);
+            var write = threads.submit(() -> coll.withWriteConcern(WriteConcern.W1)
+                .updateOne(Filters.eq("_id", 1), new Document("$set", new Document("v", 2))));
+            org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS)
+                .until(() -> rs.writesHeldBeforeTheirOplogEntry() > heldBefore); // v 2 is in storage, not in the oplog
+            var event = threads.submit(stream::next);
+            org.awaitility.Awaitility.await().pollDelay(Duration.ZERO).atMost(10, TimeUnit.SECONDS)
+                .until(() -> event.isDone() || rs.readsThatWaitedForAStamp() > waitedBefore);
+            rs.holdWritesBeforeTheirOplogEntry(primary, false);
+            write.get(10, TimeUnit.SECONDS);
+            assertThat(event.get(10, TimeUnit.SECONDS).getFullDocument()).as("the lookup of the update to v 1")
+                .isEqualTo(new Document("_id", 1).append("v", 1));
+        } finally {
+            rs.holdWritesBeforeTheirOplogEntry(primary, false);
+            threads.shutdownNow();
+        }
+    }
+
+    private static Document read(String coll, String level) {
+        return client.getDatabase("repl").runCommand(new Document("find", coll).append("sort", new Document("_id", 1))
+            .append("readConcern", new Document("level", level)));
+    }
+
+    private static List<Integer> ids(Document reply) {
+        return reply.get("cursor", Document.class).getList("firstBatch", Document.class).stream().map(d -> d.getInteger("_id")).toList();
+    }
+
     @Test
     void laggingSecondaryAppliesAWriteOnlyOnceTheLagHasPassed() {
         rs.setReplicationLag(Duration.ofMinutes(10));

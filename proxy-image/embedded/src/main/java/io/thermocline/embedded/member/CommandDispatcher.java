@@ -244,25 +244,49 @@ final class CommandDispatcher {
             return new Result(self.store().command(channel, db, command), coordinator.operationTime(self));
         }
         String coll = command.getString(command.getFirstKey()).getValue();
+        if (reader == null && isMajorityRead(command)) {
+            return majorityRead(channel, db, lower, coll, command);
+        }
         BsonDocument reply = sessions.readCommitted(() -> {
             // storage holds open transactions' writes: others' are served in their committed version,
             // and a transaction reads what was committed at its snapshot
             Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>();
-            if (reader == null && isMajorityRead(command)) {
-                hidden.putAll(coordinator.majorityPreImages(self, db, coll));
-            } else if (reader != null) {
+            if (reader != null) {
                 hidden.putAll(sessions.snapshotVersions(reader, db, coll));
             }
             sessions.uncommittedPreImages(self.index(), db, coll, reader).forEach(hidden::putIfAbsent);
-            if (!hidden.isEmpty()) {
-                Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, hidden);
-                if (committed.isPresent()) {
-                    return committed.get();
-                }
-            }
-            return self.store().command(channel, db, command);
+            return readHiding(channel, db, lower, command, hidden);
         });
         return new Result(reply, coordinator.operationTimeAfterRead(self));
+    }
+
+    /**
+     * A read at the majority commit point, as mongod serves {@code readConcern: "majority"}: it sees no write a majority
+     * has not applied, and its operationTime is that point's time, not the member's newest (mongod's
+     * operation_time_read_and_write_concern.js). A follower that takes a majority read's time as "every change up to
+     * here is in the change stream" (the stream shows only majority-committed changes) would otherwise claim a write it
+     * had not received. It runs while no write statement is between storage and oplog, where the pre-images of the
+     * changes after the majority point could not hide it.
+     */
+    private Result majorityRead(Channel channel, String db, String lower, String coll, BsonDocument command) {
+        BsonDocument reply = coordinator.betweenWriteStatements(self, () -> sessions.readCommitted(() -> {
+            Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
+            sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
+            return readHiding(channel, db, lower, command, hidden);
+        }));
+        // taken after the read: the point only moves forward, and the read hid nothing at or before it
+        return new Result(reply, coordinator.majorityReadTime(self));
+    }
+
+    /** Reads storage, serving the documents in {@code hidden} in the version given there (null: absent). */
+    private BsonDocument readHiding(Channel channel, String db, String lower, BsonDocument command, Map<BsonValue, BsonDocument> hidden) {
+        if (!hidden.isEmpty()) {
+            Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, hidden);
+            if (committed.isPresent()) {
+                return committed.get();
+            }
+        }
+        return self.store().command(channel, db, command);
     }
 
     /**
@@ -271,14 +295,15 @@ final class CommandDispatcher {
      * delete that then aborted).
      */
     private Optional<BsonDocument> lookupCommitted(String db, String coll, BsonValue id) {
-        return sessions.readCommitted(() -> {
+        // as a majority read: never a write still between storage and oplog, which no pre-image could hide
+        return coordinator.betweenWriteStatements(self, () -> sessions.readCommitted(() -> {
             Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
             sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
             if (hidden.containsKey(id)) {
                 return Optional.ofNullable(hidden.get(id));
             }
             return self.store().findById(db, coll, id).map(d -> (BsonDocument) d);
-        });
+        }));
     }
 
     /**

@@ -201,6 +201,15 @@ public final class ReplicationCoordinator {
         return committed;
     }
 
+    /**
+     * The operationTime of a majority read of a member: the majority commit point, or what the member has applied if
+     * it is behind that point.
+     */
+    public BsonTimestamp majorityReadTime(MemberState member) {
+        OplogPosition majority = majorityCommitted();
+        return (member.visible().isAfter(majority) ? majority : member.visible()).clusterTime();
+    }
+
     /** The newest position a majority of members has applied: what change streams may show. */
     public OplogPosition majorityCommitted() {
         List<OplogPosition> positions = new ArrayList<>();
@@ -269,6 +278,31 @@ public final class ReplicationCoordinator {
             progress.await(() -> member.writesEnded() >= begun, READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
         }
         return member.visible().clusterTime();
+    }
+
+    /**
+     * Runs a read while no write statement of the member is between its storage change and its oplog entry: it waits
+     * for those in flight, and reads again if one began meanwhile (statements are short; the write lock serializes
+     * them, and a transaction's open writes are hidden by their pre-images instead).
+     */
+    public <T> T betweenWriteStatements(MemberState member, java.util.function.Supplier<T> read) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READ_WAITS_FOR_WRITE_MILLIS);
+        while (true) {
+            long begun = member.writesBegun();
+            if (member.writesEnded() < begun) {
+                readsWaitingForAStamp.incrementAndGet();
+                progress.signalAll();
+                if (!progress.await(() -> member.writesEnded() >= begun, deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                    throw new ReplicationException(50, "MaxTimeMSExpired",
+                        "a majority read found a write statement that did not reach the oplog within "
+                            + READ_WAITS_FOR_WRITE_MILLIS / 1000 + "s");
+                }
+            }
+            T result = read.get();
+            if (member.writesBegun() == begun) {
+                return result;
+            }
+        }
     }
 
     /** How many reads found a write between storage and oplog after they ran, and waited for its stamp. */

@@ -248,9 +248,17 @@ public final class ArchiveFollower implements AutoCloseable {
             return state;
         }
         Map<String, BsonTimestamp> changing = new HashMap<>();
+        BsonTimestamp lookupBound = null;
         for (ChangeStreamDocument<BsonDocument> e : events) {
             if (e.getNamespace() != null && e.getClusterTime() != null) {
-                changing.merge(e.getNamespace().getFullName(), e.getClusterTime(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
+                changing.merge(e.getNamespace().getFullName(), e.getClusterTime(), ArchiveFollower::later);
+                if (e.getOperationType() == OperationType.UPDATE) {
+                    // its post-image was looked up when the event was read: the document as the archive held it then,
+                    // possibly after later changes whose events come in a later batch. The archive's majority time, read
+                    // after the events, bounds every lookup (it reads majority-committed data), so announce up to it.
+                    lookupBound = lookupBound == null ? archiveMajorityTime() : lookupBound;
+                    changing.merge(e.getNamespace().getFullName(), lookupBound, ArchiveFollower::later);
+                }
             }
         }
         // announce before applying: a shadow comparison reading this after its fast-tier read sees every change it may have met
@@ -269,7 +277,12 @@ public final class ArchiveFollower implements AutoCloseable {
         });
         applied += events.size();
         metrics.applied.inc(events.size());
+        options.faults().reached(FaultPoint.FOLLOWER_APPLIED);
         return next;
+    }
+
+    private static BsonTimestamp later(BsonTimestamp a, BsonTimestamp b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private void applyOne(com.mongodb.reactivestreams.client.ClientSession session, ChangeStreamDocument<BsonDocument> e) {

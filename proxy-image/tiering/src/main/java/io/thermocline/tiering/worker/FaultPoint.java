@@ -18,6 +18,8 @@ public enum FaultPoint {
     WARMER_COPIED,
     /** The archive follower read a batch of archive events and announced it; the transaction applying it is not begun. */
     FOLLOWER_BEFORE_APPLY,
+    /** The follower committed a batch, before it reads the next one. */
+    FOLLOWER_APPLIED,
     /** The archive follower's resync took its fresh stream position; the copy is not begun. */
     FOLLOWER_RESYNC_POSITION_TAKEN,
     /**
