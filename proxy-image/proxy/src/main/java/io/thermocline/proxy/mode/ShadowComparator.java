@@ -163,6 +163,11 @@ public final class ShadowComparator implements AutoCloseable {
             skipped(s.namespace());
             return;
         }
+        if (!outcome.get().agreed()) {
+            // what a reader of the log needs to tell lag from a real difference
+            LOG.warn("event=shadow_divergence namespace={} documents={} fields={} archiveTime={} followerChanging={} command={}",
+                    s.namespace(), outcome.get().ids(), outcome.get().fields(), time.asTimestamp(), changing, s.shape());
+        }
         record(s, outcome.get());
     }
 
@@ -233,9 +238,6 @@ public final class ShadowComparator implements AutoCloseable {
     private void record(Sample s, ResultComparison.Outcome o) {
         Instant now = clock.instant();
         lastByShape.put(s.shape(), o.agreed());
-        if (!o.agreed()) {
-            LOG.warn("event=shadow_divergence namespace={} documents={} fields={}", s.namespace(), o.ids().size(), o.fields());
-        }
         update(s.namespace(), e -> {
             List<ShadowEvidence.Sample> samples = e.samples();
             if (!o.agreed()) {

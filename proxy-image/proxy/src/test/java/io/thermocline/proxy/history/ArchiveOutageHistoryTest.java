@@ -66,7 +66,7 @@ class ArchiveOutageHistoryTest {
                 anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
                 (System.nanoTime() - started) / 1e9);
         System.out.println("ArchiveOutageHistoryTest " + summary);
-        ConcurrentHistoryTest.assertNoAnomaly(seed, Mode.LINEARIZABLE, new ConcurrentHistoryTest.Result(ops, anomalies, summary));
+        ConcurrentHistoryTest.assertNoAnomaly("history.outageSeeds", seed, Mode.LINEARIZABLE, new ConcurrentHistoryTest.Result(ops, anomalies, summary));
     }
 
     /** The archive's member fails in turns, through its failCommand fail point, set over a bare connection. */

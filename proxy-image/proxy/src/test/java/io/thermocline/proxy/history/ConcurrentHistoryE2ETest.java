@@ -52,14 +52,14 @@ class ConcurrentHistoryE2ETest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("io.thermocline.proxy.history.ConcurrentHistoryTest#seeds")
     void sessionGuaranteesHoldOnRealReplicaSets(long seed) throws Exception {
-        ConcurrentHistoryTest.assertNoAnomaly(seed, Mode.SESSION,
+        ConcurrentHistoryTest.assertNoAnomaly("history.seeds", seed, Mode.SESSION,
                 ConcurrentHistoryTest.run(seed, "session", Mode.SESSION, ConcurrentHistoryE2ETest::realTiers));
     }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("io.thermocline.proxy.history.ConcurrentHistoryTest#seeds")
     void linearizableReadsHoldOnRealReplicaSets(long seed) throws Exception {
-        ConcurrentHistoryTest.assertNoAnomaly(seed, Mode.LINEARIZABLE,
+        ConcurrentHistoryTest.assertNoAnomaly("history.seeds", seed, Mode.LINEARIZABLE,
                 ConcurrentHistoryTest.run(seed, "linearizable", Mode.LINEARIZABLE, ConcurrentHistoryE2ETest::realTiers));
     }
 }

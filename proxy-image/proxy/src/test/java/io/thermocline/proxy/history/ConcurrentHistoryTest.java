@@ -81,13 +81,13 @@ class ConcurrentHistoryTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void sessionGuaranteesHoldAndNoAcknowledgedWriteIsLost(long seed) throws Exception {
-        assertNoAnomaly(seed, Mode.SESSION, run(seed, "session", Mode.SESSION, TierPair::open));
+        assertNoAnomaly("history.seeds", seed, Mode.SESSION, run(seed, "session", Mode.SESSION, TierPair::open));
     }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void everyReadReflectsEveryWriteAcknowledgedBeforeIt(long seed) throws Exception {
-        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, "linearizable", Mode.LINEARIZABLE, TierPair::open));
+        assertNoAnomaly("history.seeds", seed, Mode.LINEARIZABLE, run(seed, "linearizable", Mode.LINEARIZABLE, TierPair::open));
     }
 
     /**
@@ -99,7 +99,7 @@ class ConcurrentHistoryTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("secondarySeeds")
     void secondaryReadsOfLaggingArchiveMembersReflectEveryEarlierWrite(long seed) throws Exception {
-        assertNoAnomaly(seed, Mode.LINEARIZABLE, run(seed, "linearizable", Mode.LINEARIZABLE, () -> TierPair.embedded(3), "offload"));
+        assertNoAnomaly("history.secondarySeeds", seed, Mode.LINEARIZABLE, run(seed, "linearizable", Mode.LINEARIZABLE, () -> TierPair.embedded(3), "offload"));
     }
 
     static LongStream secondarySeeds() {
@@ -249,7 +249,8 @@ class ConcurrentHistoryTest {
                 .collect(Collectors.joining(" "));
     }
 
-    static void assertNoAnomaly(long seed, Mode mode, Result result) {
+    /** {@code seedsProperty}: the system property that reruns this seed (named in the failure). */
+    static void assertNoAnomaly(String seedsProperty, long seed, Mode mode, Result result) {
         List<Anomaly> asserted = result.anomalies().stream().filter(a -> !knownUnfixed(a)).toList();
         List<Anomaly> tolerated = result.anomalies().stream().filter(ConcurrentHistoryTest::knownUnfixed).toList();
         if (!tolerated.isEmpty()) {
@@ -257,7 +258,7 @@ class ConcurrentHistoryTest {
                     tolerated.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
                     HistoryChecker.explain(tolerated, result.history(), 2));
         }
-        assertThat(asserted).as("%s%nrerun: -Dhistory.seeds=%d%n%s", result.summary(), seed,
+        assertThat(asserted).as("%s%nrerun: -D%s=%d%n%s", result.summary(), seedsProperty, seed,
                 HistoryChecker.explain(asserted, result.history(), 8)).isEmpty();
     }
 

@@ -119,10 +119,11 @@ class ShadowHistoryTest {
 
         assertThat(compared).as("shadow comparisons ran: %s", summary).isPositive();
         for (ShadowEvidence e : evidence) {
-            assertThat(e.diverged()).as("shadow divergences of %s: %s", e.instance(), e.toBson().toJson()).isZero();
+            assertThat(e.diverged()).as("shadow divergences of %s: %s%nrerun: -Dhistory.shadowSeeds=%d", e.instance(), e.toBson().toJson(), seed)
+                    .isZero();
         }
         assertThat(afterCutover).as("the clients were still running once the fleet was tiered: %s", summary).isPositive();
-        ConcurrentHistoryTest.assertNoAnomaly(seed, HistoryChecker.Mode.LINEARIZABLE,
+        ConcurrentHistoryTest.assertNoAnomaly("history.shadowSeeds", seed, HistoryChecker.Mode.LINEARIZABLE,
                 new ConcurrentHistoryTest.Result(ops, anomalies, summary));
     }
 

@@ -88,7 +88,7 @@ class UpdateThenDeleteHistoryTest {
                 anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
                 (System.nanoTime() - started) / 1e9);
         System.out.println("UpdateThenDeleteHistoryTest " + summary);
-        ConcurrentHistoryTest.assertNoAnomaly(seed, Mode.LINEARIZABLE, new ConcurrentHistoryTest.Result(ops, anomalies, summary));
+        ConcurrentHistoryTest.assertNoAnomaly("history.updateDeleteSeeds", seed, Mode.LINEARIZABLE, new ConcurrentHistoryTest.Result(ops, anomalies, summary));
     }
 
     /**
