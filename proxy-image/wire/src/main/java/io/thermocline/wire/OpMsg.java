@@ -39,6 +39,12 @@ public record OpMsg(int requestId, int responseTo, int flagBits, RawBsonDocument
         return document instanceof RawBsonDocument r ? r : new RawBsonDocument(document, CODEC);
     }
 
+    /** Whether a command reply's body reports success ({@code ok: 1}), the field every reply carries. */
+    public static boolean isOk(BsonDocument reply) {
+        BsonValue ok = reply.get("ok");
+        return ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0;
+    }
+
     @Override
     public int opCode() {
         return OpCode.OP_MSG;

@@ -1,6 +1,5 @@
 package io.thermocline.embedded.replication;
 
-import io.thermocline.embedded.storage.Durability;
 
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.HybridClock;

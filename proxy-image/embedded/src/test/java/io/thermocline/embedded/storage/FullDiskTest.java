@@ -8,6 +8,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.embedded.replication.Durability;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

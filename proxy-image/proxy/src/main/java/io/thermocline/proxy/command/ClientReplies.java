@@ -4,7 +4,6 @@ import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.WireCodec;
 import org.bson.BsonDocument;
-import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 import java.util.List;
@@ -33,11 +32,6 @@ public final class ClientReplies {
     }
 
     public CompletableFuture<Void> reply(Request request, BsonDocument body) {
-        return finish(request, OpMsg.raw(body), isOk(body), 0);
-    }
-
-    public static boolean isOk(BsonDocument reply) {
-        BsonValue ok = reply.get("ok");
-        return ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0;
+        return finish(request, OpMsg.raw(body), OpMsg.isOk(body), 0);
     }
 }

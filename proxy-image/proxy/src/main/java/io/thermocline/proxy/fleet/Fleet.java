@@ -9,7 +9,6 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.thermocline.proxy.backend.BackendConnector;
-import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
 import io.thermocline.proxy.server.CannotListen;
@@ -21,6 +20,7 @@ import io.thermocline.security.UserName;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
+import io.thermocline.wire.OpMsg;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -174,7 +174,7 @@ public final class Fleet implements CursorPeers, AutoCloseable {
                 continue;
             }
             pings.add(heartbeats.call(a, ping, pingTimeout).handle((body, e) -> {
-                if (e != null || !ClientReplies.isOk(body)) {
+                if (e != null || !OpMsg.isOk(body)) {
                     if (peers.remove(a) != null) {
                         LOG.info("event=fleet_peer_lost address={} error=\"{}\"", a, e == null ? body.get("errmsg") : e.getMessage());
                     }

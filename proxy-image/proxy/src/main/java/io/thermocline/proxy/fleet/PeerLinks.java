@@ -5,7 +5,6 @@ import io.netty.util.concurrent.EventExecutor;
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.backend.BackendUnavailableException;
-import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonString;
@@ -89,7 +88,7 @@ final class PeerLinks implements AutoCloseable {
         return c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), hello), handshakeTimeout).thenCompose(reply -> {
             RawBsonDocument body = reply.body();
             byte[] theirs = PeerProtocol.bytes(body, "nonce");
-            if (!ClientReplies.isOk(body) || theirs == null
+            if (!OpMsg.isOk(body) || theirs == null
                     || !secret.verify(PeerProtocol.bytes(body, "proof"), PeerProtocol.SERVER, ours, theirs)) {
                 throw new BackendUnavailableException("peer " + c.address() + " is not a replica of this cluster"
                         + " (it does not hold the same fleet.secretFile)", false);
@@ -98,7 +97,7 @@ final class PeerLinks implements AutoCloseable {
                     .append("proof", PeerProtocol.binary(secret.proof(PeerProtocol.CLIENT, ours, theirs)));
             return c.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), auth), handshakeTimeout);
         }).thenApply(reply -> {
-            if (!ClientReplies.isOk(reply.body())) {
+            if (!OpMsg.isOk(reply.body())) {
                 throw new BackendUnavailableException("peer " + c.address() + " refused this replica's proof: "
                         + reply.body().get("errmsg"), false);
             }

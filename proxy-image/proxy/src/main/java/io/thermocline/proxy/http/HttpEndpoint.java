@@ -40,7 +40,7 @@ public final class HttpEndpoint implements AutoCloseable {
                     // a worker's own metrics and the JVM's and process's it runs in
                     io.prometheus.metrics.model.snapshots.MetricSnapshots.Builder all = io.prometheus.metrics.model.snapshots.MetricSnapshots.builder();
                     registry.scrape().forEach(all::metricSnapshot);
-                    io.thermocline.proxy.metrics.JvmAndProcessMetrics.registry().scrape().forEach(all::metricSnapshot);
+                    JvmAndProcessMetrics.registry().scrape().forEach(all::metricSnapshot);
                     writer.write(out, all.build());
                 }
             };

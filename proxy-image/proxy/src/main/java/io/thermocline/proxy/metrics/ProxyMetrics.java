@@ -11,6 +11,7 @@ import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.thermocline.proxy.http.HttpEndpoint;
+import io.thermocline.proxy.http.JvmAndProcessMetrics;
 import io.thermocline.proxy.pool.PoolListener;
 import io.thermocline.proxy.topology.Tier;
 

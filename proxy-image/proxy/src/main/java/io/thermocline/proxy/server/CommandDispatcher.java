@@ -20,6 +20,7 @@ import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.tiered.TieredRouting;
+import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 
@@ -129,7 +130,7 @@ final class CommandDispatcher implements RequestHandler {
         try {
             done = tiered.route(request, (tier, msg) -> forwarder.call(request, forwarder.backends().tier(tier), msg)
                             .thenApply(Forwarder.Answer::body), ticket)
-                    .map(reply -> reply.thenCompose(out -> replies.finish(request, out, ClientReplies.isOk(out), 0))
+                    .map(reply -> reply.thenCompose(out -> replies.finish(request, out, OpMsg.isOk(out), 0))
                             .exceptionallyCompose(e -> errors.unavailable(request, e)))
                     .orElseGet(() -> passThrough.observed(request, ticket::archiveReplied));
         } catch (RuntimeException e) {

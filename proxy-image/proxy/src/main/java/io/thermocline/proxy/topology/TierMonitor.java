@@ -7,7 +7,6 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.backend.BackendUnavailableException;
-import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.wire.OpMsg;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -514,7 +513,7 @@ public final class TierMonitor implements AutoCloseable {
                     .whenComplete((reply, error) -> {
                         if (error != null) {
                             drop();
-                        } else if (ClientReplies.isOk(reply.body())) {
+                        } else if (OpMsg.isOk(reply.body())) {
                             ReplSetOptimes.applied(reply.body()).forEach(TierMonitor.this::appliedAtLeast);
                         } else if (!NEVER_ALLOWED.contains(code(reply.body()))) {
                             drop(); // e.g. the primary stepped down: ask the next one

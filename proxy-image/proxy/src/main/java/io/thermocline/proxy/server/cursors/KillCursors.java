@@ -84,7 +84,7 @@ public final class KillCursors {
             RawBsonDocument forward = CommandEnvelope.edit(request.msg().body(), Map.of("cursors", e.getValue()), Set.of(), new BsonDocument());
             forwards.add(peers.call(e.getKey(), forward, hops + 1, request.client().auth()).handle((reply, error) -> {
                 synchronized (killed) {
-                    if (error == null && ClientReplies.isOk(reply)) {
+                    if (error == null && OpMsg.isOk(reply)) {
                         copy(reply, "cursorsKilled", killed);
                         copy(reply, "cursorsNotFound", notFound);
                         copy(reply, "cursorsUnknown", unknown);

@@ -1,7 +1,6 @@
 package io.thermocline.proxy.server.cursors;
 
 import io.thermocline.proxy.backend.BackendConnection;
-import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
 import io.thermocline.proxy.metrics.ProxyMetrics;
@@ -57,7 +56,7 @@ public final class OrphanCursors {
             tier.clock().latest().ifPresent(ct -> cmd.append("$clusterTime", ct));
             forwarder.roundTrip(tier, r.member(), OpMsg.request(BackendConnection.nextRequestId(), cmd), null)
                     .whenComplete((reply, e) -> LOG.info("event=orphan_cursor_killed tier={} member={} ns={} ok={}",
-                            r.tier().label(), r.member(), r.namespace(), e == null && ClientReplies.isOk(reply.body())));
+                            r.tier().label(), r.member(), r.namespace(), e == null && OpMsg.isOk(reply.body())));
         }
     }
 

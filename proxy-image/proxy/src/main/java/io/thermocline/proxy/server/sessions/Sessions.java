@@ -1,7 +1,6 @@
 package io.thermocline.proxy.server.sessions;
 
 import io.thermocline.proxy.backend.BackendConnection;
-import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorOwner;
@@ -147,7 +146,7 @@ public final class Sessions {
             tier.clock().latest().ifPresent(ct -> abort.append("$clusterTime", ct));
             forwarder.roundTrip(tier, pin.member(), OpMsg.request(BackendConnection.nextRequestId(), abort), null)
                     .whenComplete((reply, e) -> LOG.info("event=load_balanced_transaction_aborted connection={} tier={} member={} ok={}",
-                            connectionId, pin.tier().label(), pin.member(), e == null && ClientReplies.isOk(reply.body())));
+                            connectionId, pin.tier().label(), pin.member(), e == null && OpMsg.isOk(reply.body())));
         }));
     }
 }

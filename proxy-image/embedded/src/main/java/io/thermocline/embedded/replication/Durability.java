@@ -1,6 +1,5 @@
-package io.thermocline.embedded.storage;
+package io.thermocline.embedded.replication;
 
-import io.thermocline.embedded.replication.ReplicationException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;

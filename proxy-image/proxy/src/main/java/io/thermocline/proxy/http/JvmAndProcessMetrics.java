@@ -1,4 +1,4 @@
-package io.thermocline.proxy.metrics;
+package io.thermocline.proxy.http;
 
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;

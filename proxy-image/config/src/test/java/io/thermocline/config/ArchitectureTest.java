@@ -1,0 +1,33 @@
+package io.thermocline.config;
+
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+/** The layering docs/architecture.md states for the `config` module, checked on its production classes. */
+class ArchitectureTest {
+
+    private static final JavaClasses CLASSES = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.thermocline.config");
+
+    @Test
+    void packagesFormNoCycle() {
+        slices().matching("io.thermocline.(**)").should().beFreeOfCycles().check(CLASSES);
+    }
+
+    /** The one configuration schema depends on nothing of ours: the operator renders it with this module alone. */
+    @Test
+    void dependsOnlyOnTheModulesTheArchitectureNames() {
+        noClasses().should().dependOnClassesThat(resideInAPackage("io.thermocline..")
+                        .and(not(resideInAnyPackage("io.thermocline.config.."))))
+                .check(CLASSES);
+    }
+}
