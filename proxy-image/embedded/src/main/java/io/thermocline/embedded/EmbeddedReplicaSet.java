@@ -338,6 +338,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         return coordinator.readsWaitingForAStamp();
     }
 
+    /**
+     * Holds the next request of {@code command} on its way to {@code member}, as a slow network would: it runs once
+     * released, even if its client gave up meanwhile (a request delivered after the driver's timeout).
+     */
+    public io.thermocline.embedded.member.DelayedRequests.Held delayNextRequest(Member member, String command) {
+        return member.delayedRequests().holdNext(command);
+    }
+
     /** Secondaries apply each entry no earlier than this long after the primary wrote it. */
     public void setReplicationLag(Duration lag) {
         coordinator.lag(lag);

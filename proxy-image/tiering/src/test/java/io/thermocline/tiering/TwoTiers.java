@@ -40,6 +40,7 @@ public final class TwoTiers implements AutoCloseable {
     public static final String NS = POLICY.namespace();
 
     private final List<AutoCloseable> ownedSets = new ArrayList<>();
+    private EmbeddedReplicaSet embeddedArchive;
     public final com.mongodb.reactivestreams.client.MongoClient fast;
     public final com.mongodb.reactivestreams.client.MongoClient archive;
     public final com.mongodb.client.MongoClient fastSync;
@@ -76,6 +77,7 @@ public final class TwoTiers implements AutoCloseable {
             EmbeddedReplicaSet archiveSet = archiveTier.build().start();
             ownedSets.add(fastSet);
             ownedSets.add(archiveSet);
+            embeddedArchive = archiveSet;
             fastUri = fastSet.connectionString();
             archiveUri = archiveSet.connectionString();
         } else {
@@ -95,6 +97,11 @@ public final class TwoTiers implements AutoCloseable {
         store.ensureCollections();
         barrier = new MirrorBarrier(fast, store, "test");
         userDeletes = new UserDeletes(fast, store);
+    }
+
+    /** The archive when it is the embedded replica set (its test hooks); empty against external tiers. */
+    public java.util.Optional<EmbeddedReplicaSet> embeddedArchive() {
+        return java.util.Optional.ofNullable(embeddedArchive);
     }
 
     public MongoCollection<BsonDocument> fastOrders() {

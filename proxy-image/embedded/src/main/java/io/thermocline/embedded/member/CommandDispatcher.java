@@ -65,6 +65,7 @@ final class CommandDispatcher {
     private final MemberState self;
     private final SessionCatalog sessions;
     private final FailPoints failPoints = new FailPoints();
+    private final DelayedRequests delayedRequests = new DelayedRequests();
     private final ChangeStreamCursors changeStreams;
     private final boolean majorityByDefault;
 
@@ -82,6 +83,19 @@ final class CommandDispatcher {
 
     BsonDocument dispatch(Channel channel, int connectionId, String db, BsonDocument command, boolean legacy) {
         String name = command.isEmpty() ? "" : command.getFirstKey();
+        DelayedRequests.Held held = delayedRequests.pass(name);
+        try {
+            return dispatchNow(channel, connectionId, db, name, command, legacy);
+        } finally {
+            delayedRequests.ran(held);
+        }
+    }
+
+    DelayedRequests delayedRequests() {
+        return delayedRequests;
+    }
+
+    private BsonDocument dispatchNow(Channel channel, int connectionId, String db, String name, BsonDocument command, boolean legacy) {
         try {
             gossip(command);
             Optional<FailPoints.FailCommand> fail = failPoints.trigger(name);

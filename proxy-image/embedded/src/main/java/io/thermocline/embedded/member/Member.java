@@ -139,6 +139,11 @@ public final class Member {
         return "mongodb://" + host() + "/?directConnection=true";
     }
 
+    /** Test hook: requests held on their way to this member ({@link DelayedRequests}). */
+    public DelayedRequests delayedRequests() {
+        return dispatcher.delayedRequests();
+    }
+
     public MemberState state() {
         return state;
     }

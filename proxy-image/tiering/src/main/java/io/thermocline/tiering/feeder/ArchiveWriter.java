@@ -9,6 +9,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.ReplaceOneModel;
 import com.mongodb.client.model.ReplaceOptions;
 import com.mongodb.client.model.WriteModel;
+import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.tiering.Namespace;
@@ -31,8 +32,13 @@ import org.slf4j.LoggerFactory;
  * concern, a client-side timeout. A write the archive refuses for good ({@link DeadLetters#permanent})
  * is recorded as a dead letter and the rest of the batch goes on; any other failure is thrown, so
  * the whole batch is retried from the checkpoint.
+ *
+ * <p>Every write of this writer goes in one session, as a retryable write: each carries the session's next
+ * {@code txnNumber}, and the archive refuses a statement older than one it already ran ({@code TransactionTooOld}).
+ * So a write the writer gave up on at its timeout, still on its way and run late by the archive, can never land
+ * over the newer versions of the retried batch: it fails instead (docs/consistency.md, "Abandoned archive writes").
  */
-final class ArchiveWriter {
+final class ArchiveWriter implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ArchiveWriter.class);
 
@@ -46,6 +52,7 @@ final class ArchiveWriter {
     private final MongoClient archive;
     private final DeadLetters deadLetters;
     private final FeederMetrics metrics;
+    private ClientSession session;
 
     ArchiveWriter(MongoClient archive, DeadLetters deadLetters, FeederMetrics metrics) {
         this.archive = archive;
@@ -63,7 +70,7 @@ final class ArchiveWriter {
             List<MirrorAction> rest = actions.subList(from, actions.size());
             MongoCollection<BsonDocument> collection = base.withTimeout(timeoutMillis.getAsLong(), TimeUnit.MILLISECONDS);
             try {
-                Blocking.run(collection.bulkWrite(models(rest), new BulkWriteOptions().ordered(true)));
+                Blocking.run(collection.bulkWrite(session(), models(rest), new BulkWriteOptions().ordered(true)));
                 count(rest);
                 rest.forEach(a -> lastWent.put(new DocumentKey(a.documentId()), true));
                 break;
@@ -97,6 +104,22 @@ final class ArchiveWriter {
             }
         });
         return new Outcome(deadLettered, succeeded);
+    }
+
+    /** The writer's one session (see above), started on first use. */
+    private ClientSession session() {
+        if (session == null) {
+            session = Blocking.single(archive.startSession()).orElseThrow();
+        }
+        return session;
+    }
+
+    @Override
+    public void close() {
+        if (session != null) {
+            session.close();
+            session = null;
+        }
     }
 
     private void count(List<MirrorAction> written) {

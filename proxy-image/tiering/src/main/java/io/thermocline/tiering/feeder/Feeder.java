@@ -605,6 +605,7 @@ public final class Feeder extends Worker<Feeder> {
     @Override
     protected void release() {
         closeStream();
+        writer.close();
         checkpointer.shutdown();
     }
 }

@@ -49,6 +49,8 @@ public record TierClients(MongoClient fast, MongoClient archive) implements Auto
         }
         return MongoClients.create(b
                 .applicationName(applicationName)
+                // always: the feeder's archive writes rely on txnNumbers to refuse a late, abandoned write (ArchiveWriter)
+                .retryWrites(true)
                 .readPreference(ReadPreference.primary())
                 .readConcern(ReadConcern.MAJORITY)
                 .writeConcern(WriteConcern.MAJORITY)
