@@ -78,7 +78,10 @@ class HistoryLossIntegrationTest {
         assertThat(loss.resyncing()).isFalse();
         assertThat(loss.deleted()).isEqualTo(1);
         assertThat(registry.scrape().stream().filter(m -> m.getMetadata().getPrometheusName().equals("thermocline_feeder_history_lost"))
-                .map(m -> ((CounterSnapshot) m).getDataPoints().get(0).getValue()).findFirst().orElseThrow()).isEqualTo(1.0);
+                .map(m -> ((CounterSnapshot) m).getDataPoints().get(0).getValue()).findFirst().orElseThrow())
+                // each loss counts: on a loaded machine a resync's archive write may time out (the lease is 1 s here), and
+                // the feeder, restarting from its checkpoint, finds the history lost again and resyncs again
+                .isGreaterThanOrEqualTo(1.0);
 
         // streaming goes on from the fresh stream
         tiers.fastOrders().insertOne(order(500, NOW, "after the resync"));
