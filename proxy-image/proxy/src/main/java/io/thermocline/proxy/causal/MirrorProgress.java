@@ -6,9 +6,10 @@ import java.util.function.Supplier;
 import org.bson.BsonTimestamp;
 
 /**
- * How far the feeder has mirrored, as this proxy knows it: pushed by the state follower and, while
- * a read waits for a causal point, re-read from the shared state every few milliseconds (one read at
- * a time, shared by every waiter) so a waiting read sees progress as soon as it is persisted.
+ * How far the feeder has mirrored, as this proxy knows it: pushed by the state follower and by this
+ * proxy's stream of fast-tier writes (which shows each checkpoint as it commits; a waiting read wakes at
+ * once) and, while a read waits for a causal point, re-read from the shared state every few milliseconds
+ * (one read at a time, shared by every waiter) in case that stream is down.
  */
 public final class MirrorProgress {
 
@@ -17,6 +18,8 @@ public final class MirrorProgress {
     private final Supplier<BsonTimestamp> persisted;
     private volatile MirroredThrough known = MirroredThrough.NOTHING;
     private long lastReadNanos;
+    /** Waiting reads sleep on it; every advance wakes them. */
+    private final Object advanced = new Object();
 
     /** {@code persisted} reads the feeder's checkpointed mirrored-through from the metadata store. */
     public MirrorProgress(Supplier<BsonTimestamp> persisted) {
@@ -28,8 +31,16 @@ public final class MirrorProgress {
     }
 
     public void observed(MirroredThrough reported) {
+        boolean moved;
         synchronized (this) {
+            MirroredThrough before = known;
             known = known.atLeast(reported);
+            moved = known != before;
+        }
+        if (moved) {
+            synchronized (advanced) {
+                advanced.notifyAll();
+            }
         }
     }
 
@@ -51,7 +62,11 @@ public final class MirrorProgress {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            Thread.sleep(5);
+            synchronized (advanced) {
+                if (!known.covers(causalPoint)) {
+                    advanced.wait(5);
+                }
+            }
         }
     }
 

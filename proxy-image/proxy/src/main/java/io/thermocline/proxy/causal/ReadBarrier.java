@@ -16,8 +16,13 @@ import org.bson.BsonTimestamp;
 /**
  * What a read routed to the archive waits for before it runs, per {@code proxy.readConsistency}:
  * <ul>
- * <li>{@code linearizable}: the fast tier's present when the read arrived (a {@link FastTierClock}
- *     probe started after arrival), so the archive holds every write any client acknowledged before;</li>
+ * <li>{@code linearizable}: every write to the read's namespaces the fast tier acknowledged before the
+ *     read arrived, whichever client made it. With this proxy's stream of the fast tier's writes
+ *     ({@link #watching}): a read of the fast tier's present started after arrival (a shared {@code ping},
+ *     nothing written), the stream read through it, then only the seen writes to the read's namespaces that
+ *     mirrored-through does not cover yet are waited for ({@link UnmirroredWrites}); none, and the read
+ *     passes at once. When the stream cannot tell, the fast tier's present from a {@link FastTierClock}
+ *     probe started after arrival, as everything before it;</li>
  * <li>{@code session}: the later of the causal point this proxy tracked for the client and the
  *     {@code afterClusterTime} the client sent. The latter may come from another proxy replica (a
  *     fast-tier time, as the tiered path hands back) or from the archive's own clock (a pass-through
@@ -37,14 +42,25 @@ public final class ReadBarrier {
     private final LongAdder waited = new LongAdder();
     private final LongAdder timedOut = new LongAdder();
     private final LongAdder skipped = new LongAdder();
+    private final LongAdder quiet = new LongAdder();
+    /** Null until {@link #watching}: then linearizable reads first ask the stream. */
+    private volatile Watch watch;
     /** How long the archive has been down (empty while it answers): such reads need it, so they do not wait for the feeder. */
     private volatile Supplier<Optional<Duration>> archiveUnreachableFor = Optional::empty;
 
     /**
      * How reads passed the barrier so far: for metrics and benchmarks. {@code skipped}: point reads
-     * that did not need it ({@link PointReadSkip}).
+     * that did not need it ({@link PointReadSkip}); {@code quiet}: linearizable reads whose namespaces had
+     * no write the feeder had not mirrored ({@link UnmirroredWrites.Nothing}).
      */
-    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut, long skipped) {
+    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut, long skipped, long quiet) {
+    }
+
+    /**
+     * This proxy's view of the fast tier's writes, the shared reads of the fast tier's present, every tiered
+     * namespace, and how long a read waits for the stream to reach the present before it probes instead.
+     */
+    public record Watch(FastTierWrites writes, FastTierClock present, java.util.Set<String> tiered, Duration catchUp) {
     }
 
     public ReadBarrier(ReadConsistency mode, FastTierClock clock, MirrorProgress progress, Duration timeout) {
@@ -52,6 +68,11 @@ public final class ReadBarrier {
         this.clock = clock;
         this.progress = progress;
         this.timeout = timeout;
+    }
+
+    /** From now on, linearizable reads wait only for unmirrored writes to their namespaces ({@link UnmirroredWrites}). */
+    public void watching(Watch watch) {
+        this.watch = watch;
     }
 
     public void failFastWhile(Supplier<Optional<Duration>> unreachableFor) {
@@ -72,6 +93,15 @@ public final class ReadBarrier {
      * @throws CausalWaitTimeout when the feeder or the fast tier did not answer in time (retryable)
      */
     public BsonTimestamp await(String command, BsonTimestamp trackedPoint, BsonTimestamp clientPoint) throws InterruptedException {
+        return await(command, null, trackedPoint, clientPoint);
+    }
+
+    /**
+     * As {@link #await(String, BsonTimestamp, BsonTimestamp)} for a read of {@code namespaces} ("db.coll"; null:
+     * any tiered namespace): in linearizable mode only writes to them are waited for.
+     */
+    public BsonTimestamp await(String command, java.util.Collection<String> namespaces, BsonTimestamp trackedPoint,
+                               BsonTimestamp clientPoint) throws InterruptedException {
         Optional<Duration> down = archiveUnreachableFor.get();
         if (down.isPresent() && down.get().compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0) {
             timedOut.increment();
@@ -83,7 +113,17 @@ public final class ReadBarrier {
         boolean probe = mode == ReadConsistency.LINEARIZABLE || clientPoint != null && !progress.known().covers(clientPoint)
                 && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0);
         if (mode == ReadConsistency.LINEARIZABLE) {
-            point = present(command, deadline);
+            UnmirroredWrites.Verdict verdict = watched(namespaces, deadline);
+            if (verdict instanceof UnmirroredWrites.Nothing) {
+                quiet.increment();
+                return through();
+            }
+            if (verdict instanceof UnmirroredWrites.WaitFor unmirrored) {
+                point = unmirrored.latest();
+                probe = false;
+            } else {
+                point = present(command, deadline);
+            }
         } else {
             point = later(trackedPoint, clientPoint);
             if (probe) {
@@ -118,8 +158,35 @@ public final class ReadBarrier {
         return through.equals(MirroredThrough.NOTHING.clusterTime()) ? null : through;
     }
 
+    /** How many reads waited for this proxy's write stream to reach the fast tier's present (0 when not watching). */
+    public long streamWaits() {
+        Watch w = watch;
+        return w == null ? 0 : w.writes().waits();
+    }
+
     public Counts counts() {
-        return new Counts(immediate.sum(), probed.sum(), waited.sum(), timedOut.sum(), skipped.sum());
+        return new Counts(immediate.sum(), probed.sum(), waited.sum(), timedOut.sum(), skipped.sum(), quiet.sum());
+    }
+
+    /**
+     * What the stream says this read must wait for. Mirrored-through is read after the stream, and before the
+     * archive is: whatever it covers, the archive held when the read ran.
+     */
+    private UnmirroredWrites.Verdict watched(java.util.Collection<String> namespaces, long deadline) throws InterruptedException {
+        Watch w = watch;
+        if (w == null) {
+            return new UnmirroredWrites.Unknown("not watching");
+        }
+        BsonTimestamp present;
+        try {
+            // a ping started after the read arrived: at or after every write the fast tier acknowledged before
+            present = w.present().now().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            return new UnmirroredWrites.Unknown("no present: " + e);
+        }
+        long left = Math.max(0, deadline - System.nanoTime());
+        FastTierWrites.Seen seen = w.writes().awaitThrough(present, Duration.ofNanos(Math.min(left, w.catchUp().toNanos())));
+        return UnmirroredWrites.decide(seen, present, progress.known(), namespaces, w.tiered());
     }
 
     private BsonTimestamp present(String command, long deadline) throws InterruptedException {

@@ -151,7 +151,8 @@ public final class CausalTiers {
     }
 
     BsonTimestamp awaitCausalPoint(Exchange x) throws InterruptedException {
-        return barrier.await(x.msg().commandName(), causal.point(x.session(), x.request().connectionId()),
+        return barrier.await(x.msg().commandName(), ReadNamespaces.of(x.database(), x.command()),
+                causal.point(x.session(), x.request().connectionId()),
                 Replies.afterClusterTime(x.command()));
     }
 

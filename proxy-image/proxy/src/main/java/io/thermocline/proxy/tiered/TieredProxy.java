@@ -9,11 +9,13 @@ import io.thermocline.config.TlsConfig;
 import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.FastTierClock;
+import io.thermocline.proxy.causal.FastTierWrites;
 import io.thermocline.proxy.causal.MirrorProgress;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StateFollower;
+import io.thermocline.tiering.state.MirroredThrough;
 import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.provenance.Fences;
@@ -54,6 +56,9 @@ public final class TieredProxy {
     /** How long the tiered layer's own archive requests wait for a member to answer (the driver's default is 30 s). */
     static final Duration ARCHIVE_SELECTION = Duration.ofSeconds(3);
 
+    /** How long a linearizable read waits for this proxy's write stream to reach the fast tier's present before it probes. */
+    static final Duration STREAM_CATCH_UP = Duration.ofSeconds(1);
+
     /**
      * Knobs that are not part of the config schema.
      *
@@ -64,19 +69,27 @@ public final class TieredProxy {
      * @param writeRaces     {@link WriteRaces#NONE} in production
      */
     public record Options(Duration followInterval, Duration barrierTimeout, Duration fenceRetention, WriteRaces writeRaces,
-                          Mode requestedMode, ShadowConfig shadow, Duration modeLease) {
+                          Mode requestedMode, ShadowConfig shadow, Duration modeLease, Runnable writeStreamReceived) {
         public static Options defaults() {
             return new Options(Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMinutes(10), WriteRaces.NONE,
-                    null, ShadowConfig.defaults(), Duration.ofSeconds(5));
+                    null, ShadowConfig.defaults(), Duration.ofSeconds(5), () -> { });
+        }
+
+        /**
+         * Tests only: runs on this proxy's stream of fast-tier writes each time it received a write to a tiered namespace,
+         * before it records it (a test holds it there: reads must not pass on what the stream has not recorded).
+         */
+        public Options withWriteStreamReceived(Runnable hook) {
+            return new Options(followInterval, barrierTimeout, fenceRetention, writeRaces, requestedMode, shadow, modeLease, hook);
         }
 
         public Options withFollowInterval(Duration interval) {
-            return new Options(interval, barrierTimeout, fenceRetention, writeRaces, requestedMode, shadow, modeLease);
+            return new Options(interval, barrierTimeout, fenceRetention, writeRaces, requestedMode, shadow, modeLease, writeStreamReceived);
         }
 
         /** Tests only: worker steps run between the write path's decision and its write. */
         public Options withWriteRaces(WriteRaces races) {
-            return new Options(followInterval, barrierTimeout, fenceRetention, races, requestedMode, shadow, modeLease);
+            return new Options(followInterval, barrierTimeout, fenceRetention, races, requestedMode, shadow, modeLease, writeStreamReceived);
         }
 
         /**
@@ -84,7 +97,7 @@ public final class TieredProxy {
          * {@code lease}: a proxy that could not read the mode document for this long refuses tiered commands.
          */
         public Options withModes(Mode requested, ShadowConfig shadowConfig, Duration lease) {
-            return new Options(followInterval, barrierTimeout, fenceRetention, writeRaces, requested, shadowConfig, lease);
+            return new Options(followInterval, barrierTimeout, fenceRetention, writeRaces, requested, shadowConfig, lease, writeStreamReceived);
         }
     }
 
@@ -143,6 +156,19 @@ public final class TieredProxy {
         // the read barrier's probes have their own document: they never contend with the write path's barrier probes
         FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);
         ReadBarrier readBarrier = new ReadBarrier(readConsistency, present, progress, causalWaitTimeout);
+        FastTierWriteStream writeStream = null;
+        if (readConsistency == ReadConsistency.LINEARIZABLE) {
+            // reads learn the fast tier's present from a shared ping and what it wrote from this stream: no probe write
+            java.util.Set<String> tiered = new java.util.LinkedHashSet<>();
+            policies.forEach(p -> tiered.add(p.database() + "." + p.collection()));
+            FastTierWrites seen = new FastTierWrites();
+            FastTierClock pings = new FastTierClock(() -> fastTierPresent(fast), workers);
+            writeStream = new FastTierWriteStream(fastUri, tls, instanceId, tiered, seen,
+                    () -> store.feederCheckpoint().mirroredThrough(), () -> fastTierPresent(fast),
+                    through -> progress.observed(new MirroredThrough(through)), options.writeStreamReceived()).start();
+            readBarrier.watching(new ReadBarrier.Watch(seen, pings, tiered, STREAM_CATCH_UP));
+        }
+        FastTierWriteStream stream = writeStream;
         ArchivePresent archivePresent = new ArchivePresent(() -> archiveOperationTime(archive), workers, causalWaitTimeout);
         ModeStore modeStore = new ModeStore(store);
         Modes modes = new Modes(
@@ -153,10 +179,26 @@ public final class TieredProxy {
                         options.modeLease(), Clock.systemUTC()).start());
         return new TieredRouting(tiering, new CausalPoints(100_000), readBarrier, archivePresent, promotion, writes, fences,
                 ledger, store, modes, workers, () -> {
+                    if (stream != null) {
+                        stream.close();
+                    }
                     follower.close();
                     fast.close();
                     archive.close();
                 });
+    }
+
+    /**
+     * The fast-tier primary's last applied optime: the operationTime of a {@code ping}, a read, which a primary
+     * answers with the optime it has applied (every write it acknowledged before is at or before it).
+     */
+    private static BsonTimestamp fastTierPresent(MongoClient fast) {
+        BsonValue time = Blocking.single(fast.getDatabase("admin").runCommand(new BsonDocument("ping", new BsonInt32(1)),
+                BsonDocument.class)).map(reply -> reply.get("operationTime")).orElse(null);
+        if (time == null || !time.isTimestamp()) {
+            throw new IllegalStateException("the fast tier answered a ping without an operationTime: it must be a replica set");
+        }
+        return time.asTimestamp();
     }
 
     /** The archive primary's last applied optime: the operationTime of a {@code ping} (a read of the present). */

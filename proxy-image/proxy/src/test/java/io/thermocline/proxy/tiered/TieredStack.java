@@ -54,6 +54,8 @@ final class TieredStack implements AutoCloseable {
 
     /** The worker step a test runs at a point of the write path ({@link WriteRaces}); none by default. */
     final java.util.concurrent.atomic.AtomicReference<WriteRaces> writeRaces = new java.util.concurrent.atomic.AtomicReference<>(WriteRaces.NONE);
+    /** Runs on each proxy's stream of fast-tier writes between receiving a tiered write and recording it; nothing by default. */
+    final java.util.concurrent.atomic.AtomicReference<Runnable> writeStreamReceived = new java.util.concurrent.atomic.AtomicReference<>(() -> { });
 
     private final ThermoclineConfig config;
     private final ProxySettings settings;
@@ -96,6 +98,7 @@ final class TieredStack implements AutoCloseable {
         return TieredProxy.routing(tiers.fastUri(), tiers.archiveUri(), config.collections(),
                 config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
                 TieredProxy.Options.defaults().withFollowInterval(follow).withWriteRaces(point -> writeRaces.get().reached(point))
+                        .withWriteStreamReceived(() -> writeStreamReceived.get().run())
                         // every shadowed read compared; a short quiet period and few comparisons for the cutover gate
                         .withModes(null, SHADOW, Duration.ofSeconds(5)));
     }

@@ -48,7 +48,7 @@ public final class MetadataStore {
     /** The collections in {@link #DATABASE} whose change events the feeder must see. */
     public static final Set<String> WATCHED = Set.of(PROVENANCE, FENCES, PROBES);
 
-    static final String FEEDER_ID = "feeder";
+    public static final String FEEDER_ID = "feeder";
     static final String FEEDER_HEALTH_ID = "feederHealth";
     private static final String NAMESPACE_PREFIX = "ns:";
 
