@@ -1,11 +1,9 @@
 package io.thermocline.operator.archive;
 
 import io.fabric8.kubernetes.api.model.Secret;
-import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.thermocline.operator.api.v1alpha1.ArchiveSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.dataplane.DataPlaneMounts;
@@ -16,40 +14,34 @@ import java.util.stream.Collectors;
 
 /**
  * Watches the Secrets a cluster names in {@code spec.archive} (connection string, CA), and those of
- * {@code spec.auth} and {@code spec.tls}: a
- * created or rotated Secret reconciles every cluster that reads it at once, and the reconcile
- * reads it from this informer's cache instead of a GET. The Secrets are the user's, so they
- * carry no label to select them by: the informer holds the Secrets of the watched namespaces.
+ * {@code spec.auth} and {@code spec.tls}: a created or rotated Secret reconciles every cluster that reads it at once,
+ * and the reconcile reads it from the watch's cache instead of a GET. Only the named Secrets are watched, one by one
+ * ({@link ReferencedSecrets}): the user's Secrets carry no label to select them by.
  */
 public final class ArchiveSecretWatch {
 
     public static final String NAME = "archive-secrets";
-    private static final String INDEX = "archive-secret-refs";
 
     private ArchiveSecretWatch() {
     }
 
-    public static InformerEventSource<Secret, ThermoclineCluster> eventSource(EventSourceContext<ThermoclineCluster> context) {
-        context.getPrimaryCache().addIndexer(INDEX, cluster -> referenced(cluster).stream()
-                .map(name -> key(cluster.getMetadata().getNamespace(), name)).toList());
-        InformerEventSourceConfiguration<Secret> configuration = InformerEventSourceConfiguration
-                .from(Secret.class, ThermoclineCluster.class)
-                .withName(NAME)
-                .withSecondaryToPrimaryMapper(secret -> context.getPrimaryCache()
-                        .byIndex(INDEX, key(secret.getMetadata().getNamespace(), secret.getMetadata().getName())).stream()
-                        .map(ResourceID::fromResource).collect(Collectors.toSet()))
-                .withPrimaryToSecondaryMapper((ThermoclineCluster cluster) -> referenced(cluster).stream()
-                        .map(name -> new ResourceID(name, cluster.getMetadata().getNamespace())).collect(Collectors.toSet()))
-                .build();
-        return new InformerEventSource<>(configuration, context);
+    public static ReferencedSecrets eventSource(EventSourceContext<ThermoclineCluster> context) {
+        return new ReferencedSecrets(context.getClient(), NAME);
     }
 
-    /** Reads the cluster's Secrets from the watch's cache. */
+    /** The cluster's Secrets, from the watch (whose set this call brings up to what the cluster names now). */
     public static ArchiveSecrets.Lookup cached(Context<ThermoclineCluster> context) {
-        String namespace = context.getPrimaryResource().getMetadata().getNamespace();
-        InformerEventSource<Secret, ThermoclineCluster> secrets = (InformerEventSource<Secret, ThermoclineCluster>)
-                context.eventSourceRetriever().getEventSourceFor(Secret.class, NAME);
-        return name -> secrets.get(new ResourceID(name, namespace)).orElse(null);
+        ThermoclineCluster cluster = context.getPrimaryResource();
+        String namespace = cluster.getMetadata().getNamespace();
+        ReferencedSecrets secrets = of(context);
+        secrets.track(ResourceID.fromResource(cluster), referenced(cluster).stream()
+                .map(name -> new ResourceID(name, namespace)).collect(Collectors.toSet()));
+        return name -> secrets.find(namespace, name);
+    }
+
+    /** The watch, e.g. to release a deleted cluster's Secrets. */
+    public static ReferencedSecrets of(Context<ThermoclineCluster> context) {
+        return (ReferencedSecrets) context.eventSourceRetriever().getEventSourceFor(Secret.class, NAME);
     }
 
     static List<String> referenced(ThermoclineCluster cluster) {
@@ -67,7 +59,4 @@ public final class ArchiveSecretWatch {
         return List.copyOf(Set.copyOf(names));
     }
 
-    private static String key(String namespace, String name) {
-        return namespace + "/" + name;
-    }
 }

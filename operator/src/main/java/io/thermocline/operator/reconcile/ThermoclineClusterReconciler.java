@@ -20,6 +20,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.Workflow;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.InvalidConfigException;
@@ -397,6 +398,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         Deletion.Step step = Deletion.advance(context.getClient(), cluster, tieringObserver, modeStore,
                 settings.deletionDrainTimeout());
         if (step.done()) {
+            ArchiveSecretWatch.of(context).forget(ResourceID.fromResource(cluster));
             probeCache().forget(layout.namespace() + "/" + layout.cluster());
             lastSteps.remove(layout.namespace() + "/" + layout.cluster());
             clusterGauges.forget(layout);

@@ -5,12 +5,12 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.ResourceIDMapper;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.polling.PerResourcePollingConfigurationBuilder;
 import io.javaoperatorsdk.operator.processing.event.source.polling.PerResourcePollingEventSource;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.archive.ArchiveSecrets;
+import io.thermocline.operator.archive.ReferencedSecrets;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.layout.ClusterLayout;
 import java.time.Duration;
@@ -32,14 +32,14 @@ public final class TieringPolling {
     }
 
     public static PerResourcePollingEventSource<TieringSnapshot, ThermoclineCluster, String> eventSource(
-            EventSourceContext<ThermoclineCluster> context, InformerEventSource<Secret, ThermoclineCluster> archiveSecrets,
+            EventSourceContext<ThermoclineCluster> context, ReferencedSecrets archiveSecrets,
             TieringObserver observer, Duration period) {
         PerResourcePollingEventSource.ResourceFetcher<TieringSnapshot, ThermoclineCluster> fetcher = cluster -> {
             if (!replicaSetInitiated(cluster)) {
                 return Set.of();
             }
             String ns = cluster.getMetadata().getNamespace();
-            ArchiveSecrets.Lookup lookup = name -> archiveSecrets.get(new ResourceID(name, ns)).orElse(null);
+            ArchiveSecrets.Lookup lookup = name -> archiveSecrets.find(ns, name);
             return target(cluster, ArchiveSecrets.read(lookup, ns, cluster.getSpec().archive),
                     ArchiveSecrets.direct(context.getClient(), ns).find(ClusterLayout.of(cluster).usersSecret()))
                     .flatMap(observer::observe).map(Set::of).orElse(Set.of());

@@ -6,8 +6,13 @@ import static io.thermocline.operator.reconcile.Clusters.condition;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.processing.Controller;
+import io.javaoperatorsdk.operator.processing.event.source.Cache;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -25,9 +30,12 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The archive Secrets are watched: with the periodic re-check an hour away (a ready cluster is
@@ -37,6 +45,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
 @TestProfile(ArchiveSecretWatchTest.SlowResync.class)
+@Timeout(120)
 class ArchiveSecretWatchTest {
 
     /** Well below the 60 s a ready cluster waits for its next periodic reconcile. */
@@ -58,6 +67,8 @@ class ArchiveSecretWatchTest {
     FakeReplicaSet replicaSet;
     @Inject
     FakeTiering tiering;
+    @Inject
+    Operator operator;
 
     private String ns;
 
@@ -102,6 +113,48 @@ class ArchiveSecretWatchTest {
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
         await().atMost(PROMPTLY).ignoreExceptions().untilAsserted(() ->
                 assertThat(condition(stored("late"), ConditionType.ArchiveReachable).getStatus()).isEqualTo("True"));
+    }
+
+    /**
+     * Issue 42 item 4: the operator caches the Secrets its clusters name and no other of their namespaces (a watch on
+     * every Secret holds each Helm release and service-account token in a 512 Mi pod).
+     */
+    @Test
+    void onlyTheSecretsAClusterNamesAreCachedAndOneItNoLongerNamesIsReleased() {
+        // created before the archive's: a watch on every Secret of the namespace would hold them by the time it holds that one
+        client.secrets().inNamespace(ns).resource(opaque("sh.helm.release.v1.shop.v7", "release", "x".repeat(100_000))).create();
+        client.secrets().inNamespace(ns).resource(opaque("billing-db", "password", "not-ours")).create();
+        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "only")).create();
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(condition(stored("only"), ConditionType.ArchiveReachable).getStatus()).isEqualTo("True"));
+        assertThat(cachedSecrets()).contains("archive").doesNotContain("sh.helm.release.v1.shop.v7", "billing-db");
+
+        String moved = "mongodb://app:moved@archive-9.db:27017/?replicaSet=archive-rs";
+        client.secrets().inNamespace(ns).resource(opaque("archive-2", "uri", moved)).create();
+        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("only").edit(c -> {
+            c.getSpec().archive.uriSecretRef.name = "archive-2";
+            return c;
+        });
+        // the reconcile that probed the new Secret's archive had released the old one before
+        await().atMost(PROMPTLY).until(() -> archive.probedUris().contains(moved));
+        assertThat(cachedSecrets()).contains("archive-2").doesNotContain("archive", "sh.helm.release.v1.shop.v7", "billing-db");
+    }
+
+    /** The names of this namespace's Secrets in every Secret cache of the operator's controller. */
+    @SuppressWarnings("unchecked")
+    private Set<String> cachedSecrets() {
+        Controller<?> controller = (Controller<?>) operator.getRegisteredController(ThermoclineClusterReconciler.NAME).orElseThrow();
+        return controller.getEventSourceManager().getEventSourcesFor(Secret.class).stream()
+                .filter(source -> source instanceof Cache<?>)
+                .flatMap(source -> ((Cache<Secret>) source).list())
+                .filter(secret -> ns.equals(secret.getMetadata().getNamespace()))
+                .map(secret -> secret.getMetadata().getName()).collect(Collectors.toSet());
+    }
+
+    private Secret opaque(String name, String key, String value) {
+        return new SecretBuilder().withNewMetadata().withName(name).withNamespace(ns).endMetadata()
+                .addToData(key, Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8))).build();
     }
 
     private String hashOf(String deployment) {
