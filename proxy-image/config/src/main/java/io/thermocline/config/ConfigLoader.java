@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -106,9 +105,7 @@ public final class ConfigLoader {
     }
 
     private static void merge(ObjectNode target, JsonNode source) {
-        Iterator<Map.Entry<String, JsonNode>> fields = source.fields();
-        while (fields.hasNext()) {
-            var field = fields.next();
+        for (Map.Entry<String, JsonNode> field : source.properties()) {
             JsonNode existing = target.get(field.getKey());
             if (existing instanceof ObjectNode existingObject && field.getValue().isObject()) {
                 merge(existingObject, field.getValue());
@@ -150,11 +147,11 @@ public final class ConfigLoader {
             names.put(ENV_PREFIX + String.join("_", path.stream().map(ConfigLoader::upperSnake).toList()), List.copyOf(path));
         }
         if (node.isObject()) {
-            node.fields().forEachRemaining(f -> {
+            for (Map.Entry<String, JsonNode> f : node.properties()) {
                 path.add(f.getKey());
                 collect(f.getValue(), path, names);
                 path.remove(path.size() - 1);
-            });
+            }
         }
     }
 

@@ -315,10 +315,11 @@ public final class FastTierCertificates {
                 .withMetadata(metadata(cluster, layout, name))
                 .addToAdditionalProperties("spec", spec)
                 .build();
-        var resource = client.genericKubernetesResources(CERTIFICATES).inNamespace(layout.namespace()).withName(name);
+        var certificates = client.genericKubernetesResources(CERTIFICATES).inNamespace(layout.namespace());
+        var resource = certificates.withName(name);
         GenericKubernetesResource existing = resource.get();
         if (existing == null) {
-            resource.create(certificate);
+            certificates.resource(certificate).create();
         } else if (!spec.equals(existing.getAdditionalProperties().get("spec"))) {
             resource.edit(c -> {
                 c.getAdditionalProperties().put("spec", spec);

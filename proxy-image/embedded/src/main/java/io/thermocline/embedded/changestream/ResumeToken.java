@@ -33,10 +33,9 @@ public record ResumeToken(OplogPosition position, Kind kind) {
             throw new ReplicationException(260, "InvalidResumeToken", "resume token " + hex + " was not issued by this replica set");
         }
         try {
-            HexFormat format = HexFormat.of();
             long ts = Long.parseUnsignedLong(hex.substring(2, 18), 16);
             int index = (int) Long.parseLong(hex.substring(18, 26), 16);
-            int kind = format.fromHexDigits(hex.substring(26, 28));
+            int kind = HexFormat.fromHexDigits(hex.substring(26, 28));
             if (kind >= Kind.values().length) {
                 throw new NumberFormatException("kind " + kind);
             }
