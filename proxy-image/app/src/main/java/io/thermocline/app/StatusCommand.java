@@ -20,10 +20,12 @@ import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -145,10 +147,17 @@ public final class StatusCommand implements Callable<Integer> {
         return d;
     }
 
-    /** -1 when the archive cannot be asked (an outage): the rest of the screen says why. */
+    /**
+     * How long the screen waits for each archive answer: an archive that accepts connections but stalls (a full disk, a
+     * stuck primary) must not hold the screen for the client's 30 s; its lines say "unavailable" instead.
+     */
+    static final Duration ARCHIVE_ANSWER = Duration.ofSeconds(2);
+
+    /** -1 when the archive cannot be asked (an outage) or does not answer in time: the rest of the screen says why. */
     private static long archiveCount(Namespace ns, MongoClient archive) {
         try {
-            return Blocking.single(ns.in(archive).estimatedDocumentCount()).orElse(0L);
+            return Blocking.single(ns.in(archive).withTimeout(ARCHIVE_ANSWER.toMillis(), TimeUnit.MILLISECONDS)
+                    .estimatedDocumentCount()).orElse(0L);
         } catch (MongoException | IllegalStateException e) {
             return -1;
         }
@@ -157,7 +166,7 @@ public final class StatusCommand implements Callable<Integer> {
     /** Null when the archive cannot be asked: the rest of the screen is still worth showing. */
     private static BsonTimestamp archiveLatest(MongoClient archive) {
         try {
-            return ModeController.archiveTime(archive);
+            return ModeController.archiveTime(archive, ARCHIVE_ANSWER);
         } catch (MongoException | IllegalStateException e) {
             return null;
         }

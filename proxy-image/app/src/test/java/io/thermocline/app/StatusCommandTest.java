@@ -111,6 +111,36 @@ class StatusCommandTest {
         }
     }
 
+    /**
+     * Issue 40: an archive that accepts connections and answers {@code hello} but stalls every command held the screen
+     * for as long as the archive did (here a minute); each archive question now gives up after two seconds and its
+     * line says so.
+     */
+    @Test
+    void anArchiveThatStallsItsCommandsDoesNotHoldTheScreen() throws Exception {
+        try (EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").build().start();
+             EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start();
+             com.mongodb.client.MongoClient admin = com.mongodb.client.MongoClients.create(archive.connectionString())) {
+            Path config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
+                    + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
+                    + "auth: {mode: disabled}\n"
+                    + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
+            try (TierClients clients = TierClients.open(ConfigLoader.load(config, Map.of()), "test")) {
+                new MetadataStore(clients.fast()).ensureCollections();
+            }
+            admin.getDatabase("admin").runCommand(new org.bson.Document("configureFailPoint", "failCommand").append("mode", "alwaysOn")
+                    .append("data", new org.bson.Document("failCommands", java.util.List.of("count", "ping", "aggregate", "find"))
+                            .append("blockConnection", true).append("blockTimeMS", 60_000)));
+            try {
+                String text = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30),
+                        () -> run("status", "--config", config.toString()), "the status screen waited for the stalled archive");
+                assertThat(text).contains("shop.orders              fast 0, archive unavailable");
+            } finally {
+                admin.getDatabase("admin").runCommand(new org.bson.Document("configureFailPoint", "failCommand").append("mode", "off"));
+            }
+        }
+    }
+
     @Test
     void theTextShowsTheDrainOnlyWhileDrainingAndShadowCountersOnlyWhileShadowing() {
         ModeDocument drainedThenTiered = ModeDocument.initial().entering(Mode.DRAINING, Phase.DRAINING, AT)

@@ -115,9 +115,18 @@ public final class ModeController implements AutoCloseable {
      * what {@code thermocline status} measures the archive follower's lag against).
      */
     public static BsonTimestamp archiveTime(MongoClient archive) {
+        return archiveTime(archive, null);
+    }
+
+    /** As {@link #archiveTime(MongoClient)}, giving up after {@code timeout} (null: the client's own limits). */
+    public static BsonTimestamp archiveTime(MongoClient archive, java.time.Duration timeout) {
         ClientSession session = Blocking.single(archive.startSession()).orElseThrow();
         try {
-            Blocking.single(archive.getDatabase("admin").runCommand(session, new BsonDocument("ping", new BsonInt32(1))));
+            var admin = archive.getDatabase("admin");
+            if (timeout != null) {
+                admin = admin.withTimeout(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+            Blocking.single(admin.runCommand(session, new BsonDocument("ping", new BsonInt32(1))));
             BsonTimestamp time = session.getOperationTime();
             if (time == null) {
                 throw new IllegalStateException("the archive returned no operationTime: it must be a replica set for mode switches");
