@@ -43,6 +43,7 @@ final class FastTierWriteStream implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FastTierWriteStream.class);
     /** How long a getMore waits for new entries: the most an entry no event shows (a no-op) delays the stream's position. */
     static final Duration MAX_AWAIT = Duration.ofMillis(50);
+
     private static final Duration RETRY = Duration.ofMillis(200);
     private static final String STATE = MetadataStore.DATABASE + "." + MetadataStore.STATE;
     private static final BsonString FEEDER_ID = new BsonString(MetadataStore.FEEDER_ID);
@@ -53,45 +54,70 @@ final class FastTierWriteStream implements AutoCloseable {
      * progress as it commits, without polling the checkpoint.
      */
     private static final List<Bson> PIPELINE = List.of(
-            new BsonDocument("$set", new BsonDocument("fullDocument", new BsonDocument("$cond", new BsonArray(List.of(
-                    new BsonDocument("$and", new BsonArray(List.of(
-                            new BsonDocument("$eq", new BsonArray(List.of(new BsonString("$ns.db"), new BsonString(MetadataStore.DATABASE)))),
-                            new BsonDocument("$eq", new BsonArray(List.of(new BsonString("$ns.coll"), new BsonString(MetadataStore.STATE)))),
-                            new BsonDocument("$eq", new BsonArray(List.of(new BsonString("$documentKey._id"), FEEDER_ID)))))),
-                    new BsonDocument(CHECKPOINT_FIELD, new BsonString("$fullDocument." + CHECKPOINT_FIELD)),
-                    BsonNull.VALUE))))),
+            new BsonDocument(
+                    "$set",
+                    new BsonDocument(
+                            "fullDocument",
+                            new BsonDocument(
+                                    "$cond",
+                                    new BsonArray(List.of(
+                                            new BsonDocument(
+                                                    "$and",
+                                                    new BsonArray(List.of(
+                                                            new BsonDocument(
+                                                                    "$eq",
+                                                                    new BsonArray(List.of(
+                                                                            new BsonString("$ns.db"),
+                                                                            new BsonString(MetadataStore.DATABASE)))),
+                                                            new BsonDocument(
+                                                                    "$eq",
+                                                                    new BsonArray(List.of(
+                                                                            new BsonString("$ns.coll"),
+                                                                            new BsonString(MetadataStore.STATE)))),
+                                                            new BsonDocument(
+                                                                    "$eq",
+                                                                    new BsonArray(List.of(
+                                                                            new BsonString("$documentKey._id"),
+                                                                            FEEDER_ID)))))),
+                                            new BsonDocument(
+                                                    CHECKPOINT_FIELD,
+                                                    new BsonString("$fullDocument." + CHECKPOINT_FIELD)),
+                                            BsonNull.VALUE))))),
             Aggregates.project(Projections.exclude("fullDocumentBeforeChange", "updateDescription")));
 
     private final MongoClient fast;
     private final FastTierWrites writes;
     private final Set<String> tiered;
     private final Supplier<BsonTimestamp> mirroredThrough;
-    private final Supplier<BsonTimestamp> present;
     private final java.util.function.Consumer<BsonTimestamp> checkpoints;
     /** Tests hold the stream here, between receiving a write and recording it. */
     private final Runnable received;
+
     private final Thread reader;
     private volatile boolean closed;
 
     /**
      * @param mirroredThrough the feeder's persisted mirrored-through: a fresh stream starts there, so that
-     *                        every write it has not mirrored is seen
-     * @param present         the fast tier's present, where a fresh stream starts when the feeder has mirrored nothing
-     *                        or its point has left the oplog
+     *                        every write it has not mirrored is seen (at the fast tier's present when there is none)
      * @param checkpoints     told each mirrored-through the feeder checkpoints, as the stream shows it
      */
-    FastTierWriteStream(String fastUri, TlsConfig tls, String instanceId, Set<String> tiered, FastTierWrites writes,
-                        Supplier<BsonTimestamp> mirroredThrough, Supplier<BsonTimestamp> present,
-                        java.util.function.Consumer<BsonTimestamp> checkpoints, Runnable received) {
+    FastTierWriteStream(
+            String fastUri,
+            TlsConfig tls,
+            String instanceId,
+            Set<String> tiered,
+            FastTierWrites writes,
+            Supplier<BsonTimestamp> mirroredThrough,
+            java.util.function.Consumer<BsonTimestamp> checkpoints,
+            Runnable received) {
         this.fast = MongoClients.create(TierClients.settings(fastUri, tls)
                 .applicationName("thermocline-proxy-writes")
                 .readPreference(ReadPreference.primary())
-                .applyToConnectionPoolSettings(p -> p.maxSize(2))
+                .applyToConnectionPoolSettings(p -> p.maxSize(8))
                 .build());
         this.writes = writes;
         this.tiered = Set.copyOf(tiered);
         this.mirroredThrough = mirroredThrough;
-        this.present = present;
         this.checkpoints = checkpoints;
         this.received = received;
         this.reader = new Thread(this::run, "thermocline-writes-" + instanceId);
@@ -116,7 +142,10 @@ final class FastTierWriteStream implements AutoCloseable {
                 if (e instanceof MongoException error && Feeder.historyLost(error)) {
                     resumeAfter = null; // start afresh: reads ask the probe until mirrored-through passes the new start
                 }
-                LOG.warn("event=fast_tier_write_stream_restart error=\"{}\" resume={}", e.toString(), resumeAfter != null);
+                LOG.warn(
+                        "event=fast_tier_write_stream_restart error=\"{}\" resume={}",
+                        e.toString(),
+                        resumeAfter != null);
                 try {
                     Thread.sleep(RETRY.toMillis());
                 } catch (InterruptedException interrupted) {
@@ -128,14 +157,13 @@ final class FastTierWriteStream implements AutoCloseable {
 
     /** Reads the stream until it fails; returns where to resume. */
     private BsonDocument follow(BsonDocument resumeAfter) {
-        var watch = fast.watch(PIPELINE, BsonDocument.class)
-                .maxAwaitTime(MAX_AWAIT.toMillis(), TimeUnit.MILLISECONDS);
+        var watch = fast.watch(PIPELINE, BsonDocument.class).maxAwaitTime(MAX_AWAIT.toMillis(), TimeUnit.MILLISECONDS);
         if (resumeAfter != null) {
             watch = watch.resumeAfter(resumeAfter);
         } else {
             BsonTimestamp start = mirroredThrough.get();
             if (start == null || start.getValue() == 0) {
-                start = present.get();
+                start = present(); // the fast tier's present: nothing mirrored yet, or that point left the oplog
             }
             writes.openedAt(start);
             watch = watch.startAtOperationTime(start);
@@ -150,8 +178,12 @@ final class FastTierWriteStream implements AutoCloseable {
                         checkpoints.accept(through.asTimestamp());
                     }
                 } else if (event != null) {
-                    List<String> touched = touched(event.getOperationTypeString(), namespaceOf(event.getNamespaceDocument()),
-                            namespaceOf(event.getDestinationNamespaceDocument()), event.getDocumentKey(), tiered);
+                    List<String> touched = touched(
+                            event.getOperationTypeString(),
+                            namespaceOf(event.getNamespaceDocument()),
+                            namespaceOf(event.getDestinationNamespaceDocument()),
+                            event.getDocumentKey(),
+                            tiered);
                     if (!touched.isEmpty()) {
                         received.run();
                         writes.wrote(touched, event.getClusterTime());
@@ -164,26 +196,49 @@ final class FastTierWriteStream implements AutoCloseable {
                 token = next;
                 BsonTimestamp at = ResumeTokens.clusterTime(next);
                 if (at == null) {
-                    throw new IllegalStateException("the fast tier's resume token " + next.toJson() + " carries no cluster time this proxy can read");
+                    throw new IllegalStateException("the fast tier's resume token " + next.toJson()
+                            + " carries no cluster time this proxy can read");
                 }
-                // the event's own token inside a transaction: its other events share the time and may come in the next batch
-                boolean midTransaction = event != null && next.equals(event.getResumeToken()) && event.getTxnNumber() != null;
+                // the event's own token inside a transaction: its other events share the time and may come in the next
+                // batch
+                boolean midTransaction =
+                        event != null && next.equals(event.getResumeToken()) && event.getTxnNumber() != null;
                 writes.readThrough(midTransaction ? ResumeTokens.justBefore(at) : at);
             }
         }
         return token;
     }
 
+    /**
+     * The fast-tier primary's last applied optime: the operationTime of a {@code ping}, a read, which a primary
+     * answers with the optime it has applied (every write it acknowledged before is at or before it). Run in the
+     * caller's thread on this stream's client: no hand-off to another thread.
+     */
+    BsonTimestamp present() {
+        BsonValue time = fast.getDatabase("admin")
+                .runCommand(new BsonDocument("ping", new org.bson.BsonInt32(1)), BsonDocument.class)
+                .get("operationTime");
+        if (time == null || !time.isTimestamp()) {
+            throw new IllegalStateException(
+                    "the fast tier answered a ping without an operationTime: it must be a replica set");
+        }
+        return time.asTimestamp();
+    }
+
     private static boolean isFeederCheckpoint(ChangeStreamDocument<BsonDocument> event) {
-        return STATE.equals(namespaceOf(event.getNamespaceDocument())) && event.getDocumentKey() != null
-                && FEEDER_ID.equals(event.getDocumentKey().get("_id")) && event.getFullDocument() != null;
+        return STATE.equals(namespaceOf(event.getNamespaceDocument()))
+                && event.getDocumentKey() != null
+                && FEEDER_ID.equals(event.getDocumentKey().get("_id"))
+                && event.getFullDocument() != null;
     }
 
     private static String namespaceOf(BsonDocument ns) {
         if (ns == null || !ns.isString("db")) {
             return null;
         }
-        return ns.isString("coll") ? ns.getString("db").getValue() + "." + ns.getString("coll").getValue() : ns.getString("db").getValue();
+        return ns.isString("coll")
+                ? ns.getString("db").getValue() + "." + ns.getString("coll").getValue()
+                : ns.getString("db").getValue();
     }
 
     /**
@@ -194,8 +249,8 @@ final class FastTierWriteStream implements AutoCloseable {
      *
      * @param namespace "db.coll", or "db" for a database-wide event
      */
-    static List<String> touched(String operationType, String namespace, String renamedTo, BsonDocument documentKey,
-                                Set<String> tiered) {
+    static List<String> touched(
+            String operationType, String namespace, String renamedTo, BsonDocument documentKey, Set<String> tiered) {
         List<String> touched = new ArrayList<>();
         if (namespace == null) {
             return touched;

@@ -3,7 +3,9 @@ package io.thermocline.proxy.tiered;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.config.Mode;
 import io.thermocline.config.ReadConsistency;
+import io.thermocline.config.ShadowConfig;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TlsConfig;
 import io.thermocline.proxy.causal.ArchivePresent;
@@ -12,28 +14,26 @@ import io.thermocline.proxy.causal.FastTierClock;
 import io.thermocline.proxy.causal.FastTierWrites;
 import io.thermocline.proxy.causal.MirrorProgress;
 import io.thermocline.proxy.causal.ReadBarrier;
-import io.thermocline.tiering.metadata.MetadataStore;
-import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.metadata.StateFollower;
-import io.thermocline.tiering.state.MirroredThrough;
-import io.thermocline.tiering.provenance.CopyUp;
-import io.thermocline.tiering.reactive.Blocking;
-import io.thermocline.tiering.provenance.Fences;
-import io.thermocline.tiering.provenance.OwnWrites;
-import io.thermocline.tiering.provenance.UserDeletes;
-import io.thermocline.proxy.tiered.writes.RetryableReplies;
-import io.thermocline.proxy.tiered.writes.TieredWrites;
-import io.thermocline.proxy.tiered.writes.WriteRaces;
-import io.thermocline.tiering.worker.FaultInjection;
-import io.thermocline.tiering.worker.TierClients;
-import java.time.Clock;
-import io.thermocline.config.Mode;
-import io.thermocline.config.ShadowConfig;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.mode.Modes;
 import io.thermocline.proxy.mode.ShadowComparator;
+import io.thermocline.proxy.tiered.writes.RetryableReplies;
+import io.thermocline.proxy.tiered.writes.TieredWrites;
+import io.thermocline.proxy.tiered.writes.WriteRaces;
+import io.thermocline.tiering.metadata.MetadataStore;
+import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.metadata.StateFollower;
 import io.thermocline.tiering.mode.ModeController;
 import io.thermocline.tiering.mode.ModeStore;
+import io.thermocline.tiering.provenance.CopyUp;
+import io.thermocline.tiering.provenance.Fences;
+import io.thermocline.tiering.provenance.OwnWrites;
+import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.tiering.reactive.Blocking;
+import io.thermocline.tiering.state.MirroredThrough;
+import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.TierClients;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -68,11 +68,25 @@ public final class TieredProxy {
      * @param fenceRetention the fence retention the evictor uses (a copy-up gives up after half of it)
      * @param writeRaces     {@link WriteRaces#NONE} in production
      */
-    public record Options(Duration followInterval, Duration barrierTimeout, Duration fenceRetention, WriteRaces writeRaces,
-                          Mode requestedMode, ShadowConfig shadow, Duration modeLease, Runnable writeStreamReceived) {
+    public record Options(
+            Duration followInterval,
+            Duration barrierTimeout,
+            Duration fenceRetention,
+            WriteRaces writeRaces,
+            Mode requestedMode,
+            ShadowConfig shadow,
+            Duration modeLease,
+            Runnable writeStreamReceived) {
         public static Options defaults() {
-            return new Options(Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMinutes(10), WriteRaces.NONE,
-                    null, ShadowConfig.defaults(), Duration.ofSeconds(5), () -> { });
+            return new Options(
+                    Duration.ofMillis(500),
+                    Duration.ofSeconds(10),
+                    Duration.ofMinutes(10),
+                    WriteRaces.NONE,
+                    null,
+                    ShadowConfig.defaults(),
+                    Duration.ofSeconds(5),
+                    () -> {});
         }
 
         /**
@@ -80,16 +94,33 @@ public final class TieredProxy {
          * before it records it (a test holds it there: reads must not pass on what the stream has not recorded).
          */
         public Options withWriteStreamReceived(Runnable hook) {
-            return new Options(followInterval, barrierTimeout, fenceRetention, writeRaces, requestedMode, shadow, modeLease, hook);
+            return new Options(
+                    followInterval, barrierTimeout, fenceRetention, writeRaces, requestedMode, shadow, modeLease, hook);
         }
 
         public Options withFollowInterval(Duration interval) {
-            return new Options(interval, barrierTimeout, fenceRetention, writeRaces, requestedMode, shadow, modeLease, writeStreamReceived);
+            return new Options(
+                    interval,
+                    barrierTimeout,
+                    fenceRetention,
+                    writeRaces,
+                    requestedMode,
+                    shadow,
+                    modeLease,
+                    writeStreamReceived);
         }
 
         /** Tests only: worker steps run between the write path's decision and its write. */
         public Options withWriteRaces(WriteRaces races) {
-            return new Options(followInterval, barrierTimeout, fenceRetention, races, requestedMode, shadow, modeLease, writeStreamReceived);
+            return new Options(
+                    followInterval,
+                    barrierTimeout,
+                    fenceRetention,
+                    races,
+                    requestedMode,
+                    shadow,
+                    modeLease,
+                    writeStreamReceived);
         }
 
         /**
@@ -97,61 +128,119 @@ public final class TieredProxy {
          * {@code lease}: a proxy that could not read the mode document for this long refuses tiered commands.
          */
         public Options withModes(Mode requested, ShadowConfig shadowConfig, Duration lease) {
-            return new Options(followInterval, barrierTimeout, fenceRetention, writeRaces, requested, shadowConfig, lease, writeStreamReceived);
+            return new Options(
+                    followInterval,
+                    barrierTimeout,
+                    fenceRetention,
+                    writeRaces,
+                    requested,
+                    shadowConfig,
+                    lease,
+                    writeStreamReceived);
         }
     }
 
-    private TieredProxy() {
-    }
+    private TieredProxy() {}
 
     /** The tiered layer {@code config} asks for: none without a fast tier or without a collection policy. */
     public static Optional<TieredRouting> routing(ThermoclineConfig config, String instanceId, Options options) {
         if (config.tiers().fast() == null || config.collections().isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(routing(config.tiers().fast().uri(), config.tiers().archive().uri(), config.tls(), config.collections(),
-                config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
+        return Optional.of(routing(
+                config.tiers().fast().uri(),
+                config.tiers().archive().uri(),
+                config.tls(),
+                config.collections(),
+                config.proxy().causalWaitTimeout(),
+                config.proxy().readConsistency(),
+                instanceId,
                 options.withModes(config.mode(), config.shadow(), options.modeLease())));
     }
 
     /** As the full form, with {@code proxy.readConsistency} at its default, {@code linearizable}. */
-    public static TieredRouting routing(String fastUri, String archiveUri, List<CollectionPolicy> policies,
-                                        Duration causalWaitTimeout, String instanceId, Options options) {
-        return routing(fastUri, archiveUri, policies, causalWaitTimeout, ReadConsistency.LINEARIZABLE, instanceId, options);
+    public static TieredRouting routing(
+            String fastUri,
+            String archiveUri,
+            List<CollectionPolicy> policies,
+            Duration causalWaitTimeout,
+            String instanceId,
+            Options options) {
+        return routing(
+                fastUri, archiveUri, policies, causalWaitTimeout, ReadConsistency.LINEARIZABLE, instanceId, options);
     }
 
     /** As the full form, without TLS settings beyond the connection strings'. */
-    public static TieredRouting routing(String fastUri, String archiveUri, List<CollectionPolicy> policies,
-                                        Duration causalWaitTimeout, ReadConsistency readConsistency, String instanceId,
-                                        Options options) {
-        return routing(fastUri, archiveUri, TlsConfig.defaults(), policies, causalWaitTimeout, readConsistency, instanceId, options);
+    public static TieredRouting routing(
+            String fastUri,
+            String archiveUri,
+            List<CollectionPolicy> policies,
+            Duration causalWaitTimeout,
+            ReadConsistency readConsistency,
+            String instanceId,
+            Options options) {
+        return routing(
+                fastUri,
+                archiveUri,
+                TlsConfig.defaults(),
+                policies,
+                causalWaitTimeout,
+                readConsistency,
+                instanceId,
+                options);
     }
 
     /**
      * The tiered layer alone, with its own driver clients for promotions, tombstones and barriers
      * (TLS to the tiers with {@code tls.tierCaFile}, as the pools).
      */
-    public static TieredRouting routing(String fastUri, String archiveUri, TlsConfig tls, List<CollectionPolicy> policies,
-                                        Duration causalWaitTimeout, ReadConsistency readConsistency, String instanceId,
-                                        Options options) {
+    public static TieredRouting routing(
+            String fastUri,
+            String archiveUri,
+            TlsConfig tls,
+            List<CollectionPolicy> policies,
+            Duration causalWaitTimeout,
+            ReadConsistency readConsistency,
+            String instanceId,
+            Options options) {
         MongoClient fast = TierClients.client(fastUri, "thermocline-proxy", tls);
-        // a client's request waits for the archive at most this long while it is down, then fails retryably (docs/faults.md)
+        // a client's request waits for the archive at most this long while it is down, then fails retryably
+        // (docs/faults.md)
         MongoClient archive = TierClients.client(archiveUri, "thermocline-proxy", tls, ARCHIVE_SELECTION);
         MetadataStore store = new MetadataStore(fast);
         StateFollower follower = new StateFollower(store, options.followInterval());
-        MirrorProgress progress = new MirrorProgress(() -> store.feederCheckpoint().mirroredThrough());
+        MirrorProgress progress =
+                new MirrorProgress(() -> store.feederCheckpoint().mirroredThrough());
         TieringFollower tiering = new TieringFollower(policies, follower, progress);
         String marker = "proxy/" + instanceId;
         MirrorBarrier barrier = new MirrorBarrier(fast, store, marker);
         ExecutorService workers = Executors.newCachedThreadPool(daemons("thermocline-tiered"));
-        CopyUp copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker), barrier,
-                options.barrierTimeout(), options.fenceRetention(), FaultInjection.NONE);
+        CopyUp copyUp = new CopyUp(
+                fast,
+                archive,
+                store,
+                new OwnWrites(fast, store, marker),
+                barrier,
+                options.barrierTimeout(),
+                options.fenceRetention(),
+                FaultInjection.NONE);
         Fences fences = new Fences(store);
         Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
         RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
-        TieredWrites writes = new TieredWrites(fast, archive, barrier, options.barrierTimeout(),
-                new UserDeletes(fast, store), fences, new RetryableReplies(store), metrics, store, instanceId,
-                options.fenceRetention(), promotion, options.writeRaces());
+        TieredWrites writes = new TieredWrites(
+                fast,
+                archive,
+                barrier,
+                options.barrierTimeout(),
+                new UserDeletes(fast, store),
+                fences,
+                new RetryableReplies(store),
+                metrics,
+                store,
+                instanceId,
+                options.fenceRetention(),
+                promotion,
+                options.writeRaces());
         OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
         // the read barrier's probes have their own document: they never contend with the write path's barrier probes
         FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);
@@ -162,23 +251,62 @@ public final class TieredProxy {
             java.util.Set<String> tiered = new java.util.LinkedHashSet<>();
             policies.forEach(p -> tiered.add(p.database() + "." + p.collection()));
             FastTierWrites seen = new FastTierWrites();
-            FastTierClock pings = new FastTierClock(() -> fastTierPresent(fast), workers);
-            writeStream = new FastTierWriteStream(fastUri, tls, instanceId, tiered, seen,
-                    () -> store.feederCheckpoint().mirroredThrough(), () -> fastTierPresent(fast),
-                    through -> progress.observed(new MirroredThrough(through)), options.writeStreamReceived()).start();
+            writeStream = new FastTierWriteStream(
+                            fastUri,
+                            tls,
+                            instanceId,
+                            tiered,
+                            seen,
+                            () -> store.feederCheckpoint().mirroredThrough(),
+                            through -> progress.observed(new MirroredThrough(through)),
+                            options.writeStreamReceived())
+                    .start();
+            FastTierClock pings = FastTierClock.runByCaller(writeStream::present, workers);
             readBarrier.watching(new ReadBarrier.Watch(seen, pings, tiered, STREAM_CATCH_UP));
         }
         FastTierWriteStream stream = writeStream;
-        ArchivePresent archivePresent = new ArchivePresent(() -> archiveOperationTime(archive), workers, causalWaitTimeout);
+        ArchivePresent archivePresent =
+                new ArchivePresent(() -> archiveOperationTime(archive), workers, causalWaitTimeout);
         ModeStore modeStore = new ModeStore(store);
         Modes modes = new Modes(
-                new ModeGate(modeStore, instanceId, options.followInterval(), options.modeLease(), options.requestedMode()).start(),
-                new ShadowComparator(fast, modeStore, ns -> tiering.table().coverage(ns), instanceId, options.shadow(), Clock.systemUTC(),
+                new ModeGate(
+                                modeStore,
+                                instanceId,
+                                options.followInterval(),
+                                options.modeLease(),
+                                options.requestedMode())
+                        .start(),
+                new ShadowComparator(
+                        fast,
+                        modeStore,
+                        ns -> tiering.table().coverage(ns),
+                        instanceId,
+                        options.shadow(),
+                        Clock.systemUTC(),
                         Duration.ofSeconds(2)),
-                new ModeController(fast, archive, policies, options.shadow(), instanceId, options.followInterval(),
-                        options.modeLease(), Clock.systemUTC()).start());
-        return new TieredRouting(tiering, new CausalPoints(100_000), readBarrier, archivePresent, promotion, writes, fences,
-                ledger, store, modes, workers, () -> {
+                new ModeController(
+                                fast,
+                                archive,
+                                policies,
+                                options.shadow(),
+                                instanceId,
+                                options.followInterval(),
+                                options.modeLease(),
+                                Clock.systemUTC())
+                        .start());
+        return new TieredRouting(
+                tiering,
+                new CausalPoints(100_000),
+                readBarrier,
+                archivePresent,
+                promotion,
+                writes,
+                fences,
+                ledger,
+                store,
+                modes,
+                workers,
+                () -> {
                     if (stream != null) {
                         stream.close();
                     }
@@ -188,23 +316,12 @@ public final class TieredProxy {
                 });
     }
 
-    /**
-     * The fast-tier primary's last applied optime: the operationTime of a {@code ping}, a read, which a primary
-     * answers with the optime it has applied (every write it acknowledged before is at or before it).
-     */
-    private static BsonTimestamp fastTierPresent(MongoClient fast) {
-        BsonValue time = Blocking.single(fast.getDatabase("admin").runCommand(new BsonDocument("ping", new BsonInt32(1)),
-                BsonDocument.class)).map(reply -> reply.get("operationTime")).orElse(null);
-        if (time == null || !time.isTimestamp()) {
-            throw new IllegalStateException("the fast tier answered a ping without an operationTime: it must be a replica set");
-        }
-        return time.asTimestamp();
-    }
-
     /** The archive primary's last applied optime: the operationTime of a {@code ping} (a read of the present). */
     private static BsonTimestamp archiveOperationTime(MongoClient archive) {
-        BsonValue time = Blocking.single(archive.getDatabase("admin").runCommand(new BsonDocument("ping", new BsonInt32(1)),
-                BsonDocument.class)).map(reply -> reply.get("operationTime")).orElse(null);
+        BsonValue time = Blocking.single(archive.getDatabase("admin")
+                        .runCommand(new BsonDocument("ping", new BsonInt32(1)), BsonDocument.class))
+                .map(reply -> reply.get("operationTime"))
+                .orElse(null);
         return time != null && time.isTimestamp() ? time.asTimestamp() : null;
     }
 

@@ -59,20 +59,35 @@ public final class ColdReadBenchmark {
     static final int CUSTOMERS = 200;
     static final int WRITERS = 8;
 
-    enum Reads { COUNT, RANGE }
+    enum Reads {
+        COUNT,
+        RANGE
+    }
 
-    record Settings(int seconds, int warmup, List<Integer> clients, List<Integer> writeRates, List<Reads> reads, int documents,
-                    Path out) {
+    record Settings(
+            int seconds,
+            int warmup,
+            List<Integer> clients,
+            List<Integer> writeRates,
+            List<Reads> reads,
+            int documents,
+            Path out) {
         static Settings parse(String[] args) {
             Map<String, String> a = new java.util.HashMap<>();
             for (String arg : args) {
                 int eq = arg.indexOf('=');
                 a.put(arg.substring(0, eq), arg.substring(eq + 1));
             }
-            return new Settings(Integer.parseInt(a.getOrDefault("seconds", "8")), Integer.parseInt(a.getOrDefault("warmup", "2")),
-                    ints(a.getOrDefault("clients", "1,8")), ints(a.getOrDefault("writeRates", "0,100,1000")),
-                    Arrays.stream(a.getOrDefault("reads", "count,range").split(",")).map(r -> Reads.valueOf(r.toUpperCase(java.util.Locale.ROOT))).toList(),
-                    Integer.parseInt(a.getOrDefault("documents", "20000")), a.containsKey("out") ? Path.of(a.get("out")) : null);
+            return new Settings(
+                    Integer.parseInt(a.getOrDefault("seconds", "8")),
+                    Integer.parseInt(a.getOrDefault("warmup", "2")),
+                    ints(a.getOrDefault("clients", "1,8")),
+                    ints(a.getOrDefault("writeRates", "0,100,1000")),
+                    Arrays.stream(a.getOrDefault("reads", "count,range").split(","))
+                            .map(r -> Reads.valueOf(r.toUpperCase(java.util.Locale.ROOT)))
+                            .toList(),
+                    Integer.parseInt(a.getOrDefault("documents", "20000")),
+                    a.containsKey("out") ? Path.of(a.get("out")) : null);
         }
 
         private static List<Integer> ints(String list) {
@@ -80,37 +95,77 @@ public final class ColdReadBenchmark {
         }
     }
 
-    record Cell(Reads reads, int clients, int writeRate, double writesPerSecond, long[] archive, long[] proxy,
-                ReadBarrier.Counts counts, long[] lag) {
-    }
+    record Cell(
+            Reads reads,
+            int clients,
+            int writeRate,
+            double writesPerSecond,
+            long[] archive,
+            long[] proxy,
+            long[] hop,
+            ReadBarrier.Counts counts,
+            long[] lag) {}
 
-    private ColdReadBenchmark() {
-    }
+    private ColdReadBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         Settings s = Settings.parse(args);
         Path archiveDir = Files.createTempDirectory("cold-read-archive");
         List<Cell> cells = new ArrayList<>();
         long started = System.nanoTime();
-        try (EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder().name("fast").storage(Storage.memory()).build().start();
-             EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder().name("archive").storage(Storage.directory(archiveDir)).build().start();
-             MongoClient archiveDirect = MongoClients.create(archiveSet.connectionString() + "&maxPoolSize=64")) {
+        try (EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder()
+                        .name("fast")
+                        .storage(Storage.memory())
+                        .build()
+                        .start();
+                EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder()
+                        .name("archive")
+                        .storage(Storage.directory(archiveDir))
+                        .build()
+                        .start();
+                MongoClient archiveDirect = MongoClients.create(archiveSet.connectionString() + "&maxPoolSize=64")) {
             var fast = TierClients.client(fastSet.connectionString(), "bench-workers");
             var archive = TierClients.client(archiveSet.connectionString(), "bench-workers");
             new MetadataStore(fast).ensureCollections();
             seedArchive(archiveDirect, s.documents());
-            try (Feeder feeder = new Feeder(fast, archive, List.of(POLICY), FeederConfig.defaults(),
-                    Feeder.Options.defaults().withRegistry(new PrometheusRegistry())).start();
-                 ProxyServer proxy = ProxyServer.create(ConfigLoader.parse(config(fastSet, archiveSet), Map.of())).start();
-                 MongoClient viaProxy = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=64");
-                 MongoClient fastDirect = MongoClients.create(fastSet.connectionString())) {
+            try (Feeder feeder = new Feeder(
+                                    fast,
+                                    archive,
+                                    List.of(POLICY),
+                                    FeederConfig.defaults(),
+                                    Feeder.Options.defaults().withRegistry(new PrometheusRegistry()))
+                            .start();
+                    MongoClient fastDirect = MongoClients.create(fastSet.connectionString())) {
                 if (!feeder.awaitStreaming(Duration.ofSeconds(60))) {
                     throw new IllegalStateException("the feeder does not stream");
                 }
-                for (int rate : s.writeRates()) {
-                    for (int clients : s.clients()) {
-                        for (Reads reads : s.reads()) {
-                            cells.add(cell(s, reads, clients, rate, proxy, viaProxy, archiveDirect, fastDirect));
+                try (ProxyServer proxy = ProxyServer.create(ConfigLoader.parse(
+                                        config(fastSet, archiveSet, "linearizable", "bench-proxy"), Map.of()))
+                                .start();
+                        ProxyServer hop = ProxyServer.create(ConfigLoader.parse(
+                                        config(fastSet, archiveSet, "session", "bench-hop"), Map.of()))
+                                .start();
+                        MongoClient viaProxy =
+                                MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=64");
+                        MongoClient viaHop =
+                                MongoClients.create("mongodb://127.0.0.1:" + hop.port() + "/?maxPoolSize=64");
+                        MongoClient writing =
+                                MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=16")) {
+                    for (int rate : s.writeRates()) {
+                        for (int clients : s.clients()) {
+                            for (Reads reads : s.reads()) {
+                                cells.add(cell(
+                                        s,
+                                        reads,
+                                        clients,
+                                        rate,
+                                        proxy,
+                                        viaProxy,
+                                        viaHop,
+                                        writing,
+                                        archiveDirect,
+                                        fastDirect));
+                            }
                         }
                     }
                 }
@@ -126,22 +181,27 @@ public final class ColdReadBenchmark {
         }
     }
 
-    static String config(EmbeddedReplicaSet fastSet, EmbeddedReplicaSet archiveSet) {
+    static String config(EmbeddedReplicaSet fastSet, EmbeddedReplicaSet archiveSet, String mode, String instance) {
         return "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n  causalWaitTimeout: 10s\n"
+                + "  readConsistency: " + mode + "\n"
                 + "tiers:\n  fast:\n    uri: " + fastSet.connectionString() + "\n    connectionBudget: 64\n"
                 + "  archive:\n    uri: " + archiveSet.connectionString() + "\n    connectionBudget: 64\n"
-                + "fleet:\n  instanceId: bench-proxy\nauth:\n  mode: disabled\n"
+                + "fleet:\n  instanceId: " + instance + "\nauth:\n  mode: disabled\n"
                 + "collections:\n  - {database: demo, collection: orders, ageField: createdAt, hotWindow: 1d}\n";
     }
 
     /** Orders of the last 400 days, outside the window, in the archive only, with the indexes a user would have. */
     static void seedArchive(MongoClient archive, int documents) {
-        MongoCollection<Document> orders = archive.getDatabase(POLICY.database()).getCollection(POLICY.collection());
+        MongoCollection<Document> orders =
+                archive.getDatabase(POLICY.database()).getCollection(POLICY.collection());
         List<Document> batch = new ArrayList<>();
         Instant now = Instant.now();
         for (int i = 0; i < documents; i++) {
-            batch.add(new Document("_id", "old-" + i).append("createdAt", Date.from(now.minus(Duration.ofDays(2)).minusSeconds(i * 1700L)))
-                    .append("customer", "c" + (i % CUSTOMERS)).append("state", "done").append("amount", i % 500));
+            batch.add(new Document("_id", "old-" + i)
+                    .append("createdAt", Date.from(now.minus(Duration.ofDays(2)).minusSeconds(i * 1700L)))
+                    .append("customer", "c" + (i % CUSTOMERS))
+                    .append("state", "done")
+                    .append("amount", i % 500));
             if (batch.size() == 1000) {
                 orders.insertMany(batch);
                 batch.clear();
@@ -154,15 +214,31 @@ public final class ColdReadBenchmark {
         orders.createIndex(Indexes.ascending("createdAt"));
     }
 
-    static Cell cell(Settings s, Reads reads, int clients, int rate, ProxyServer proxy, MongoClient viaProxy, MongoClient archiveDirect,
-                     MongoClient fastDirect) throws InterruptedException {
-        MongoCollection<Document> proxied = viaProxy.getDatabase(POLICY.database()).getCollection(POLICY.collection());
-        MongoCollection<Document> archived = archiveDirect.getDatabase(POLICY.database()).getCollection(POLICY.collection());
+    static Cell cell(
+            Settings s,
+            Reads reads,
+            int clients,
+            int rate,
+            ProxyServer proxy,
+            MongoClient viaProxy,
+            MongoClient viaHop,
+            MongoClient writing,
+            MongoClient archiveDirect,
+            MongoClient fastDirect)
+            throws InterruptedException {
+        MongoCollection<Document> proxied =
+                viaProxy.getDatabase(POLICY.database()).getCollection(POLICY.collection());
+        MongoCollection<Document> written =
+                writing.getDatabase(POLICY.database()).getCollection(POLICY.collection());
+        MongoCollection<Document> archived =
+                archiveDirect.getDatabase(POLICY.database()).getCollection(POLICY.collection());
         AtomicBoolean stop = new AtomicBoolean();
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicLong writes = new AtomicLong();
         ConcurrentLinkedQueue<Long> archiveLatency = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<Long> proxyLatency = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Long> hopLatency = new ConcurrentLinkedQueue<>();
+        MongoCollection<Document> hopped = viaHop.getDatabase(POLICY.database()).getCollection(POLICY.collection());
         ConcurrentLinkedQueue<Long> lag = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<long[]> unmirrored = new ConcurrentLinkedQueue<>();
         List<Thread> threads = new ArrayList<>();
@@ -171,12 +247,21 @@ public final class ColdReadBenchmark {
             for (int w = 0; w < WRITERS; w++) {
                 int writer = w;
                 threads.add(daemon(() -> {
-                    try (ClientSession session = viaProxy.startSession(ClientSessionOptions.builder().causallyConsistent(false).build())) {
+                    try (ClientSession session = writing.startSession(ClientSessionOptions.builder()
+                            .causallyConsistent(false)
+                            .build())) {
                         long next = System.nanoTime();
                         for (long n = 0; !stop.get(); n++) {
-                            proxied.insertOne(session, new Document("_id", reads + "-" + clients + "-" + rate + "-" + writer + "-" + n)
-                                    .append("createdAt", new Date()).append("customer", "c" + ThreadLocalRandom.current().nextInt(CUSTOMERS))
-                                    .append("state", "new"));
+                            written.insertOne(
+                                    session,
+                                    new Document("_id", reads + "-" + clients + "-" + rate + "-" + writer + "-" + n)
+                                            .append("createdAt", new Date())
+                                            .append(
+                                                    "customer",
+                                                    "c"
+                                                            + ThreadLocalRandom.current()
+                                                                    .nextInt(CUSTOMERS))
+                                            .append("state", "new"));
                             long acknowledged = System.nanoTime();
                             BsonTimestamp time = session.getOperationTime();
                             if (measuring.get()) {
@@ -195,14 +280,15 @@ public final class ColdReadBenchmark {
         }
         for (int c = 0; c < clients; c++) {
             threads.add(daemon(() -> {
+                List<Integer> order = new ArrayList<>(List.of(0, 1, 2));
                 while (!stop.get()) {
-                    boolean archiveFirst = ThreadLocalRandom.current().nextBoolean();
-                    for (int i = 0; i < 2; i++) {
-                        boolean onArchive = archiveFirst == (i == 0);
+                    java.util.Collections.shuffle(order, ThreadLocalRandom.current());
+                    for (int target : order) {
                         long start = System.nanoTime();
-                        read(reads, onArchive ? archived : proxied);
+                        read(reads, target == 0 ? archived : target == 1 ? proxied : hopped);
                         if (measuring.get()) {
-                            (onArchive ? archiveLatency : proxyLatency).add(System.nanoTime() - start);
+                            (target == 0 ? archiveLatency : target == 1 ? proxyLatency : hopLatency)
+                                    .add(System.nanoTime() - start);
                         }
                     }
                 }
@@ -221,10 +307,22 @@ public final class ColdReadBenchmark {
         for (Thread t : threads) {
             t.join(30_000);
         }
-        Cell cell = new Cell(reads, clients, rate, writes.get() / elapsed, sorted(archiveLatency), sorted(proxyLatency),
-                new ReadBarrier.Counts(after.immediate() - before.immediate(), after.probed() - before.probed(),
-                        after.waitedForFeeder() - before.waitedForFeeder(), after.timedOut() - before.timedOut(),
-                        after.skipped() - before.skipped(), after.quiet() - before.quiet()), sorted(lag));
+        Cell cell = new Cell(
+                reads,
+                clients,
+                rate,
+                writes.get() / elapsed,
+                sorted(archiveLatency),
+                sorted(proxyLatency),
+                sorted(hopLatency),
+                new ReadBarrier.Counts(
+                        after.immediate() - before.immediate(),
+                        after.probed() - before.probed(),
+                        after.waitedForFeeder() - before.waitedForFeeder(),
+                        after.timedOut() - before.timedOut(),
+                        after.skipped() - before.skipped(),
+                        after.quiet() - before.quiet()),
+                sorted(lag));
         System.out.println(row(cell));
         return cell;
     }
@@ -235,17 +333,25 @@ public final class ColdReadBenchmark {
             orders.countDocuments(Filters.eq("customer", "c" + random.nextInt(CUSTOMERS)));
         } else {
             Instant from = Instant.now().minus(Duration.ofDays(3 + random.nextInt(300)));
-            orders.find(Filters.and(Filters.gte("createdAt", Date.from(from)), Filters.lt("createdAt", Date.from(from.plus(Duration.ofDays(1))))))
+            orders.find(Filters.and(
+                            Filters.gte("createdAt", Date.from(from)),
+                            Filters.lt("createdAt", Date.from(from.plus(Duration.ofDays(1))))))
                     .into(new ArrayList<>());
         }
     }
 
     /** Each checkpoint as it commits: every measured write it covers was mirrored that long after its acknowledgement. */
-    private static void watchCheckpoints(MongoClient fastDirect, AtomicBoolean stop, ConcurrentLinkedQueue<long[]> unmirrored,
-                                         ConcurrentLinkedQueue<Long> lag) {
-        var stream = fastDirect.getDatabase(MetadataStore.DATABASE).getCollection(MetadataStore.STATE, BsonDocument.class)
+    private static void watchCheckpoints(
+            MongoClient fastDirect,
+            AtomicBoolean stop,
+            ConcurrentLinkedQueue<long[]> unmirrored,
+            ConcurrentLinkedQueue<Long> lag) {
+        var stream = fastDirect
+                .getDatabase(MetadataStore.DATABASE)
+                .getCollection(MetadataStore.STATE, BsonDocument.class)
                 .watch(List.of(Aggregates.match(Filters.eq("documentKey._id", MetadataStore.FEEDER_ID))))
-                .fullDocument(FullDocument.UPDATE_LOOKUP).maxAwaitTime(20, java.util.concurrent.TimeUnit.MILLISECONDS);
+                .fullDocument(FullDocument.UPDATE_LOOKUP)
+                .maxAwaitTime(20, java.util.concurrent.TimeUnit.MILLISECONDS);
         List<long[]> waiting = new ArrayList<>();
         try (MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> cursor = stream.cursor()) {
             while (!stop.get()) {
@@ -254,10 +360,13 @@ public final class ColdReadBenchmark {
                 for (long[] w; (w = unmirrored.poll()) != null; ) {
                     waiting.add(w);
                 }
-                if (event == null || event.getFullDocument() == null || !event.getFullDocument().isTimestamp("mirroredThrough")) {
+                if (event == null
+                        || event.getFullDocument() == null
+                        || !event.getFullDocument().isTimestamp("mirroredThrough")) {
                     continue;
                 }
-                long through = event.getFullDocument().getTimestamp("mirroredThrough").getValue();
+                long through =
+                        event.getFullDocument().getTimestamp("mirroredThrough").getValue();
                 waiting.removeIf(w -> {
                     if (Long.compareUnsigned(w[0], through) <= 0) {
                         lag.add(now - w[1]);
@@ -281,25 +390,41 @@ public final class ColdReadBenchmark {
     }
 
     static String header() {
-        return "| reads | clients | writes/s (target) | archive alone p50 / p99 ms | through the proxy p50 / p99 ms | p50 ratio | proxy reads"
-                + " | quiet | waited for feeder | probed | feeder lag p50 / p99 ms |\n|---|---|---|---|---|---|---|---|---|---|---|";
+        return "| reads | clients | writes/s (target) | archive alone p50 / p99 ms | proxy, linearizable p50 / p99 ms | p50 ratio"
+                + " | proxy, no barrier (session) p50 / p99 ms | linearizable reads | quiet | waited for feeder | probed | feeder lag p50 / p99 ms |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|---|";
     }
 
     static String row(Cell c) {
         ReadBarrier.Counts k = c.counts();
         double all = Math.max(1, k.quiet() + k.waitedForFeeder() + k.probed() + k.immediate());
-        return String.format("| %s | %d | %.0f (%d) | %.1f / %.1f | %.1f / %.1f | %.2f | %d | %.0f %% | %.0f %% | %.0f %% | %s |",
-                c.reads().name().toLowerCase(java.util.Locale.ROOT), c.clients(), c.writesPerSecond(), c.writeRate(),
-                ms(c.archive(), 50), ms(c.archive(), 99), ms(c.proxy(), 50), ms(c.proxy(), 99), ms(c.proxy(), 50) / ms(c.archive(), 50),
-                c.proxy().length, 100 * k.quiet() / all, 100 * k.waitedForFeeder() / all, 100 * (k.probed() + k.immediate()) / all,
+        return String.format(
+                "| %s | %d | %.0f (%d) | %.1f / %.1f | %.1f / %.1f | %.2f | %.1f / %.1f | %d | %.0f %% | %.0f %% | %.0f %% | %s |",
+                c.reads().name().toLowerCase(java.util.Locale.ROOT),
+                c.clients(),
+                c.writesPerSecond(),
+                c.writeRate(),
+                ms(c.archive(), 50),
+                ms(c.archive(), 99),
+                ms(c.proxy(), 50),
+                ms(c.proxy(), 99),
+                ms(c.proxy(), 50) / ms(c.archive(), 50),
+                ms(c.hop(), 50),
+                ms(c.hop(), 99),
+                c.proxy().length,
+                100 * k.quiet() / all,
+                100 * k.waitedForFeeder() / all,
+                100 * (k.probed() + k.immediate()) / all,
                 c.lag().length == 0 ? "-" : String.format("%.1f / %.1f", ms(c.lag(), 50), ms(c.lag(), 99)));
     }
 
     static String table(Settings s, List<Cell> cells, double seconds) {
         StringBuilder b = new StringBuilder();
-        b.append(String.format("%d s per cell after %d s warm-up; %d archived orders (archive on disk, fast tier in memory); count: one"
-                + " customer's orders; range: one day of orders 3-300 days old; writes: inserts of recent orders through the proxy"
-                + " (%d writer threads); linearizable (the default); %.0f s in all%n%n", s.seconds(), s.warmup(), s.documents(), WRITERS, seconds));
+        b.append(String.format(
+                "%d s per cell after %d s warm-up; %d archived orders (archive on disk, fast tier in memory); count: one"
+                        + " customer's orders; range: one day of orders 3-300 days old; writes: inserts of recent orders through the proxy"
+                        + " (%d writer threads) to the linearizable proxy; each client reads the archive, the linearizable proxy and a session-mode proxy (no barrier for a reader that wrote nothing: the proxy hop alone) in random order; %.0f s in all%n%n",
+                s.seconds(), s.warmup(), s.documents(), WRITERS, seconds));
         b.append(header()).append('\n');
         for (Cell c : cells) {
             b.append(row(c)).append('\n');

@@ -71,14 +71,49 @@ class FastTierClockTest {
     }
 
     @Test
+    void aCallerThatFindsNoProbeRunningRunsItInItsOwnThreadAndLaterArrivalsShareTheNext() throws Exception {
+        List<Thread> probedIn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        FastTierClock clock = FastTierClock.runByCaller(
+                () -> {
+                    probedIn.add(Thread.currentThread());
+                    return probe();
+                },
+                executor);
+        CompletableFuture<BsonTimestamp> first =
+                CompletableFuture.supplyAsync(() -> clock.now().join(), executor);
+        assertThat(firstStarted.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread caller = probedIn.get(0);
+        List<CompletableFuture<BsonTimestamp>> waiting = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            waiting.add(clock.now()); // returns at once: a probe runs, so they wait for the next
+        }
+        release.release(2);
+        assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo(new BsonTimestamp(1, 0));
+        for (CompletableFuture<BsonTimestamp> w : waiting) {
+            assertThat(w.get(5, TimeUnit.SECONDS)).isEqualTo(new BsonTimestamp(2, 0));
+        }
+        assertThat(probes.get()).isEqualTo(2);
+        assertThat(probedIn.get(1))
+                .as("the shared next probe runs on the executor, not in the first caller's thread")
+                .isNotSameAs(caller);
+        release.release();
+        assertThat(clock.now().get(5, TimeUnit.SECONDS))
+                .as("idle: run by this caller")
+                .isEqualTo(new BsonTimestamp(3, 0));
+        assertThat(probedIn.get(2)).isSameAs(Thread.currentThread());
+    }
+
+    @Test
     void aFailedProbeFailsItsCallersAndTheNextCallerProbesAgain() throws Exception {
         AtomicInteger calls = new AtomicInteger();
-        FastTierClock clock = new FastTierClock(() -> {
-            if (calls.incrementAndGet() == 1) {
-                throw new IllegalStateException("no primary");
-            }
-            return new BsonTimestamp(7, 1);
-        }, executor);
+        FastTierClock clock = new FastTierClock(
+                () -> {
+                    if (calls.incrementAndGet() == 1) {
+                        throw new IllegalStateException("no primary");
+                    }
+                    return new BsonTimestamp(7, 1);
+                },
+                executor);
         CompletableFuture<BsonTimestamp> failed = clock.now();
         assertThat(failed).failsWithin(5, TimeUnit.SECONDS);
         assertThat(clock.now().get(5, TimeUnit.SECONDS)).isEqualTo(new BsonTimestamp(7, 1));
