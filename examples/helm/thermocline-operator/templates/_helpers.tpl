@@ -85,3 +85,12 @@ JOSDK_ALL_NAMESPACES
 JOSDK_WATCH_CURRENT
 {{- end -}}
 {{- end -}}
+
+{{/* monitoring.selectorLabels as key=value,key=value (the operator's THERMOCLINE_OPERATOR_MONITORING_LABELS) */}}
+{{- define "thermocline-operator.selectorLabels" -}}
+{{- $pairs := list -}}
+{{- range $k, $v := .Values.monitoring.selectorLabels -}}
+{{- $pairs = append $pairs (printf "%s=%s" $k $v) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}

@@ -1,5 +1,6 @@
 package io.thermocline.operator.observability;
 
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.openshift.api.model.monitoring.v1.RelabelConfig;
 import io.fabric8.openshift.api.model.monitoring.v1.RelabelConfigBuilder;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
@@ -11,6 +12,10 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * A prometheus-operator {@code ServiceMonitor} over the cluster's metrics Services, reconciled
@@ -37,11 +42,42 @@ public class ServiceMonitorDependent extends ClusterDependent<ServiceMonitor> {
         return layout.cluster() + "-metrics";
     }
 
+    /** The labels a Prometheus selects ServiceMonitors by (the operator's setting), handed to the workflow by the reconciler. */
+    public record SelectorLabels(Map<String, String> labels) {
+
+        private static final String KEY = SelectorLabels.class.getName();
+
+        /** {@code key=value[,key=value]}; blank entries are skipped. */
+        public static SelectorLabels parse(Optional<String> setting) {
+            Map<String, String> labels = new LinkedHashMap<>();
+            for (String entry : setting.orElse("").split(",")) {
+                String[] kv = entry.trim().split("=", 2);
+                if (kv.length == 2 && !kv[0].isBlank()) {
+                    labels.put(kv[0].trim(), kv[1].trim());
+                }
+            }
+            return new SelectorLabels(Map.copyOf(labels));
+        }
+
+        public void putInto(Context<ThermoclineCluster> context) {
+            context.managedWorkflowAndDependentResourceContext().put(KEY, this);
+        }
+
+        static Map<String, String> of(Context<ThermoclineCluster> context) {
+            return context == null ? Map.of() : context.managedWorkflowAndDependentResourceContext().get(KEY, SelectorLabels.class)
+                    .map(SelectorLabels::labels).orElse(Map.of());
+        }
+    }
+
     @Override
     protected ServiceMonitor desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
+        ObjectMeta metadata = metadata(desired, name(layout), COMPONENT);
+        Map<String, String> labels = new TreeMap<>(SelectorLabels.of(context));
+        labels.putAll(metadata.getLabels()); // the operator's own labels win: its informer selects by them
+        metadata.setLabels(labels);
         return new ServiceMonitorBuilder()
-                .withMetadata(metadata(desired, name(layout), COMPONENT))
+                .withMetadata(metadata)
                 .withNewSpec()
                 .withNewSelector()
                 .addToMatchLabels(ClusterLayout.INSTANCE, layout.cluster())

@@ -40,4 +40,10 @@ public interface OperatorSettings {
      * fast tier's NetworkPolicy admits the operator from there. Unset: from any namespace.
      */
     Optional<String> namespace();
+
+    /**
+     * Labels of the ServiceMonitor the operator makes for each cluster, as {@code key=value[,key=value]}: a Prometheus of
+     * kube-prometheus-stack selects ServiceMonitors by {@code release: <its Helm release>} and ignores the others.
+     */
+    Optional<String> monitoringLabels();
 }

@@ -268,6 +268,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     DataPlaneConfig.hash(configYaml), secretHash, DataPlaneConfig.warmerJobName(spec, layout),
                     settings.namespace().orElse(null), spec.paused && pausing == null, tls.tls());
             desired.putInto(context);
+            ServiceMonitorDependent.SelectorLabels.parse(settings.monitoringLabels()).putInto(context);
             new ReplicaSetDependent.Run(replicaSetConnector, replicaSetTarget).putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             RefusedUpdates refusedUpdates = new RefusedUpdates();

@@ -86,6 +86,38 @@ class HelmChartTest {
         assertThat(env.findValuesAsText("value")).contains("shop,billing");
     }
 
+    /**
+     * Issue 42 item 9: a default kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by
+     * {@code release: <its Helm release>} (serviceMonitorSelector and ruleSelector from its Helm values) and ignores the
+     * others: the monitoring install carries that label, and has the operator put it on each cluster's ServiceMonitor.
+     */
+    @Test
+    void monitoringCarriesTheLabelsADefaultKubePrometheusStackSelects() throws Exception {
+        Map<String, String> kubePrometheusStack = Map.of("release", "kube-prometheus-stack");
+        Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("monitoring"));
+        for (String key : List.of("ServiceMonitor/" + NAMESPACE + "/thermocline-operator", "PrometheusRule/" + NAMESPACE + "/thermocline")) {
+            kubePrometheusStack.forEach((label, value) ->
+                    assertThat(kustomize.get(key).at("/metadata/labels/" + label).asText()).as(key).isEqualTo(value));
+        }
+        assertThat(monitoringLabelsSetting(kustomize)).isEqualTo("release=kube-prometheus-stack");
+        // another release name, one value
+        Map<String, JsonNode> helm = helm(Map.of("monitoring.enabled", "true", "monitoring.selectorLabels.release", "monitoring"));
+        assertThat(helm.get("ServiceMonitor/" + NAMESPACE + "/thermocline-operator").at("/metadata/labels/release").asText())
+                .isEqualTo("monitoring");
+        assertThat(helm.get("PrometheusRule/" + NAMESPACE + "/thermocline").at("/metadata/labels/release").asText()).isEqualTo("monitoring");
+        assertThat(monitoringLabelsSetting(helm)).isEqualTo("release=monitoring");
+    }
+
+    private static String monitoringLabelsSetting(Map<String, JsonNode> objects) {
+        JsonNode env = objects.get("Deployment/" + NAMESPACE + "/thermocline-operator").at("/spec/template/spec/containers/0/env");
+        for (JsonNode variable : env) {
+            if (variable.path("name").asText().equals("THERMOCLINE_OPERATOR_MONITORING_LABELS")) {
+                return variable.path("value").asText();
+            }
+        }
+        return null;
+    }
+
     @Test
     void chartValuesReachTheOperatorDeployment() throws Exception {
         Map<String, JsonNode> helm = helm(Map.of("image.tag", "9.9.9", "dataPlaneImage", "registry.example/thermocline:9.9.9"));

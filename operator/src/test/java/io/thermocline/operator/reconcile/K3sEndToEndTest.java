@@ -116,6 +116,11 @@ class K3sEndToEndTest {
             public Optional<String> namespace() {
                 return Optional.empty();
             }
+
+            @Override
+            public Optional<String> monitoringLabels() {
+                return Optional.empty();
+            }
         };
         operator = new Operator(o -> o.withKubernetesClient(client));
         operator.register(reconciler);

@@ -149,6 +149,10 @@ class ObservabilityDependentsTest {
         assertThat(monitor.getSpec().getNamespaceSelector().getMatchNames()).containsExactly(ns);
         assertThat(selected).allSatisfy(s -> assertThat(s.getSpec().getPorts()).extracting(ServicePort::getName).contains("metrics"));
         assertThat(monitor.getMetadata().getOwnerReferences()).anySatisfy(ref -> assertThat(ref.getKind()).isEqualTo("ThermoclineCluster"));
+        // what kube-prometheus-stack's Prometheus selects ServiceMonitors by (the operator's monitoring-labels setting),
+        // beside the label the operator's own informer selects by
+        assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack")
+                .containsEntry("app.kubernetes.io/managed-by", "thermocline-operator");
     }
 
     @Test
@@ -167,7 +171,10 @@ class ObservabilityDependentsTest {
                 .contains("thermocline_cluster_documents{" + labels + ",tier=\"archive\"} 50000.0")
                 .contains("thermocline_cluster_documents{" + labels + ",tier=\"fast\"} 1000.0")
                 .contains("thermocline_cluster_feeder_lag_seconds{" + labels + "} 2.0")
-                .contains("thermocline_cluster_ready{" + labels + "} 1.0"));
+                .contains("thermocline_cluster_ready{" + labels + "} 1.0")
+                // the fleet's mode (tiered: an empty archive), one series per phase
+                .contains("thermocline_cluster_mode_phase{phase=\"Tiered\"," + labels + "} 1.0")
+                .contains("thermocline_cluster_mode_phase{phase=\"Shadowing\"," + labels + "} 0.0"));
 
         Set<String> exported = exportedNames(scrape());
         Set<String> used = new TreeSet<>();
