@@ -30,20 +30,25 @@ public class ClusterGauges {
     public static final String READY = "thermocline.cluster.ready";
     /** One series per phase of the fleet's mode (Shadowing ... Drained), 1 for the current one: Grafana shows which. */
     public static final String MODE_PHASE = "thermocline.cluster.mode.phase";
+
     public static final String FOLLOWER_LAG = "thermocline.cluster.follower.lag.seconds";
     public static final String FOLLOWER_RUNNING = "thermocline.cluster.follower.running";
-    static final List<String> PHASES = List.of(ModeDocument.PHASE_SHADOWING, ModeDocument.PHASE_CUTTING_OVER,
-            ModeDocument.PHASE_TIERED, ModeDocument.PHASE_DRAINING, ModeDocument.PHASE_DRAINED);
+    static final List<String> PHASES = List.of(
+            ModeDocument.PHASE_SHADOWING,
+            ModeDocument.PHASE_CUTTING_OVER,
+            ModeDocument.PHASE_TIERED,
+            ModeDocument.PHASE_DRAINING,
+            ModeDocument.PHASE_DRAINED);
     /** Not "namespace": Prometheus gives that label the operator's own namespace, from the scrape target. */
     public static final String NAMESPACE_TAG = "thermocline_namespace";
     /** The same label the ServiceMonitor puts on the data plane's series. */
     public static final String CLUSTER_TAG = ServiceMonitorDependent.CLUSTER_LABEL;
 
-    private record Series(String name, Tags tags) {
-    }
+    private record Series(String name, Tags tags) {}
 
     /** The gauges read these holders; Micrometer keeps only a weak reference to them. */
     private final Map<Series, double[]> values = new ConcurrentHashMap<>();
+
     private final Map<ClusterLayout, List<Series>> byCluster = new ConcurrentHashMap<>();
 
     @Inject
@@ -53,24 +58,52 @@ public class ClusterGauges {
     public void record(ClusterLayout layout, ThermoclineClusterStatus status) {
         Tags cluster = Tags.of(NAMESPACE_TAG, layout.namespace(), CLUSTER_TAG, layout.cluster());
         ThermoclineClusterStatus.DocumentCounts documents = status.documents;
-        set(layout, DOCUMENTS, cluster.and("tier", "fast"), documents == null ? null : documents.fastTier,
+        set(
+                layout,
+                DOCUMENTS,
+                cluster.and("tier", "fast"),
+                documents == null ? null : documents.fastTier,
                 "Documents in the fast tier's tiered collections, as the operator last counted them");
-        set(layout, DOCUMENTS, cluster.and("tier", "archive"), documents == null ? null : documents.archive,
+        set(
+                layout,
+                DOCUMENTS,
+                cluster.and("tier", "archive"),
+                documents == null ? null : documents.archive,
                 "Documents in the archive's tiered collections, as the operator last counted them");
-        set(layout, FEEDER_LAG, cluster, status.feederLagSeconds,
+        set(
+                layout,
+                FEEDER_LAG,
+                cluster,
+                status.feederLagSeconds,
                 "Feeder lag the operator last read from the feeder's checkpoint");
         Condition ready = Conditions.find(status.conditions, ConditionType.Ready);
-        set(layout, READY, cluster, ready == null ? null : ("True".equals(ready.getStatus()) ? 1L : 0L),
+        set(
+                layout,
+                READY,
+                cluster,
+                ready == null ? null : ("True".equals(ready.getStatus()) ? 1L : 0L),
                 "1 when the cluster's Ready condition is True");
         ModeStatus mode = status.mode;
         for (String phase : PHASES) {
-            set(layout, MODE_PHASE, cluster.and("phase", phase), mode == null || mode.phase == null ? null : phase.equals(mode.phase) ? 1L : 0L,
+            set(
+                    layout,
+                    MODE_PHASE,
+                    cluster.and("phase", phase),
+                    mode == null || mode.phase == null ? null : phase.equals(mode.phase) ? 1L : 0L,
                     "1 for the phase the fleet's mode is in (status.mode.phase), 0 for the others");
         }
         ModeStatus.Follower follower = mode == null ? null : mode.follower;
-        set(layout, FOLLOWER_LAG, cluster, follower == null ? null : follower.lagSeconds,
+        set(
+                layout,
+                FOLLOWER_LAG,
+                cluster,
+                follower == null ? null : follower.lagSeconds,
                 "Seconds the archive follower is behind the archive's latest optime (only while the archive is authoritative)");
-        set(layout, FOLLOWER_RUNNING, cluster, follower == null || follower.running == null ? null : follower.running ? 1L : 0L,
+        set(
+                layout,
+                FOLLOWER_RUNNING,
+                cluster,
+                follower == null || follower.running == null ? null : follower.running ? 1L : 0L,
                 "1 while a feeder process holds the archive follower's lease (only while the archive is authoritative)");
     }
 
@@ -89,7 +122,11 @@ public class ClusterGauges {
         Series series = new Series(name, tags);
         double[] holder = values.computeIfAbsent(series, s -> {
             double[] h = {Double.NaN};
-            Gauge.builder(name, h, v -> v[0]).tags(tags).description(help).strongReference(true).register(registry);
+            Gauge.builder(name, h, v -> v[0])
+                    .tags(tags)
+                    .description(help)
+                    .strongReference(true)
+                    .register(registry);
             byCluster.computeIfAbsent(layout, l -> new CopyOnWriteArrayList<>()).add(s);
             return h;
         });

@@ -32,6 +32,7 @@ public class ServiceMonitorDependent extends ClusterDependent<ServiceMonitor> {
     public static final String CLUSTER_LABEL = "thermocline_cluster";
     /** Target label carrying the component (proxy, feeder). */
     public static final String COMPONENT_LABEL = "thermocline_component";
+
     public static final String SCRAPE_INTERVAL = "30s";
 
     public ServiceMonitorDependent() {
@@ -64,8 +65,12 @@ public class ServiceMonitorDependent extends ClusterDependent<ServiceMonitor> {
         }
 
         static Map<String, String> of(Context<ThermoclineCluster> context) {
-            return context == null ? Map.of() : context.managedWorkflowAndDependentResourceContext().get(KEY, SelectorLabels.class)
-                    .map(SelectorLabels::labels).orElse(Map.of());
+            return context == null
+                    ? Map.of()
+                    : context.managedWorkflowAndDependentResourceContext()
+                            .get(KEY, SelectorLabels.class)
+                            .map(SelectorLabels::labels)
+                            .orElse(Map.of());
         }
     }
 
@@ -83,12 +88,15 @@ public class ServiceMonitorDependent extends ClusterDependent<ServiceMonitor> {
                 .addToMatchLabels(ClusterLayout.INSTANCE, layout.cluster())
                 .addToMatchLabels(MetricsServiceDependent.SCRAPE_LABEL, "true")
                 .endSelector()
-                .withNewNamespaceSelector().withMatchNames(layout.namespace()).endNamespaceSelector()
+                .withNewNamespaceSelector()
+                .withMatchNames(layout.namespace())
+                .endNamespaceSelector()
                 .addNewEndpoint()
                 .withPort(MetricsServiceDependent.PORT_NAME)
                 .withPath(MetricsServiceDependent.PATH)
                 .withInterval(SCRAPE_INTERVAL)
-                .withRelabelings(relabel("__meta_kubernetes_service_label_app_kubernetes_io_instance", CLUSTER_LABEL),
+                .withRelabelings(
+                        relabel("__meta_kubernetes_service_label_app_kubernetes_io_instance", CLUSTER_LABEL),
                         relabel("__meta_kubernetes_service_label_app_kubernetes_io_component", COMPONENT_LABEL))
                 .endEndpoint()
                 .endSpec()
@@ -96,6 +104,9 @@ public class ServiceMonitorDependent extends ClusterDependent<ServiceMonitor> {
     }
 
     private static RelabelConfig relabel(String source, String target) {
-        return new RelabelConfigBuilder().withSourceLabels(source).withTargetLabel(target).build();
+        return new RelabelConfigBuilder()
+                .withSourceLabels(source)
+                .withTargetLabel(target)
+                .build();
     }
 }

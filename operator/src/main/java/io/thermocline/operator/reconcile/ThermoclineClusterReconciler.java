@@ -36,24 +36,24 @@ import io.thermocline.operator.archive.ProbeCache;
 import io.thermocline.operator.archive.VersionPolicy;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
-import io.thermocline.operator.credentials.PeerSecretDependent;
 import io.thermocline.operator.credentials.PartUserSecretDependent;
+import io.thermocline.operator.credentials.PeerSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneMounts;
 import io.thermocline.operator.fasttier.FastTierDisruptionBudgetDependent;
 import io.thermocline.operator.fasttier.FastTierNetworkPolicyDependent;
+import io.thermocline.operator.fasttier.FastTierPods;
 import io.thermocline.operator.fasttier.FastTierServiceDependent;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
+import io.thermocline.operator.fasttier.MongodArgs;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetDependent;
-import io.thermocline.operator.fasttier.FastTierPods;
-import io.thermocline.operator.fasttier.MongodArgs;
+import io.thermocline.operator.fasttier.ReplicaSetState;
+import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.VolumeRecords;
 import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
-import io.thermocline.operator.fasttier.ReplicaSetState;
-import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.mode.ModeConditions;
 import io.thermocline.operator.mode.ModeDriver;
@@ -80,8 +80,8 @@ import io.thermocline.operator.status.TransitionEvents;
 import io.thermocline.operator.tiering.EvictorCronJobDependent;
 import io.thermocline.operator.tiering.FeederDeploymentDependent;
 import io.thermocline.operator.tiering.TieringObserver;
-import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.TieringPolling;
+import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.WarmerJobDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import io.thermocline.operator.workflow.RefusedUpdates;
@@ -102,65 +102,107 @@ import org.jboss.logging.Logger;
  * validate the rendered data-plane config, then run the dependent-resource workflow
  * (only against a reachable, compatible archive), configure the replica set, and report.
  */
-@Workflow(explicitInvocation = true, dependents = {
-        @Dependent(name = "keyfile-secret", type = KeyfileSecretDependent.class),
-        @Dependent(name = "users-secret", type = UsersSecretDependent.class),
-        @Dependent(name = "peer-secret", type = PeerSecretDependent.class),
-        // one informer for every generated Secret (the users Secret's): each part's own would hold one more watch
-        @Dependent(name = "proxy-user-secret", type = PartUserSecretDependent.Proxy.class,
-                useEventSourceWithName = "users-secret"),
-        @Dependent(name = "feeder-user-secret", type = PartUserSecretDependent.Feeder.class,
-                useEventSourceWithName = "users-secret"),
-        @Dependent(name = "evictor-user-secret", type = PartUserSecretDependent.Evictor.class,
-                useEventSourceWithName = "users-secret"),
-        @Dependent(name = "warmer-user-secret", type = PartUserSecretDependent.Warmer.class,
-                useEventSourceWithName = "users-secret"),
-        @Dependent(name = "fast-tier-service", type = FastTierServiceDependent.class),
-        @Dependent(name = "fast-tier", type = FastTierStatefulSetDependent.class,
-                dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
-        @Dependent(name = ReplicaSetDependent.NAME, type = ReplicaSetDependent.class, dependsOn = {"fast-tier",
-                "proxy-user-secret", "feeder-user-secret", "evictor-user-secret", "warmer-user-secret"},
-                readyPostcondition = ReplicaSetDependent.Ready.class),
-        @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
-        @Dependent(name = "fast-tier-network-policy", type = FastTierNetworkPolicyDependent.class),
-        @Dependent(name = "config", type = ProxyConfigMapDependent.class),
-        @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
-        @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
-        @Dependent(name = "proxy", type = ProxyDeploymentDependent.class, dependsOn = {"config", "proxy-user-secret", "peer-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "proxy-pdb", type = ProxyDisruptionBudgetDependent.class),
-        @Dependent(name = "feeder", type = FeederDeploymentDependent.class, dependsOn = {"config", "feeder-user-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "evictor", type = EvictorCronJobDependent.class, dependsOn = {"config", "evictor-user-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "warmer", type = WarmerJobDependent.class, dependsOn = {"config", "warmer-user-secret", ReplicaSetDependent.NAME}),
-        @Dependent(name = "proxy-metrics", type = ProxyMetricsServiceDependent.class),
-        @Dependent(name = "feeder-metrics", type = FeederMetricsServiceDependent.class),
-        @Dependent(name = "evictor-metrics", type = EvictorMetricsServiceDependent.class),
-        @Dependent(name = "warmer-metrics", type = WarmerMetricsServiceDependent.class),
-        @Dependent(name = "service-monitor", type = ServiceMonitorDependent.class,
-                activationCondition = ServiceMonitorSupported.class),
-})
-@ControllerConfiguration(name = ThermoclineClusterReconciler.NAME,
+@Workflow(
+        explicitInvocation = true,
+        dependents = {
+            @Dependent(name = "keyfile-secret", type = KeyfileSecretDependent.class),
+            @Dependent(name = "users-secret", type = UsersSecretDependent.class),
+            @Dependent(name = "peer-secret", type = PeerSecretDependent.class),
+            // one informer for every generated Secret (the users Secret's): each part's own would hold one more watch
+            @Dependent(
+                    name = "proxy-user-secret",
+                    type = PartUserSecretDependent.Proxy.class,
+                    useEventSourceWithName = "users-secret"),
+            @Dependent(
+                    name = "feeder-user-secret",
+                    type = PartUserSecretDependent.Feeder.class,
+                    useEventSourceWithName = "users-secret"),
+            @Dependent(
+                    name = "evictor-user-secret",
+                    type = PartUserSecretDependent.Evictor.class,
+                    useEventSourceWithName = "users-secret"),
+            @Dependent(
+                    name = "warmer-user-secret",
+                    type = PartUserSecretDependent.Warmer.class,
+                    useEventSourceWithName = "users-secret"),
+            @Dependent(name = "fast-tier-service", type = FastTierServiceDependent.class),
+            @Dependent(
+                    name = "fast-tier",
+                    type = FastTierStatefulSetDependent.class,
+                    dependsOn = {"keyfile-secret", "users-secret", "fast-tier-service"}),
+            @Dependent(
+                    name = ReplicaSetDependent.NAME,
+                    type = ReplicaSetDependent.class,
+                    dependsOn = {
+                        "fast-tier",
+                        "proxy-user-secret",
+                        "feeder-user-secret",
+                        "evictor-user-secret",
+                        "warmer-user-secret"
+                    },
+                    readyPostcondition = ReplicaSetDependent.Ready.class),
+            @Dependent(name = "fast-tier-pdb", type = FastTierDisruptionBudgetDependent.class),
+            @Dependent(name = "fast-tier-network-policy", type = FastTierNetworkPolicyDependent.class),
+            @Dependent(name = "config", type = ProxyConfigMapDependent.class),
+            @Dependent(name = "proxy-service", type = ProxyServiceDependent.class),
+            @Dependent(name = "proxy-peers-service", type = ProxyPeersServiceDependent.class),
+            @Dependent(
+                    name = "proxy",
+                    type = ProxyDeploymentDependent.class,
+                    dependsOn = {"config", "proxy-user-secret", "peer-secret", ReplicaSetDependent.NAME}),
+            @Dependent(name = "proxy-pdb", type = ProxyDisruptionBudgetDependent.class),
+            @Dependent(
+                    name = "feeder",
+                    type = FeederDeploymentDependent.class,
+                    dependsOn = {"config", "feeder-user-secret", ReplicaSetDependent.NAME}),
+            @Dependent(
+                    name = "evictor",
+                    type = EvictorCronJobDependent.class,
+                    dependsOn = {"config", "evictor-user-secret", ReplicaSetDependent.NAME}),
+            @Dependent(
+                    name = "warmer",
+                    type = WarmerJobDependent.class,
+                    dependsOn = {"config", "warmer-user-secret", ReplicaSetDependent.NAME}),
+            @Dependent(name = "proxy-metrics", type = ProxyMetricsServiceDependent.class),
+            @Dependent(name = "feeder-metrics", type = FeederMetricsServiceDependent.class),
+            @Dependent(name = "evictor-metrics", type = EvictorMetricsServiceDependent.class),
+            @Dependent(name = "warmer-metrics", type = WarmerMetricsServiceDependent.class),
+            @Dependent(
+                    name = "service-monitor",
+                    type = ServiceMonitorDependent.class,
+                    activationCondition = ServiceMonitorSupported.class),
+        })
+@ControllerConfiguration(
+        name = ThermoclineClusterReconciler.NAME,
         maxReconciliationInterval = @MaxReconciliationInterval(interval = 5, timeUnit = TimeUnit.MINUTES))
 public class ThermoclineClusterReconciler implements Reconciler<ThermoclineCluster>, Cleaner<ThermoclineCluster> {
 
     public static final String NAME = "thermoclinecluster";
     /** Deleting a cluster whose volumes are to be deleted waits for the feeder; this annotation skips the wait. */
     public static final String SKIP_DRAIN_ANNOTATION = "thermocline.io/skip-drain-check";
+
     private static final Logger LOG = Logger.getLogger(ThermoclineClusterReconciler.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String VALIDATION_ARCHIVE_URI = "mongodb://archive.invalid:27017/?replicaSet=archive";
 
     @Inject
     ArchiveProbe archiveProbe;
+
     @Inject
     ReplicaSetConnector replicaSetConnector;
+
     @Inject
     TieringObserver tieringObserver;
+
     @Inject
     ModeStore modeStore;
+
     @Inject
     OperatorSettings settings;
+
     @Inject
     ClusterGauges clusterGauges;
+
     private volatile ProbeCache probeCache;
     /** Each cluster's last replica-set step, which sizes the StatefulSet (absent after a restart: nothing shrinks until a step ran). */
     private final Map<String, ReplicaSetState> lastSteps = new ConcurrentHashMap<>();
@@ -173,32 +215,46 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     public List<EventSource<?, ThermoclineCluster>> prepareEventSources(
             EventSourceContext<ThermoclineCluster> context) {
         var archiveSecrets = ArchiveSecretWatch.eventSource(context);
-        return List.of(archiveSecrets,
+        return List.of(
+                archiveSecrets,
                 TieringPolling.eventSource(context, archiveSecrets, tieringObserver, settings.tieringPollInterval()));
     }
 
     @Override
-    public UpdateControl<ThermoclineCluster> reconcile(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
+    public UpdateControl<ThermoclineCluster> reconcile(
+            ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
         ThermoclineClusterSpec spec = cluster.getSpec();
-        ThermoclineClusterStatus previous = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
+        ThermoclineClusterStatus previous =
+                cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
         KubernetesClient client = context.getClient();
 
-        ArchiveSecrets.Access access = ArchiveSecrets.read(ArchiveSecretWatch.cached(context), layout.namespace(), spec.archive);
-        String archiveUri = access instanceof ArchiveSecrets.Found found ? found.connection().uri() : null;
+        ArchiveSecrets.Access access =
+                ArchiveSecrets.read(ArchiveSecretWatch.cached(context), layout.namespace(), spec.archive);
+        String archiveUri = access instanceof ArchiveSecrets.Found found
+                ? found.connection().uri()
+                : null;
         ArchiveReport archive = access instanceof ArchiveSecrets.Found found
                 ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
                 : ((ArchiveSecrets.Missing) access).problem();
-        if (archive instanceof ArchiveReport.Reachable r && !spec.auth.usesArchive()) { // no user directory read from the archive
-            archive = new ArchiveReport.Reachable(r.version(), r.replicaSetName(), r.privileges().withUserDirectory(false));
+        if (archive instanceof ArchiveReport.Reachable r
+                && !spec.auth.usesArchive()) { // no user directory read from the archive
+            archive = new ArchiveReport.Reachable(
+                    r.version(), r.replicaSetName(), r.privileges().withUserDirectory(false));
         }
-        // the guards' inputs: the status, or, for a resource re-created on retained volumes (no status), what the volumes record
+        // the guards' inputs: the status, or, for a resource re-created on retained volumes (no status), what the
+        // volumes record
         String runningVersion = previous.fastTierVersion;
         String runningFcv = previous.featureCompatibilityVersion;
         if (runningVersion == null || runningFcv == null) {
             Optional<VolumeRecords.Recorded> recorded = VolumeRecords.read(context.getClient(), layout);
-            runningVersion = runningVersion != null ? runningVersion : recorded.map(VolumeRecords.Recorded::version).orElse(null);
-            runningFcv = runningFcv != null ? runningFcv : recorded.map(VolumeRecords.Recorded::featureCompatibilityVersion).orElse(null);
+            runningVersion = runningVersion != null
+                    ? runningVersion
+                    : recorded.map(VolumeRecords.Recorded::version).orElse(null);
+            runningFcv = runningFcv != null
+                    ? runningFcv
+                    : recorded.map(VolumeRecords.Recorded::featureCompatibilityVersion)
+                            .orElse(null);
         }
         VersionDecision version = archive instanceof ArchiveReport.Reachable reachable
                 ? VersionPolicy.decide(spec.fastTier, reachable.version(), runningVersion, runningFcv)
@@ -220,35 +276,57 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         // secondaries from the informers' caches (JOSDK keeps what this operator just wrote in them too)
         Map<String, String> users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
         StatefulSet current = cached(context, StatefulSet.class, layout.fastTier());
-        int running = current == null || current.getSpec().getReplicas() == null ? 0 : current.getSpec().getReplicas();
+        int running = current == null || current.getSpec().getReplicas() == null
+                ? 0
+                : current.getSpec().getReplicas();
         boolean initiatedBefore = Boolean.TRUE.equals(previous.replicaSetInitiated);
         ReplicaSetTarget replicaSetTarget = null;
         if (deploy && running > 0 && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
-            replicaSetTarget = new ReplicaSetTarget(layout.replicaSetName(),
-                    layout.memberHosts(spec.fastTier.members), layout.memberHosts(running), FastTierPods.outdated(client, layout, current),
-                    FastTierPods.version(current), initiatedBefore,
-                    users.get(UsersSecretDependent.ROOT_USERNAME), users.get(UsersSecretDependent.ROOT_PASSWORD),
-                    UsersSecretDependent.fastTierUsers(layout, spec.collections, users, name -> cached(context, Secret.class, name)),
+            replicaSetTarget = new ReplicaSetTarget(
+                    layout.replicaSetName(),
+                    layout.memberHosts(spec.fastTier.members),
+                    layout.memberHosts(running),
+                    FastTierPods.outdated(client, layout, current),
+                    FastTierPods.version(current),
+                    initiatedBefore,
+                    users.get(UsersSecretDependent.ROOT_USERNAME),
+                    users.get(UsersSecretDependent.ROOT_PASSWORD),
+                    UsersSecretDependent.fastTierUsers(
+                            layout, spec.collections, users, name -> cached(context, Secret.class, name)),
                     VersionPolicy.wantedFeatureCompatibilityVersion(spec.fastTier, fastTierVersion));
         }
-        // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what the
+        // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what
+        // the
         // last step left configured, so a pod goes only once an earlier reconcile removed its member
         String key = layout.namespace() + "/" + layout.cluster();
         ReplicaSetState lastStep = lastSteps.get(key);
-        int fastTierReplicas = FastTierPods.replicas(layout, spec.fastTier.members, running, lastStep,
+        int fastTierReplicas = FastTierPods.replicas(
+                layout,
+                spec.fastTier.members,
+                running,
+                lastStep,
                 initiatedBefore || (lastStep != null && lastStep.initiated()));
 
         Deployment feederNow = cached(context, Deployment.class, layout.feeder());
         ClusterHealth.Pausing pausing = spec.paused && deploy
                 ? Pausing.step(client, layout, feederNow, () -> Deletion.observe(client, cluster, tieringObserver))
                 : null;
-        // a Ready that turns False with this reason is recorded as its transition: only a step from another False reason
+        // a Ready that turns False with this reason is recorded as its transition: only a step from another False
+        // reason
         // needs its own Event (and one already reported needs none)
-        boolean newFalseReason = pausing != null && previous.conditions != null && previous.conditions.stream()
-                .anyMatch(c -> ConditionType.Ready.name().equals(c.getType()) && "False".equals(c.getStatus())
-                        && !pausing.reason().equals(c.getReason()));
+        boolean newFalseReason = pausing != null
+                && previous.conditions != null
+                && previous.conditions.stream()
+                        .anyMatch(c -> ConditionType.Ready.name().equals(c.getType())
+                                && "False".equals(c.getStatus())
+                                && !pausing.reason().equals(c.getReason()));
         if (newFalseReason) {
-            TransitionEvents.once(client, cluster, pausing.reason(), pausing.message(), false,
+            TransitionEvents.once(
+                    client,
+                    cluster,
+                    pausing.reason(),
+                    pausing.message(),
+                    false,
                     pausing.reason() + "/" + cluster.getMetadata().getGeneration());
         }
 
@@ -257,23 +335,43 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         List<String> rejected = List.of();
         Observed certificates = null;
         if (deploy) {
-            FastTierTlsStep.Result tls = FastTierTlsStep.run(client, cluster, current, new FastTierTlsStep.Clients(
-                    cached(context, Deployment.class, layout.proxy()), feederNow,
-                    cached(context, Job.class, DataPlaneConfig.warmerJobName(spec, layout))), ArchiveSecretWatch.cached(context), Instant.now());
+            FastTierTlsStep.Result tls = FastTierTlsStep.run(
+                    client,
+                    cluster,
+                    current,
+                    new FastTierTlsStep.Clients(
+                            cached(context, Deployment.class, layout.proxy()),
+                            feederNow,
+                            cached(context, Job.class, DataPlaneConfig.warmerJobName(spec, layout))),
+                    ArchiveSecretWatch.cached(context),
+                    Instant.now());
             certificates = tls.condition();
             // the data plane's CA bundle is in its pod templates' hash: a renewed CA rolls the proxy and feeder
-            String secretHash = archiveSecretHash(access) + (tls.tls().clientsTls() ? "-" + tls.tls().clientBundleHash() : "");
-            desired = new DesiredCluster(layout, spec, image(spec), fastTierVersion, fastTierReplicas,
-                    FastTierPods.claimSize(current, spec.fastTier.storage.size), configYaml,
-                    DataPlaneConfig.hash(configYaml), secretHash, DataPlaneConfig.warmerJobName(spec, layout),
-                    settings.namespace().orElse(null), spec.paused && pausing == null, tls.tls());
+            String secretHash = archiveSecretHash(access)
+                    + (tls.tls().clientsTls() ? "-" + tls.tls().clientBundleHash() : "");
+            desired = new DesiredCluster(
+                    layout,
+                    spec,
+                    image(spec),
+                    fastTierVersion,
+                    fastTierReplicas,
+                    FastTierPods.claimSize(current, spec.fastTier.storage.size),
+                    configYaml,
+                    DataPlaneConfig.hash(configYaml),
+                    secretHash,
+                    DataPlaneConfig.warmerJobName(spec, layout),
+                    settings.namespace().orElse(null),
+                    spec.paused && pausing == null,
+                    tls.tls());
             desired.putInto(context);
-            ServiceMonitorDependent.SelectorLabels.parse(settings.monitoringLabels()).putInto(context);
+            ServiceMonitorDependent.SelectorLabels.parse(settings.monitoringLabels())
+                    .putInto(context);
             new ReplicaSetDependent.Run(replicaSetConnector, replicaSetTarget).putInto(context);
             // an object the API server refuses is reported; the others, and the replica set, are still managed
             RefusedUpdates refusedUpdates = new RefusedUpdates();
             refusedUpdates.putInto(context);
-            rejected = ApiRejections.reconcile(() -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow(),
+            rejected = ApiRejections.reconcile(
+                    () -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow(),
                     refusedUpdates);
             if (rejected.isEmpty()) {
                 removeObsoleteWarmers(context, layout, desired.warmerJobName());
@@ -290,13 +388,25 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             if (replicaSet instanceof ReplicaSetState.RestartMember restart) {
                 FastTierPods.restart(client, layout, restart.host());
             }
-            if (replicaSet instanceof ReplicaSetState.Converged converged && converged.featureCompatibilityVersion() != null
-                    && replicaSetTarget != null && replicaSetTarget.version() != null) {
-                VolumeRecords.write(client, layout, spec.fastTier.members, replicaSetTarget.version(), converged.featureCompatibilityVersion());
+            if (replicaSet instanceof ReplicaSetState.Converged converged
+                    && converged.featureCompatibilityVersion() != null
+                    && replicaSetTarget != null
+                    && replicaSetTarget.version() != null) {
+                VolumeRecords.write(
+                        client,
+                        layout,
+                        spec.fastTier.members,
+                        replicaSetTarget.version(),
+                        converged.featureCompatibilityVersion());
             }
         } else {
-            LOG.infof("event=workflow-held cluster=%s/%s specValid=%s archive=%s version=%s", layout.namespace(), layout.cluster(),
-                    specProblem == null, archive.getClass().getSimpleName(), version == null ? "unknown" : version.reason());
+            LOG.infof(
+                    "event=workflow-held cluster=%s/%s specValid=%s archive=%s version=%s",
+                    layout.namespace(),
+                    layout.cluster(),
+                    specProblem == null,
+                    archive.getClass().getSimpleName(),
+                    version == null ? "unknown" : version.reason());
         }
 
         boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
@@ -309,14 +419,36 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         // restarted does not make the feeder's lag or dead letters go away
         TieringSnapshot tiering = TieringPolling.cached(context);
 
-        ModeDriver.Outcome mode = ModeDriver.reconcile(client, cluster, modeStore,
-                replicaSet instanceof ReplicaSetState.Converged ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users) : null,
-                archiveUri, () -> access instanceof ArchiveSecrets.Found found
-                        ? archiveProbe.holdingData(found.connection(), spec.collections.stream().map(c -> c.database + "." + c.collection).toList())
+        ModeDriver.Outcome mode = ModeDriver.reconcile(
+                client,
+                cluster,
+                modeStore,
+                replicaSet instanceof ReplicaSetState.Converged
+                        ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users)
+                        : null,
+                archiveUri,
+                () -> access instanceof ArchiveSecrets.Found found
+                        ? archiveProbe.holdingData(
+                                found.connection(),
+                                spec.collections.stream()
+                                        .map(c -> c.database + "." + c.collection)
+                                        .toList())
                         : Optional.empty());
 
-        Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(spec.paused, specProblem, archive, version,
-                fastTier, replicaSet, proxy, feeder, tiering, spec.feeder.maxLagSeconds, previous.phase, rejected, pausing,
+        Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(
+                spec.paused,
+                specProblem,
+                archive,
+                version,
+                fastTier,
+                replicaSet,
+                proxy,
+                feeder,
+                tiering,
+                spec.feeder.maxLagSeconds,
+                previous.phase,
+                rejected,
+                pausing,
                 desired == null ? null : warmer(context, desired.warmerJobName()),
                 ClusterHealth.lastFeederObservation(previous.conditions)));
         ThermoclineClusterStatus status = new ThermoclineClusterStatus();
@@ -327,18 +459,25 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         if (certificates != null) {
             observed.add(certificates);
         } else if (!deploy && Conditions.find(previous.conditions, ConditionType.CertificatesReady) != null) {
-            observed.add(Observed.unknown(ConditionType.CertificatesReady, "NotChecked", "the workflow is held (see Ready)"));
+            observed.add(Observed.unknown(
+                    ConditionType.CertificatesReady, "NotChecked", "the workflow is held (see Ready)"));
         }
-        status.conditions = Conditions.merge(previous.conditions, observed,
-                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
+        status.conditions = Conditions.merge(
+                previous.conditions,
+                observed,
+                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L),
+                Instant.now());
         status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
         status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;
         status.fastTierVersion = deploy ? fastTierVersion : previous.fastTierVersion;
-        status.featureCompatibilityVersion = replicaSet instanceof ReplicaSetState.Converged c && c.featureCompatibilityVersion() != null
-                ? c.featureCompatibilityVersion() : previous.featureCompatibilityVersion;
+        status.featureCompatibilityVersion =
+                replicaSet instanceof ReplicaSetState.Converged c && c.featureCompatibilityVersion() != null
+                        ? c.featureCompatibilityVersion()
+                        : previous.featureCompatibilityVersion;
         status.replicaSetInitiated = initiated ? Boolean.TRUE : null;
         status.members = fastTier == null ? null : fastTier.ready() + "/" + fastTier.desired();
-        status.membersUpdated = statefulSet == null ? null
+        status.membersUpdated = statefulSet == null
+                ? null
                 : FastTierPods.upToDate(client, layout, statefulSet) + "/" + spec.fastTier.members;
         status.proxies = proxy == null ? null : proxy.ready() + "/" + (spec.paused ? 0 : proxy.desired());
         // what was not observed this time keeps its last value rather than flapping to empty
@@ -355,7 +494,11 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         // otherwise, the archive is probed again (a version change there is followed) every probe interval
         long requeueMillis = replicaSet != null && !(replicaSet instanceof ReplicaSetState.Converged)
                 ? settings.replicaSetStepInterval().toMillis()
-                : Math.max(1_000, Math.min(health.ready() ? 60_000 : 15_000, settings.archiveProbeInterval().toMillis()));
+                : Math.max(
+                        1_000,
+                        Math.min(
+                                health.ready() ? 60_000 : 15_000,
+                                settings.archiveProbeInterval().toMillis()));
         if (mode.settling()) {
             requeueMillis = Math.min(requeueMillis, settings.modeStepInterval().toMillis());
         }
@@ -364,17 +507,23 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         }
         LOG.infof("event=status-changed cluster=%s/%s phase=%s", layout.namespace(), layout.cluster(), status.phase);
         // the mode conditions' Events are ModeEvents', one per step of the fleet
-        TransitionEvents.record(client, cluster, previous.conditions,
-                status.conditions.stream().filter(c -> !ModeConditions.isMode(c.getType())).toList());
+        TransitionEvents.record(
+                client,
+                cluster,
+                previous.conditions,
+                status.conditions.stream()
+                        .filter(c -> !ModeConditions.isMode(c.getType()))
+                        .toList());
         cluster.setStatus(status);
         return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);
     }
 
     /** A failed reconcile (API error, bug) shows in Ready, with the operator retrying with backoff. */
     @Override
-    public ErrorStatusUpdateControl<ThermoclineCluster> updateErrorStatus(ThermoclineCluster cluster,
-            Context<ThermoclineCluster> context, Exception e) {
-        ThermoclineClusterStatus status = cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
+    public ErrorStatusUpdateControl<ThermoclineCluster> updateErrorStatus(
+            ThermoclineCluster cluster, Context<ThermoclineCluster> context, Exception e) {
+        ThermoclineClusterStatus status =
+                cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
         String detail = e.getMessage() == null ? "" : ": " + e.getMessage();
         String message = "reconciling failed (" + e.getClass().getSimpleName() + detail + "); the operator retries";
         status.observedGeneration = cluster.getMetadata().getGeneration();
@@ -382,11 +531,16 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         if (message.length() > 400) {
             message = message.substring(0, 400) + "...";
         }
-        status.conditions = Conditions.replace(status.conditions,
+        status.conditions = Conditions.replace(
+                status.conditions,
                 Observed.isFalse(ConditionType.Ready, "ReconcileError", message),
-                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L), Instant.now());
-        LOG.warnf("event=reconcile-failed cluster=%s/%s error=%s", cluster.getMetadata().getNamespace(),
-                cluster.getMetadata().getName(), e.getClass().getSimpleName());
+                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L),
+                Instant.now());
+        LOG.warnf(
+                "event=reconcile-failed cluster=%s/%s error=%s",
+                cluster.getMetadata().getNamespace(),
+                cluster.getMetadata().getName(),
+                e.getClass().getSimpleName());
         clusterGauges.record(ClusterLayout.of(cluster), status);
         cluster.setStatus(status);
         return ErrorStatusUpdateControl.patchStatus(cluster);
@@ -396,8 +550,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     @Override
     public DeleteControl cleanup(ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
         ClusterLayout layout = ClusterLayout.of(cluster);
-        Deletion.Step step = Deletion.advance(context.getClient(), cluster, tieringObserver, modeStore,
-                settings.deletionDrainTimeout());
+        Deletion.Step step = Deletion.advance(
+                context.getClient(), cluster, tieringObserver, modeStore, settings.deletionDrainTimeout());
         if (step.done()) {
             ArchiveSecretWatch.of(context).forget(ResourceID.fromResource(cluster));
             probeCache().forget(layout.namespace() + "/" + layout.cluster());
@@ -405,21 +559,24 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
             clusterGauges.forget(layout);
             return DeleteControl.defaultDelete();
         }
-        return DeleteControl.noFinalizerRemoval().rescheduleAfter(Math.min(5_000, settings.modeStepInterval().toMillis()),
-                TimeUnit.MILLISECONDS);
+        return DeleteControl.noFinalizerRemoval()
+                .rescheduleAfter(Math.min(5_000, settings.modeStepInterval().toMillis()), TimeUnit.MILLISECONDS);
     }
 
     /**
      * Validates the rendered config the way a data-plane pod will load it, and that the Secrets it mounts
      * exist with their keys (else the pods would hang in ContainerCreating); null when all is well.
      */
-    private static String problemOf(String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec,
-            ArchiveSecrets.Lookup secrets) {
+    private static String problemOf(
+            String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec, ArchiveSecrets.Lookup secrets) {
         List<String> problems = new ArrayList<>();
         // the CRD refuses such names (CEL); a resource created under an older CRD, or where CEL is off, still gets here
-        if (!layout.cluster().matches(ThermoclineCluster.NAME_PATTERN) || layout.cluster().length() > ThermoclineCluster.MAX_NAME_LENGTH) {
-            problems.add("metadata.name " + layout.cluster() + " cannot prefix the cluster's Service names (a DNS-1035 label:"
-                    + " a lowercase letter first, then lowercase letters, digits and '-', at most " + ThermoclineCluster.MAX_NAME_LENGTH
+        if (!layout.cluster().matches(ThermoclineCluster.NAME_PATTERN)
+                || layout.cluster().length() > ThermoclineCluster.MAX_NAME_LENGTH) {
+            problems.add("metadata.name " + layout.cluster()
+                    + " cannot prefix the cluster's Service names (a DNS-1035 label:"
+                    + " a lowercase letter first, then lowercase letters, digits and '-', at most "
+                    + ThermoclineCluster.MAX_NAME_LENGTH
                     + " characters); re-create the resource under such a name");
         }
         if (spec.proxy.expose != null) {
@@ -427,19 +584,26 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         }
         problems.addAll(MongodArgs.problems(spec.fastTier.mongodArgs));
         try {
-            ConfigLoader.parse(configYaml, DataPlaneConfig.podEnvironment(VALIDATION_ARCHIVE_URI,
-                    UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, "validation", "validation")));
+            ConfigLoader.parse(
+                    configYaml,
+                    DataPlaneConfig.podEnvironment(
+                            VALIDATION_ARCHIVE_URI,
+                            UsersSecretDependent.fastTierUri(
+                                    layout, spec.fastTier.members, "validation", "validation")));
         } catch (InvalidConfigException e) {
             // the files the operator mounts into the pods are not here: they are checked as Secrets below
-            e.problems().stream().filter(p -> !p.contains(ClusterLayout.CONFIG_DIR + "/") || !p.contains(" cannot be read;"))
+            e.problems().stream()
+                    .filter(p -> !p.contains(ClusterLayout.CONFIG_DIR + "/") || !p.contains(" cannot be read;"))
                     .forEach(p -> problems.add("the data plane rejects the rendered config: " + p));
         }
         for (SecretKeyRef ref : DataPlaneMounts.referencedSecrets(spec)) {
             Secret secret = secrets.find(ref.name);
             if (secret == null) {
-                problems.add("Secret " + layout.namespace() + "/" + ref.name + " (named in spec.auth or spec.tls) does not exist; create it");
+                problems.add("Secret " + layout.namespace() + "/" + ref.name
+                        + " (named in spec.auth or spec.tls) does not exist; create it");
             } else if ((secret.getData() == null || !secret.getData().containsKey(ref.key))
-                    && (secret.getStringData() == null || !secret.getStringData().containsKey(ref.key))) {
+                    && (secret.getStringData() == null
+                            || !secret.getStringData().containsKey(ref.key))) {
                 problems.add("Secret " + layout.namespace() + "/" + ref.name + " has no key " + ref.key + "; add it");
             }
         }
@@ -454,7 +618,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     /** Hash of the archive's connection string and CA: a rotated Secret changes the pod templates, so the pods restart. */
     private static String archiveSecretHash(ArchiveSecrets.Access access) {
         return access instanceof ArchiveSecrets.Found found
-                ? DataPlaneConfig.hash(found.connection().uri() + "\n" + found.connection().caPem()) : "none";
+                ? DataPlaneConfig.hash(
+                        found.connection().uri() + "\n" + found.connection().caPem())
+                : "none";
     }
 
     private ProbeCache probeCache() {
@@ -469,22 +635,25 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     }
 
     /** A secondary resource of this cluster by name, from the informer caches (several event sources may hold a kind). */
-    private static <R extends HasMetadata> R cached(Context<ThermoclineCluster> context,
-            Class<R> kind, String name) {
-        return context.getSecondaryResourcesAsStream(kind).filter(r -> r.getMetadata().getName().equals(name))
-                .findFirst().orElse(null);
+    private static <R extends HasMetadata> R cached(Context<ThermoclineCluster> context, Class<R> kind, String name) {
+        return context.getSecondaryResourcesAsStream(kind)
+                .filter(r -> r.getMetadata().getName().equals(name))
+                .findFirst()
+                .orElse(null);
     }
 
     private static Replicas replicas(Deployment deployment, int desired) {
         if (deployment == null) {
             return null;
         }
-        Integer ready = deployment.getStatus() == null ? null : deployment.getStatus().getReadyReplicas();
+        Integer ready =
+                deployment.getStatus() == null ? null : deployment.getStatus().getReadyReplicas();
         return new Replicas(desired, ready == null ? 0 : ready);
     }
 
     private static int readyOf(StatefulSet statefulSet) {
-        Integer ready = statefulSet.getStatus() == null ? null : statefulSet.getStatus().getReadyReplicas();
+        Integer ready =
+                statefulSet.getStatus() == null ? null : statefulSet.getStatus().getReadyReplicas();
         return ready == null ? 0 : ready;
     }
 
@@ -495,24 +664,34 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 .findFirst()
                 .map(job -> {
                     var conditions = job.getStatus() == null || job.getStatus().getConditions() == null
-                            ? List.<JobCondition>of() : job.getStatus().getConditions();
-                    boolean complete = conditions.stream().anyMatch(c -> "Complete".equals(c.getType()) && "True".equals(c.getStatus()));
-                    String failure = conditions.stream().filter(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()))
-                            .map(c -> c.getReason() + (c.getMessage() == null ? "" : ": " + c.getMessage())).findFirst().orElse(null);
+                            ? List.<JobCondition>of()
+                            : job.getStatus().getConditions();
+                    boolean complete = conditions.stream()
+                            .anyMatch(c -> "Complete".equals(c.getType()) && "True".equals(c.getStatus()));
+                    String failure = conditions.stream()
+                            .filter(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()))
+                            .map(c -> c.getReason() + (c.getMessage() == null ? "" : ": " + c.getMessage()))
+                            .findFirst()
+                            .orElse(null);
                     return new ClusterHealth.Warmer(name, complete, failure);
                 })
                 .orElse(null);
     }
 
     /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */
-    private static void removeObsoleteWarmers(Context<ThermoclineCluster> context, ClusterLayout layout, String current) {
+    private static void removeObsoleteWarmers(
+            Context<ThermoclineCluster> context, ClusterLayout layout, String current) {
         KubernetesClient client = context.getClient();
         context.getSecondaryResourcesAsStream(Job.class)
                 .filter(job -> job.getMetadata().getName().startsWith(layout.warmerPrefix()))
                 .filter(job -> !job.getMetadata().getName().equals(current))
-                .forEach(job -> client.batch().v1().jobs().inNamespace(layout.namespace())
-                        .withName(job.getMetadata().getName()).withPropagationPolicy(
-                                DeletionPropagation.BACKGROUND).delete());
+                .forEach(job -> client.batch()
+                        .v1()
+                        .jobs()
+                        .inNamespace(layout.namespace())
+                        .withName(job.getMetadata().getName())
+                        .withPropagationPolicy(DeletionPropagation.BACKGROUND)
+                        .delete());
     }
 
     private static boolean sameStatus(ThermoclineClusterStatus before, ThermoclineClusterStatus after) {

@@ -35,6 +35,7 @@ class HelmChartTest {
     private static final Path CHART = EXAMPLES.resolve("helm/thermocline-operator");
     /** The CRD's own kustomization (Helm installs its crds/ and never deletes them on uninstall). */
     private static final Path CRDS = Path.of("..", "crds");
+
     private static final String NAMESPACE = "thermocline-system";
     private static final List<String> HELM_LABELS = List.of("helm.sh/chart", "app.kubernetes.io/managed-by");
     private static final YAMLMapper YAML = new YAMLMapper();
@@ -42,12 +43,16 @@ class HelmChartTest {
     @Test
     void chartRendersTheKustomizeInstall() throws Exception {
         Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("install"));
-        assertThat(kustomize.keySet()).as("uninstalling the operator must not delete clusters: no Namespace, no CRD")
+        assertThat(kustomize.keySet())
+                .as("uninstalling the operator must not delete clusters: no Namespace, no CRD")
                 .noneMatch(key -> key.startsWith("Namespace/") || key.startsWith("CustomResourceDefinition/"));
         kustomize.putAll(kustomize(CRDS));
         Map<String, JsonNode> helm = helm(null);
-        assertThat(helm.keySet()).contains("CustomResourceDefinition//thermoclineclusters.thermocline.io",
-                "Deployment/" + NAMESPACE + "/thermocline-operator", "Service/" + NAMESPACE + "/thermocline-operator-metrics");
+        assertThat(helm.keySet())
+                .contains(
+                        "CustomResourceDefinition//thermoclineclusters.thermocline.io",
+                        "Deployment/" + NAMESPACE + "/thermocline-operator",
+                        "Service/" + NAMESPACE + "/thermocline-operator-metrics");
         assertSameObjects(helm, kustomize);
     }
 
@@ -56,8 +61,11 @@ class HelmChartTest {
         Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("monitoring"));
         kustomize.putAll(kustomize(CRDS));
         Map<String, JsonNode> helm = helm(Map.of("monitoring.enabled", "true"));
-        assertThat(helm.keySet()).contains("ServiceMonitor/" + NAMESPACE + "/thermocline-operator",
-                "PrometheusRule/" + NAMESPACE + "/thermocline", "ConfigMap/" + NAMESPACE + "/thermocline-grafana-dashboard");
+        assertThat(helm.keySet())
+                .contains(
+                        "ServiceMonitor/" + NAMESPACE + "/thermocline-operator",
+                        "PrometheusRule/" + NAMESPACE + "/thermocline",
+                        "ConfigMap/" + NAMESPACE + "/thermocline-grafana-dashboard");
         assertSameObjects(helm, kustomize);
     }
 
@@ -66,7 +74,8 @@ class HelmChartTest {
         Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("install-cluster-wide"));
         kustomize.putAll(kustomize(CRDS));
         Map<String, JsonNode> helm = helm(Map.of("watch.clusterWide", "true"));
-        assertThat(helm.keySet()).contains("ClusterRole//thermocline-operator", "ClusterRoleBinding//thermocline-operator")
+        assertThat(helm.keySet())
+                .contains("ClusterRole//thermocline-operator", "ClusterRoleBinding//thermocline-operator")
                 .doesNotContain("Role/" + NAMESPACE + "/thermocline-operator");
         assertSameObjects(helm, kustomize);
     }
@@ -75,14 +84,21 @@ class HelmChartTest {
     void chartWatchingAListHasARoleInEachNamespaceAndWatchesThem() throws Exception {
         Map<String, JsonNode> helm = helm(Map.of("watch.namespaces[0]", "shop", "watch.namespaces[1]", "billing"));
         Map<String, JsonNode> namespacedDefault = kustomize(EXAMPLES.resolve("install"));
-        JsonNode rules = namespacedDefault.get("Role/" + NAMESPACE + "/thermocline-operator").path("rules");
+        JsonNode rules = namespacedDefault
+                .get("Role/" + NAMESPACE + "/thermocline-operator")
+                .path("rules");
         for (String namespace : List.of("shop", "billing")) {
-            assertThat(helm.get("Role/" + namespace + "/thermocline-operator").path("rules")).isEqualTo(rules);
-            assertThat(helm.get("RoleBinding/" + namespace + "/thermocline-operator").at("/subjects/0/namespace").asText())
+            assertThat(helm.get("Role/" + namespace + "/thermocline-operator").path("rules"))
+                    .isEqualTo(rules);
+            assertThat(helm.get("RoleBinding/" + namespace + "/thermocline-operator")
+                            .at("/subjects/0/namespace")
+                            .asText())
                     .isEqualTo(NAMESPACE);
         }
-        assertThat(helm).doesNotContainKeys("Role/" + NAMESPACE + "/thermocline-operator", "ClusterRole//thermocline-operator");
-        JsonNode env = helm.get("Deployment/" + NAMESPACE + "/thermocline-operator").at("/spec/template/spec/containers/0/env");
+        assertThat(helm)
+                .doesNotContainKeys("Role/" + NAMESPACE + "/thermocline-operator", "ClusterRole//thermocline-operator");
+        JsonNode env = helm.get("Deployment/" + NAMESPACE + "/thermocline-operator")
+                .at("/spec/template/spec/containers/0/env");
         assertThat(env.findValuesAsText("value")).contains("shop,billing");
     }
 
@@ -95,21 +111,32 @@ class HelmChartTest {
     void monitoringCarriesTheLabelsADefaultKubePrometheusStackSelects() throws Exception {
         Map<String, String> kubePrometheusStack = Map.of("release", "kube-prometheus-stack");
         Map<String, JsonNode> kustomize = kustomize(EXAMPLES.resolve("monitoring"));
-        for (String key : List.of("ServiceMonitor/" + NAMESPACE + "/thermocline-operator", "PrometheusRule/" + NAMESPACE + "/thermocline")) {
-            kubePrometheusStack.forEach((label, value) ->
-                    assertThat(kustomize.get(key).at("/metadata/labels/" + label).asText()).as(key).isEqualTo(value));
+        for (String key : List.of(
+                "ServiceMonitor/" + NAMESPACE + "/thermocline-operator",
+                "PrometheusRule/" + NAMESPACE + "/thermocline")) {
+            kubePrometheusStack.forEach((label, value) -> assertThat(
+                            kustomize.get(key).at("/metadata/labels/" + label).asText())
+                    .as(key)
+                    .isEqualTo(value));
         }
         assertThat(monitoringLabelsSetting(kustomize)).isEqualTo("release=kube-prometheus-stack");
         // another release name, one value
-        Map<String, JsonNode> helm = helm(Map.of("monitoring.enabled", "true", "monitoring.selectorLabels.release", "monitoring"));
-        assertThat(helm.get("ServiceMonitor/" + NAMESPACE + "/thermocline-operator").at("/metadata/labels/release").asText())
+        Map<String, JsonNode> helm =
+                helm(Map.of("monitoring.enabled", "true", "monitoring.selectorLabels.release", "monitoring"));
+        assertThat(helm.get("ServiceMonitor/" + NAMESPACE + "/thermocline-operator")
+                        .at("/metadata/labels/release")
+                        .asText())
                 .isEqualTo("monitoring");
-        assertThat(helm.get("PrometheusRule/" + NAMESPACE + "/thermocline").at("/metadata/labels/release").asText()).isEqualTo("monitoring");
+        assertThat(helm.get("PrometheusRule/" + NAMESPACE + "/thermocline")
+                        .at("/metadata/labels/release")
+                        .asText())
+                .isEqualTo("monitoring");
         assertThat(monitoringLabelsSetting(helm)).isEqualTo("release=monitoring");
     }
 
     private static String monitoringLabelsSetting(Map<String, JsonNode> objects) {
-        JsonNode env = objects.get("Deployment/" + NAMESPACE + "/thermocline-operator").at("/spec/template/spec/containers/0/env");
+        JsonNode env = objects.get("Deployment/" + NAMESPACE + "/thermocline-operator")
+                .at("/spec/template/spec/containers/0/env");
         for (JsonNode variable : env) {
             if (variable.path("name").asText().equals("THERMOCLINE_OPERATOR_MONITORING_LABELS")) {
                 return variable.path("value").asText();
@@ -120,16 +147,21 @@ class HelmChartTest {
 
     @Test
     void chartValuesReachTheOperatorDeployment() throws Exception {
-        Map<String, JsonNode> helm = helm(Map.of("image.tag", "9.9.9", "dataPlaneImage", "registry.example/thermocline:9.9.9"));
-        JsonNode container = helm.get("Deployment/" + NAMESPACE + "/thermocline-operator")
-                .at("/spec/template/spec/containers/0");
+        Map<String, JsonNode> helm =
+                helm(Map.of("image.tag", "9.9.9", "dataPlaneImage", "registry.example/thermocline:9.9.9"));
+        JsonNode container =
+                helm.get("Deployment/" + NAMESPACE + "/thermocline-operator").at("/spec/template/spec/containers/0");
         assertThat(container.path("image").asText()).isEqualTo("ghcr.io/thermocline/thermocline-operator:9.9.9");
         assertThat(container.at("/env/0/value").asText()).isEqualTo("registry.example/thermocline:9.9.9");
     }
 
     private static void assertSameObjects(Map<String, JsonNode> helm, Map<String, JsonNode> kustomize) {
-        assertThat(kustomize).as("the namespace is created beside the install, never by it").doesNotContainKey("Namespace//" + NAMESPACE);
-        assertThat(helm.keySet()).as("objects (kind/namespace/name)").containsExactlyInAnyOrderElementsOf(kustomize.keySet());
+        assertThat(kustomize)
+                .as("the namespace is created beside the install, never by it")
+                .doesNotContainKey("Namespace//" + NAMESPACE);
+        assertThat(helm.keySet())
+                .as("objects (kind/namespace/name)")
+                .containsExactlyInAnyOrderElementsOf(kustomize.keySet());
         kustomize.forEach((key, expected) -> {
             List<String> differences = new java.util.ArrayList<>();
             differences("", expected, helm.get(key), differences);
@@ -142,7 +174,10 @@ class HelmChartTest {
         if (expected.equals(actual)) {
             return;
         }
-        if (expected.isNumber() && actual != null && actual.isNumber() && expected.decimalValue().compareTo(actual.decimalValue()) == 0) {
+        if (expected.isNumber()
+                && actual != null
+                && actual.isNumber()
+                && expected.decimalValue().compareTo(actual.decimalValue()) == 0) {
             return; // 1 and 1.0 (the generated CRD writes 1.0; kustomize re-serializes it as 1)
         }
         if (expected.isObject() && actual != null && actual.isObject()) {
@@ -167,9 +202,12 @@ class HelmChartTest {
     }
 
     private static Map<String, JsonNode> helm(Map<String, String> values) throws IOException {
-        assumeTrue("amd64".equals(System.getProperty("os.arch")) && System.getProperty("os.name").startsWith("Linux"),
+        assumeTrue(
+                "amd64".equals(System.getProperty("os.arch"))
+                        && System.getProperty("os.name").startsWith("Linux"),
                 "helm-java's native Helm is declared for linux-amd64 only; this test renders the chart there");
-        TemplateCommand template = new Helm(CHART).template().withName("thermocline-operator").withNamespace(NAMESPACE);
+        TemplateCommand template =
+                new Helm(CHART).template().withName("thermocline-operator").withNamespace(NAMESPACE);
         if (values != null) {
             values.forEach(template::set);
         }
@@ -187,17 +225,24 @@ class HelmChartTest {
     private static Map<String, JsonNode> kustomize(Path dir) throws IOException, InterruptedException {
         Process process;
         try {
-            process = new ProcessBuilder("kubectl", "kustomize", dir.toString()).redirectErrorStream(false).start();
+            process = new ProcessBuilder("kubectl", "kustomize", dir.toString())
+                    .redirectErrorStream(false)
+                    .start();
         } catch (IOException e) {
-            assumeTrue(false, "kubectl is not on PATH (" + e.getMessage() + "): .ci/run installs it; this test compares the chart "
-                    + "with `kubectl kustomize` and is skipped without it");
+            assumeTrue(
+                    false,
+                    "kubectl is not on PATH (" + e.getMessage()
+                            + "): .ci/run installs it; this test compares the chart "
+                            + "with `kubectl kustomize` and is skipped without it");
             throw e;
         }
         process.getOutputStream().close();
         byte[] out = process.getInputStream().readAllBytes();
         String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("kubectl kustomize " + dir + ": " + err).isZero();
+        assertThat(process.exitValue())
+                .as("kubectl kustomize " + dir + ": " + err)
+                .isZero();
         return objects(new String(out, StandardCharsets.UTF_8));
     }
 
@@ -210,16 +255,20 @@ class HelmChartTest {
                 if (object == null || object.isNull() || object.isMissingNode() || object.isEmpty()) {
                     continue;
                 }
-                String key = object.path("kind").asText() + "/" + object.at("/metadata/namespace").asText("") + "/"
+                String key = object.path("kind").asText() + "/"
+                        + object.at("/metadata/namespace").asText("") + "/"
                         + object.at("/metadata/name").asText();
-                assertThat(objects.put(key, object)).as("one object per name: " + key).isNull();
+                assertThat(objects.put(key, object))
+                        .as("one object per name: " + key)
+                        .isNull();
             }
         }
         return objects;
     }
 
     private static void withoutHelmLabels(JsonNode object) {
-        if (object.path("metadata") instanceof ObjectNode metadata && metadata.path("labels") instanceof ObjectNode labels) {
+        if (object.path("metadata") instanceof ObjectNode metadata
+                && metadata.path("labels") instanceof ObjectNode labels) {
             labels.remove(HELM_LABELS);
             if (labels.isEmpty()) {
                 metadata.remove("labels");

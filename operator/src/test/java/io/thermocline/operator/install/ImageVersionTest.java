@@ -31,21 +31,35 @@ class ImageVersionTest {
         String version = projectVersion();
         List<String> named = new ArrayList<>();
 
-        JsonNode kustomization = YAML.readTree(ROOT.resolve("examples/install/kustomization.yaml").toFile());
+        JsonNode kustomization = YAML.readTree(
+                ROOT.resolve("examples/install/kustomization.yaml").toFile());
         for (JsonNode image : kustomization.path("images")) {
             if (image.path("name").asText().equals(OPERATOR_IMAGE)) {
-                named.add("examples/install/kustomization.yaml images[" + OPERATOR_IMAGE + "].newTag=" + image.path("newTag").asText());
+                named.add("examples/install/kustomization.yaml images[" + OPERATOR_IMAGE + "].newTag="
+                        + image.path("newTag").asText());
             }
         }
         named.add("examples/install/operator.yaml THERMOCLINE_OPERATOR_DATA_PLANE_IMAGE="
-                + tagOf(envValue(ROOT.resolve("examples/install/operator.yaml"), "THERMOCLINE_OPERATOR_DATA_PLANE_IMAGE"), DATA_PLANE_IMAGE));
-        JsonNode chart = YAML.readTree(ROOT.resolve("examples/helm/thermocline-operator/Chart.yaml").toFile());
+                + tagOf(
+                        envValue(
+                                ROOT.resolve("examples/install/operator.yaml"),
+                                "THERMOCLINE_OPERATOR_DATA_PLANE_IMAGE"),
+                        DATA_PLANE_IMAGE));
+        JsonNode chart = YAML.readTree(
+                ROOT.resolve("examples/helm/thermocline-operator/Chart.yaml").toFile());
         named.add("Chart.yaml appVersion=" + chart.path("appVersion").asText());
-        JsonNode values = YAML.readTree(ROOT.resolve("examples/helm/thermocline-operator/values.yaml").toFile());
-        named.add("values.yaml dataPlaneImage=" + tagOf(values.path("dataPlaneImage").asText(), DATA_PLANE_IMAGE));
-        assertThat(values.at("/image/tag").asText()).as("values.yaml image.tag: empty, so the chart's appVersion").isEmpty();
+        JsonNode values = YAML.readTree(
+                ROOT.resolve("examples/helm/thermocline-operator/values.yaml").toFile());
+        named.add("values.yaml dataPlaneImage="
+                + tagOf(values.path("dataPlaneImage").asText(), DATA_PLANE_IMAGE));
+        assertThat(values.at("/image/tag").asText())
+                .as("values.yaml image.tag: empty, so the chart's appVersion")
+                .isEmpty();
 
-        assertThat(named).hasSize(4).allSatisfy(entry -> assertThat(entry).as("names version %s", version).endsWith("=" + version));
+        assertThat(named)
+                .hasSize(4)
+                .allSatisfy(entry ->
+                        assertThat(entry).as("names version %s", version).endsWith("=" + version));
 
         // the image builds tag with the project version; the operator's default data plane is its own version
         assertThat(Files.readString(ROOT.resolve("operator/pom.xml")))
@@ -53,7 +67,8 @@ class ImageVersionTest {
         assertThat(Files.readString(ROOT.resolve("proxy-image/app/pom.xml")))
                 .contains("<image>" + DATA_PLANE_IMAGE + ":${project.version}</image>");
         assertThat(Files.readString(Path.of("src/main/resources/application.properties")))
-                .contains("thermocline.operator.data-plane-image=" + DATA_PLANE_IMAGE + ":${quarkus.application.version}");
+                .contains("thermocline.operator.data-plane-image=" + DATA_PLANE_IMAGE
+                        + ":${quarkus.application.version}");
     }
 
     /** The root pom's own version (the modules inherit it). */
@@ -67,7 +82,9 @@ class ImageVersionTest {
     }
 
     private static String envValue(Path manifest, String name) throws IOException {
-        for (JsonNode doc : YAML.readerFor(JsonNode.class).<JsonNode>readValues(Files.readString(manifest)).readAll()) {
+        for (JsonNode doc : YAML.readerFor(JsonNode.class)
+                .<JsonNode>readValues(Files.readString(manifest))
+                .readAll()) {
             for (JsonNode container : doc.at("/spec/template/spec/containers")) {
                 for (JsonNode env : container.path("env")) {
                     if (env.path("name").asText().equals(name)) {

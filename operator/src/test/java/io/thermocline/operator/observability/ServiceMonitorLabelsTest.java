@@ -14,9 +14,11 @@ class ServiceMonitorLabelsTest {
 
     @Test
     void keyValuePairsSeparatedByCommasBlankOnesSkipped() {
-        assertThat(SelectorLabels.parse(Optional.of("release=kube-prometheus-stack")).labels())
+        assertThat(SelectorLabels.parse(Optional.of("release=kube-prometheus-stack"))
+                        .labels())
                 .isEqualTo(Map.of("release", "kube-prometheus-stack"));
-        assertThat(SelectorLabels.parse(Optional.of(" release = monitoring , team=db,,=x,novalue")).labels())
+        assertThat(SelectorLabels.parse(Optional.of(" release = monitoring , team=db,,=x,novalue"))
+                        .labels())
                 .isEqualTo(Map.of("release", "monitoring", "team", "db"));
         assertThat(SelectorLabels.parse(Optional.empty()).labels()).isEmpty();
         assertThat(SelectorLabels.parse(Optional.of("a=b=c")).labels()).isEqualTo(Map.of("a", "b=c"));

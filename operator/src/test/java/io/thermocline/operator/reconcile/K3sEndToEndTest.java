@@ -7,30 +7,30 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import io.fabric8.kubernetes.client.utils.Serialization;
-import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
-import io.thermocline.operator.credentials.DataPlanePart;
-import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
-import io.thermocline.operator.fasttier.tls.CertificateAuthority;
-import io.thermocline.operator.fasttier.tls.TlsMode;
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.util.Base64;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.Operator;
+import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.archive.ArchiveReport;
+import io.thermocline.operator.credentials.DataPlanePart;
 import io.thermocline.operator.fakes.ReplicaSetModel;
+import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
+import io.thermocline.operator.fasttier.tls.CertificateAuthority;
+import io.thermocline.operator.fasttier.tls.TlsMode;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -69,12 +69,19 @@ class K3sEndToEndTest {
         Assumptions.assumeTrue(dockerAvailable(), "no Docker engine: k3s end-to-end test skipped");
         k3s = new K3sContainer(DockerImageName.parse("rancher/k3s:v1.31.4-k3s1"));
         k3s.start();
-        client = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(k3s.getKubeConfigYaml())).build();
-        try (InputStream crd = new FileInputStream(Path.of("..", "crds", "thermoclineclusters.thermocline.io-v1.yml").toFile())) {
+        client = new KubernetesClientBuilder()
+                .withConfig(Config.fromKubeconfig(k3s.getKubeConfigYaml()))
+                .build();
+        try (InputStream crd = new FileInputStream(Path.of("..", "crds", "thermoclineclusters.thermocline.io-v1.yml")
+                .toFile())) {
             client.load(crd).serverSideApply();
         }
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-                .until(() -> client.resources(ThermoclineCluster.class).inAnyNamespace().list() != null);
+        await().atMost(Duration.ofSeconds(30))
+                .ignoreExceptions()
+                .until(() -> client.resources(ThermoclineCluster.class)
+                                .inAnyNamespace()
+                                .list()
+                        != null);
 
         ThermoclineClusterReconciler reconciler = new ThermoclineClusterReconciler();
         reconciler.archiveProbe = connection -> new ArchiveReport.Reachable(ARCHIVE_VERSION.get(), "archive-rs");
@@ -143,22 +150,35 @@ class K3sEndToEndTest {
     @Test
     void realApiServerRejectsBadSpecsAndTheFastTierComesUp() {
         String ns = "e2e";
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(ns)
+                        .endMetadata()
+                        .build())
+                .create();
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
 
         ThermoclineCluster bad = Clusters.cluster(ns, "bad");
         bad.getSpec().fastTier.members = 0;
         bad.getSpec().collections.get(0).hotWindow = "30 days";
-        assertThatThrownBy(() -> client.resources(ThermoclineCluster.class).inNamespace(ns).resource(bad).create())
+        assertThatThrownBy(() -> client.resources(ThermoclineCluster.class)
+                        .inNamespace(ns)
+                        .resource(bad)
+                        .create())
                 .isInstanceOf(KubernetesClientException.class)
                 .hasMessageContaining("spec.fastTier.members")
                 .hasMessageContaining("hotWindow");
 
         ThermoclineCluster cluster = Clusters.cluster(ns, "e2e");
         cluster.getSpec().fastTier.members = 3;
-        cluster.getSpec().fastTier.spreadMembers = "preferred"; // one k3s node: required anti-affinity would leave two Pending
+        cluster.getSpec().fastTier.spreadMembers =
+                "preferred"; // one k3s node: required anti-affinity would leave two Pending
         cluster.getSpec().fastTier.storage.size = "1Gi";
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster)
+                .create();
         await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
             assertThat(MODEL.configured()).hasSize(3);
             assertThat(startedMongods(ns)).isEqualTo(3);
@@ -171,26 +191,61 @@ class K3sEndToEndTest {
         });
         edit(ns, c -> c.getSpec().fastTier.members = 3);
         await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
-            assertThat(client.apps().statefulSets().inNamespace(ns).withName("e2e-fast").get().getSpec().getReplicas()).isEqualTo(3);
+            assertThat(client.apps()
+                            .statefulSets()
+                            .inNamespace(ns)
+                            .withName("e2e-fast")
+                            .get()
+                            .getSpec()
+                            .getReplicas())
+                    .isEqualTo(3);
             assertThat(MODEL.configured()).hasSize(3);
         });
         assertThat(MODEL.violations()).isEmpty();
 
         ARCHIVE_VERSION.set("7.0.15");
-        await().atMost(Duration.ofMinutes(10)).ignoreExceptions().untilAsserted(() ->
-                assertThat(client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems())
-                        .hasSize(3).allSatisfy(p -> assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo("mongo:7.0.15")));
+        await().atMost(Duration.ofMinutes(10))
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(client.pods()
+                                .inNamespace(ns)
+                                .withLabel("app.kubernetes.io/component", "fast-tier")
+                                .list()
+                                .getItems())
+                        .hasSize(3)
+                        .allSatisfy(p -> assertThat(
+                                        p.getSpec().getContainers().get(0).getImage())
+                                .isEqualTo("mongo:7.0.15")));
 
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("e2e").delete();
-        await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
-                assertThat(client.apps().deployments().inNamespace(ns).withName("e2e-proxy").get().getSpec().getReplicas()).isZero());
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("e2e")
+                .delete();
+        await().atMost(Duration.ofMinutes(2))
+                .untilAsserted(() -> assertThat(client.apps()
+                                .deployments()
+                                .inNamespace(ns)
+                                .withName("e2e-proxy")
+                                .get()
+                                .getSpec()
+                                .getReplicas())
+                        .isZero());
         await().pollDelay(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(30)).until(() -> true);
-        assertThat(client.resources(ThermoclineCluster.class).inNamespace(ns).withName("e2e").get())
-                .as("held until the feeder mirrored everything").isNotNull();
+        assertThat(client.resources(ThermoclineCluster.class)
+                        .inNamespace(ns)
+                        .withName("e2e")
+                        .get())
+                .as("held until the feeder mirrored everything")
+                .isNotNull();
         DRAINED.set(true);
-        await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
-                assertThat(client.resources(StatefulSet.class).inNamespace(ns).withName("e2e-fast").get()).isNull());
-        assertThat(client.secrets().inNamespace(ns).withName("e2e-users").get()).as("Retain keeps the credentials").isNotNull();
+        await().atMost(Duration.ofMinutes(2))
+                .untilAsserted(() -> assertThat(client.resources(StatefulSet.class)
+                                .inNamespace(ns)
+                                .withName("e2e-fast")
+                                .get())
+                        .isNull());
+        assertThat(client.secrets().inNamespace(ns).withName("e2e-users").get())
+                .as("Retain keeps the credentials")
+                .isNotNull();
     }
 
     /**
@@ -202,56 +257,104 @@ class K3sEndToEndTest {
     @Test
     void aRequireTlsFastTierRunsRealMongodsOnTheOperatorsCertificateAndEachPartHasItsOwnUser() {
         String ns = "e2e-tls";
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(ns)
+                        .endMetadata()
+                        .build())
+                .create();
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        String archiveCa = CertificateAuthority.newCa("archive-ca", Instant.now(), Duration.ofDays(365)).certificatePem();
-        client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("archive-ca").endMetadata()
-                .addToData("ca.crt", Base64.getEncoder().encodeToString(archiveCa.getBytes(StandardCharsets.US_ASCII))).build())
+        String archiveCa = CertificateAuthority.newCa("archive-ca", Instant.now(), Duration.ofDays(365))
+                .certificatePem();
+        client.secrets()
+                .inNamespace(ns)
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName("archive-ca")
+                        .endMetadata()
+                        .addToData(
+                                "ca.crt",
+                                Base64.getEncoder().encodeToString(archiveCa.getBytes(StandardCharsets.US_ASCII)))
+                        .build())
                 .create();
         ThermoclineCluster cluster = Clusters.cluster(ns, "secure");
         cluster.getSpec().fastTier.members = 3;
-        cluster.getSpec().fastTier.spreadMembers = "preferred"; // one k3s node: required anti-affinity would leave two Pending
+        cluster.getSpec().fastTier.spreadMembers =
+                "preferred"; // one k3s node: required anti-affinity would leave two Pending
         cluster.getSpec().fastTier.storage.size = "1Gi";
         cluster.getSpec().tls.fastTierMode = "requireTLS";
         cluster.getSpec().tls.tierCaSecretRef = new SecretKeyRef("archive-ca", null);
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster)
+                .create();
 
         await().atMost(Duration.ofMinutes(5)).ignoreExceptions().untilAsserted(() -> {
             assertThat(startedMongods(ns)).isEqualTo(3);
-            assertThat(client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems())
-                    .allSatisfy(p -> assertThat(FastTierStatefulSetDependent.tlsModeOf(p.getSpec())).isEqualTo(TlsMode.REQUIRE));
+            assertThat(client.pods()
+                            .inNamespace(ns)
+                            .withLabel("app.kubernetes.io/component", "fast-tier")
+                            .list()
+                            .getItems())
+                    .allSatisfy(p -> assertThat(FastTierStatefulSetDependent.tlsModeOf(p.getSpec()))
+                            .isEqualTo(TlsMode.REQUIRE));
         });
         await().pollDelay(Duration.ofSeconds(20)).atMost(Duration.ofSeconds(30)).until(() -> true);
-        assertThat(client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems())
+        assertThat(client.pods()
+                        .inNamespace(ns)
+                        .withLabel("app.kubernetes.io/component", "fast-tier")
+                        .list()
+                        .getItems())
                 .as("mongod accepted the operator's certificate and CA: no restart")
                 .allSatisfy(p -> assertThat(p.getStatus().getContainerStatuses())
                         .allSatisfy(c -> assertThat(c.getRestartCount()).isZero()));
 
         for (DataPlanePart part : DataPlanePart.values()) {
-            assertThat(client.secrets().inNamespace(ns).withName("secure-" + part.role() + "-fast-user").get())
-                    .as(part.role()).isNotNull();
+            assertThat(client.secrets()
+                            .inNamespace(ns)
+                            .withName("secure-" + part.role() + "-fast-user")
+                            .get())
+                    .as(part.role())
+                    .isNotNull();
         }
         await().atMost(Duration.ofMinutes(2)).ignoreExceptions().untilAsserted(() -> {
-            String proxy = Serialization.asJson(client.apps().deployments().inNamespace(ns).withName("secure-proxy").get()
-                    .getSpec().getTemplate());
-            assertThat(proxy).contains("secure-proxy-fast-user")
+            String proxy = Serialization.asJson(client.apps()
+                    .deployments()
+                    .inNamespace(ns)
+                    .withName("secure-proxy")
+                    .get()
+                    .getSpec()
+                    .getTemplate());
+            assertThat(proxy)
+                    .contains("secure-proxy-fast-user")
                     .doesNotContain("secure-feeder-fast-user", "secure-evictor-fast-user", "secure-warmer-fast-user");
         });
     }
 
     private static long startedMongods(String ns) {
-        return client.pods().inNamespace(ns).withLabel("app.kubernetes.io/component", "fast-tier").list().getItems().stream()
+        return client
+                .pods()
+                .inNamespace(ns)
+                .withLabel("app.kubernetes.io/component", "fast-tier")
+                .list()
+                .getItems()
+                .stream()
                 .filter(p -> p.getStatus() != null && p.getStatus().getContainerStatuses() != null)
-                .filter(p -> p.getStatus().getContainerStatuses().stream().anyMatch(c -> c.getState().getRunning() != null))
+                .filter(p -> p.getStatus().getContainerStatuses().stream()
+                        .anyMatch(c -> c.getState().getRunning() != null))
                 .count();
     }
 
     private static void edit(String ns, java.util.function.Consumer<ThermoclineCluster> change) {
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class).inNamespace(ns).withName("e2e").edit(c -> {
-                change.accept(c);
-                return c;
-            });
+            client.resources(ThermoclineCluster.class)
+                    .inNamespace(ns)
+                    .withName("e2e")
+                    .edit(c -> {
+                        change.accept(c);
+                        return c;
+                    });
             return true;
         });
     }
