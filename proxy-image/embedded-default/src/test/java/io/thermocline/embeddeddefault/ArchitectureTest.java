@@ -8,15 +8,14 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /** The layering docs/architecture.md states for the `embedded-default` module, checked on its production classes. */
 class ArchitectureTest {
 
+    /** This module's production classes (their directory: no scan of the test classpath for the package). */
     private static final JavaClasses CLASSES = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("io.thermocline.embeddeddefault");
+            .importUrl(EmbeddedStack.class.getProtectionDomain().getCodeSource().getLocation());
 
     @Test
     void packagesFormNoCycle() {
@@ -26,8 +25,16 @@ class ArchitectureTest {
     /** The demo adds the embedded replica sets to everything the production jar runs. */
     @Test
     void dependsOnlyOnTheModulesTheArchitectureNames() {
-        noClasses().should().dependOnClassesThat(resideInAPackage("io.thermocline..")
-                        .and(not(resideInAnyPackage("io.thermocline.embeddeddefault..", "io.thermocline.app..", "io.thermocline.embedded..", "io.thermocline.proxy..", "io.thermocline.tiering..", "io.thermocline.config.."))))
+        noClasses()
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline..")
+                        .and(not(resideInAnyPackage(
+                                "io.thermocline.embeddeddefault..",
+                                "io.thermocline.app..",
+                                "io.thermocline.embedded..",
+                                "io.thermocline.proxy..",
+                                "io.thermocline.tiering..",
+                                "io.thermocline.config.."))))
                 .check(CLASSES);
     }
 }

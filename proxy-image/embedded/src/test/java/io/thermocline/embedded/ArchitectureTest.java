@@ -8,15 +8,17 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /** The layering docs/architecture.md states for the `embedded` module, checked on its production classes. */
 class ArchitectureTest {
 
+    /** This module's production classes (their directory: no scan of the test classpath for the package). */
     private static final JavaClasses CLASSES = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("io.thermocline.embedded");
+            .importUrl(EmbeddedReplicaSet.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation());
 
     @Test
     void packagesFormNoCycle() {
@@ -26,8 +28,11 @@ class ArchitectureTest {
     /** The embedded replica set speaks through the wire codec and shares the security module's users and SCRAM; it knows nothing of the proxy or the tiering (it is their test substrate). */
     @Test
     void dependsOnlyOnTheModulesTheArchitectureNames() {
-        noClasses().should().dependOnClassesThat(resideInAPackage("io.thermocline..")
-                        .and(not(resideInAnyPackage("io.thermocline.embedded..", "io.thermocline.wire..", "io.thermocline.security.."))))
+        noClasses()
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline..")
+                        .and(not(resideInAnyPackage(
+                                "io.thermocline.embedded..", "io.thermocline.wire..", "io.thermocline.security.."))))
                 .check(CLASSES);
     }
 }

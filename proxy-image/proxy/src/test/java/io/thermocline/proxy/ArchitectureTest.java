@@ -13,7 +13,6 @@ import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.dependencies.SliceRule;
 import io.thermocline.proxy.fleet.Fleet;
 import io.thermocline.proxy.server.CannotListen;
@@ -27,26 +26,31 @@ import org.junit.jupiter.api.Test;
 /** The layering docs/architecture.md states for the `proxy` module, checked on its production classes. */
 class ArchitectureTest {
 
+    /** This module's production classes (their directory: no scan of the test classpath for the package). */
     private static final JavaClasses CLASSES = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("io.thermocline.proxy");
+            .importUrl(TieredRouting.class.getProtectionDomain().getCodeSource().getLocation());
 
     /** A dependency that closes a known package cycle: allowed, with the reason, until the cycle is broken. */
-    private record Frozen(DescribedPredicate<JavaClass> origin, DescribedPredicate<JavaClass> target, String reason) {
-    }
+    private record Frozen(DescribedPredicate<JavaClass> origin, DescribedPredicate<JavaClass> target, String reason) {}
 
     private static final DescribedPredicate<JavaClass> TIERED_HANDLERS = DescribedPredicate.describe(
             "a handler package below tiered", c -> c.getPackageName().startsWith("io.thermocline.proxy.tiered."));
 
     /** Issue 45 lists these cycles; each is broken by a step that reshapes its part, not by the tooling step. */
     private static final List<Frozen> FROZEN = List.of(
-            new Frozen(belongToAnyOf(Fleet.class), belongToAnyOf(ProxySettings.class, CannotListen.class),
+            new Frozen(
+                    belongToAnyOf(Fleet.class),
+                    belongToAnyOf(ProxySettings.class, CannotListen.class),
                     "server <-> fleet: the server starts the fleet, which takes its settings (ProxySettings.FleetSettings,"
                             + " PeerAddresses) and its bind error (CannotListen) from server; those types move into fleet"),
-            new Frozen(belongToAnyOf(TieredRouting.class, TieredProxy.class), TIERED_HANDLERS,
+            new Frozen(
+                    belongToAnyOf(TieredRouting.class, TieredProxy.class),
+                    TIERED_HANDLERS,
                     "tiered <-> tiered/*: TieredRouting builds its handlers, which use the values beside it (Exchange,"
                             + " Replies, CausalTiers, RoutingMetrics); those values move below both (step 2, a gateway per tier)"),
-            new Frozen(belongToAnyOf(Promotion.class), resideInAPackage("io.thermocline.proxy.tiered.writes"),
+            new Frozen(
+                    belongToAnyOf(Promotion.class),
+                    resideInAPackage("io.thermocline.proxy.tiered.writes"),
                     "tiered <-> tiered/writes: Promotion, which reads and writes both use, reads through writes' TierQueries"));
 
     @Test
@@ -62,9 +66,10 @@ class ArchitectureTest {
     @Test
     void everyFrozenDependencyStillExists() {
         for (Frozen frozen : FROZEN) {
-            assertThat(CLASSES.stream().filter(frozen.origin())
-                    .flatMap(c -> c.getDirectDependenciesFromSelf().stream())
-                    .anyMatch(d -> frozen.target().test(d.getTargetClass())))
+            assertThat(CLASSES.stream()
+                            .filter(frozen.origin())
+                            .flatMap(c -> c.getDirectDependenciesFromSelf().stream())
+                            .anyMatch(d -> frozen.target().test(d.getTargetClass())))
                     .as("the cycle is broken, remove its entry from FROZEN: %s", frozen.reason())
                     .isTrue();
         }
@@ -73,32 +78,49 @@ class ArchitectureTest {
     /** The proxy builds on the wire codec, the config, the security module and the tiering state; never the embedded replica set. */
     @Test
     void dependsOnlyOnTheModulesTheArchitectureNames() {
-        noClasses().should().dependOnClassesThat(resideInAPackage("io.thermocline..")
-                        .and(not(resideInAnyPackage("io.thermocline.proxy..", "io.thermocline.wire..", "io.thermocline.config..",
-                                "io.thermocline.security..", "io.thermocline.tiering.."))))
+        noClasses()
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline..")
+                        .and(not(resideInAnyPackage(
+                                "io.thermocline.proxy..",
+                                "io.thermocline.wire..",
+                                "io.thermocline.config..",
+                                "io.thermocline.security..",
+                                "io.thermocline.tiering.."))))
                 .check(CLASSES);
     }
 
     @Test
     void commandIsBelowServerAndTiered() {
-        noClasses().that().resideInAPackage("io.thermocline.proxy.command..")
-                .should().dependOnClassesThat().resideInAnyPackage("io.thermocline.proxy.server..", "io.thermocline.proxy.tiered..")
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.command..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.thermocline.proxy.server..", "io.thermocline.proxy.tiered..")
                 .check(CLASSES);
     }
 
     /** The tiered layer is built by TieredProxy and handed to the server, never the other way round. */
     @Test
     void tieredNeverRefersToTheServer() {
-        noClasses().that().resideInAPackage("io.thermocline.proxy.tiered..")
-                .should().dependOnClassesThat().resideInAPackage("io.thermocline.proxy.server..")
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.tiered..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.thermocline.proxy.server..")
                 .check(CLASSES);
     }
 
     /** One connection to a member sits below topology and pool: of the proxy it knows only TLS. */
     @Test
     void backendIsBelowTopologyAndPool() {
-        noClasses().that().resideInAPackage("io.thermocline.proxy.backend..")
-                .should().dependOnClassesThat(resideInAPackage("io.thermocline.proxy..")
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.backend..")
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline.proxy..")
                         .and(not(resideInAnyPackage("io.thermocline.proxy.backend..", "io.thermocline.proxy.tls.."))))
                 .check(CLASSES);
     }
@@ -106,17 +128,28 @@ class ArchitectureTest {
     /** Routing holds pure decisions over the config and the tiering state: no I/O, nothing else of the proxy. */
     @Test
     void routingIsPureDecisions() {
-        classes().that().resideInAPackage("io.thermocline.proxy.routing..")
-                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "org.bson..", "io.thermocline.config..",
-                        "io.thermocline.tiering.state..", "io.thermocline.proxy.routing..")
+        classes()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.routing..")
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(
+                        "java..",
+                        "org.bson..",
+                        "io.thermocline.config..",
+                        "io.thermocline.tiering.state..",
+                        "io.thermocline.proxy.routing..")
                 .check(CLASSES);
     }
 
     /** The HTTP endpoint serves the workers too (app): it knows nothing else of the proxy. */
     @Test
     void httpKnowsNothingElseOfTheProxy() {
-        noClasses().that().resideInAPackage("io.thermocline.proxy.http..")
-                .should().dependOnClassesThat(resideInAPackage("io.thermocline.proxy..")
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.http..")
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline.proxy..")
                         .and(not(resideInAPackage("io.thermocline.proxy.http.."))))
                 .check(CLASSES);
     }
