@@ -50,7 +50,7 @@ import org.bson.Document;
  * module does not build offline (its YCSB and XChart dependencies); see docs/benchmarks/read-barrier.md.
  *
  * <p>Args ({@code key=value}): {@code seconds} per cell (8), {@code warmup} (2), {@code clients} (1,8),
- * {@code writeRates} (0,100,1000), {@code reads} (count,range), {@code documents} (20000), {@code out} (a file
+ * {@code writeRates} (0,100,1000), {@code reads} (count,range), {@code documents} (20000), {@code archive} (disk, or memory), {@code out} (a file
  * for the table).
  */
 public final class ColdReadBenchmark {
@@ -71,6 +71,7 @@ public final class ColdReadBenchmark {
             List<Integer> writeRates,
             List<Reads> reads,
             int documents,
+            boolean archiveOnDisk,
             Path out) {
         static Settings parse(String[] args) {
             Map<String, String> a = new java.util.HashMap<>();
@@ -87,6 +88,7 @@ public final class ColdReadBenchmark {
                             .map(r -> Reads.valueOf(r.toUpperCase(java.util.Locale.ROOT)))
                             .toList(),
                     Integer.parseInt(a.getOrDefault("documents", "20000")),
+                    !a.getOrDefault("archive", "disk").equals("memory"),
                     a.containsKey("out") ? Path.of(a.get("out")) : null);
         }
 
@@ -120,7 +122,7 @@ public final class ColdReadBenchmark {
                         .start();
                 EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder()
                         .name("archive")
-                        .storage(Storage.directory(archiveDir))
+                        .storage(s.archiveOnDisk() ? Storage.directory(archiveDir) : Storage.memory())
                         .build()
                         .start();
                 MongoClient archiveDirect = MongoClients.create(archiveSet.connectionString() + "&maxPoolSize=64")) {
@@ -421,10 +423,10 @@ public final class ColdReadBenchmark {
     static String table(Settings s, List<Cell> cells, double seconds) {
         StringBuilder b = new StringBuilder();
         b.append(String.format(
-                "%d s per cell after %d s warm-up; %d archived orders (archive on disk, fast tier in memory); count: one"
+                "%d s per cell after %d s warm-up; %d archived orders (archive %s, fast tier in memory); count: one"
                         + " customer's orders; range: one day of orders 3-300 days old; writes: inserts of recent orders through the proxy"
                         + " (%d writer threads) to the linearizable proxy; each client reads the archive, the linearizable proxy and a session-mode proxy (no barrier for a reader that wrote nothing: the proxy hop alone) in random order; %.0f s in all%n%n",
-                s.seconds(), s.warmup(), s.documents(), WRITERS, seconds));
+                s.seconds(), s.warmup(), s.documents(), s.archiveOnDisk() ? "on disk" : "in memory", WRITERS, seconds));
         b.append(header()).append('\n');
         for (Cell c : cells) {
             b.append(row(c)).append('\n');
