@@ -16,8 +16,7 @@ import java.util.function.LongSupplier;
  */
 public final class ExpiringCache<K, V> {
 
-    private record Entry<V>(V value, long usedAtNanos) {
-    }
+    private record Entry<V>(V value, long usedAtNanos) {}
 
     private final long expireAfterNanos;
     private final LongSupplier nanoTime;
@@ -34,13 +33,14 @@ public final class ExpiringCache<K, V> {
             throw new IllegalArgumentException("a cache needs a capacity of at least 1, got " + capacity);
         }
         if (expireAfterAccess.isNegative()) {
-            throw new IllegalArgumentException("expireAfterAccess must be zero (never) or positive, got " + expireAfterAccess);
+            throw new IllegalArgumentException(
+                    "expireAfterAccess must be zero (never) or positive, got " + expireAfterAccess);
         }
         this.expireAfterNanos = expireAfterAccess.isZero() ? Long.MAX_VALUE : expireAfterAccess.toNanos();
         this.nanoTime = nanoTime;
         this.entries = new LinkedHashMap<>(Math.min(capacity, 1024), 0.75f, true) {
             @Override
-            protected boolean removeEldestEntry(Map.Entry<K, Entry<V>> eldest) {
+            protected boolean removeEldestEntry(Map.Entry<K, ExpiringCache.Entry<V>> eldest) {
                 return size() > capacity;
             }
         };
