@@ -45,6 +45,9 @@ final class FastTierWriteStream implements AutoCloseable {
     static final Duration MAX_AWAIT = Duration.ofMillis(50);
 
     private static final Duration RETRY = Duration.ofMillis(200);
+    /** The most a ping (or a getMore, which waits at most {@link #MAX_AWAIT} on the server) may take. */
+    static final Duration PING_TIMEOUT = Duration.ofSeconds(3);
+
     private static final String STATE = MetadataStore.DATABASE + "." + MetadataStore.STATE;
     private static final BsonString FEEDER_ID = new BsonString(MetadataStore.FEEDER_ID);
     private static final String CHECKPOINT_FIELD = "mirroredThrough";
@@ -114,6 +117,11 @@ final class FastTierWriteStream implements AutoCloseable {
                 .applicationName("thermocline-proxy-writes")
                 .readPreference(ReadPreference.primary())
                 .applyToConnectionPoolSettings(p -> p.maxSize(8))
+                // reads run the ping in their own thread: a fast tier that does not answer must fail them within about
+                // proxy.causalWaitTimeout's default (they then probe, and fail retryably), not the driver's 30 s or
+                // never
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(PING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
+                .applyToSocketSettings(b -> b.readTimeout((int) PING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
                 .build());
         this.writes = writes;
         this.tiered = Set.copyOf(tiered);
