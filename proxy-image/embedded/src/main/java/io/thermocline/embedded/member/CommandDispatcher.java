@@ -283,13 +283,21 @@ final class CommandDispatcher {
      * changes after the majority point could not hide it.
      */
     private Result majorityRead(Channel channel, String db, String lower, String coll, BsonDocument command) {
-        BsonDocument reply = coordinator.betweenWriteStatements(self, () -> sessions.readCommitted(() -> {
-            Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
-            sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
-            return readHiding(channel, db, lower, command, hidden);
-        }));
+        BsonDocument reply = coordinator.betweenWriteStatements(self,
+            () -> sessions.readCommitted(() -> readHiding(channel, db, lower, command, majorityHidden(db, coll))));
         // taken after the read: the point only moves forward, and the read hid nothing at or before it
         return new Result(reply, coordinator.majorityReadTime(self));
+    }
+
+    /**
+     * What a majority read must not see as storage has it: the majority-committed version of each document changed
+     * after the majority point, and the committed version of each an open transaction changed. Call inside
+     * {@link SessionCatalog#readCommitted}.
+     */
+    private Map<BsonValue, BsonDocument> majorityHidden(String db, String coll) {
+        Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
+        sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
+        return hidden;
     }
 
     /** Reads storage, serving the documents in {@code hidden} in the version given there (null: absent). */
@@ -311,8 +319,7 @@ final class CommandDispatcher {
     private Optional<BsonDocument> lookupCommitted(String db, String coll, BsonValue id) {
         // as a majority read: never a write still between storage and oplog, which no pre-image could hide
         return coordinator.betweenWriteStatements(self, () -> sessions.readCommitted(() -> {
-            Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
-            sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
+            Map<BsonValue, BsonDocument> hidden = majorityHidden(db, coll);
             if (hidden.containsKey(id)) {
                 return Optional.ofNullable(hidden.get(id));
             }

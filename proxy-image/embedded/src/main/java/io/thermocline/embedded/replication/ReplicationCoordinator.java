@@ -270,13 +270,18 @@ public final class ReplicationCoordinator {
      * so it never reports a time before a write it saw, as a mongod reads at a snapshot whose time covers its writes.
      */
     public BsonTimestamp operationTimeAfterRead(MemberState member) {
-        long begun = member.writesBegun();
-        if (member.writesEnded() < begun) {
-            readsWaitingForAStamp.incrementAndGet();
-            progress.signalAll();
-            progress.await(() -> member.writesEnded() >= begun, READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
-        }
+        awaitStamped(member, member.writesBegun(), TimeUnit.MILLISECONDS.toNanos(READ_WAITS_FOR_WRITE_MILLIS));
         return member.visible().clusterTime();
+    }
+
+    /** Waits until the member's write statements begun so far have their oplog entries; false when the wait ran out. */
+    private boolean awaitStamped(MemberState member, long begun, long timeoutNanos) {
+        if (member.writesEnded() >= begun) {
+            return true;
+        }
+        readsWaitingForAStamp.incrementAndGet();
+        progress.signalAll();
+        return progress.await(() -> member.writesEnded() >= begun, timeoutNanos, TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -288,14 +293,10 @@ public final class ReplicationCoordinator {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READ_WAITS_FOR_WRITE_MILLIS);
         while (true) {
             long begun = member.writesBegun();
-            if (member.writesEnded() < begun) {
-                readsWaitingForAStamp.incrementAndGet();
-                progress.signalAll();
-                if (!progress.await(() -> member.writesEnded() >= begun, deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
-                    throw new ReplicationException(50, "MaxTimeMSExpired",
-                        "a majority read found a write statement that did not reach the oplog within "
-                            + READ_WAITS_FOR_WRITE_MILLIS / 1000 + "s");
-                }
+            if (!awaitStamped(member, begun, deadline - System.nanoTime())) {
+                throw new ReplicationException(50, "MaxTimeMSExpired",
+                    "a majority read found a write statement that did not reach the oplog within "
+                        + READ_WAITS_FOR_WRITE_MILLIS / 1000 + "s");
             }
             T result = read.get();
             if (member.writesBegun() == begun) {

@@ -211,7 +211,7 @@ final class FastTierWriteStream implements AutoCloseable {
                 // batch
                 boolean midTransaction =
                         event != null && next.equals(event.getResumeToken()) && event.getTxnNumber() != null;
-                writes.readThrough(midTransaction ? ResumeTokens.justBefore(at) : at);
+                writes.readThrough(midTransaction ? io.thermocline.tiering.ClusterTimes.justBefore(at) : at);
             }
         }
         return token;

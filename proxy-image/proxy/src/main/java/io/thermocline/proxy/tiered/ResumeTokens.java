@@ -31,12 +31,4 @@ final class ResumeTokens {
             return null;
         }
     }
-
-    /** The greatest cluster time strictly before {@code time}. */
-    static BsonTimestamp justBefore(BsonTimestamp time) {
-        if (time.getInc() > 0) {
-            return new BsonTimestamp(time.getTime(), time.getInc() - 1);
-        }
-        return new BsonTimestamp(time.getTime() - 1, Integer.MAX_VALUE);
-    }
 }
