@@ -13,11 +13,19 @@ import org.bson.BsonValue;
  * document), or the proxy's own explain.
  */
 public enum ModeRoute {
-    TIERED, ARCHIVE, REFUSE, EXPLAIN;
+    TIERED,
+    ARCHIVE,
+    REFUSE,
+    EXPLAIN;
 
     /** {@code fleetBehind}: a live proxy may still act on the previous phase (see {@link ModeGate.Ticket#fleetBehind}). */
-    public static ModeRoute of(Phase phase, boolean stale, boolean fleetBehind, CommandClass cls, boolean inTransaction,
-                               String commandName) {
+    public static ModeRoute of(
+            Phase phase,
+            boolean stale,
+            boolean fleetBehind,
+            CommandClass cls,
+            boolean inTransaction,
+            String commandName) {
         if (stale || phase.reads() == Phase.Reads.REFUSED) {
             return REFUSE;
         }
@@ -33,6 +41,15 @@ public enum ModeRoute {
         }
         // DDL keeps both tiers' indexes and collections alike, as in tiered mode
         return cls instanceof CommandClass.Ddl ? TIERED : ARCHIVE;
+    }
+
+    /**
+     * Whether a getMore may continue a cursor of a tiered read: not while the fleet is held for a restore, nor on a proxy
+     * that lost sight of the mode document (it cannot know that no hold began). A cursor reads, so the phases' write rules
+     * do not stop it.
+     */
+    public static boolean cursorContinues(Phase phase, boolean stale) {
+        return !stale && phase.reads() != Phase.Reads.REFUSED;
     }
 
     /** Whether the command may change a tiered namespace (a transaction's commit applies its writes). */

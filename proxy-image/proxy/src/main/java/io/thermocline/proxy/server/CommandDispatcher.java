@@ -5,7 +5,9 @@ import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorRegistry;
+import io.thermocline.proxy.cursor.CursorRoute;
 import io.thermocline.proxy.metrics.ProxyMetrics;
+import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.server.cursors.GetMore;
 import io.thermocline.proxy.server.cursors.KillCursors;
@@ -16,18 +18,16 @@ import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.PassThrough;
 import io.thermocline.proxy.server.handshake.Authentication;
 import io.thermocline.proxy.server.handshake.Hello;
-import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.tiered.TieredRouting;
 import io.thermocline.wire.OpMsg;
-import org.bson.BsonDocument;
-import org.bson.BsonDouble;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
 
 /**
  * Hands each decoded request to the handler of its role: the handshake, the cursor commands, the
@@ -48,8 +48,14 @@ final class CommandDispatcher implements RequestHandler {
     private final Sessions sessions;
     private final PassThrough passThrough;
 
-    CommandDispatcher(ProxyServer server, Backends backends, Hello hello, CursorRegistry cursors, TieredRouting tiered,
-                      ProxyMetrics metrics, CursorPeers peers) {
+    CommandDispatcher(
+            ProxyServer server,
+            Backends backends,
+            Hello hello,
+            CursorRegistry cursors,
+            TieredRouting tiered,
+            ProxyMetrics metrics,
+            CursorPeers peers) {
         this.server = server;
         this.tiered = tiered;
         this.hello = hello;
@@ -58,9 +64,17 @@ final class CommandDispatcher implements RequestHandler {
         TransactionPins pins = new TransactionPins();
         this.forwarder = new Forwarder(backends, pins, cursors, metrics);
         this.authentication = new Authentication(server.security(), replies);
-        this.getMore = new GetMore(cursors, forwarder, replies, errors, tiered == null ? null : tiered::filterBatch, peers);
-        this.killCursors = new KillCursors(cursors, forwarder, replies, peers);
         this.orphans = new OrphanCursors(cursors, forwarder, metrics);
+        this.getMore = new GetMore(
+                cursors,
+                forwarder,
+                replies,
+                errors,
+                tiered == null ? null : tiered::filterBatch,
+                peers,
+                tiered == null ? GetMore.RoundGate.OPEN : this::cursorRound,
+                orphans);
+        this.killCursors = new KillCursors(cursors, forwarder, replies, peers);
         this.passThrough = new PassThrough(forwarder, replies, errors);
         this.sessions = new Sessions(pins, orphans, passThrough, forwarder);
     }
@@ -82,8 +96,10 @@ final class CommandDispatcher implements RequestHandler {
 
     private CompletableFuture<Void> tracked(Request request) {
         if (server.isDraining()) {
-            return replies.reply(request, MongoError.SHUTDOWN_IN_PROGRESS.reply("the Thermocline proxy is shutting down",
-                    List.of("RetryableWriteError")));
+            return replies.reply(
+                    request,
+                    MongoError.SHUTDOWN_IN_PROGRESS.reply(
+                            "the Thermocline proxy is shutting down", List.of("RetryableWriteError")));
         }
         // Security hook (issue 15): authentication commands, and the check every command passes first.
         Optional<CompletableFuture<Void>> answered = authentication.intercept(request);
@@ -94,9 +110,15 @@ final class CommandDispatcher implements RequestHandler {
             Optional<String> refusing = server.writeRefusals().current();
             if (refusing.isPresent()) {
                 // before any tier sees it: nothing is acknowledged that the storage cannot keep
-                return replies.reply(request, MongoError.EXCEEDED_TIME_LIMIT.reply("write refused, not applied: " + refusing.get()
-                        + "; retry once the storage takes writes again",
-                        List.of(request.traits().inTransaction() ? "TransientTransactionError" : "RetryableWriteError")));
+                return replies.reply(
+                        request,
+                        MongoError.EXCEEDED_TIME_LIMIT.reply(
+                                "write refused, not applied: " + refusing.get()
+                                        + "; retry once the storage takes writes again",
+                                List.of(
+                                        request.traits().inTransaction()
+                                                ? "TransientTransactionError"
+                                                : "RetryableWriteError")));
             }
         }
         return routed(Sessions.ownedByUser(request));
@@ -116,7 +138,8 @@ final class CommandDispatcher implements RequestHandler {
 
     /** listDatabases from the archive, showing the user only the databases it holds privileges in (as mongod). */
     private CompletableFuture<Void> listDatabases(Request request) {
-        if (server.security().databases(request.client().auth(), request.msg().body()) instanceof AuthorizedDatabases.Only only) {
+        if (server.security().databases(request.client().auth(), request.msg().body())
+                instanceof AuthorizedDatabases.Only only) {
             return passThrough.edited(request, reply -> AuthorizedDatabases.filter(reply, only.privileges()));
         }
         return passThrough.handle(request);
@@ -128,8 +151,12 @@ final class CommandDispatcher implements RequestHandler {
         ModeGate.Ticket ticket = tiered.modes().gate().enter();
         CompletableFuture<Void> done;
         try {
-            done = tiered.route(request, (tier, msg) -> forwarder.call(request, forwarder.backends().tier(tier), msg)
-                            .thenApply(Forwarder.Answer::body), ticket)
+            done = tiered.route(
+                            request,
+                            (tier, msg) -> forwarder
+                                    .call(request, forwarder.backends().tier(tier), msg)
+                                    .thenApply(Forwarder.Answer::body),
+                            ticket)
                     .map(reply -> reply.thenCompose(out -> replies.finish(request, out, OpMsg.isOk(out), 0))
                             .exceptionallyCompose(e -> errors.unavailable(request, e)))
                     .orElseGet(() -> passThrough.observed(request, ticket::archiveReplied));
@@ -140,6 +167,19 @@ final class CommandDispatcher implements RequestHandler {
         return done.whenComplete((v, e) -> ticket.close());
     }
 
+    /** A getMore round holds a mode ticket like every tiered command, so a phase switch waits for rounds in flight. */
+    private GetMore.Admission cursorRound(CursorRoute route, boolean inTransaction) {
+        ModeGate.Ticket ticket = tiered.modes().gate().enter();
+        try {
+            return new GetMore.Admission(
+                    tiered.refusedCursorRound(route.proxyId(), route.namespace(), inTransaction, ticket),
+                    ticket::close);
+        } catch (RuntimeException e) {
+            ticket.close();
+            throw e;
+        }
+    }
+
     /**
      * A cursor command another replica forwarded to this one, the cursor's owner: the peer link is
      * authenticated with the cluster secret, and the forwarding replica authorized the command for its client.
@@ -148,7 +188,9 @@ final class CommandDispatcher implements RequestHandler {
         return switch (request.name()) {
             case "getMore" -> getMore.handle(request, hops);
             case "killCursors" -> killCursors.handle(request, hops);
-            default -> replies.reply(request, MongoError.COMMAND_NOT_SUPPORTED.reply("the peer link carries cursor commands only"));
+            default ->
+                replies.reply(
+                        request, MongoError.COMMAND_NOT_SUPPORTED.reply("the peer link carries cursor commands only"));
         };
     }
 

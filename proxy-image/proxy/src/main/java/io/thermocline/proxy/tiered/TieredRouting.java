@@ -6,23 +6,21 @@ import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
 import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.mode.ModeExplain;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.mode.ModeRoute;
 import io.thermocline.proxy.mode.Modes;
 import io.thermocline.proxy.mode.ShadowComparator;
-import io.thermocline.proxy.routing.RoutingExplanation;
-import io.thermocline.proxy.topology.Tier;
-import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.CommandClassifier;
 import io.thermocline.proxy.routing.PipelineRouter;
 import io.thermocline.proxy.routing.ReadRoute;
 import io.thermocline.proxy.routing.Reason;
+import io.thermocline.proxy.routing.RoutingExplanation;
 import io.thermocline.proxy.routing.RoutingTable;
-import io.thermocline.proxy.command.CommandTraits;
-import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.changestreams.ChangeStreamFilter;
 import io.thermocline.proxy.tiered.ddl.DdlFanOut;
@@ -31,6 +29,7 @@ import io.thermocline.proxy.tiered.reads.TieredReads;
 import io.thermocline.proxy.tiered.transactions.TransactionRouting;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.proxy.tiered.writes.WriteRequest;
+import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.provenance.CopyUp;
@@ -64,6 +63,7 @@ public final class TieredRouting implements AutoCloseable {
     private final CausalTiers tiers;
     private final ArchivePresent archivePresent;
     private final TieredReads reads;
+    private final TieredCursors cursors;
     private final Promotion promotion;
     private final ChangeStreamFilter changeStreams;
     private final TieredWrites writes;
@@ -79,10 +79,21 @@ public final class TieredRouting implements AutoCloseable {
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
 
-    TieredRouting(TieringFollower follower, CausalPoints causal, ReadBarrier barrier, ArchivePresent archivePresent, Promotion promotion,
-                  TieredWrites writes, Fences fences, OwnTransactionLedger ledger,
-                  MetadataStore store, Modes modes, ExecutorService workers, AutoCloseable resources) {
+    TieredRouting(
+            TieringFollower follower,
+            CausalPoints causal,
+            ReadBarrier barrier,
+            ArchivePresent archivePresent,
+            Promotion promotion,
+            TieredWrites writes,
+            Fences fences,
+            OwnTransactionLedger ledger,
+            MetadataStore store,
+            Modes modes,
+            ExecutorService workers,
+            AutoCloseable resources) {
         TieredCursors cursors = new TieredCursors(100_000);
+        this.cursors = cursors;
         this.follower = follower;
         this.barrier = barrier;
         this.tiers = new CausalTiers(causal, barrier, archivePresent, cursors);
@@ -94,7 +105,9 @@ public final class TieredRouting implements AutoCloseable {
         this.ddl = new DdlFanOut(tiers, writes::dropping, this::metrics);
         this.explain = new TieredExplain(tiers, this::metrics);
         this.transactions = new TransactionRouting(
-                (x, namespace, cls, cold) -> writes.inTransaction(writeRequest(x), namespace, cls, cold), tiers, this::metrics);
+                (x, namespace, cls, cold) -> writes.inTransaction(writeRequest(x), namespace, cls, cold),
+                tiers,
+                this::metrics);
         this.ledger = ledger;
         this.store = store;
         this.modes = modes;
@@ -112,24 +125,34 @@ public final class TieredRouting implements AutoCloseable {
         this.metrics = new RoutingMetrics(registry);
         writes.metrics(metrics);
         writes.barrierWaitsIn(BarrierWaits.in(registry, "proxy"));
-        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("thermocline_mode_phase")
-                .help("1 for the fleet's phase as this proxy routes by it (Shadowing, CuttingOver, Tiered, Draining, Drained), 0 for the others")
-                .labelNames("phase").callback(cb -> {
-                    io.thermocline.tiering.mode.Phase now = modes.gate().view().document().phase();
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder()
+                .name("thermocline_mode_phase")
+                .help(
+                        "1 for the fleet's phase as this proxy routes by it (Shadowing, CuttingOver, Tiered, Draining, Drained), 0 for the others")
+                .labelNames("phase")
+                .callback(cb -> {
+                    io.thermocline.tiering.mode.Phase now =
+                            modes.gate().view().document().phase();
                     for (io.thermocline.tiering.mode.Phase p : io.thermocline.tiering.mode.Phase.values()) {
                         cb.call(p == now ? 1 : 0, p.documentName());
                     }
-                }).register(registry);
-        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("thermocline_mode_epoch")
+                })
+                .register(registry);
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder()
+                .name("thermocline_mode_epoch")
                 .help("The epoch of the mode document this proxy routes by (it rises with every phase change)")
-                .callback(cb -> cb.call(modes.gate().view().document().epoch())).register(registry);
+                .callback(cb -> cb.call(modes.gate().view().document().epoch()))
+                .register(registry);
         String mode = barrier.mode().configName();
-        CounterWithCallback.builder().name("thermocline_proxy_read_barrier_total")
-                .help("Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
-                        + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out,"
-                        + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for),"
-                        + " quiet (linearizable reads whose namespaces had no write the feeder had not mirrored: no probe, no wait)")
-                .labelNames("mode", "outcome").callback(cb -> {
+        CounterWithCallback.builder()
+                .name("thermocline_proxy_read_barrier_total")
+                .help(
+                        "Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
+                                + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out,"
+                                + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for),"
+                                + " quiet (linearizable reads whose namespaces had no write the feeder had not mirrored: no probe, no wait)")
+                .labelNames("mode", "outcome")
+                .callback(cb -> {
                     ReadBarrier.Counts c = barrier.counts();
                     cb.call(c.immediate(), mode, "no_wait");
                     cb.call(c.probed(), mode, "probed");
@@ -137,22 +160,29 @@ public final class TieredRouting implements AutoCloseable {
                     cb.call(c.timedOut(), mode, "timed_out");
                     cb.call(c.skipped(), mode, "skipped");
                     cb.call(c.quiet(), mode, "quiet");
-                }).register(registry);
-        CounterWithCallback.builder().name("thermocline_proxy_copy_up_barrier_total")
-                .help("Promotions (copy-ups from the archive) by how they passed the sync barrier: skipped (documents no fence"
-                        + " names: nothing to wait for), waited (fenced documents, after the barrier), timed_out (fenced"
-                        + " documents not copied: the feeder was behind), left (fenced documents a read-through promotion left out)")
-                .labelNames("outcome").callback(cb -> {
+                })
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("thermocline_proxy_copy_up_barrier_total")
+                .help(
+                        "Promotions (copy-ups from the archive) by how they passed the sync barrier: skipped (documents no fence"
+                                + " names: nothing to wait for), waited (fenced documents, after the barrier), timed_out (fenced"
+                                + " documents not copied: the feeder was behind), left (fenced documents a read-through promotion left out)")
+                .labelNames("outcome")
+                .callback(cb -> {
                     CopyUp.BarrierCounts c = promotion.barrierCounts();
                     cb.call(c.skipped(), "skipped");
                     cb.call(c.waited(), "waited");
                     cb.call(c.timedOut(), "timed_out");
                     cb.call(c.left(), "left");
-                }).register(registry);
-        CounterWithCallback.builder().name("thermocline_proxy_archive_present_pings_total")
+                })
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("thermocline_proxy_archive_present_pings_total")
                 .help("Pings to the archive's primary reading its present for reads allowed on secondaries"
                         + " (none while the archive has no secondary a primary-accepting read could go to)")
-                .callback(cb -> cb.call(archivePresent.pings())).register(registry);
+                .callback(cb -> cb.call(archivePresent.pings()))
+                .register(registry);
     }
 
     /** How promotions passed the sync barrier so far. */
@@ -161,7 +191,8 @@ public final class TieredRouting implements AutoCloseable {
     }
 
     /** While the archive is down, archive-routed reads fail fast instead of waiting for a feeder that cannot mirror. */
-    public void readBarrierFailsFastWhileArchiveDown(java.util.function.Supplier<java.util.Optional<java.time.Duration>> unreachableFor) {
+    public void readBarrierFailsFastWhileArchiveDown(
+            java.util.function.Supplier<java.util.Optional<java.time.Duration>> unreachableFor) {
         barrier.failFastWhile(unreachableFor);
     }
 
@@ -226,15 +257,20 @@ public final class TieredRouting implements AutoCloseable {
                 return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.killOp(call, msg, command));
             }
         }
-        switch (ModeRoute.of(ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {
+        switch (ModeRoute.of(
+                ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {
             case REFUSE -> {
-                String why = ticket.stale() ? "this Thermocline proxy cannot read the fleet's mode document; retry"
+                String why = ticket.stale()
+                        ? "this Thermocline proxy cannot read the fleet's mode document; retry"
                         : ticket.phase().reads() == io.thermocline.tiering.mode.Phase.Reads.REFUSED
-                        ? "the archive is being restored from a backup (Thermocline phase Restoring): tiered collections answer"
-                        + " again once thermocline restore-sync has finished; retry"
-                        : "writes pause while the Thermocline fleet switches mode (" + ticket.phase().documentName()
-                        + (ticket.phase().writesRefused() ? "" : ", until every proxy follows") + "); retry";
-                return Optional.of(CompletableFuture.completedFuture(MongoError.EXCEEDED_TIME_LIMIT.reply(why, retryLabels(x))));
+                                ? "the archive is being restored from a backup (Thermocline phase Restoring): tiered collections answer"
+                                        + " again once thermocline restore-sync has finished; retry"
+                                : "writes pause while the Thermocline fleet switches mode ("
+                                        + ticket.phase().documentName()
+                                        + (ticket.phase().writesRefused() ? "" : ", until every proxy follows")
+                                        + "); retry";
+                return Optional.of(
+                        CompletableFuture.completedFuture(MongoError.EXCEEDED_TIME_LIMIT.reply(why, retryLabels(x))));
             }
             case ARCHIVE -> {
                 shadowed(x, cls, ticket);
@@ -263,7 +299,8 @@ public final class TieredRouting implements AutoCloseable {
             return Optional.of(run(x, () -> refused(rejected)));
         }
         if (cls instanceof CommandClass.Aggregate aggregate) {
-            ReadRoute route = PipelineRouter.route(aggregate.database(), aggregate.collection(), aggregate.pipeline(), table);
+            ReadRoute route =
+                    PipelineRouter.route(aggregate.database(), aggregate.collection(), aggregate.pipeline(), table);
             if (route instanceof ReadRoute.Archive a && a.reason() == Reason.UNTIERED_NAMESPACE) {
                 return Optional.empty();
             }
@@ -279,13 +316,40 @@ public final class TieredRouting implements AutoCloseable {
     }
 
     /**
+     * Whether a getMore round on cursor {@code proxyCursorId} of {@code namespace} must be refused, under the mode
+     * {@code ticket} the dispatcher holds until the round's reply is sent (so a hold's acknowledgement waits for rounds in
+     * flight, as for every tiered command). A cursor of a tiered read stops while the fleet is held for a restore: it would
+     * go on reading a fast tier whose future the restore takes away, or an archive being replaced. The refusal is the
+     * other tiered commands' (ExceededTimeLimit), but drivers do not retry a getMore: the cursor fails, and it is ended
+     * (its next getMore finds no cursor), since a later round would mix the restored state into what it returned before.
+     */
+    public Optional<RawBsonDocument> refusedCursorRound(
+            long proxyCursorId, String namespace, boolean inTransaction, ModeGate.Ticket ticket) {
+        if (ModeRoute.cursorContinues(ticket.phase(), ticket.stale())
+                || (cursors.get(proxyCursorId) == null
+                        && table().policy(namespace).isEmpty())) {
+            return Optional.empty();
+        }
+        cursors.closed(proxyCursorId);
+        String why = ticket.stale()
+                ? "this Thermocline proxy cannot read the fleet's mode document, so it cannot tell whether the"
+                        + " archive is being restored: this cursor is ended; re-run the query"
+                : "the archive is being restored from a backup (Thermocline phase Restoring): this cursor, opened before, is ended;"
+                        + " re-run the query once thermocline restore-sync has finished";
+        return Optional.of(MongoError.EXCEEDED_TIME_LIMIT.reply(
+                why, inTransaction ? List.of("TransientTransactionError") : List.of()));
+    }
+
+    /**
      * Called by the dispatcher with every getMore reply (before it maps the cursor id): batches of a
      * tiered read are checked against the proof their cursor was opened under, and batches of an
      * application change stream lose the events of Thermocline's own transactions.
      */
     public CompletableFuture<RawBsonDocument> filterBatch(long proxyCursorId, RawBsonDocument reply) {
         Optional<RawBsonDocument> checked = reads.checkedBatch(proxyCursorId, reply);
-        return checked.isPresent() ? CompletableFuture.completedFuture(checked.get()) : changeStreams.nextBatch(proxyCursorId, reply);
+        return checked.isPresent()
+                ? CompletableFuture.completedFuture(checked.get())
+                : changeStreams.nextBatch(proxyCursorId, reply);
     }
 
     /**
@@ -310,33 +374,50 @@ public final class TieredRouting implements AutoCloseable {
 
     /** Shadow mode: counts the read, and when sampled, compares it on the fast tier once the archive answered. */
     private void shadowed(Exchange x, CommandClass cls, ModeGate.Ticket ticket) {
-        if (ticket.phase() != io.thermocline.tiering.mode.Phase.SHADOWING || x.traits().inTransaction()
+        if (ticket.phase() != io.thermocline.tiering.mode.Phase.SHADOWING
+                || x.traits().inTransaction()
                 || !(cls instanceof CommandClass.Read || cls instanceof CommandClass.Aggregate)) {
             return;
         }
         RoutingExplanation explanation = RoutingExplanation.of(cls, x.table());
-        if (explanation.namespace() == null || x.table().policy(explanation.namespace()).isEmpty()) {
+        if (explanation.namespace() == null
+                || x.table().policy(explanation.namespace()).isEmpty()) {
             return;
         }
         ShadowComparator shadow = modes.shadow();
         boolean couldAnswer = explanation.served() == RoutingExplanation.Served.FAST_TIER;
         if (shadow.sampled(explanation.namespace(), couldAnswer)) {
             BsonDocument command = x.command();
-            ticket.onArchiveReply(reply -> shadow.offer(new ShadowComparator.Sample(explanation.namespace(),
-                    ModeExplain.shape(cls), x.database(), command, reply, ticket.epoch(), x.table().coverage(explanation.namespace()))));
+            ticket.onArchiveReply(reply -> shadow.offer(new ShadowComparator.Sample(
+                    explanation.namespace(),
+                    ModeExplain.shape(cls),
+                    x.database(),
+                    command,
+                    reply,
+                    ticket.epoch(),
+                    x.table().coverage(explanation.namespace()))));
         }
     }
 
-    private RawBsonDocument modeExplain(Exchange x, CommandClass cls, ModeGate.Ticket ticket) throws InterruptedException {
+    private RawBsonDocument modeExplain(Exchange x, CommandClass cls, ModeGate.Ticket ticket)
+            throws InterruptedException {
         RoutingExplanation explanation = RoutingExplanation.of(cls, x.table());
         RawBsonDocument reply = tiers.archive(x, Replies.forTier(x.msg()));
-        return ModeExplain.annotate(reply, explanation, ticket.phase(),
-                ticket.phase() == io.thermocline.tiering.mode.Phase.SHADOWING ? modes.shadow().lastAgreement(ModeExplain.shape(cls)) : Optional.empty());
+        return ModeExplain.annotate(
+                reply,
+                explanation,
+                ticket.phase(),
+                ticket.phase() == io.thermocline.tiering.mode.Phase.SHADOWING
+                        ? modes.shadow().lastAgreement(ModeExplain.shape(cls))
+                        : Optional.empty());
     }
 
     private static boolean tiered(CommandClass cls) {
-        return cls instanceof CommandClass.Read || cls instanceof CommandClass.Write || cls instanceof CommandClass.Ddl
-                || cls instanceof CommandClass.Aggregate || cls instanceof CommandClass.Rejected;
+        return cls instanceof CommandClass.Read
+                || cls instanceof CommandClass.Write
+                || cls instanceof CommandClass.Ddl
+                || cls instanceof CommandClass.Aggregate
+                || cls instanceof CommandClass.Rejected;
     }
 
     private RawBsonDocument refused(CommandClass.Rejected rejected) {
@@ -345,18 +426,21 @@ public final class TieredRouting implements AutoCloseable {
     }
 
     private CompletableFuture<RawBsonDocument> run(Exchange x, TierWork work) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return tiers.withCausalPoint(x, work.run());
-            } catch (CausalWaitTimeout e) {
-                return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
-            } catch (TierLagging e) {
-                return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return MongoError.SHUTDOWN_IN_PROGRESS.reply("the Thermocline proxy is shutting down", retryLabels(x));
-            }
-        }, workers);
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return tiers.withCausalPoint(x, work.run());
+                    } catch (CausalWaitTimeout e) {
+                        return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
+                    } catch (TierLagging e) {
+                        return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return MongoError.SHUTDOWN_IN_PROGRESS.reply(
+                                "the Thermocline proxy is shutting down", retryLabels(x));
+                    }
+                },
+                workers);
     }
 
     private static List<String> retryLabels(Exchange x) {

@@ -13,16 +13,15 @@ import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.WireCodec;
-import org.bson.BsonInt64;
-import org.bson.BsonType;
-import org.bson.BsonValue;
-import org.bson.RawBsonDocument;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
+import org.bson.BsonInt64;
+import org.bson.BsonType;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
 
 /**
  * getMore on a proxy cursor: to the member that holds the backend cursor, with the backend's id.
@@ -30,17 +29,45 @@ import java.util.function.BiFunction;
  * each with moreToCome until the cursor is done, so the pooled backend connection stays request/reply.
  */
 public final class GetMore {
+
+    /** The tiered layer's say on each getMore round before it reaches the member (docs/backup.md, restoring). */
+    @FunctionalInterface
+    public interface RoundGate {
+        /** Every round runs (no tiering). */
+        RoundGate OPEN = (route, inTransaction) -> new Admission(Optional.empty(), () -> {});
+
+        Admission admit(CursorRoute route, boolean inTransaction);
+    }
+
+    /**
+     * One round's admission: {@code refusal}, when present, is sent instead of running the round, and the cursor ends;
+     * {@code release} runs once the round's reply is sent (idempotent).
+     */
+    public record Admission(Optional<RawBsonDocument> refusal, Runnable release) {}
+
     private final CursorRegistry cursors;
     private final Forwarder forwarder;
     private final ClientReplies replies;
     private final ErrorMapping errors;
     /** The tiered layer's look at a batch before the client sees it (null without tiering). */
     private final BiFunction<Long, RawBsonDocument, CompletableFuture<RawBsonDocument>> batchFilter;
-    private final CursorPeers peers;
 
-    public GetMore(CursorRegistry cursors, Forwarder forwarder, ClientReplies replies, ErrorMapping errors,
-                   BiFunction<Long, RawBsonDocument, CompletableFuture<RawBsonDocument>> batchFilter, CursorPeers peers) {
+    private final CursorPeers peers;
+    private final RoundGate gate;
+    private final OrphanCursors orphans;
+
+    public GetMore(
+            CursorRegistry cursors,
+            Forwarder forwarder,
+            ClientReplies replies,
+            ErrorMapping errors,
+            BiFunction<Long, RawBsonDocument, CompletableFuture<RawBsonDocument>> batchFilter,
+            CursorPeers peers,
+            RoundGate gate,
+            OrphanCursors orphans) {
         this.cursors = cursors;
+        this.gate = gate;
+        this.orphans = orphans;
         this.peers = peers;
         this.forwarder = forwarder;
         this.replies = replies;
@@ -58,7 +85,8 @@ public final class GetMore {
         if (idValue == null || !idValue.isNumber()) {
             return replies.reply(request, MongoError.TYPE_MISMATCH.reply("getMore must be a 64-bit cursor id"));
         }
-        Optional<RawBsonDocument> malformed = malformedCollection(request.msg().body().get("collection"));
+        Optional<RawBsonDocument> malformed =
+                malformedCollection(request.msg().body().get("collection"));
         if (malformed.isPresent()) {
             return replies.reply(request, malformed.get());
         }
@@ -72,29 +100,43 @@ public final class GetMore {
             if (owner instanceof CursorPeers.Peer peer) {
                 return forwarded(request, peer, hops + 1, request.msg().requestId());
             }
-            return replies.reply(request, MongoError.CURSOR_NOT_FOUND.reply("cursor id " + proxyId + " not found: "
-                    + ((CursorPeers.Gone) owner).why()));
+            return replies.reply(
+                    request,
+                    MongoError.CURSOR_NOT_FOUND.reply(
+                            "cursor id " + proxyId + " not found: " + ((CursorPeers.Gone) owner).why()));
         }
         CursorRoute route = found.get();
-        Optional<RawBsonDocument> otherSession = CursorSessions.refusal(route, request.traits().lsid(), request.clientLsid(),
-                request.client().auth().userName(), request.client().auth().enforced());
+        Optional<RawBsonDocument> otherSession = CursorSessions.refusal(
+                route,
+                request.traits().lsid(),
+                request.clientLsid(),
+                request.client().auth().userName(),
+                request.client().auth().enforced());
         if (otherSession.isPresent()) {
             // as mongod: a cursor opened in a session continues only in it, and stays open
             return replies.reply(request, otherSession.get());
         }
         if (!request.client().auth().mayContinueCursorOf(route.creator())) {
             // as mongod: refused, and the cursor stays its creator's
-            return replies.reply(request, MongoError.UNAUTHORIZED.reply("cursor id " + proxyId + " was not created by the authenticated user"));
+            return replies.reply(
+                    request,
+                    MongoError.UNAUTHORIZED.reply(
+                            "cursor id " + proxyId + " was not created by the authenticated user"));
         }
-        String requested = request.traits().database() + "." + request.msg().body().getString("collection").getValue();
+        String requested = request.traits().database() + "."
+                + request.msg().body().getString("collection").getValue();
         if (route.namespace().contains(".") && !requested.equals(route.namespace())) {
             // as mongod: a cursor continues only on the namespace it was opened on (and stays open)
-            return replies.reply(request, MongoError.UNAUTHORIZED.reply("Requested getMore on namespace '" + requested
-                    + "', but cursor belongs to a different namespace " + route.namespace()));
+            return replies.reply(
+                    request,
+                    MongoError.UNAUTHORIZED.reply("Requested getMore on namespace '" + requested
+                            + "', but cursor belongs to a different namespace " + route.namespace()));
         }
         TierBackend tier = forwarder.backends().tier(route.tier());
-        return forwarder.member(tier, request.traits(), Optional.of(route.member()))
-                .thenCompose(member -> round(request, route, tier, member, request.msg().requestId()))
+        return forwarder
+                .member(tier, request.traits(), Optional.of(route.member()))
+                .thenCompose(member ->
+                        round(request, route, tier, member, request.msg().requestId()))
                 .exceptionallyCompose(e -> {
                     cursors.remove(proxyId);
                     replies.metrics().openCursors(cursors.size());
@@ -105,7 +147,8 @@ public final class GetMore {
     /** mongod's parse errors for getMore's {@code collection}, which it checks before it looks the cursor up. */
     private static Optional<RawBsonDocument> malformedCollection(BsonValue collection) {
         if (collection == null) {
-            return Optional.of(MongoError.MISSING_FIELD.reply("BSON field 'getMore.collection' is missing but a required field"));
+            return Optional.of(
+                    MongoError.MISSING_FIELD.reply("BSON field 'getMore.collection' is missing but a required field"));
         }
         if (!collection.isString()) {
             return Optional.of(MongoError.TYPE_MISMATCH.reply("BSON field 'getMore.collection' is the wrong type '"
@@ -142,29 +185,49 @@ public final class GetMore {
         return peers.call(owner, msg.body(), hops, request.client().auth())
                 .thenCompose(body -> {
                     ReplyFacts facts = ReplyFacts.of(body);
-                    boolean stream = msg.exhaustAllowed() && facts.ok() && facts.cursorId() != 0 && request.client().isOpen();
+                    boolean stream = msg.exhaustAllowed()
+                            && facts.ok()
+                            && facts.cursorId() != 0
+                            && request.client().isOpen();
                     if (!stream) {
                         return replies.finish(request, body, facts.ok(), respondTo);
                     }
                     OpMsg part = new OpMsg(WireCodec.nextRequestId(), respondTo, OpMsg.MORE_TO_COME, body, List.of());
-                    return request.client().send(part, request.compressor())
+                    return request.client()
+                            .send(part, request.compressor())
                             .thenCompose(v -> forwarded(request, owner, hops, part.requestId()));
                 })
-                .exceptionallyCompose(e -> replies.finish(request, Forwarder.unwrap(e) instanceof PeerBusyException busy
-                        ? MongoError.HOST_UNREACHABLE.reply("getMore not forwarded to proxy replica " + owner.instanceId()
-                        + ": " + busy.getMessage())
-                        : MongoError.CURSOR_NOT_FOUND.reply("cursor id "
-                        + request.traits().cursorId().asNumber().longValue() + " not found: its owner, proxy replica "
-                        + owner.instanceId() + ", stopped answering (" + Forwarder.unwrap(e).getMessage()
-                        + "); its cursors ended with it"), false, respondTo));
+                .exceptionallyCompose(e -> replies.finish(
+                        request,
+                        Forwarder.unwrap(e) instanceof PeerBusyException busy
+                                ? MongoError.HOST_UNREACHABLE.reply("getMore not forwarded to proxy replica "
+                                        + owner.instanceId() + ": " + busy.getMessage())
+                                : MongoError.CURSOR_NOT_FOUND.reply("cursor id "
+                                        + request.traits().cursorId().asNumber().longValue()
+                                        + " not found: its owner, proxy replica "
+                                        + owner.instanceId() + ", stopped answering ("
+                                        + Forwarder.unwrap(e).getMessage()
+                                        + "); its cursors ended with it"),
+                        false,
+                        respondTo));
     }
 
-    private CompletableFuture<Void> round(Request request, CursorRoute route, TierBackend tier, ServerAddress member,
-                                          int respondTo) {
+    private CompletableFuture<Void> round(
+            Request request, CursorRoute route, TierBackend tier, ServerAddress member, int respondTo) {
+        Admission admission = gate.admit(route, request.traits().inTransaction());
+        if (admission.refusal().isPresent()) {
+            // drivers do not retry a getMore: the cursor fails here, and is gone for a getMore the application tries
+            // again
+            cursors.remove(route.proxyId()).ifPresent(ended -> orphans.kill(List.of(ended)));
+            return replies.finish(request, admission.refusal().get(), false, respondTo)
+                    .whenComplete((v, e) -> admission.release().run());
+        }
         OpMsg msg = request.msg();
         OpMsg toMember = forwarder.toMember(tier, member, msg, Map.of("getMore", new BsonInt64(route.backendId())));
-        return forwarder.roundTrip(tier, member, toMember, request.client().eventLoop())
-                .thenCompose(reply -> batchFilter == null ? CompletableFuture.completedFuture(reply.body())
+        return forwarder
+                .roundTrip(tier, member, toMember, request.client().eventLoop())
+                .thenCompose(reply -> batchFilter == null
+                        ? CompletableFuture.completedFuture(reply.body())
                         : batchFilter.apply(route.proxyId(), reply.body()))
                 .thenCompose(body -> {
                     ReplyFacts facts = forwarder.observe(tier, member, body);
@@ -177,13 +240,20 @@ public final class GetMore {
                     } else {
                         out = facts.withCursorId(body, route.proxyId());
                     }
-                    boolean stream = msg.exhaustAllowed() && backendId != 0 && request.client().isOpen();
+                    boolean stream = msg.exhaustAllowed()
+                            && backendId != 0
+                            && request.client().isOpen();
                     if (!stream) {
                         return replies.finish(request, out, ok, respondTo);
                     }
                     OpMsg part = new OpMsg(WireCodec.nextRequestId(), respondTo, OpMsg.MORE_TO_COME, out, List.of());
-                    return request.client().send(part, request.compressor())
-                            .thenCompose(v -> round(request, route, tier, member, part.requestId()));
-                });
+                    // each streamed batch is a round of its own: a mode switch waits for one batch, not the whole
+                    // stream
+                    return request.client().send(part, request.compressor()).thenCompose(v -> {
+                        admission.release().run();
+                        return round(request, route, tier, member, part.requestId());
+                    });
+                })
+                .whenComplete((v, e) -> admission.release().run());
     }
 }
