@@ -42,7 +42,20 @@ if obj.metadata ~= nil and obj.metadata.generation ~= nil and
   return hs
 end
 
+-- a restore of the archive (spec.restore) holds the fleet until its resync: progressing, and degraded when a step failed
+local restoring = condition(conditions, "Restoring")
+if restoring ~= nil and restoring.status == "True" then
+  if restoring.reason == "RestoreFailed" then
+    hs.status = "Degraded"
+  else
+    hs.status = "Progressing"
+  end
+  hs.message = describe(restoring)
+  return hs
+end
+
 -- the mode conditions do not change Ready: a refused mode request is degraded, a transition is progressing
+-- (Restoring: a restore run with the CLI holds the fleet)
 local mode = condition(conditions, "ModeActive")
 local modeReason = mode ~= nil and mode.status == "False" and mode.reason or nil
 if modeReason == "CutoverRefused" or modeReason == "ModeRefused" then
@@ -50,7 +63,8 @@ if modeReason == "CutoverRefused" or modeReason == "ModeRefused" then
   hs.message = describe(mode)
   return hs
 end
-local switching = modeReason == "CuttingOver" or modeReason == "Draining" or modeReason == "Switching"
+local switching = modeReason == "CuttingOver" or modeReason == "Draining" or modeReason == "Switching" or
+    modeReason == "Restoring"
 
 -- the archive follower (shadowing, cutting over): stopped or behind holds a cutover back, a resync is under way;
 -- once drained the archive alone is current and the follower matters only for a way back to tiered

@@ -30,24 +30,50 @@ public final class ModeDriver {
     public static final String SOURCE_DEFAULT = "default";
 
     /** The mode part of the status, its conditions, and whether a transition is under way (come back soon). */
-    public record Outcome(ModeStatus status, List<Observed> conditions, boolean settling) {
-    }
+    public record Outcome(ModeStatus status, List<Observed> conditions, boolean settling) {}
 
-    private ModeDriver() {
-    }
+    private ModeDriver() {}
 
     /**
      * {@code fastTierUri} null: the fast tier cannot be addressed yet (no converged replica set, no credentials).
      * {@code archiveHoldingData}: which tiered collections hold documents in the archive (asked only to choose the
      * starting mode of a cluster without {@code spec.mode}; empty when it cannot be asked).
      */
-    public static Outcome reconcile(KubernetesClient client, ThermoclineCluster cluster, ModeStore store, String fastTierUri,
-            String archiveUri, Supplier<Optional<List<String>>> archiveHoldingData) {
+    public static Outcome reconcile(
+            KubernetesClient client,
+            ThermoclineCluster cluster,
+            ModeStore store,
+            String fastTierUri,
+            String archiveUri,
+            Supplier<Optional<List<String>>> archiveHoldingData) {
+        return reconcile(client, cluster, store, fastTierUri, archiveUri, archiveHoldingData, false, false);
+    }
+
+    /**
+     * {@code restoreRunning}: a restore (spec.restore) owns the mode until it is done, so no request is written;
+     * {@code restoreDone}: it is, and with spec.mode unset the fleet it left Drained (requested by restore-sync) is
+     * cut over to tiered, as {@code restore-sync --cutover} does. While the fleet is Restoring (held by a restore,
+     * whoever started it) no request is written either: only restore-sync leaves that phase.
+     */
+    public static Outcome reconcile(
+            KubernetesClient client,
+            ThermoclineCluster cluster,
+            ModeStore store,
+            String fastTierUri,
+            String archiveUri,
+            Supplier<Optional<List<String>>> archiveHoldingData,
+            boolean restoreRunning,
+            boolean restoreDone) {
         ModeStatus previous = cluster.getStatus() == null ? null : cluster.getStatus().mode;
         ClusterMode asked = cluster.getSpec().mode;
         if (fastTierUri == null) {
-            return unobserved(cluster, previous, "the fast tier is not ready; " + (asked == null
-                    ? "spec.mode is unset: the starting mode is chosen once it is" : "mode " + asked.value() + " is requested once it is"));
+            return unobserved(
+                    cluster,
+                    previous,
+                    "the fast tier is not ready; "
+                            + (asked == null
+                                    ? "spec.mode is unset: the starting mode is chosen once it is"
+                                    : "mode " + asked.value() + " is requested once it is"));
         }
         Optional<ModeReading> reading = store.read(fastTierUri, archiveUri);
         if (reading.isEmpty()) {
@@ -56,30 +82,61 @@ public final class ModeDriver {
         ModeDocument mode = reading.get().mode();
         ModeRequest request;
         String defaultReason = null;
-        if (asked != null) {
+        if (restoreRunning || ModeDocument.PHASE_RESTORING.equals(mode.phase())) {
+            request = null;
+            defaultReason =
+                    asked != null ? null : "spec.mode is unset: the fleet keeps the mode a restore leaves it in";
+        } else if (asked != null) {
             request = ModeRequest.of(cluster.getSpec());
+        } else if (restoreDone
+                && ModeDocument.REQUESTED_BY_RESTORE.equals(mode.requestedBy())
+                && ClusterMode.DRAINING.value().equals(mode.requested())) {
+            request = new ModeRequest(ClusterMode.TIERED, false, ModeRequest.BY_OPERATOR);
+            defaultReason =
+                    "spec.mode is unset: after a restore the fleet cuts over to tiered, as restore-sync --cutover does";
         } else if (mode.requested() == null) {
-            // no mode document: this cluster starts now (a re-created resource finds its fast tier's document and keeps it)
-            StartingMode start = StartingMode.of(cluster.getSpec().collections.stream().map(c -> c.database + "." + c.collection).toList(),
+            // no mode document: this cluster starts now (a re-created resource finds its fast tier's document and keeps
+            // it)
+            StartingMode start = StartingMode.of(
+                    cluster.getSpec().collections.stream()
+                            .map(c -> c.database + "." + c.collection)
+                            .toList(),
                     archiveHoldingData.get());
             request = new ModeRequest(start.mode(), false, ModeRequest.BY_OPERATOR);
             defaultReason = start.reason();
         } else {
             request = null;
-            defaultReason = previous != null && SOURCE_DEFAULT.equals(previous.source) && previous.defaultReason != null
-                    && mode.requested().equals(previous.requested) ? previous.defaultReason
-                    : "spec.mode is unset: the fleet keeps the mode last requested (" + mode.requested() + ", by " + mode.requestedBy() + ")";
+            defaultReason = previous != null
+                            && SOURCE_DEFAULT.equals(previous.source)
+                            && previous.defaultReason != null
+                            && mode.requested().equals(previous.requested)
+                    ? previous.defaultReason
+                    : "spec.mode is unset: the fleet keeps the mode last requested (" + mode.requested() + ", by "
+                            + mode.requestedBy() + ")";
         }
         if (request != null && !request.writtenIn(mode)) {
             Instant at = Instant.now().truncatedTo(ChronoUnit.MILLIS);
             Written written = store.request(fastTierUri, request, mode.version(), at);
-            LOG.infof("event=mode-requested cluster=%s/%s mode=%s override=%s source=%s outcome=%s", cluster.getMetadata().getNamespace(),
-                    cluster.getMetadata().getName(), request.mode().value(), request.override(), asked == null ? SOURCE_DEFAULT : SOURCE_SPEC,
+            LOG.infof(
+                    "event=mode-requested cluster=%s/%s mode=%s override=%s source=%s outcome=%s",
+                    cluster.getMetadata().getNamespace(),
+                    cluster.getMetadata().getName(),
+                    request.mode().value(),
+                    request.override(),
+                    asked == null ? SOURCE_DEFAULT : SOURCE_SPEC,
                     written);
             if (written == Written.WRITTEN) {
-                ModeEvents.requested(client, cluster, request, asked == null ? "by default: " + defaultReason
-                        : "by spec.mode (was " + (mode.requested() == null
-                        ? "never requested" : mode.requested() + (mode.override() ? " with override" : "")) + ")");
+                ModeEvents.requested(
+                        client,
+                        cluster,
+                        request,
+                        asked == null
+                                ? "by default: " + defaultReason
+                                : "by spec.mode (was "
+                                        + (mode.requested() == null
+                                                ? "never requested"
+                                                : mode.requested() + (mode.override() ? " with override" : ""))
+                                        + ")");
                 mode = mode.with(request, at);
             }
         }
@@ -87,9 +144,13 @@ public final class ModeDriver {
         status.source = asked == null ? SOURCE_DEFAULT : SOURCE_SPEC;
         status.defaultReason = defaultReason;
         ModeEvents.transitions(client, cluster, previous, status);
-        ClusterMode requested = request != null ? request.mode()
-                : Optional.ofNullable(ClusterMode.of(mode.requested())).orElse(ClusterMode.of(mode.active()));
-        List<Observed> conditions = new ArrayList<>(ModeConditions.of(requested == null ? ClusterMode.TIERED : requested, status, true, null));
+        ClusterMode requested = request != null
+                ? request.mode()
+                : asked != null
+                        ? asked
+                        : Optional.ofNullable(ClusterMode.of(mode.requested())).orElse(ClusterMode.of(mode.active()));
+        List<Observed> conditions = new ArrayList<>(
+                ModeConditions.of(requested == null ? ClusterMode.TIERED : requested, status, true, null));
         FollowerHealth.of(status, true, null, cluster).ifPresent(conditions::add);
         return new Outcome(status, conditions, (request != null && !request.writtenIn(mode)) || !mode.settled());
     }
@@ -125,7 +186,9 @@ public final class ModeDriver {
             s.drain.startedAt = time(mode.drain().startedAt());
             s.drain.drainedAt = time(mode.drain().drainedAt());
         }
-        s.follower = mode.archiveAuthoritative() ? follower(reading.follower(), lagTarget(mode, reading.archiveLatest()), now) : null;
+        s.follower = mode.archiveAuthoritative()
+                ? follower(reading.follower(), lagTarget(mode, reading.archiveLatest()), now)
+                : null;
         return s;
     }
 
@@ -134,7 +197,9 @@ public final class ModeDriver {
      * than the archive's latest), which is all the data plane waits for.
      */
     private static BsonTimestamp lagTarget(ModeDocument mode, BsonTimestamp archiveLatest) {
-        return ModeDocument.PHASE_CUTTING_OVER.equals(mode.phase()) && mode.cutoverAt() != null ? mode.cutoverAt() : archiveLatest;
+        return ModeDocument.PHASE_CUTTING_OVER.equals(mode.phase()) && mode.cutoverAt() != null
+                ? mode.cutoverAt()
+                : archiveLatest;
     }
 
     private static ModeStatus.Follower follower(FollowerDocument d, BsonTimestamp target, Instant now) {
@@ -143,7 +208,9 @@ public final class ModeDriver {
         f.holder = d.holder();
         f.term = d.holder() == null ? null : d.term();
         f.leaseExpiresAt = time(d.leaseExpiresAt());
-        f.appliedThrough = d.appliedThrough() == null ? null : time(Instant.ofEpochSecond(FollowerDocument.seconds(d.appliedThrough())));
+        f.appliedThrough = d.appliedThrough() == null
+                ? null
+                : time(Instant.ofEpochSecond(FollowerDocument.seconds(d.appliedThrough())));
         f.archiveLatest = target == null ? null : time(Instant.ofEpochSecond(FollowerDocument.seconds(target)));
         f.lagSeconds = d.lagSeconds(target);
         if (d.resync() != null) {

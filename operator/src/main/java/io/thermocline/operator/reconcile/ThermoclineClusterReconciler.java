@@ -35,6 +35,8 @@ import io.thermocline.operator.archive.ArchiveSecrets;
 import io.thermocline.operator.archive.ProbeCache;
 import io.thermocline.operator.archive.VersionPolicy;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
+import io.thermocline.operator.backup.BackupOperations;
+import io.thermocline.operator.backup.RestoreSteps;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.PartUserSecretDependent;
 import io.thermocline.operator.credentials.PeerSecretDependent;
@@ -56,6 +58,7 @@ import io.thermocline.operator.fasttier.VolumeRecords;
 import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.mode.ModeConditions;
+import io.thermocline.operator.mode.ModeDocument;
 import io.thermocline.operator.mode.ModeDriver;
 import io.thermocline.operator.mode.ModeStore;
 import io.thermocline.operator.observability.ClusterGauges;
@@ -307,6 +310,17 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 lastStep,
                 initiatedBefore || (lastStep != null && lastStep.initiated()));
 
+        // backup points and restores: decided before the workflow, since the warmer Job is named after the last resync
+        BackupOperations.Plan operations = BackupOperations.plan(
+                context,
+                cluster,
+                layout,
+                restored -> DataPlaneConfig.warmerJobName(spec, layout, restored),
+                previous.mode != null && ModeDocument.PHASE_RESTORING.equals(previous.mode.phase),
+                Instant.now());
+        String warmerJob =
+                DataPlaneConfig.warmerJobName(spec, layout, operations.restore().lastResynced());
+
         Deployment feederNow = cached(context, Deployment.class, layout.feeder());
         ClusterHealth.Pausing pausing = spec.paused && deploy
                 ? Pausing.step(client, layout, feederNow, () -> Deletion.observe(client, cluster, tieringObserver))
@@ -342,7 +356,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     new FastTierTlsStep.Clients(
                             cached(context, Deployment.class, layout.proxy()),
                             feederNow,
-                            cached(context, Job.class, DataPlaneConfig.warmerJobName(spec, layout))),
+                            cached(context, Job.class, warmerJob)),
                     ArchiveSecretWatch.cached(context),
                     Instant.now());
             certificates = tls.condition();
@@ -359,7 +373,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     configYaml,
                     DataPlaneConfig.hash(configYaml),
                     secretHash,
-                    DataPlaneConfig.warmerJobName(spec, layout),
+                    warmerJob,
                     settings.namespace().orElse(null),
                     spec.paused && pausing == null,
                     tls.tls());
@@ -409,6 +423,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     version == null ? "unknown" : version.reason());
         }
 
+        BackupOperations.act(client, cluster, operations, desired);
+
         boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
         StatefulSet statefulSet = cached(context, StatefulSet.class, layout.fastTier());
         Replicas fastTier = statefulSet == null ? null : new Replicas(spec.fastTier.members, readyOf(statefulSet));
@@ -433,7 +449,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                                 spec.collections.stream()
                                         .map(c -> c.database + "." + c.collection)
                                         .toList())
-                        : Optional.empty());
+                        : Optional.empty(),
+                operations.restore().holdsModeRequests(),
+                operations.restoreStatus() != null && RestoreSteps.RESTORED.equals(operations.restoreStatus().state));
 
         Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(
                 spec.paused,
@@ -456,6 +474,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         status.phase = health.phase();
         List<Observed> observed = new ArrayList<>(health.conditions());
         observed.addAll(mode.conditions());
+        observed.addAll(operations.conditions());
         if (certificates != null) {
             observed.add(certificates);
         } else if (!deploy && Conditions.find(previous.conditions, ConditionType.CertificatesReady) != null) {
@@ -488,6 +507,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
         status.warnings = tiering == null ? previous.warnings : warnings(tiering);
         status.mode = mode.status();
+        status.backupPoint = operations.pointStatus();
+        status.restore = operations.restoreStatus();
         clusterGauges.record(layout, status);
 
         // a replica-set reconfiguration advances one step per reconcile: come back soon for the next
@@ -513,6 +534,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 previous.conditions,
                 status.conditions.stream()
                         .filter(c -> !ModeConditions.isMode(c.getType()))
+                        .filter(c -> !BackupOperations.reportsOwnEvents(c.getType()))
                         .toList());
         cluster.setStatus(status);
         return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);

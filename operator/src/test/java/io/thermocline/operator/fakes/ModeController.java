@@ -58,14 +58,27 @@ public final class ModeController {
     }
 
     /** One proxy instance's evidence for one namespace, as the proxy writes it. */
-    public synchronized void shadowEvidence(String instance, String namespace, long reads, long wouldServe, long compared,
-            long diverged, Instant lastDivergenceAt) {
+    public synchronized void shadowEvidence(
+            String instance,
+            String namespace,
+            long reads,
+            long wouldServe,
+            long compared,
+            long diverged,
+            Instant lastDivergenceAt) {
         shadow.removeIf(d -> d.getString("_id").equals(instance + "|" + namespace));
-        shadow.add(new Document("_id", instance + "|" + namespace).append("instance", instance).append("namespace", namespace)
-                .append("reads", reads).append("wouldServe", wouldServe).append("compared", compared).append("agreed", compared - diverged)
-                .append("diverged", diverged).append("lastComparedAt", new Date())
+        shadow.add(new Document("_id", instance + "|" + namespace)
+                .append("instance", instance)
+                .append("namespace", namespace)
+                .append("reads", reads)
+                .append("wouldServe", wouldServe)
+                .append("compared", compared)
+                .append("agreed", compared - diverged)
+                .append("diverged", diverged)
+                .append("lastComparedAt", new Date())
                 .append("lastDivergenceAt", lastDivergenceAt == null ? null : Date.from(lastDivergenceAt))
-                .append("samples", List.of()).append("updatedAt", new Date()));
+                .append("samples", List.of())
+                .append("updatedAt", new Date()));
     }
 
     /** The archive follower's document ({@code _id: "archiveFollower"}) as the data plane writes it; null: none. */
@@ -75,14 +88,42 @@ public final class ModeController {
 
     /** A mode document the data plane's CLI or config wrote before (a fast tier kept from an earlier resource), settled. */
     public synchronized void requestedBefore(String requested, String by) {
-        mode = new Document("_id", ModeDocument.ID).append("requested", requested).append("override", false).append("requestedBy", by)
-                .append("requestedAt", new Date()).append("active", requested).append("phase", ModeDocument.settledPhase(requested))
-                .append("since", new Date()).append("epoch", 1L).append("version", 1L);
+        mode = new Document("_id", ModeDocument.ID)
+                .append("requested", requested)
+                .append("override", false)
+                .append("requestedBy", by)
+                .append("requestedAt", new Date())
+                .append("active", requested)
+                .append("phase", ModeDocument.settledPhase(requested))
+                .append("since", new Date())
+                .append("epoch", 1L)
+                .append("version", 1L);
     }
 
     /** The archive's latest optime as a ping's operationTime gives it; null: the archive cannot be asked. */
     public synchronized void archiveLatest(BsonTimestamp time) {
         archiveLatest = time;
+    }
+
+    /** What {@code thermocline restore-sync --hold} writes: draining requested by restore-sync, phase Restoring. */
+    public synchronized void heldForRestore() {
+        restoreSync("draining", "Restoring");
+    }
+
+    /** What {@code thermocline restore-sync} writes after the archive's restore: phase Drained, the archive answering. */
+    public synchronized void resyncedAfterRestore() {
+        restoreSync("draining", ModeDocument.PHASE_DRAINED);
+    }
+
+    private void restoreSync(String requested, String phase) {
+        if (mode == null) {
+            mode = new Document("_id", ModeDocument.ID).append("epoch", 0L).append("version", 0L);
+        }
+        mode.append("requested", requested)
+                .append("override", false)
+                .append("requestedBy", "restore-sync")
+                .append("requestedAt", new Date());
+        transition(requested, phase);
     }
 
     /** The mode document as stored (null when missing). */
@@ -108,8 +149,11 @@ public final class ModeController {
             return Optional.empty();
         }
         step();
-        return Optional.of(new ModeReading(ModeDocument.parse(document()), ShadowEvidence.sum(List.copyOf(shadow)),
-                FollowerDocument.parse(follower), archiveLatest));
+        return Optional.of(new ModeReading(
+                ModeDocument.parse(document()),
+                ShadowEvidence.sum(List.copyOf(shadow)),
+                FollowerDocument.parse(follower),
+                archiveLatest));
     }
 
     synchronized ModeStore.Written request(ModeRequest request, Long expectedVersion, Instant at) {
@@ -128,10 +172,13 @@ public final class ModeController {
         if (mode == null) {
             mode = new Document("_id", ModeDocument.ID);
         }
-        mode.append("requested", request.mode().value()).append("override", request.override())
-                .append("requestedBy", request.requestedBy()).append("requestedAt", Date.from(at))
+        mode.append("requested", request.mode().value())
+                .append("override", request.override())
+                .append("requestedBy", request.requestedBy())
+                .append("requestedAt", Date.from(at))
                 .append("version", version == null ? 1L : version + 1);
-        requests.add(new Document("requested", request.mode().value()).append("override", request.override())
+        requests.add(new Document("requested", request.mode().value())
+                .append("override", request.override())
                 .append("requestedBy", request.requestedBy()));
         return ModeStore.Written.WRITTEN;
     }
@@ -144,9 +191,15 @@ public final class ModeController {
         String requested = mode.getString("requested");
         String active = mode.get("active", "tiered");
         String phase = mode.get("phase", ModeDocument.PHASE_TIERED);
+        if (phase.equals(ModeDocument.PHASE_RESTORING)) {
+            return; // only restore-sync leaves it (Transition: no request may)
+        }
         if (requested.equals(active)) {
             if (active.equals("draining") && phase.equals(ModeDocument.PHASE_DRAINING) && !drainHeld) {
-                ((Document) mode.get("drain")).append("feederLagSeconds", 0.0).append("unmirroredEvents", 0L).append("drainedAt", new Date());
+                ((Document) mode.get("drain"))
+                        .append("feederLagSeconds", 0.0)
+                        .append("unmirroredEvents", 0L)
+                        .append("drainedAt", new Date());
                 transition(active, ModeDocument.PHASE_DRAINED);
             }
             return;
@@ -166,8 +219,12 @@ public final class ModeController {
             }
             case "shadow" -> transition("shadow", ModeDocument.PHASE_SHADOWING);
             case "draining" -> {
-                mode.append("drain", new Document("feederLagSeconds", 4.5).append("unmirroredEvents", 12L)
-                        .append("startedAt", new Date()).append("drainedAt", null));
+                mode.append(
+                        "drain",
+                        new Document("feederLagSeconds", 4.5)
+                                .append("unmirroredEvents", 12L)
+                                .append("startedAt", new Date())
+                                .append("drainedAt", null));
                 transition("draining", ModeDocument.PHASE_DRAINING);
             }
             default -> mode.append("refusal", "unknown mode " + requested);
@@ -175,7 +232,10 @@ public final class ModeController {
     }
 
     private void transition(String active, String phase) {
-        mode.append("active", active).append("phase", phase).append("refusal", null).append("since", new Date())
+        mode.append("active", active)
+                .append("phase", phase)
+                .append("refusal", null)
+                .append("since", new Date())
                 .append("epoch", mode.get("epoch", 0L) + 1);
         bump();
     }

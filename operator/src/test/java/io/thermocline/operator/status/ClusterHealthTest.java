@@ -20,12 +20,26 @@ class ClusterHealthTest {
     private static final ReplicaSetState CONVERGED = new ReplicaSetState.Converged(List.of("a", "b", "c"), "7.0");
 
     private static Inputs healthy() {
-        return new Inputs(false, null, REACHABLE, MATCHES, new Replicas(3, 3), CONVERGED, new Replicas(2, 2), new Replicas(1, 1),
-                new TieringSnapshot(1L, true, 1L, 1L), 300, null, List.of());
+        return new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                new Replicas(3, 3),
+                CONVERGED,
+                new Replicas(2, 2),
+                new Replicas(1, 1),
+                new TieringSnapshot(1L, true, 1L, 1L),
+                300,
+                null,
+                List.of());
     }
 
     private static Observed condition(Health health, ConditionType type) {
-        return health.conditions().stream().filter(c -> c.type() == type).findFirst().orElseThrow();
+        return health.conditions().stream()
+                .filter(c -> c.type() == type)
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -33,20 +47,41 @@ class ClusterHealthTest {
         Health health = ClusterHealth.evaluate(healthy());
         assertThat(health.phase()).isEqualTo("Ready");
         assertThat(health.ready()).isTrue();
-        // Warmed is reported once a warmer Job exists (not an input here); ModeActive, Drained and FollowerHealthy by the
-        // mode package; CertificatesReady by the fast tier's TLS step, only while it has or is to get TLS
-        assertThat(health.conditions()).extracting(Observed::type).containsExactly(java.util.Arrays.stream(ConditionType.values())
-                .filter(t -> t != ConditionType.Warmed && t != ConditionType.ModeActive && t != ConditionType.Drained
-                        && t != ConditionType.FollowerHealthy && t != ConditionType.CertificatesReady)
-                .toArray(ConditionType[]::new));
+        // Warmed is reported once a warmer Job exists (not an input here); ModeActive, Drained and FollowerHealthy by
+        // the
+        // mode package; CertificatesReady by the fast tier's TLS step, only while it has or is to get TLS;
+        // BackupPointReached
+        // and Restoring by the backup package, once spec.backupPoint or spec.restore asked
+        assertThat(health.conditions())
+                .extracting(Observed::type)
+                .containsExactly(java.util.Arrays.stream(ConditionType.values())
+                        .filter(t -> t != ConditionType.Warmed
+                                && t != ConditionType.ModeActive
+                                && t != ConditionType.Drained
+                                && t != ConditionType.FollowerHealthy
+                                && t != ConditionType.CertificatesReady
+                                && t != ConditionType.BackupPointReached
+                                && t != ConditionType.Restoring)
+                        .toArray(ConditionType[]::new));
         assertThat(health.conditions()).allMatch(Observed::holds);
     }
 
     @Test
     void aReadyClusterLosingAMemberIsDegraded() {
         Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, new Replicas(3, 2), CONVERGED,
-                in.proxy(), in.feeder(), in.tiering(), 300, "Ready", List.of()));
+        Health health = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                new Replicas(3, 2),
+                CONVERGED,
+                in.proxy(),
+                in.feeder(),
+                in.tiering(),
+                300,
+                "Ready",
+                List.of()));
         assertThat(health.phase()).isEqualTo("Degraded");
         assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("MembersNotReady");
         assertThat(condition(health, ConditionType.FastTierReady).message()).startsWith("2/3");
@@ -55,8 +90,19 @@ class ClusterHealthTest {
     @Test
     void pauseWinsOverComponentState() {
         Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(true, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED,
-                new Replicas(2, 0), new Replicas(1, 0), null, 300, "Ready", List.of()));
+        Health health = ClusterHealth.evaluate(new Inputs(
+                true,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                CONVERGED,
+                new Replicas(2, 0),
+                new Replicas(1, 0),
+                null,
+                300,
+                "Ready",
+                List.of()));
         assertThat(health.phase()).isEqualTo("Paused");
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("Paused");
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("Paused");
@@ -65,8 +111,19 @@ class ClusterHealthTest {
 
     @Test
     void invalidSpecFailsAndNamesTheProblem() {
-        Health health = ClusterHealth.evaluate(new Inputs(false, "collections[1]: duplicate", REACHABLE, MATCHES, null, null,
-                null, null, null, 300, null, List.of()));
+        Health health = ClusterHealth.evaluate(new Inputs(
+                false,
+                "collections[1]: duplicate",
+                REACHABLE,
+                MATCHES,
+                null,
+                null,
+                null,
+                null,
+                null,
+                300,
+                null,
+                List.of()));
         assertThat(health.phase()).isEqualTo("Failed");
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("InvalidSpec");
         assertThat(condition(health, ConditionType.Ready).message()).contains("collections[1]");
@@ -76,8 +133,19 @@ class ClusterHealthTest {
     @Test
     void feederLagAboveTheLimitIsUnhealthy() {
         Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), new TieringSnapshot(301L, false, 1L, 1L), 300, "Ready", List.of()));
+        Health health = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                CONVERGED,
+                in.proxy(),
+                in.feeder(),
+                new TieringSnapshot(301L, false, 1L, 1L),
+                300,
+                "Ready",
+                List.of()));
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("LagTooHigh");
         assertThat(health.phase()).isEqualTo("Degraded");
     }
@@ -85,21 +153,45 @@ class ClusterHealthTest {
     @Test
     void deadLettersMakeTheFeederUnhealthyAndSayWhatToDo() {
         Inputs in = healthy();
-        var alerts = new TieringSnapshot.FeederAlerts(2, "shop.orders _id 7: upsert failed with code 11000 (E11000 duplicate key)", null, false);
-        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), new TieringSnapshot(0L, true, 1L, 1L, List.of(), alerts), 300, "Ready", List.of()));
+        var alerts = new TieringSnapshot.FeederAlerts(
+                2, "shop.orders _id 7: upsert failed with code 11000 (E11000 duplicate key)", null, false);
+        Health health = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                CONVERGED,
+                in.proxy(),
+                in.feeder(),
+                new TieringSnapshot(0L, true, 1L, 1L, List.of(), alerts),
+                300,
+                "Ready",
+                List.of()));
         Observed feeder = condition(health, ConditionType.FeederHealthy);
         assertThat(feeder.holds()).isFalse();
         assertThat(feeder.reason()).isEqualTo("DeadLetters");
-        assertThat(feeder.message()).contains("2 mirror write(s)", "_id 7", "11000", "deadLetters.find()", "fix the cause");
+        assertThat(feeder.message())
+                .contains("2 mirror write(s)", "_id 7", "11000", "deadLetters.find()", "fix the cause");
     }
 
     @Test
     void aResyncAfterLostHistoryIsReportedWhileItRuns() {
         Inputs in = healthy();
         var alerts = new TieringSnapshot.FeederAlerts(0, null, java.time.Instant.parse("2026-01-01T00:00:00Z"), true);
-        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), new TieringSnapshot(0L, false, 1L, 1L, List.of(), alerts), 300, "Ready", List.of()));
+        Health health = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                CONVERGED,
+                in.proxy(),
+                in.feeder(),
+                new TieringSnapshot(0L, false, 1L, 1L, List.of(), alerts),
+                300,
+                "Ready",
+                List.of()));
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("ChangeStreamHistoryLost");
         assertThat(condition(health, ConditionType.FeederHealthy).message()).contains("resyncing", "oplog");
     }
@@ -107,8 +199,19 @@ class ClusterHealthTest {
     @Test
     void replicaSetStillConvergingKeepsFastTierNotReady() {
         Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(),
-                new ReplicaSetState.Converging("AddingMember", "adding x"), in.proxy(), in.feeder(), null, 300, null, List.of()));
+        Health health = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                new ReplicaSetState.Converging("AddingMember", "adding x"),
+                in.proxy(),
+                in.feeder(),
+                null,
+                300,
+                null,
+                List.of()));
         assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("AddingMember");
         assertThat(health.phase()).isEqualTo("Progressing");
     }
@@ -116,8 +219,19 @@ class ClusterHealthTest {
     @Test
     void unreachableArchiveOfARunningClusterIsDegraded() {
         Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(false, null, new ArchiveReport.Unusable("NoPrimary", "no primary"), null,
-                in.fastTier(), CONVERGED, in.proxy(), in.feeder(), null, 300, "Ready", List.of()));
+        Health health = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                new ArchiveReport.Unusable("NoPrimary", "no primary"),
+                null,
+                in.fastTier(),
+                CONVERGED,
+                in.proxy(),
+                in.feeder(),
+                null,
+                300,
+                "Ready",
+                List.of()));
         assertThat(health.phase()).isEqualTo("Degraded");
         assertThat(condition(health, ConditionType.VersionCompatible).status()).isEqualTo(Observed.Status.Unknown);
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("ArchiveNotReachable");
@@ -127,31 +241,83 @@ class ClusterHealthTest {
     @Test
     void anUnreadFeederProgressKeepsTheLastObservationOrIsUnknown() {
         Inputs in = healthy();
-        Observed deadLetters = Observed.isFalse(ConditionType.FeederHealthy, "DeadLetters", "3 mirror write(s) refused");
-        Health kept = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), null, 300, "Ready", List.of(), null, null, deadLetters));
+        Observed deadLetters =
+                Observed.isFalse(ConditionType.FeederHealthy, "DeadLetters", "3 mirror write(s) refused");
+        Health kept = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                CONVERGED,
+                in.proxy(),
+                in.feeder(),
+                null,
+                300,
+                "Ready",
+                List.of(),
+                null,
+                null,
+                deadLetters));
         assertThat(condition(kept, ConditionType.FeederHealthy)).isEqualTo(deadLetters);
         assertThat(kept.ready()).isFalse();
 
-        Health never = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                in.feeder(), null, 300, null, List.of(), null, null, null));
+        Health never = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                CONVERGED,
+                in.proxy(),
+                in.feeder(),
+                null,
+                300,
+                null,
+                List.of(),
+                null,
+                null,
+                null));
         assertThat(condition(never, ConditionType.FeederHealthy).status()).isEqualTo(Observed.Status.Unknown);
         assertThat(condition(never, ConditionType.FeederHealthy).reason()).isEqualTo("NotObserved");
         assertThat(never.ready()).isFalse();
 
         // the Deployment's own state comes first: a feeder without ready pods is not "dead letters as before"
-        Health down = ClusterHealth.evaluate(new Inputs(false, null, REACHABLE, MATCHES, in.fastTier(), CONVERGED, in.proxy(),
-                new Replicas(1, 0), null, 300, "Ready", List.of(), null, null, deadLetters));
+        Health down = ClusterHealth.evaluate(new Inputs(
+                false,
+                null,
+                REACHABLE,
+                MATCHES,
+                in.fastTier(),
+                CONVERGED,
+                in.proxy(),
+                new Replicas(1, 0),
+                null,
+                300,
+                "Ready",
+                List.of(),
+                null,
+                null,
+                deadLetters));
         assertThat(condition(down, ConditionType.FeederHealthy).reason()).isEqualTo("ReplicasNotReady");
     }
 
     @Test
     void onlyAFeederHealthReadFromTheProgressIsALastObservation() {
         assertThat(ClusterHealth.lastFeederObservation(null)).isNull();
-        assertThat(ClusterHealth.lastFeederObservation(List.of(new ConditionBuilder().withType("FeederHealthy").withStatus("False")
-                .withReason("ReplicasNotReady").withMessage("0/1").build()))).isNull();
-        assertThat(ClusterHealth.lastFeederObservation(List.of(new ConditionBuilder().withType("FeederHealthy").withStatus("False")
-                .withReason("LagTooHigh").withMessage("lag").build())))
+        assertThat(ClusterHealth.lastFeederObservation(List.of(new ConditionBuilder()
+                        .withType("FeederHealthy")
+                        .withStatus("False")
+                        .withReason("ReplicasNotReady")
+                        .withMessage("0/1")
+                        .build())))
+                .isNull();
+        assertThat(ClusterHealth.lastFeederObservation(List.of(new ConditionBuilder()
+                        .withType("FeederHealthy")
+                        .withStatus("False")
+                        .withReason("LagTooHigh")
+                        .withMessage("lag")
+                        .build())))
                 .isEqualTo(Observed.isFalse(ConditionType.FeederHealthy, "LagTooHigh", "lag"));
     }
 }
