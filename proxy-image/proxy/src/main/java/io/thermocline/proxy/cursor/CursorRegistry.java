@@ -3,8 +3,6 @@ package io.thermocline.proxy.cursor;
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.security.UserName;
-import org.bson.BsonDocument;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,7 +10,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
+import org.bson.BsonDocument;
 
 /** The proxy's cursor table: proxy id to backend cursor, indexed by owner for clean-up. */
 public final class CursorRegistry {
@@ -24,6 +24,7 @@ public final class CursorRegistry {
     private final Map<Long, CursorRoute> routes = new HashMap<>();
     private final Map<CursorOwner, Set<Long>> byOwner = new HashMap<>();
     private final Map<Long, Long> lastUsedNanos = new HashMap<>();
+    private final Map<Long, Long> openedNanos = new HashMap<>();
 
     public CursorRegistry(ProxyCursorIds ids) {
         this.ids = ids;
@@ -33,18 +34,36 @@ public final class CursorRegistry {
         return ids;
     }
 
-    public CursorRoute register(Tier tier, ServerAddress member, long backendId, String namespace,
-                                BsonDocument lsid, CursorOwner owner, boolean noTimeout, UserName creator, long nowNanos) {
+    public CursorRoute register(
+            Tier tier,
+            ServerAddress member,
+            long backendId,
+            String namespace,
+            BsonDocument lsid,
+            CursorOwner owner,
+            boolean noTimeout,
+            UserName creator,
+            long nowNanos) {
         return register(tier, member, backendId, namespace, lsid, lsid, owner, noTimeout, creator, nowNanos);
     }
 
     /** {@code clientLsid}: the session as the client named it, where the backend's ({@code lsid}) differs. */
-    public synchronized CursorRoute register(Tier tier, ServerAddress member, long backendId, String namespace,
-                                             BsonDocument lsid, BsonDocument clientLsid, CursorOwner owner, boolean noTimeout,
-                                             UserName creator, long nowNanos) {
-        CursorRoute route = new CursorRoute(ids.next(), tier, member, backendId, namespace, lsid, owner, noTimeout, creator, clientLsid);
+    public synchronized CursorRoute register(
+            Tier tier,
+            ServerAddress member,
+            long backendId,
+            String namespace,
+            BsonDocument lsid,
+            BsonDocument clientLsid,
+            CursorOwner owner,
+            boolean noTimeout,
+            UserName creator,
+            long nowNanos) {
+        CursorRoute route = new CursorRoute(
+                ids.next(), tier, member, backendId, namespace, lsid, owner, noTimeout, creator, clientLsid);
         routes.put(route.proxyId(), route);
         lastUsedNanos.put(route.proxyId(), nowNanos);
+        openedNanos.put(route.proxyId(), nowNanos);
         byOwner.computeIfAbsent(owner, o -> new HashSet<>()).add(route.proxyId());
         return route;
     }
@@ -56,6 +75,12 @@ public final class CursorRegistry {
             lastUsedNanos.put(proxyId, nowNanos);
         }
         return Optional.ofNullable(r);
+    }
+
+    /** When the cursor was registered (the {@code nowNanos} given then), if it is still in the table. */
+    public synchronized OptionalLong openedNanos(long proxyId) {
+        Long opened = openedNanos.get(proxyId);
+        return opened == null ? OptionalLong.empty() : OptionalLong.of(opened);
     }
 
     /**
@@ -77,6 +102,7 @@ public final class CursorRegistry {
     public synchronized Optional<CursorRoute> remove(long proxyId) {
         CursorRoute r = routes.remove(proxyId);
         lastUsedNanos.remove(proxyId);
+        openedNanos.remove(proxyId);
         if (r != null) {
             Set<Long> owned = byOwner.get(r.owner());
             if (owned != null) {
@@ -96,6 +122,7 @@ public final class CursorRegistry {
         if (owned != null) {
             for (Long id : owned) {
                 lastUsedNanos.remove(id);
+                openedNanos.remove(id);
                 CursorRoute r = routes.remove(id);
                 if (r != null) {
                     out.add(r);

@@ -26,8 +26,7 @@ public final class ModeGate implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ModeGate.class);
 
     /** The mode document as this proxy last read it. */
-    public record View(ModeDocument document, long readAtNanos) {
-    }
+    public record View(ModeDocument document, long readAtNanos) {}
 
     /** One request's hold on the view it was routed by. */
     public final class Ticket implements AutoCloseable {
@@ -108,7 +107,12 @@ public final class ModeGate implements AutoCloseable {
     private volatile long ackedEpoch = -1;
     /** The newest epoch every live proxy has acknowledged, as this proxy last saw the acknowledgements. */
     private volatile long fleetOnEpoch = -1;
+
     private long lastAckNanos;
+    /** When this proxy last acknowledged a hold for a restore (System.nanoTime), valid once {@link #restoringAcked}. */
+    private volatile long restoringAckedNanos;
+
+    private volatile boolean restoringAcked;
     private boolean requested;
 
     /** {@code configRequest}: the config's {@code mode}, written as a request at start (null: none). */
@@ -159,11 +163,23 @@ public final class ModeGate implements AutoCloseable {
                 view = new View(d, System.nanoTime());
             }
             if (d.epoch() != before.epoch() || d.phase() != before.phase()) {
-                LOG.info("event=mode_seen instance={} active={} phase={} epoch={}", instance, d.active().configName(),
-                        d.phase().documentName(), d.epoch());
+                LOG.info(
+                        "event=mode_seen instance={} active={} phase={} epoch={}",
+                        instance,
+                        d.active().configName(),
+                        d.phase().documentName(),
+                        d.epoch());
             }
             acknowledge(d.epoch());
-            if (d.exists() && fleetOnEpoch < d.epoch() && ackedEpoch == d.epoch() && store.fleetAcked(d.epoch(), lease, Instant.now())) {
+            if (d.phase() == Phase.RESTORING && ackedEpoch == d.epoch()) {
+                // acknowledged: every request begun before the hold has been answered, its cursors registered by now
+                restoringAckedNanos = System.nanoTime();
+                restoringAcked = true;
+            }
+            if (d.exists()
+                    && fleetOnEpoch < d.epoch()
+                    && ackedEpoch == d.epoch()
+                    && store.fleetAcked(d.epoch(), lease, Instant.now())) {
                 fleetOnEpoch = d.epoch();
             }
         } catch (RuntimeException e) {
@@ -188,6 +204,14 @@ public final class ModeGate implements AutoCloseable {
             store.acknowledge(instance, ackedEpoch);
             lastAckNanos = now;
         }
+    }
+
+    /**
+     * Whether this proxy acknowledged a hold for a restore after {@code nanos} ({@link System#nanoTime}): a cursor opened
+     * before then read the state the restore replaced, whatever the phase is now.
+     */
+    public boolean restoringAckedAfter(long nanos) {
+        return restoringAcked && restoringAckedNanos - nanos > 0;
     }
 
     /** Whether this phase's writes may go ahead: every live proxy acts on the current epoch. */

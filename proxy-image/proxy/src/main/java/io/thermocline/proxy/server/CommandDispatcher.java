@@ -47,6 +47,7 @@ final class CommandDispatcher implements RequestHandler {
     private final OrphanCursors orphans;
     private final Sessions sessions;
     private final PassThrough passThrough;
+    private final CursorRegistry cursors;
 
     CommandDispatcher(
             ProxyServer server,
@@ -58,6 +59,7 @@ final class CommandDispatcher implements RequestHandler {
             CursorPeers peers) {
         this.server = server;
         this.tiered = tiered;
+        this.cursors = cursors;
         this.hello = hello;
         this.replies = new ClientReplies(metrics);
         this.errors = new ErrorMapping(replies, ErrorMapping.tierNamedBy(backends));
@@ -171,8 +173,11 @@ final class CommandDispatcher implements RequestHandler {
     private GetMore.Admission cursorRound(CursorRoute route, boolean inTransaction) {
         ModeGate.Ticket ticket = tiered.modes().gate().enter();
         try {
+            boolean openedBeforeRestore = cursors.openedNanos(route.proxyId()).stream()
+                    .anyMatch(opened -> tiered.modes().gate().restoringAckedAfter(opened));
             return new GetMore.Admission(
-                    tiered.refusedCursorRound(route.proxyId(), route.namespace(), inTransaction, ticket),
+                    tiered.refusedCursorRound(
+                            route.proxyId(), route.namespace(), inTransaction, openedBeforeRestore, ticket),
                     ticket::close);
         } catch (RuntimeException e) {
             ticket.close();

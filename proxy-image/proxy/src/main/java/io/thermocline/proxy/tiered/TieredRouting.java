@@ -322,15 +322,29 @@ public final class TieredRouting implements AutoCloseable {
      * go on reading a fast tier whose future the restore takes away, or an archive being replaced. The refusal is the
      * other tiered commands' (ExceededTimeLimit), but drivers do not retry a getMore: the cursor fails, and it is ended
      * (its next getMore finds no cursor), since a later round would mix the restored state into what it returned before.
+     * For the same reason a cursor opened before the hold and left idle through it ({@code openedBeforeRestore}) is
+     * ended at its first getMore after the restore, with QueryPlanKilled.
      */
     public Optional<RawBsonDocument> refusedCursorRound(
-            long proxyCursorId, String namespace, boolean inTransaction, ModeGate.Ticket ticket) {
-        if (ModeRoute.cursorContinues(ticket.phase(), ticket.stale())
+            long proxyCursorId,
+            String namespace,
+            boolean inTransaction,
+            boolean openedBeforeRestore,
+            ModeGate.Ticket ticket) {
+        boolean continues = ModeRoute.cursorContinues(ticket.phase(), ticket.stale());
+        if ((continues && !openedBeforeRestore)
                 || (cursors.get(proxyCursorId) == null
                         && table().policy(namespace).isEmpty())) {
             return Optional.empty();
         }
         cursors.closed(proxyCursorId);
+        if (continues) {
+            // as mongod answers a getMore on a collection dropped under it (mongorestore --drop): re-run the query
+            return Optional.of(MongoError.QUERY_PLAN_KILLED.reply(
+                    "this cursor was opened before the archive was restored from a backup (thermocline restore-sync)"
+                            + " and read the state the restore replaced: it is ended; re-run the query",
+                    List.of()));
+        }
         String why = ticket.stale()
                 ? "this Thermocline proxy cannot read the fleet's mode document, so it cannot tell whether the"
                         + " archive is being restored: this cursor is ended; re-run the query"

@@ -11,6 +11,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.tiering.backup.RestoreSync;
+import io.thermocline.tiering.mode.Phase;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -114,6 +115,74 @@ class GetMoreDuringRestoreTest {
                 assertThat(again).as("a getMore on the ended cursor").isNotNull();
                 assertThat(again.getCode()).as("%s", again.getMessage()).isEqualTo(43);
             }
+        }
+    }
+
+    /**
+     * A cursor left idle from before the hold until after the reset never touched the refusal above: its next getMore ends
+     * it, with the QueryPlanKilled mongod gives a cursor whose collection a restore dropped. Before, the archive cursor went
+     * on reading the restored archive after the batches it had returned from the one before.
+     */
+    @Test
+    void aCursorLeftIdleThroughTheRestoreIsEndedAtItsNextGetMore() throws Exception {
+        try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(20))) {
+            Instant now = Instant.now();
+            stack.startFeeder();
+            List<BsonDocument> cold = new ArrayList<>();
+            for (int id = 1; id <= 6; id++) {
+                cold.add(order(id, now.minus(Duration.ofHours(3))));
+            }
+            stack.archiveOrders().insertMany(cold);
+            stack.coverSince(now.minus(Duration.ofMinutes(30)));
+            for (int id = 100; id < 106; id++) {
+                stack.orders().insertOne(order(id, now));
+            }
+            Date recent = Date.from(now.minus(Duration.ofMinutes(10)));
+            MongoCursor<BsonDocument> archived = stack.orders()
+                    .find(Filters.lt("createdAt", recent))
+                    .sort(Sorts.ascending("_id"))
+                    .batchSize(2)
+                    .iterator();
+            MongoCursor<BsonDocument> fast = stack.orders()
+                    .find(Filters.gte("createdAt", recent))
+                    .sort(Sorts.ascending("_id"))
+                    .batchSize(2)
+                    .iterator();
+            assertThat(List.of(archived.next(), archived.next()))
+                    .extracting(d -> d.getInt32("_id").getValue())
+                    .containsExactly(1, 2);
+            assertThat(List.of(fast.next(), fast.next()))
+                    .extracting(d -> d.getInt32("_id").getValue())
+                    .containsExactly(100, 101);
+
+            RestoreSync restore = new RestoreSync(
+                    stack.fastWorkers,
+                    stack.archiveWorkers,
+                    List.of(TieredStack.POLICY),
+                    Clock.systemUTC(),
+                    line -> {});
+            restore.hold(Duration.ofSeconds(60));
+            // the restore: the archive goes back to a backup that holds documents 1-4 only
+            stack.archiveOrders().deleteMany(Filters.in("_id", 5, 6));
+            restore.resync();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (stack.routing.modes().gate().view().document().phase() != Phase.DRAINED) {
+                assertThat(System.nanoTime())
+                        .as("the proxy follows the restore to Drained")
+                        .isLessThan(deadline);
+                Thread.sleep(20);
+            }
+
+            for (MongoCursor<BsonDocument> cursor : List.of(archived, fast)) {
+                MongoException ended = catchThrowableOfType(() -> cursor.next(), MongoException.class);
+                assertThat(ended).as("the getMore after the restore").isNotNull();
+                assertThat(ended.getCode()).as("%s", ended.getMessage()).isEqualTo(175);
+                assertThat(ended.getMessage()).contains("restored from a backup");
+            }
+            assertThat(stack.orders().find(Filters.lt("createdAt", recent)).into(new ArrayList<>()))
+                    .as("the query run again reads the restored archive")
+                    .extracting(d -> d.getInt32("_id").getValue())
+                    .containsExactlyInAnyOrder(1, 2, 3, 4);
         }
     }
 
