@@ -120,7 +120,8 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
         coordinator.lag(config.replicationLag);
         if (storage instanceof Storage.Directory dir) {
-            coordinator.durability(Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush));
+            coordinator.durability(
+                    Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush));
         }
         coordinator.electionTimeout(config.electionTimeout);
         recover(states);
@@ -132,11 +133,19 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
                 users.create(u.name(), u.password().toCharArray(), u.roles());
             }
         }
-        security = new MemberSecurity(users, config.requireAuthentication, config.tls == null ? null : config.tls.context());
+        security = new MemberSecurity(
+                users, config.requireAuthentication, config.tls == null ? null : config.tls.context());
         for (MemberState state : states) {
             int port = config.ports.isEmpty() ? 0 : config.ports.get(state.index());
-            Member member = new Member(coordinator, state, sessions, group, port, config.majorityWriteConcernByDefault,
-                config.name + "-m" + state.index(), security);
+            Member member = new Member(
+                    coordinator,
+                    state,
+                    sessions,
+                    group,
+                    port,
+                    config.majorityWriteConcernByDefault,
+                    config.name + "-m" + state.index(),
+                    security);
             member.bind();
             members.add(member);
         }
@@ -165,8 +174,9 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
                 from = oplog.trimmedThrough();
             }
             OplogPosition position = from;
-            for (List<OplogEntry> batch = oplog.after(position, oplog.last(), 1000); !batch.isEmpty();
-                 batch = oplog.after(position, oplog.last(), 1000)) {
+            for (List<OplogEntry> batch = oplog.after(position, oplog.last(), 1000);
+                    !batch.isEmpty();
+                    batch = oplog.after(position, oplog.last(), 1000)) {
                 for (OplogEntry entry : batch) {
                     SecondaryApplier.apply(state.store(), entry);
                     position = entry.position();
@@ -182,8 +192,19 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         Object owner = new Object();
         coordinator.writeLock().acquire(owner, 1, TimeUnit.MINUTES);
         try {
-            coordinator.commit(primary, List.of(new Change(Operation.COMMAND, "admin", null, null,
-                new BsonDocument("noop", new BsonString("initiating set")), null, null)), null, null, false);
+            coordinator.commit(
+                    primary,
+                    List.of(new Change(
+                            Operation.COMMAND,
+                            "admin",
+                            null,
+                            null,
+                            new BsonDocument("noop", new BsonString("initiating set")),
+                            null,
+                            null)),
+                    null,
+                    null,
+                    false);
         } finally {
             coordinator.writeLock().releaseAll(owner);
         }
@@ -210,7 +231,8 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
                     Object owner = new Object();
                     coordinator.writeLock().acquire(owner, 1, TimeUnit.MINUTES);
                     try {
-                        sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
+                        sessions.abort(
+                                t, coordinator.members().get(t.primaryIndex()).store());
                     } finally {
                         coordinator.writeLock().release(owner);
                     }
@@ -238,13 +260,15 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** Why the set refuses writes (its storage directory refused a flush: disk full, read-only), if it does. */
     public java.util.Optional<String> writesRefused() {
-        return coordinator == null ? java.util.Optional.empty() : coordinator.durability().refusal();
+        return coordinator == null
+                ? java.util.Optional.empty()
+                : coordinator.durability().refusal();
     }
 
     /** mongodb://127.0.0.1:p1,127.0.0.1:p2,.../?replicaSet=name */
     public String connectionString() {
-        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet=" + config.name
-            + (config.tls != null ? "&tls=true" : "");
+        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet="
+                + config.name + (config.tls != null ? "&tls=true" : "");
     }
 
     public String name() {
@@ -261,8 +285,9 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** The current primary; fails when the set has none (a majority of members is down). */
     public Member primary() {
-        return findPrimary().orElseThrow(() -> new IllegalStateException("replica set " + config.name
-            + " has no primary: a majority of its members is down"));
+        return findPrimary()
+                .orElseThrow(() -> new IllegalStateException(
+                        "replica set " + config.name + " has no primary: a majority of its members is down"));
     }
 
     public Optional<Member> findPrimary() {
@@ -333,6 +358,11 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         return coordinator.heldWrites();
     }
 
+    /** How many majority reads with {@code afterClusterTime} waited for a majority to apply that time. */
+    public long majorityReadsThatWaited() {
+        return coordinator.readsWaitingForMajority();
+    }
+
     /** How many reads ran while a write was between storage and its oplog entry, and waited for its stamp. */
     public long readsThatWaitedForAStamp() {
         return coordinator.readsWaitingForAStamp();
@@ -353,9 +383,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** Waits until every running, unpaused member has applied the whole oplog. */
     public boolean awaitReplication(Duration timeout) {
-        return coordinator.progress().await(() -> coordinator.members().stream()
-            .filter(m -> m.alive() && !m.paused())
-            .allMatch(m -> !oplog.last().isAfter(m.applied())), timeout.toMillis(), TimeUnit.MILLISECONDS);
+        return coordinator
+                .progress()
+                .await(
+                        () -> coordinator.members().stream()
+                                .filter(m -> m.alive() && !m.paused())
+                                .allMatch(m -> !oplog.last().isAfter(m.applied())),
+                        timeout.toMillis(),
+                        TimeUnit.MILLISECONDS);
     }
 
     /** The cluster time of the newest oplog entry. */
@@ -416,8 +451,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** How to build a replica set; every setting has a default suited to tests. */
     public static final class Builder {
-        private record SeedUser(UserName name, String password, List<RoleName> roles) {
-        }
+        private record SeedUser(UserName name, String password, List<RoleName> roles) {}
 
         private boolean requireAuthentication;
         private TlsFiles tls;
@@ -427,12 +461,15 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             SslContext context() {
                 try {
                     return SslContextBuilder.forServer(certificate.toFile(), key.toFile())
-                        .protocols("TLSv1.3", "TLSv1.2").build();
+                            .protocols("TLSv1.3", "TLSv1.2")
+                            .build();
                 } catch (SSLException e) {
-                    throw new IllegalArgumentException("tls: cannot use " + certificate + " / " + key + ": " + e.getMessage(), e);
+                    throw new IllegalArgumentException(
+                            "tls: cannot use " + certificate + " / " + key + ": " + e.getMessage(), e);
                 }
             }
         }
+
         private final List<SeedUser> users = new ArrayList<>();
         private String name = "rs0";
         private int members = 1;
@@ -537,7 +574,8 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
         public EmbeddedReplicaSet build() {
             if (!ports.isEmpty() && ports.size() != members) {
-                throw new IllegalArgumentException("ports: " + ports.size() + " given for " + members + " members; give one per member or none");
+                throw new IllegalArgumentException(
+                        "ports: " + ports.size() + " given for " + members + " members; give one per member or none");
             }
             return new EmbeddedReplicaSet(this);
         }

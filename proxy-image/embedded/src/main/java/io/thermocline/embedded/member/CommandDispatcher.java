@@ -42,11 +42,21 @@ import org.slf4j.LoggerFactory;
  */
 final class CommandDispatcher {
     private static final Logger log = LoggerFactory.getLogger(CommandDispatcher.class);
-    private static final Set<String> READS = Set.of("find", "aggregate", "count", "distinct", "listcollections",
-        "listindexes", "dbstats", "collstats", "mapreduce");
-    private static final Set<Integer> RETRYABLE_CODES = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
+    private static final Set<String> READS = Set.of(
+            "find",
+            "aggregate",
+            "count",
+            "distinct",
+            "listcollections",
+            "listindexes",
+            "dbstats",
+            "collstats",
+            "mapreduce");
+    private static final Set<Integer> RETRYABLE_CODES =
+            Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
     /** Errors after which drivers re-check the server; they carry the member's topologyVersion. */
     private static final Set<Integer> STATE_CHANGE_CODES = Set.of(91, 189, 10107, 11600, 11602, 13435, 13436);
+
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(60);
     private static final Duration WRITE_LOCK_WAIT = Duration.ofSeconds(30);
     private static final int WRITE_CONFLICT = 112;
@@ -58,8 +68,7 @@ final class CommandDispatcher {
         }
     }
 
-    private record Result(BsonDocument reply, BsonTimestamp operationTime) {
-    }
+    private record Result(BsonDocument reply, BsonTimestamp operationTime) {}
 
     private final ReplicationCoordinator coordinator;
     private final MemberState self;
@@ -69,7 +78,8 @@ final class CommandDispatcher {
     private final ChangeStreamCursors changeStreams;
     private final boolean majorityByDefault;
 
-    CommandDispatcher(ReplicationCoordinator coordinator, MemberState self, SessionCatalog sessions, boolean majorityByDefault) {
+    CommandDispatcher(
+            ReplicationCoordinator coordinator, MemberState self, SessionCatalog sessions, boolean majorityByDefault) {
         this.coordinator = coordinator;
         this.self = self;
         this.sessions = sessions;
@@ -95,7 +105,8 @@ final class CommandDispatcher {
         return delayedRequests;
     }
 
-    private BsonDocument dispatchNow(Channel channel, int connectionId, String db, String name, BsonDocument command, boolean legacy) {
+    private BsonDocument dispatchNow(
+            Channel channel, int connectionId, String db, String name, BsonDocument command, boolean legacy) {
         try {
             gossip(command);
             Optional<FailPoints.FailCommand> fail = failPoints.trigger(name);
@@ -121,15 +132,21 @@ final class CommandDispatcher {
             return decorate(new Result(error, coordinator.operationTime(self)));
         } catch (RuntimeException e) {
             log.warn("event=commandFailed member={} command={} error={}", self.index(), name, e.toString());
-            return decorate(new Result(MemberStore.errorReply(1, "InternalError", name + " failed: " + e), coordinator.operationTime(self)));
+            return decorate(new Result(
+                    MemberStore.errorReply(1, "InternalError", name + " failed: " + e),
+                    coordinator.operationTime(self)));
         }
     }
 
     private Result applyFailPoint(FailPoints.FailCommand fail, Channel channel, String name, BsonDocument command) {
         if (fail.blockMillis() > 0) {
             long until = System.currentTimeMillis() + fail.blockMillis();
-            coordinator.topology().await(() -> !channel.isActive() || System.currentTimeMillis() >= until,
-                fail.blockMillis(), TimeUnit.MILLISECONDS);
+            coordinator
+                    .topology()
+                    .await(
+                            () -> !channel.isActive() || System.currentTimeMillis() >= until,
+                            fail.blockMillis(),
+                            TimeUnit.MILLISECONDS);
             if (!channel.isActive() || !self.alive()) {
                 throw new CloseConnection();
             }
@@ -138,8 +155,10 @@ final class CommandDispatcher {
             throw new CloseConnection();
         }
         if (fail.errorCode() != 0) {
-            BsonDocument error = MemberStore.errorReply(fail.errorCode(), "FailPoint", "Failing command via 'failCommand' failpoint");
-            BsonArray labels = fail.errorLabels().isEmpty() ? labels(fail.errorCode(), name, command) : fail.errorLabels();
+            BsonDocument error = MemberStore.errorReply(
+                    fail.errorCode(), "FailPoint", "Failing command via 'failCommand' failpoint");
+            BsonArray labels =
+                    fail.errorLabels().isEmpty() ? labels(fail.errorCode(), name, command) : fail.errorLabels();
             if (!labels.isEmpty()) {
                 error.append("errorLabels", labels);
             }
@@ -150,9 +169,12 @@ final class CommandDispatcher {
 
     /** mongod's {@code {waitForFailPoint: 'failCommand', timesEntered: n, maxTimeMS: t}}: returns once n commands entered it. */
     private Result waitForFailPoint(BsonDocument command) {
-        String name = command.get("waitForFailPoint").isString() ? command.getString("waitForFailPoint").getValue() : "";
+        String name = command.get("waitForFailPoint").isString()
+                ? command.getString("waitForFailPoint").getValue()
+                : "";
         if (!"failCommand".equals(name)) {
-            throw new ReplicationException(2, "BadValue", "fail point " + name + " is not supported; only failCommand is");
+            throw new ReplicationException(
+                    2, "BadValue", "fail point " + name + " is not supported; only failCommand is");
         }
         if (!command.isNumber("timesEntered") || !command.isNumber("maxTimeMS")) {
             throw new ReplicationException(2, "BadValue", "waitForFailPoint needs timesEntered and maxTimeMS");
@@ -160,29 +182,40 @@ final class CommandDispatcher {
         long times = command.getNumber("timesEntered").longValue();
         long maxMillis = command.getNumber("maxTimeMS").longValue();
         if (!coordinator.topology().await(() -> failPoints.timesEntered() >= times, maxMillis, TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(50, "MaxTimeMSExpired", "fail point failCommand entered " + failPoints.timesEntered()
-                + " times, not " + times + ", within maxTimeMS " + maxMillis);
+            throw new ReplicationException(
+                    50,
+                    "MaxTimeMSExpired",
+                    "fail point failCommand entered " + failPoints.timesEntered() + " times, not " + times
+                            + ", within maxTimeMS " + maxMillis);
         }
         return new Result(MemberStore.okReply(), coordinator.operationTime(self));
     }
 
     private void gossip(BsonDocument command) {
         BsonValue clusterTime = command.get("$clusterTime");
-        if (clusterTime != null && clusterTime.isDocument() && clusterTime.asDocument().isTimestamp("clusterTime")) {
+        if (clusterTime != null
+                && clusterTime.isDocument()
+                && clusterTime.asDocument().isTimestamp("clusterTime")) {
             coordinator.clock().advanceTo(clusterTime.asDocument().getTimestamp("clusterTime"));
         }
     }
 
     private BsonDocument decorate(Result result) {
-        BsonDocument reply = result.reply() instanceof RawBsonDocument ? BsonBridge.mutable(result.reply()) : result.reply();
+        BsonDocument reply =
+                result.reply() instanceof RawBsonDocument ? BsonBridge.mutable(result.reply()) : result.reply();
         BsonTimestamp operationTime = result.operationTime();
         BsonTimestamp clusterTime = coordinator.clock().now();
         if (Long.compareUnsigned(operationTime.getValue(), clusterTime.getValue()) > 0) {
             clusterTime = operationTime;
         }
         reply.put("operationTime", operationTime);
-        reply.put("$clusterTime", new BsonDocument("clusterTime", clusterTime)
-            .append("signature", new BsonDocument("hash", new BsonBinary(new byte[20])).append("keyId", new BsonInt64(0))));
+        reply.put(
+                "$clusterTime",
+                new BsonDocument("clusterTime", clusterTime)
+                        .append(
+                                "signature",
+                                new BsonDocument("hash", new BsonBinary(new byte[20]))
+                                        .append("keyId", new BsonInt64(0))));
         return reply;
     }
 
@@ -202,31 +235,40 @@ final class CommandDispatcher {
         return labels;
     }
 
-    private Result route(Channel channel, int connectionId, String db, String name, BsonDocument command, boolean legacy) {
+    private Result route(
+            Channel channel, int connectionId, String db, String name, BsonDocument command, boolean legacy) {
         String lower = name.toLowerCase();
         return switch (lower) {
-            case "hello", "ismaster" -> new Result(HelloReply.build(coordinator, self, command,
-                legacy || !lower.equals("hello"), connectionId), coordinator.operationTime(self));
+            case "hello", "ismaster" ->
+                new Result(
+                        HelloReply.build(coordinator, self, command, legacy || !lower.equals("hello"), connectionId),
+                        coordinator.operationTime(self));
             case "buildinfo" -> new Result(ReplicaSetStatus.buildInfo(), coordinator.operationTime(self));
-            case "replsetgetstatus" -> new Result(ReplicaSetStatus.replSetGetStatus(coordinator, self), coordinator.operationTime(self));
-            case "replsetgetconfig" -> new Result(ReplicaSetStatus.replSetGetConfig(coordinator), coordinator.operationTime(self));
+            case "replsetgetstatus" ->
+                new Result(ReplicaSetStatus.replSetGetStatus(coordinator, self), coordinator.operationTime(self));
+            case "replsetgetconfig" ->
+                new Result(ReplicaSetStatus.replSetGetConfig(coordinator), coordinator.operationTime(self));
             case "replsetstepdown" -> stepDown(command);
             case "endsessions", "killsessions" -> endSessions(command.get(name));
-            case "refreshsessions", "killallsessions" -> new Result(MemberStore.okReply(), coordinator.operationTime(self));
+            case "refreshsessions", "killallsessions" ->
+                new Result(MemberStore.okReply(), coordinator.operationTime(self));
             case "committransaction" -> commitTransaction(command);
             case "aborttransaction" -> abortTransaction(command);
             case "configurefailpoint" -> {
                 long entered = failPoints.timesEntered();
                 failPoints.configure(command);
                 // as mongod: the times entered so far, the base of a later waitForFailPoint's timesEntered
-                yield new Result(MemberStore.okReply().append("count", new BsonInt64(entered)), coordinator.operationTime(self));
+                yield new Result(
+                        MemberStore.okReply().append("count", new BsonInt64(entered)), coordinator.operationTime(self));
             }
             case "waitforfailpoint" -> waitForFailPoint(command);
             case "getmore" -> getMore(channel, db, command);
             case "killcursors" -> killCursors(channel, db, command);
             case "getparameter" -> new Result(ReplicaSetStatus.getParameter(command), coordinator.operationTime(self));
-            case "serverstatus" -> new Result(ReplicaSetStatus.serverStatus(self.store().command(channel, db, command),
-                coordinator, self), coordinator.operationTime(self));
+            case "serverstatus" ->
+                new Result(
+                        ReplicaSetStatus.serverStatus(self.store().command(channel, db, command), coordinator, self),
+                        coordinator.operationTime(self));
             default -> {
                 if (lower.equals("aggregate") && isChangeStream(command)) {
                     yield changeStream(db, command);
@@ -283,8 +325,9 @@ final class CommandDispatcher {
      * changes after the majority point could not hide it.
      */
     private Result majorityRead(Channel channel, String db, String lower, String coll, BsonDocument command) {
-        BsonDocument reply = coordinator.betweenWriteStatements(self,
-            () -> sessions.readCommitted(() -> readHiding(channel, db, lower, command, majorityHidden(db, coll))));
+        BsonDocument reply = coordinator.betweenWriteStatements(
+                self,
+                () -> sessions.readCommitted(() -> readHiding(channel, db, lower, command, majorityHidden(db, coll))));
         // taken after the read: the point only moves forward, and the read hid nothing at or before it
         return new Result(reply, coordinator.majorityReadTime(self));
     }
@@ -301,7 +344,8 @@ final class CommandDispatcher {
     }
 
     /** Reads storage, serving the documents in {@code hidden} in the version given there (null: absent). */
-    private BsonDocument readHiding(Channel channel, String db, String lower, BsonDocument command, Map<BsonValue, BsonDocument> hidden) {
+    private BsonDocument readHiding(
+            Channel channel, String db, String lower, BsonDocument command, Map<BsonValue, BsonDocument> hidden) {
         if (!hidden.isEmpty()) {
             Optional<BsonDocument> committed = CommittedView.read(self.store(), db, lower, command, hidden);
             if (committed.isPresent()) {
@@ -318,13 +362,15 @@ final class CommandDispatcher {
      */
     private Optional<BsonDocument> lookupCommitted(String db, String coll, BsonValue id) {
         // as a majority read: never a write still between storage and oplog, which no pre-image could hide
-        return coordinator.betweenWriteStatements(self, () -> sessions.readCommitted(() -> {
-            Map<BsonValue, BsonDocument> hidden = majorityHidden(db, coll);
-            if (hidden.containsKey(id)) {
-                return Optional.ofNullable(hidden.get(id));
-            }
-            return self.store().findById(db, coll, id).map(d -> (BsonDocument) d);
-        }));
+        return coordinator.betweenWriteStatements(
+                self,
+                () -> sessions.readCommitted(() -> {
+                    Map<BsonValue, BsonDocument> hidden = majorityHidden(db, coll);
+                    if (hidden.containsKey(id)) {
+                        return Optional.ofNullable(hidden.get(id));
+                    }
+                    return self.store().findById(db, coll, id).map(d -> (BsonDocument) d);
+                }));
     }
 
     /**
@@ -349,8 +395,13 @@ final class CommandDispatcher {
 
     private static boolean isMajorityRead(BsonDocument command) {
         BsonValue readConcern = command.get("readConcern");
-        return readConcern != null && readConcern.isDocument()
-            && "majority".equals(readConcern.asDocument().getString("level", new BsonString("local")).getValue());
+        return readConcern != null
+                && readConcern.isDocument()
+                && "majority"
+                        .equals(readConcern
+                                .asDocument()
+                                .getString("level", new BsonString("local"))
+                                .getValue());
     }
 
     private void checkReadable(String lower, BsonDocument command) {
@@ -361,28 +412,47 @@ final class CommandDispatcher {
 
     private static boolean secondaryOk(BsonDocument command) {
         BsonValue pref = command.get("$readPreference");
-        return pref != null && pref.isDocument()
-            && !"primary".equals(pref.asDocument().getString("mode", new BsonString("primary")).getValue());
+        return pref != null
+                && pref.isDocument()
+                && !"primary"
+                        .equals(pref.asDocument()
+                                .getString("mode", new BsonString("primary"))
+                                .getValue());
     }
 
     private void awaitCausalPoint(BsonDocument command) {
         BsonValue readConcern = command.get("readConcern");
-        if (readConcern == null || !readConcern.isDocument() || !readConcern.asDocument().isTimestamp("afterClusterTime")) {
+        if (readConcern == null
+                || !readConcern.isDocument()
+                || !readConcern.asDocument().isTimestamp("afterClusterTime")) {
             return;
         }
         BsonTimestamp after = readConcern.asDocument().getTimestamp("afterClusterTime");
         // as a server: a time beyond the member's clock (after gossip) is none this set issued or heard of
         BsonTimestamp now = coordinator.clock().now();
         if (Long.compareUnsigned(after.getValue(), now.getValue()) > 0) {
-            throw new ReplicationException(72, "InvalidOptions", "readConcern afterClusterTime value must not be greater"
-                + " than the current clusterTime. Requested clusterTime: " + after + "; current clusterTime: " + now);
+            throw new ReplicationException(
+                    72,
+                    "InvalidOptions",
+                    "readConcern afterClusterTime value must not be greater"
+                            + " than the current clusterTime. Requested clusterTime: " + after
+                            + "; current clusterTime: " + now);
         }
-        Duration timeout = command.containsKey("maxTimeMS") && command.get("maxTimeMS").isNumber()
-            && command.getNumber("maxTimeMS").longValue() > 0
-            ? Duration.ofMillis(command.getNumber("maxTimeMS").longValue()) : DEFAULT_WAIT;
-        if (!coordinator.awaitApplied(self, after, timeout)) {
-            throw new ReplicationException(50, "MaxTimeMSExpired",
-                "operation exceeded time limit waiting for afterClusterTime " + after + " on " + self.host());
+        Duration timeout = command.containsKey("maxTimeMS")
+                        && command.get("maxTimeMS").isNumber()
+                        && command.getNumber("maxTimeMS").longValue() > 0
+                ? Duration.ofMillis(command.getNumber("maxTimeMS").longValue())
+                : DEFAULT_WAIT;
+        // a majority read waits until its snapshot holds the time, as mongod's does: having applied it is not enough
+        boolean majority = isMajorityRead(command);
+        if (!(majority
+                ? coordinator.awaitMajorityApplied(self, after, timeout)
+                : coordinator.awaitApplied(self, after, timeout))) {
+            throw new ReplicationException(
+                    50,
+                    "MaxTimeMSExpired",
+                    "operation exceeded time limit waiting for afterClusterTime " + after
+                            + (majority ? " to be majority-committed" : "") + " on " + self.host());
         }
     }
 
@@ -390,7 +460,8 @@ final class CommandDispatcher {
 
     private Result write(Channel channel, String db, String name, BsonDocument command) {
         BsonDocument lsid = command.isDocument("lsid") ? command.getDocument("lsid") : null;
-        Long txnNumber = command.isNumber("txnNumber") ? command.getNumber("txnNumber").longValue() : null;
+        Long txnNumber =
+                command.isNumber("txnNumber") ? command.getNumber("txnNumber").longValue() : null;
         requirePrimary();
         if (command.containsKey("autocommit")) {
             return transactionalWrite(channel, db, name, command);
@@ -413,20 +484,25 @@ final class CommandDispatcher {
         }
         if (recorded.isPresent()) {
             coordinator.writeLock().release(owner);
-            BsonDocument answer = BsonBridge.mutable(RetriedAnswer.of(recorded.get().command(), recorded.get().reply(), name, command));
+            BsonDocument answer = BsonBridge.mutable(
+                    RetriedAnswer.of(recorded.get().command(), recorded.get().reply(), name, command));
             awaitWriteConcern(command, recorded.get().position(), answer);
             return new Result(answer, recorded.get().position().clusterTime());
         }
         try {
-            WriteExecutor executor = new WriteExecutor(self.store(), channel,
-                change -> {
-                    coordinator.passBeforeOplog(self);
-                    last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false);
-                    sessions.committed(last[0], List.of(change));
-                },
-                (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids),
-                (database, coll, filter) -> heldMatches(database, coll, filter, null),
-                statement -> coordinator.writing(self, () -> sessions.snapshotsOpen() ? sessions.changeUncommitted(statement) : statement.get()));
+            WriteExecutor executor = new WriteExecutor(
+                    self.store(),
+                    channel,
+                    change -> {
+                        coordinator.passBeforeOplog(self);
+                        last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false);
+                        sessions.committed(last[0], List.of(change));
+                    },
+                    (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids),
+                    (database, coll, filter) -> heldMatches(database, coll, filter, null),
+                    statement -> coordinator.writing(
+                            self,
+                            () -> sessions.snapshotsOpen() ? sessions.changeUncommitted(statement) : statement.get()));
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, name, reply, last[0]);
@@ -441,8 +517,8 @@ final class CommandDispatcher {
 
     private void lock(Object owner) {
         if (!coordinator.writeLock().acquire(owner, WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(24, "LockTimeout", "could not take the write lock within "
-                + WRITE_LOCK_WAIT.toSeconds() + "s");
+            throw new ReplicationException(
+                    24, "LockTimeout", "could not take the write lock within " + WRITE_LOCK_WAIT.toSeconds() + "s");
         }
     }
 
@@ -457,12 +533,19 @@ final class CommandDispatcher {
         }
         Transaction t = holder.get();
         coordinator.writeLock().release(owner);
-        boolean ended = coordinator.progress().await(() -> t.state() != Transaction.State.IN_PROGRESS,
-            WRITE_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        boolean ended = coordinator
+                .progress()
+                .await(
+                        () -> t.state() != Transaction.State.IN_PROGRESS,
+                        WRITE_LOCK_WAIT.toMillis(),
+                        TimeUnit.MILLISECONDS);
         lock(owner);
         if (!ended) {
-            throw new ReplicationException(50, "MaxTimeMSExpired", "waited " + WRITE_LOCK_WAIT.toSeconds()
-                + "s for a transaction holding a document of " + db + "." + coll + " to commit or abort");
+            throw new ReplicationException(
+                    50,
+                    "MaxTimeMSExpired",
+                    "waited " + WRITE_LOCK_WAIT.toSeconds() + "s for a transaction holding a document of " + db + "."
+                            + coll + " to commit or abort");
         }
         requirePrimary();
         return false;
@@ -490,9 +573,12 @@ final class CommandDispatcher {
         coordinator.durability().awaitDurable(); // acknowledged only once on disk (j: true)
         BsonValue wc = command.get("writeConcern");
         BsonValue w = wc != null && wc.isDocument() ? wc.asDocument().get("w") : null;
-        Duration timeout = wc != null && wc.isDocument() && wc.asDocument().isNumber("wtimeout")
-            && wc.asDocument().getNumber("wtimeout").longValue() > 0
-            ? Duration.ofMillis(wc.asDocument().getNumber("wtimeout").longValue()) : Duration.ofDays(1);
+        Duration timeout = wc != null
+                        && wc.isDocument()
+                        && wc.asDocument().isNumber("wtimeout")
+                        && wc.asDocument().getNumber("wtimeout").longValue() > 0
+                ? Duration.ofMillis(wc.asDocument().getNumber("wtimeout").longValue())
+                : Duration.ofDays(1);
         boolean satisfied;
         if (w == null) {
             satisfied = !majorityByDefault || coordinator.awaitMajority(self, position, timeout);
@@ -502,10 +588,12 @@ final class CommandDispatcher {
             int count = w.asNumber().intValue();
             if (count > coordinator.members().size()) {
                 // as mongod: the write stands, and its reply says the write concern cannot be met (ok 1)
-                reply.put("writeConcernError", new BsonDocument("code", new BsonInt32(100))
-                    .append("codeName", new BsonString("UnsatisfiableWriteConcern"))
-                    .append("errmsg", new BsonString("Not enough data-bearing nodes"))
-                    .append("errInfo", new BsonDocument("writeConcern", clientSupplied(wc.asDocument()))));
+                reply.put(
+                        "writeConcernError",
+                        new BsonDocument("code", new BsonInt32(100))
+                                .append("codeName", new BsonString("UnsatisfiableWriteConcern"))
+                                .append("errmsg", new BsonString("Not enough data-bearing nodes"))
+                                .append("errInfo", new BsonDocument("writeConcern", clientSupplied(wc.asDocument()))));
                 return;
             }
             satisfied = coordinator.awaitAcknowledged(self, position, count, timeout);
@@ -513,20 +601,34 @@ final class CommandDispatcher {
             satisfied = true;
         }
         if (!satisfied) {
-            reply.put("writeConcernError", new BsonDocument("code", new BsonInt32(64))
-                .append("codeName", new BsonString("WriteConcernFailed"))
-                .append("errmsg", new BsonString("waiting for replication timed out"))
-                .append("errInfo", new BsonDocument("wtimeout", BsonBoolean.TRUE)
-                    .append("writeConcern", wc != null && wc.isDocument() ? clientSupplied(wc.asDocument())
-                        : new BsonDocument("w", new BsonString("majority")).append("wtimeout", new BsonInt32(0))
-                            .append("provenance", new BsonString("implicitDefault")))));
+            reply.put(
+                    "writeConcernError",
+                    new BsonDocument("code", new BsonInt32(64))
+                            .append("codeName", new BsonString("WriteConcernFailed"))
+                            .append("errmsg", new BsonString("waiting for replication timed out"))
+                            .append(
+                                    "errInfo",
+                                    new BsonDocument("wtimeout", BsonBoolean.TRUE)
+                                            .append(
+                                                    "writeConcern",
+                                                    wc != null && wc.isDocument()
+                                                            ? clientSupplied(wc.asDocument())
+                                                            : new BsonDocument("w", new BsonString("majority"))
+                                                                    .append("wtimeout", new BsonInt32(0))
+                                                                    .append(
+                                                                            "provenance",
+                                                                            new BsonString("implicitDefault")))));
         }
     }
 
     /** The write concern as mongod echoes it in {@code errInfo}: w, wtimeout (0 when absent), j if given, its provenance. */
     private static BsonDocument clientSupplied(BsonDocument wc) {
         BsonDocument echoed = new BsonDocument("w", wc.containsKey("w") ? wc.get("w") : new BsonInt32(1))
-            .append("wtimeout", wc.isNumber("wtimeout") ? new BsonInt32(wc.getNumber("wtimeout").intValue()) : new BsonInt32(0));
+                .append(
+                        "wtimeout",
+                        wc.isNumber("wtimeout")
+                                ? new BsonInt32(wc.getNumber("wtimeout").intValue())
+                                : new BsonInt32(0));
         if (wc.containsKey("j")) {
             echoed.append("j", wc.get("j"));
         }
@@ -543,13 +645,17 @@ final class CommandDispatcher {
         long txnNumber = command.getNumber("txnNumber").longValue();
         if (command.getBoolean("startTransaction", BsonBoolean.FALSE).getValue()) {
             requirePrimary();
-            sessions.openTransaction(lsid).filter(open -> open.txnNumber() < txnNumber).ifPresent(this::abort);
+            sessions.openTransaction(lsid)
+                    .filter(open -> open.txnNumber() < txnNumber)
+                    .ifPresent(this::abort);
             return sessions.begin(lsid, txnNumber, self.index());
         }
         Transaction t = sessions.transaction(lsid, txnNumber)
-            .filter(tx -> tx.state() == Transaction.State.IN_PROGRESS)
-            .orElseThrow(() -> new ReplicationException(251, "NoSuchTransaction",
-                "Transaction with txnNumber " + txnNumber + " has been aborted or does not exist."));
+                .filter(tx -> tx.state() == Transaction.State.IN_PROGRESS)
+                .orElseThrow(() -> new ReplicationException(
+                        251,
+                        "NoSuchTransaction",
+                        "Transaction with txnNumber " + txnNumber + " has been aborted or does not exist."));
         if (t.primaryIndex() != self.index() || !coordinator.isPrimary(self)) {
             throw new ReplicationException(251, "NoSuchTransaction", "the transaction's primary stepped down");
         }
@@ -570,18 +676,28 @@ final class CommandDispatcher {
         try {
             lock(owner);
             if (t.state() != Transaction.State.IN_PROGRESS) {
-                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
+                throw new ReplicationException(
+                        251, "NoSuchTransaction", "Transaction " + t.txnNumber() + " has been aborted.");
             }
             requirePrimary();
             sessions.takeSnapshot(t, self.applied());
-            WriteExecutor executor = new WriteExecutor(self.store(), channel, t::stage, (database, coll, ids) -> {
-                if (sessions.holder(self.index(), database, coll, ids, t).isPresent()
-                    || sessions.changedSinceSnapshot(t, database, coll, ids)) {
-                    throw new ReplicationException(WRITE_CONFLICT, "WriteConflict",
-                        "Write conflict during plan execution and yielding is disabled.");
-                }
-                return true;
-            }, (database, coll, filter) -> heldMatches(database, coll, filter, t), WriteExecutor.Step.DIRECT);
+            WriteExecutor executor = new WriteExecutor(
+                    self.store(),
+                    channel,
+                    t::stage,
+                    (database, coll, ids) -> {
+                        if (sessions.holder(self.index(), database, coll, ids, t)
+                                        .isPresent()
+                                || sessions.changedSinceSnapshot(t, database, coll, ids)) {
+                            throw new ReplicationException(
+                                    WRITE_CONFLICT,
+                                    "WriteConflict",
+                                    "Write conflict during plan execution and yielding is disabled.");
+                        }
+                        return true;
+                    },
+                    (database, coll, filter) -> heldMatches(database, coll, filter, t),
+                    WriteExecutor.Step.DIRECT);
             // the statement's storage writes and their staging are one step for committed readers
             BsonDocument reply = sessions.changeUncommitted(() -> executor.execute(db, name, command));
             failed = !WriteExecutor.isOk(reply) || reply.containsKey("writeErrors");
@@ -597,8 +713,9 @@ final class CommandDispatcher {
     private Result commitTransaction(BsonDocument command) {
         BsonDocument lsid = command.getDocument("lsid");
         long txnNumber = command.getNumber("txnNumber").longValue();
-        Transaction t = sessions.transaction(lsid, txnNumber).orElseThrow(() -> new ReplicationException(251,
-            "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
+        Transaction t = sessions.transaction(lsid, txnNumber)
+                .orElseThrow(() -> new ReplicationException(
+                        251, "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
         if (t.state() == Transaction.State.ABORTED) {
             throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
         }
@@ -615,7 +732,8 @@ final class CommandDispatcher {
         OplogPosition position;
         try {
             if (t.state() != Transaction.State.IN_PROGRESS || !coordinator.isPrimary(self)) {
-                throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
+                throw new ReplicationException(
+                        251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
             }
             List<Change> changes = t.changes();
             position = sessions.commit(t, () -> coordinator.commit(self, changes, lsid, txnNumber, true));
@@ -643,10 +761,12 @@ final class CommandDispatcher {
     private Result abortTransaction(BsonDocument command) {
         BsonDocument lsid = command.getDocument("lsid");
         long txnNumber = command.getNumber("txnNumber").longValue();
-        Transaction t = sessions.transaction(lsid, txnNumber).orElseThrow(() -> new ReplicationException(251,
-            "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
+        Transaction t = sessions.transaction(lsid, txnNumber)
+                .orElseThrow(() -> new ReplicationException(
+                        251, "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
         if (t.state() == Transaction.State.COMMITTED) {
-            throw new ReplicationException(256, "TransactionCommitted", "Transaction " + txnNumber + " has been committed.");
+            throw new ReplicationException(
+                    256, "TransactionCommitted", "Transaction " + txnNumber + " has been committed.");
         }
         if (t.state() != Transaction.State.IN_PROGRESS) {
             throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
@@ -669,7 +789,8 @@ final class CommandDispatcher {
 
     private Result getMore(Channel channel, String db, BsonDocument command) {
         Optional<BsonDocument> reply = changeStreams.getMore(command);
-        return new Result(reply.orElseGet(() -> self.store().command(channel, db, command)), coordinator.operationTime(self));
+        return new Result(
+                reply.orElseGet(() -> self.store().command(channel, db, command)), coordinator.operationTime(self));
     }
 
     private Result killCursors(Channel channel, String db, BsonDocument command) {
@@ -681,13 +802,19 @@ final class CommandDispatcher {
         }
         BsonArray notFound = new BsonArray();
         if (!others.isEmpty()) {
-            BsonDocument reply = self.store().command(channel, db, new BsonDocument("killCursors", command.get("killCursors"))
-                .append("cursors", others));
+            BsonDocument reply = self.store()
+                    .command(
+                            channel,
+                            db,
+                            new BsonDocument("killCursors", command.get("killCursors")).append("cursors", others));
             killed.addAll(reply.getArray("cursorsKilled", new BsonArray()));
             notFound.addAll(reply.getArray("cursorsNotFound", new BsonArray()));
         }
-        BsonDocument reply = new BsonDocument("cursorsKilled", killed).append("cursorsNotFound", notFound)
-            .append("cursorsAlive", new BsonArray()).append("cursorsUnknown", new BsonArray()).append("ok", new BsonDouble(1));
+        BsonDocument reply = new BsonDocument("cursorsKilled", killed)
+                .append("cursorsNotFound", notFound)
+                .append("cursorsAlive", new BsonArray())
+                .append("cursorsUnknown", new BsonArray())
+                .append("ok", new BsonDouble(1));
         return new Result(reply, coordinator.operationTime(self));
     }
 
@@ -695,7 +822,8 @@ final class CommandDispatcher {
 
     private Result stepDown(BsonDocument command) {
         requirePrimary();
-        long catchUp = command.getNumber("secondaryCatchUpPeriodSecs", new BsonInt32(10)).longValue();
+        long catchUp = command.getNumber("secondaryCatchUpPeriodSecs", new BsonInt32(10))
+                .longValue();
         coordinator.stepDown(Duration.ofSeconds(catchUp));
         return new Result(MemberStore.okReply(), coordinator.operationTime(self));
     }

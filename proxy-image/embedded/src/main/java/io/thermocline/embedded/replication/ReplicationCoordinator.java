@@ -1,6 +1,5 @@
 package io.thermocline.embedded.replication;
 
-
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.HybridClock;
 import io.thermocline.embedded.oplog.Oplog;
@@ -19,6 +18,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
@@ -42,8 +42,8 @@ public final class ReplicationCoordinator {
     private final WriteLock writeLock = new WriteLock();
     private final List<IntConsumer> primaryChangeListeners = new CopyOnWriteArrayList<>();
     /** Pre-images of writes a majority has not applied yet: what majority reads must still see. */
-    private final ConcurrentSkipListMap<OplogPosition, Change> notYetMajority =
-        new ConcurrentSkipListMap<>();
+    private final ConcurrentSkipListMap<OplogPosition, Change> notYetMajority = new ConcurrentSkipListMap<>();
+
     private volatile Duration lag = Duration.ZERO;
     private volatile Durability durability;
     private volatile Duration electionTimeout = Duration.ZERO;
@@ -51,8 +51,13 @@ public final class ReplicationCoordinator {
     private volatile long term;
     private volatile int primary = -1;
 
-    public ReplicationCoordinator(String setName, List<MemberState> members, HybridClock clock, Oplog oplog,
-                                  ProgressSignal progress, long initialTerm) {
+    public ReplicationCoordinator(
+            String setName,
+            List<MemberState> members,
+            HybridClock clock,
+            Oplog oplog,
+            ProgressSignal progress,
+            long initialTerm) {
         this.setName = setName;
         this.members = List.copyOf(members);
         this.clock = clock;
@@ -140,8 +145,8 @@ public final class ReplicationCoordinator {
      * Stamps changes into the oplog as the primary applied them: one cluster time per document,
      * or one for a whole transaction with an index per statement. Caller holds the write lock.
      */
-    public OplogPosition commit(MemberState writer, List<Change> changes, BsonDocument lsid, Long txnNumber,
-                                boolean inTransaction) {
+    public OplogPosition commit(
+            MemberState writer, List<Change> changes, BsonDocument lsid, Long txnNumber, boolean inTransaction) {
         if (changes.isEmpty()) {
             return writer.applied();
         }
@@ -150,9 +155,21 @@ public final class ReplicationCoordinator {
         BsonTimestamp shared = inTransaction ? clock.tick() : null;
         int index = 0;
         for (Change c : changes) {
-            OplogPosition position = inTransaction ? new OplogPosition(shared.getValue(), index++) : OplogPosition.of(clock.tick());
-            entries.add(new OplogEntry(position, term, now, c.operation(), c.database(), c.collection(), c.documentKey(),
-                c.document(), c.updateDescription(), lsid, txnNumber, inTransaction));
+            OplogPosition position =
+                    inTransaction ? new OplogPosition(shared.getValue(), index++) : OplogPosition.of(clock.tick());
+            entries.add(new OplogEntry(
+                    position,
+                    term,
+                    now,
+                    c.operation(),
+                    c.database(),
+                    c.collection(),
+                    c.documentKey(),
+                    c.document(),
+                    c.updateDescription(),
+                    lsid,
+                    txnNumber,
+                    inTransaction));
         }
         for (int i = 0; i < entries.size(); i++) {
             if (changes.get(i).documentKey() != null) {
@@ -183,8 +200,7 @@ public final class ReplicationCoordinator {
      * document of a collection that writes after the majority point, up to what the member
      * applied, have changed.
      */
-    public Map<BsonValue, BsonDocument> majorityPreImages(MemberState member, String database,
-                                                                             String collection) {
+    public Map<BsonValue, BsonDocument> majorityPreImages(MemberState member, String database, String collection) {
         Map<BsonValue, BsonDocument> committed = new LinkedHashMap<>();
         OplogPosition majority = majorityCommitted();
         OplogPosition applied = member.applied();
@@ -192,8 +208,9 @@ public final class ReplicationCoordinator {
             return committed;
         }
         for (Change c : notYetMajority.subMap(majority, false, applied, true).values()) {
-            if (database.equals(c.database()) && collection.equals(c.collection())
-                && !committed.containsKey(c.documentKey().get("_id"))) {
+            if (database.equals(c.database())
+                    && collection.equals(c.collection())
+                    && !committed.containsKey(c.documentKey().get("_id"))) {
                 committed.put(c.documentKey().get("_id"), c.preImage());
             }
         }
@@ -228,14 +245,16 @@ public final class ReplicationCoordinator {
     }
 
     public boolean awaitAcknowledged(MemberState writer, OplogPosition position, int count, Duration timeout) {
-        boolean done = progress.await(() -> acknowledged(position) >= count || !isPrimary(writer),
-            timeout.toMillis(), TimeUnit.MILLISECONDS);
+        boolean done = progress.await(
+                () -> acknowledged(position) >= count || !isPrimary(writer), timeout.toMillis(), TimeUnit.MILLISECONDS);
         if (acknowledged(position) >= count) {
             return true;
         }
         if (done) {
-            throw new ReplicationException(11602, "InterruptedDueToReplStateChange",
-                "operation was interrupted because the primary stepped down while waiting for replication");
+            throw new ReplicationException(
+                    11602,
+                    "InterruptedDueToReplStateChange",
+                    "operation was interrupted because the primary stepped down while waiting for replication");
         }
         return false;
     }
@@ -249,8 +268,32 @@ public final class ReplicationCoordinator {
         return progress.await(() -> hasApplied(member, clusterTime), timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Waits until a majority read on the member sees every write at or before the time: the member and a majority
+     * applied it (mongod's {@code readConcern: {level: "majority", afterClusterTime}}). Counted when it has to wait.
+     */
+    public boolean awaitMajorityApplied(MemberState member, BsonTimestamp clusterTime, Duration timeout) {
+        BooleanSupplier covered = () -> hasApplied(member, clusterTime)
+                && oplog.after(majorityCommitted(), OplogPosition.endOf(clusterTime), 1)
+                        .isEmpty();
+        if (covered.getAsBoolean()) {
+            return true;
+        }
+        readsWaitingForMajority.incrementAndGet();
+        return progress.await(covered, timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** How many majority reads with afterClusterTime waited for a majority to apply it. */
+    public long readsWaitingForMajority() {
+        return readsWaitingForMajority.get();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong readsWaitingForMajority =
+            new java.util.concurrent.atomic.AtomicLong();
+
     public boolean hasApplied(MemberState member, BsonTimestamp clusterTime) {
-        return oplog.after(member.applied(), OplogPosition.endOf(clusterTime), 1).isEmpty();
+        return oplog.after(member.applied(), OplogPosition.endOf(clusterTime), 1)
+                .isEmpty();
     }
 
     /**
@@ -294,9 +337,11 @@ public final class ReplicationCoordinator {
         while (true) {
             long begun = member.writesBegun();
             if (!awaitStamped(member, begun, deadline - System.nanoTime())) {
-                throw new ReplicationException(50, "MaxTimeMSExpired",
-                    "a majority read found a write statement that did not reach the oplog within "
-                        + READ_WAITS_FOR_WRITE_MILLIS / 1000 + "s");
+                throw new ReplicationException(
+                        50,
+                        "MaxTimeMSExpired",
+                        "a majority read found a write statement that did not reach the oplog within "
+                                + READ_WAITS_FOR_WRITE_MILLIS / 1000 + "s");
             }
             T result = read.get();
             if (member.writesBegun() == begun) {
@@ -310,7 +355,8 @@ public final class ReplicationCoordinator {
         return readsWaitingForAStamp.get();
     }
 
-    private final java.util.concurrent.atomic.AtomicLong readsWaitingForAStamp = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong readsWaitingForAStamp =
+            new java.util.concurrent.atomic.AtomicLong();
 
     /** Runs one of the primary's write statements (see {@link MemberState#writing}); its end wakes reads waiting for it. */
     public <T> T writing(MemberState member, java.util.function.Supplier<T> statement) {
@@ -381,18 +427,24 @@ public final class ReplicationCoordinator {
 
     /** Steps the primary down: the most up-to-date other live member, once caught up, is elected. */
     public void stepDown(Duration catchUp) {
-        MemberState old = primary().orElseThrow(() -> new ReplicationException(10107, "NotWritablePrimary", "no primary to step down"));
+        MemberState old = primary()
+                .orElseThrow(() -> new ReplicationException(10107, "NotWritablePrimary", "no primary to step down"));
         Object owner = new Object();
         if (!writeLock.acquire(owner, catchUp.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new ReplicationException(262, "ExceededTimeLimit", "could not stop writes on the primary within " + catchUp);
+            throw new ReplicationException(
+                    262, "ExceededTimeLimit", "could not stop writes on the primary within " + catchUp);
         }
         try {
             OplogPosition target = oplog.last();
-            boolean caughtUp = progress.await(() -> members.stream()
-                .anyMatch(m -> m != old && m.alive() && !target.isAfter(m.applied())), catchUp.toMillis(), TimeUnit.MILLISECONDS);
+            boolean caughtUp = progress.await(
+                    () -> members.stream().anyMatch(m -> m != old && m.alive() && !target.isAfter(m.applied())),
+                    catchUp.toMillis(),
+                    TimeUnit.MILLISECONDS);
             if (!caughtUp) {
-                throw new ReplicationException(262, "ExceededTimeLimit",
-                    "no electable secondary caught up with the primary within " + catchUp.toSeconds() + "s");
+                throw new ReplicationException(
+                        262,
+                        "ExceededTimeLimit",
+                        "no electable secondary caught up with the primary within " + catchUp.toSeconds() + "s");
             }
             synchronized (this) {
                 elect(old.index());
@@ -430,15 +482,18 @@ public final class ReplicationCoordinator {
                 return t;
             });
         }
-        elections.schedule(() -> {
-            synchronized (this) {
-                long alive = members.stream().filter(MemberState::alive).count();
-                if (primary < 0 && alive * 2 > members.size()) {
-                    elect(-1);
-                    topologyChanged();
-                }
-            }
-        }, electionTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        elections.schedule(
+                () -> {
+                    synchronized (this) {
+                        long alive = members.stream().filter(MemberState::alive).count();
+                        if (primary < 0 && alive * 2 > members.size()) {
+                            elect(-1);
+                            topologyChanged();
+                        }
+                    }
+                },
+                electionTimeout.toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     public void electionTimeout(Duration value) {
@@ -456,9 +511,9 @@ public final class ReplicationCoordinator {
 
     private void elect(int excluded) {
         Optional<MemberState> candidate = members.stream()
-            .filter(MemberState::alive)
-            .filter(m -> m.index() != excluded)
-            .max(Comparator.comparing((MemberState m) -> m.applied()).thenComparing(m -> -m.index()));
+                .filter(MemberState::alive)
+                .filter(m -> m.index() != excluded)
+                .max(Comparator.comparing((MemberState m) -> m.applied()).thenComparing(m -> -m.index()));
         if (candidate.isEmpty()) {
             if (excluded >= 0) {
                 throw new ReplicationException(262, "ExceededTimeLimit", "no electable secondary to take over");

@@ -53,15 +53,13 @@ public final class ReadBarrier {
      * that did not need it ({@link PointReadSkip}); {@code quiet}: linearizable reads whose namespaces had
      * no write the feeder had not mirrored ({@link UnmirroredWrites.Nothing}).
      */
-    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut, long skipped, long quiet) {
-    }
+    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut, long skipped, long quiet) {}
 
     /**
      * This proxy's view of the fast tier's writes, the shared reads of the fast tier's present, every tiered
      * namespace, and how long a read waits for the stream to reach the present before it probes instead.
      */
-    public record Watch(FastTierWrites writes, FastTierClock present, java.util.Set<String> tiered, Duration catchUp) {
-    }
+    public record Watch(FastTierWrites writes, FastTierClock present, java.util.Set<String> tiered, Duration catchUp) {}
 
     public ReadBarrier(ReadConsistency mode, FastTierClock clock, MirrorProgress progress, Duration timeout) {
         this.mode = mode;
@@ -83,6 +81,11 @@ public final class ReadBarrier {
         return mode;
     }
 
+    /** {@code proxy.causalWaitTimeout}: the longest a read waits to know what it must see. */
+    public Duration timeout() {
+        return timeout;
+    }
+
     /**
      * Waits until the archive reflects what this read must see.
      *
@@ -92,7 +95,8 @@ public final class ReadBarrier {
      *         when nothing is mirrored yet
      * @throws CausalWaitTimeout when the feeder or the fast tier did not answer in time (retryable)
      */
-    public BsonTimestamp await(String command, BsonTimestamp trackedPoint, BsonTimestamp clientPoint) throws InterruptedException {
+    public BsonTimestamp await(String command, BsonTimestamp trackedPoint, BsonTimestamp clientPoint)
+            throws InterruptedException {
         return await(command, null, trackedPoint, clientPoint);
     }
 
@@ -100,18 +104,27 @@ public final class ReadBarrier {
      * As {@link #await(String, BsonTimestamp, BsonTimestamp)} for a read of {@code namespaces} ("db.coll"; null:
      * any tiered namespace): in linearizable mode only writes to them are waited for.
      */
-    public BsonTimestamp await(String command, java.util.Collection<String> namespaces, BsonTimestamp trackedPoint,
-                               BsonTimestamp clientPoint) throws InterruptedException {
+    public BsonTimestamp await(
+            String command,
+            java.util.Collection<String> namespaces,
+            BsonTimestamp trackedPoint,
+            BsonTimestamp clientPoint)
+            throws InterruptedException {
         Optional<Duration> down = archiveUnreachableFor.get();
         if (down.isPresent() && down.get().compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0) {
             timedOut.increment();
-            throw new BackendUnavailableException("the archive tier is unreachable (no member has answered for " + down.get().toSeconds()
-                    + " s) and this " + command + " needs it: refused at once, not applied; retry later (docs/faults.md)", false);
+            throw new BackendUnavailableException(
+                    "the archive tier is unreachable (no member has answered for "
+                            + down.get().toSeconds() + " s) and this " + command
+                            + " needs it: refused at once, not applied; retry later (docs/faults.md)",
+                    false);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         BsonTimestamp point;
-        boolean probe = mode == ReadConsistency.LINEARIZABLE || clientPoint != null && !progress.known().covers(clientPoint)
-                && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0);
+        boolean probe = mode == ReadConsistency.LINEARIZABLE
+                || clientPoint != null
+                        && !progress.known().covers(clientPoint)
+                        && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0);
         if (mode == ReadConsistency.LINEARIZABLE) {
             UnmirroredWrites.Verdict verdict = watched(namespaces, deadline);
             if (verdict instanceof UnmirroredWrites.Nothing) {
@@ -136,7 +149,8 @@ public final class ReadBarrier {
             waited.increment();
             if (!progress.await(point, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
                 timedOut.increment();
-                throw mode == ReadConsistency.LINEARIZABLE ? CausalWaitTimeout.linearizable(command, point, timeout)
+                throw mode == ReadConsistency.LINEARIZABLE
+                        ? CausalWaitTimeout.linearizable(command, point, timeout)
                         : new CausalWaitTimeout(command, point, timeout);
             }
         }
@@ -172,7 +186,8 @@ public final class ReadBarrier {
      * What the stream says this read must wait for. Mirrored-through is read after the stream, and before the
      * archive is: whatever it covers, the archive held when the read ran.
      */
-    private UnmirroredWrites.Verdict watched(java.util.Collection<String> namespaces, long deadline) throws InterruptedException {
+    private UnmirroredWrites.Verdict watched(java.util.Collection<String> namespaces, long deadline)
+            throws InterruptedException {
         Watch w = watch;
         if (w == null) {
             return new UnmirroredWrites.Unknown("not watching");
@@ -185,7 +200,9 @@ public final class ReadBarrier {
             return new UnmirroredWrites.Unknown("no present: " + e);
         }
         long left = Math.max(0, deadline - System.nanoTime());
-        FastTierWrites.Seen seen = w.writes().awaitThrough(present, Duration.ofNanos(Math.min(left, w.catchUp().toNanos())));
+        FastTierWrites.Seen seen = w.writes()
+                .awaitThrough(
+                        present, Duration.ofNanos(Math.min(left, w.catchUp().toNanos())));
         return UnmirroredWrites.decide(seen, present, progress.known(), namespaces, w.tiered());
     }
 

@@ -5,18 +5,18 @@ import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierTopology;
-import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.wire.OpMsg;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.bson.BsonDocument;
-import org.bson.BsonValue;
 import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 /**
@@ -44,6 +44,11 @@ public final class CausalTiers {
         this.archiveTopology = topology;
     }
 
+    /** {@code proxy.causalWaitTimeout}: the longest a read waits to know what it must see. */
+    public java.time.Duration causalWaitTimeout() {
+        return barrier.timeout();
+    }
+
     /** Runs on the fast tier and moves the client's causal point to the reply's operation time. */
     public RawBsonDocument fast(Exchange x, OpMsg msg) {
         RawBsonDocument reply = x.call().call(Tier.FAST, msg).join();
@@ -68,7 +73,8 @@ public final class CausalTiers {
      * As {@link #archive(Exchange, OpMsg)}, on any archive member that has applied what the read must see when
      * {@code secondaries} (a read preference allowing them) is present: see {@link #onCaughtUpMember}.
      */
-    public RawBsonDocument archive(Exchange x, OpMsg msg, Optional<BsonDocument> secondaries) throws InterruptedException {
+    public RawBsonDocument archive(Exchange x, OpMsg msg, Optional<BsonDocument> secondaries)
+            throws InterruptedException {
         BsonTimestamp through = awaitCausalPoint(x);
         return archive(x, onCaughtUpMember(msg, secondaries), through);
     }
@@ -103,12 +109,15 @@ public final class CausalTiers {
             if (ReadPreference.parse(secondaries.get()).mode().acceptsPrimary()) {
                 return onPrimary(msg);
             }
-            throw new BackendUnavailableException("the archive primary did not answer for its present optime, so no archive"
-                    + " secondary can be proven to hold every write this read must see (read preference "
-                    + secondaries.get().toJson() + "); retry", false);
+            throw new BackendUnavailableException(
+                    "the archive primary did not answer for its present optime, so no archive"
+                            + " secondary can be proven to hold every write this read must see (read preference "
+                            + secondaries.get().toJson() + "); retry",
+                    false);
         }
         BsonValue sent = msg.body().get("readConcern");
-        BsonDocument readConcern = sent != null && sent.isDocument() ? Replies.mutable(sent.asDocument()) : new BsonDocument();
+        BsonDocument readConcern =
+                sent != null && sent.isDocument() ? Replies.mutable(sent.asDocument()) : new BsonDocument();
         readConcern.put("afterClusterTime", point.get());
         BsonDocument append = new BsonDocument("$readPreference", secondaries.get()).append("readConcern", readConcern);
         RawBsonDocument body = CommandEnvelope.edit(msg.body(), Map.of(), Set.of(), append);
@@ -117,8 +126,12 @@ public final class CausalTiers {
 
     /** The command without its read preference: the primary serves it. */
     private static OpMsg onPrimary(OpMsg msg) {
-        return new OpMsg(msg.requestId(), 0, 0, CommandEnvelope.edit(msg.body(), Map.of(), Set.of("$readPreference"),
-                new BsonDocument()), msg.sequences());
+        return new OpMsg(
+                msg.requestId(),
+                0,
+                0,
+                CommandEnvelope.edit(msg.body(), Map.of(), Set.of("$readPreference"), new BsonDocument()),
+                msg.sequences());
     }
 
     /**
@@ -128,7 +141,8 @@ public final class CausalTiers {
      */
     private boolean nothingToOffloadTo(BsonDocument preference) {
         TierTopology topology = archiveTopology.get();
-        return topology != null && topology.secondaries().isEmpty()
+        return topology != null
+                && topology.secondaries().isEmpty()
                 && ReadPreference.parse(preference).mode().acceptsPrimary();
     }
 
@@ -146,12 +160,17 @@ public final class CausalTiers {
         if (through == null) {
             return reply;
         }
-        cursors.opened(Replies.cursorId(reply), new TieredCursors.Archive(through), x.traits().noCursorTimeout());
+        cursors.opened(
+                Replies.cursorId(reply),
+                new TieredCursors.Archive(through),
+                x.traits().noCursorTimeout());
         return Replies.withOperationTime(reply, through);
     }
 
     BsonTimestamp awaitCausalPoint(Exchange x) throws InterruptedException {
-        return barrier.await(x.msg().commandName(), ReadNamespaces.of(x.database(), x.command()),
+        return barrier.await(
+                x.msg().commandName(),
+                ReadNamespaces.of(x.database(), x.command()),
                 causal.point(x.session(), x.request().connectionId()),
                 Replies.afterClusterTime(x.command()));
     }
@@ -164,6 +183,8 @@ public final class CausalTiers {
     RawBsonDocument withCausalPoint(Exchange x, RawBsonDocument reply) {
         BsonTimestamp point = causal.point(x.session(), x.request().connectionId());
         BsonTimestamp own = Replies.operationTime(reply);
-        return point == null || own != null && own.compareTo(point) >= 0 ? reply : Replies.withOperationTime(reply, point);
+        return point == null || own != null && own.compareTo(point) >= 0
+                ? reply
+                : Replies.withOperationTime(reply, point);
     }
 }

@@ -224,7 +224,7 @@ public final class TieredProxy {
                 options.barrierTimeout(),
                 options.fenceRetention(),
                 FaultInjection.NONE);
-        Fences fences = new Fences(store);
+        Fences fences = new Fences(fast, store);
         Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
         RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
         TieredWrites writes = new TieredWrites(

@@ -35,7 +35,8 @@ final class TieredStack implements AutoCloseable {
 
     static final CollectionPolicy POLICY = new CollectionPolicy("shop", "orders", "createdAt", Duration.ofHours(1));
     static final Duration FOLLOW = Duration.ofMillis(50);
-    static final io.thermocline.config.ShadowConfig SHADOW = new io.thermocline.config.ShadowConfig(1.0, Duration.ofSeconds(2), 5, 1000);
+    static final io.thermocline.config.ShadowConfig SHADOW =
+            new io.thermocline.config.ShadowConfig(1.0, Duration.ofSeconds(2), 5, 1000);
 
     final TierPair tiers;
     final com.mongodb.reactivestreams.client.MongoClient fastWorkers;
@@ -53,9 +54,11 @@ final class TieredStack implements AutoCloseable {
     private MongoClient followerArchive;
 
     /** The worker step a test runs at a point of the write path ({@link WriteRaces}); none by default. */
-    final java.util.concurrent.atomic.AtomicReference<WriteRaces> writeRaces = new java.util.concurrent.atomic.AtomicReference<>(WriteRaces.NONE);
+    final java.util.concurrent.atomic.AtomicReference<WriteRaces> writeRaces =
+            new java.util.concurrent.atomic.AtomicReference<>(WriteRaces.NONE);
     /** Runs on each proxy's stream of fast-tier writes between receiving a tiered write and recording it; nothing by default. */
-    final java.util.concurrent.atomic.AtomicReference<Runnable> writeStreamReceived = new java.util.concurrent.atomic.AtomicReference<>(() -> { });
+    final java.util.concurrent.atomic.AtomicReference<Runnable> writeStreamReceived =
+            new java.util.concurrent.atomic.AtomicReference<>(() -> {});
 
     private final ThermoclineConfig config;
     private final ProxySettings settings;
@@ -67,8 +70,15 @@ final class TieredStack implements AutoCloseable {
         this(causalWaitTimeout, feederBatchWait, ReadConsistency.LINEARIZABLE);
     }
 
-    TieredStack(Duration causalWaitTimeout, Duration feederBatchWait, ReadConsistency readConsistency) throws Exception {
-        tiers = TierPair.open();
+    TieredStack(Duration causalWaitTimeout, Duration feederBatchWait, ReadConsistency readConsistency)
+            throws Exception {
+        this(causalWaitTimeout, feederBatchWait, readConsistency, TierPair.open());
+    }
+
+    /** As above, in front of {@code tiers} (e.g. {@link TierPair#embeddedFast}: a fast tier whose majority can lag). */
+    TieredStack(Duration causalWaitTimeout, Duration feederBatchWait, ReadConsistency readConsistency, TierPair tiers)
+            throws Exception {
+        this.tiers = tiers;
         fastWorkers = TierClients.client(tiers.fastUri(), "test-workers");
         archiveWorkers = TierClients.client(tiers.archiveUri(), "test-workers");
         fastDirect = MongoClients.create(tiers.fastUri());
@@ -95,9 +105,16 @@ final class TieredStack implements AutoCloseable {
     }
 
     private TieredRouting routing(String instanceId, Duration follow) {
-        return TieredProxy.routing(tiers.fastUri(), tiers.archiveUri(), config.collections(),
-                config.proxy().causalWaitTimeout(), config.proxy().readConsistency(), instanceId,
-                TieredProxy.Options.defaults().withFollowInterval(follow).withWriteRaces(point -> writeRaces.get().reached(point))
+        return TieredProxy.routing(
+                tiers.fastUri(),
+                tiers.archiveUri(),
+                config.collections(),
+                config.proxy().causalWaitTimeout(),
+                config.proxy().readConsistency(),
+                instanceId,
+                TieredProxy.Options.defaults()
+                        .withFollowInterval(follow)
+                        .withWriteRaces(point -> writeRaces.get().reached(point))
                         .withWriteStreamReceived(() -> writeStreamReceived.get().run())
                         // every shadowed read compared; a short quiet period and few comparisons for the cutover gate
                         .withModes(null, SHADOW, Duration.ofSeconds(5)));
@@ -135,7 +152,9 @@ final class TieredStack implements AutoCloseable {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         List<TieredRouting> all = new java.util.ArrayList<>(List.of(others));
         all.add(routing);
-        while (all.stream().anyMatch(r -> r.table().coverage(POLICY.namespace()) instanceof io.thermocline.tiering.state.CoverageBound.Nothing)) {
+        while (all.stream()
+                .anyMatch(r -> r.table().coverage(POLICY.namespace())
+                        instanceof io.thermocline.tiering.state.CoverageBound.Nothing)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("the proxies did not follow the shared state within 10 s");
             }
@@ -144,11 +163,20 @@ final class TieredStack implements AutoCloseable {
     }
 
     void startFeeder() throws InterruptedException {
-        feeder = new Feeder(fastWorkers, archiveWorkers, List.of(POLICY), feederConfig,
-                Feeder.Options.defaults().withInstanceId("feeder-test").withProbeInterval(Duration.ofMillis(50))
-                        .withLeaseDuration(Duration.ofSeconds(3)).withErrorBackoff(Duration.ofMillis(50))
-                        .withRegistry(new PrometheusRegistry())).start();
-        // tests start writing once it streams: a feeder still resyncing would make them wait, or pass without the feeder
+        feeder = new Feeder(
+                        fastWorkers,
+                        archiveWorkers,
+                        List.of(POLICY),
+                        feederConfig,
+                        Feeder.Options.defaults()
+                                .withInstanceId("feeder-test")
+                                .withProbeInterval(Duration.ofMillis(50))
+                                .withLeaseDuration(Duration.ofSeconds(3))
+                                .withErrorBackoff(Duration.ofMillis(50))
+                                .withRegistry(new PrometheusRegistry()))
+                .start();
+        // tests start writing once it streams: a feeder still resyncing would make them wait, or pass without the
+        // feeder
         if (!feeder.awaitStreaming(Duration.ofSeconds(60))) {
             throw new IllegalStateException("the feeder does not stream after 60 s: " + feeder.lastCheckpoint());
         }
@@ -165,10 +193,16 @@ final class TieredStack implements AutoCloseable {
         Evictor.Options options = Evictor.Options.defaults()
                 // every proxy must have seen a raised bound before the evictor deletes under it
                 .withBoundPropagationDelay(FOLLOW.multipliedBy(4))
-                .withBarrierTimeout(Duration.ofSeconds(10)).withErrorBackoff(Duration.ofMillis(50))
+                .withBarrierTimeout(Duration.ofSeconds(10))
+                .withErrorBackoff(Duration.ofMillis(50))
                 .withRegistry(new PrometheusRegistry());
-        evictor = new Evictor(fastWorkers, archiveWorkers, List.of(POLICY), new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
-                options).start();
+        evictor = new Evictor(
+                        fastWorkers,
+                        archiveWorkers,
+                        List.of(POLICY),
+                        new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
+                        options)
+                .start();
     }
 
     void stopEvictor() {
@@ -179,10 +213,14 @@ final class TieredStack implements AutoCloseable {
     }
 
     void startWarmer() {
-        Warmer.Options options = Warmer.Options.defaults().withBarrierTimeout(Duration.ofSeconds(10))
-                .withRecheckInterval(Duration.ofMillis(100)).withErrorBackoff(Duration.ofMillis(50))
-                .withRegistry(new PrometheusRegistry()).withFaults(FaultInjection.NONE);
-        warmer = new Warmer(fastWorkers, archiveWorkers, List.of(POLICY), new WarmerConfig(50, 100_000), options).start();
+        Warmer.Options options = Warmer.Options.defaults()
+                .withBarrierTimeout(Duration.ofSeconds(10))
+                .withRecheckInterval(Duration.ofMillis(100))
+                .withErrorBackoff(Duration.ofMillis(50))
+                .withRegistry(new PrometheusRegistry())
+                .withFaults(FaultInjection.NONE);
+        warmer = new Warmer(fastWorkers, archiveWorkers, List.of(POLICY), new WarmerConfig(50, 100_000), options)
+                .start();
     }
 
     void stopWarmer() {
@@ -197,10 +235,12 @@ final class TieredStack implements AutoCloseable {
         if (followerArchive == null) {
             followerArchive = MongoClients.create(com.mongodb.MongoClientSettings.builder()
                     .applyConnectionString(new com.mongodb.ConnectionString(tiers.archiveUri()))
-                    .readConcern(com.mongodb.ReadConcern.MAJORITY).build());
+                    .readConcern(com.mongodb.ReadConcern.MAJORITY)
+                    .build());
         }
-        follower = new io.thermocline.tiering.mode.ArchiveFollower(fastWorkers, followerArchive, List.of(POLICY), "follower-test",
-                Duration.ofMillis(20)).start();
+        follower = new io.thermocline.tiering.mode.ArchiveFollower(
+                        fastWorkers, followerArchive, List.of(POLICY), "follower-test", Duration.ofMillis(20))
+                .start();
     }
 
     void stopFollower() {
@@ -215,22 +255,27 @@ final class TieredStack implements AutoCloseable {
     }
 
     /** Requests {@code mode} and waits until the fleet's document reaches {@code phase}. */
-    io.thermocline.tiering.mode.ModeDocument switchTo(io.thermocline.config.Mode mode, boolean override,
-                                                      io.thermocline.tiering.mode.Phase phase, Duration within) throws InterruptedException {
+    io.thermocline.tiering.mode.ModeDocument switchTo(
+            io.thermocline.config.Mode mode, boolean override, io.thermocline.tiering.mode.Phase phase, Duration within)
+            throws InterruptedException {
         modes().request(mode, override, "cli");
         return awaitPhase(phase, within);
     }
 
-    io.thermocline.tiering.mode.ModeDocument awaitPhase(io.thermocline.tiering.mode.Phase phase, Duration within) throws InterruptedException {
+    io.thermocline.tiering.mode.ModeDocument awaitPhase(io.thermocline.tiering.mode.Phase phase, Duration within)
+            throws InterruptedException {
         long deadline = System.nanoTime() + within.toNanos();
         while (true) {
             io.thermocline.tiering.mode.ModeDocument d = modes().read();
             // and this proxy lets the phase's writes through: every live proxy follows it
-            if (d.phase() == phase && routing.modes().gate().view().document().phase() == phase && routing.modes().gate().fleetOnCurrentEpoch()) {
+            if (d.phase() == phase
+                    && routing.modes().gate().view().document().phase() == phase
+                    && routing.modes().gate().fleetOnCurrentEpoch()) {
                 return d;
             }
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("the fleet did not reach " + phase + " within " + within + "; mode document: " + d.toBson().toJson());
+                throw new AssertionError("the fleet did not reach " + phase + " within " + within + "; mode document: "
+                        + d.toBson().toJson());
             }
             Thread.sleep(20);
         }

@@ -1,5 +1,6 @@
 package io.thermocline.tiering.provenance;
 
+import com.mongodb.ClientSessionOptions;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.ReplaceOptions;
@@ -8,21 +9,25 @@ import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
 import com.mongodb.reactivestreams.client.ClientSession;
+import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonObjectId;
 import org.bson.BsonString;
+import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 
@@ -30,15 +35,26 @@ import org.bson.types.ObjectId;
 public final class Fences {
 
     private final MongoCollection<BsonDocument> fences;
+    /** The client {@code store} reads with, for {@link #readAfter}'s sessions; null when built without it. */
+    private final MongoClient fastTier;
 
     public Fences(MetadataStore store) {
+        this(null, store);
+    }
+
+    /** With the fast-tier client {@code store} was built on: {@link #readAfter} needs it. */
+    public Fences(MongoClient fastTier, MetadataStore store) {
         this.fences = store.collection(MetadataStore.FENCES);
+        this.fastTier = fastTier;
     }
 
     /** Writes a fresh fence for a deletion; call it in the same transaction as the delete itself. */
     public Fence write(ClientSession session, String namespace, BsonValue documentId, Fence.Kind kind) {
         Fence fence = new Fence(namespace, documentId, kind, new ObjectId(), Instant.now());
-        Blocking.run(fences.replaceOne(session, Filters.eq("_id", Fence.key(namespace, documentId)), fence.toBson(),
+        Blocking.run(fences.replaceOne(
+                session,
+                Filters.eq("_id", Fence.key(namespace, documentId)),
+                fence.toBson(),
                 new ReplaceOptions().upsert(true)));
         return fence;
     }
@@ -51,8 +67,11 @@ public final class Fences {
     public Fence writeEviction(ClientSession session, String namespace, BsonDocument evicted) {
         BsonValue documentId = evicted.get("_id");
         Fence fence = new Fence(namespace, documentId, Fence.Kind.EVICTION, new ObjectId(), Instant.now());
-        Blocking.run(fences.replaceOne(session, Filters.eq("_id", Fence.key(namespace, documentId)),
-                fence.toBson().append(EVICTED, evicted), new ReplaceOptions().upsert(true)));
+        Blocking.run(fences.replaceOne(
+                session,
+                Filters.eq("_id", Fence.key(namespace, documentId)),
+                fence.toBson().append(EVICTED, evicted),
+                new ReplaceOptions().upsert(true)));
         return fence;
     }
 
@@ -68,7 +87,8 @@ public final class Fences {
      * The drop rule compares the fences' clocks (the evictor's and the proxy's); a drop takes at least a
      * barrier round, far more than the skew between synchronized clocks.
      */
-    public Map<BsonValue, BsonDocument> evictedVersions(ClientSession session, String namespace, List<BsonValue> documentIds) {
+    public Map<BsonValue, BsonDocument> evictedVersions(
+            ClientSession session, String namespace, List<BsonValue> documentIds) {
         List<BsonDocument> keys = new ArrayList<>();
         for (BsonValue id : withDropFence(documentIds)) {
             keys.add(Fence.key(namespace, id));
@@ -76,7 +96,8 @@ public final class Fences {
         Map<BsonValue, BsonDocument> versions = new TreeMap<>(BsonOrder.COMPARATOR);
         Map<BsonValue, Instant> evictedAt = new TreeMap<>(BsonOrder.COMPARATOR);
         Fence drop = null;
-        var find = session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys));
+        var find =
+                session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys));
         for (BsonDocument document : Blocking.list(find)) {
             if (Fence.isLeftoverClaim(document)) {
                 continue;
@@ -106,7 +127,9 @@ public final class Fences {
      */
     public Fence writeDrop(String namespace, Fence.Kind kind) {
         Fence fence = new Fence(namespace, Fence.namespaceId(), kind, new ObjectId(), Instant.now());
-        Blocking.run(fences.replaceOne(Filters.eq("_id", Fence.key(namespace, fence.documentId())), fence.toBson(),
+        Blocking.run(fences.replaceOne(
+                Filters.eq("_id", Fence.key(namespace, fence.documentId())),
+                fence.toBson(),
                 new ReplaceOptions().upsert(true)));
         return fence;
     }
@@ -137,8 +160,10 @@ public final class Fences {
         for (BsonValue id : documentIds) {
             BsonDocument key = Fence.key(namespace, id);
             keys.add(key);
-            upserts.add(new UpdateOneModel<>(Filters.eq("_id", key),
-                    Updates.combine(Updates.set("claim", claim), Updates.setOnInsert("kind", CLAIM)), new UpdateOptions().upsert(true)));
+            upserts.add(new UpdateOneModel<>(
+                    Filters.eq("_id", key),
+                    Updates.combine(Updates.set("claim", claim), Updates.setOnInsert("kind", CLAIM)),
+                    new UpdateOptions().upsert(true)));
         }
         Blocking.run(fences.bulkWrite(session, upserts, new BulkWriteOptions().ordered(true)));
         Blocking.run(fences.deleteMany(session, Filters.and(Filters.in("_id", keys), Filters.eq("kind", CLAIM))));
@@ -160,23 +185,36 @@ public final class Fences {
             BsonDocument key = Fence.key(namespace, id);
             keys.add(key);
             updates.add(new BsonDocument("q", new BsonDocument("_id", key))
-                    .append("u", new BsonDocument("$set", new BsonDocument("claim", claim))
-                            .append("$setOnInsert", new BsonDocument("kind", new BsonString(CLAIM))))
+                    .append(
+                            "u",
+                            new BsonDocument("$set", new BsonDocument("claim", claim))
+                                    .append("$setOnInsert", new BsonDocument("kind", new BsonString(CLAIM))))
                     .append("upsert", BsonBoolean.TRUE));
         }
         return List.of(
-                new BsonDocument("update", new BsonString(MetadataStore.FENCES)).append("updates", updates).append("ordered", BsonBoolean.TRUE),
-                new BsonDocument("delete", new BsonString(MetadataStore.FENCES)).append("deletes", new BsonArray(List.of(
-                        new BsonDocument("q", new BsonDocument("_id", new BsonDocument("$in", keys)).append("kind", new BsonString(CLAIM)))
-                                .append("limit", new BsonInt32(0))))));
+                new BsonDocument("update", new BsonString(MetadataStore.FENCES))
+                        .append("updates", updates)
+                        .append("ordered", BsonBoolean.TRUE),
+                new BsonDocument("delete", new BsonString(MetadataStore.FENCES))
+                        .append(
+                                "deletes",
+                                new BsonArray(List.of(new BsonDocument(
+                                                "q",
+                                                new BsonDocument("_id", new BsonDocument("$in", keys))
+                                                        .append("kind", new BsonString(CLAIM)))
+                                        .append("limit", new BsonInt32(0))))));
     }
 
     /** A fresh fence as a command (as {@link #write}) for a transaction the proxy does not own. */
     public static BsonDocument writeCommand(String namespace, BsonValue documentId, Fence.Kind kind) {
         Fence fence = new Fence(namespace, documentId, kind, new ObjectId(), Instant.now());
-        return new BsonDocument("update", new BsonString(MetadataStore.FENCES)).append("updates", new BsonArray(List.of(
-                new BsonDocument("q", new BsonDocument("_id", Fence.key(namespace, documentId))).append("u", fence.toBson())
-                        .append("upsert", BsonBoolean.TRUE))));
+        return new BsonDocument("update", new BsonString(MetadataStore.FENCES))
+                .append(
+                        "updates",
+                        new BsonArray(List.of(
+                                new BsonDocument("q", new BsonDocument("_id", Fence.key(namespace, documentId)))
+                                        .append("u", fence.toBson())
+                                        .append("upsert", BsonBoolean.TRUE))));
     }
 
     /** A query for the fences of the given documents (as {@link #read}), for a transaction the proxy does not own. */
@@ -186,7 +224,8 @@ public final class Fences {
             keys.add(Fence.key(namespace, id));
         }
         return new BsonDocument("find", new BsonString(MetadataStore.FENCES))
-                .append("filter", new BsonDocument("_id", new BsonDocument("$in", keys))).append("singleBatch", BsonBoolean.TRUE)
+                .append("filter", new BsonDocument("_id", new BsonDocument("$in", keys)))
+                .append("singleBatch", BsonBoolean.TRUE)
                 .append("batchSize", new BsonInt32(Math.max(1, keys.size())));
     }
 
@@ -194,13 +233,59 @@ public final class Fences {
      * The current fences of the given documents (absent: never deleted, or fence expired), keyed in
      * MongoDB's order: a fence written for {@code 5.0} is found for {@code 5} (the query matches it so).
      */
+    /**
+     * As {@link #read}, seeing every fence committed at or before {@code operationTime}, the operationTime of a read
+     * of the fast tier's primary: that read may show a removal a majority has not applied yet, whose fence (written
+     * in the same transaction) a plain majority read does not see. A causally consistent majority read waits
+     * ({@code afterClusterTime}, at most {@code maxWait}) until a majority holds that time.
+     *
+     * @param clusterTime that read's {@code $clusterTime} (signed where the tier signs it), or null
+     * @throws com.mongodb.MongoExecutionTimeoutException when no majority applied it within {@code maxWait}
+     */
+    public Map<BsonValue, Fence> readAfter(
+            BsonTimestamp operationTime,
+            BsonDocument clusterTime,
+            Duration maxWait,
+            String namespace,
+            List<BsonValue> documentIds) {
+        if (fastTier == null) {
+            throw new IllegalStateException("Fences built without the fast-tier client cannot read after a time");
+        }
+        if (operationTime == null) {
+            return read(null, namespace, documentIds); // a tier that reports no time: nothing to order after
+        }
+        ClientSession session = Blocking.single(fastTier.startSession(
+                        ClientSessionOptions.builder().causallyConsistent(true).build()))
+                .orElseThrow();
+        try {
+            if (clusterTime != null && clusterTime.isTimestamp("clusterTime")) {
+                session.advanceClusterTime(
+                        clusterTime); // a member accepts afterClusterTime only up to the cluster time it heard of
+            }
+            session.advanceOperationTime(operationTime);
+            return find(fences.find(session, Filters.in("_id", keys(namespace, documentIds)))
+                    .maxTime(maxWait.toMillis(), TimeUnit.MILLISECONDS));
+        } finally {
+            session.close();
+        }
+    }
+
     public Map<BsonValue, Fence> read(ClientSession session, String namespace, List<BsonValue> documentIds) {
+        List<BsonDocument> keys = keys(namespace, documentIds);
+        return find(
+                session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys)));
+    }
+
+    private static List<BsonDocument> keys(String namespace, List<BsonValue> documentIds) {
         List<BsonDocument> keys = new ArrayList<>();
         for (BsonValue id : documentIds) {
             keys.add(Fence.key(namespace, id));
         }
+        return keys;
+    }
+
+    private static Map<BsonValue, Fence> find(org.reactivestreams.Publisher<BsonDocument> find) {
         Map<BsonValue, Fence> result = new TreeMap<>(BsonOrder.COMPARATOR);
-        var find = session == null ? fences.find(Filters.in("_id", keys)) : fences.find(session, Filters.in("_id", keys));
         for (BsonDocument document : Blocking.list(find)) {
             if (Fence.isLeftoverClaim(document)) {
                 continue;

@@ -45,8 +45,13 @@ public final class TieredReads {
     private final Fences fences;
     private final Supplier<RoutingMetrics> metrics;
 
-    public TieredReads(TieringFollower follower, CausalTiers tiers, TieredCursors cursors, Promotion promotion, Fences fences,
-                       Supplier<RoutingMetrics> metrics) {
+    public TieredReads(
+            TieringFollower follower,
+            CausalTiers tiers,
+            TieredCursors cursors,
+            Promotion promotion,
+            Fences fences,
+            Supplier<RoutingMetrics> metrics) {
         this.follower = follower;
         this.tiers = tiers;
         this.cursors = cursors;
@@ -57,29 +62,46 @@ public final class TieredReads {
 
     /** A find, count or distinct on a tiered collection. */
     public RawBsonDocument read(Exchange x, CommandClass.Read read) throws InterruptedException {
-        Predicate<RoutingTable> servesFast = t -> ReadRouter.route(read.filter(), t.policy(read.namespace()).orElse(null),
-                t.coverage(read.namespace()), read.collation()) instanceof ReadRoute.FastTier;
-        ReadRoute route = ReadRouter.route(read.filter(), x.table().policy(read.namespace()).orElse(null),
-                x.table().coverage(read.namespace()), read.collation());
+        Predicate<RoutingTable> servesFast = t -> ReadRouter.route(
+                        read.filter(),
+                        t.policy(read.namespace()).orElse(null),
+                        t.coverage(read.namespace()),
+                        read.collation())
+                instanceof ReadRoute.FastTier;
+        ReadRoute route = ReadRouter.route(
+                read.filter(),
+                x.table().policy(read.namespace()).orElse(null),
+                x.table().coverage(read.namespace()),
+                read.collation());
         return read(x, read.commandName(), read.namespace(), route, servesFast);
     }
 
     /** An aggregation touching a tiered collection, already routed on every namespace it names. */
-    public RawBsonDocument aggregate(Exchange x, CommandClass.Aggregate aggregate, ReadRoute route) throws InterruptedException {
-        String ns = aggregate.collection() == null ? aggregate.database() : aggregate.database() + "." + aggregate.collection();
-        Predicate<RoutingTable> servesFast = t -> PipelineRouter.route(aggregate.database(), aggregate.collection(),
-                aggregate.pipeline(), t) instanceof ReadRoute.FastTier;
+    public RawBsonDocument aggregate(Exchange x, CommandClass.Aggregate aggregate, ReadRoute route)
+            throws InterruptedException {
+        String ns = aggregate.collection() == null
+                ? aggregate.database()
+                : aggregate.database() + "." + aggregate.collection();
+        Predicate<RoutingTable> servesFast =
+                t -> PipelineRouter.route(aggregate.database(), aggregate.collection(), aggregate.pipeline(), t)
+                        instanceof ReadRoute.FastTier;
         return read(x, "aggregate", ns, route, servesFast);
     }
 
-    private RawBsonDocument read(Exchange x, String command, String namespace, ReadRoute route,
-                                 Predicate<RoutingTable> servesFast) throws InterruptedException {
+    private RawBsonDocument read(
+            Exchange x, String command, String namespace, ReadRoute route, Predicate<RoutingTable> servesFast)
+            throws InterruptedException {
         Optional<BsonDocument> secondaries;
         try {
-            secondaries = SecondaryPermission.of(x.command(), x.table().policy(namespace).orElse(null), x.traits().inTransaction());
+            secondaries = SecondaryPermission.of(
+                    x.command(),
+                    x.table().policy(namespace).orElse(null),
+                    x.traits().inTransaction());
         } catch (InvalidReadPreference e) {
             return (e.kind() == InvalidReadPreference.Kind.MAX_STALENESS_OUT_OF_RANGE
-                    ? MongoError.MAX_STALENESS_OUT_OF_RANGE : MongoError.BAD_VALUE).reply(e.getMessage(), List.of());
+                            ? MongoError.MAX_STALENESS_OUT_OF_RANGE
+                            : MongoError.BAD_VALUE)
+                    .reply(e.getMessage(), List.of());
         }
         if (route instanceof ReadRoute.FastTier) {
             return fastRead(x, route, servesFast, secondaries);
@@ -101,8 +123,9 @@ public final class TieredReads {
      * seen since the decision no longer covers the read, by the time the answer is back, the archive
      * answers instead (a fast-tier cursor left open is swept as idle).
      */
-    private RawBsonDocument fastRead(Exchange x, ReadRoute route, Predicate<RoutingTable> servesFast,
-                                     Optional<BsonDocument> secondaries) throws InterruptedException {
+    private RawBsonDocument fastRead(
+            Exchange x, ReadRoute route, Predicate<RoutingTable> servesFast, Optional<BsonDocument> secondaries)
+            throws InterruptedException {
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument reply = tiers.fast(x, msg);
         if (!follower.stillServes(x.decided(), servesFast)) {
@@ -110,7 +133,10 @@ public final class TieredReads {
             return tiers.archive(x, msg, secondaries);
         }
         metrics.get().decided("read", Served.FAST, route.reason());
-        cursors.opened(Replies.cursorId(reply), new TieredCursors.FastTier(x.decided(), servesFast), x.traits().noCursorTimeout());
+        cursors.opened(
+                Replies.cursorId(reply),
+                new TieredCursors.FastTier(x.decided(), servesFast),
+                x.traits().noCursorTimeout());
         return reply;
     }
 
@@ -125,8 +151,13 @@ public final class TieredReads {
         return batch != null && batch.isNumber() && batch.asNumber().intValue() == 0;
     }
 
-    private RawBsonDocument pointRead(Exchange x, String command, String namespace, ReadRoute.PointReadFastFirst point,
-                                      Optional<BsonDocument> secondaries) throws InterruptedException {
+    private RawBsonDocument pointRead(
+            Exchange x,
+            String command,
+            String namespace,
+            ReadRoute.PointReadFastFirst point,
+            Optional<BsonDocument> secondaries)
+            throws InterruptedException {
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument fastReply = tiers.fast(x, msg);
         if (!Replies.empty(command, fastReply)) {
@@ -134,7 +165,8 @@ public final class TieredReads {
             return fastReply;
         }
         long fencesRead = System.nanoTime();
-        Map<BsonValue, Fence> fenced = fences.read(null, namespace, Fences.withDropFence(List.of(point.id())));
+        Map<BsonValue, Fence> fenced =
+                fencesSeenBy(fastReply, command, namespace, Fences.withDropFence(List.of(point.id())));
         Fence fence = fenced.get(point.id());
         if (fence != null && fence.kind() == Fence.Kind.USER_DELETE) {
             // deleted by a user after any archived version: the archive may still hold it until the feeder catches up
@@ -142,20 +174,51 @@ public final class TieredReads {
             return fastReply;
         }
         metrics.get().decided("read", Served.ARCHIVE, point.reason());
-        // absent from the fast tier after the read arrived and never fenced: the archive already holds every write to it
+        // absent from the fast tier after the read arrived and never fenced: the archive already holds every write to
+        // it
         boolean skipped = PointReadSkip.allowed(command, x.command(), fence != null);
-        RawBsonDocument archived = skipped ? tiers.archiveWithoutWait(x, msg, secondaries) : tiers.archive(x, msg, secondaries);
+        RawBsonDocument archived =
+                skipped ? tiers.archiveWithoutWait(x, msg, secondaries) : tiers.archive(x, msg, secondaries);
         BsonDocument document = Replies.firstDocument(archived);
         CollectionPolicy policy = x.table().policy(namespace).orElse(null);
-        if (document != null && policy != null && command.equals("find") && !x.command().containsKey("projection")) {
-            if (skipped && secondaries.isEmpty() && !fenced.containsKey(Fence.namespaceId()) && answersWholeDocument(x.command())) {
-                // the archive's primary read it after a fence read that found nothing: that is the copy's own archive read
+        if (document != null
+                && policy != null
+                && command.equals("find")
+                && !x.command().containsKey("projection")) {
+            if (skipped
+                    && secondaries.isEmpty()
+                    && !fenced.containsKey(Fence.namespaceId())
+                    && answersWholeDocument(x.command())) {
+                // the archive's primary read it after a fence read that found nothing: that is the copy's own archive
+                // read
                 promotion.promoteReadIfHot(policy, document, fencesRead);
             } else {
                 promotion.promoteIfHot(policy, document);
             }
         }
         return archived;
+    }
+
+    /**
+     * The fences of {@code ids} as of at least what the fast-tier read that answered {@code fastReply} saw: that read
+     * may show a removal a majority has not applied yet, and the proof that lets a miss skip the barrier needs the
+     * removal's fence then (docs/consistency.md, "Point reads that skip the barrier").
+     */
+    private Map<BsonValue, Fence> fencesSeenBy(
+            RawBsonDocument fastReply, String command, String namespace, List<BsonValue> ids) {
+        org.bson.BsonTimestamp seen = Replies.operationTime(fastReply);
+        BsonValue clusterTime = fastReply.get("$clusterTime");
+        try {
+            return fences.readAfter(
+                    seen,
+                    clusterTime != null && clusterTime.isDocument() ? clusterTime.asDocument() : null,
+                    tiers.causalWaitTimeout(),
+                    namespace,
+                    ids);
+        } catch (com.mongodb.MongoExecutionTimeoutException e) {
+            throw io.thermocline.proxy.causal.CausalWaitTimeout.notMajorityCommitted(
+                    command, seen, tiers.causalWaitTimeout());
+        }
     }
 
     /**
@@ -175,10 +238,12 @@ public final class TieredReads {
         if (basis instanceof TieredCursors.FastTier fast && !follower.stillServes(fast.decided(), fast.servesFast())) {
             cursors.closed(proxyCursorId);
             metrics.get().decided("get_more", Served.REFUSED, Reason.COVERAGE_CHANGED_DURING_READ);
-            return Optional.of(MongoError.QUERY_PLAN_KILLED.reply("this cursor read the fast tier"
-                    + " under a coverage bound that no longer holds (the evictor may have removed documents it would return, or"
-                    + " this proxy could not refresh the tiering state within the propagation delay); re-run the query: it is"
-                    + " routed with the current bounds", List.of()));
+            return Optional.of(MongoError.QUERY_PLAN_KILLED.reply(
+                    "this cursor read the fast tier"
+                            + " under a coverage bound that no longer holds (the evictor may have removed documents it would return, or"
+                            + " this proxy could not refresh the tiering state within the propagation delay); re-run the query: it is"
+                            + " routed with the current bounds",
+                    List.of()));
         }
         if (basis instanceof TieredCursors.Archive archived && Replies.isOk(reply)) {
             return Optional.of(Replies.withOperationTime(reply, archived.mirroredThrough()));
