@@ -71,7 +71,9 @@ import io.thermocline.operator.observability.WarmerMetricsServiceDependent;
 import io.thermocline.operator.proxy.ProxyConfigMapDependent;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.proxy.ProxyDisruptionBudgetDependent;
+import io.thermocline.operator.proxy.ProxyHealth;
 import io.thermocline.operator.proxy.ProxyPeersServiceDependent;
+import io.thermocline.operator.proxy.ProxyPods;
 import io.thermocline.operator.proxy.ProxyServiceDependent;
 import io.thermocline.operator.status.ClusterHealth;
 import io.thermocline.operator.status.ClusterHealth.Health;
@@ -205,6 +207,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
     @Inject
     ClusterGauges clusterGauges;
+
+    @Inject
+    ProxyHealth proxyHealth;
 
     private volatile ProbeCache probeCache;
     /** Each cluster's last replica-set step, which sizes the StatefulSet (absent after a restart: nothing shrinks until a step ran). */
@@ -429,6 +434,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         StatefulSet statefulSet = cached(context, StatefulSet.class, layout.fastTier());
         Replicas fastTier = statefulSet == null ? null : new Replicas(spec.fastTier.members, readyOf(statefulSet));
         Replicas proxy = replicas(cached(context, Deployment.class, layout.proxy()), spec.proxy.replicas);
+        if (proxy != null && !spec.paused && proxy.ready() < proxy.desired()) {
+            proxy = proxy.withNotReadyCause(ProxyPods.notReadyCause(client, layout, proxyHealth));
+        }
         Replicas feeder = replicas(cached(context, Deployment.class, layout.feeder()), 1);
 
         // from the poller's cache: no MongoDB call here. Read whatever the replica set's step: a member being added or
