@@ -358,6 +358,11 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         return coordinator.heldWrites();
     }
 
+    /** How many writes outside transactions waited for an open transaction holding their documents or unique keys. */
+    public long writesThatWaitedForATransaction() {
+        return coordinator.writesWaitingForTransactions();
+    }
+
     /** How many majority reads with {@code afterClusterTime} waited for a majority to apply that time. */
     public long majorityReadsThatWaited() {
         return coordinator.readsWaitingForMajority();

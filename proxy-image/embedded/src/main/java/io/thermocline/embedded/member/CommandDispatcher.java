@@ -532,6 +532,7 @@ final class CommandDispatcher {
             return true;
         }
         Transaction t = holder.get();
+        coordinator.writeWaitsForATransaction();
         coordinator.writeLock().release(owner);
         boolean ended = coordinator
                 .progress()

@@ -283,6 +283,18 @@ public final class ReplicationCoordinator {
         return progress.await(covered, timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /** Counts a write outside transactions that waits for an open transaction holding its documents or keys. */
+    public void writeWaitsForATransaction() {
+        writesWaitingForTransactions.incrementAndGet();
+    }
+
+    public long writesWaitingForTransactions() {
+        return writesWaitingForTransactions.get();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong writesWaitingForTransactions =
+            new java.util.concurrent.atomic.AtomicLong();
+
     /** How many majority reads with afterClusterTime waited for a majority to apply it. */
     public long readsWaitingForMajority() {
         return readsWaitingForMajority.get();

@@ -1,12 +1,12 @@
 package io.thermocline.embedded.write;
 
+import io.netty.channel.Channel;
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.Operation;
 import io.thermocline.embedded.oplog.UpdateDescriptions;
+import io.thermocline.embedded.replication.ReplicationException;
 import io.thermocline.embedded.storage.BsonBridge;
 import io.thermocline.embedded.storage.MemberStore;
-import io.netty.channel.Channel;
-import io.thermocline.embedded.replication.ReplicationException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,6 +41,9 @@ public final class WriteExecutor {
     private final ConflictGuard guard;
     private final HeldMatches held;
     private final Step step;
+    private final HeldUniqueKeys heldKeys;
+    /** Marks a statement undone because another open transaction holds a unique key it gave a document. */
+    private static final String KEY_HELD_BY = "$keyHeldBy";
 
     /**
      * Runs a statement's storage write and its reports as one step: a plain write makes them one
@@ -77,14 +80,20 @@ public final class WriteExecutor {
         HeldMatches NONE = (db, coll, filter) -> List.of();
     }
 
-    public WriteExecutor(MemberStore store, Channel channel, Consumer<Change> sink, ConflictGuard guard, HeldMatches held,
-                         Step step) {
+    public WriteExecutor(
+            MemberStore store,
+            Channel channel,
+            Consumer<Change> sink,
+            ConflictGuard guard,
+            HeldMatches held,
+            Step step) {
         this.store = store;
         this.channel = channel;
         this.sink = sink;
         this.guard = guard;
         this.held = held;
         this.step = step;
+        this.heldKeys = new HeldUniqueKeys(store, held);
     }
 
     private List<RawBsonDocument> targets(String db, String coll, BsonDocument filter, BsonDocument sort, int limit) {
@@ -116,7 +125,8 @@ public final class WriteExecutor {
 
     /** An aggregate ending in $out or $merge writes; its changes are found by comparing the target before and after. */
     public static boolean isAggregateWrite(String commandName, BsonDocument command) {
-        return commandName.equalsIgnoreCase("aggregate") && outputOf("", command).isPresent();
+        return commandName.equalsIgnoreCase("aggregate")
+                && outputOf("", command).isPresent();
     }
 
     /** The (database, collection) an aggregate writes to, when its last stage is $out or $merge. */
@@ -143,7 +153,10 @@ public final class WriteExecutor {
             return Optional.of(new String[] {db, target.asString().getValue()});
         }
         BsonDocument ns = target.asDocument();
-        return Optional.of(new String[] {ns.getString("db", new BsonString(db)).getValue(), ns.getString("coll").getValue()});
+        return Optional.of(new String[] {
+            ns.getString("db", new BsonString(db)).getValue(),
+            ns.getString("coll").getValue()
+        });
     }
 
     public BsonDocument execute(String db, String commandName, BsonDocument command) {
@@ -170,12 +183,16 @@ public final class WriteExecutor {
         int n = 0;
         for (int i = 0; i < documents.size(); i++) {
             BsonDocument document = withId(documents.get(i).asDocument());
-            while (!guard.clear(db, coll, List.of(document.get("_id")))) {
+            while (!guard.clear(db, coll, List.of(document.get("_id")))
+                    || !guard.clear(db, coll, heldKeys.holders(db, coll, document))) {
                 Thread.onSpinWait();
             }
             BsonDocument reply = step.run(() -> {
-                BsonDocument r = store.command(channel, db, new BsonDocument("insert", new BsonString(coll))
-                    .append("documents", new BsonArray(List.of(document))));
+                BsonDocument r = store.command(
+                        channel,
+                        db,
+                        new BsonDocument("insert", new BsonString(coll))
+                                .append("documents", new BsonArray(List.of(document))));
                 if (isOk(r) && !r.containsKey("writeErrors")) {
                     sink.accept(new Change(Operation.INSERT, db, coll, key(document.get("_id")), document, null, null));
                 }
@@ -185,8 +202,9 @@ public final class WriteExecutor {
                 return reply;
             }
             if (reply.containsKey("writeErrors")) {
-                writeErrors.add(DuplicateKeyErrors.withKey(reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
-                    name -> indexKey(db, coll, name)));
+                writeErrors.add(DuplicateKeyErrors.withKey(
+                        reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
+                        name -> indexKey(db, coll, name)));
                 if (ordered) {
                     break;
                 }
@@ -204,10 +222,16 @@ public final class WriteExecutor {
      */
     private void awaitUpsertId(String db, String coll, BsonDocument filter) {
         BsonValue id = filter.get("_id");
-        if (id != null && id.isDocument() && id.asDocument().size() == 1 && id.asDocument().containsKey("$eq")) {
+        if (id != null
+                && id.isDocument()
+                && id.asDocument().size() == 1
+                && id.asDocument().containsKey("$eq")) {
             id = id.asDocument().get("$eq");
         }
-        if (id == null || (id.isDocument() && !id.asDocument().isEmpty() && id.asDocument().getFirstKey().startsWith("$"))) {
+        if (id == null
+                || (id.isDocument()
+                        && !id.asDocument().isEmpty()
+                        && id.asDocument().getFirstKey().startsWith("$"))) {
             return;
         }
         while (!guard.clear(db, coll, List.of(id))) {
@@ -232,9 +256,16 @@ public final class WriteExecutor {
             }
             List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
             BsonDocument reply = step.run(() -> {
-                BsonDocument r = store.command(channel, db, new BsonDocument("update", new BsonString(coll))
-                    .append("updates", new BsonArray(List.of(statement))));
+                BsonDocument r = store.command(
+                        channel,
+                        db,
+                        new BsonDocument("update", new BsonString(coll))
+                                .append("updates", new BsonArray(List.of(statement))));
                 if (isOk(r) && !r.containsKey("writeErrors")) {
+                    BsonArray keyHeldBy = undoneForHeldKeys(db, coll, before, r.getArray("upserted", new BsonArray()));
+                    if (!keyHeldBy.isEmpty()) {
+                        return new BsonDocument(KEY_HELD_BY, keyHeldBy);
+                    }
                     boolean replacement = isReplacement(statement.get("u"));
                     for (RawBsonDocument pre : before) {
                         recordModification(db, coll, pre, replacement);
@@ -245,12 +276,19 @@ public final class WriteExecutor {
                 }
                 return r;
             });
+            if (reply.containsKey(KEY_HELD_BY)) {
+                // waits for (or, in a transaction, conflicts with) the holder, then runs the statement again
+                guard.clear(db, coll, new ArrayList<>(reply.getArray(KEY_HELD_BY)));
+                i--;
+                continue;
+            }
             if (!isOk(reply)) {
                 return reply;
             }
             if (reply.containsKey("writeErrors")) {
-                writeErrors.add(DuplicateKeyErrors.withKey(reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
-                    name -> indexKey(db, coll, name)));
+                writeErrors.add(DuplicateKeyErrors.withKey(
+                        reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
+                        name -> indexKey(db, coll, name)));
                 if (ordered) {
                     break;
                 }
@@ -259,7 +297,8 @@ public final class WriteExecutor {
             n += reply.getNumber("n", new BsonInt32(0)).intValue();
             modified += reply.getNumber("nModified", new BsonInt32(0)).intValue();
             for (BsonValue up : reply.getArray("upserted", new BsonArray())) {
-                upserted.add(new BsonDocument("index", new BsonInt32(i)).append("_id", up.asDocument().get("_id")));
+                upserted.add(new BsonDocument("index", new BsonInt32(i))
+                        .append("_id", up.asDocument().get("_id")));
             }
         }
         BsonDocument result = result(n, writeErrors);
@@ -270,8 +309,29 @@ public final class WriteExecutor {
         return result;
     }
 
+    /**
+     * After an update's storage write, before anything records it: when a document it wrote now has a unique key
+     * another open transaction holds ({@link HeldUniqueKeys}), puts storage back as it was and returns the holders.
+     */
+    private BsonArray undoneForHeldKeys(String db, String coll, List<RawBsonDocument> before, BsonArray upserted) {
+        BsonArray holders = new BsonArray();
+        List<BsonValue> written = new ArrayList<>();
+        before.forEach(pre -> written.add(pre.get("_id")));
+        upserted.forEach(up -> written.add(up.asDocument().get("_id")));
+        for (BsonValue id : written) {
+            store.findById(db, coll, id)
+                    .ifPresent(post -> heldKeys.holders(db, coll, post).forEach(holders::add));
+        }
+        if (!holders.isEmpty()) {
+            before.forEach(pre -> store.upsert(db, coll, pre));
+            upserted.forEach(up -> store.deleteById(db, coll, up.asDocument().get("_id")));
+        }
+        return holders;
+    }
+
     private void recordInsert(String db, String coll, BsonValue id) {
-        store.findById(db, coll, id).ifPresent(post -> sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
+        store.findById(db, coll, id)
+                .ifPresent(post -> sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
     }
 
     private void recordModification(String db, String coll, RawBsonDocument pre, boolean replacement) {
@@ -283,8 +343,8 @@ public final class WriteExecutor {
         if (replacement) {
             sink.accept(new Change(Operation.REPLACE, db, coll, key(id), post.get(), null, pre));
         } else {
-            sink.accept(new Change(Operation.UPDATE, db, coll, key(id), post.get(),
-                UpdateDescriptions.diff(pre, post.get()), pre));
+            sink.accept(new Change(
+                    Operation.UPDATE, db, coll, key(id), post.get(), UpdateDescriptions.diff(pre, post.get()), pre));
         }
     }
 
@@ -304,8 +364,9 @@ public final class WriteExecutor {
             } catch (ReplicationException e) {
                 throw e; // a write conflict is the command's error (TransientTransactionError), not a bad filter
             } catch (RuntimeException e) {
-                writeErrors.add(new BsonDocument("index", new BsonInt32(i)).append("code", new BsonInt32(2))
-                    .append("errmsg", new BsonString("bad delete filter: " + e.getMessage())));
+                writeErrors.add(new BsonDocument("index", new BsonInt32(i))
+                        .append("code", new BsonInt32(2))
+                        .append("errmsg", new BsonString("bad delete filter: " + e.getMessage())));
                 if (ordered) {
                     break;
                 }
@@ -330,6 +391,18 @@ public final class WriteExecutor {
         if (command.getBoolean("upsert", BsonBoolean.FALSE).getValue()) {
             awaitUpsertId(db, coll, filter);
         }
+        while (true) {
+            BsonDocument reply = findAndModifyOnce(db, coll, command, filter, sort);
+            if (!reply.containsKey(KEY_HELD_BY)) {
+                return reply;
+            }
+            // waits for (or, in a transaction, conflicts with) the holder of a unique key it gave, then runs again
+            guard.clear(db, coll, new ArrayList<>(reply.getArray(KEY_HELD_BY)));
+        }
+    }
+
+    private BsonDocument findAndModifyOnce(
+            String db, String coll, BsonDocument command, BsonDocument filter, BsonDocument sort) {
         List<RawBsonDocument> found = targets(db, coll, filter, sort, 1);
         RawBsonDocument pre = found.isEmpty() ? null : found.get(0);
         return step.run(() -> {
@@ -341,7 +414,17 @@ public final class WriteExecutor {
                 reply = withLastError(reply, lastError(db, coll, command, filter, sort, pre));
             }
             BsonDocument lastError = reply.getDocument("lastErrorObject");
-            if (command.getBoolean("remove", BsonBoolean.FALSE).getValue()) {
+            boolean remove = command.getBoolean("remove", BsonBoolean.FALSE).getValue();
+            if (!remove) {
+                BsonArray upserted = lastError.containsKey("upserted")
+                        ? new BsonArray(List.of(new BsonDocument("_id", lastError.get("upserted"))))
+                        : new BsonArray();
+                BsonArray keyHeldBy = undoneForHeldKeys(db, coll, pre == null ? List.of() : List.of(pre), upserted);
+                if (!keyHeldBy.isEmpty()) {
+                    return new BsonDocument(KEY_HELD_BY, keyHeldBy);
+                }
+            }
+            if (remove) {
                 if (pre != null) {
                     sink.accept(new Change(Operation.DELETE, db, coll, key(pre.get("_id")), null, null, pre));
                 }
@@ -358,16 +441,20 @@ public final class WriteExecutor {
      * The {@code lastErrorObject} mongod puts in every findAndModify reply, for a storage engine reply without
      * one (an upsert with {@code new: false}): what matched before the command, or the document it upserted.
      */
-    private BsonDocument lastError(String db, String coll, BsonDocument command, BsonDocument filter, BsonDocument sort,
-                                   RawBsonDocument pre) {
+    private BsonDocument lastError(
+            String db, String coll, BsonDocument command, BsonDocument filter, BsonDocument sort, RawBsonDocument pre) {
         if (command.getBoolean("remove", BsonBoolean.FALSE).getValue() || pre != null) {
             BsonDocument found = new BsonDocument("n", new BsonInt32(pre == null ? 0 : 1));
-            return command.getBoolean("remove", BsonBoolean.FALSE).getValue() ? found
-                : new BsonDocument("updatedExisting", BsonBoolean.TRUE).append("n", new BsonInt32(1));
+            return command.getBoolean("remove", BsonBoolean.FALSE).getValue()
+                    ? found
+                    : new BsonDocument("updatedExisting", BsonBoolean.TRUE).append("n", new BsonInt32(1));
         }
-        List<RawBsonDocument> now = command.getBoolean("upsert", BsonBoolean.FALSE).getValue()
-            ? store.find(db, coll, filter, sort, 1) : List.of();
-        BsonDocument none = new BsonDocument("updatedExisting", BsonBoolean.FALSE).append("n", new BsonInt32(now.isEmpty() ? 0 : 1));
+        List<RawBsonDocument> now =
+                command.getBoolean("upsert", BsonBoolean.FALSE).getValue()
+                        ? store.find(db, coll, filter, sort, 1)
+                        : List.of();
+        BsonDocument none = new BsonDocument("updatedExisting", BsonBoolean.FALSE)
+                .append("n", new BsonInt32(now.isEmpty() ? 0 : 1));
         return now.isEmpty() ? none : none.append("upserted", now.get(0).get("_id"));
     }
 
@@ -395,7 +482,8 @@ public final class WriteExecutor {
                     sink.accept(new Change(Operation.REPLACE, target[0], target[1], key(id), after, null, old));
                 }
             }
-            before.forEach((id, old) -> sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
+            before.forEach((id, old) ->
+                    sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
             return reply;
         });
     }
@@ -428,8 +516,14 @@ public final class WriteExecutor {
         BsonDocument reply = store.command(channel, "admin", command);
         if (isOk(reply)) {
             int dot = from.indexOf('.');
-            sink.accept(new Change(Operation.RENAME, from.substring(0, dot), from.substring(dot + 1), null,
-                new BsonDocument("to", new BsonString(to)), null, null));
+            sink.accept(new Change(
+                    Operation.RENAME,
+                    from.substring(0, dot),
+                    from.substring(dot + 1),
+                    null,
+                    new BsonDocument("to", new BsonString(to)),
+                    null,
+                    null));
         }
         return reply;
     }
@@ -438,7 +532,9 @@ public final class WriteExecutor {
         BsonDocument reply = store.command(channel, db, command);
         if (isOk(reply)) {
             BsonDocument replayable = MemberStore.withoutLayerFields(command);
-            String coll = command.get(command.getFirstKey()).isString() ? command.getString(command.getFirstKey()).getValue() : null;
+            String coll = command.get(command.getFirstKey()).isString()
+                    ? command.getString(command.getFirstKey()).getValue()
+                    : null;
             sink.accept(new Change(Operation.COMMAND, db, coll, null, replayable, null, null));
         }
         return reply;
@@ -472,8 +568,9 @@ public final class WriteExecutor {
             return Optional.empty();
         }
         for (BsonValue spec : reply.getDocument("cursor").getArray("firstBatch", new BsonArray())) {
-            if (spec.isDocument() && spec.asDocument().isDocument("key")
-                && new BsonString(name).equals(spec.asDocument().get("name"))) {
+            if (spec.isDocument()
+                    && spec.asDocument().isDocument("key")
+                    && new BsonString(name).equals(spec.asDocument().get("name"))) {
                 return Optional.of(spec.asDocument().getDocument("key"));
             }
         }

@@ -1,5 +1,8 @@
 package io.thermocline.proxy.command;
 
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
@@ -7,10 +10,6 @@ import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
-
-import java.util.EnumSet;
-import java.util.List;
-import java.util.Set;
 
 /**
  * The MongoDB error codes the proxy produces or acts on, each with the {@code codeName} drivers
@@ -56,9 +55,15 @@ public enum MongoError {
     GETMORE_IN_OTHER_SESSION(50738, "Location50738");
 
     /** Errors that mean the member changed role (the SDAM spec's "state change errors"): its tier must be checked again. */
-    private static final Set<MongoError> STATE_CHANGE = EnumSet.of(SHUTDOWN_IN_PROGRESS, PRIMARY_STEPPED_DOWN,
-            NOT_WRITABLE_PRIMARY, INTERRUPTED_AT_SHUTDOWN, INTERRUPTED_DUE_TO_REPL_STATE_CHANGE, NOT_PRIMARY_NO_SECONDARY_OK,
+    private static final Set<MongoError> STATE_CHANGE = EnumSet.of(
+            SHUTDOWN_IN_PROGRESS,
+            PRIMARY_STEPPED_DOWN,
+            NOT_WRITABLE_PRIMARY,
+            INTERRUPTED_AT_SHUTDOWN,
+            INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+            NOT_PRIMARY_NO_SECONDARY_OK,
             NOT_PRIMARY_OR_SECONDARY);
+
     private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
 
     private final int code;
@@ -80,6 +85,11 @@ public enum MongoError {
     /** Whether a server's {@code code} is this error. */
     public boolean is(int serverCode) {
         return serverCode == code;
+    }
+
+    /** The state change error with this code (a member stepped down, is shutting down or recovering), if it is one. */
+    public static java.util.Optional<MongoError> stateChange(int serverCode) {
+        return STATE_CHANGE.stream().filter(e -> e.code == serverCode).findFirst();
     }
 
     public static boolean isStateChange(int serverCode) {

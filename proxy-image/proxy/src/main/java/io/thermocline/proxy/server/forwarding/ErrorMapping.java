@@ -9,13 +9,12 @@ import io.thermocline.proxy.pool.PoolTimeoutException;
 import io.thermocline.proxy.topology.InvalidReadPreference;
 import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
 import io.thermocline.wire.OpMsg;
-import org.bson.RawBsonDocument;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.channels.ClosedChannelException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A request the proxy could not forward gets the error a driver acts on: the code, and the labels
@@ -48,7 +47,8 @@ public final class ErrorMapping {
     }
 
     private static boolean names(String message, TierBackend tier) {
-        return tier.monitor().topology().members().keySet().stream().anyMatch(a -> message.contains(a.getHost() + ":" + a.getPort()));
+        return tier.monitor().topology().members().keySet().stream()
+                .anyMatch(a -> message.contains(a.getHost() + ":" + a.getPort()));
     }
 
     public CompletableFuture<Void> unavailable(Request request, Throwable error) {
@@ -72,33 +72,57 @@ public final class ErrorMapping {
         return reply(command, cause, message -> "a");
     }
 
-    static RawBsonDocument reply(CommandTraits command, Throwable cause, java.util.function.Function<String, String> tierNamed) {
+    static RawBsonDocument reply(
+            CommandTraits command, Throwable cause, java.util.function.Function<String, String> tierNamed) {
         if (cause instanceof BackendUnavailableException b) {
-            return MongoError.HOST_UNREACHABLE.reply(b.getMessage(), backendUnavailableLabels(command, b.requestSent()));
+            return MongoError.HOST_UNREACHABLE.reply(
+                    b.getMessage(), backendUnavailableLabels(command, b.requestSent()));
         }
         if (cause instanceof InvalidReadPreference invalid) {
             return (invalid.kind() == InvalidReadPreference.Kind.MAX_STALENESS_OUT_OF_RANGE
-                    ? MongoError.MAX_STALENESS_OUT_OF_RANGE : MongoError.BAD_VALUE).reply(invalid.getMessage(), List.of());
+                            ? MongoError.MAX_STALENESS_OUT_OF_RANGE
+                            : MongoError.BAD_VALUE)
+                    .reply(invalid.getMessage(), List.of());
         }
         if (cause instanceof UnsatisfiableReadPreference unsatisfiable) {
             return MongoError.FAILED_TO_SATISFY_READ_PREFERENCE.reply(unsatisfiable.getMessage(), List.of());
         }
         if (cause instanceof com.mongodb.MongoTimeoutException || cause instanceof com.mongodb.MongoSocketException) {
-            // the tiered layer's own request to a tier found no member answering (an outage): retryable, as for a forward
-            return MongoError.HOST_UNREACHABLE.reply(tierNamed.apply(cause.getMessage()) + " tier did not answer the Thermocline proxy's "
-                    + command.name() + " (retry later): " + cause.getMessage(), backendUnavailableLabels(command, cause instanceof com.mongodb.MongoSocketException));
+            // the tiered layer's own request to a tier found no member answering (an outage): retryable, as for a
+            // forward
+            return MongoError.HOST_UNREACHABLE.reply(
+                    tierNamed.apply(cause.getMessage()) + " tier did not answer the Thermocline proxy's "
+                            + command.name() + " (retry later): " + cause.getMessage(),
+                    backendUnavailableLabels(command, cause instanceof com.mongodb.MongoSocketException));
+        }
+        if (cause instanceof com.mongodb.MongoServerException server
+                && MongoError.stateChange(server.getCode()).isPresent()) {
+            // the tiered layer's own request met a member that stopped being primary (a failover): the client's
+            // driver retries on the new primary, as it would against the replica set, given the same code and labels
+            return MongoError.stateChange(server.getCode())
+                    .get()
+                    .reply(
+                            tierNamed.apply(cause.getMessage()) + " tier changed primary"
+                                    + " while the Thermocline proxy ran " + command.name() + " (retry): "
+                                    + server.getMessage(),
+                            backendUnavailableLabels(command, true));
         }
         if (cause instanceof PoolTimeoutException t) {
-            return MongoError.HOST_UNREACHABLE.reply(t.getMessage(),
-                    command.inTransaction() && !command.endsTransaction() ? List.of("TransientTransactionError") : List.of());
+            return MongoError.HOST_UNREACHABLE.reply(
+                    t.getMessage(),
+                    command.inTransaction() && !command.endsTransaction()
+                            ? List.of("TransientTransactionError")
+                            : List.of());
         }
         if (cause instanceof io.thermocline.tiering.provenance.Fence.UnreadableFence unreadable) {
             // fail closed with what the operator can act on, not the exception's class
             LOG.error("event=fence_unreadable command={} error=\"{}\"", command.name(), unreadable.getMessage());
-            return MongoError.OPERATION_FAILED.reply(command.name() + " refused by the Thermocline proxy: " + unreadable.getMessage());
+            return MongoError.OPERATION_FAILED.reply(
+                    command.name() + " refused by the Thermocline proxy: " + unreadable.getMessage());
         }
         LOG.warn("event=proxy_error command={} error=\"{}\"", command.name(), cause.toString(), cause);
-        return MongoError.OPERATION_FAILED.reply("the Thermocline proxy failed to forward " + command.name() + ": " + cause);
+        return MongoError.OPERATION_FAILED.reply(
+                "the Thermocline proxy failed to forward " + command.name() + ": " + cause);
     }
 
     /**
@@ -109,7 +133,9 @@ public final class ErrorMapping {
      */
     static List<String> backendUnavailableLabels(CommandTraits command, boolean requestSent) {
         if (command.name().equals("commitTransaction")) {
-            return requestSent ? List.of("RetryableWriteError", "UnknownTransactionCommitResult") : List.of("RetryableWriteError");
+            return requestSent
+                    ? List.of("RetryableWriteError", "UnknownTransactionCommitResult")
+                    : List.of("RetryableWriteError");
         }
         if (command.name().equals("abortTransaction")) {
             return List.of("RetryableWriteError");
