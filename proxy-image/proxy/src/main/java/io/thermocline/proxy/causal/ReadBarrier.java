@@ -110,15 +110,7 @@ public final class ReadBarrier {
             BsonTimestamp trackedPoint,
             BsonTimestamp clientPoint)
             throws InterruptedException {
-        Optional<Duration> down = archiveUnreachableFor.get();
-        if (down.isPresent() && down.get().compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0) {
-            timedOut.increment();
-            throw new BackendUnavailableException(
-                    "the archive tier is unreachable (no member has answered for "
-                            + down.get().toSeconds() + " s) and this " + command
-                            + " needs it: refused at once, not applied; retry later (docs/faults.md)",
-                    false);
-        }
+        refuseWhileArchiveOutOfService(command);
         long deadline = System.nanoTime() + timeout.toNanos();
         BsonTimestamp point;
         boolean probe = mode == ReadConsistency.LINEARIZABLE
@@ -155,6 +147,24 @@ public final class ReadBarrier {
             }
         }
         return through();
+    }
+
+    /**
+     * Refuses at once, retryably, a command that needs the archive while it has been out of service for
+     * {@link TierMonitor#OUTAGE_CONFIRMED}: no member answering, or a primary that answers {@code hello} but leaves reads
+     * unanswered (docs/faults.md).
+     */
+    public void refuseWhileArchiveOutOfService(String command) {
+        Optional<Duration> down = archiveUnreachableFor.get();
+        if (down.isPresent() && down.get().compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0) {
+            timedOut.increment();
+            throw new BackendUnavailableException(
+                    "the archive tier is unreachable or stalled (no member has answered, or its"
+                            + " primary has left a read unanswered, for "
+                            + down.get().toSeconds() + " s) and this " + command
+                            + " needs it: refused at once, not applied; retry later (docs/faults.md)",
+                    false);
+        }
     }
 
     /**

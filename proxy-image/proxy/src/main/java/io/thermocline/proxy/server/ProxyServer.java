@@ -35,10 +35,6 @@ import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
-import org.bson.types.ObjectId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -53,6 +49,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.bson.types.ObjectId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The MongoDB-wire proxy: accepts client connections, answers the handshake as a mongos and
@@ -69,6 +68,9 @@ public final class ProxyServer implements AutoCloseable {
     private final CommandDispatcher dispatcher;
     private final Hello hello;
     private final TieredRouting tiered;
+    /** How often the archive's primary is asked a read to tell a stalled archive from a serving one. */
+    static final java.time.Duration SERVING_PROBE_INTERVAL = java.time.Duration.ofMillis(500);
+
     private final Fleet fleet;
     private final ProxySecurity security;
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
@@ -100,7 +102,10 @@ public final class ProxyServer implements AutoCloseable {
                     + " action=\"mount the cluster secret and set fleet.secretFile to link the replicas; until then getMore"
                     + " of another replica's cursor gets CursorNotFound and budgets are divided by fleet.replicas\"");
         }
-        return new ProxyServer(settings, TieredProxy.routing(config, settings.instanceId(), options).orElse(null), security);
+        return new ProxyServer(
+                settings,
+                TieredProxy.routing(config, settings.instanceId(), options).orElse(null),
+                security);
     }
 
     /**
@@ -121,23 +126,45 @@ public final class ProxyServer implements AutoCloseable {
         if (tiered != null) {
             tiered.countIn(metrics.registry());
         }
-        this.group = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                new DefaultThreadFactory("thermocline-proxy"), transport.ioHandler());
+        this.group = new MultiThreadIoEventLoopGroup(
+                Math.max(2, Runtime.getRuntime().availableProcessors()),
+                new DefaultThreadFactory("thermocline-proxy"),
+                transport.ioHandler());
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
-        // Each tier's own connector: TLS as tls.tierCaFile or its URI asks (a URI with tls=true is never reached in plain text).
-        this.backends = new Backends(tierBackend(Tier.ARCHIVE, settings.archive(), connector(settings, settings.archive())),
-                settings.fast() == null ? null : tierBackend(Tier.FAST, settings.fast(), connector(settings, settings.fast())),
+        // Each tier's own connector: TLS as tls.tierCaFile or its URI asks (a URI with tls=true is never reached in
+        // plain text).
+        this.backends = new Backends(
+                tierBackend(Tier.ARCHIVE, settings.archive(), connector(settings, settings.archive())),
+                settings.fast() == null
+                        ? null
+                        : tierBackend(Tier.FAST, settings.fast(), connector(settings, settings.fast())),
                 settings.primaryWaitTimeout());
         if (tiered != null) {
             tiered.followArchive(backends.archive().monitor()::topology);
-            tiered.readBarrierFailsFastWhileArchiveDown(backends.archive().monitor()::unreachableFor);
+            tiered.readBarrierFailsFastWhileArchiveDown(backends.archive()::outOfServiceFor);
+            // a point count that finds nothing, on a tiered collection the data plane reads anyway: a stalled archive
+            // (hello answered, commands not) then refuses archive-routed reads fast instead of holding each one
+            tiered.table().policies().values().stream()
+                    .findFirst()
+                    .ifPresent(p -> backends.archive()
+                            .probeServing(
+                                    new org.bson.BsonDocument("count", new org.bson.BsonString(p.collection()))
+                                            .append(
+                                                    "query",
+                                                    new org.bson.BsonDocument(
+                                                            "_id",
+                                                            new org.bson.BsonString("thermocline-serving-probe")))
+                                            .append("limit", new org.bson.BsonInt32(1))
+                                            .append("$db", new org.bson.BsonString(p.database())),
+                                    SERVING_PROBE_INTERVAL));
         }
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
         this.fleet = settings.fleet() == null ? null : fleet(settings);
         Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
-        this.hello = new Hello(handshake, backends, settings.maxMessageSizeBytes(), this::isDraining, metrics, security);
-        this.dispatcher = new CommandDispatcher(this, backends, hello, cursors, tiered, metrics,
-                fleet == null ? CursorPeers.NONE : fleet);
+        this.hello =
+                new Hello(handshake, backends, settings.maxMessageSizeBytes(), this::isDraining, metrics, security);
+        this.dispatcher = new CommandDispatcher(
+                this, backends, hello, cursors, tiered, metrics, fleet == null ? CursorPeers.NONE : fleet);
         metrics.inFlightFrom(inFlight::get);
     }
 
@@ -155,9 +182,17 @@ public final class ProxyServer implements AutoCloseable {
 
     /** The peer link and budget division; the link has its own connector, since peers speak plain TCP inside the cluster. */
     private Fleet fleet(ProxySettings settings) {
-        BackendConnector peers = new BackendConnector(group, transport.socketChannel(), 48_000_000, settings.connectTimeout());
-        Fleet f = new Fleet(settings.instanceId(), settings.fleet(), ClusterSecret.read(settings.fleet().secretFile()), group,
-                transport.serverChannel(), peers, settings.heartbeatInterval(), settings.poolWaitTimeout());
+        BackendConnector peers =
+                new BackendConnector(group, transport.socketChannel(), 48_000_000, settings.connectTimeout());
+        Fleet f = new Fleet(
+                settings.instanceId(),
+                settings.fleet(),
+                ClusterSecret.read(settings.fleet().secretFile()),
+                group,
+                transport.serverChannel(),
+                peers,
+                settings.heartbeatInterval(),
+                settings.poolWaitTimeout());
         f.divide(backends.archive(), settings.archive().budget());
         if (backends.fast() != null) {
             f.divide(backends.fast(), settings.fast().budget());
@@ -171,8 +206,16 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     private TierBackend tierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector) {
-        return new TierBackend(tier, endpoint.uri(), endpoint.poolSize(), connector, group, settings.heartbeatInterval(),
-                settings.poolWaitTimeout(), metrics, backendCompressors(endpoint));
+        return new TierBackend(
+                tier,
+                endpoint.uri(),
+                endpoint.poolSize(),
+                connector,
+                group,
+                settings.heartbeatInterval(),
+                settings.poolWaitTimeout(),
+                metrics,
+                backendCompressors(endpoint));
     }
 
     /** A stable serviceId per instance id, so load-balanced drivers can tell fleet members apart. */
@@ -194,7 +237,9 @@ public final class ProxyServer implements AutoCloseable {
         if (fleet != null) {
             fleet.start(dispatcher::fromPeer);
         }
-        ServerBootstrap bootstrap = new ServerBootstrap().group(group).channel(transport.serverChannel())
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(group)
+                .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
@@ -205,7 +250,10 @@ public final class ProxyServer implements AutoCloseable {
                     }
                 });
         try {
-            serverChannel = bootstrap.bind(settings.listenHost(), settings.port()).sync().channel();
+            serverChannel = bootstrap
+                    .bind(settings.listenHost(), settings.port())
+                    .sync()
+                    .channel();
         } catch (Exception e) {
             if (CannotListen.isBindFailure(e)) {
                 throw new CannotListen("MongoDB clients", settings.listenHost(), settings.port(), e);
@@ -213,17 +261,25 @@ public final class ProxyServer implements AutoCloseable {
             throw e;
         }
         // Members time idle cursors out after 10 minutes by default; the proxy forgets them after 30.
-        group.scheduleAtFixedRate(() -> dispatcher.sweepIdleCursors(CursorRegistry.IDLE_TIMEOUT), 1, 1, TimeUnit.MINUTES);
+        group.scheduleAtFixedRate(
+                () -> dispatcher.sweepIdleCursors(CursorRegistry.IDLE_TIMEOUT), 1, 1, TimeUnit.MINUTES);
         if (settings.httpPort() >= 0) {
             try {
-                http = new HttpEndpoint(settings.httpHost(), settings.httpPort(), metrics, () -> Readiness.YES, this::readiness);
+                http = new HttpEndpoint(
+                        settings.httpHost(), settings.httpPort(), metrics, () -> Readiness.YES, this::readiness);
             } catch (IOException e) {
                 throw new CannotListen("HTTP: /metrics and /health", settings.httpHost(), settings.httpPort(), e);
             }
         }
-        LOG.info("event=proxy_started transport={} listen={} http={} archive={} fast={} instance={} security=\"{}\"", transport.name(), address(),
-                http == null ? "off" : settings.httpHost() + ":" + http.port(), settings.archive().uri().getHosts(),
-                settings.fast() == null ? "none" : settings.fast().uri().getHosts(), settings.instanceId(), security);
+        LOG.info(
+                "event=proxy_started transport={} listen={} http={} archive={} fast={} instance={} security=\"{}\"",
+                transport.name(),
+                address(),
+                http == null ? "off" : settings.httpHost() + ":" + http.port(),
+                settings.archive().uri().getHosts(),
+                settings.fast() == null ? "none" : settings.fast().uri().getHosts(),
+                settings.instanceId(),
+                security);
         return this;
     }
 
@@ -235,7 +291,8 @@ public final class ProxyServer implements AutoCloseable {
     void installClientPipeline(ChannelPipeline pipeline, RequestHandler requests) {
         security.tls().install(pipeline);
         ClientConnection client = new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello);
-        // before a login (auth required), a message and what it inflates to stay small: see ClientConnection.messageSizeLimit
+        // before a login (auth required), a message and what it inflates to stay small: see
+        // ClientConnection.messageSizeLimit
         WireFrameDecoder frames = new WireFrameDecoder(client::messageSizeLimit);
         client.framedBy(frames);
         pipeline.addLast("frames", frames);
@@ -244,15 +301,22 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     private BackendConnector connector(ProxySettings settings, ProxySettings.TierEndpoint endpoint) {
-        return new BackendConnector(group, transport.socketChannel(), Math.max(settings.maxMessageSizeBytes(), 48_000_000),
-                settings.connectTimeout(), security.tierTls().forTier(endpoint.uri()));
+        return new BackendConnector(
+                group,
+                transport.socketChannel(),
+                Math.max(settings.maxMessageSizeBytes(), 48_000_000),
+                settings.connectTimeout(),
+                security.tierTls().forTier(endpoint.uri()));
     }
 
     /** A tier URI asking for TLS without tls.tierCaFile is reached over TLS trusting the system store: say so at start. */
     private void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
-        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled()) && !security.tierTls().enabled()) {
-            LOG.info("event=tier_tls field={} trust=system problem=\"tls=true without tls.tierCaFile: TLS trusting the JDK's system"
-                    + " trust store; set tls.tierCaFile to trust only the tiers' CA\"", field);
+        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled())
+                && !security.tierTls().enabled()) {
+            LOG.info(
+                    "event=tier_tls field={} trust=system problem=\"tls=true without tls.tierCaFile: TLS trusting the JDK's system"
+                            + " trust store; set tls.tierCaFile to trust only the tiers' CA\"",
+                    field);
         }
     }
 
@@ -311,7 +375,10 @@ public final class ProxyServer implements AutoCloseable {
         if (acceptedClients.incrementAndGet() > settings.maxClientConnections()) {
             acceptedClients.decrementAndGet();
             metrics.clientRejected();
-            LOG.warn("event=client_rejected remote={} limit={}", client.channel().remoteAddress(), settings.maxClientConnections());
+            LOG.warn(
+                    "event=client_rejected remote={} limit={}",
+                    client.channel().remoteAddress(),
+                    settings.maxClientConnections());
             client.channel().eventLoop().schedule(() -> client.channel().close(), 10, TimeUnit.SECONDS);
             return false;
         }
@@ -333,6 +400,11 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /** How many clients' awaitable hellos (streaming monitors) wait for this proxy's topology to change now. */
+    /** How long the archive has been out of service for requests that need it (unreachable, or stalling its reads). */
+    public java.util.Optional<java.time.Duration> archiveOutOfServiceFor() {
+        return backends.archive().outOfServiceFor();
+    }
+
     public int awaitableHellosWaiting() {
         return hello.waiting();
     }
@@ -346,25 +418,35 @@ public final class ProxyServer implements AutoCloseable {
             return new Readiness(false, "writes refused: " + refusing.get());
         }
         if (backends.archive().monitor().topology().primary() == null) {
-            if (tiered != null && backends.fast() != null && backends.fast().monitor().topology().primary() != null) {
-                // taking every replica out of service would stop the hot data too: stay ready, and say it (docs/faults.md)
-                return new Readiness(true, "degraded: no primary known for the archive tier; serving what the fast tier proves, "
-                        + "refusing the rest retryably");
+            if (tiered != null
+                    && backends.fast() != null
+                    && backends.fast().monitor().topology().primary() != null) {
+                // taking every replica out of service would stop the hot data too: stay ready, and say it
+                // (docs/faults.md)
+                return new Readiness(
+                        true,
+                        "degraded: no primary known for the archive tier; serving what the fast tier proves, "
+                                + "refusing the rest retryably");
             }
             return new Readiness(false, "no primary known for the archive tier");
         }
         if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
             return new Readiness(false, "no primary known for the fast tier");
         }
-        // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so not ready
-        for (TierBackend tier : backends.fast() == null ? List.of(backends.archive()) : List.of(backends.archive(), backends.fast())) {
+        // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so not
+        // ready
+        for (TierBackend tier :
+                backends.fast() == null ? List.of(backends.archive()) : List.of(backends.archive(), backends.fast())) {
             tier.probeLogin(Duration.ofSeconds(2));
             Optional<String> refused = tier.login().refusal();
             if (refused.isPresent()) {
-                return new Readiness(false, "the " + tier.tier().label() + " tier refused the proxy's login: " + refused.get());
+                return new Readiness(
+                        false, "the " + tier.tier().label() + " tier refused the proxy's login: " + refused.get());
             }
             if (!tier.login().succeeded()) {
-                return new Readiness(false, "the proxy has not logged in to the " + tier.tier().label() + " tier yet");
+                return new Readiness(
+                        false,
+                        "the proxy has not logged in to the " + tier.tier().label() + " tier yet");
             }
         }
         return new Readiness(true, "");

@@ -156,6 +156,7 @@ public final class CausalTiers {
 
     /** Runs on the archive; {@code through}: the fast-tier time through which the archive holds every write, or null. */
     private RawBsonDocument archive(Exchange x, OpMsg msg, BsonTimestamp through) {
+        barrier.refuseWhileArchiveOutOfService(x.traits().name()); // reads that skipped the barrier too
         RawBsonDocument reply = x.call().call(Tier.ARCHIVE, msg).join();
         if (through == null) {
             return reply;

@@ -13,13 +13,12 @@ import io.thermocline.proxy.topology.MemberRole;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierMonitor;
 import io.thermocline.wire.Compressor;
-import org.bson.BsonDocument;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.bson.BsonDocument;
 
 /** One tier as the proxy uses it: its topology monitor, a pool per member, its cluster clock. */
 public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
@@ -35,11 +34,22 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     private final List<Compressor> compressors;
     /** The data plane's own login to this tier, from the credentials in its connection string (issue 15). */
     private final TierLogin login;
+
     private final AtomicLong lastLoginProbe = new AtomicLong();
     private volatile boolean closed;
+    /** Asks the primary a read now and then to tell a stalled tier from a serving one; none until {@link #probeServing}. */
+    private volatile io.thermocline.proxy.topology.ServingProbe serving;
 
-    public TierBackend(Tier tier, ConnectionString uri, int poolSize, BackendConnector connector, EventLoopGroup group,
-                       Duration heartbeat, Duration poolWait, ProxyMetrics metrics, List<Compressor> compressors) {
+    public TierBackend(
+            Tier tier,
+            ConnectionString uri,
+            int poolSize,
+            BackendConnector connector,
+            EventLoopGroup group,
+            Duration heartbeat,
+            Duration poolWait,
+            ProxyMetrics metrics,
+            List<Compressor> compressors) {
         this.tier = tier;
         this.compressors = compressors;
         this.poolSize = poolSize;
@@ -48,8 +58,15 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         this.poolWait = poolWait;
         this.metrics = metrics;
         this.login = TierLogin.of(uri.getCredential(), "tiers." + tier.label() + ".uri");
-        this.monitor = new TierMonitor(tier, uri, connector, group, heartbeat, TierMonitor.defaultOptimeInterval(heartbeat),
-                c -> login.login(c, connector.connectTimeout()), this);
+        this.monitor = new TierMonitor(
+                tier,
+                uri,
+                connector,
+                group,
+                heartbeat,
+                TierMonitor.defaultOptimeInterval(heartbeat),
+                c -> login.login(c, connector.connectTimeout()),
+                this);
         metrics.primaryKnown(tier, false);
     }
 
@@ -74,15 +91,43 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         ServerAddress primary = monitor.topology().primary();
         long now = System.nanoTime();
         long last = lastLoginProbe.get();
-        if (!login.needed() || login.succeeded() || primary == null || (last != 0 && now - last < every.toNanos())
+        if (!login.needed()
+                || login.succeeded()
+                || primary == null
+                || (last != 0 && now - last < every.toNanos())
                 || !lastLoginProbe.compareAndSet(last, now)) {
             return;
         }
-        connector.connect(primary, 0).thenCompose(c -> login.login(c, connector.connectTimeout()).whenComplete((v, e) -> c.close()));
+        connector
+                .connect(primary, 0)
+                .thenCompose(c -> login.login(c, connector.connectTimeout()).whenComplete((v, e) -> c.close()));
     }
 
     public TierMonitor monitor() {
         return monitor;
+    }
+
+    /** From now on asks the primary {@code read} every {@code every} ({@link io.thermocline.proxy.topology.ServingProbe}). */
+    public synchronized void probeServing(BsonDocument read, Duration every) {
+        if (serving == null && !closed) {
+            serving = new io.thermocline.proxy.topology.ServingProbe(
+                            monitor, connector, group, c -> login.login(c, connector.connectTimeout()), read, every)
+                    .start();
+        }
+    }
+
+    /**
+     * How long this tier has been out of service for requests that need it: no member answering ({@link
+     * TierMonitor#unreachableFor}) or a primary that answers hello but leaves a read unanswered (once probed).
+     */
+    public java.util.Optional<Duration> outOfServiceFor() {
+        java.util.Optional<Duration> down = monitor.unreachableFor();
+        io.thermocline.proxy.topology.ServingProbe probe = serving;
+        java.util.Optional<Duration> stalled = probe == null ? java.util.Optional.empty() : probe.stalledFor();
+        if (down.isEmpty()) {
+            return stalled;
+        }
+        return stalled.isPresent() && stalled.get().compareTo(down.get()) > 0 ? stalled : down;
     }
 
     public ClusterClock clock() {
@@ -91,7 +136,8 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
 
     public MemberPool pool(ServerAddress member) {
         MemberPool pool = pools.computeIfAbsent(member, m -> {
-            MemberPool p = new MemberPool(tier, m, Math.max(1, poolSize), poolWait, connector, group.next(), metrics, compressors, login);
+            MemberPool p = new MemberPool(
+                    tier, m, Math.max(1, poolSize), poolWait, connector, group.next(), metrics, compressors, login);
             if (closed) {
                 p.close();
             }
@@ -147,8 +193,11 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         closed = true;
+        if (serving != null) {
+            serving.close();
+        }
         monitor.close();
         pools.values().forEach(MemberPool::close);
     }

@@ -1,0 +1,154 @@
+package io.thermocline.proxy.topology;
+
+import com.mongodb.ServerAddress;
+import io.netty.channel.EventLoopGroup;
+import io.thermocline.proxy.backend.BackendConnection;
+import io.thermocline.proxy.backend.BackendConnector;
+import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.bson.BsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tells a tier that answers {@code hello} but stalls its commands (a stalled disk, a stuck primary, a long pause)
+ * from one that serves. Every {@code interval} the primary is asked a real read ({@code read}: a point lookup that
+ * finds nothing) on a logged-in connection of its own, one at a time. A read unanswered for
+ * {@link TierMonitor#OUTAGE_CONFIRMED} makes the tier stalled since it was sent, until one is answered: requests that
+ * need the tier then fail fast and retryably instead of each waiting out its own deadline (docs/faults.md). Any reply
+ * counts as an answer, an error too: the command path answered. A connection that fails gives no verdict (the
+ * monitor's {@code hello} tells an unreachable tier).
+ */
+public final class ServingProbe implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ServingProbe.class);
+
+    private final TierMonitor monitor;
+    private final BackendConnector connector;
+    private final EventLoopGroup group;
+    private final Function<BackendConnection, CompletableFuture<Void>> login;
+    private final BsonDocument read;
+    private final Duration interval;
+    /** {@link System#nanoTime} when the read in flight was sent (0: none in flight). */
+    private volatile long sentAt;
+    /** Whether the tier was reported stalled (for the log line when it serves again). */
+    private volatile boolean reportedStalled;
+
+    private volatile boolean closed;
+    private volatile BackendConnection connection;
+    private volatile ScheduledFuture<?> next;
+
+    public ServingProbe(
+            TierMonitor monitor,
+            BackendConnector connector,
+            EventLoopGroup group,
+            Function<BackendConnection, CompletableFuture<Void>> login,
+            BsonDocument read,
+            Duration interval) {
+        this.monitor = monitor;
+        this.connector = connector;
+        this.group = group;
+        this.login = login;
+        this.read = read;
+        this.interval = interval;
+    }
+
+    public ServingProbe start() {
+        schedule();
+        return this;
+    }
+
+    /** How long the tier's primary has left a read unanswered, once that is {@link TierMonitor#OUTAGE_CONFIRMED} or more. */
+    public Optional<Duration> stalledFor() {
+        long sent = sentAt;
+        if (sent == 0) {
+            return Optional.empty();
+        }
+        Duration waited = Duration.ofNanos(System.nanoTime() - sent);
+        return waited.compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0 ? Optional.of(waited) : Optional.empty();
+    }
+
+    private void schedule() {
+        if (!closed) {
+            next = group.schedule(this::probe, interval.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void probe() {
+        if (closed) {
+            return;
+        }
+        Optional<Duration> stalled = stalledFor();
+        if (stalled.isPresent() && !reportedStalled) {
+            reportedStalled = true;
+            LOG.warn(
+                    "event=tier_stalled tier={} waited_ms={} action=refuse_requests_needing_it hint=\"the primary answers hello"
+                            + " but has not answered a read: check its disk and locks\"",
+                    monitor.tier().label(),
+                    stalled.get().toMillis());
+        }
+        var primary = monitor.topology().primaryAddress();
+        if (sentAt != 0 || primary.isEmpty()) {
+            schedule(); // one read at a time: the one in flight decides
+            return;
+        }
+        BackendConnection c = connection;
+        CompletableFuture<BackendConnection> conn =
+                c != null && c.isOpen() && c.address().equals(primary.get())
+                        ? CompletableFuture.completedFuture(c)
+                        : open(primary.get());
+        long sent = System.nanoTime();
+        sentAt = sent;
+        conn.thenCompose(open -> open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), read), null))
+                .whenComplete((reply, error) -> {
+                    if (error != null) {
+                        drop();
+                    } else if (reportedStalled) {
+                        reportedStalled = false;
+                        LOG.info(
+                                "event=tier_serving tier={} stalled_ms={}",
+                                monitor.tier().label(),
+                                Duration.ofNanos(System.nanoTime() - sent).toMillis());
+                    }
+                    sentAt = 0;
+                });
+        schedule();
+    }
+
+    private CompletableFuture<BackendConnection> open(ServerAddress primary) {
+        drop();
+        return connector
+                .connect(primary, 0)
+                .thenCompose(c -> login.apply(c).handle((v, e) -> {
+                    if (e != null) {
+                        c.close();
+                        throw new CompletionException(e);
+                    }
+                    connection = c;
+                    return c;
+                }));
+    }
+
+    private void drop() {
+        BackendConnection c = connection;
+        connection = null;
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        ScheduledFuture<?> n = next;
+        if (n != null) {
+            n.cancel(false);
+        }
+        drop();
+    }
+}
