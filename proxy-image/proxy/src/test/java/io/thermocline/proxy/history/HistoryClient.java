@@ -66,8 +66,14 @@ final class HistoryClient {
     private final boolean duplicateInserts;
     private final boolean retrySwitchRefusals;
 
-    HistoryClient(int process, ClientSession session, MongoCollection<BsonDocument> orders, History history, Keys keys,
-                  Random random, boolean duplicateInserts) {
+    HistoryClient(
+            int process,
+            ClientSession session,
+            MongoCollection<BsonDocument> orders,
+            History history,
+            Keys keys,
+            Random random,
+            boolean duplicateInserts) {
         this(process, session, orders, history, keys, random, duplicateInserts, false);
     }
 
@@ -76,8 +82,15 @@ final class HistoryClient {
      *                            retry), as an application does; it is recorded as one operation, acknowledged only if
      *                            an attempt succeeded
      */
-    HistoryClient(int process, ClientSession session, MongoCollection<BsonDocument> orders, History history, Keys keys,
-                  Random random, boolean duplicateInserts, boolean retrySwitchRefusals) {
+    HistoryClient(
+            int process,
+            ClientSession session,
+            MongoCollection<BsonDocument> orders,
+            History history,
+            Keys keys,
+            Random random,
+            boolean duplicateInserts,
+            boolean retrySwitchRefusals) {
         this.retrySwitchRefusals = retrySwitchRefusals;
         this.process = process;
         this.session = session;
@@ -90,20 +103,27 @@ final class HistoryClient {
 
     /** Runs and records one operation, retrying a mode-switch refusal for up to 10 s if so configured. */
     private void record(Call call, Callable<Outcome> action) {
-        history.run(process, sessionId(), call, retrySwitchRefusals ? () -> {
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (true) {
-                try {
-                    return action.call();
-                } catch (MongoException e) {
-                    if (!refusedWhileSwitching(e) || System.nanoTime() > deadline) {
-                        throw e;
-                    }
-                    switchRefusals.incrementAndGet();
-                    Thread.sleep(20);
-                }
-            }
-        } : action);
+        history.run(
+                process,
+                sessionId(),
+                call,
+                retrySwitchRefusals
+                        ? () -> {
+                            long deadline = System.nanoTime() + 10_000_000_000L;
+                            while (true) {
+                                try {
+                                    return action.call();
+                                } catch (MongoException e) {
+                                    if (!(refusedWhileSwitching(e) || (!call.isWrite() && readRefusedWhileSwitching(e)))
+                                            || System.nanoTime() > deadline) {
+                                        throw e;
+                                    }
+                                    switchRefusals.incrementAndGet();
+                                    Thread.sleep(20);
+                                }
+                            }
+                        }
+                        : action);
     }
 
     /** Refusals retried by the clients that retry them (all clients of a run). */
@@ -111,7 +131,14 @@ final class HistoryClient {
 
     /** The proxy's retryable refusal while the fleet switches mode (ExceededTimeLimit 262, RetryableWriteError). */
     static boolean refusedWhileSwitching(MongoException e) {
-        return e.getCode() == 262 && e.hasErrorLabel("RetryableWriteError") && String.valueOf(e.getMessage()).contains("Thermocline");
+        return e.getCode() == 262
+                && e.hasErrorLabel("RetryableWriteError")
+                && String.valueOf(e.getMessage()).contains("Thermocline");
+    }
+
+    /** A read the proxy refused while the fleet is held for a restore (ExceededTimeLimit 262, no label: a read is not applied). */
+    static boolean readRefusedWhileSwitching(MongoException e) {
+        return e.getCode() == 262 && String.valueOf(e.getMessage()).contains("Thermocline");
     }
 
     private int sessionId() {
@@ -173,7 +200,11 @@ final class HistoryClient {
             // a batch around an existing key: one database inserts the others and refuses that one with E11000
             int first = keys.nextKey.getAndIncrement();
             int last = keys.nextKey.getAndIncrement();
-            insert(List.of(keys.version(first, random), keys.version(keys.pick(random), random), keys.version(last, random)),
+            insert(
+                    List.of(
+                            keys.version(first, random),
+                            keys.version(keys.pick(random), random),
+                            keys.version(last, random)),
                     random.nextBoolean());
             keys.used(first);
             keys.used(last);
@@ -220,27 +251,36 @@ final class HistoryClient {
                 }
                 throw e;
             } catch (MongoBulkWriteException e) {
-                if (e.getWriteConcernError() != null || e.getWriteErrors().stream().anyMatch(error -> error.getCode() != 11000)) {
+                if (e.getWriteConcernError() != null
+                        || e.getWriteErrors().stream().anyMatch(error -> error.getCode() != 11000)) {
                     throw e;
                 }
-                return new Outcome.Written(e.getWriteResult().getInsertedCount(),
-                        e.getWriteErrors().stream().map(BulkWriteError::getIndex).collect(Collectors.toSet()));
+                return new Outcome.Written(
+                        e.getWriteResult().getInsertedCount(),
+                        e.getWriteErrors().stream()
+                                .map(BulkWriteError::getIndex)
+                                .collect(Collectors.toSet()));
             }
         });
     }
 
     private void update(Doc doc) {
         Bson filter = Filters.eq("_id", doc.key());
-        Bson update = Updates.combine(Updates.set("value", doc.value()), Updates.set(TieredFleet.POLICY.ageField(), new BsonDateTime(doc.age())));
+        Bson update = Updates.combine(
+                Updates.set("value", doc.value()),
+                Updates.set(TieredFleet.POLICY.ageField(), new BsonDateTime(doc.age())));
         record(new Call.Update(doc), () -> {
-            UpdateResult result = session == null ? orders.updateOne(filter, update) : orders.updateOne(session, filter, update);
+            UpdateResult result =
+                    session == null ? orders.updateOne(filter, update) : orders.updateOne(session, filter, update);
             return Outcome.Written.of(result.getMatchedCount());
         });
     }
 
     private void delete(int key) {
         record(new Call.Delete(key), () -> {
-            DeleteResult result = session == null ? orders.deleteOne(Filters.eq("_id", key)) : orders.deleteOne(session, Filters.eq("_id", key));
+            DeleteResult result = session == null
+                    ? orders.deleteOne(Filters.eq("_id", key))
+                    : orders.deleteOne(session, Filters.eq("_id", key));
             return Outcome.Written.of(result.getDeletedCount());
         });
     }
@@ -254,8 +294,12 @@ final class HistoryClient {
     }
 
     private void count(Filter filter) {
-        record(new Call.Count(filter), () -> new Outcome.Counted(
-                session == null ? orders.countDocuments(bson(filter)) : orders.countDocuments(session, bson(filter))));
+        record(
+                new Call.Count(filter),
+                () -> new Outcome.Counted(
+                        session == null
+                                ? orders.countDocuments(bson(filter))
+                                : orders.countDocuments(session, bson(filter))));
     }
 
     private FindIterable<BsonDocument> find(Bson filter) {
@@ -281,16 +325,23 @@ final class HistoryClient {
     }
 
     static BsonDocument bson(Doc doc) {
-        return new BsonDocument("_id", new BsonInt32(doc.key())).append(TieredFleet.POLICY.ageField(), new BsonDateTime(doc.age()))
-                .append("value", new BsonInt64(doc.value())).append("bucket", new BsonInt32(doc.bucket()));
+        return new BsonDocument("_id", new BsonInt32(doc.key()))
+                .append(TieredFleet.POLICY.ageField(), new BsonDateTime(doc.age()))
+                .append("value", new BsonInt64(doc.value()))
+                .append("bucket", new BsonInt32(doc.bucket()));
     }
 
     /** The document as read; one missing a field or of another type gets value -1, which no write wrote. */
     static Doc doc(BsonDocument document) {
-        int key = document.get("_id") != null && document.get("_id").isInt32() ? document.getInt32("_id").getValue() : -1;
+        int key = document.get("_id") != null && document.get("_id").isInt32()
+                ? document.getInt32("_id").getValue()
+                : -1;
         try {
-            return new Doc(key, document.getInt64("value").getValue(),
-                    document.getDateTime(TieredFleet.POLICY.ageField()).getValue(), document.getInt32("bucket").getValue());
+            return new Doc(
+                    key,
+                    document.getInt64("value").getValue(),
+                    document.getDateTime(TieredFleet.POLICY.ageField()).getValue(),
+                    document.getInt32("bucket").getValue());
         } catch (RuntimeException e) {
             return new Doc(key, -1, 0, -1);
         }
