@@ -73,6 +73,10 @@ class TierTlsTest {
                             "archive tier",
                             "TLS handshake failed: certificate rejected: ",
                             "unable to find valid certification path");
+            // issue 41 item 4: /health/ready names the cause too (the operator carries it into ProxyReady)
+            assertThat(p.proxy.readiness().ready()).isFalse();
+            assertThat(p.proxy.readiness().reason())
+                    .contains("no primary known for the archive tier", "TLS handshake failed: certificate rejected: ");
         }
         X509Bundle ca = ca("tier-ca");
         Path caFile = Files.writeString(dir.resolve("ca.crt"), ca.getRootCertificatePEM());

@@ -428,10 +428,19 @@ public final class ProxyServer implements AutoCloseable {
                         "degraded: no primary known for the archive tier; serving what the fast tier proves, "
                                 + "refusing the rest retryably");
             }
-            return new Readiness(false, "no primary known for the archive tier");
+            // the members' errors are the cause a person acts on (a rejected certificate, a refused connection): the
+            // operator
+            // carries this text into its ProxyReady condition
+            return new Readiness(
+                    false,
+                    "no primary known for the archive tier ("
+                            + backends.archive().monitor().describeProblems() + ")");
         }
         if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
-            return new Readiness(false, "no primary known for the fast tier");
+            return new Readiness(
+                    false,
+                    "no primary known for the fast tier ("
+                            + backends.fast().monitor().describeProblems() + ")");
         }
         // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so not
         // ready

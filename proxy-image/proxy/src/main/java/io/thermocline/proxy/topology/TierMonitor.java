@@ -8,15 +8,6 @@ import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.wire.OpMsg;
-import org.bson.BsonDocument;
-import org.bson.BsonInt32;
-import org.bson.BsonString;
-import org.bson.BsonTimestamp;
-import org.bson.BsonValue;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.slf4j.event.Level;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,6 +22,14 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Watches one tier's replica set: polls {@code hello} on every member over the monitor's own
@@ -81,9 +80,21 @@ public final class TierMonitor implements AutoCloseable {
     /** How long a request waits for a primary of a tier that is down (a check requested meanwhile finds one back). */
     static final Duration OUTAGE_WAIT = Duration.ofSeconds(1);
 
-    public TierMonitor(Tier tier, ConnectionString uri, BackendConnector connector, EventLoopGroup group,
-                       Duration heartbeat, Listener listener) {
-        this(tier, uri, connector, group, heartbeat, defaultOptimeInterval(heartbeat), c -> CompletableFuture.completedFuture(null),
+    public TierMonitor(
+            Tier tier,
+            ConnectionString uri,
+            BackendConnector connector,
+            EventLoopGroup group,
+            Duration heartbeat,
+            Listener listener) {
+        this(
+                tier,
+                uri,
+                connector,
+                group,
+                heartbeat,
+                defaultOptimeInterval(heartbeat),
+                c -> CompletableFuture.completedFuture(null),
                 listener);
     }
 
@@ -91,8 +102,15 @@ public final class TierMonitor implements AutoCloseable {
      * {@code optimeInterval}: how often the primary is asked for every member's optime ({@code replSetGetStatus});
      * {@code login}: the tier's login on the monitor's connection for it (hello needs none, replSetGetStatus does).
      */
-    public TierMonitor(Tier tier, ConnectionString uri, BackendConnector connector, EventLoopGroup group, Duration heartbeat,
-                       Duration optimeInterval, Function<BackendConnection, CompletableFuture<Void>> login, Listener listener) {
+    public TierMonitor(
+            Tier tier,
+            ConnectionString uri,
+            BackendConnector connector,
+            EventLoopGroup group,
+            Duration heartbeat,
+            Duration optimeInterval,
+            Function<BackendConnection, CompletableFuture<Void>> login,
+            Listener listener) {
         this.optimeInterval = optimeInterval;
         this.login = login;
         this.tier = tier;
@@ -178,7 +196,8 @@ public final class TierMonitor implements AutoCloseable {
      * (retryable writes and reads) lands on the new primary instead of the dead one, as behind a mongos.
      */
     public CompletableFuture<ServerAddress> awaitPrimaryOtherThan(ServerAddress failed, Duration timeout) {
-        return awaitChoice(t -> t.primaryAddress().filter(p -> !p.equals(failed)), timeout).thenApply(p -> p.orElse(null));
+        return awaitChoice(t -> t.primaryAddress().filter(p -> !p.equals(failed)), timeout)
+                .thenApply(p -> p.orElse(null));
     }
 
     /**
@@ -220,7 +239,9 @@ public final class TierMonitor implements AutoCloseable {
      * retryably instead of each spending the selection timeout (docs/faults.md).
      */
     static Duration primaryWait(Duration timeout, Optional<Duration> unreachableFor) {
-        if (unreachableFor.isPresent() && unreachableFor.get().compareTo(OUTAGE_CONFIRMED) >= 0 && timeout.compareTo(OUTAGE_WAIT) > 0) {
+        if (unreachableFor.isPresent()
+                && unreachableFor.get().compareTo(OUTAGE_CONFIRMED) >= 0
+                && timeout.compareTo(OUTAGE_WAIT) > 0) {
             return OUTAGE_WAIT;
         }
         return timeout;
@@ -234,8 +255,11 @@ public final class TierMonitor implements AutoCloseable {
         }
         Optional<Duration> down = unreachableFor();
         Duration timeout = primaryWait(requested, down);
-        String outage = timeout.equals(requested) ? "" : "the " + tier.label() + " tier is unreachable (no member has answered for "
-                + down.orElseThrow().toSeconds() + " s), so this request did not wait the full " + requested.toMillis() + " ms; ";
+        String outage = timeout.equals(requested)
+                ? ""
+                : "the " + tier.label() + " tier is unreachable (no member has answered for "
+                        + down.orElseThrow().toSeconds() + " s), so this request did not wait the full "
+                        + requested.toMillis() + " ms; ";
         CompletableFuture<ServerAddress> f = new CompletableFuture<>();
         synchronized (this) {
             if (topology.primary() != null) {
@@ -244,19 +268,26 @@ public final class TierMonitor implements AutoCloseable {
             primaryWaiters.add(f);
         }
         requestCheck();
-        ScheduledFuture<?> t = group.schedule(() -> {
-            synchronized (this) {
-                primaryWaiters.remove(f);
-            }
-            f.completeExceptionally(new BackendUnavailableException(outage
-                    + "no primary is known for the " + tier.label() + " tier after " + timeout.toMillis() + " ms ("
-                            + describeProblems() + ")", false));
-        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> t = group.schedule(
+                () -> {
+                    synchronized (this) {
+                        primaryWaiters.remove(f);
+                    }
+                    f.completeExceptionally(new BackendUnavailableException(
+                            outage
+                                    + "no primary is known for the " + tier.label() + " tier after "
+                                    + timeout.toMillis() + " ms ("
+                                    + describeProblems() + ")",
+                            false));
+                },
+                timeout.toMillis(),
+                TimeUnit.MILLISECONDS);
         f.whenComplete((a, e) -> t.cancel(false));
         return f;
     }
 
-    private String describeProblems() {
+    /** Each member's address, role and last error (a refused TLS handshake, a connect timeout): why no primary is known. */
+    public String describeProblems() {
         List<String> parts = new ArrayList<>();
         for (MemberDescription m : topology.members().values()) {
             parts.add(m.address() + " " + m.role().name().toLowerCase() + (m.error() != null ? ": " + m.error() : ""));
@@ -286,8 +317,9 @@ public final class TierMonitor implements AutoCloseable {
             }
             MemberDescription d = described;
             if (requiredSetName != null && d.setName() != null && !requiredSetName.equals(d.setName())) {
-                d = MemberDescription.unknown(d.address(), "member belongs to replica set '" + d.setName()
-                        + "', not '" + requiredSetName + "'");
+                d = MemberDescription.unknown(
+                        d.address(),
+                        "member belongs to replica set '" + d.setName() + "', not '" + requiredSetName + "'");
             }
             if (d.role() == MemberRole.PRIMARY) {
                 for (MemberDescription other : new ArrayList<>(descriptions.values())) {
@@ -295,7 +327,8 @@ public final class TierMonitor implements AutoCloseable {
                         if (newer(other, d)) {
                             d = MemberDescription.unknown(d.address(), "reports a stale election");
                         } else {
-                            MemberDescription demoted = MemberDescription.unknown(other.address(), "superseded by a newer primary");
+                            MemberDescription demoted =
+                                    MemberDescription.unknown(other.address(), "superseded by a newer primary");
                             descriptions.put(other.address(), demoted);
                             notifications.add(() -> listener.memberChanged(tier, other, demoted));
                         }
@@ -306,10 +339,18 @@ public final class TierMonitor implements AutoCloseable {
             MemberDescription after = d;
             if (!sameState(before, after)) {
                 notifications.add(() -> listener.memberChanged(tier, before, after));
-                LOG.atLevel(changeLevel(after)).log("event=member_changed tier={} member={} role={} setName={}{}", tier.label(), after.address(),
-                        after.role().name().toLowerCase(), after.setName(), after.error() != null ? " error=\"" + after.error() + "\"" : "");
+                LOG.atLevel(changeLevel(after))
+                        .log(
+                                "event=member_changed tier={} member={} role={} setName={}{}",
+                                tier.label(),
+                                after.address(),
+                                after.role().name().toLowerCase(),
+                                after.setName(),
+                                after.error() != null ? " error=\"" + after.error() + "\"" : "");
             }
-            if (!direct && (d.role() == MemberRole.PRIMARY || (d.role() == MemberRole.SECONDARY && primaryOf(descriptions) == null))) {
+            if (!direct
+                    && (d.role() == MemberRole.PRIMARY
+                            || (d.role() == MemberRole.SECONDARY && primaryOf(descriptions) == null))) {
                 for (ServerAddress h : d.hosts()) {
                     if (!descriptions.containsKey(h)) {
                         descriptions.put(h, MemberDescription.unknown(h, "not checked yet"));
@@ -326,14 +367,16 @@ public final class TierMonitor implements AutoCloseable {
                             if (m != null) {
                                 notifications.add(m::stop);
                             }
-                            notifications.add(() -> listener.memberChanged(tier, gone, MemberDescription.unknown(known, "removed from the replica set")));
+                            notifications.add(() -> listener.memberChanged(
+                                    tier, gone, MemberDescription.unknown(known, "removed from the replica set")));
                         }
                     }
                 }
             }
             primary = primaryOf(descriptions);
             topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), primary);
-            boolean noneAnswers = primary == null && descriptions.values().stream().allMatch(TierMonitor::failedCheck);
+            boolean noneAnswers =
+                    primary == null && descriptions.values().stream().allMatch(TierMonitor::failedCheck);
             if (!noneAnswers) {
                 unreachableSince = 0;
             } else if (unreachableSince == 0) {
@@ -367,9 +410,13 @@ public final class TierMonitor implements AutoCloseable {
     }
 
     private static boolean sameState(MemberDescription a, MemberDescription b) {
-        return a != null && a.role() == b.role() && Objects.equals(a.setName(), b.setName())
-                && Objects.equals(a.electionId(), b.electionId()) && Objects.equals(a.limits(), b.limits())
-                && Objects.equals(a.error(), b.error()) && a.hosts().equals(b.hosts());
+        return a != null
+                && a.role() == b.role()
+                && Objects.equals(a.setName(), b.setName())
+                && Objects.equals(a.electionId(), b.electionId())
+                && Objects.equals(a.limits(), b.limits())
+                && Objects.equals(a.error(), b.error())
+                && a.hosts().equals(b.hosts());
     }
 
     private static ServerAddress primaryOf(Map<ServerAddress, MemberDescription> members) {
@@ -408,56 +455,58 @@ public final class TierMonitor implements AutoCloseable {
                 n.cancel(false);
             }
             BackendConnection c = connection;
-            CompletableFuture<BackendConnection> conn = c != null && c.isOpen()
-                    ? CompletableFuture.completedFuture(c) : connector.connect(address, 0);
+            CompletableFuture<BackendConnection> conn =
+                    c != null && c.isOpen() ? CompletableFuture.completedFuture(c) : connector.connect(address, 0);
             conn.thenCompose(open -> {
-                connection = open;
-                BsonDocument cmd = new BsonDocument(useHello ? "hello" : "isMaster", new BsonInt32(1))
-                        .append("$db", new BsonString("admin"));
-                return open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), cmd),
-                        connector.connectTimeout().plus(heartbeat));
-            }).whenComplete((reply, error) -> {
-                boolean retryNow = false;
-                if (error != null) {
-                    BackendConnection broken = connection;
-                    if (broken != null) {
-                        broken.close();
-                    }
-                    connection = null;
-                    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-                    update(MemberDescription.unknown(address, cause.getMessage()));
-                } else {
-                    BsonDocument body = reply.body();
-                    BsonValue ok = body.get("ok");
-                    if (ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0) {
-                        update(HelloReplies.describe(address, body, useHello));
-                        BsonValue ct = body.get("$clusterTime");
-                        if (ct != null && ct.isDocument()) {
-                            listener.clusterTimeSeen(tier, ct.asDocument());
+                        connection = open;
+                        BsonDocument cmd = new BsonDocument(useHello ? "hello" : "isMaster", new BsonInt32(1))
+                                .append("$db", new BsonString("admin"));
+                        return open.roundTrip(
+                                OpMsg.request(BackendConnection.nextRequestId(), cmd),
+                                connector.connectTimeout().plus(heartbeat));
+                    })
+                    .whenComplete((reply, error) -> {
+                        boolean retryNow = false;
+                        if (error != null) {
+                            BackendConnection broken = connection;
+                            if (broken != null) {
+                                broken.close();
+                            }
+                            connection = null;
+                            Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                            update(MemberDescription.unknown(address, cause.getMessage()));
+                        } else {
+                            BsonDocument body = reply.body();
+                            BsonValue ok = body.get("ok");
+                            if (ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0) {
+                                update(HelloReplies.describe(address, body, useHello));
+                                BsonValue ct = body.get("$clusterTime");
+                                if (ct != null && ct.isDocument()) {
+                                    listener.clusterTimeSeen(tier, ct.asDocument());
+                                }
+                            } else if (useHello) {
+                                // Servers before 4.4 (and some wire-compatible servers) only know isMaster.
+                                useHello = false;
+                                retryNow = true;
+                            } else {
+                                update(MemberDescription.unknown(address, "isMaster failed: " + body.toJson()));
+                            }
                         }
-                    } else if (useHello) {
-                        // Servers before 4.4 (and some wire-compatible servers) only know isMaster.
-                        useHello = false;
-                        retryNow = true;
-                    } else {
-                        update(MemberDescription.unknown(address, "isMaster failed: " + body.toJson()));
-                    }
-                }
-                running.set(false);
-                if (stopped) {
-                    BackendConnection open = connection;
-                    if (open != null) {
-                        open.close();
-                    }
-                    return;
-                }
-                if (retryNow || again) {
-                    again = false;
-                    check();
-                } else {
-                    next = group.schedule(this::check, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
-                }
-            });
+                        running.set(false);
+                        if (stopped) {
+                            BackendConnection open = connection;
+                            if (open != null) {
+                                open.close();
+                            }
+                            return;
+                        }
+                        if (retryNow || again) {
+                            again = false;
+                            check();
+                        } else {
+                            next = group.schedule(this::check, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+                        }
+                    });
         }
 
         void stop() {
@@ -487,6 +536,7 @@ public final class TierMonitor implements AutoCloseable {
             BsonValue c = reply.get("code");
             return c != null && c.isNumber() ? c.asNumber().intValue() : 0;
         }
+
         private volatile boolean off;
         private volatile BackendConnection connection;
         private volatile ServerAddress connectedTo;
@@ -506,10 +556,14 @@ public final class TierMonitor implements AutoCloseable {
             }
             BackendConnection c = connection;
             CompletableFuture<BackendConnection> conn = c != null && c.isOpen() && primary.equals(connectedTo)
-                    ? CompletableFuture.completedFuture(c) : open(primary);
-            conn.thenCompose(open -> open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(),
-                            new BsonDocument("replSetGetStatus", new BsonInt32(1)).append("$db", new BsonString("admin"))),
-                    connector.connectTimeout()))
+                    ? CompletableFuture.completedFuture(c)
+                    : open(primary);
+            conn.thenCompose(open -> open.roundTrip(
+                            OpMsg.request(
+                                    BackendConnection.nextRequestId(),
+                                    new BsonDocument("replSetGetStatus", new BsonInt32(1))
+                                            .append("$db", new BsonString("admin"))),
+                            connector.connectTimeout()))
                     .whenComplete((reply, error) -> {
                         if (error != null) {
                             drop();
@@ -520,8 +574,12 @@ public final class TierMonitor implements AutoCloseable {
                         } else {
                             off = true;
                             drop();
-                            LOG.info("event=optime_poll_off tier={} member={} reason=\"{}\" hint=\"grant the tier's user clusterMonitor"
-                                    + " for member optimes between heartbeats\"", tier.label(), primary, reply.body().get("errmsg"));
+                            LOG.info(
+                                    "event=optime_poll_off tier={} member={} reason=\"{}\" hint=\"grant the tier's user clusterMonitor"
+                                            + " for member optimes between heartbeats\"",
+                                    tier.label(),
+                                    primary,
+                                    reply.body().get("errmsg"));
                         }
                         schedule();
                     });
@@ -529,15 +587,17 @@ public final class TierMonitor implements AutoCloseable {
 
         private CompletableFuture<BackendConnection> open(ServerAddress primary) {
             drop();
-            return connector.connect(primary, 0).thenCompose(c -> login.apply(c).handle((v, e) -> {
-                if (e != null) {
-                    c.close();
-                    throw new CompletionException(e);
-                }
-                connection = c;
-                connectedTo = primary;
-                return c;
-            }));
+            return connector
+                    .connect(primary, 0)
+                    .thenCompose(c -> login.apply(c).handle((v, e) -> {
+                        if (e != null) {
+                            c.close();
+                            throw new CompletionException(e);
+                        }
+                        connection = c;
+                        connectedTo = primary;
+                        return c;
+                    }));
         }
 
         private void drop() {
