@@ -12,8 +12,8 @@ import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
-import io.thermocline.operator.workflow.DrainHolderDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
+import io.thermocline.operator.workflow.DrainHolderDependent;
 import java.util.Map;
 
 /** The proxy fleet; paused scales it to zero. A config change rolls it (config hash annotation). */
@@ -31,11 +31,12 @@ public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
      */
     static final int ENDPOINTS_GONE_SECONDS = 5;
     /**
-     * The proxy reports not ready while its fast tier has no known primary. An unplanned election takes up to MongoDB's
-     * electionTimeoutMillis (10 s) plus detection: every proxy would fail at once and empty the Service, so a proxy is taken
-     * out only after 4 failed checks 5 s apart (a planned step-down, as in a roll, takes a second or two).
+     * A proxy out of service fails at once with every other (they share the tiers), which empties the Service: it stays
+     * ready, degraded, through an election of a tier that had a primary (ProxyServer.readiness), and is taken out only
+     * after 4 failed checks 5 s apart, so nothing short-lived (a planned step-down, a slow check) takes the fleet out.
      */
     static final int READINESS_PERIOD_SECONDS = 5;
+
     static final int READINESS_FAILURES = 4;
     /** What SIGTERM may still need after the hook: the requests in flight (the drain timeout), then closing, with a margin. */
     private static final long CLOSE_MARGIN_SECONDS = 10;
@@ -52,20 +53,39 @@ public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
     protected Deployment desired(DesiredCluster desired, Context<ThermoclineCluster> context) {
         ClusterLayout layout = desired.layout();
         Container proxy = DataPlaneContainer.container(desired, "proxy", desired.spec().proxy.resources)
-                .addNewPort().withName("mongodb").withContainerPort(ClusterLayout.MONGOD_PORT).endPort()
-                .addNewPort().withName("peer").withContainerPort(ClusterLayout.PEER_PORT).endPort()
-                .addNewPort().withName("http").withContainerPort(ClusterLayout.HTTP_PORT).endPort()
+                .addNewPort()
+                .withName("mongodb")
+                .withContainerPort(ClusterLayout.MONGOD_PORT)
+                .endPort()
+                .addNewPort()
+                .withName("peer")
+                .withContainerPort(ClusterLayout.PEER_PORT)
+                .endPort()
+                .addNewPort()
+                .withName("http")
+                .withContainerPort(ClusterLayout.HTTP_PORT)
+                .endPort()
                 .withNewReadinessProbe()
-                .withNewHttpGet().withPath("/health/ready").withPort(new IntOrString("http")).endHttpGet()
+                .withNewHttpGet()
+                .withPath("/health/ready")
+                .withPort(new IntOrString("http"))
+                .endHttpGet()
                 .withPeriodSeconds(READINESS_PERIOD_SECONDS)
                 .withFailureThreshold(READINESS_FAILURES)
                 .endReadinessProbe()
                 // SIGTERM only once the pod is out of the Service's endpoints: the proxy closes its port at SIGTERM
-                .withNewLifecycle().withNewPreStop()
-                .withNewExec().withCommand("sleep", Integer.toString(ENDPOINTS_GONE_SECONDS)).endExec()
-                .endPreStop().endLifecycle()
+                .withNewLifecycle()
+                .withNewPreStop()
+                .withNewExec()
+                .withCommand("sleep", Integer.toString(ENDPOINTS_GONE_SECONDS))
+                .endExec()
+                .endPreStop()
+                .endLifecycle()
                 .withNewLivenessProbe()
-                .withNewHttpGet().withPath("/health/live").withPort(new IntOrString("http")).endHttpGet()
+                .withNewHttpGet()
+                .withPath("/health/live")
+                .withPort(new IntOrString("http"))
+                .endHttpGet()
                 .withInitialDelaySeconds(10)
                 .withPeriodSeconds(10)
                 .endLivenessProbe()
@@ -74,11 +94,14 @@ public class ProxyDeploymentDependent extends DrainHolderDependent<Deployment> {
                 .withMetadata(ClusterDependent.metadata(desired, layout.proxy(), COMPONENT))
                 .withNewSpec()
                 .withReplicas(desired.paused() ? 0 : desired.spec().proxy.replicas)
-                .withNewSelector().withMatchLabels(layout.selector(COMPONENT)).endSelector()
+                .withNewSelector()
+                .withMatchLabels(layout.selector(COMPONENT))
+                .endSelector()
                 .withNewTemplate()
                 .withNewMetadata()
                 .withLabels(layout.labels(COMPONENT))
-                .withAnnotations(Map.of(CONFIG_HASH, desired.configHash(), ARCHIVE_SECRET_HASH, desired.archiveSecretHash()))
+                .withAnnotations(
+                        Map.of(CONFIG_HASH, desired.configHash(), ARCHIVE_SECRET_HASH, desired.archiveSecretHash()))
                 .endMetadata()
                 .withSpec(DataPlaneContainer.podSpec(desired, proxy, desired.spec().proxy, COMPONENT)
                         .withTerminationGracePeriodSeconds(terminationGracePeriodSeconds())

@@ -428,22 +428,27 @@ public final class ProxyServer implements AutoCloseable {
                         "degraded: no primary known for the archive tier; serving what the fast tier proves, "
                                 + "refusing the rest retryably");
             }
-            // the members' errors are the cause a person acts on (a rejected certificate, a refused connection): the
-            // operator
-            // carries this text into its ProxyReady condition
+            // the members' errors are the cause a person acts on (a rejected certificate, a refused connection);
+            // the operator carries this text into its ProxyReady condition
             return new Readiness(
                     false,
                     "no primary known for the archive tier ("
                             + backends.archive().monitor().describeProblems() + ")");
         }
+        String degraded = "";
         if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
-            return new Readiness(
-                    false,
-                    "no primary known for the fast tier ("
-                            + backends.fast().monitor().describeProblems() + ")");
+            String problems = "no primary known for the fast tier ("
+                    + backends.fast().monitor().describeProblems() + ")";
+            if (!backends.fast().monitor().primarySeen()) {
+                return new Readiness(false, problems);
+            }
+            // an election, or a fast tier down after it served: every replica sees it at once, and taking them all out
+            // would empty the Service and refuse every connection (issue 42 item 3). The archive still answers what
+            // needs no fast tier; the rest gets retryable errors, which drivers ride out across an election
+            degraded = "degraded: " + problems + "; commands that need it get retryable errors until it has one";
         }
-        // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so not
-        // ready
+        // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so
+        // not ready
         for (TierBackend tier :
                 backends.fast() == null ? List.of(backends.archive()) : List.of(backends.archive(), backends.fast())) {
             tier.probeLogin(Duration.ofSeconds(2));
@@ -458,7 +463,7 @@ public final class ProxyServer implements AutoCloseable {
                         "the proxy has not logged in to the " + tier.tier().label() + " tier yet");
             }
         }
-        return new Readiness(true, "");
+        return new Readiness(true, degraded);
     }
 
     /**

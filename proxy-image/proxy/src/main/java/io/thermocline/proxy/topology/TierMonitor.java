@@ -71,6 +71,9 @@ public final class TierMonitor implements AutoCloseable {
     private final Map<ServerAddress, MemberDescription> descriptions = new LinkedHashMap<>();
     private final List<CompletableFuture<ServerAddress>> primaryWaiters = new ArrayList<>();
     private volatile TierTopology topology;
+    /** Set once a primary was known; never cleared (see primarySeen). */
+    private volatile boolean primarySeen;
+
     private volatile boolean closed;
     /** {@link System#nanoTime} since when no member of the tier has answered a check (0 while one answers). */
     private volatile long unreachableSince;
@@ -154,6 +157,11 @@ public final class TierMonitor implements AutoCloseable {
 
     public TierTopology topology() {
         return topology;
+    }
+
+    /** Whether this tier ever had a known primary since the monitor started: a primary missing now is an outage. */
+    public boolean primarySeen() {
+        return primarySeen;
     }
 
     /**
@@ -375,6 +383,7 @@ public final class TierMonitor implements AutoCloseable {
             }
             primary = primaryOf(descriptions);
             topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), primary);
+            primarySeen |= primary != null;
             boolean noneAnswers =
                     primary == null && descriptions.values().stream().allMatch(TierMonitor::failedCheck);
             if (!noneAnswers) {
