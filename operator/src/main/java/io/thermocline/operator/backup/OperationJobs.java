@@ -30,8 +30,8 @@ import org.jboss.logging.Logger;
  */
 public final class OperationJobs {
 
-    public static final String BACKUP_POINT_COMPONENT = "backup-point";
-    public static final String RESTORE_COMPONENT = "restore";
+    public static final String BACKUP_POINT_COMPONENT = ClusterLayout.BACKUP_POINT_COMPONENT;
+    public static final String RESTORE_COMPONENT = ClusterLayout.RESTORE_COMPONENT;
     /** The label the Job controller puts on a Job's pods. */
     static final String JOB_NAME_LABEL = "job-name";
 

@@ -21,7 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code <cluster>-fast}: only this cluster's proxy and workers, the other members (replication)
+ * {@code <cluster>-fast}: only this cluster's proxy, workers and one-shot Jobs (backup points, restore steps), the other members (replication)
  * and the operator (initiation, reconfiguration, the drain check) reach mongod. Applications go
  * through the proxy; the fast tier holds a copy of their data without their users' rights.
  */
@@ -30,9 +30,16 @@ public class FastTierNetworkPolicyDependent extends ClusterDependent<NetworkPoli
 
     /** The label of the operator's pods (examples/install, the Helm chart). */
     public static final String OPERATOR_POD_LABEL = "app.kubernetes.io/name";
+
     public static final String OPERATOR_POD_VALUE = "thermocline-operator";
-    static final List<String> CLIENTS = List.of(FastTierStatefulSetDependent.COMPONENT, ProxyDeploymentDependent.COMPONENT,
-            FeederDeploymentDependent.COMPONENT, EvictorCronJobDependent.COMPONENT, WarmerJobDependent.COMPONENT);
+    static final List<String> CLIENTS = List.of(
+            FastTierStatefulSetDependent.COMPONENT,
+            ProxyDeploymentDependent.COMPONENT,
+            FeederDeploymentDependent.COMPONENT,
+            EvictorCronJobDependent.COMPONENT,
+            WarmerJobDependent.COMPONENT,
+            ClusterLayout.BACKUP_POINT_COMPONENT,
+            ClusterLayout.RESTORE_COMPONENT);
 
     public FastTierNetworkPolicyDependent() {
         super(NetworkPolicy.class);
@@ -43,8 +50,11 @@ public class FastTierNetworkPolicyDependent extends ClusterDependent<NetworkPoli
         ClusterLayout layout = desired.layout();
         List<NetworkPolicyPeer> from = new ArrayList<>();
         for (String component : CLIENTS) {
-            from.add(new NetworkPolicyPeerBuilder().withPodSelector(new LabelSelectorBuilder()
-                    .withMatchLabels(layout.selector(component)).build()).build());
+            from.add(new NetworkPolicyPeerBuilder()
+                    .withPodSelector(new LabelSelectorBuilder()
+                            .withMatchLabels(layout.selector(component))
+                            .build())
+                    .build());
         }
         LabelSelectorBuilder operatorNamespace = new LabelSelectorBuilder();
         if (desired.operatorNamespace() != null) {
@@ -52,16 +62,23 @@ public class FastTierNetworkPolicyDependent extends ClusterDependent<NetworkPoli
         }
         from.add(new NetworkPolicyPeerBuilder()
                 .withNamespaceSelector(operatorNamespace.build())
-                .withPodSelector(new LabelSelectorBuilder().addToMatchLabels(OPERATOR_POD_LABEL, OPERATOR_POD_VALUE).build())
+                .withPodSelector(new LabelSelectorBuilder()
+                        .addToMatchLabels(OPERATOR_POD_LABEL, OPERATOR_POD_VALUE)
+                        .build())
                 .build());
         return new NetworkPolicyBuilder()
                 .withMetadata(metadata(desired, layout.fastTier(), FastTierStatefulSetDependent.COMPONENT))
                 .withNewSpec()
-                .withNewPodSelector().withMatchLabels(layout.selector(FastTierStatefulSetDependent.COMPONENT)).endPodSelector()
+                .withNewPodSelector()
+                .withMatchLabels(layout.selector(FastTierStatefulSetDependent.COMPONENT))
+                .endPodSelector()
                 .withPolicyTypes("Ingress")
                 .addNewIngress()
                 .withFrom(from)
-                .addNewPort().withProtocol("TCP").withPort(new IntOrString(ClusterLayout.MONGOD_PORT)).endPort()
+                .addNewPort()
+                .withProtocol("TCP")
+                .withPort(new IntOrString(ClusterLayout.MONGOD_PORT))
+                .endPort()
                 .endIngress()
                 .endSpec()
                 .build();

@@ -22,9 +22,14 @@ public record ClusterLayout(String cluster, String namespace) {
     public static final String CONFIG_DIR = "/etc/thermocline";
     public static final String ROOT_USER = "thermocline-root";
     public static final String DATA_PLANE_USER = "thermocline";
+    /** The component labels of the one-shot Jobs (backup points, restore steps): fast-tier clients like the workers. */
+    public static final String BACKUP_POINT_COMPONENT = "backup-point";
+
+    public static final String RESTORE_COMPONENT = "restore";
 
     public static ClusterLayout of(ThermoclineCluster cluster) {
-        return new ClusterLayout(cluster.getMetadata().getName(), cluster.getMetadata().getNamespace());
+        return new ClusterLayout(
+                cluster.getMetadata().getName(), cluster.getMetadata().getNamespace());
     }
 
     public String fastTier() {
@@ -120,7 +125,8 @@ public record ClusterLayout(String cluster, String namespace) {
     /** Whether {@code claim} is one of this fast tier's member PVCs, of any ordinal (scaled-down members' stay). */
     public boolean isMemberClaim(String claim) {
         String prefix = "data-" + fastTier() + "-";
-        return claim.startsWith(prefix) && claim.length() > prefix.length()
+        return claim.startsWith(prefix)
+                && claim.length() > prefix.length()
                 && claim.substring(prefix.length()).chars().allMatch(Character::isDigit);
     }
 

@@ -109,6 +109,7 @@ class BackupAndRestoreTest {
         assertThat(created.getMetadata().getOwnerReferences())
                 .singleElement()
                 .satisfies(o -> assertThat(o.getController()).isTrue());
+        assertReachesTheFastTier("bp", created);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("bp");
             assertThat(c.getStatus().backupPoint.state).isEqualTo("Running");
@@ -181,6 +182,7 @@ class BackupAndRestoreTest {
                 .containsExactly(
                         "thermocline", "restore-sync", "--hold", "--config", "/etc/thermocline/thermocline.yaml");
         awaitRestore("rs", "Holding", "True", "RestoreHolding");
+        assertReachesTheFastTier("rs", holdJob);
 
         // restore-sync --hold: the fleet in Restoring, draining requested by restore-sync
         fleet.heldForRestore();
@@ -302,6 +304,29 @@ class BackupAndRestoreTest {
                 .contains("step: hold BEFORE restoring the archive");
         assertThat(job(OperationJobs.restoreJob(new ClusterLayout("early", ns), "r1", RestoreStep.RESYNC)))
                 .isNull();
+    }
+
+    /** The fast tier's NetworkPolicy admits the Job's pods: one of its peers selects their labels. */
+    private void assertReachesTheFastTier(String cluster, Job job) {
+        var labels = job.getSpec().getTemplate().getMetadata().getLabels();
+        var policy = await().atMost(WAIT)
+                .until(
+                        () -> client.network()
+                                .v1()
+                                .networkPolicies()
+                                .inNamespace(ns)
+                                .withName(cluster + "-fast")
+                                .get(),
+                        Objects::nonNull);
+        assertThat(policy.getSpec().getIngress().get(0).getFrom())
+                .as(
+                        "a peer of %s-fast selects the pods of Job %s",
+                        cluster, job.getMetadata().getName())
+                .anySatisfy(peer -> {
+                    assertThat(peer.getNamespaceSelector()).isNull();
+                    assertThat(labels)
+                            .containsAllEntriesOf(peer.getPodSelector().getMatchLabels());
+                });
     }
 
     /** Plays the Job controller: the pod's container ended with {@code message} as its termination message, then the Job. */

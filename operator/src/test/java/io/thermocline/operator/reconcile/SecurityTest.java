@@ -11,8 +11,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
-import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
@@ -71,15 +71,18 @@ class SecurityTest {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
     /** Pod Security restricted: the only volume types allowed. */
-    private static final Set<String> RESTRICTED_VOLUMES = Set.of("configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
-            "persistentVolumeClaim", "projected", "secret");
+    private static final Set<String> RESTRICTED_VOLUMES = Set.of(
+            "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret");
 
     @Inject
     KubernetesClient client;
+
     @Inject
     FakeArchive archive;
+
     @Inject
     FakeReplicaSet replicaSet;
+
     @Inject
     FakeTiering tiering;
 
@@ -88,17 +91,17 @@ class SecurityTest {
     private final Handler capture = new Handler() {
         @Override
         public void publish(LogRecord record) {
-            String message = record instanceof org.jboss.logmanager.ExtLogRecord ext ? ext.getFormattedMessage() : record.getMessage();
+            String message = record instanceof org.jboss.logmanager.ExtLogRecord ext
+                    ? ext.getFormattedMessage()
+                    : record.getMessage();
             logLines.add(message + (record.getThrown() == null ? "" : " " + record.getThrown()));
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     @BeforeEach
@@ -119,11 +122,18 @@ class SecurityTest {
     @Test
     void everyRenderedPodIsAdmittedUnderPodSecurityRestricted() throws IOException {
         Map<String, PodTemplateSpec> templates = renderAll("psa");
-        assertThat(templates).containsOnlyKeys("StatefulSet/psa-fast", "Deployment/psa-proxy", "Deployment/psa-feeder",
-                "CronJob/psa-evictor", "Job/" + warmer().getMetadata().getName(), "Deployment/thermocline-operator");
+        assertThat(templates)
+                .containsOnlyKeys(
+                        "StatefulSet/psa-fast",
+                        "Deployment/psa-proxy",
+                        "Deployment/psa-feeder",
+                        "CronJob/psa-evictor",
+                        "Job/" + warmer().getMetadata().getName(),
+                        "Deployment/thermocline-operator");
         templates.forEach(SecurityTest::assertRestricted);
         // mongod's data volume: owned by the group mongod runs as
-        PodSecurityContext mongod = templates.get("StatefulSet/psa-fast").getSpec().getSecurityContext();
+        PodSecurityContext mongod =
+                templates.get("StatefulSet/psa-fast").getSpec().getSecurityContext();
         assertThat(mongod.getFsGroup()).isEqualTo(999L);
         assertThat(mongod.getRunAsUser()).isEqualTo(999L);
     }
@@ -134,52 +144,90 @@ class SecurityTest {
         NetworkPolicy policy = get(NetworkPolicy.class, "net-fast");
         assertThat(policy).isNotNull();
         assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
-        assertThat(selects(policy.getSpec().getPodSelector().getMatchLabels(), templates.get("StatefulSet/net-fast"))).isTrue();
+        assertThat(selects(policy.getSpec().getPodSelector().getMatchLabels(), templates.get("StatefulSet/net-fast")))
+                .isTrue();
         assertThat(policy.getSpec().getIngress()).singleElement().satisfies(rule -> {
-            assertThat(rule.getPorts()).singleElement().satisfies(p -> assertThat(p.getPort().getIntVal()).isEqualTo(27017));
+            assertThat(rule.getPorts())
+                    .singleElement()
+                    .satisfies(p -> assertThat(p.getPort().getIntVal()).isEqualTo(27017));
             List<NetworkPolicyPeer> peers = rule.getFrom();
-            for (String allowed : List.of("StatefulSet/net-fast", "Deployment/net-proxy", "Deployment/net-feeder",
-                    "CronJob/net-evictor", "Job/" + warmer().getMetadata().getName())) {
+            for (String allowed : List.of(
+                    "StatefulSet/net-fast",
+                    "Deployment/net-proxy",
+                    "Deployment/net-feeder",
+                    "CronJob/net-evictor",
+                    "Job/" + warmer().getMetadata().getName())) {
                 assertThat(peers).as(allowed).anySatisfy(peer -> {
                     assertThat(peer.getNamespaceSelector()).as("same namespace").isNull();
-                    assertThat(selects(peer.getPodSelector().getMatchLabels(), templates.get(allowed))).isTrue();
+                    assertThat(selects(peer.getPodSelector().getMatchLabels(), templates.get(allowed)))
+                            .isTrue();
                 });
             }
             assertThat(peers).as("the operator, from its own namespace").anySatisfy(peer -> {
                 assertThat(peer.getNamespaceSelector()).isNotNull();
-                assertThat(selects(peer.getPodSelector().getMatchLabels(), templates.get("Deployment/thermocline-operator"))).isTrue();
+                assertThat(selects(
+                                peer.getPodSelector().getMatchLabels(),
+                                templates.get("Deployment/thermocline-operator")))
+                        .isTrue();
             });
             // an application pod of the same namespace, or another cluster's proxy, matches no peer
-            PodTemplateSpec app = new io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder().withNewMetadata()
-                    .addToLabels("app", "shop").addToLabels("app.kubernetes.io/instance", "other")
-                    .addToLabels("app.kubernetes.io/component", "proxy").endMetadata().build();
-            assertThat(peers).noneSatisfy(peer -> assertThat(peer.getNamespaceSelector() == null
-                    && selects(peer.getPodSelector().getMatchLabels(), app)).isTrue());
-            assertThat(peers).hasSize(6);
+            PodTemplateSpec app = new io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder()
+                    .withNewMetadata()
+                    .addToLabels("app", "shop")
+                    .addToLabels("app.kubernetes.io/instance", "other")
+                    .addToLabels("app.kubernetes.io/component", "proxy")
+                    .endMetadata()
+                    .build();
+            assertThat(peers)
+                    .noneSatisfy(peer -> assertThat(peer.getNamespaceSelector() == null
+                                    && selects(peer.getPodSelector().getMatchLabels(), app))
+                            .isTrue());
+            // the five parts, the backup-point and restore Jobs (BackupAndRestoreTest), the operator
+            assertThat(peers).hasSize(8);
         });
     }
 
     @Test
     void everyMetricsServiceReachesAPortItsProcessListensOn() throws IOException {
         Map<String, PodTemplateSpec> templates = renderAll("scrape");
-        List<Service> metrics = await().atMost(WAIT).until(() -> client.services().inNamespace(ns)
-                .withLabel(MetricsServiceDependent.SCRAPE_LABEL, "true").list().getItems(), l -> l.size() == 4);
-        assertThat(metrics).extracting(s -> s.getMetadata().getName()).containsExactlyInAnyOrder(
-                "scrape-proxy-metrics", "scrape-feeder-metrics", "scrape-evictor-metrics", "scrape-warmer-metrics");
-        var config = ConfigLoader.parse(get(io.fabric8.kubernetes.api.model.ConfigMap.class, "scrape-config").getData()
-                .get("thermocline.yaml"), DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:1/?replicaSet=f"));
+        List<Service> metrics = await().atMost(WAIT)
+                .until(
+                        () -> client.services()
+                                .inNamespace(ns)
+                                .withLabel(MetricsServiceDependent.SCRAPE_LABEL, "true")
+                                .list()
+                                .getItems(),
+                        l -> l.size() == 4);
+        assertThat(metrics)
+                .extracting(s -> s.getMetadata().getName())
+                .containsExactlyInAnyOrder(
+                        "scrape-proxy-metrics",
+                        "scrape-feeder-metrics",
+                        "scrape-evictor-metrics",
+                        "scrape-warmer-metrics");
+        var config = ConfigLoader.parse(
+                get(io.fabric8.kubernetes.api.model.ConfigMap.class, "scrape-config")
+                        .getData()
+                        .get("thermocline.yaml"),
+                DataPlaneConfig.podEnvironment(Clusters.ARCHIVE_URI, "mongodb://f:1/?replicaSet=f"));
         for (Service service : metrics) {
             ServicePort port = service.getSpec().getPorts().get(0);
             List<PodTemplateSpec> selected = templates.values().stream()
-                    .filter(t -> selects(service.getSpec().getSelector(), t)).toList();
+                    .filter(t -> selects(service.getSpec().getSelector(), t))
+                    .toList();
             assertThat(selected).as(service.getMetadata().getName()).hasSize(1);
             Container container = selected.get(0).getSpec().getContainers().get(0);
-            ContainerPort target = container.getPorts().stream().filter(p -> p.getName().equals(port.getTargetPort().getStrVal()))
-                    .findFirst().orElseThrow(() -> new AssertionError(service.getMetadata().getName() + " targets port "
+            ContainerPort target = container.getPorts().stream()
+                    .filter(p -> p.getName().equals(port.getTargetPort().getStrVal()))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(service.getMetadata().getName() + " targets port "
                             + port.getTargetPort() + ", which " + container.getName() + " does not name"));
             String role = container.getArgs().get(0);
             int listens = role.equals("proxy") ? config.proxy().httpPort() : metricsFlagPort(container.getArgs());
-            assertThat(target.getContainerPort()).as("%s: the port %s serves /metrics on", service.getMetadata().getName(), role)
+            assertThat(target.getContainerPort())
+                    .as(
+                            "%s: the port %s serves /metrics on",
+                            service.getMetadata().getName(), role)
                     .isEqualTo(listens);
         }
     }
@@ -194,41 +242,74 @@ class SecurityTest {
         c.getSpec().tls.certificateSecretRef = new SecretRef("leak-proxy-tls");
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
         // the Secrets spec.auth and spec.tls name are missing: the condition names them, never a value
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(Clusters.condition(stored("leak"),
-                ConditionType.Ready).getMessage()).contains("Secret " + ns + "/leak-proxy-tls", "Secret " + ns + "/leak-app-users"));
-        client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("leak-app-users").endMetadata()
-                .addToData("users.yaml", base64("users: [{user: app, db: admin, pwd: users-file-pwd-4711}]")).build()).create();
-        client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("leak-proxy-tls").endMetadata()
-                .withType("kubernetes.io/tls").addToData("tls.crt", base64("-----BEGIN CERTIFICATE-----leak-cert"))
-                .addToData("tls.key", base64("-----BEGIN PRIVATE KEY-----leak-tls-key-4711")).build()).create();
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(Clusters.condition(stored("leak"), ConditionType.Ready)
+                                .getMessage())
+                        .contains("Secret " + ns + "/leak-proxy-tls", "Secret " + ns + "/leak-app-users"));
+        client.secrets()
+                .inNamespace(ns)
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName("leak-app-users")
+                        .endMetadata()
+                        .addToData("users.yaml", base64("users: [{user: app, db: admin, pwd: users-file-pwd-4711}]"))
+                        .build())
+                .create();
+        client.secrets()
+                .inNamespace(ns)
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName("leak-proxy-tls")
+                        .endMetadata()
+                        .withType("kubernetes.io/tls")
+                        .addToData("tls.crt", base64("-----BEGIN CERTIFICATE-----leak-cert"))
+                        .addToData("tls.key", base64("-----BEGIN PRIVATE KEY-----leak-tls-key-4711"))
+                        .build())
+                .create();
         // the workflow applies the proxy and the feeder side by side: either may come first
-        await().atMost(WAIT).until(() -> get(Deployment.class, "leak-feeder") != null && get(Deployment.class, "leak-proxy") != null);
+        await().atMost(WAIT)
+                .until(() ->
+                        get(Deployment.class, "leak-feeder") != null && get(Deployment.class, "leak-proxy") != null);
         Clusters.markReady(client, ns, "leak", 1);
-        await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(Clusters.condition(stored("leak"), ConditionType.Ready)
-                .getStatus()));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "True"
+                        .equals(Clusters.condition(stored("leak"), ConditionType.Ready)
+                                .getStatus()));
         // a failing probe, a rotation and a deletion: the paths that report errors
         archive.failWith(new IllegalStateException("probe failed"));
-        await().atMost(WAIT).ignoreExceptions().until(() -> "ReconcileError".equals(Clusters.condition(stored("leak"),
-                ConditionType.Ready).getReason()));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "ReconcileError"
+                        .equals(Clusters.condition(stored("leak"), ConditionType.Ready)
+                                .getReason()));
         archive.reset();
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("leak").delete();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("leak")
+                .delete();
         await().atMost(WAIT).until(() -> stored("leak") == null);
 
         Map<String, String> secrets = new LinkedHashMap<>();
         secrets.put("archive password", "s3cret");
-        UsersSecretDependent.decoded(get(io.fabric8.kubernetes.api.model.Secret.class, "leak-users")).forEach((k, v) -> {
-            if (k.endsWith("password")) {
-                secrets.put(k, v);
-            }
-        });
-        secrets.put("keyfile", UsersSecretDependent.decoded(get(io.fabric8.kubernetes.api.model.Secret.class, "leak-keyfile"))
-                .get("keyfile"));
+        UsersSecretDependent.decoded(get(io.fabric8.kubernetes.api.model.Secret.class, "leak-users"))
+                .forEach((k, v) -> {
+                    if (k.endsWith("password")) {
+                        secrets.put(k, v);
+                    }
+                });
+        secrets.put(
+                "keyfile",
+                UsersSecretDependent.decoded(get(io.fabric8.kubernetes.api.model.Secret.class, "leak-keyfile"))
+                        .get("keyfile"));
         secrets.put("users file password", "users-file-pwd-4711");
         secrets.put("proxy TLS key", "leak-tls-key-4711");
         assertThat(secrets).hasSize(6).allSatisfy((k, v) -> assertThat(v).hasSizeGreaterThan(5));
 
         List<String> events = client.v1().events().inNamespace(ns).list().getItems().stream()
-                .map(e -> e.getReason() + " " + e.getMessage()).toList();
+                .map(e -> e.getReason() + " " + e.getMessage())
+                .toList();
         assertThat(events).isNotEmpty();
         List<String> seen = new ArrayList<>(logLines);
         assertThat(seen).as("log lines captured").anyMatch(l -> l.contains("leak"));
@@ -247,7 +328,10 @@ class SecurityTest {
     private Object lastStatus;
 
     private ThermoclineCluster stored(String name) {
-        ThermoclineCluster c = client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+        ThermoclineCluster c = client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName(name)
+                .get();
         if (c != null && c.getStatus() != null) {
             lastStatus = c.getStatus();
         }
@@ -264,11 +348,17 @@ class SecurityTest {
         for (Volume volume : Optional.ofNullable(pod.getVolumes()).orElse(List.of())) {
             Map<String, Object> fields = Serialization.jsonMapper().convertValue(volume, Map.class);
             fields.remove("name");
-            assertThat(RESTRICTED_VOLUMES).as("%s volume %s of type %s", owner, volume.getName(), fields.keySet())
+            assertThat(RESTRICTED_VOLUMES)
+                    .as("%s volume %s of type %s", owner, volume.getName(), fields.keySet())
                     .containsAll(fields.keySet());
         }
-        assertThat(podContext.map(PodSecurityContext::getSysctls).orElse(List.of())).as("%s sysctls", owner).isNullOrEmpty();
-        assertThat(Objects.equals(podContext.map(PodSecurityContext::getRunAsUser).orElse(null), 0L)).as("%s runAsUser 0", owner).isFalse();
+        assertThat(podContext.map(PodSecurityContext::getSysctls).orElse(List.of()))
+                .as("%s sysctls", owner)
+                .isNullOrEmpty();
+        assertThat(Objects.equals(
+                        podContext.map(PodSecurityContext::getRunAsUser).orElse(null), 0L))
+                .as("%s runAsUser 0", owner)
+                .isFalse();
         List<Container> containers = new ArrayList<>(pod.getContainers());
         containers.addAll(Optional.ofNullable(pod.getInitContainers()).orElse(List.of()));
         for (Container container : containers) {
@@ -276,23 +366,40 @@ class SecurityTest {
             SecurityContext sc = container.getSecurityContext();
             assertThat(sc).as(who + " securityContext").isNotNull();
             assertThat(sc.getPrivileged()).as(who + " privileged").isNotEqualTo(Boolean.TRUE);
-            assertThat(sc.getAllowPrivilegeEscalation()).as(who + " allowPrivilegeEscalation").isFalse();
-            assertThat(sc.getCapabilities().getDrop()).as(who + " capabilities.drop").contains("ALL");
-            assertThat(Optional.ofNullable(sc.getCapabilities().getAdd()).orElse(List.of())).as(who + " capabilities.add")
+            assertThat(sc.getAllowPrivilegeEscalation())
+                    .as(who + " allowPrivilegeEscalation")
+                    .isFalse();
+            assertThat(sc.getCapabilities().getDrop())
+                    .as(who + " capabilities.drop")
+                    .contains("ALL");
+            assertThat(Optional.ofNullable(sc.getCapabilities().getAdd()).orElse(List.of()))
+                    .as(who + " capabilities.add")
                     .isSubsetOf("NET_BIND_SERVICE");
-            boolean nonRoot = sc.getRunAsNonRoot() != null ? sc.getRunAsNonRoot()
+            boolean nonRoot = sc.getRunAsNonRoot() != null
+                    ? sc.getRunAsNonRoot()
                     : podContext.map(PodSecurityContext::getRunAsNonRoot).orElse(false);
             assertThat(nonRoot).as(who + " runAsNonRoot (container or pod)").isTrue();
-            assertThat(Objects.equals(sc.getRunAsUser(), 0L)).as(who + " runAsUser 0").isFalse();
-            String seccomp = sc.getSeccompProfile() != null ? sc.getSeccompProfile().getType()
-                    : podContext.map(p -> p.getSeccompProfile() == null ? null : p.getSeccompProfile().getType()).orElse(null);
+            assertThat(Objects.equals(sc.getRunAsUser(), 0L))
+                    .as(who + " runAsUser 0")
+                    .isFalse();
+            String seccomp = sc.getSeccompProfile() != null
+                    ? sc.getSeccompProfile().getType()
+                    : podContext
+                            .map(p -> p.getSeccompProfile() == null
+                                    ? null
+                                    : p.getSeccompProfile().getType())
+                            .orElse(null);
             assertThat(seccomp).as(who + " seccompProfile (container or pod)").isIn("RuntimeDefault", "Localhost");
             assertThat(sc.getProcMount()).as(who + " procMount").isIn(null, "Default");
-            assertThat(Optional.ofNullable(container.getPorts()).orElse(List.of())).as(who + " hostPort")
+            assertThat(Optional.ofNullable(container.getPorts()).orElse(List.of()))
+                    .as(who + " hostPort")
                     .allSatisfy(p -> assertThat(p.getHostPort()).isIn(null, 0));
-            assertThat(sc.getReadOnlyRootFilesystem()).as(who + " readOnlyRootFilesystem").isTrue();
+            assertThat(sc.getReadOnlyRootFilesystem())
+                    .as(who + " readOnlyRootFilesystem")
+                    .isTrue();
             if (!container.getName().equals("keyfile")) { // the init container only copies one file into an emptyDir
-                assertThat(container.getVolumeMounts()).as(who + ": a writable /tmp")
+                assertThat(container.getVolumeMounts())
+                        .as(who + ": a writable /tmp")
                         .anySatisfy(m -> {
                             assertThat(m.getMountPath()).isEqualTo("/tmp");
                             assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
@@ -306,24 +413,46 @@ class SecurityTest {
         ThermoclineCluster c = cluster(ns, name);
         c.getSpec().archive.tls = new io.thermocline.operator.api.v1alpha1.ArchiveSpec.TlsSpec();
         c.getSpec().archive.tls.caSecretRef = new io.thermocline.operator.api.v1alpha1.SecretKeyRef("archive-ca", null);
-        client.secrets().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
-                .withNewMetadata().withName("archive-ca").endMetadata()
-                .addToData("ca.crt", java.util.Base64.getEncoder().encodeToString("-----BEGIN CERTIFICATE-----".getBytes()))
-                .build()).create();
+        client.secrets()
+                .inNamespace(ns)
+                .resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
+                        .withNewMetadata()
+                        .withName("archive-ca")
+                        .endMetadata()
+                        .addToData(
+                                "ca.crt",
+                                java.util.Base64.getEncoder().encodeToString("-----BEGIN CERTIFICATE-----".getBytes()))
+                        .build())
+                .create();
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
-        await().atMost(WAIT).until(() -> get(StatefulSet.class, name + "-fast") != null && get(Deployment.class, name + "-proxy") != null
-                && get(Deployment.class, name + "-feeder") != null && get(CronJob.class, name + "-evictor") != null
-                && warmer() != null && get(NetworkPolicy.class, name + "-fast") != null);
+        await().atMost(WAIT)
+                .until(() -> get(StatefulSet.class, name + "-fast") != null
+                        && get(Deployment.class, name + "-proxy") != null
+                        && get(Deployment.class, name + "-feeder") != null
+                        && get(CronJob.class, name + "-evictor") != null
+                        && warmer() != null
+                        && get(NetworkPolicy.class, name + "-fast") != null);
         Map<String, PodTemplateSpec> templates = new LinkedHashMap<>();
-        templates.put("StatefulSet/" + name + "-fast", get(StatefulSet.class, name + "-fast").getSpec().getTemplate());
+        templates.put(
+                "StatefulSet/" + name + "-fast",
+                get(StatefulSet.class, name + "-fast").getSpec().getTemplate());
         for (String d : List.of(name + "-proxy", name + "-feeder")) {
             templates.put("Deployment/" + d, get(Deployment.class, d).getSpec().getTemplate());
         }
-        templates.put("CronJob/" + name + "-evictor", get(CronJob.class, name + "-evictor").getSpec().getJobTemplate().getSpec().getTemplate());
-        templates.put("Job/" + warmer().getMetadata().getName(), warmer().getSpec().getTemplate());
-        for (HasMetadata o : client.load(Files.newInputStream(Path.of("..", "examples", "install", "operator.yaml"))).items()) {
+        templates.put(
+                "CronJob/" + name + "-evictor",
+                get(CronJob.class, name + "-evictor")
+                        .getSpec()
+                        .getJobTemplate()
+                        .getSpec()
+                        .getTemplate());
+        templates.put(
+                "Job/" + warmer().getMetadata().getName(), warmer().getSpec().getTemplate());
+        for (HasMetadata o : client.load(Files.newInputStream(Path.of("..", "examples", "install", "operator.yaml")))
+                .items()) {
             if (o instanceof Deployment d) {
-                templates.put("Deployment/" + d.getMetadata().getName(), d.getSpec().getTemplate());
+                templates.put(
+                        "Deployment/" + d.getMetadata().getName(), d.getSpec().getTemplate());
             }
         }
         return templates;
@@ -331,7 +460,10 @@ class SecurityTest {
 
     private static boolean selects(Map<String, String> selector, PodTemplateSpec template) {
         Map<String, String> labels = template.getMetadata().getLabels();
-        return selector != null && !selector.isEmpty() && labels != null && labels.entrySet().containsAll(selector.entrySet());
+        return selector != null
+                && !selector.isEmpty()
+                && labels != null
+                && labels.entrySet().containsAll(selector.entrySet());
     }
 
     private static int metricsFlagPort(List<String> args) {
@@ -343,7 +475,9 @@ class SecurityTest {
     }
 
     private Job warmer() {
-        return client.batch().v1().jobs().inNamespace(ns).list().getItems().stream().findFirst().orElse(null);
+        return client.batch().v1().jobs().inNamespace(ns).list().getItems().stream()
+                .findFirst()
+                .orElse(null);
     }
 
     private <T extends HasMetadata> T get(Class<T> type, String name) {
