@@ -26,18 +26,18 @@ import java.util.TreeMap;
 public final class ConfigLoader {
 
     static final String ENV_PREFIX = "THERMOCLINE_";
-    private static final Set<String> SECTIONS =
-            Set.of("PROXY", "TIERS", "FLEET", "COLLECTIONS", "FEEDER", "EVICTOR", "WARMER", "AUTH", "TLS", "MODE", "SHADOW");
+    private static final Set<String> SECTIONS = Set.of(
+            "PROXY", "TIERS", "FLEET", "COLLECTIONS", "FEEDER", "EVICTOR", "WARMER", "AUTH", "TLS", "MODE", "SHADOW");
 
-    private ConfigLoader() {
-    }
+    private ConfigLoader() {}
 
     public static ThermoclineConfig load(Path file, Map<String, String> env) {
         String text;
         try {
             text = Files.readString(file);
         } catch (NoSuchFileException e) {
-            throw new InvalidConfigException(List.of("config file " + file + " does not exist; pass an existing file with --config"));
+            throw new InvalidConfigException(
+                    List.of("config file " + file + " does not exist; pass an existing file with --config"));
         } catch (IOException e) {
             throw new InvalidConfigException(List.of("config file " + file + " cannot be read: " + e.getMessage()));
         }
@@ -64,7 +64,9 @@ public final class ConfigLoader {
         }
         if (user != null && !user.isNull() && !user.isMissingNode()) {
             if (!user.isObject()) {
-                throw new InvalidConfigException(List.of("config file must be a mapping with sections proxy, tiers, fleet, collections, feeder, evictor, warmer, auth, tls, mode, shadow"));
+                throw new InvalidConfigException(
+                        List.of(
+                                "config file must be a mapping with sections proxy, tiers, fleet, collections, feeder, evictor, warmer, auth, tls, mode, shadow"));
             }
             merge(tree, user);
         }
@@ -77,7 +79,8 @@ public final class ConfigLoader {
         List<String> typeProblems = List.copyOf(problems);
         for (String problem : ConfigValidator.validate(config)) {
             // a field already reported as mistyped holds a stand-in value: its checks would only confuse
-            if (typeProblems.stream().noneMatch(t -> t.contains(":") && problem.startsWith(t.substring(0, t.indexOf(':') + 1)))) {
+            if (typeProblems.stream()
+                    .noneMatch(t -> t.contains(":") && problem.startsWith(t.substring(0, t.indexOf(':') + 1)))) {
                 problems.add(problem);
             }
         }
@@ -107,7 +110,8 @@ public final class ConfigLoader {
     private static void merge(ObjectNode target, JsonNode source) {
         for (Map.Entry<String, JsonNode> field : source.properties()) {
             JsonNode existing = target.get(field.getKey());
-            if (existing instanceof ObjectNode existingObject && field.getValue().isObject()) {
+            if (existing instanceof ObjectNode existingObject
+                    && field.getValue().isObject()) {
                 merge(existingObject, field.getValue());
             } else {
                 target.set(field.getKey(), field.getValue());
@@ -133,6 +137,9 @@ public final class ConfigLoader {
             tiers.putObject(tier).put("uri", "").put("connectionBudget", 0);
         }
         ((ObjectNode) template.get("fleet")).put("peerService", "").put("secretFile", "");
+        ((ObjectNode) template.get("proxy"))
+                .put("maxBufferedBytesPerConnection", 0)
+                .put("maxBufferedBytes", 0);
         ((ObjectNode) template.get("auth")).put("usersFile", "");
         for (String file : List.of("certificateFile", "keyFile", "clientCaFile", "tierCaFile")) {
             ((ObjectNode) template.get("tls")).put(file, "");
@@ -144,7 +151,12 @@ public final class ConfigLoader {
 
     private static void collect(JsonNode node, List<String> path, Map<String, List<String>> names) {
         if (!path.isEmpty()) {
-            names.put(ENV_PREFIX + String.join("_", path.stream().map(ConfigLoader::upperSnake).toList()), List.copyOf(path));
+            names.put(
+                    ENV_PREFIX
+                            + String.join(
+                                    "_",
+                                    path.stream().map(ConfigLoader::upperSnake).toList()),
+                    List.copyOf(path));
         }
         if (node.isObject()) {
             for (Map.Entry<String, JsonNode> f : node.properties()) {
@@ -159,7 +171,8 @@ public final class ConfigLoader {
         return camel.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase();
     }
 
-    private static void applyEnvironment(ObjectMapper mapper, ObjectNode tree, Map<String, String> env, List<String> problems) {
+    private static void applyEnvironment(
+            ObjectMapper mapper, ObjectNode tree, Map<String, String> env, List<String> problems) {
         Map<String, List<String>> names = environmentNames(mapper);
         Map<String, String> overrides = new LinkedHashMap<>(new TreeMap<>(env));
         for (var e : overrides.entrySet()) {
@@ -173,8 +186,10 @@ public final class ConfigLoader {
             }
             List<String> path = names.get(name);
             if (path == null) {
-                problems.add(name + ": no such setting" + ConfigProblems.nearest(name, names.keySet()).map(n -> "; did you mean " + n + "?").orElse("")
-                        + " Settable names are " + String.join(", ", names.keySet()));
+                problems.add(name + ": no such setting"
+                        + ConfigProblems.nearest(name, names.keySet())
+                                .map(n -> "; did you mean " + n + "?")
+                                .orElse("") + " Settable names are " + String.join(", ", names.keySet()));
                 continue;
             }
             try {
@@ -185,7 +200,8 @@ public final class ConfigLoader {
         }
     }
 
-    private static void set(ObjectMapper mapper, ObjectNode tree, List<String> path, String value) throws JsonProcessingException {
+    private static void set(ObjectMapper mapper, ObjectNode tree, List<String> path, String value)
+            throws JsonProcessingException {
         ObjectNode parent = tree;
         for (String segment : path.subList(0, path.size() - 1)) {
             JsonNode child = parent.get(segment);
@@ -213,7 +229,8 @@ public final class ConfigLoader {
      * or unknown field is reported, replaced by its default (or dropped), and binding tried again.
      * Returns null when a problem cannot be stepped over.
      */
-    private static ThermoclineConfig bind(ObjectMapper mapper, ObjectNode tree, ObjectNode defaults, List<String> problems) {
+    private static ThermoclineConfig bind(
+            ObjectMapper mapper, ObjectNode tree, ObjectNode defaults, List<String> problems) {
         for (int attempt = 0; attempt < 100; attempt++) {
             try {
                 ThermoclineConfig config = mapper.treeToValue(tree, ThermoclineConfig.class);

@@ -17,8 +17,7 @@ final class ConfigValidator {
     private static final Pattern PEER = Pattern.compile("[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5}");
     private static final Pattern DATABASE = Pattern.compile("[^/\\\\. \"$*<>:|?]{1,63}");
 
-    private ConfigValidator() {
-    }
+    private ConfigValidator() {}
 
     static List<String> validate(ThermoclineConfig c) {
         List<String> p = new ArrayList<>();
@@ -35,6 +34,17 @@ final class ConfigValidator {
                 p.add("proxy.maxMessageSizeBytes: " + x.maxMessageSizeBytes() + " is out of range; use 1048576 to "
                         + ProxyConfig.MONGODB_MAX_MESSAGE_SIZE + " (MongoDB's own limit)");
             }
+            if (x.bufferedBytesPerConnectionLimit() < x.maxMessageSizeBytes()) {
+                p.add("proxy.maxBufferedBytesPerConnection: " + x.bufferedBytesPerConnectionLimit()
+                        + " is less than proxy.maxMessageSizeBytes (" + x.maxMessageSizeBytes()
+                        + "); a connection must hold one message: use at least that, or leave it out for twice it");
+            }
+            if (x.bufferedBytesLimit() < x.bufferedBytesPerConnectionLimit()) {
+                p.add("proxy.maxBufferedBytes: " + x.bufferedBytesLimit() + " is less than one connection's budget ("
+                        + x.bufferedBytesPerConnectionLimit()
+                        + ", proxy.maxBufferedBytesPerConnection); raise it, or leave it out for four times"
+                        + " proxy.maxMessageSizeBytes");
+            }
             positive(p, "proxy.causalWaitTimeout", x.causalWaitTimeout());
             if (x.readConsistency() == null) {
                 p.add("proxy.readConsistency: missing; use linearizable (the default) or session");
@@ -42,16 +52,19 @@ final class ConfigValidator {
             notNegative(p, "proxy.drainTimeout", x.drainTimeout());
             for (String name : x.compressors()) {
                 if (!COMPRESSORS.contains(name)) {
-                    p.add("proxy.compressors: '" + name + "' is not a MongoDB compressor; use any of snappy, zlib, zstd");
+                    p.add("proxy.compressors: '" + name
+                            + "' is not a MongoDB compressor; use any of snappy, zlib, zstd");
                 }
             }
             if (!ProxyConfig.TRANSPORTS.contains(x.transport())) {
-                p.add("proxy.transport: '" + x.transport() + "' is not a transport; use one of " + String.join(", ", ProxyConfig.TRANSPORTS));
+                p.add("proxy.transport: '" + x.transport() + "' is not a transport; use one of "
+                        + String.join(", ", ProxyConfig.TRANSPORTS));
             }
         }
         TiersConfig tiers = c.tiers();
         if (tiers == null || tiers.archive() == null) {
-            p.add("tiers.archive.uri: missing; set it to the archive replica set's connection string (mongodb://host:port/?replicaSet=NAME)");
+            p.add(
+                    "tiers.archive.uri: missing; set it to the archive replica set's connection string (mongodb://host:port/?replicaSet=NAME)");
         } else {
             tier(p, "tiers.archive", tiers.archive());
         }
@@ -62,8 +75,10 @@ final class ConfigValidator {
             p.add("fleet: missing section");
         } else {
             atLeast(p, "fleet.replicas", c.fleet().replicas(), 1);
-            if (c.fleet().instanceId() == null || !INSTANCE_ID.matcher(c.fleet().instanceId()).matches()) {
-                p.add("fleet.instanceId: '" + c.fleet().instanceId() + "' is not a valid id; use letters, digits, '.', '_' or '-' (at most 63)");
+            if (c.fleet().instanceId() == null
+                    || !INSTANCE_ID.matcher(c.fleet().instanceId()).matches()) {
+                p.add("fleet.instanceId: '" + c.fleet().instanceId()
+                        + "' is not a valid id; use letters, digits, '.', '_' or '-' (at most 63)");
             }
             port(p, "fleet.peerPort", c.fleet().peerPort());
             atLeast(p, "fleet.peerConnections", c.fleet().peerConnections(), 1);
@@ -71,12 +86,14 @@ final class ConfigValidator {
                 for (int i = 0; i < c.fleet().peers().size(); i++) {
                     String peer = c.fleet().peers().get(i);
                     if (peer == null || !PEER.matcher(peer).matches()) {
-                        p.add("fleet.peers[" + i + "]: '" + peer + "' is not host:port; list each other proxy replica's peer address");
+                        p.add("fleet.peers[" + i + "]: '" + peer
+                                + "' is not host:port; list each other proxy replica's peer address");
                     }
                 }
             }
             if (c.fleet().secretFile() != null && c.fleet().secretFile().isBlank()) {
-                p.add("fleet.secretFile: empty; give the path of the cluster secret every replica shares, or leave it out");
+                p.add(
+                        "fleet.secretFile: empty; give the path of the cluster secret every replica shares, or leave it out");
             }
         }
         Set<String> seen = new HashSet<>();
@@ -87,18 +104,27 @@ final class ConfigValidator {
                 p.add(at + ": empty entry; give database, collection, ageField and hotWindow");
                 continue;
             }
-            if (policy.database() == null || !DATABASE.matcher(policy.database()).matches()) {
+            if (policy.database() == null
+                    || !DATABASE.matcher(policy.database()).matches()) {
                 p.add(at + ".database: '" + policy.database() + "' is not a MongoDB database name");
             }
-            if (policy.collection() == null || policy.collection().isEmpty() || policy.collection().contains("$")
+            if (policy.collection() == null
+                    || policy.collection().isEmpty()
+                    || policy.collection().contains("$")
                     || policy.collection().startsWith("system.")) {
                 p.add(at + ".collection: '" + policy.collection() + "' is not a user collection name");
             }
-            if (policy.ageField() == null || policy.ageField().isBlank() || policy.ageField().startsWith("$")
-                    || policy.ageField().startsWith(".") || policy.ageField().endsWith(".")) {
-                p.add(at + ".ageField: '" + policy.ageField() + "' is not a field path; name a date field (e.g. createdAt) or _id for ObjectId time");
+            if (policy.ageField() == null
+                    || policy.ageField().isBlank()
+                    || policy.ageField().startsWith("$")
+                    || policy.ageField().startsWith(".")
+                    || policy.ageField().endsWith(".")) {
+                p.add(at + ".ageField: '" + policy.ageField()
+                        + "' is not a field path; name a date field (e.g. createdAt) or _id for ObjectId time");
             }
-            if (policy.hotWindow() == null || policy.hotWindow().isZero() || policy.hotWindow().isNegative()) {
+            if (policy.hotWindow() == null
+                    || policy.hotWindow().isZero()
+                    || policy.hotWindow().isNegative()) {
                 p.add(at + ".hotWindow: must be a positive duration such as 30d or 12h");
             }
             if (!seen.add(policy.namespace())) {
@@ -106,7 +132,8 @@ final class ConfigValidator {
             }
         }
         if (!c.collections().isEmpty() && (tiers == null || tiers.fast() == null)) {
-            p.add("tiers.fast.uri: collections are tiered but no fast tier is configured; set tiers.fast.uri or remove collections");
+            p.add(
+                    "tiers.fast.uri: collections are tiered but no fast tier is configured; set tiers.fast.uri or remove collections");
         }
         if (c.feeder() != null) {
             range(p, "feeder.batchSize", c.feeder().batchSize(), 1, 100_000);
@@ -130,7 +157,8 @@ final class ConfigValidator {
     private static void shadow(List<String> p, ThermoclineConfig c) {
         ShadowConfig s = c.shadow();
         if (!(s.sampleRate() >= 0 && s.sampleRate() <= 1)) {
-            p.add("shadow.sampleRate: " + s.sampleRate() + " is not a share; use 0 (compare nothing) to 1 (compare every read the fast tier could answer)");
+            p.add("shadow.sampleRate: " + s.sampleRate()
+                    + " is not a share; use 0 (compare nothing) to 1 (compare every read the fast tier could answer)");
         }
         positive(p, "shadow.cutoverQuietPeriod", s.cutoverQuietPeriod());
         if (s.minComparisons() < 0) {
@@ -138,7 +166,8 @@ final class ConfigValidator {
         }
         atLeast(p, "shadow.queueCapacity", s.queueCapacity(), 1);
         if (c.mode() != Mode.TIERED && (c.tiers() == null || c.tiers().fast() == null)) {
-            p.add("mode: " + c.mode().configName() + " needs a fast tier; set tiers.fast.uri or use mode: tiered (pass-through)");
+            p.add("mode: " + c.mode().configName()
+                    + " needs a fast tier; set tiers.fast.uri or use mode: tiered (pass-through)");
         }
     }
 
@@ -152,11 +181,13 @@ final class ConfigValidator {
             }
         }
         if ("required".equals(a.mode()) && a.users().isEmpty()) {
-            p.add("auth.users: empty while auth.mode is required, so nobody could log in; use archive and/or file, or set auth.mode: disabled");
+            p.add(
+                    "auth.users: empty while auth.mode is required, so nobody could log in; use archive and/or file, or set auth.mode: disabled");
         }
         boolean file = a.users().contains("file");
         if (file && (a.usersFile() == null || a.usersFile().isBlank())) {
-            p.add("auth.usersFile: missing while auth.users names file; give the path of the users file (a mounted Secret)");
+            p.add(
+                    "auth.usersFile: missing while auth.users names file; give the path of the users file (a mounted Secret)");
         } else if (file && !Files.isReadable(Path.of(a.usersFile()))) {
             p.add("auth.usersFile: " + a.usersFile() + " cannot be read; mount the users Secret there or fix the path");
         }
@@ -169,7 +200,9 @@ final class ConfigValidator {
     private static void tls(List<String> p, TlsConfig t, TiersConfig tiers) {
         String mode = t.normalizedMode();
         if (!TlsConfig.MODES.contains(mode)) {
-            p.add("tls.mode: '" + t.mode() + "' is not a mode; use disabled, allowed, preferred or required (or mongod's allowTLS, preferTLS, requireTLS)");
+            p.add(
+                    "tls.mode: '" + t.mode()
+                            + "' is not a mode; use disabled, allowed, preferred or required (or mongod's allowTLS, preferTLS, requireTLS)");
         } else if (!mode.equals("disabled")) {
             readable(p, "tls.certificateFile", t.certificateFile(), "the proxy's PEM certificate chain");
             readable(p, "tls.keyFile", t.keyFile(), "the PEM private key of that certificate");
@@ -197,8 +230,11 @@ final class ConfigValidator {
         String uri = tier.uri();
         if (uri == null || uri.isBlank()) {
             p.add(at + ".uri: missing; set the replica set's connection string (mongodb://host:port/?replicaSet=NAME)");
-        } else if (!(uri.startsWith("mongodb://") || uri.startsWith("mongodb+srv://")) || uri.replaceFirst("^mongodb(\\+srv)?://", "").isBlank()) {
-            p.add(at + ".uri: '" + redact(uri) + "' is not a MongoDB connection string; it must start with mongodb:// or mongodb+srv:// and name a host");
+        } else if (!(uri.startsWith("mongodb://") || uri.startsWith("mongodb+srv://"))
+                || uri.replaceFirst("^mongodb(\\+srv)?://", "").isBlank()) {
+            p.add(
+                    at + ".uri: '" + redact(uri)
+                            + "' is not a MongoDB connection string; it must start with mongodb:// or mongodb+srv:// and name a host");
         }
         atLeast(p, at + ".connectionBudget", tier.connectionBudget(), 1);
     }

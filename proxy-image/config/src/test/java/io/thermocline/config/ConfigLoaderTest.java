@@ -25,7 +25,8 @@ class ConfigLoaderTest {
 
     @Test
     void minimalPassThroughConfigGetsDefaults() {
-        ThermoclineConfig c = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}", Map.of("HOSTNAME", "pod-7"));
+        ThermoclineConfig c =
+                ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}", Map.of("HOSTNAME", "pod-7"));
         assertThat(c.tiers().tiered()).isFalse();
         assertThat(c.tiers().archive().connectionBudget()).isEqualTo(TierConfig.DEFAULT_CONNECTION_BUDGET);
         assertThat(c.proxy().port()).isEqualTo(27017);
@@ -35,20 +36,56 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void messageBufferBudgetsDeriveFromTheMessageSizeUnlessSet() {
+        ThermoclineConfig derived = ConfigLoader.parse(
+                "proxy: {maxMessageSizeBytes: 16000000}\ntiers: {archive: {uri: 'mongodb://a'}}", Map.of());
+        assertThat(derived.proxy().bufferedBytesPerConnectionLimit()).isEqualTo(32_000_000L);
+        assertThat(derived.proxy().bufferedBytesLimit()).isEqualTo(64_000_000L);
+        ThermoclineConfig set = ConfigLoader.parse(
+                "proxy: {maxBufferedBytesPerConnection: 50000000}\ntiers: {archive: {uri: 'mongodb://a'}}",
+                Map.of("THERMOCLINE_PROXY_MAX_BUFFERED_BYTES", "3000000000"));
+        assertThat(set.proxy().bufferedBytesPerConnectionLimit()).isEqualTo(50_000_000L);
+        assertThat(set.proxy().bufferedBytesLimit()).isEqualTo(3_000_000_000L);
+    }
+
+    @Test
+    void messageBufferBudgetsMustHoldOneMessageAndOneConnection() {
+        assertThatThrownBy(() -> ConfigLoader.parse(
+                        "proxy: {maxBufferedBytesPerConnection: 1000000, maxBufferedBytes: 40000000}\n"
+                                + "tiers: {archive: {uri: 'mongodb://a'}}",
+                        Map.of()))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining(
+                        "proxy.maxBufferedBytesPerConnection: 1000000 is less than proxy.maxMessageSizeBytes (48000000)")
+                .hasMessageNotContaining("proxy.maxBufferedBytes:");
+        assertThatThrownBy(() -> ConfigLoader.parse(
+                        "proxy: {maxBufferedBytes: 90000000}\ntiers: {archive: {uri: 'mongodb://a'}}", Map.of()))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining(
+                        "proxy.maxBufferedBytes: 90000000 is less than one connection's budget (96000000");
+    }
+
+    @Test
     void fleetPeersComeFromAListOrTheServiceAndNeedTheSecretFile() {
-        ThermoclineConfig listed = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
-                + "fleet: {peers: ['proxy-0.peers:27018', '10.0.0.7:27018'], secretFile: /etc/thermocline/peer-secret}", Map.of());
+        ThermoclineConfig listed = ConfigLoader.parse(
+                "tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
+                        + "fleet: {peers: ['proxy-0.peers:27018', '10.0.0.7:27018'], secretFile: /etc/thermocline/peer-secret}",
+                Map.of());
         assertThat(listed.fleet().hasPeers()).isTrue();
-        ThermoclineConfig fromEnv = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}",
+        ThermoclineConfig fromEnv = ConfigLoader.parse(
+                "tiers: {archive: {uri: 'mongodb://localhost:27018'}}",
                 Map.of("THERMOCLINE_FLEET_PEER_SERVICE", "proxy-peers.ns.svc", "THERMOCLINE_FLEET_SECRET_FILE", "/s"));
         assertThat(fromEnv.fleet().hasPeers()).isTrue();
         // Named peers without the secret: the replicas run unlinked (the proxy warns), as before the fleet.
-        ThermoclineConfig noSecret = ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
-                + "fleet: {peerService: proxy-peers.ns.svc}", Map.of());
+        ThermoclineConfig noSecret = ConfigLoader.parse(
+                "tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n" + "fleet: {peerService: proxy-peers.ns.svc}",
+                Map.of());
         assertThat(noSecret.fleet().namesPeers()).isTrue();
         assertThat(noSecret.fleet().hasPeers()).isFalse();
-        assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
-                + "fleet: {peers: ['no-port'], secretFile: ' '}", Map.of()))
+        assertThatThrownBy(() -> ConfigLoader.parse(
+                        "tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n"
+                                + "fleet: {peers: ['no-port'], secretFile: ' '}",
+                        Map.of()))
                 .isInstanceOf(InvalidConfigException.class)
                 .hasMessageContaining("fleet.peers[0]: 'no-port' is not host:port")
                 .hasMessageContaining("fleet.secretFile: empty");
@@ -57,7 +94,9 @@ class ConfigLoaderTest {
     @Test
     void tieredConfigParsesPoliciesAndWindows() {
         ThermoclineConfig c = ConfigLoader.parse(TIERED, Map.of());
-        assertThat(c.collections()).extracting(CollectionPolicy::namespace).containsExactly("shop.orders", "shop.events");
+        assertThat(c.collections())
+                .extracting(CollectionPolicy::namespace)
+                .containsExactly("shop.orders", "shop.events");
         assertThat(c.collections().get(0).hotWindow()).isEqualTo(Duration.ofDays(30));
         assertThat(c.collections().get(1).agedByObjectId()).isTrue();
         assertThat(c.policyFor("shop.orders")).isPresent();
@@ -67,13 +106,15 @@ class ConfigLoaderTest {
 
     @Test
     void environmentOverridesFileValues() {
-        ThermoclineConfig c = ConfigLoader.parse(TIERED, Map.of(
-                "THERMOCLINE_TIERS_ARCHIVE_URI", "mongodb://override:1/?replicaSet=x",
-                "THERMOCLINE_PROXY_MAX_CLIENT_CONNECTIONS", "77",
-                "THERMOCLINE_PROXY_COMPRESSORS", "zstd, zlib",
-                "THERMOCLINE_FEEDER_COALESCE", "false",
-                "THERMOCLINE_PROXY_TRANSPORT", "epoll",
-                "THERMOCLINE_MONGOSH", "/not/a/setting"));
+        ThermoclineConfig c = ConfigLoader.parse(
+                TIERED,
+                Map.of(
+                        "THERMOCLINE_TIERS_ARCHIVE_URI", "mongodb://override:1/?replicaSet=x",
+                        "THERMOCLINE_PROXY_MAX_CLIENT_CONNECTIONS", "77",
+                        "THERMOCLINE_PROXY_COMPRESSORS", "zstd, zlib",
+                        "THERMOCLINE_FEEDER_COALESCE", "false",
+                        "THERMOCLINE_PROXY_TRANSPORT", "epoll",
+                        "THERMOCLINE_MONGOSH", "/not/a/setting"));
         assertThat(c.tiers().archive().uri()).isEqualTo("mongodb://override:1/?replicaSet=x");
         assertThat(c.proxy().maxClientConnections()).isEqualTo(77);
         assertThat(c.proxy().compressors()).containsExactly("zstd", "zlib");
@@ -104,22 +145,33 @@ class ConfigLoaderTest {
                   - {database: shop, collection: orders, ageField: "$bad", hotWindow: 0s}
                 """;
         assertThatThrownBy(() -> ConfigLoader.parse(bad, Map.of()))
-                .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("proxy.port: 70000"))
-                        .anySatisfy(m -> assertThat(m).startsWith("proxy.compressors: 'lz4'"))
-                        .anySatisfy(m -> assertThat(m).startsWith("proxy.maxClientConnections"))
-                        .anySatisfy(m -> assertThat(m).startsWith("proxy.transport: 'dpdk' is not a transport; use one of auto, io_uring"))
-                        .anySatisfy(m -> assertThat(m).startsWith("tiers.archive.uri: 'http://x'"))
-                        .anySatisfy(m -> assertThat(m).startsWith("collections[0].ageField"))
-                        .anySatisfy(m -> assertThat(m).startsWith("collections[0].hotWindow"))
-                        .anySatisfy(m -> assertThat(m).startsWith("tiers.fast.uri: collections are tiered")));
+                .isInstanceOfSatisfying(
+                        InvalidConfigException.class,
+                        e -> assertThat(e.problems())
+                                .anySatisfy(m -> assertThat(m).startsWith("proxy.port: 70000"))
+                                .anySatisfy(m -> assertThat(m).startsWith("proxy.compressors: 'lz4'"))
+                                .anySatisfy(m -> assertThat(m).startsWith("proxy.maxClientConnections"))
+                                .anySatisfy(
+                                        m -> assertThat(m)
+                                                .startsWith(
+                                                        "proxy.transport: 'dpdk' is not a transport; use one of auto, io_uring"))
+                                .anySatisfy(m -> assertThat(m).startsWith("tiers.archive.uri: 'http://x'"))
+                                .anySatisfy(m -> assertThat(m).startsWith("collections[0].ageField"))
+                                .anySatisfy(m -> assertThat(m).startsWith("collections[0].hotWindow"))
+                                .anySatisfy(m -> assertThat(m).startsWith("tiers.fast.uri: collections are tiered")));
     }
 
     @Test
     void readConsistencyIsLinearizableUnlessSessionIsChosen() {
-        assertThat(ConfigLoader.parse(TIERED, Map.of()).proxy().readConsistency()).isEqualTo(ReadConsistency.LINEARIZABLE);
-        assertThat(ConfigLoader.parse(TIERED + "proxy: {readConsistency: session}", Map.of()).proxy().readConsistency())
+        assertThat(ConfigLoader.parse(TIERED, Map.of()).proxy().readConsistency())
+                .isEqualTo(ReadConsistency.LINEARIZABLE);
+        assertThat(ConfigLoader.parse(TIERED + "proxy: {readConsistency: session}", Map.of())
+                        .proxy()
+                        .readConsistency())
                 .isEqualTo(ReadConsistency.SESSION);
-        assertThat(ConfigLoader.parse(TIERED, Map.of("THERMOCLINE_PROXY_READ_CONSISTENCY", "session")).proxy().readConsistency())
+        assertThat(ConfigLoader.parse(TIERED, Map.of("THERMOCLINE_PROXY_READ_CONSISTENCY", "session"))
+                        .proxy()
+                        .readConsistency())
                 .isEqualTo(ReadConsistency.SESSION);
     }
 
@@ -133,15 +185,17 @@ class ConfigLoaderTest {
 
     @Test
     void secondaryReadsArePrimaryUnlessACollectionOffloadsThem() {
-        ThermoclineConfig c = ConfigLoader.parse(TIERED.replace("hotWindow: 12h}", "hotWindow: 12h, secondaryReads: offload}"), Map.of());
-        assertThat(c.collections()).extracting(CollectionPolicy::secondaryReads)
+        ThermoclineConfig c = ConfigLoader.parse(
+                TIERED.replace("hotWindow: 12h}", "hotWindow: 12h, secondaryReads: offload}"), Map.of());
+        assertThat(c.collections())
+                .extracting(CollectionPolicy::secondaryReads)
                 .containsExactly(SecondaryReads.PRIMARY, SecondaryReads.OFFLOAD);
     }
 
     @Test
     void unknownSecondaryReadsPolicyNamesTheFieldAndTheChoices() {
-        assertThatThrownBy(() -> ConfigLoader.parse(TIERED.replace("hotWindow: 12h}", "hotWindow: 12h, secondaryReads: always}"),
-                Map.of()))
+        assertThatThrownBy(() -> ConfigLoader.parse(
+                        TIERED.replace("hotWindow: 12h}", "hotWindow: 12h, secondaryReads: always}"), Map.of()))
                 .isInstanceOf(InvalidConfigException.class)
                 .hasMessageContaining("secondaryReads")
                 .hasMessageContaining("'always' is not a secondaryReads policy; use primary");
@@ -163,18 +217,22 @@ class ConfigLoaderTest {
                 """;
         assertThatThrownBy(() -> ConfigLoader.parse(bad, Map.of()))
                 .isInstanceOfSatisfying(InvalidConfigException.class, e -> {
-                    assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("proxy.port: 'abc' is not a whole number"))
-                            .anySatisfy(m -> assertThat(m).startsWith("proxy.maxClientConnections: a list is not a whole number"))
+                    assertThat(e.problems())
+                            .anySatisfy(m -> assertThat(m).startsWith("proxy.port: 'abc' is not a whole number"))
+                            .anySatisfy(m -> assertThat(m)
+                                    .startsWith("proxy.maxClientConnections: a list is not a whole number"))
                             .anySatisfy(m -> assertThat(m).startsWith("proxy.prot: no such field; did you mean port?"))
                             .anySatisfy(m -> assertThat(m).startsWith("feeder.coalesce: 'maybe' is not true or false"))
                             .anySatisfy(m -> assertThat(m).startsWith("evictor.interval"));
-                    assertThat(String.join("\n", e.problems())).doesNotContain("java.", "`", "Integer", "Boolean", "Duration");
+                    assertThat(String.join("\n", e.problems()))
+                            .doesNotContain("java.", "`", "Integer", "Boolean", "Duration");
                 });
     }
 
     @Test
     void unknownFieldSuggestsTheNearestKnownOne() {
-        assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://h', connectionBudgett: 3}}", Map.of()))
+        assertThatThrownBy(() ->
+                        ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://h', connectionBudgett: 3}}", Map.of()))
                 .hasMessageContaining("tiers.archive.connectionBudgett: no such field; did you mean connectionBudget?");
     }
 
@@ -187,8 +245,7 @@ class ConfigLoaderTest {
 
     @Test
     void missingArchiveIsReported() {
-        assertThatThrownBy(() -> ConfigLoader.parse("", Map.of()))
-                .hasMessageContaining("tiers.archive.uri: missing");
+        assertThatThrownBy(() -> ConfigLoader.parse("", Map.of())).hasMessageContaining("tiers.archive.uri: missing");
     }
 
     @Test
@@ -228,7 +285,8 @@ class ConfigLoaderTest {
 
     @Test
     void jsonIsAcceptedToo() {
-        ThermoclineConfig c = ConfigLoader.parse("{\"tiers\": {\"archive\": {\"uri\": \"mongodb://j:1\"}}, \"proxy\": {\"port\": 0}}", Map.of());
+        ThermoclineConfig c = ConfigLoader.parse(
+                "{\"tiers\": {\"archive\": {\"uri\": \"mongodb://j:1\"}}, \"proxy\": {\"port\": 0}}", Map.of());
         assertThat(c.proxy().port()).isZero();
         assertThat(c.proxy().compressors()).isEqualTo(List.of("zstd", "snappy", "zlib"));
         assertThat(c.proxy().transport()).isEqualTo("auto");

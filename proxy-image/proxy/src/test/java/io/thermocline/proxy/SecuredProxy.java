@@ -10,12 +10,12 @@ import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.tls.ClientTls;
 import io.thermocline.security.authentication.LoginThrottle;
 import io.thermocline.security.authentication.UserDirectory;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * A proxy that requires authentication, in front of a one-member embedded replica set, with
@@ -67,15 +67,49 @@ final class SecuredProxy implements AutoCloseable {
         return start(new UsersFile(file), LoginThrottle.off(), file, null, tls);
     }
 
-    static SecuredProxy start(UserDirectory users, LoginThrottle throttle, Path file, EmbeddedReplicaSet archive, ClientTls tls) {
+    static SecuredProxy start(
+            UserDirectory users, LoginThrottle throttle, Path file, EmbeddedReplicaSet archive, ClientTls tls) {
+        return start(users, throttle, file, archive, tls, "");
+    }
+
+    /**
+     * With the users of {@link #USERS}, {@code proxyYaml} under {@code proxy:} (indented two spaces) and what {@code tune}
+     * changes of the settings that are not in the schema.
+     */
+    static SecuredProxy withProxyConfig(String proxyYaml, UnaryOperator<ProxySettings> tune) throws IOException {
+        Path file = Files.createTempFile("thermocline-users", ".yaml");
+        Files.writeString(file, USERS);
+        return start(new UsersFile(file), LoginThrottle.off(), file, null, ClientTls.disabled(), proxyYaml, tune);
+    }
+
+    private static SecuredProxy start(
+            UserDirectory users,
+            LoginThrottle throttle,
+            Path file,
+            EmbeddedReplicaSet archive,
+            ClientTls tls,
+            String proxyYaml) {
+        return start(users, throttle, file, archive, tls, proxyYaml, UnaryOperator.identity());
+    }
+
+    private static SecuredProxy start(
+            UserDirectory users,
+            LoginThrottle throttle,
+            Path file,
+            EmbeddedReplicaSet archive,
+            ClientTls tls,
+            String proxyYaml,
+            UnaryOperator<ProxySettings> tune) {
         EmbeddedReplicaSet rs = archive != null ? archive : EmbeddedReplicaSet.startSingle();
-        String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n"
+        String yaml = "proxy:\n  listenHost: 127.0.0.1\n  port: 0\n  httpHost: 127.0.0.1\n  httpPort: 0\n" + proxyYaml
                 + "tiers:\n  archive:\n    uri: '" + rs.connectionString() + "'\n    connectionBudget: 4\n"
                 + "fleet:\n  instanceId: secured-proxy-0\n";
-        ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, Map.of()))
-                .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
+        ProxySettings settings = tune.apply(ProxySettings.from(ConfigLoader.parse(yaml, Map.of()))
+                .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200)));
         try {
-            ProxyServer proxy = new ProxyServer(settings, null, new ProxySecurity(ProxySecurity.Mode.REQUIRED, users, throttle, tls)).start();
+            ProxyServer proxy = new ProxyServer(
+                            settings, null, new ProxySecurity(ProxySecurity.Mode.REQUIRED, users, throttle, tls))
+                    .start();
             return new SecuredProxy(rs, proxy, file);
         } catch (Exception e) {
             if (archive == null) {
@@ -91,7 +125,8 @@ final class SecuredProxy implements AutoCloseable {
                 + "tiers:\n  archive:\n    uri: '" + archiveUri + "'\n    connectionBudget: 4\n"
                 + "fleet:\n  instanceId: secured-proxy-1\n" + authYaml;
         ThermoclineConfig config = ConfigLoader.parse(yaml, Map.of());
-        ProxySettings settings = ProxySettings.from(config).withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
+        ProxySettings settings = ProxySettings.from(config)
+                .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
         try {
             return new SecuredProxy(archive, new ProxyServer(settings, null, ProxySecurity.from(config)).start(), null);
         } catch (Exception e) {
@@ -102,12 +137,15 @@ final class SecuredProxy implements AutoCloseable {
     /** A Java driver client logged in as {@code user} of {@code admin}. */
     com.mongodb.client.MongoClient client(String user, String password) {
         return com.mongodb.client.MongoClients.create(com.mongodb.MongoClientSettings.builder()
-                .applyConnectionString(new com.mongodb.ConnectionString(uri("", "?serverSelectionTimeoutMS=5000&retryWrites=false")))
-                .credential(com.mongodb.MongoCredential.createCredential(user, "admin", password.toCharArray())).build());
+                .applyConnectionString(
+                        new com.mongodb.ConnectionString(uri("", "?serverSelectionTimeoutMS=5000&retryWrites=false")))
+                .credential(com.mongodb.MongoCredential.createCredential(user, "admin", password.toCharArray()))
+                .build());
     }
 
     String uri(String credentials, String options) {
-        return "mongodb://" + (credentials.isEmpty() ? "" : credentials + "@") + "127.0.0.1:" + proxy.port() + "/" + options;
+        return "mongodb://" + (credentials.isEmpty() ? "" : credentials + "@") + "127.0.0.1:" + proxy.port() + "/"
+                + options;
     }
 
     @Override

@@ -6,8 +6,6 @@ import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.Outbound;
 import io.thermocline.wire.WireCodec;
 import io.thermocline.wire.WireMessage;
-import org.bson.BsonDocument;
-
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -16,6 +14,7 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import org.bson.BsonDocument;
 
 /** A bare socket speaking the wire protocol through the project's codec, for protocol-level tests. */
 public final class WireClient implements AutoCloseable {
@@ -83,18 +82,34 @@ public final class WireClient implements AutoCloseable {
     WireClient login(String user, String password) throws IOException {
         ScramTestClient scram = new ScramTestClient(user, password, "wire-client-" + System.nanoTime());
         BsonDocument first = command(new BsonDocument("saslStart", new org.bson.BsonInt32(1))
-                .append("mechanism", new org.bson.BsonString("SCRAM-SHA-256"))
-                .append("payload", new org.bson.BsonBinary(scram.clientFirst()))
-                .append("options", new BsonDocument("skipEmptyExchange", org.bson.BsonBoolean.TRUE))
-                .append("$db", new org.bson.BsonString("admin"))).body();
+                        .append("mechanism", new org.bson.BsonString("SCRAM-SHA-256"))
+                        .append("payload", new org.bson.BsonBinary(scram.clientFirst()))
+                        .append("options", new BsonDocument("skipEmptyExchange", org.bson.BsonBoolean.TRUE))
+                        .append("$db", new org.bson.BsonString("admin")))
+                .body();
         BsonDocument last = command(new BsonDocument("saslContinue", new org.bson.BsonInt32(1))
-                .append("conversationId", first.get("conversationId"))
-                .append("payload", new org.bson.BsonBinary(scram.clientFinal(first.getBinary("payload").getData())))
-                .append("$db", new org.bson.BsonString("admin"))).body();
+                        .append("conversationId", first.get("conversationId"))
+                        .append(
+                                "payload",
+                                new org.bson.BsonBinary(scram.clientFinal(
+                                        first.getBinary("payload").getData())))
+                        .append("$db", new org.bson.BsonString("admin")))
+                .body();
         if (!last.getBoolean("done", org.bson.BsonBoolean.FALSE).getValue()) {
             throw new IOException("login of " + user + " failed: " + last.toJson());
         }
         return this;
+    }
+
+    /** Sends nothing more: the proxy reads the end of the stream. */
+    void halfClose() throws IOException {
+        socket.shutdownOutput();
+    }
+
+    /** Drops the connection with a reset, as a client that crashes mid-message. */
+    void reset() throws IOException {
+        socket.setSoLinger(true, 0);
+        socket.close();
     }
 
     void timeout(int millis) throws IOException {

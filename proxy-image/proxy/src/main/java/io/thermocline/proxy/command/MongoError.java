@@ -32,6 +32,8 @@ public enum MongoError {
     WRITE_CONFLICT(112, "WriteConflict"),
     COMMAND_NOT_SUPPORTED(115, "CommandNotSupported"),
     FAILED_TO_SATISFY_READ_PREFERENCE(133, "FailedToSatisfyReadPreference"),
+    /** What mongod answers when an operation would take more memory than it may (here: a client message past the proxy's budget). */
+    EXCEEDED_MEMORY_LIMIT(146, "ExceededMemoryLimit"),
     MAX_STALENESS_OUT_OF_RANGE(160, "MaxStalenessOutOfRange"),
     QUERY_PLAN_KILLED(175, "QueryPlanKilled"),
     PRIMARY_STEPPED_DOWN(189, "PrimarySteppedDown"),

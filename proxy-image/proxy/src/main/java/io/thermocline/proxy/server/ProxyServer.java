@@ -28,6 +28,7 @@ import io.thermocline.proxy.server.forwarding.Backends;
 import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.proxy.server.handshake.Handshake;
 import io.thermocline.proxy.server.handshake.Hello;
+import io.thermocline.proxy.server.memory.MessageMemory;
 import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.proxy.tiered.TieredRouting;
 import io.thermocline.proxy.topology.Tier;
@@ -73,6 +74,7 @@ public final class ProxyServer implements AutoCloseable {
 
     private final Fleet fleet;
     private final ProxySecurity security;
+    private final MessageMemory messageMemory;
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger acceptedClients = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -120,6 +122,8 @@ public final class ProxyServer implements AutoCloseable {
     public ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security) {
         this.settings = settings;
         this.security = security;
+        this.messageMemory = new MessageMemory(settings.messageMemory());
+        metrics.messageMemoryFrom(messageMemory::held, messageMemory::refused);
         metrics.alsoExpose(security.metrics().registry());
         this.tiered = tiered;
         this.transport = NettyTransport.choose(settings.transport());
@@ -271,6 +275,14 @@ public final class ProxyServer implements AutoCloseable {
                 throw new CannotListen("HTTP: /metrics and /health", settings.httpHost(), settings.httpPort(), e);
             }
         }
+        long heap = Runtime.getRuntime().maxMemory();
+        if (settings.messageMemory().process() > heap / 2) {
+            LOG.warn(
+                    "event=message_memory_over_heap max_buffered_bytes={} max_heap_bytes={} action=\"client messages may hold more than"
+                            + " half the heap: lower proxy.maxBufferedBytes or raise the heap (-Xmx, -XX:MaxRAMPercentage)\"",
+                    settings.messageMemory().process(),
+                    heap);
+        }
         LOG.info(
                 "event=proxy_started transport={} listen={} http={} archive={} fast={} instance={} security=\"{}\"",
                 transport.name(),
@@ -292,8 +304,10 @@ public final class ProxyServer implements AutoCloseable {
         security.tls().install(pipeline);
         ClientConnection client = new ClientConnection(connectionIds.incrementAndGet(), this, requests, hello);
         // before a login (auth required), a message and what it inflates to stay small: see
-        // ClientConnection.messageSizeLimit
-        WireFrameDecoder frames = new WireFrameDecoder(client::messageSizeLimit);
+        // ClientConnection.messageSizeLimit; what messages hold, framed and inflated, until answered is reserved from
+        // the
+        // connection's and the process's budgets
+        WireFrameDecoder frames = new WireFrameDecoder(client::messageSizeLimit, client.memory(messageMemory));
         client.framedBy(frames);
         pipeline.addLast("frames", frames);
         pipeline.addLast("encoder", new WireEncoder());
@@ -339,6 +353,11 @@ public final class ProxyServer implements AutoCloseable {
     /** The tiered routing, or empty for a pass-through proxy. */
     public Optional<TieredRouting> tieredRouting() {
         return Optional.ofNullable(tiered);
+    }
+
+    /** What client messages hold now, framed and inflated, of the process's budget ({@code proxy.maxBufferedBytes}). */
+    public MessageMemory messageMemory() {
+        return messageMemory;
     }
 
     ProxySecurity security() {

@@ -5,15 +5,15 @@ import io.thermocline.config.FleetConfig;
 import io.thermocline.config.ProxyConfig;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
+import io.thermocline.proxy.server.memory.MessageMemoryLimits;
 import io.thermocline.wire.Compressor;
-
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -22,19 +22,33 @@ import java.util.List;
  * its backends and can be changed for tests with the {@code with...} methods.
  *
  * @param httpPort -1 disables the HTTP endpoint, 0 picks an ephemeral port
+ * @param messageMemory what client messages may hold, per connection and in all ({@code proxy.maxBufferedBytes*})
  */
-public record ProxySettings(String listenHost, int port, String httpHost, int httpPort, int maxClientConnections,
-                            int maxMessageSizeBytes, List<Compressor> compressors, Duration drainTimeout,
-                            String instanceId, TierEndpoint archive, TierEndpoint fast, Duration poolWaitTimeout,
-                            Duration primaryWaitTimeout, Duration heartbeatInterval, Duration connectTimeout, String transport,
-                            FleetSettings fleet) {
+public record ProxySettings(
+        String listenHost,
+        int port,
+        String httpHost,
+        int httpPort,
+        int maxClientConnections,
+        int maxMessageSizeBytes,
+        List<Compressor> compressors,
+        Duration drainTimeout,
+        String instanceId,
+        TierEndpoint archive,
+        TierEndpoint fast,
+        Duration poolWaitTimeout,
+        Duration primaryWaitTimeout,
+        Duration heartbeatInterval,
+        Duration connectTimeout,
+        String transport,
+        FleetSettings fleet,
+        MessageMemoryLimits messageMemory) {
 
     /**
      * One tier's connection string, this instance's per-member pool size at start, and the budget per
      * member for the whole fleet (which the fleet re-divides among live replicas).
      */
-    public record TierEndpoint(ConnectionString uri, int poolSize, int budget) {
-    }
+    public record TierEndpoint(ConnectionString uri, int poolSize, int budget) {}
 
     /**
      * Where this replica finds its peers and listens for them; null when it has none (a single proxy,
@@ -44,7 +58,8 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
      * @param secretFile the cluster secret shared by the fleet's replicas
      * @param peerConnections the most connections this replica opens to each peer for forwarded cursor commands
      */
-    public record FleetSettings(String listenHost, int peerPort, PeerAddresses peers, Path secretFile, int peerConnections) {
+    public record FleetSettings(
+            String listenHost, int peerPort, PeerAddresses peers, Path secretFile, int peerConnections) {
         public FleetSettings(String listenHost, int peerPort, PeerAddresses peers, Path secretFile) {
             this(listenHost, peerPort, peers, secretFile, FleetConfig.DEFAULT_PEER_CONNECTIONS);
         }
@@ -63,12 +78,38 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
         for (String name : p.compressors()) {
             Compressor.byName(name).filter(c -> c != Compressor.NOOP).ifPresent(compressors::add);
         }
-        return new ProxySettings(p.listenHost(), p.port(), p.httpHost(), p.httpPort(), p.maxClientConnections(),
-                p.maxMessageSizeBytes(), List.copyOf(compressors), p.drainTimeout(), fleet.instanceId(),
-                endpoint(config.tiers().archive(), fleet), config.tiers().fast() == null ? null : endpoint(config.tiers().fast(), fleet),
-                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(5), p.transport(),
-                fleet.hasPeers() ? new FleetSettings(p.listenHost(), fleet.peerPort(), peerAddresses(fleet), Path.of(fleet.secretFile()),
-                        fleet.peerConnections()) : null);
+        return new ProxySettings(
+                p.listenHost(),
+                p.port(),
+                p.httpHost(),
+                p.httpPort(),
+                p.maxClientConnections(),
+                p.maxMessageSizeBytes(),
+                List.copyOf(compressors),
+                p.drainTimeout(),
+                fleet.instanceId(),
+                endpoint(config.tiers().archive(), fleet),
+                config.tiers().fast() == null ? null : endpoint(config.tiers().fast(), fleet),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(10),
+                Duration.ofMillis(500),
+                Duration.ofSeconds(5),
+                p.transport(),
+                fleet.hasPeers()
+                        ? new FleetSettings(
+                                p.listenHost(),
+                                fleet.peerPort(),
+                                peerAddresses(fleet),
+                                Path.of(fleet.secretFile()),
+                                fleet.peerConnections())
+                        : null,
+                new MessageMemoryLimits(
+                        p.bufferedBytesPerConnectionLimit(),
+                        p.bufferedBytesLimit(),
+                        Math.min(
+                                2L * ClientConnection.UNAUTHENTICATED_MESSAGE_LIMIT,
+                                p.bufferedBytesPerConnectionLimit()),
+                        MessageMemoryLimits.DEFAULT_STALL_TIMEOUT));
     }
 
     private static TierEndpoint endpoint(TierConfig tier, FleetConfig fleet) {
@@ -78,14 +119,17 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
     /** A static list as given, or every address the peer Service's DNS name has now (one per ready or draining pod). */
     private static PeerAddresses peerAddresses(FleetConfig fleet) {
         if (fleet.peers() != null && !fleet.peers().isEmpty()) {
-            List<InetSocketAddress> listed = fleet.peers().stream().map(ProxySettings::hostPort).toList();
+            List<InetSocketAddress> listed =
+                    fleet.peers().stream().map(ProxySettings::hostPort).toList();
             return () -> listed;
         }
         String service = fleet.peerService();
         int port = fleet.peerPort();
         return () -> {
             try {
-                return Arrays.stream(InetAddress.getAllByName(service)).map(a -> new InetSocketAddress(a, port)).toList();
+                return Arrays.stream(InetAddress.getAllByName(service))
+                        .map(a -> new InetSocketAddress(a, port))
+                        .toList();
             } catch (UnknownHostException e) {
                 return List.of(); // no replica is ready yet, or DNS is down: this one acts alone until it answers
             }
@@ -103,19 +147,92 @@ public record ProxySettings(String listenHost, int port, String httpHost, int ht
 
     /** With peers: a fleet whose replicas find each other at {@code peers}. */
     public ProxySettings withFleet(FleetSettings f) {
-        return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout,
-                transport, f);
+        return new ProxySettings(
+                listenHost,
+                port,
+                httpHost,
+                httpPort,
+                maxClientConnections,
+                maxMessageSizeBytes,
+                compressors,
+                drainTimeout,
+                instanceId,
+                archive,
+                fast,
+                poolWaitTimeout,
+                primaryWaitTimeout,
+                heartbeatInterval,
+                connectTimeout,
+                transport,
+                f,
+                messageMemory);
     }
 
     public ProxySettings withTimeouts(Duration poolWait, Duration primaryWait, Duration heartbeat) {
-        return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, instanceId, archive, fast, poolWait, primaryWait, heartbeat, connectTimeout, transport, fleet);
+        return new ProxySettings(
+                listenHost,
+                port,
+                httpHost,
+                httpPort,
+                maxClientConnections,
+                maxMessageSizeBytes,
+                compressors,
+                drainTimeout,
+                instanceId,
+                archive,
+                fast,
+                poolWait,
+                primaryWait,
+                heartbeat,
+                connectTimeout,
+                transport,
+                fleet,
+                messageMemory);
+    }
+
+    /** Other limits for what client messages hold (tests that make them small). */
+    public ProxySettings withMessageMemory(MessageMemoryLimits limits) {
+        return new ProxySettings(
+                listenHost,
+                port,
+                httpHost,
+                httpPort,
+                maxClientConnections,
+                maxMessageSizeBytes,
+                compressors,
+                drainTimeout,
+                instanceId,
+                archive,
+                fast,
+                poolWaitTimeout,
+                primaryWaitTimeout,
+                heartbeatInterval,
+                connectTimeout,
+                transport,
+                fleet,
+                limits);
     }
 
     /** Another replica of the same fleet: its own id, so cursor ids name their owner. */
     public ProxySettings withInstanceId(String id) {
-        return new ProxySettings(listenHost, port, httpHost, httpPort, maxClientConnections, maxMessageSizeBytes, compressors,
-                drainTimeout, id, archive, fast, poolWaitTimeout, primaryWaitTimeout, heartbeatInterval, connectTimeout, transport, fleet);
+        return new ProxySettings(
+                listenHost,
+                port,
+                httpHost,
+                httpPort,
+                maxClientConnections,
+                maxMessageSizeBytes,
+                compressors,
+                drainTimeout,
+                id,
+                archive,
+                fast,
+                poolWaitTimeout,
+                primaryWaitTimeout,
+                heartbeatInterval,
+                connectTimeout,
+                transport,
+                fleet,
+                messageMemory);
     }
 }
