@@ -1,6 +1,5 @@
 package io.thermocline.proxy.topology;
 
-import com.mongodb.ServerAddress;
 import io.netty.channel.EventLoopGroup;
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.backend.BackendConnector;
@@ -8,7 +7,6 @@ import io.thermocline.wire.OpMsg;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -29,9 +27,7 @@ public final class ServingProbe implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ServingProbe.class);
 
     private final TierMonitor monitor;
-    private final BackendConnector connector;
     private final EventLoopGroup group;
-    private final Function<BackendConnection, CompletableFuture<Void>> login;
     private final BsonDocument read;
     private final Duration interval;
     /** {@link System#nanoTime} when the read in flight was sent (0: none in flight). */
@@ -40,7 +36,7 @@ public final class ServingProbe implements AutoCloseable {
     private volatile boolean reportedStalled;
 
     private volatile boolean closed;
-    private volatile BackendConnection connection;
+    private final OwnConnection connection;
     private volatile ScheduledFuture<?> next;
 
     public ServingProbe(
@@ -51,9 +47,8 @@ public final class ServingProbe implements AutoCloseable {
             BsonDocument read,
             Duration interval) {
         this.monitor = monitor;
-        this.connector = connector;
         this.group = group;
-        this.login = login;
+        this.connection = new OwnConnection(connector, login);
         this.read = read;
         this.interval = interval;
     }
@@ -97,17 +92,14 @@ public final class ServingProbe implements AutoCloseable {
             schedule(); // one read at a time: the one in flight decides
             return;
         }
-        BackendConnection c = connection;
-        CompletableFuture<BackendConnection> conn =
-                c != null && c.isOpen() && c.address().equals(primary.get())
-                        ? CompletableFuture.completedFuture(c)
-                        : open(primary.get());
         long sent = System.nanoTime();
         sentAt = sent;
-        conn.thenCompose(open -> open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), read), null))
+        connection
+                .to(primary.get())
+                .thenCompose(open -> open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), read), null))
                 .whenComplete((reply, error) -> {
                     if (error != null) {
-                        drop();
+                        connection.drop();
                     } else if (reportedStalled) {
                         reportedStalled = false;
                         LOG.info(
@@ -120,28 +112,6 @@ public final class ServingProbe implements AutoCloseable {
         schedule();
     }
 
-    private CompletableFuture<BackendConnection> open(ServerAddress primary) {
-        drop();
-        return connector
-                .connect(primary, 0)
-                .thenCompose(c -> login.apply(c).handle((v, e) -> {
-                    if (e != null) {
-                        c.close();
-                        throw new CompletionException(e);
-                    }
-                    connection = c;
-                    return c;
-                }));
-    }
-
-    private void drop() {
-        BackendConnection c = connection;
-        connection = null;
-        if (c != null) {
-            c.close();
-        }
-    }
-
     @Override
     public void close() {
         closed = true;
@@ -149,6 +119,6 @@ public final class ServingProbe implements AutoCloseable {
         if (n != null) {
             n.cancel(false);
         }
-        drop();
+        connection.drop();
     }
 }

@@ -66,7 +66,9 @@ public final class TierMonitor implements AutoCloseable {
     private final Listener listener;
     private final Duration optimeInterval;
     private final Function<BackendConnection, CompletableFuture<Void>> login;
-    private final OptimePoll optimes = new OptimePoll();
+    /** Built last in the constructor: its connection needs the connector and the login. */
+    private final OptimePoll optimes;
+
     private final Map<ServerAddress, MemberMonitor> monitors = new LinkedHashMap<>();
     private final Map<ServerAddress, MemberDescription> descriptions = new LinkedHashMap<>();
     private final List<CompletableFuture<ServerAddress>> primaryWaiters = new ArrayList<>();
@@ -128,6 +130,7 @@ public final class TierMonitor implements AutoCloseable {
             descriptions.put(a, MemberDescription.unknown(a, "not checked yet"));
         }
         this.topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), null);
+        this.optimes = new OptimePoll();
     }
 
     public Tier tier() {
@@ -547,8 +550,7 @@ public final class TierMonitor implements AutoCloseable {
         }
 
         private volatile boolean off;
-        private volatile BackendConnection connection;
-        private volatile ServerAddress connectedTo;
+        private final OwnConnection connection = new OwnConnection(connector, login);
         private volatile ScheduledFuture<?> next;
 
         void schedule() {
@@ -563,11 +565,9 @@ public final class TierMonitor implements AutoCloseable {
                 schedule();
                 return;
             }
-            BackendConnection c = connection;
-            CompletableFuture<BackendConnection> conn = c != null && c.isOpen() && primary.equals(connectedTo)
-                    ? CompletableFuture.completedFuture(c)
-                    : open(primary);
-            conn.thenCompose(open -> open.roundTrip(
+            connection
+                    .to(primary)
+                    .thenCompose(open -> open.roundTrip(
                             OpMsg.request(
                                     BackendConnection.nextRequestId(),
                                     new BsonDocument("replSetGetStatus", new BsonInt32(1))
@@ -594,27 +594,8 @@ public final class TierMonitor implements AutoCloseable {
                     });
         }
 
-        private CompletableFuture<BackendConnection> open(ServerAddress primary) {
-            drop();
-            return connector
-                    .connect(primary, 0)
-                    .thenCompose(c -> login.apply(c).handle((v, e) -> {
-                        if (e != null) {
-                            c.close();
-                            throw new CompletionException(e);
-                        }
-                        connection = c;
-                        connectedTo = primary;
-                        return c;
-                    }));
-        }
-
         private void drop() {
-            BackendConnection c = connection;
-            connection = null;
-            if (c != null) {
-                c.close();
-            }
+            connection.drop();
         }
 
         void stop() {
