@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.bson.BsonTimestamp;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,18 +72,28 @@ class ReactiveDriverTest {
     @Test
     void changeStreamDeliversWritesToAReactiveSubscriber() throws Exception {
         MongoCollection<Document> coll = client.getDatabase("rx").getCollection("events");
+        // the stream starts at a time read before the writes: it sees them however late its cursor opens (no sleep)
+        ClientSession session = take(client.startSession(), 1).get(0);
+        BsonTimestamp before;
+        try {
+            take(coll.countDocuments(session), 1);
+            before = session.getOperationTime();
+        } finally {
+            session.close();
+        }
         CompletableFuture<List<ChangeStreamDocument<Document>>> events = CompletableFuture.supplyAsync(() -> {
             try {
-                return take(coll.watch(), 2);
+                return take(coll.watch().startAtOperationTime(before), 2);
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         });
-        Thread.sleep(500);
         take(coll.insertOne(new Document("_id", 1)), 0);
         take(coll.deleteOne(new Document("_id", 1)), 0);
         List<ChangeStreamDocument<Document>> got = events.get(20, TimeUnit.SECONDS);
-        assertThat(got).extracting(ChangeStreamDocument::getOperationType).containsExactly(OperationType.INSERT, OperationType.DELETE);
+        assertThat(got)
+                .extracting(ChangeStreamDocument::getOperationType)
+                .containsExactly(OperationType.INSERT, OperationType.DELETE);
     }
 
     @Test
