@@ -50,15 +50,16 @@ class CommittedReadIsolationTest {
 
     @BeforeEach
     void seed(TestInfo info) {
-        coll = client.getDatabase("iso").getCollection(info.getTestMethod().orElseThrow().getName());
+        coll = client.getDatabase("iso")
+                .getCollection(info.getTestMethod().orElseThrow().getName());
         coll.insertMany(List.of(new Document("_id", 1).append("v", 0), new Document("_id", 2).append("v", 0)));
     }
 
     @Test
     void updateLookupReturnsTheCommittedVersionWhileAnOpenTransactionHoldsTheDocument() {
         try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
-                     coll.watch().fullDocument(FullDocument.UPDATE_LOOKUP).cursor();
-             ClientSession session = client.startSession()) {
+                        coll.watch().fullDocument(FullDocument.UPDATE_LOOKUP).cursor();
+                ClientSession session = client.startSession()) {
             coll.updateOne(Filters.eq("_id", 1), Updates.set("v", 1));
             coll.updateOne(Filters.eq("_id", 2), Updates.set("v", 1));
             session.startTransaction();
@@ -71,24 +72,26 @@ class CommittedReadIsolationTest {
             assertThat(second.getFullDocument()).isEqualTo(new Document("_id", 2).append("v", 1));
             session.abortTransaction();
         }
-        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
-                new Document("_id", 1).append("v", 1), new Document("_id", 2).append("v", 1)));
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>()))
+                .isEqualTo(List.of(new Document("_id", 1).append("v", 1), new Document("_id", 2).append("v", 1)));
     }
 
     @Test
     void updateLookupOfACommittedTransactionsUpdateReturnsItsVersion() throws Exception {
         try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
-                     coll.watch().fullDocument(FullDocument.UPDATE_LOOKUP).cursor();
-             ClientSession session = client.startSession()) {
+                        coll.watch().fullDocument(FullDocument.UPDATE_LOOKUP).cursor();
+                ClientSession session = client.startSession()) {
             for (int round = 1; round <= 30; round++) {
                 // the stream waits on the server while the transaction commits: its lookup runs right at the commit
                 CompletableFuture<ChangeStreamDocument<Document>> event = CompletableFuture.supplyAsync(stream::next);
                 session.startTransaction();
                 coll.updateOne(session, Filters.eq("_id", 1), Updates.set("v", round));
                 session.commitTransaction();
-                assertThat(event.get(10, TimeUnit.SECONDS).getFullDocument()).as("round %d", round)
+                assertThat(event.get(10, TimeUnit.SECONDS).getFullDocument())
+                        .as("round %d", round)
                         .isEqualTo(new Document("_id", 1).append("v", round));
-                assertThat(coll.find(Filters.eq("_id", 1)).first()).isEqualTo(new Document("_id", 1).append("v", round));
+                assertThat(coll.find(Filters.eq("_id", 1)).first())
+                        .isEqualTo(new Document("_id", 1).append("v", round));
             }
         }
     }
@@ -96,8 +99,8 @@ class CommittedReadIsolationTest {
     @Test
     void updateLookupAfterAnAbortedDeleteReturnsTheDocument() {
         try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
-                     coll.watch().fullDocument(FullDocument.UPDATE_LOOKUP).cursor();
-             ClientSession session = client.startSession()) {
+                        coll.watch().fullDocument(FullDocument.UPDATE_LOOKUP).cursor();
+                ClientSession session = client.startSession()) {
             session.startTransaction();
             coll.deleteOne(session, Filters.eq("_id", 1));
             session.abortTransaction();
@@ -112,9 +115,12 @@ class CommittedReadIsolationTest {
             session.startTransaction();
             coll.updateOne(session, Filters.eq("_id", 1), Updates.set("v", 5));
             coll.insertOne(session, new Document("_id", 3).append("v", 6));
-            assertThat(coll.distinct("v", Integer.class).into(new ArrayList<>())).containsExactly(0);
-            assertThat(coll.distinct("v", Filters.gte("_id", 1), Integer.class).into(new ArrayList<>())).containsExactly(0);
-            assertThat(coll.distinct(session, "v", Integer.class).into(new ArrayList<>())).containsExactlyInAnyOrder(0, 5, 6);
+            assertThat(coll.distinct("v", Integer.class).into(new ArrayList<>()))
+                    .containsExactly(0);
+            assertThat(coll.distinct("v", Filters.gte("_id", 1), Integer.class).into(new ArrayList<>()))
+                    .containsExactly(0);
+            assertThat(coll.distinct(session, "v", Integer.class).into(new ArrayList<>()))
+                    .containsExactlyInAnyOrder(0, 5, 6);
             session.commitTransaction();
         }
         assertThat(coll.distinct("v", Integer.class).into(new ArrayList<>())).containsExactlyInAnyOrder(0, 5, 6);
@@ -122,16 +128,19 @@ class CommittedReadIsolationTest {
 
     @Test
     void aTransactionReadsTheCommittedVersionOfADocumentAnotherTransactionDeletedAndCannotWriteIt() {
-        try (ClientSession evictor = client.startSession(); ClientSession writer = client.startSession()) {
+        try (ClientSession evictor = client.startSession();
+                ClientSession writer = client.startSession()) {
             evictor.startTransaction();
             coll.deleteOne(evictor, Filters.eq("_id", 1));
 
             writer.startTransaction();
-            assertThat(coll.find(writer, Filters.eq("_id", 1)).first()).isEqualTo(new Document("_id", 1).append("v", 0));
-            MongoException update = catchThrowableOfType(MongoException.class,
-                    () -> coll.updateOne(writer, Filters.eq("_id", 1), Updates.set("v", 1)));
+            assertThat(coll.find(writer, Filters.eq("_id", 1)).first())
+                    .isEqualTo(new Document("_id", 1).append("v", 0));
+            MongoException update = catchThrowableOfType(
+                    MongoException.class, () -> coll.updateOne(writer, Filters.eq("_id", 1), Updates.set("v", 1)));
             assertThat(update.getCode()).isEqualTo(112);
-            assertThat(update.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)).isTrue();
+            assertThat(update.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL))
+                    .isTrue();
             writer.abortTransaction();
             evictor.abortTransaction();
         }
@@ -143,14 +152,20 @@ class CommittedReadIsolationTest {
         try (ClientSession session = client.startSession()) {
             session.startTransaction();
             coll.deleteOne(session, Filters.eq("_id", 1));
+            long waitsBefore = rs.writesThatWaitedForATransaction();
             CompletableFuture<Long> update = CompletableFuture.supplyAsync(() ->
                     coll.updateMany(Filters.gte("v", 0), Updates.inc("v", 10)).getModifiedCount());
-            Thread.sleep(300);
+            // positive signal: the write reached the member and waits for the transaction (no sleep hoping so)
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+            while (rs.writesThatWaitedForATransaction() == waitsBefore && !update.isDone()) {
+                assertThat(System.nanoTime()).as("the write reached the member").isLessThan(deadline);
+                Thread.sleep(5);
+            }
             assertThat(update).isNotDone();
             session.abortTransaction();
             assertThat(update.get(10, TimeUnit.SECONDS)).isEqualTo(2);
         }
-        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
-                new Document("_id", 1).append("v", 10), new Document("_id", 2).append("v", 10)));
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>()))
+                .isEqualTo(List.of(new Document("_id", 1).append("v", 10), new Document("_id", 2).append("v", 10)));
     }
 }

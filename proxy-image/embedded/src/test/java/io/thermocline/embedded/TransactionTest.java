@@ -44,14 +44,18 @@ class TransactionTest {
 
     @BeforeEach
     void seed(TestInfo info) {
-        coll = client.getDatabase("txn").getCollection(info.getTestMethod().orElseThrow().getName());
+        coll = client.getDatabase("txn")
+                .getCollection(info.getTestMethod().orElseThrow().getName());
         coll.insertMany(List.of(new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
     }
 
     private List<Document> contentOn(Member member) {
         try (MongoClient direct = MongoClients.create(member.directConnectionString())) {
-            return direct.getDatabase("txn").getCollection(coll.getNamespace().getCollectionName())
-                .find().sort(new Document("_id", 1)).into(new ArrayList<>());
+            return direct.getDatabase("txn")
+                    .getCollection(coll.getNamespace().getCollectionName())
+                    .find()
+                    .sort(new Document("_id", 1))
+                    .into(new ArrayList<>());
         }
     }
 
@@ -66,7 +70,8 @@ class TransactionTest {
             });
         }
         assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
-        List<Document> expected = List.of(new Document("_id", "a").append("v", 2), new Document("_id", "c").append("v", 1));
+        List<Document> expected =
+                List.of(new Document("_id", "a").append("v", 2), new Document("_id", "c").append("v", 1));
         for (Member m : rs.members()) {
             assertThat(contentOn(m)).isEqualTo(expected);
         }
@@ -98,16 +103,18 @@ class TransactionTest {
             coll.insertOne(session, new Document("_id", "c").append("v", 1));
             coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 9));
             coll.deleteOne(session, Filters.eq("_id", "b"));
-            assertThat(coll.find(session).sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
-                new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
-            assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
-                new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
+            assertThat(coll.find(session).sort(new Document("_id", 1)).into(new ArrayList<>()))
+                    .isEqualTo(
+                            List.of(new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
+            assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>()))
+                    .isEqualTo(
+                            List.of(new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
             assertThat(coll.countDocuments(Filters.eq("v", 1))).isEqualTo(2);
             assertThat(coll.find(Filters.eq("_id", "c")).first()).isNull();
             session.commitTransaction();
         }
-        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
-            new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>()))
+                .isEqualTo(List.of(new Document("_id", "a").append("v", 9), new Document("_id", "c").append("v", 1)));
     }
 
     @Test
@@ -117,9 +124,15 @@ class TransactionTest {
             coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 2));
             coll.insertOne(new Document("_id", "outside"));
             coll.updateOne(Filters.eq("_id", "b"), Updates.set("v", 5));
-            java.util.concurrent.CompletableFuture<Void> blocked = java.util.concurrent.CompletableFuture.runAsync(() ->
-                coll.updateOne(Filters.eq("_id", "a"), Updates.inc("v", 10)));
-            Thread.sleep(300);
+            long waitsBefore = rs.writesThatWaitedForATransaction();
+            java.util.concurrent.CompletableFuture<Void> blocked = java.util.concurrent.CompletableFuture.runAsync(
+                    () -> coll.updateOne(Filters.eq("_id", "a"), Updates.inc("v", 10)));
+            // positive signal: the write reached the member and waits for the transaction (no sleep hoping so)
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+            while (rs.writesThatWaitedForATransaction() == waitsBefore && !blocked.isDone()) {
+                assertThat(System.nanoTime()).as("the write reached the member").isLessThan(deadline);
+                Thread.sleep(5);
+            }
             assertThat(blocked).isNotDone();
             session.commitTransaction();
             blocked.get(10, TimeUnit.SECONDS);
@@ -136,20 +149,28 @@ class TransactionTest {
             coll.insertOne(session, new Document("_id", "unfinished"));
             org.bson.BsonDocument lsid = session.getServerSession().getIdentifier();
             long next = session.getServerSession().getTransactionNumber() + 1;
-            client.getDatabase("txn").runCommand(new Document("insert", coll.getNamespace().getCollectionName())
-                .append("documents", List.of(new Document("_id", "next"))).append("lsid", lsid).append("txnNumber", next)
-                .append("startTransaction", true).append("autocommit", false));
-            client.getDatabase("admin").runCommand(new Document("commitTransaction", 1).append("lsid", lsid)
-                .append("txnNumber", next).append("autocommit", false));
+            client.getDatabase("txn")
+                    .runCommand(new Document("insert", coll.getNamespace().getCollectionName())
+                            .append("documents", List.of(new Document("_id", "next")))
+                            .append("lsid", lsid)
+                            .append("txnNumber", next)
+                            .append("startTransaction", true)
+                            .append("autocommit", false));
+            client.getDatabase("admin")
+                    .runCommand(new Document("commitTransaction", 1)
+                            .append("lsid", lsid)
+                            .append("txnNumber", next)
+                            .append("autocommit", false));
         }
-        assertThat(coll.find().map(d -> d.get("_id")).into(new ArrayList<>())).containsExactlyInAnyOrder("a", "b", "next");
+        assertThat(coll.find().map(d -> d.get("_id")).into(new ArrayList<>()))
+                .containsExactlyInAnyOrder("a", "b", "next");
     }
 
     @Test
     void abortLeavesNoTraceInDataOrChangeStream() {
         try (MongoChangeStreamCursor<ChangeStreamDocument<Document>> stream =
-                 coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor();
-             ClientSession session = client.startSession()) {
+                        coll.watch().maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor();
+                ClientSession session = client.startSession()) {
             session.startTransaction();
             coll.insertOne(session, new Document("_id", "c"));
             coll.updateOne(session, Filters.eq("_id", "a"), Updates.set("v", 9));
@@ -163,21 +184,25 @@ class TransactionTest {
             assertThat(first).isNotNull();
             assertThat(first.getDocumentKey().getString("_id").getValue()).isEqualTo("marker");
         }
-        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
-            new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1), new Document("_id", "marker")));
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>()))
+                .isEqualTo(List.of(
+                        new Document("_id", "a").append("v", 1),
+                        new Document("_id", "b").append("v", 1),
+                        new Document("_id", "marker")));
     }
 
     @Test
     void aSecondTransactionWritingMeanwhileGetsATransientWriteConflict() {
-        try (ClientSession first = client.startSession(); ClientSession second = client.startSession()) {
+        try (ClientSession first = client.startSession();
+                ClientSession second = client.startSession()) {
             first.startTransaction();
             coll.updateOne(first, Filters.eq("_id", "a"), Updates.set("v", 2));
             second.startTransaction();
             assertThatThrownBy(() -> coll.updateOne(second, Filters.eq("_id", "a"), Updates.set("v", 3)))
-                .isInstanceOfSatisfying(MongoCommandException.class, e -> {
-                    assertThat(e.getErrorCode()).isEqualTo(112);
-                    assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
-                });
+                    .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                        assertThat(e.getErrorCode()).isEqualTo(112);
+                        assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
+                    });
             second.abortTransaction();
             first.commitTransaction();
         }
@@ -191,24 +216,23 @@ class TransactionTest {
             session.startTransaction();
             coll.insertOne(session, new Document("_id", "c"));
             assertThatThrownBy(() -> coll.insertOne(session, new Document("_id", "a")))
-                .isInstanceOfSatisfying(MongoWriteException.class, e -> {
-                    assertThat(e.getCode()).isEqualTo(11000);
-                    assertThat(e.hasErrorLabel("TransientTransactionError")).isFalse();
-                });
+                    .isInstanceOfSatisfying(MongoWriteException.class, e -> {
+                        assertThat(e.getCode()).isEqualTo(11000);
+                        assertThat(e.hasErrorLabel("TransientTransactionError")).isFalse();
+                    });
             assertThatThrownBy(() -> coll.updateOne(session, Filters.eq("_id", "b"), Updates.set("v", 2)))
-                .isInstanceOfSatisfying(MongoCommandException.class, e -> {
-                    assertThat(e.getErrorCode()).isEqualTo(251);
-                    assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
-                });
-            assertThatThrownBy(session::commitTransaction)
-                .isInstanceOfSatisfying(MongoCommandException.class, e -> {
-                    assertThat(e.getErrorCode()).isEqualTo(251);
-                    assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
-                });
+                    .isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                        assertThat(e.getErrorCode()).isEqualTo(251);
+                        assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
+                    });
+            assertThatThrownBy(session::commitTransaction).isInstanceOfSatisfying(MongoCommandException.class, e -> {
+                assertThat(e.getErrorCode()).isEqualTo(251);
+                assertThat(e.hasErrorLabel("TransientTransactionError")).isTrue();
+            });
         }
         // undone, and no longer held: a plain write of the same document goes through at once
-        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>())).isEqualTo(List.of(
-            new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
+        assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>()))
+                .isEqualTo(List.of(new Document("_id", "a").append("v", 1), new Document("_id", "b").append("v", 1)));
         coll.withTimeout(5, TimeUnit.SECONDS).insertOne(new Document("_id", "c"));
         assertThat(coll.countDocuments(Filters.eq("_id", "c"))).isEqualTo(1);
     }
@@ -219,28 +243,45 @@ class TransactionTest {
         try (ClientSession session = client.startSession()) {
             session.startTransaction();
             coll.updateOne(session, Filters.eq("_id", "b"), Updates.set("v", 5));
-            assertThatThrownBy(() -> coll.findOneAndUpdate(session, Filters.eq("v", 42), Updates.set("_id", "a"),
-                    new com.mongodb.client.model.FindOneAndUpdateOptions().upsert(true)))
-                .isInstanceOfSatisfying(MongoCommandException.class, e ->
-                    assertThat(e.hasErrorLabel("TransientTransactionError")).isFalse());
+            assertThatThrownBy(() -> coll.findOneAndUpdate(
+                            session,
+                            Filters.eq("v", 42),
+                            Updates.set("_id", "a"),
+                            new com.mongodb.client.model.FindOneAndUpdateOptions().upsert(true)))
+                    .isInstanceOfSatisfying(
+                            MongoCommandException.class,
+                            e -> assertThat(e.hasErrorLabel("TransientTransactionError"))
+                                    .isFalse());
             assertThatThrownBy(session::commitTransaction)
-                .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(251));
+                    .isInstanceOfSatisfying(
+                            MongoCommandException.class,
+                            e -> assertThat(e.getErrorCode()).isEqualTo(251));
         }
         assertThat(coll.find(Filters.eq("_id", "b")).first().getInteger("v")).isEqualTo(1);
     }
 
     @Test
     void anAbandonedTransactionExpiresAndIsRolledBack() throws InterruptedException {
-        try (EmbeddedReplicaSet shortLived = EmbeddedReplicaSet.builder().name("expiry")
-                .transactionLifetime(Duration.ofMillis(500)).build().start();
-             MongoClient expiring = MongoClients.create(shortLived.connectionString());
-             ClientSession session = expiring.startSession()) {
+        try (EmbeddedReplicaSet shortLived = EmbeddedReplicaSet.builder()
+                        .name("expiry")
+                        .transactionLifetime(Duration.ofMillis(500))
+                        .build()
+                        .start();
+                MongoClient expiring = MongoClients.create(shortLived.connectionString());
+                ClientSession session = expiring.startSession()) {
             MongoCollection<Document> c = expiring.getDatabase("txn").getCollection("expiry");
             session.startTransaction();
             c.insertOne(session, new Document("_id", "abandoned"));
-            Thread.sleep(3_000);
+            // positive signal: the transaction's own read is refused once the member aborted it (no sleep hoping so)
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (!aborted(() -> c.countDocuments(session))) {
+                assertThat(System.nanoTime()).as("the transaction expired").isLessThan(deadline);
+                Thread.sleep(50);
+            }
             assertThatThrownBy(session::commitTransaction)
-                .isInstanceOfSatisfying(MongoCommandException.class, e -> assertThat(e.getErrorCode()).isEqualTo(251));
+                    .isInstanceOfSatisfying(
+                            MongoCommandException.class,
+                            e -> assertThat(e.getErrorCode()).isEqualTo(251));
             assertThat(c.countDocuments(Filters.eq("_id", "abandoned"))).isZero();
             c.insertOne(new Document("_id", "writable"));
             assertThat(c.countDocuments()).isEqualTo(1);
@@ -252,18 +293,40 @@ class TransactionTest {
         String name = coll.getNamespace().getCollectionName();
         try (ClientSession session = client.startSession()) {
             session.startTransaction();
-            Document inTransaction = client.getDatabase("txn").runCommand(session, Document.parse(
-                "{findAndModify: '" + name + "', query: {_id: 77}, update: {$set: {sku: 'Z'}}, upsert: true}"));
+            Document inTransaction = client.getDatabase("txn")
+                    .runCommand(
+                            session,
+                            Document.parse("{findAndModify: '" + name
+                                    + "', query: {_id: 77}, update: {$set: {sku: 'Z'}}, upsert: true}"));
             assertThat(inTransaction.get("lastErrorObject", Document.class))
-                .isEqualTo(Document.parse("{updatedExisting: false, n: 1, upserted: 77}"));
+                    .isEqualTo(Document.parse("{updatedExisting: false, n: 1, upserted: 77}"));
             session.abortTransaction();
         }
-        assertThat(coll.find(Filters.eq("_id", 77)).first()).as("undone with the transaction").isNull();
-        Document outside = client.getDatabase("txn").runCommand(Document.parse(
-            "{findAndModify: '" + name + "', query: {_id: 78}, update: {$set: {sku: 'Y'}}, upsert: true}"));
-        assertThat(outside.get("lastErrorObject", Document.class)).isEqualTo(Document.parse("{updatedExisting: false, n: 1, upserted: 78}"));
-        Document updated = client.getDatabase("txn").runCommand(Document.parse(
-            "{findAndModify: '" + name + "', query: {_id: 78}, update: {$set: {sku: 'X'}}}"));
-        assertThat(updated.get("lastErrorObject", Document.class)).isEqualTo(Document.parse("{updatedExisting: true, n: 1}"));
+        assertThat(coll.find(Filters.eq("_id", 77)).first())
+                .as("undone with the transaction")
+                .isNull();
+        Document outside = client.getDatabase("txn")
+                .runCommand(Document.parse(
+                        "{findAndModify: '" + name + "', query: {_id: 78}, update: {$set: {sku: 'Y'}}, upsert: true}"));
+        assertThat(outside.get("lastErrorObject", Document.class))
+                .isEqualTo(Document.parse("{updatedExisting: false, n: 1, upserted: 78}"));
+        Document updated = client.getDatabase("txn")
+                .runCommand(Document.parse(
+                        "{findAndModify: '" + name + "', query: {_id: 78}, update: {$set: {sku: 'X'}}}"));
+        assertThat(updated.get("lastErrorObject", Document.class))
+                .isEqualTo(Document.parse("{updatedExisting: true, n: 1}"));
+    }
+
+    /** Whether a statement of the transaction gets NoSuchTransaction (251): the member aborted it. */
+    private static boolean aborted(Runnable statement) {
+        try {
+            statement.run();
+            return false;
+        } catch (MongoCommandException e) {
+            if (e.getErrorCode() == 251) {
+                return true;
+            }
+            throw e;
+        }
     }
 }
