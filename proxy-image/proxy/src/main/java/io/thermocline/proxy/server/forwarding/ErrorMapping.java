@@ -87,9 +87,12 @@ public final class ErrorMapping {
         if (cause instanceof UnsatisfiableReadPreference unsatisfiable) {
             return MongoError.FAILED_TO_SATISFY_READ_PREFERENCE.reply(unsatisfiable.getMessage(), List.of());
         }
-        if (cause instanceof com.mongodb.MongoTimeoutException || cause instanceof com.mongodb.MongoSocketException) {
-            // the tiered layer's own request to a tier found no member answering (an outage): retryable, as for a
-            // forward
+        if (cause instanceof com.mongodb.MongoTimeoutException
+                || cause instanceof com.mongodb.MongoSocketException
+                || cause instanceof com.mongodb.MongoConnectionPoolClearedException) {
+            // the tiered layer's own request to a tier found no member answering (an outage; a pool the driver
+            // cleared after another request's network error is the same outage, retryable by the CMAP spec):
+            // retryable, as for a forward
             return MongoError.HOST_UNREACHABLE.reply(
                     tierNamed.apply(cause.getMessage()) + " tier did not answer the Thermocline proxy's "
                             + command.name() + " (retry later): " + cause.getMessage(),

@@ -45,6 +45,23 @@ class ErrorMappingTest {
                 List.of("RetryableWriteError", "UnknownTransactionCommitResult"));
     }
 
+    /** A pool the driver cleared after another request's network error (an archive outage): retryable, never OperationFailed. */
+    @Test
+    void aClearedConnectionPoolIsTheOutageItFollows() {
+        var cleared = new com.mongodb.MongoConnectionPoolClearedException(
+                new com.mongodb.connection.ServerId(
+                        new com.mongodb.connection.ClusterId("thermocline-proxy"),
+                        new ServerAddress("127.0.0.1", 27018)),
+                new com.mongodb.MongoSocketReadException(
+                        "Prematurely reached end of stream", new ServerAddress("127.0.0.1", 27018)));
+        RawBsonDocument reply = ErrorMapping.reply(retryableInsert(), cleared);
+        assertThat(reply.getInt32("code").getValue()).isEqualTo(6);
+        assertThat(reply.getArray("errorLabels").stream()
+                        .map(v -> v.asString().getValue())
+                        .toList())
+                .containsExactly("RetryableWriteError");
+    }
+
     @Test
     void otherServerErrorsOfTheTieredLayerStayAnOperationFailedThatNamesThem() {
         RawBsonDocument reply = ErrorMapping.reply(retryableInsert(), serverError(2, "BadValue"));
