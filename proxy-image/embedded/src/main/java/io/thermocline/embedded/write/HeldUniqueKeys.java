@@ -27,9 +27,8 @@ final class HeldUniqueKeys {
 
     /** The documents whose version before another open transaction's change has a unique key {@code document} has (not itself). */
     List<BsonValue> holders(String db, String coll, BsonDocument document) {
-        if (held.matching(db, coll, new BsonDocument()).isEmpty()) {
-            return List
-                    .of(); // no other open transaction changed this collection: the common case costs no index listing
+        if (!anyChanged(db, coll)) {
+            return List.of();
         }
         BsonArray keys = new BsonArray();
         for (BsonDocument spec : store.indexes(db, coll)) {
@@ -44,6 +43,14 @@ final class HeldUniqueKeys {
                 held.matching(db, coll, keys.size() == 1 ? keys.get(0).asDocument() : new BsonDocument("$or", keys)));
         ids.remove(document.get("_id"));
         return ids;
+    }
+
+    /**
+     * Whether another open transaction changed a document of the collection: without one no key is held, and the
+     * common case costs neither an index listing nor a look at what a write wrote.
+     */
+    boolean anyChanged(String db, String coll) {
+        return !held.matching(db, coll, new BsonDocument()).isEmpty();
     }
 
     /** A unique secondary index over every document (sparse and partial ones are left to storage). */

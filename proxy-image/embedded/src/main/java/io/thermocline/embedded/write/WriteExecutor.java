@@ -315,6 +315,9 @@ public final class WriteExecutor {
      */
     private BsonArray undoneForHeldKeys(String db, String coll, List<RawBsonDocument> before, BsonArray upserted) {
         BsonArray holders = new BsonArray();
+        if (!heldKeys.anyChanged(db, coll)) {
+            return holders; // no open transaction holds a key here: no storage read per written document
+        }
         List<BsonValue> written = new ArrayList<>();
         before.forEach(pre -> written.add(pre.get("_id")));
         upserted.forEach(up -> written.add(up.asDocument().get("_id")));
