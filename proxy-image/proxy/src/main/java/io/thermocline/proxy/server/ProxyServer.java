@@ -152,14 +152,7 @@ public final class ProxyServer implements AutoCloseable {
                     .findFirst()
                     .ifPresent(p -> backends.archive()
                             .probeServing(
-                                    new org.bson.BsonDocument("count", new org.bson.BsonString(p.collection()))
-                                            .append(
-                                                    "query",
-                                                    new org.bson.BsonDocument(
-                                                            "_id",
-                                                            new org.bson.BsonString("thermocline-serving-probe")))
-                                            .append("limit", new org.bson.BsonInt32(1))
-                                            .append("$db", new org.bson.BsonString(p.database())),
+                                    io.thermocline.proxy.topology.ServingProbe.pointCount(p.database(), p.collection()),
                                     SERVING_PROBE_INTERVAL));
         }
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));

@@ -11,6 +11,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +53,14 @@ public final class ServingProbe implements AutoCloseable {
         this.connection = new OwnConnection(connector, login);
         this.read = read;
         this.interval = interval;
+    }
+
+    /** The probe's read: a count of one {@code _id} no document has, on a collection the tier's user reads anyway. */
+    public static BsonDocument pointCount(String database, String collection) {
+        return new BsonDocument("count", new BsonString(collection))
+                .append("query", new BsonDocument("_id", new BsonString("thermocline-serving-probe")))
+                .append("limit", new BsonInt32(1))
+                .append("$db", new BsonString(database));
     }
 
     public ServingProbe start() {
