@@ -21,6 +21,7 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.status.ConditionType;
 import jakarta.inject.Inject;
@@ -50,6 +51,7 @@ class ArchiveSecretWatchTest {
 
     /** Well below the 60 s a ready cluster waits for its next periodic reconcile. */
     private static final Duration PROMPTLY = Duration.ofSeconds(10);
+
     private static final Duration WAIT = Duration.ofSeconds(20);
 
     public static class SlowResync implements QuarkusTestProfile {
@@ -61,12 +63,16 @@ class ArchiveSecretWatchTest {
 
     @Inject
     KubernetesClient client;
+
     @Inject
     FakeArchive archive;
+
     @Inject
     FakeReplicaSet replicaSet;
+
     @Inject
     FakeTiering tiering;
+
     @Inject
     Operator operator;
 
@@ -83,10 +89,16 @@ class ArchiveSecretWatchTest {
     @Test
     void aRotatedArchiveSecretRestartsThePodsThatReadItPromptly() {
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "rotate")).create();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster(ns, "rotate"))
+                .create();
         await().atMost(WAIT).until(() -> deployment("rotate-feeder"), Objects::nonNull);
         Clusters.markReady(client, ns, "rotate", 3);
-        await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(condition(stored("rotate"), ConditionType.Ready).getStatus()));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "True"
+                        .equals(condition(stored("rotate"), ConditionType.Ready).getStatus()));
         String hash = hashOf("rotate-feeder");
         // let the reconciles the readiness edits caused pass: the next periodic one is 60 s away
         await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
@@ -106,13 +118,22 @@ class ArchiveSecretWatchTest {
 
     @Test
     void anArchiveSecretCreatedAfterTheClusterIsFoundPromptly() {
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "late")).create();
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
-                assertThat(condition(stored("late"), ConditionType.ArchiveReachable).getReason()).isEqualTo("SecretNotFound"));
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster(ns, "late"))
+                .create();
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(condition(stored("late"), ConditionType.ArchiveReachable)
+                                .getReason())
+                        .isEqualTo("SecretNotFound"));
         await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        await().atMost(PROMPTLY).ignoreExceptions().untilAsserted(() ->
-                assertThat(condition(stored("late"), ConditionType.ArchiveReachable).getStatus()).isEqualTo("True"));
+        await().atMost(PROMPTLY)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(condition(stored("late"), ConditionType.ArchiveReachable)
+                                .getStatus())
+                        .isEqualTo("True"));
     }
 
     /**
@@ -121,44 +142,70 @@ class ArchiveSecretWatchTest {
      */
     @Test
     void onlyTheSecretsAClusterNamesAreCachedAndOneItNoLongerNamesIsReleased() {
-        // created before the archive's: a watch on every Secret of the namespace would hold them by the time it holds that one
-        client.secrets().inNamespace(ns).resource(opaque("sh.helm.release.v1.shop.v7", "release", "x".repeat(100_000))).create();
-        client.secrets().inNamespace(ns).resource(opaque("billing-db", "password", "not-ours")).create();
+        // created before the archive's: a watch on every Secret of the namespace would hold them by the time it holds
+        // that one
+        client.secrets()
+                .inNamespace(ns)
+                .resource(opaque("sh.helm.release.v1.shop.v7", "release", "x".repeat(100_000)))
+                .create();
+        client.secrets()
+                .inNamespace(ns)
+                .resource(opaque("billing-db", "password", "not-ours"))
+                .create();
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "only")).create();
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
-                assertThat(condition(stored("only"), ConditionType.ArchiveReachable).getStatus()).isEqualTo("True"));
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster(ns, "only"))
+                .create();
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(condition(stored("only"), ConditionType.ArchiveReachable)
+                                .getStatus())
+                        .isEqualTo("True"));
         assertThat(cachedSecrets()).contains("archive").doesNotContain("sh.helm.release.v1.shop.v7", "billing-db");
 
         String moved = "mongodb://app:moved@archive-9.db:27017/?replicaSet=archive-rs";
-        client.secrets().inNamespace(ns).resource(opaque("archive-2", "uri", moved)).create();
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("only").edit(c -> {
-            c.getSpec().archive.uriSecretRef.name = "archive-2";
-            return c;
-        });
+        client.secrets()
+                .inNamespace(ns)
+                .resource(opaque("archive-2", "uri", moved))
+                .create();
+        UserEdits.edit(client, ns, "only", c -> c.getSpec().archive.uriSecretRef.name = "archive-2", WAIT);
         // the reconcile that probed the new Secret's archive had released the old one before
         await().atMost(PROMPTLY).until(() -> archive.probedUris().contains(moved));
-        assertThat(cachedSecrets()).contains("archive-2").doesNotContain("archive", "sh.helm.release.v1.shop.v7", "billing-db");
+        assertThat(cachedSecrets())
+                .contains("archive-2")
+                .doesNotContain("archive", "sh.helm.release.v1.shop.v7", "billing-db");
     }
 
     /** The names of this namespace's Secrets in every Secret cache of the operator's controller. */
     @SuppressWarnings("unchecked")
     private Set<String> cachedSecrets() {
-        Controller<?> controller = (Controller<?>) operator.getRegisteredController(ThermoclineClusterReconciler.NAME).orElseThrow();
+        Controller<?> controller = (Controller<?>) operator.getRegisteredController(ThermoclineClusterReconciler.NAME)
+                .orElseThrow();
         return controller.getEventSourceManager().getEventSourcesFor(Secret.class).stream()
                 .filter(source -> source instanceof Cache<?>)
                 .flatMap(source -> ((Cache<Secret>) source).list())
                 .filter(secret -> ns.equals(secret.getMetadata().getNamespace()))
-                .map(secret -> secret.getMetadata().getName()).collect(Collectors.toSet());
+                .map(secret -> secret.getMetadata().getName())
+                .collect(Collectors.toSet());
     }
 
     private Secret opaque(String name, String key, String value) {
-        return new SecretBuilder().withNewMetadata().withName(name).withNamespace(ns).endMetadata()
-                .addToData(key, Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8))).build();
+        return new SecretBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(ns)
+                .endMetadata()
+                .addToData(key, Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8)))
+                .build();
     }
 
     private String hashOf(String deployment) {
-        return deployment(deployment).getSpec().getTemplate().getMetadata().getAnnotations()
+        return deployment(deployment)
+                .getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations()
                 .get(ProxyDeploymentDependent.ARCHIVE_SECRET_HASH);
     }
 
@@ -167,6 +214,9 @@ class ArchiveSecretWatchTest {
     }
 
     private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+        return client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName(name)
+                .get();
     }
 }

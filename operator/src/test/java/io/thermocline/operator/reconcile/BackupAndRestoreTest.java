@@ -25,6 +25,7 @@ import io.thermocline.operator.fakes.FakeModes;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ModeController;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import jakarta.inject.Inject;
@@ -422,18 +423,9 @@ class BackupAndRestoreTest {
         Clusters.markReady(client, ns, name, 3);
     }
 
-    /** Edits like a user would; retried on 409, since the operator writes the status concurrently. */
+    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
     private void edit(String name, Consumer<ThermoclineCluster> change) {
-        await().atMost(WAIT).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class)
-                    .inNamespace(ns)
-                    .withName(name)
-                    .edit(c -> {
-                        change.accept(c);
-                        return c;
-                    });
-            return true;
-        });
+        UserEdits.edit(client, ns, name, change, WAIT);
     }
 
     private ThermoclineCluster stored(String name) {

@@ -31,6 +31,7 @@ import io.thermocline.operator.fasttier.tls.CertificateAuthority;
 import io.thermocline.operator.fasttier.tls.FastTierCertificates;
 import io.thermocline.operator.fasttier.tls.Pem;
 import io.thermocline.operator.fasttier.tls.TlsMode;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import jakarta.inject.Inject;
@@ -65,10 +66,13 @@ class FastTierTlsReconcileTest {
 
     @Inject
     KubernetesClient client;
+
     @Inject
     FakeArchive archive;
+
     @Inject
     FakeReplicaSet replicaSet;
+
     @Inject
     FakeTiering tiering;
 
@@ -83,9 +87,17 @@ class FastTierTlsReconcileTest {
         tiering.reset();
         ns = "tls-" + UUID.randomUUID().toString().substring(0, 8);
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        archiveCa = CertificateAuthority.newCa("archive-ca", Instant.now(), Duration.ofDays(365)).certificatePem();
-        client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata().withName("archive-ca").endMetadata()
-                .addToData("ca.crt", base64(archiveCa)).build()).create();
+        archiveCa = CertificateAuthority.newCa("archive-ca", Instant.now(), Duration.ofDays(365))
+                .certificatePem();
+        client.secrets()
+                .inNamespace(ns)
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName("archive-ca")
+                        .endMetadata()
+                        .addToData("ca.crt", base64(archiveCa))
+                        .build())
+                .create();
     }
 
     @AfterEach
@@ -102,54 +114,90 @@ class FastTierTlsReconcileTest {
             simulateDataPlaneControllers("secure");
             await().atMost(WAIT).until(() -> get(Deployment.class, "secure-proxy"), Objects::nonNull);
             StatefulSet sts = get(StatefulSet.class, "secure-fast");
-            assertThat(FastTierStatefulSetDependent.tlsModeOf(sts.getSpec().getTemplate().getSpec())).isEqualTo(TlsMode.REQUIRE);
+            assertThat(FastTierStatefulSetDependent.tlsModeOf(
+                            sts.getSpec().getTemplate().getSpec()))
+                    .isEqualTo(TlsMode.REQUIRE);
 
             Secret server = get(Secret.class, "secure-fast-tls");
             String bundle = FastTierCertificates.decoded(server).get("ca.crt");
-            String tierCa = FastTierCertificates.decoded(get(Secret.class, "secure-tier-ca")).get("ca.crt");
-            assertThat(Pem.certificates(tierCa)).as("the fast tier's CA and the archive's").hasSize(2);
+            String tierCa = FastTierCertificates.decoded(get(Secret.class, "secure-tier-ca"))
+                    .get("ca.crt");
+            assertThat(Pem.certificates(tierCa))
+                    .as("the fast tier's CA and the archive's")
+                    .hasSize(2);
             assertThat(tierCa).startsWith(bundle).endsWith(archiveCa);
             for (String part : List.of("secure-proxy", "secure-feeder")) {
                 Deployment d = get(Deployment.class, part);
-                List<EnvVar> env = d.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv();
+                List<EnvVar> env = d.getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .get(0)
+                        .getEnv();
                 assertThat(value(env, DataPlaneConfig.FAST_URI_ENV)).as(part).endsWith("&tls=true");
-                assertThat(value(env, DataPlaneContainer.TIER_CA_FILE_ENV)).isEqualTo("/etc/thermocline/tier-ca/ca.crt");
-                assertThat(d.getSpec().getTemplate().getSpec().getVolumes()).filteredOn(v -> "tier-ca".equals(v.getName()))
-                        .singleElement().satisfies(v -> assertThat(v.getSecret().getSecretName()).isEqualTo("secure-tier-ca"));
+                assertThat(value(env, DataPlaneContainer.TIER_CA_FILE_ENV))
+                        .isEqualTo("/etc/thermocline/tier-ca/ca.crt");
+                assertThat(d.getSpec().getTemplate().getSpec().getVolumes())
+                        .filteredOn(v -> "tier-ca".equals(v.getName()))
+                        .singleElement()
+                        .satisfies(
+                                v -> assertThat(v.getSecret().getSecretName()).isEqualTo("secure-tier-ca"));
             }
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
                 var condition = Clusters.condition(stored("secure"), ConditionType.CertificatesReady);
                 assertThat(condition.getStatus()).isEqualTo("True");
-                assertThat(condition.getMessage()).contains("certificate valid until", "tlsMode requireTLS on 3/3 members",
-                        "clients use TLS");
+                assertThat(condition.getMessage())
+                        .contains("certificate valid until", "tlsMode requireTLS on 3/3 members", "clients use TLS");
             });
         }
     }
 
     @Test
     void aRunningPlainTextFastTierIsRolledToRequireTlsWithoutAnUnreachableMember() {
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "roll")).create();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster(ns, "roll"))
+                .create();
         ReplicaSetModel model = replicaSet.model(ns, "roll");
         ClusterLayout layout = new ClusterLayout("roll", ns);
         try (StatefulSetSimulator pods = new StatefulSetSimulator(client, layout, model)) {
             simulateDataPlaneControllers("roll");
-            await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(
-                    Clusters.condition(stored("roll"), ConditionType.FastTierReady).getStatus()));
-            assertThat(Clusters.condition(stored("roll"), ConditionType.CertificatesReady)).as("no TLS, nothing to report").isNull();
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> "True"
+                            .equals(Clusters.condition(stored("roll"), ConditionType.FastTierReady)
+                                    .getStatus()));
+            assertThat(Clusters.condition(stored("roll"), ConditionType.CertificatesReady))
+                    .as("no TLS, nothing to report")
+                    .isNull();
 
             List<TlsMode> templates = new CopyOnWriteArrayList<>();
             List<String> violations = new CopyOnWriteArrayList<>();
-            controllers.scheduleWithFixedDelay(() -> observe(layout, templates, violations), 0, 20, TimeUnit.MILLISECONDS);
+            controllers.scheduleWithFixedDelay(
+                    () -> observe(layout, templates, violations), 0, 20, TimeUnit.MILLISECONDS);
             edit("roll", x -> tls(x));
-            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> podModes(layout).size() == 3
-                    && podModes(layout).stream().allMatch(m -> m == TlsMode.REQUIRE));
+            await().atMost(Duration.ofSeconds(60))
+                    .ignoreExceptions()
+                    .until(() -> podModes(layout).size() == 3
+                            && podModes(layout).stream().allMatch(m -> m == TlsMode.REQUIRE));
             assertThat(templates).containsSubsequence(TlsMode.DISABLED, TlsMode.ALLOW, TlsMode.PREFER, TlsMode.REQUIRE);
             assertThat(violations).isEmpty();
             // the proxy went to TLS before requireTLS, and only once every member took TLS
-            assertThat(value(get(Deployment.class, "roll-proxy").getSpec().getTemplate().getSpec().getContainers().get(0).getEnv(),
-                    DataPlaneConfig.FAST_URI_ENV)).endsWith("&tls=true");
-            await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(
-                    Clusters.condition(stored("roll"), ConditionType.CertificatesReady).getStatus()));
+            assertThat(value(
+                            get(Deployment.class, "roll-proxy")
+                                    .getSpec()
+                                    .getTemplate()
+                                    .getSpec()
+                                    .getContainers()
+                                    .get(0)
+                                    .getEnv(),
+                            DataPlaneConfig.FAST_URI_ENV))
+                    .endsWith("&tls=true");
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> "True"
+                            .equals(Clusters.condition(stored("roll"), ConditionType.CertificatesReady)
+                                    .getStatus()));
         }
     }
 
@@ -158,7 +206,8 @@ class FastTierTlsReconcileTest {
         try {
             StatefulSet sts = get(StatefulSet.class, layout.fastTier());
             if (sts != null) {
-                TlsMode mode = FastTierStatefulSetDependent.tlsModeOf(sts.getSpec().getTemplate().getSpec());
+                TlsMode mode = FastTierStatefulSetDependent.tlsModeOf(
+                        sts.getSpec().getTemplate().getSpec());
                 if (templates.isEmpty() || templates.get(templates.size() - 1) != mode) {
                     templates.add(mode);
                 }
@@ -173,8 +222,15 @@ class FastTierTlsReconcileTest {
             }
             Deployment proxy = get(Deployment.class, layout.proxy());
             if (proxy != null) {
-                boolean tls = value(proxy.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv(),
-                        DataPlaneContainer.TIER_CA_FILE_ENV) != null;
+                boolean tls = value(
+                                proxy.getSpec()
+                                        .getTemplate()
+                                        .getSpec()
+                                        .getContainers()
+                                        .get(0)
+                                        .getEnv(),
+                                DataPlaneContainer.TIER_CA_FILE_ENV)
+                        != null;
                 for (TlsMode m : members) {
                     if (tls ? !m.acceptsTls() : !m.acceptsPlain()) {
                         violations.add((tls ? "TLS" : "plain") + " proxy refused by " + m + " in " + members);
@@ -188,7 +244,11 @@ class FastTierTlsReconcileTest {
 
     private List<TlsMode> podModes(ClusterLayout layout) {
         List<TlsMode> modes = new ArrayList<>();
-        for (Pod pod : client.pods().inNamespace(ns).withLabels(layout.selector(FastTierStatefulSetDependent.COMPONENT)).list().getItems()) {
+        for (Pod pod : client.pods()
+                .inNamespace(ns)
+                .withLabels(layout.selector(FastTierStatefulSetDependent.COMPONENT))
+                .list()
+                .getItems()) {
             modes.add(FastTierStatefulSetDependent.tlsModeOf(pod.getSpec()));
         }
         return modes;
@@ -196,32 +256,62 @@ class FastTierTlsReconcileTest {
 
     /** The Deployment and Job controllers: every new template rolled out at once, every warmer run finished. */
     private void simulateDataPlaneControllers(String name) {
-        controllers.scheduleWithFixedDelay(() -> {
-            try {
-                for (String d : List.of(name + "-proxy", name + "-feeder")) {
-                    Deployment deployment = get(Deployment.class, d);
-                    if (deployment != null && (deployment.getStatus() == null || !Objects.equals(deployment.getStatus()
-                            .getObservedGeneration(), deployment.getMetadata().getGeneration()))) {
-                        client.apps().deployments().inNamespace(ns).withName(d).editStatus(x -> {
-                            int n = x.getSpec().getReplicas();
-                            x.setStatus(new DeploymentStatusBuilder().withReplicas(n).withReadyReplicas(n).withAvailableReplicas(n)
-                                    .withUpdatedReplicas(n).withObservedGeneration(x.getMetadata().getGeneration()).build());
-                            return x;
-                        });
+        controllers.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        for (String d : List.of(name + "-proxy", name + "-feeder")) {
+                            Deployment deployment = get(Deployment.class, d);
+                            if (deployment != null
+                                    && (deployment.getStatus() == null
+                                            || !Objects.equals(
+                                                    deployment.getStatus().getObservedGeneration(),
+                                                    deployment.getMetadata().getGeneration()))) {
+                                client.apps()
+                                        .deployments()
+                                        .inNamespace(ns)
+                                        .withName(d)
+                                        .editStatus(x -> {
+                                            int n = x.getSpec().getReplicas();
+                                            x.setStatus(new DeploymentStatusBuilder()
+                                                    .withReplicas(n)
+                                                    .withReadyReplicas(n)
+                                                    .withAvailableReplicas(n)
+                                                    .withUpdatedReplicas(n)
+                                                    .withObservedGeneration(
+                                                            x.getMetadata().getGeneration())
+                                                    .build());
+                                            return x;
+                                        });
+                            }
+                        }
+                        for (Job job : client.batch()
+                                .v1()
+                                .jobs()
+                                .inNamespace(ns)
+                                .list()
+                                .getItems()) {
+                            if (job.getStatus() == null || job.getStatus().getSucceeded() == null) {
+                                client.batch()
+                                        .v1()
+                                        .jobs()
+                                        .inNamespace(ns)
+                                        .withName(job.getMetadata().getName())
+                                        .editStatus(j -> {
+                                            j.setStatus(new JobStatusBuilder()
+                                                    .withSucceeded(1)
+                                                    .withStartTime(Instant.now().toString())
+                                                    .build());
+                                            return j;
+                                        });
+                            }
+                        }
+                    } catch (RuntimeException e) {
+                        // a conflict with the operator's write: the next tick
                     }
-                }
-                for (Job job : client.batch().v1().jobs().inNamespace(ns).list().getItems()) {
-                    if (job.getStatus() == null || job.getStatus().getSucceeded() == null) {
-                        client.batch().v1().jobs().inNamespace(ns).withName(job.getMetadata().getName()).editStatus(j -> {
-                            j.setStatus(new JobStatusBuilder().withSucceeded(1).withStartTime(Instant.now().toString()).build());
-                            return j;
-                        });
-                    }
-                }
-            } catch (RuntimeException e) {
-                // a conflict with the operator's write: the next tick
-            }
-        }, 0, 100, TimeUnit.MILLISECONDS);
+                },
+                0,
+                100,
+                TimeUnit.MILLISECONDS);
     }
 
     private static ThermoclineCluster tls(ThermoclineCluster c) {
@@ -230,15 +320,17 @@ class FastTierTlsReconcileTest {
         return c;
     }
 
+    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
     private void edit(String name, Consumer<ThermoclineCluster> change) {
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).edit(x -> {
-            change.accept(x);
-            return x;
-        });
+        UserEdits.edit(client, ns, name, change, WAIT);
     }
 
     private static String value(List<EnvVar> env, String name) {
-        return env.stream().filter(e -> e.getName().equals(name)).findFirst().map(EnvVar::getValue).orElse(null);
+        return env.stream()
+                .filter(e -> e.getName().equals(name))
+                .findFirst()
+                .map(EnvVar::getValue)
+                .orElse(null);
     }
 
     private static String base64(String value) {
@@ -246,7 +338,10 @@ class FastTierTlsReconcileTest {
     }
 
     private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+        return client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName(name)
+                .get();
     }
 
     private <T extends HasMetadata> T get(Class<T> type, String name) {

@@ -22,6 +22,7 @@ import io.thermocline.operator.fakes.FakeModes;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.kit.SimulatedCluster;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import jakarta.inject.Inject;
 import java.time.Duration;
@@ -46,14 +47,19 @@ class InARealClusterTest {
 
     @Inject
     KubernetesClient client;
+
     @Inject
     FakeArchive archive;
+
     @Inject
     FakeReplicaSet replicaSet;
+
     @Inject
     FakeTiering tiering;
+
     @Inject
     FakeModes modes;
+
     @io.quarkus.test.kubernetes.client.KubernetesTestServer
     io.quarkus.test.kubernetes.client.KubernetesServer mockServer;
 
@@ -83,23 +89,36 @@ class InARealClusterTest {
         tiering.report(new TieringSnapshot(40L, false, 10L, 5L)); // the archive lacks writes
         cluster.garbageCollector().delete(stored("fg"), DeletionPropagation.FOREGROUND);
 
-        // positive signals first: the operator finished deletion passes that found the lag, the collector took what it may
+        // positive signals first: the operator finished deletion passes that found the lag, the collector took what it
+        // may
         await().atMost(WAIT).untilAsserted(() -> assertThat(reasons()).contains("DeletionWaitingForFeeder"));
         awaitLaterDeletionPass("fg");
-        await().atMost(WAIT).untilAsserted(() -> assertThat(cluster.garbageCollector().collected()).contains("PodDisruptionBudget/fg-fast"));
+        await().atMost(WAIT)
+                .untilAsserted(() ->
+                        assertThat(cluster.garbageCollector().collected()).contains("PodDisruptionBudget/fg-fast"));
         assertThat(stored("fg")).as("held by the finalizer").isNotNull();
-        assertThat(get(StatefulSet.class, "fg-fast")).as("the fast tier outlives the drain").isNotNull();
+        assertThat(get(StatefulSet.class, "fg-fast"))
+                .as("the fast tier outlives the drain")
+                .isNotNull();
         assertThat(claims("fg")).as("its volumes too").hasSize(3);
-        assertThat(get(Deployment.class, "fg-feeder")).as("and the feeder that mirrors what is left").isNotNull();
-        assertThat(cluster.workloads().pods("fg-fast-")).as("and the members' pods").hasSize(3)
-                .allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNull());
-        assertThat(cluster.garbageCollector().collected()).noneMatch(o -> o.startsWith("StatefulSet/") || o.startsWith("Deployment/"));
+        assertThat(get(Deployment.class, "fg-feeder"))
+                .as("and the feeder that mirrors what is left")
+                .isNotNull();
+        assertThat(cluster.workloads().pods("fg-fast-"))
+                .as("and the members' pods")
+                .hasSize(3)
+                .allSatisfy(
+                        p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNull());
+        assertThat(cluster.garbageCollector().collected())
+                .noneMatch(o -> o.startsWith("StatefulSet/") || o.startsWith("Deployment/"));
 
         tiering.report(new TieringSnapshot(0L, true, 10L, 15L));
         await().atMost(WAIT).until(() -> stored("fg") == null);
         await().atMost(WAIT).untilAsserted(() -> {
             assertThat(get(StatefulSet.class, "fg-fast")).isNull();
-            assertThat(claims("fg")).as("Delete: the operator deletes the volumes after the drain").isEmpty();
+            assertThat(claims("fg"))
+                    .as("Delete: the operator deletes the volumes after the drain")
+                    .isEmpty();
             assertThat(client.pods().inNamespace(ns).list().getItems()).isEmpty();
             assertThat(get(Secret.class, "fg-users")).isNull();
         });
@@ -108,9 +127,14 @@ class InARealClusterTest {
     @Test
     void theStatefulSetControllerNeverDeletesVolumes() {
         running("claims", "Delete");
-        assertThat(get(StatefulSet.class, "claims-fast").getSpec().getPersistentVolumeClaimRetentionPolicy().getWhenDeleted())
+        assertThat(get(StatefulSet.class, "claims-fast")
+                        .getSpec()
+                        .getPersistentVolumeClaimRetentionPolicy()
+                        .getWhenDeleted())
                 .isEqualTo("Retain");
-        assertThat(claims("claims")).allSatisfy(c -> assertThat(c.getMetadata().getOwnerReferences()).isNullOrEmpty());
+        assertThat(claims("claims"))
+                .allSatisfy(
+                        c -> assertThat(c.getMetadata().getOwnerReferences()).isNullOrEmpty());
     }
 
     /** Retain: the volumes and credentials stay, the workloads go (nothing owner-references them any more). */
@@ -135,17 +159,25 @@ class InARealClusterTest {
     void volumesWithoutTheirStatefulSetAreNotNothingToDrain() {
         running("orphan", "Delete");
         tiering.report(new TieringSnapshot(40L, false, 10L, 5L));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("orphan").delete();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("orphan")
+                .delete();
         await().atMost(WAIT).until(() -> stored("orphan").getMetadata().getDeletionTimestamp() != null);
         // as a collector that ran before this operator version would have left it (no reconcile re-creates it now)
         client.apps().statefulSets().inNamespace(ns).withName("orphan-fast").delete();
 
-        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(ns).list().getItems())
-                .extracting(e -> e.getReason()).contains("DeletionVolumesWithoutFastTier"));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                client.v1().events().inNamespace(ns).list().getItems())
+                        .extracting(e -> e.getReason())
+                        .contains("DeletionVolumesWithoutFastTier"));
         assertThat(stored("orphan")).isNotNull();
         assertThat(claims("orphan")).hasSize(3);
 
-        edit("orphan", c -> c.getMetadata().getAnnotations().put(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION, "true"));
+        edit(
+                "orphan",
+                c -> c.getMetadata().getAnnotations().put(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION, "true"));
         await().atMost(WAIT).until(() -> stored("orphan") == null);
         await().atMost(WAIT).untilAsserted(() -> assertThat(claims("orphan")).isEmpty());
     }
@@ -154,13 +186,26 @@ class InARealClusterTest {
     @Test
     void deadLetteredWritesHoldTheDeletionAndSayWhy() {
         running("dead", "Delete");
-        tiering.report(new TieringSnapshot(0L, true, 10L, 10L, List.of(),
+        tiering.report(new TieringSnapshot(
+                0L,
+                true,
+                10L,
+                10L,
+                List.of(),
                 new TieringSnapshot.FeederAlerts(2, "shop.orders _id 7 upsert: E11000 duplicate key", null, false)));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("dead").delete();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("dead")
+                .delete();
 
-        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(ns).list().getItems())
-                .filteredOn(e -> "DeletionDeadLetters".equals(e.getReason())).singleElement()
-                .satisfies(e -> assertThat(e.getMessage()).contains("2 dead-lettered write(s)").contains("E11000")));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                client.v1().events().inNamespace(ns).list().getItems())
+                        .filteredOn(e -> "DeletionDeadLetters".equals(e.getReason()))
+                        .singleElement()
+                        .satisfies(e -> assertThat(e.getMessage())
+                                .contains("2 dead-lettered write(s)")
+                                .contains("E11000")));
         assertThat(stored("dead")).isNotNull();
         assertThat(claims("dead")).hasSize(3);
 
@@ -171,15 +216,26 @@ class InARealClusterTest {
     @Test
     void aPauseKeepsTheFeederRunningWhileDeadLettersWait() {
         running("hold", "Retain");
-        tiering.report(new TieringSnapshot(0L, true, 10L, 10L, List.of(),
+        tiering.report(new TieringSnapshot(
+                0L,
+                true,
+                10L,
+                10L,
+                List.of(),
                 new TieringSnapshot.FeederAlerts(1, "shop.orders _id 9 upsert: E11000", null, false)));
         edit("hold", c -> c.getSpec().paused = true);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
-                assertThat(Clusters.condition(stored("hold"), io.thermocline.operator.status.ConditionType.Ready).getReason())
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(
+                                Clusters.condition(stored("hold"), io.thermocline.operator.status.ConditionType.Ready)
+                                        .getReason())
                         .isEqualTo("PausingDeadLetters"));
         assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isEqualTo(1);
         tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
-        await().atMost(WAIT).untilAsserted(() -> assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isZero());
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                get(Deployment.class, "hold-feeder").getSpec().getReplicas())
+                        .isZero());
     }
 
     /** A disruption budget protects only the pods its selector matches: the members' and the proxies' own. */
@@ -187,8 +243,11 @@ class InARealClusterTest {
     void disruptionBudgetsSelectTheirPods() {
         running("pdb", "Retain");
         await().atMost(WAIT).untilAsserted(() -> {
-            assertThat(selected(get(PodDisruptionBudget.class, "pdb-fast"))).containsExactlyInAnyOrder("pdb-fast-0", "pdb-fast-1", "pdb-fast-2");
-            assertThat(selected(get(PodDisruptionBudget.class, "pdb-proxy"))).hasSize(2).allMatch(p -> p.startsWith("pdb-proxy-"));
+            assertThat(selected(get(PodDisruptionBudget.class, "pdb-fast")))
+                    .containsExactlyInAnyOrder("pdb-fast-0", "pdb-fast-1", "pdb-fast-2");
+            assertThat(selected(get(PodDisruptionBudget.class, "pdb-proxy")))
+                    .hasSize(2)
+                    .allMatch(p -> p.startsWith("pdb-proxy-"));
         });
     }
 
@@ -198,13 +257,21 @@ class InARealClusterTest {
         running("term", "Delete");
         cluster.workloads().holdTerminating();
         tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("term").delete();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("term")
+                .delete();
 
-        await().atMost(WAIT).untilAsserted(() -> assertThat(cluster.workloads().pods("term-proxy-"))
-                .isNotEmpty().allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNotNull()));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(cluster.workloads().pods("term-proxy-"))
+                        .isNotEmpty()
+                        .allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp())
+                                .isNotNull()));
         await().atMost(WAIT).untilAsserted(() -> assertThat(reasons()).contains("DeletionStoppingWrites"));
         awaitLaterDeletionPass("term");
-        assertThat(stored("term")).as("held while a Terminating proxy pod may still take a write").isNotNull();
+        assertThat(stored("term"))
+                .as("held while a Terminating proxy pod may still take a write")
+                .isNotNull();
         assertThat(get(StatefulSet.class, "term-fast")).isNotNull();
         assertThat(reasons()).doesNotContain("DeletionWaitingForFeeder");
 
@@ -220,17 +287,29 @@ class InARealClusterTest {
     void aDeletionRetriedAfterItsSecretsWentStillFinishes() {
         running("retry", "Delete");
         tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("retry").delete();
-        // the next two writes of the resource itself (not its status) fail: the operator's own marks, the finalizer's removal
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("retry")
+                .delete();
+        // the next two writes of the resource itself (not its status) fail: the operator's own marks, the finalizer's
+        // removal
         AtomicInteger failed = new AtomicInteger();
-        mockServer.expect().patch().withPath("/apis/thermocline.io/v1alpha1/namespaces/" + ns + "/thermoclineclusters/retry")
+        mockServer
+                .expect()
+                .patch()
+                .withPath("/apis/thermocline.io/v1alpha1/namespaces/" + ns + "/thermoclineclusters/retry")
                 .andReply(500, request -> {
                     failed.incrementAndGet();
-                    return new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(500).withMessage("etcd timeout").build();
+                    return new io.fabric8.kubernetes.api.model.StatusBuilder()
+                            .withCode(500)
+                            .withMessage("etcd timeout")
+                            .build();
                 })
                 .times(2);
         await().atMost(WAIT).until(() -> stored("retry") == null);
-        assertThat(failed).as("both injected failures met a write of the deletion").hasValue(2);
+        assertThat(failed)
+                .as("both injected failures met a write of the deletion")
+                .hasValue(2);
         await().atMost(WAIT).untilAsserted(() -> {
             assertThat(get(Secret.class, "retry-users")).isNull();
             assertThat(claims("retry")).isEmpty();
@@ -244,7 +323,9 @@ class InARealClusterTest {
     }
 
     private List<String> reasons() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream().map(e -> e.getReason()).toList();
+        return client.v1().events().inNamespace(ns).list().getItems().stream()
+                .map(e -> e.getReason())
+                .toList();
     }
 
     /**
@@ -260,20 +341,35 @@ class InARealClusterTest {
         });
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            var applied = Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.ResourcesApplied);
+            var applied =
+                    Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.ResourcesApplied);
             assertThat(applied.getReason()).isEqualTo("ApiRejected");
-            assertThat(applied.getMessage()).contains("fast-tier").contains("Forbidden").contains("the rest is still managed");
+            assertThat(applied.getMessage())
+                    .contains("fast-tier")
+                    .contains("Forbidden")
+                    .contains("the rest is still managed");
         });
         int stepsBefore = replicaSet.targets().size();
-        assertThat(cluster.apiServer().refused()).as("the kit refused the update, as the API server does").isNotEmpty();
-        assertThat(get(StatefulSet.class, "immut-fast").getSpec().getVolumeClaimTemplates().get(0).getSpec().getStorageClassName())
+        assertThat(cluster.apiServer().refused())
+                .as("the kit refused the update, as the API server does")
+                .isNotEmpty();
+        assertThat(get(StatefulSet.class, "immut-fast")
+                        .getSpec()
+                        .getVolumeClaimTemplates()
+                        .get(0)
+                        .getSpec()
+                        .getStorageClassName())
                 .isNull();
         // what depends on the fast tier goes on: the proxy scales, the replica set is still stepped
         await().atMost(WAIT).untilAsserted(() -> {
-            assertThat(get(Deployment.class, "immut-proxy").getSpec().getReplicas()).isEqualTo(3);
-            assertThat(replicaSet.targets().size()).as("replica-set steps after the refusal").isGreaterThan(stepsBefore);
+            assertThat(get(Deployment.class, "immut-proxy").getSpec().getReplicas())
+                    .isEqualTo(3);
+            assertThat(replicaSet.targets().size())
+                    .as("replica-set steps after the refusal")
+                    .isGreaterThan(stepsBefore);
         });
-        assertThat(Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.Ready).getReason())
+        assertThat(Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.Ready)
+                        .getReason())
                 .isEqualTo("ApiRejected");
     }
 
@@ -285,29 +381,50 @@ class InARealClusterTest {
     void aResourceReCreatedOnRetainedVolumesKeepsTheVersionGuards() {
         archive.answer(new io.thermocline.operator.archive.ArchiveReport.Reachable("8.0.4", "archive-rs"));
         running("again", "Retain");
-        await().atMost(WAIT).untilAsserted(() -> assertThat(claims("again")).hasSize(3).allSatisfy(c ->
-                assertThat(c.getMetadata().getAnnotations()).containsEntry("thermocline.io/feature-compatibility-version", "8.0")
-                        .containsEntry("thermocline.io/mongod-version", "8.0.4")));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName("again").delete();
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(claims("again"))
+                        .hasSize(3)
+                        .allSatisfy(c -> assertThat(c.getMetadata().getAnnotations())
+                                .containsEntry("thermocline.io/feature-compatibility-version", "8.0")
+                                .containsEntry("thermocline.io/mongod-version", "8.0.4")));
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("again")
+                .delete();
         await().atMost(WAIT).until(() -> stored("again") == null && get(StatefulSet.class, "again-fast") == null);
         assertThat(claims("again")).hasSize(3);
 
         // the archive went back to 7.0 meanwhile; the data's FCV is 8.0
         archive.answer(new io.thermocline.operator.archive.ArchiveReport.Reachable("7.0.14", "archive-rs"));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster(ns, "again")).create();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster(ns, "again"))
+                .create();
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            var compatible = Clusters.condition(stored("again"), io.thermocline.operator.status.ConditionType.VersionCompatible);
+            var compatible =
+                    Clusters.condition(stored("again"), io.thermocline.operator.status.ConditionType.VersionCompatible);
             assertThat(compatible.getReason()).isEqualTo("DowngradeRefused");
             assertThat(get(StatefulSet.class, "again-fast").getSpec().getTemplate().getSpec().getContainers().stream()
-                    .filter(c -> c.getName().equals("mongod")).findFirst().orElseThrow().getImage()).endsWith(":8.0.4");
+                            .filter(c -> c.getName().equals("mongod"))
+                            .findFirst()
+                            .orElseThrow()
+                            .getImage())
+                    .endsWith(":8.0.4");
         });
         assertThat(replicaSet.model(ns, "again").violations()).isEmpty();
     }
 
     private List<String> selected(PodDisruptionBudget budget) {
-        return client.pods().inNamespace(ns).withLabelSelector(budget.getSpec().getSelector()).list().getItems().stream()
-                .map(p -> p.getMetadata().getName()).toList();
+        return client
+                .pods()
+                .inNamespace(ns)
+                .withLabelSelector(budget.getSpec().getSelector())
+                .list()
+                .getItems()
+                .stream()
+                .map(p -> p.getMetadata().getName())
+                .toList();
     }
 
     private void running(String name, String retention) {
@@ -323,24 +440,22 @@ class InARealClusterTest {
         });
     }
 
-    /** Edits like a user would; retried on 409, since the operator writes the resource concurrently. */
+    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
     private void edit(String name, java.util.function.Consumer<ThermoclineCluster> change) {
-        await().atMost(WAIT).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).edit(c -> {
-                change.accept(c);
-                return c;
-            });
-            return true;
-        });
+        UserEdits.edit(client, ns, name, change, WAIT);
     }
 
     private List<PersistentVolumeClaim> claims(String name) {
         return client.persistentVolumeClaims().inNamespace(ns).list().getItems().stream()
-                .filter(c -> c.getMetadata().getName().startsWith("data-" + name + "-fast-")).toList();
+                .filter(c -> c.getMetadata().getName().startsWith("data-" + name + "-fast-"))
+                .toList();
     }
 
     private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+        return client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName(name)
+                .get();
     }
 
     private <T extends HasMetadata> T get(Class<T> type, String name) {

@@ -22,6 +22,7 @@ import io.thermocline.operator.fakes.ReplicaSetModel;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.tls.CertificateAuthority;
 import io.thermocline.operator.fasttier.tls.TlsMode;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -347,16 +348,7 @@ class K3sEndToEndTest {
     }
 
     private static void edit(String ns, java.util.function.Consumer<ThermoclineCluster> change) {
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class)
-                    .inNamespace(ns)
-                    .withName("e2e")
-                    .edit(c -> {
-                        change.accept(c);
-                        return c;
-                    });
-            return true;
-        });
+        UserEdits.edit(client, ns, "e2e", change, Duration.ofSeconds(30));
     }
 
     private static boolean dockerAvailable() {

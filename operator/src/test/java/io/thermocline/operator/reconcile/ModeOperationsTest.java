@@ -18,6 +18,7 @@ import io.thermocline.operator.fakes.FakeModes;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ModeController;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.status.ConditionType;
 import jakarta.inject.Inject;
 import java.time.Duration;
@@ -52,12 +53,16 @@ class ModeOperationsTest {
 
     @Inject
     KubernetesClient client;
+
     @Inject
     FakeArchive archive;
+
     @Inject
     FakeReplicaSet replicaSet;
+
     @Inject
     FakeTiering tiering;
+
     @Inject
     FakeModes modes;
 
@@ -87,7 +92,12 @@ class ModeOperationsTest {
         });
         assertThat(fleet.requests()).containsExactly(request("shadow", false));
 
-        String config = client.configMaps().inNamespace(ns).withName("adopt-config").get().getData().toString();
+        String config = client.configMaps()
+                .inNamespace(ns)
+                .withName("adopt-config")
+                .get()
+                .getData()
+                .toString();
         String proxyTemplate = get("adopt-proxy").getSpec().getTemplate().toString();
         // a controller's own write in between loses the operator its compare-and-set once: it reads again and retries
         fleet.conflictNext(1);
@@ -105,12 +115,23 @@ class ModeOperationsTest {
             assertThat(c.getStatus().mode.shadow.divergences).isZero();
         });
         assertThat(fleet.requests()).containsExactly(request("shadow", false), request("tiered", false));
-        assertThat(client.configMaps().inNamespace(ns).withName("adopt-config").get().getData()).as("no config change")
+        assertThat(client.configMaps()
+                        .inNamespace(ns)
+                        .withName("adopt-config")
+                        .get()
+                        .getData())
+                .as("no config change")
                 .hasToString(config);
-        assertThat(get("adopt-proxy").getSpec().getTemplate()).as("no rolling restart").hasToString(proxyTemplate);
-        assertThat(fleet.document().getLong("epoch")).as("shadow, cutting over, tiered").isEqualTo(3L);
-        assertThat(reasons()).containsOnlyOnce("ShadowStarted", "CuttingOver", "CutOver")
-                .filteredOn("ModeRequested"::equals).hasSize(2);
+        assertThat(get("adopt-proxy").getSpec().getTemplate())
+                .as("no rolling restart")
+                .hasToString(proxyTemplate);
+        assertThat(fleet.document().getLong("epoch"))
+                .as("shadow, cutting over, tiered")
+                .isEqualTo(3L);
+        assertThat(reasons())
+                .containsOnlyOnce("ShadowStarted", "CuttingOver", "CutOver")
+                .filteredOn("ModeRequested"::equals)
+                .hasSize(2);
     }
 
     /** Issue 44 item 3: without spec.mode, a cluster over an archive that already holds data takes the safe path. */
@@ -118,14 +139,17 @@ class ModeOperationsTest {
     void aNewClusterOverAnArchiveHoldingDataStartsInShadowUntilTheSpecSaysOtherwise() {
         ModeController fleet = modes.controller(ns, "safe");
         archive.holding(Set.of("shop.orders"));
-        create("safe", c -> { });
+        create("safe", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("safe");
-            assertThat(c.getSpec().mode).as("the operator never writes the spec").isNull();
+            assertThat(c.getSpec().mode)
+                    .as("the operator never writes the spec")
+                    .isNull();
             assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
             assertThat(c.getStatus().mode.source).isEqualTo("default");
             assertThat(c.getStatus().mode.defaultReason).contains("shop.orders").contains("spec.mode: tiered");
-            assertThat(condition(c, ConditionType.ModeActive).getMessage()).contains("archive already held documents in shop.orders");
+            assertThat(condition(c, ConditionType.ModeActive).getMessage())
+                    .contains("archive already held documents in shop.orders");
         });
         assertThat(fleet.requests()).containsExactly(request("shadow", false));
         assertThat(reasons()).contains("ModeRequested");
@@ -137,12 +161,14 @@ class ModeOperationsTest {
             assertThat(c.getStatus().mode.source).isEqualTo("spec");
             assertThat(c.getStatus().mode.defaultReason).isNull();
         });
-        // unset again: the fleet keeps tiered; the reconcile that saw the unset spec is the signal that nothing more is written
+        // unset again: the fleet keeps tiered; the reconcile that saw the unset spec is the signal that nothing more is
+        // written
         edit("safe", c -> c.getSpec().mode = null);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("safe");
             assertThat(c.getStatus().mode.source).isEqualTo("default");
-            assertThat(c.getStatus().mode.defaultReason).contains("keeps the mode last requested (tiered, by operator)");
+            assertThat(c.getStatus().mode.defaultReason)
+                    .contains("keeps the mode last requested (tiered, by operator)");
         });
         assertThat(fleet.requests()).containsExactly(request("shadow", false), request("tiered", false));
         assertThat(stored("safe").getStatus().mode.active).isEqualTo("tiered");
@@ -152,7 +178,7 @@ class ModeOperationsTest {
     void aNewClusterOverAnArchiveWhoseTieredCollectionsAreEmptyStartsTiered() {
         ModeController fleet = modes.controller(ns, "fresh");
         archive.holding(Set.of("other.things"));
-        create("fresh", c -> { });
+        create("fresh", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("fresh");
             assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
@@ -166,7 +192,7 @@ class ModeOperationsTest {
     void anArchiveThatCannotBeAskedMakesANewClusterStartInShadow() {
         ModeController fleet = modes.controller(ns, "unsure");
         archive.holding(null);
-        create("unsure", c -> { });
+        create("unsure", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("unsure");
             assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
@@ -181,7 +207,7 @@ class ModeOperationsTest {
         ModeController fleet = modes.controller(ns, "kept");
         fleet.requestedBefore("tiered", "cli");
         archive.holding(Set.of("shop.orders"));
-        create("kept", c -> { });
+        create("kept", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("kept");
             assertThat(c.getStatus().mode.active).isEqualTo("tiered");
@@ -205,7 +231,9 @@ class ModeOperationsTest {
             ThermoclineCluster c = stored("gate");
             assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("False");
             assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("CutoverRefused");
-            assertThat(condition(c, ConditionType.ModeActive).getMessage()).contains(refusal).contains("spec.modeOverride");
+            assertThat(condition(c, ConditionType.ModeActive).getMessage())
+                    .contains(refusal)
+                    .contains("spec.modeOverride");
             assertThat(c.getStatus().mode.refusal).isEqualTo(refusal);
             assertThat(c.getStatus().mode.active).isEqualTo("shadow");
             assertThat(c.getStatus().mode.shadow.divergences).isEqualTo(2L);
@@ -213,7 +241,9 @@ class ModeOperationsTest {
             assertThat(c.getStatus().mode.shadow.lastDivergenceNamespace).isEqualTo("shop.orders");
         });
         await().pollDelay(SEVERAL_RECONCILES).atMost(WAIT).until(() -> true);
-        assertThat(reasons()).as("one Event per refusal, not per reconcile").containsOnlyOnce("CutoverRefused")
+        assertThat(reasons())
+                .as("one Event per refusal, not per reconcile")
+                .containsOnlyOnce("CutoverRefused")
                 .doesNotContain("CutOver");
 
         fleet.refuseCutover(null);
@@ -239,7 +269,8 @@ class ModeOperationsTest {
             assertThat(c.getStatus().mode.follower.running).isFalse();
             assertThat(condition(c, ConditionType.FollowerHealthy).getStatus()).isEqualTo("False");
             assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("FollowerStopped");
-            assertThat(condition(c, ConditionType.FollowerHealthy).getMessage()).contains("follow-feeder Deployment")
+            assertThat(condition(c, ConditionType.FollowerHealthy).getMessage())
+                    .contains("follow-feeder Deployment")
                     .contains("holds a cutover to tiered back");
         });
 
@@ -251,29 +282,47 @@ class ModeOperationsTest {
             assertThat(c.getStatus().mode.follower.holder).isEqualTo("follow-feeder-5d8f-x2");
             assertThat(c.getStatus().mode.follower.term).isEqualTo(2L);
             assertThat(c.getStatus().mode.follower.lagSeconds).isEqualTo(3L);
-            assertThat(c.getStatus().mode.follower.appliedThrough).isEqualTo(Instant.ofEpochSecond(archiveNow - 3).toString());
+            assertThat(c.getStatus().mode.follower.appliedThrough)
+                    .isEqualTo(Instant.ofEpochSecond(archiveNow - 3).toString());
             assertThat(condition(c, ConditionType.FollowerHealthy).getStatus()).isEqualTo("True");
             assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("InStep");
         });
 
         // the archive's oplog lost the resume point: a resync runs, with its progress
         Instant started = Instant.now().minusSeconds(120).truncatedTo(ChronoUnit.SECONDS);
-        fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow - 3, new Document("count", 1L)
-                .append("startedAt", Date.from(started)).append("finishedAt", null)
-                .append("reason", "archive change stream history lost (code 286)").append("copied", 800L).append("deleted", 2L)));
+        fleet.follower(follower(
+                "follow-feeder-5d8f-x2",
+                2,
+                lease,
+                archiveNow - 3,
+                new Document("count", 1L)
+                        .append("startedAt", Date.from(started))
+                        .append("finishedAt", null)
+                        .append("reason", "archive change stream history lost (code 286)")
+                        .append("copied", 800L)
+                        .append("deleted", 2L)));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("follow");
             assertThat(c.getStatus().mode.follower.resync.running).isTrue();
             assertThat(c.getStatus().mode.follower.resync.startedAt).isEqualTo(started.toString());
             assertThat(c.getStatus().mode.follower.resync.copied).isEqualTo(800L);
             assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("FollowerResyncing");
-            assertThat(condition(c, ConditionType.FollowerHealthy).getMessage()).contains("800 document(s) copied and 2 deleted");
+            assertThat(condition(c, ConditionType.FollowerHealthy).getMessage())
+                    .contains("800 document(s) copied and 2 deleted");
         });
 
         // it finished, and then fell behind the bound (spec.feeder.maxFollowerLagSeconds, 60 by default)
-        fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow - 90, new Document("count", 1L)
-                .append("startedAt", Date.from(started)).append("finishedAt", Date.from(started.plusSeconds(60)))
-                .append("reason", "archive change stream history lost (code 286)").append("copied", 900L).append("deleted", 2L)));
+        fleet.follower(follower(
+                "follow-feeder-5d8f-x2",
+                2,
+                lease,
+                archiveNow - 90,
+                new Document("count", 1L)
+                        .append("startedAt", Date.from(started))
+                        .append("finishedAt", Date.from(started.plusSeconds(60)))
+                        .append("reason", "archive change stream history lost (code 286)")
+                        .append("copied", 900L)
+                        .append("deleted", 2L)));
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("follow");
             assertThat(c.getStatus().mode.follower.resync.running).isFalse();
@@ -315,7 +364,7 @@ class ModeOperationsTest {
     void drainingShowsProgressThenDrained() {
         ModeController fleet = modes.controller(ns, "back");
         fleet.holdDrain(true);
-        create("back", c -> { });
+        create("back", c -> {});
         awaitPhase("back", "Tiered");
         edit("back", c -> c.getSpec().mode = ClusterMode.DRAINING);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -323,7 +372,9 @@ class ModeOperationsTest {
             assertThat(c.getStatus().mode.phase).isEqualTo("Draining");
             assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("Draining");
             assertThat(condition(c, ConditionType.Drained).getStatus()).isEqualTo("False");
-            assertThat(condition(c, ConditionType.Drained).getMessage()).contains("4.5 s behind").contains("12 write(s)");
+            assertThat(condition(c, ConditionType.Drained).getMessage())
+                    .contains("4.5 s behind")
+                    .contains("12 write(s)");
             assertThat(c.getStatus().mode.drain.unmirroredEvents).isEqualTo(12L);
         });
         assertThat(reasons()).containsOnlyOnce("DrainStarted").doesNotContain("Drained");
@@ -332,7 +383,8 @@ class ModeOperationsTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("back");
             assertThat(condition(c, ConditionType.Drained).getStatus()).isEqualTo("True");
-            assertThat(condition(c, ConditionType.Drained).getMessage()).contains("applications may connect to it again");
+            assertThat(condition(c, ConditionType.Drained).getMessage())
+                    .contains("applications may connect to it again");
             assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
             assertThat(c.getStatus().mode.drain.drainedAt).isNotNull();
         });
@@ -342,7 +394,7 @@ class ModeOperationsTest {
     @Test
     void deletionDrainsFirstWhileApplicationsStillConnectThenDeletes() {
         ModeController fleet = modes.controller(ns, "remove");
-        create("remove", c -> { });
+        create("remove", c -> {});
         awaitPhase("remove", "Tiered");
         fleet.holdDrain(true);
 
@@ -356,19 +408,24 @@ class ModeOperationsTest {
         });
         await().pollDelay(SEVERAL_RECONCILES).atMost(WAIT).until(() -> true);
         assertThat(stored("remove")).as("held until Drained").isNotNull();
-        assertThat(get("remove-proxy").getSpec().getReplicas()).as("the proxy serves from the archive while draining").isEqualTo(2);
+        assertThat(get("remove-proxy").getSpec().getReplicas())
+                .as("the proxy serves from the archive while draining")
+                .isEqualTo(2);
 
         fleet.holdDrain(false);
         await().atMost(WAIT).until(() -> stored("remove") == null);
-        // then writes stopped, as before, and the proxy (no owner reference: out of the garbage collector's reach) deleted
-        assertThat(get("remove-proxy")).as("deleted by the operator after the drain").isNull();
+        // then writes stopped, as before, and the proxy (no owner reference: out of the garbage collector's reach)
+        // deleted
+        assertThat(get("remove-proxy"))
+                .as("deleted by the operator after the drain")
+                .isNull();
         assertThat(reasons()).containsOnlyOnce("DeletionDraining", "Drained").doesNotContain("DeletionDrainTimedOut");
     }
 
     @Test
     void deletionRefusesWhileTheFastTierCannotBeRead() {
         ModeController fleet = modes.controller(ns, "dark");
-        create("dark", c -> { });
+        create("dark", c -> {});
         awaitPhase("dark", "Tiered");
         fleet.reachable(false);
 
@@ -376,7 +433,8 @@ class ModeOperationsTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("dark");
             assertThat(condition(c, ConditionType.Drained).getReason()).isEqualTo("DeletionRefused");
-            assertThat(condition(c, ConditionType.Drained).getMessage()).contains("cannot be reached")
+            assertThat(condition(c, ConditionType.Drained).getMessage())
+                    .contains("cannot be reached")
                     .contains(ThermoclineClusterReconciler.SKIP_DRAIN_ANNOTATION);
             assertThat(reasons()).contains("DeletionRefused");
         });
@@ -395,7 +453,7 @@ class ModeOperationsTest {
     @Test
     void aDrainThatDoesNotFinishInTimeFallsBackToStoppingWrites() {
         ModeController fleet = modes.controller(ns, "slow");
-        create("slow", c -> { });
+        create("slow", c -> {});
         awaitPhase("slow", "Tiered");
         fleet.holdDrain(true);
         delete("slow");
@@ -412,9 +470,15 @@ class ModeOperationsTest {
     }
 
     /** The follower's document as the data plane writes it: lease, progress, last resync. */
-    private static Document follower(String owner, long term, Instant leaseExpiresAt, int appliedSeconds, Document resync) {
-        Document d = new Document("_id", "archiveFollower").append("appliedThrough", new BsonTimestamp(appliedSeconds, 1))
-                .append("lease", new Document("owner", owner).append("term", term).append("expiresAt", Date.from(leaseExpiresAt)));
+    private static Document follower(
+            String owner, long term, Instant leaseExpiresAt, int appliedSeconds, Document resync) {
+        Document d = new Document("_id", "archiveFollower")
+                .append("appliedThrough", new BsonTimestamp(appliedSeconds, 1))
+                .append(
+                        "lease",
+                        new Document("owner", owner)
+                                .append("term", term)
+                                .append("expiresAt", Date.from(leaseExpiresAt)));
         return resync == null ? d : d.append("resync", resync);
     }
 
@@ -425,37 +489,51 @@ class ModeOperationsTest {
     private void create(String name, Consumer<ThermoclineCluster> spec) {
         ThermoclineCluster cluster = cluster(ns, name);
         spec.accept(cluster);
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(cluster).create();
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .resource(cluster)
+                .create();
         // the workflow creates the proxy and the feeder independently (the proxy also waits for its peer Secret)
         for (String deployment : List.of(name + "-proxy", name + "-feeder")) {
-            await().atMost(WAIT).until(() -> client.apps().deployments().inNamespace(ns).withName(deployment).get(), Objects::nonNull);
+            await().atMost(WAIT)
+                    .until(
+                            () -> client.apps()
+                                    .deployments()
+                                    .inNamespace(ns)
+                                    .withName(deployment)
+                                    .get(),
+                            Objects::nonNull);
         }
         Clusters.markReady(client, ns, name, 3);
     }
 
     private void awaitPhase(String name, String phase) {
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(stored(name).getStatus().mode.phase).isEqualTo(phase));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(
+                        () -> assertThat(stored(name).getStatus().mode.phase).isEqualTo(phase));
     }
 
     private void delete(String name) {
-        await().atMost(WAIT).until(() -> stored(name).getMetadata().getFinalizers() != null
-                && !stored(name).getMetadata().getFinalizers().isEmpty());
-        client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).delete();
+        await().atMost(WAIT)
+                .until(() -> stored(name).getMetadata().getFinalizers() != null
+                        && !stored(name).getMetadata().getFinalizers().isEmpty());
+        client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName(name)
+                .delete();
     }
 
-    /** Edits like a user would; retried on 409, since the operator writes the status concurrently. */
+    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
     private void edit(String name, Consumer<ThermoclineCluster> change) {
-        await().atMost(WAIT).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).edit(c -> {
-                change.accept(c);
-                return c;
-            });
-            return true;
-        });
+        UserEdits.edit(client, ns, name, change, WAIT);
     }
 
     private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName(name).get();
+        return client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName(name)
+                .get();
     }
 
     private Deployment get(String name) {
@@ -463,6 +541,8 @@ class ModeOperationsTest {
     }
 
     private List<String> reasons() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream().map(Event::getReason).toList();
+        return client.v1().events().inNamespace(ns).list().getItems().stream()
+                .map(Event::getReason)
+                .toList();
     }
 }

@@ -25,6 +25,7 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.kit.UserEdits;
 import jakarta.inject.Inject;
 import java.io.IOException;
 import java.net.URI;
@@ -157,17 +158,7 @@ class ObservabilityDependentsTest {
         await().atMost(WAIT).until(() -> client.supports("monitoring.coreos.com/v1", "ServiceMonitor"));
 
         // the next reconcile (a spec edit here; the periodic one in a cluster) adds it without a restart
-        // retried on 409: the operator writes the status concurrently
-        await().atMost(WAIT).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class)
-                    .inNamespace(ns)
-                    .withName("early")
-                    .edit(c -> {
-                        c.getSpec().proxy.replicas = 3;
-                        return c;
-                    });
-            return true;
-        });
+        UserEdits.edit(client, ns, "early", c -> c.getSpec().proxy.replicas = 3, WAIT);
         ServiceMonitor monitor = await().atMost(WAIT)
                 .until(
                         () -> client.resources(ServiceMonitor.class)

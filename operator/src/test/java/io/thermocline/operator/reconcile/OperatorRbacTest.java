@@ -10,9 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -27,11 +25,12 @@ import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.operator.api.v1alpha1.IssuerRef;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.fasttier.tls.FastTierCertificates;
 import io.thermocline.operator.fakes.FakeArchive;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ReplicaSetModel;
+import io.thermocline.operator.fasttier.tls.FastTierCertificates;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.tiering.TieringSnapshot;
@@ -70,26 +69,34 @@ class OperatorRbacTest {
             "^/(?:api/v1|apis/(?<group>[^/]+)/[^/]+)(?:/namespaces/[^/]+)?/(?<resource>[^/?]+)(?:/(?<name>[^/?]+)(?:/(?<sub>[^/?]+))?)?(?:\\?(?<query>.*))?$");
     /** Granted, though this run does not send them, each for the reason given. */
     private static final Map<String, String> NOT_SENT_HERE = Map.of(
-            "update thermocline.io/thermoclineclusters/finalizers", "owner references with blockOwnerDeletion, where the"
-                    + " OwnerReferencesPermissionEnforcement admission plugin is on (checked by the API server, not sent)",
+            "update thermocline.io/thermoclineclusters/finalizers",
+                    "owner references with blockOwnerDeletion, where the"
+                            + " OwnerReferencesPermissionEnforcement admission plugin is on (checked by the API server, not sent)",
             "delete monitoring.coreos.com/servicemonitors", "JOSDK deletes the ServiceMonitor when its CRD goes away",
             "patch policy/poddisruptionbudgets", "a changed member count patches the fast tier's PDB",
-            "patch /secrets", "an earlier operator's owner reference on the keyfile or users Secret is removed with a"
-                    + " patch (the generated Secrets are create-only otherwise)",
+            "patch /secrets",
+                    "an earlier operator's owner reference on the keyfile or users Secret is removed with a"
+                            + " patch (the generated Secrets are create-only otherwise)",
             "patch networking.k8s.io/networkpolicies", "the operator's namespace changing patches the NetworkPolicy",
             "patch monitoring.coreos.com/servicemonitors", "a ServiceMonitor changes with the operator's version only");
     /** Sent by the test profile only: QOSDK applies the CRD into the mock server at start (crd.apply=false in production). */
-    private static final Set<String> TEST_PROFILE_ONLY = Set.of("get apiextensions.k8s.io/customresourcedefinitions",
-            "create apiextensions.k8s.io/customresourcedefinitions", "patch apiextensions.k8s.io/customresourcedefinitions");
+    private static final Set<String> TEST_PROFILE_ONLY = Set.of(
+            "get apiextensions.k8s.io/customresourcedefinitions",
+            "create apiextensions.k8s.io/customresourcedefinitions",
+            "patch apiextensions.k8s.io/customresourcedefinitions");
 
     @Inject
     KubernetesClient operatorClient;
+
     @Inject
     FakeArchive archive;
+
     @Inject
     FakeReplicaSet replicaSet;
+
     @Inject
     FakeTiering tiering;
+
     @KubernetesTestServer
     KubernetesServer mockServer;
 
@@ -105,8 +112,11 @@ class OperatorRbacTest {
 
     @Test
     void theRoleGrantsWhatTheOperatorUsesAndNothingElse() throws Exception {
-        client = new KubernetesClientBuilder().withConfig(new ConfigBuilder(operatorClient.getConfiguration())
-                .withUserAgent(TEST_AGENT).build()).build();
+        client = new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(operatorClient.getConfiguration())
+                        .withUserAgent(TEST_AGENT)
+                        .build())
+                .build();
         archive.reset();
         replicaSet.reset();
         tiering.reset();
@@ -125,14 +135,18 @@ class OperatorRbacTest {
         used.removeAll(TEST_PROFILE_ONLY);
         Set<String> granted = granted();
         assertThat(used).as("requests the operator made").isNotEmpty();
-        assertThat(granted).as("the install's Role and ClusterRole grant every request the operator makes")
+        assertThat(granted)
+                .as("the install's Role and ClusterRole grant every request the operator makes")
                 .containsAll(used);
         Set<String> unused = new TreeSet<>(granted);
         unused.removeAll(used);
         unused.removeAll(NOT_SENT_HERE.keySet());
-        assertThat(used).as("listed as not sent, but sent: remove them from NOT_SENT_HERE").doesNotContainAnyElementsOf(
-                NOT_SENT_HERE.keySet());
-        assertThat(unused).as("granted but never used by the operator: remove them from the RBAC").isEmpty();
+        assertThat(used)
+                .as("listed as not sent, but sent: remove them from NOT_SENT_HERE")
+                .doesNotContainAnyElementsOf(NOT_SENT_HERE.keySet());
+        assertThat(unused)
+                .as("granted but never used by the operator: remove them from the RBAC")
+                .isEmpty();
     }
 
     /** Creation, readiness, a rolling restart, scaling, a grown volume, a ServiceMonitor, a new window, pause, deletion. */
@@ -144,43 +158,104 @@ class OperatorRbacTest {
         client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
         ReplicaSetModel model = replicaSet.model(ns, "rbac");
         try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("rbac", ns), model)) {
-            await().atMost(WAIT).until(() -> client.apps().deployments().inNamespace(ns).withName("rbac-feeder").get(), Objects::nonNull);
+            await().atMost(WAIT)
+                    .until(
+                            () -> client.apps()
+                                    .deployments()
+                                    .inNamespace(ns)
+                                    .withName("rbac-feeder")
+                                    .get(),
+                            Objects::nonNull);
             for (String d : List.of("rbac-proxy", "rbac-feeder")) {
                 client.apps().deployments().inNamespace(ns).withName(d).editStatus(x -> {
                     int n = x.getSpec().getReplicas();
-                    x.setStatus(new DeploymentStatusBuilder().withReplicas(n).withReadyReplicas(n).withAvailableReplicas(n).build());
+                    x.setStatus(new DeploymentStatusBuilder()
+                            .withReplicas(n)
+                            .withReadyReplicas(n)
+                            .withAvailableReplicas(n)
+                            .build());
                     return x;
                 });
             }
             awaitReady();
             edit(x -> x.getSpec().fastTier.version = "7.0.12"); // a patch release: each member restarted in turn
-            await().atMost(WAIT).ignoreExceptions().until(() -> new ClusterLayout("rbac", ns).memberHosts(3).stream()
-                    .allMatch(h -> "7.0.12".equals(model.version(h))));
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> new ClusterLayout("rbac", ns)
+                            .memberHosts(3).stream().allMatch(h -> "7.0.12".equals(model.version(h))));
             awaitReady();
 
-            client.storage().v1().storageClasses().resource(new StorageClassBuilder().withNewMetadata().withName("grows-" + ns)
-                    .endMetadata().withProvisioner("x").withAllowVolumeExpansion(true).build()).createOr(NonDeletingOperation::update);
+            client.storage()
+                    .v1()
+                    .storageClasses()
+                    .resource(new StorageClassBuilder()
+                            .withNewMetadata()
+                            .withName("grows-" + ns)
+                            .endMetadata()
+                            .withProvisioner("x")
+                            .withAllowVolumeExpansion(true)
+                            .build())
+                    .createOr(NonDeletingOperation::update);
             for (int i = 0; i < 3; i++) {
-                client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder()
-                        .withNewMetadata().withName("data-rbac-fast-" + i).endMetadata()
-                        .withNewSpec().withStorageClassName("grows-" + ns)
-                        .withNewResources().addToRequests("storage", new Quantity("10Gi")).endResources().endSpec().build())
+                client.persistentVolumeClaims()
+                        .inNamespace(ns)
+                        .resource(new PersistentVolumeClaimBuilder()
+                                .withNewMetadata()
+                                .withName("data-rbac-fast-" + i)
+                                .endMetadata()
+                                .withNewSpec()
+                                .withStorageClassName("grows-" + ns)
+                                .withNewResources()
+                                .addToRequests("storage", new Quantity("10Gi"))
+                                .endResources()
+                                .endSpec()
+                                .build())
                         .createOr(NonDeletingOperation::update);
             }
-            client.apiextensions().v1().customResourceDefinitions().resource(ObservabilityDependentsTest.serviceMonitorCrd())
+            client.apiextensions()
+                    .v1()
+                    .customResourceDefinitions()
+                    .resource(ObservabilityDependentsTest.serviceMonitorCrd())
                     .createOr(NonDeletingOperation::update);
             await().atMost(WAIT).until(() -> client.supports("monitoring.coreos.com/v1", "ServiceMonitor"));
-            String firstWarmer = client.batch().v1().jobs().inNamespace(ns).list().getItems().get(0).getMetadata().getName();
+            String firstWarmer = client.batch()
+                    .v1()
+                    .jobs()
+                    .inNamespace(ns)
+                    .list()
+                    .getItems()
+                    .get(0)
+                    .getMetadata()
+                    .getName();
             edit(x -> {
                 x.getSpec().proxy.port = 27000;
                 x.getSpec().fastTier.storage.size = "20Gi";
                 x.getSpec().collections.get(0).hotWindow = "60d";
             });
-            await().atMost(WAIT).ignoreExceptions().until(() ->
-                    "20Gi".equals(client.persistentVolumeClaims().inNamespace(ns).withName("data-rbac-fast-2").get()
-                            .getSpec().getResources().getRequests().get("storage").toString())
-                    && client.resources(ServiceMonitor.class).inNamespace(ns).withName("rbac-metrics").get() != null
-                    && client.batch().v1().jobs().inNamespace(ns).withName(firstWarmer).get() == null);
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> "20Gi"
+                                    .equals(client.persistentVolumeClaims()
+                                            .inNamespace(ns)
+                                            .withName("data-rbac-fast-2")
+                                            .get()
+                                            .getSpec()
+                                            .getResources()
+                                            .getRequests()
+                                            .get("storage")
+                                            .toString())
+                            && client.resources(ServiceMonitor.class)
+                                            .inNamespace(ns)
+                                            .withName("rbac-metrics")
+                                            .get()
+                                    != null
+                            && client.batch()
+                                            .v1()
+                                            .jobs()
+                                            .inNamespace(ns)
+                                            .withName(firstWarmer)
+                                            .get()
+                                    == null);
 
             // fast-tier TLS from a cert-manager issuer: the Certificate created, then changed with the issuer
             edit(x -> {
@@ -188,30 +263,51 @@ class OperatorRbacTest {
                 x.getSpec().tls.tierCaSecretRef = new SecretKeyRef("archive", "uri");
                 x.getSpec().tls.issuerRef = new IssuerRef("issuer-a", "Issuer");
             });
-            await().atMost(WAIT).ignoreExceptions().until(() -> certificateIssuer("rbac-fast-tls").equals("issuer-a"));
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> certificateIssuer("rbac-fast-tls").equals("issuer-a"));
             edit(x -> x.getSpec().tls.issuerRef.name = "issuer-b");
-            await().atMost(WAIT).ignoreExceptions().until(() -> certificateIssuer("rbac-fast-tls").equals("issuer-b"));
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> certificateIssuer("rbac-fast-tls").equals("issuer-b"));
 
             edit(x -> x.getSpec().paused = true);
-            await().atMost(WAIT).ignoreExceptions().until(() ->
-                    "Paused".equals(condition(stored(), ConditionType.Ready).getReason()));
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> "Paused"
+                            .equals(condition(stored(), ConditionType.Ready).getReason()));
             tiering.report(new TieringSnapshot(0L, true, 1L, 1L));
-            client.resources(ThermoclineCluster.class).inNamespace(ns).withName("rbac").delete();
+            client.resources(ThermoclineCluster.class)
+                    .inNamespace(ns)
+                    .withName("rbac")
+                    .delete();
             await().atMost(WAIT).until(() -> stored() == null);
         } finally {
-            client.apiextensions().v1().customResourceDefinitions().withName("servicemonitors.monitoring.coreos.com").delete();
+            client.apiextensions()
+                    .v1()
+                    .customResourceDefinitions()
+                    .withName("servicemonitors.monitoring.coreos.com")
+                    .delete();
         }
     }
 
     @SuppressWarnings("unchecked")
     private String certificateIssuer(String name) {
-        Map<String, Object> spec = (Map<String, Object>) client.genericKubernetesResources(FastTierCertificates.CERTIFICATES)
-                .inNamespace(ns).withName(name).get().getAdditionalProperties().get("spec");
+        Map<String, Object> spec =
+                (Map<String, Object>) client.genericKubernetesResources(FastTierCertificates.CERTIFICATES)
+                        .inNamespace(ns)
+                        .withName(name)
+                        .get()
+                        .getAdditionalProperties()
+                        .get("spec");
         return String.valueOf(((Map<String, Object>) spec.get("issuerRef")).get("name"));
     }
 
     private void awaitReady() {
-        await().atMost(WAIT).ignoreExceptions().until(() -> "True".equals(condition(stored(), ConditionType.Ready).getStatus()));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() ->
+                        "True".equals(condition(stored(), ConditionType.Ready).getStatus()));
     }
 
     /**
@@ -225,13 +321,16 @@ class OperatorRbacTest {
             return false;
         }
         return request.getPath().contains("/namespaces/" + ns + "/")
-                || (!request.getPath().contains("/namespaces/") && request.getMethod().equals("GET"));
+                || (!request.getPath().contains("/namespaces/")
+                        && request.getMethod().equals("GET"));
     }
 
     /** {@code verb group/resource[/subresource]} of a request, or null for discovery (which needs no grant). */
     static String verbOf(RecordedRequest request) {
         Matcher m = PATH.matcher(request.getPath());
-        if (!m.matches() || request.getPath().matches("^/apis/[^/]+/[^/]+/?$") || request.getPath().matches("^/apis?/?[^/]*$")) {
+        if (!m.matches()
+                || request.getPath().matches("^/apis/[^/]+/[^/]+/?$")
+                || request.getPath().matches("^/apis?/?[^/]*$")) {
             return null;
         }
         String group = m.group("group") == null ? "" : m.group("group");
@@ -254,8 +353,9 @@ class OperatorRbacTest {
     /** What examples/install grants the operator (its Role and the StorageClass ClusterRole; leader election aside). */
     static Set<String> granted() throws IOException {
         Set<String> granted = new TreeSet<>();
-        try (var docs = new YAMLMapper().readerFor(JsonNode.class).<JsonNode>readValues(
-                Files.readString(Path.of("..", "examples", "install", "rbac.yaml")))) {
+        try (var docs = new YAMLMapper()
+                .readerFor(JsonNode.class)
+                .<JsonNode>readValues(Files.readString(Path.of("..", "examples", "install", "rbac.yaml")))) {
             while (docs.hasNext()) {
                 JsonNode doc = docs.next();
                 String kind = doc.path("kind").asText();
@@ -288,16 +388,13 @@ class OperatorRbacTest {
     }
 
     private ThermoclineCluster stored() {
-        return client.resources(ThermoclineCluster.class).inNamespace(ns).withName("rbac").get();
+        return client.resources(ThermoclineCluster.class)
+                .inNamespace(ns)
+                .withName("rbac")
+                .get();
     }
 
     private void edit(Consumer<ThermoclineCluster> change) {
-        await().atMost(WAIT).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class).inNamespace(ns).withName("rbac").edit(x -> {
-                change.accept(x);
-                return x;
-            });
-            return true;
-        });
+        UserEdits.edit(client, ns, "rbac", change, WAIT);
     }
 }

@@ -40,6 +40,7 @@ import io.thermocline.operator.fakes.FakeProxyHealth;
 import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ReplicaSetModel;
+import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.tiering.TieringSnapshot;
@@ -1381,18 +1382,9 @@ class ThermoclineClusterReconcilerTest {
                 .get();
     }
 
-    /** Edits like a user would; retried on 409, since the operator writes the status concurrently. */
+    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
     private void edit(String name, java.util.function.Consumer<ThermoclineCluster> change) {
-        await().atMost(WAIT).ignoreExceptions().until(() -> {
-            client.resources(ThermoclineCluster.class)
-                    .inNamespace(ns)
-                    .withName(name)
-                    .edit(c -> {
-                        change.accept(c);
-                        return c;
-                    });
-            return true;
-        });
+        UserEdits.edit(client, ns, name, change, WAIT);
     }
 
     private static Map<String, String> base64(
