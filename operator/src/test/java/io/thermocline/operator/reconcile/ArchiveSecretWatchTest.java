@@ -1,15 +1,13 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
-import static io.thermocline.operator.reconcile.Clusters.condition;
+import static io.thermocline.operator.kit.Clusters.archiveSecret;
+import static io.thermocline.operator.kit.Clusters.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.processing.Controller;
 import io.javaoperatorsdk.operator.processing.event.source.Cache;
@@ -17,11 +15,8 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
-import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
-import io.thermocline.operator.kit.UserEdits;
+import io.thermocline.operator.kit.Clusters;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.status.ConditionType;
 import jakarta.inject.Inject;
@@ -32,9 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.UUID;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -47,7 +40,7 @@ import org.junit.jupiter.api.Timeout;
 @WithKubernetesTestServer(crud = true)
 @TestProfile(ArchiveSecretWatchTest.SlowResync.class)
 @Timeout(120)
-class ArchiveSecretWatchTest {
+class ArchiveSecretWatchTest extends OperatorOnFakes {
 
     /** Well below the 60 s a ready cluster waits for its next periodic reconcile. */
     private static final Duration PROMPTLY = Duration.ofSeconds(10);
@@ -62,43 +55,22 @@ class ArchiveSecretWatchTest {
     }
 
     @Inject
-    KubernetesClient client;
-
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
-
-    @Inject
     Operator operator;
 
-    private String ns;
-
-    @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        ns = "w-" + UUID.randomUUID().toString().substring(0, 8);
+    ArchiveSecretWatchTest() {
+        super("w", WAIT, false);
     }
 
     @Test
     void aRotatedArchiveSecretRestartsThePodsThatReadItPromptly() {
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster(ns, "rotate"))
-                .create();
-        await().atMost(WAIT).until(() -> deployment("rotate-feeder"), Objects::nonNull);
+        create(cluster(ns, "rotate"));
+        await().atMost(WAIT).until(() -> get(Deployment.class, "rotate-feeder"), Objects::nonNull);
         Clusters.markReady(client, ns, "rotate", 3);
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .until(() -> "True"
-                        .equals(condition(stored("rotate"), ConditionType.Ready).getStatus()));
+                .until(() ->
+                        "True".equals(condition("rotate", ConditionType.Ready).getStatus()));
         String hash = hashOf("rotate-feeder");
         // let the reconciles the readiness edits caused pass: the next periodic one is 60 s away
         await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
@@ -118,20 +90,17 @@ class ArchiveSecretWatchTest {
 
     @Test
     void anArchiveSecretCreatedAfterTheClusterIsFoundPromptly() {
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster(ns, "late"))
-                .create();
+        create(cluster(ns, "late"));
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(condition(stored("late"), ConditionType.ArchiveReachable)
+                .untilAsserted(() -> assertThat(condition("late", ConditionType.ArchiveReachable)
                                 .getReason())
                         .isEqualTo("SecretNotFound"));
         await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
         await().atMost(PROMPTLY)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(condition(stored("late"), ConditionType.ArchiveReachable)
+                .untilAsserted(() -> assertThat(condition("late", ConditionType.ArchiveReachable)
                                 .getStatus())
                         .isEqualTo("True"));
     }
@@ -153,13 +122,10 @@ class ArchiveSecretWatchTest {
                 .resource(opaque("billing-db", "password", "not-ours"))
                 .create();
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster(ns, "only"))
-                .create();
+        create(cluster(ns, "only"));
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(condition(stored("only"), ConditionType.ArchiveReachable)
+                .untilAsserted(() -> assertThat(condition("only", ConditionType.ArchiveReachable)
                                 .getStatus())
                         .isEqualTo("True"));
         assertThat(cachedSecrets()).contains("archive").doesNotContain("sh.helm.release.v1.shop.v7", "billing-db");
@@ -169,7 +135,7 @@ class ArchiveSecretWatchTest {
                 .inNamespace(ns)
                 .resource(opaque("archive-2", "uri", moved))
                 .create();
-        UserEdits.edit(client, ns, "only", c -> c.getSpec().archive.uriSecretRef.name = "archive-2", WAIT);
+        edit("only", c -> c.getSpec().archive.uriSecretRef.name = "archive-2");
         // the reconcile that probed the new Secret's archive had released the old one before
         await().atMost(PROMPTLY).until(() -> archive.probedUris().contains(moved));
         assertThat(cachedSecrets())
@@ -201,22 +167,11 @@ class ArchiveSecretWatchTest {
     }
 
     private String hashOf(String deployment) {
-        return deployment(deployment)
+        return get(Deployment.class, deployment)
                 .getSpec()
                 .getTemplate()
                 .getMetadata()
                 .getAnnotations()
                 .get(ProxyDeploymentDependent.ARCHIVE_SECRET_HASH);
-    }
-
-    private Deployment deployment(String name) {
-        return client.apps().deployments().inNamespace(ns).withName(name).get();
-    }
-
-    private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .withName(name)
-                .get();
     }
 }

@@ -1,17 +1,13 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
-import static io.thermocline.operator.reconcile.Clusters.condition;
+import static io.thermocline.operator.kit.Clusters.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.operator.api.v1alpha1.BackupPointSpec;
@@ -20,23 +16,15 @@ import io.thermocline.operator.api.v1alpha1.RestoreSpec;
 import io.thermocline.operator.api.v1alpha1.RestoreStep;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.backup.OperationJobs;
-import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeModes;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ModeController;
-import io.thermocline.operator.kit.UserEdits;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
-import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
-import java.util.function.Consumer;
 import org.bson.Document;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -49,7 +37,7 @@ import org.junit.jupiter.api.Timeout;
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
 @Timeout(180)
-class BackupAndRestoreTest {
+class BackupAndRestoreTest extends OperatorOnFakes {
 
     private static final Duration WAIT = Duration.ofSeconds(45);
     private static final String REACHED = "{\"outcome\": \"reached\", \"archiveTime\": {\"t\": 1796416265, \"i\": 3},"
@@ -59,37 +47,14 @@ class BackupAndRestoreTest {
     private static final String DEAD_LETTERS = "{\"outcome\": \"refused\", \"reason\": \"DEAD_LETTERS\", \"message\":"
             + " \"the archive refused the feeder's write of shop.orders {\\\"_id\\\": 77}: upsert failed with code 11000\"}";
 
-    @Inject
-    KubernetesClient client;
-
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
-
-    @Inject
-    FakeModes modes;
-
-    private String ns;
-
-    @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        modes.reset();
-        ns = "b-" + UUID.randomUUID().toString().substring(0, 8);
-        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    BackupAndRestoreTest() {
+        super("b", WAIT);
     }
 
     @Test
     void aBackupPointAskedInTheSpecRunsOnceAndReportsTheArchiveTime() {
         modes.controller(ns, "bp");
-        create("bp", c -> c.getSpec().mode = ClusterMode.TIERED);
+        createReady("bp", c -> c.getSpec().mode = ClusterMode.TIERED);
         awaitPhase("bp", "Tiered");
 
         edit("bp", c -> c.getSpec().backupPoint = new BackupPointSpec("nightly-1"));
@@ -166,7 +131,7 @@ class BackupAndRestoreTest {
     @Test
     void aRestoreHoldsTheFleetWaitsForTheArchiveThenResetsWarmsAndCutsOver() {
         ModeController fleet = modes.controller(ns, "rs");
-        create("rs", c -> c.getSpec().mode = ClusterMode.TIERED);
+        createReady("rs", c -> c.getSpec().mode = ClusterMode.TIERED);
         awaitPhase("rs", "Tiered");
         String warmerBefore = stored("rs").getStatus().warmerJob;
         ClusterLayout layout = new ClusterLayout("rs", ns);
@@ -257,7 +222,7 @@ class BackupAndRestoreTest {
     @Test
     void aFailedHoldCarriesTheDataPlanesCauseAndRunsAgainOnceItsJobIsDeleted() {
         ModeController fleet = modes.controller(ns, "fail");
-        create("fail", c -> c.getSpec().mode = ClusterMode.TIERED);
+        createReady("fail", c -> c.getSpec().mode = ClusterMode.TIERED);
         awaitPhase("fail", "Tiered");
         edit("fail", c -> c.getSpec().restore = new RestoreSpec("r1", RestoreStep.HOLD));
         String hold = OperationJobs.restoreJob(new ClusterLayout("fail", ns), "r1", RestoreStep.HOLD);
@@ -295,12 +260,12 @@ class BackupAndRestoreTest {
     @Test
     void aResyncOfAFleetThatWasNeverHeldIsRefusedWithoutAJob() {
         modes.controller(ns, "early");
-        create("early", c -> c.getSpec().mode = ClusterMode.TIERED);
+        createReady("early", c -> c.getSpec().mode = ClusterMode.TIERED);
         awaitPhase("early", "Tiered");
         edit("early", c -> c.getSpec().restore = new RestoreSpec("r1", RestoreStep.RESYNC));
         // the reconcile that reports the refusal is the one that would have created the Job
         awaitRestore("early", "Failed", "True", "RestoreFailed");
-        assertThat(condition(stored("early"), ConditionType.Restoring).getMessage())
+        assertThat(condition("early", ConditionType.Restoring).getMessage())
                 .contains("not held for a restore")
                 .contains("step: hold BEFORE restoring the archive");
         assertThat(job(OperationJobs.restoreJob(new ClusterLayout("early", ns), "r1", RestoreStep.RESYNC)))
@@ -403,49 +368,11 @@ class BackupAndRestoreTest {
         return new Document("requested", mode).append("override", false).append("requestedBy", "operator");
     }
 
-    private void create(String name, Consumer<ThermoclineCluster> spec) {
-        ThermoclineCluster cluster = cluster(ns, name);
-        spec.accept(cluster);
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster)
-                .create();
-        for (String deployment : List.of(name + "-proxy", name + "-feeder")) {
-            await().atMost(WAIT)
-                    .until(
-                            () -> client.apps()
-                                    .deployments()
-                                    .inNamespace(ns)
-                                    .withName(deployment)
-                                    .get(),
-                            Objects::nonNull);
-        }
-        Clusters.markReady(client, ns, name, 3);
-    }
-
-    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
-    private void edit(String name, Consumer<ThermoclineCluster> change) {
-        UserEdits.edit(client, ns, name, change, WAIT);
-    }
-
-    private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .withName(name)
-                .get();
-    }
-
     private io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec spec(String name) {
         return stored(name).getSpec();
     }
 
     private Job job(String name) {
         return client.batch().v1().jobs().inNamespace(ns).withName(name).get();
-    }
-
-    private List<String> reasons() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream()
-                .map(Event::getReason)
-                .toList();
     }
 }

@@ -1,53 +1,42 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static io.thermocline.operator.kit.Clusters.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
-import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ReplicaSetModel;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.tls.CertificateAuthority;
 import io.thermocline.operator.fasttier.tls.FastTierCertificates;
 import io.thermocline.operator.fasttier.tls.Pem;
 import io.thermocline.operator.fasttier.tls.TlsMode;
-import io.thermocline.operator.kit.UserEdits;
+import io.thermocline.operator.kit.Clusters;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
-import jakarta.inject.Inject;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,43 +49,24 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
-class FastTierTlsReconcileTest {
+class FastTierTlsReconcileTest extends OperatorOnFakes {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
 
-    @Inject
-    KubernetesClient client;
+    FastTierTlsReconcileTest() {
+        super("tls", WAIT);
+    }
 
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
-
-    private String ns;
     private String archiveCa;
     private final ScheduledExecutorService controllers = Executors.newSingleThreadScheduledExecutor();
 
     @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        ns = "tls-" + UUID.randomUUID().toString().substring(0, 8);
-        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    void archiveCa() {
         archiveCa = CertificateAuthority.newCa("archive-ca", Instant.now(), Duration.ofDays(365))
                 .certificatePem();
         client.secrets()
                 .inNamespace(ns)
-                .resource(new SecretBuilder()
-                        .withNewMetadata()
-                        .withName("archive-ca")
-                        .endMetadata()
-                        .addToData("ca.crt", base64(archiveCa))
-                        .build())
+                .resource(Clusters.archiveCaSecret(archiveCa))
                 .create();
     }
 
@@ -108,7 +78,7 @@ class FastTierTlsReconcileTest {
     @Test
     void aNewClusterStartsWithRequireTlsAndEveryPartOnTlsWithItsCa() {
         ThermoclineCluster c = tls(cluster(ns, "secure"));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
+        create(c);
         ReplicaSetModel model = replicaSet.model(ns, "secure");
         try (StatefulSetSimulator pods = new StatefulSetSimulator(client, new ClusterLayout("secure", ns), model)) {
             simulateDataPlaneControllers("secure");
@@ -144,7 +114,7 @@ class FastTierTlsReconcileTest {
                                 v -> assertThat(v.getSecret().getSecretName()).isEqualTo("secure-tier-ca"));
             }
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                var condition = Clusters.condition(stored("secure"), ConditionType.CertificatesReady);
+                var condition = condition("secure", ConditionType.CertificatesReady);
                 assertThat(condition.getStatus()).isEqualTo("True");
                 assertThat(condition.getMessage())
                         .contains("certificate valid until", "tlsMode requireTLS on 3/3 members", "clients use TLS");
@@ -154,10 +124,7 @@ class FastTierTlsReconcileTest {
 
     @Test
     void aRunningPlainTextFastTierIsRolledToRequireTlsWithoutAnUnreachableMember() {
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster(ns, "roll"))
-                .create();
+        create(cluster(ns, "roll"));
         ReplicaSetModel model = replicaSet.model(ns, "roll");
         ClusterLayout layout = new ClusterLayout("roll", ns);
         try (StatefulSetSimulator pods = new StatefulSetSimulator(client, layout, model)) {
@@ -165,9 +132,9 @@ class FastTierTlsReconcileTest {
             await().atMost(WAIT)
                     .ignoreExceptions()
                     .until(() -> "True"
-                            .equals(Clusters.condition(stored("roll"), ConditionType.FastTierReady)
+                            .equals(condition("roll", ConditionType.FastTierReady)
                                     .getStatus()));
-            assertThat(Clusters.condition(stored("roll"), ConditionType.CertificatesReady))
+            assertThat(condition("roll", ConditionType.CertificatesReady))
                     .as("no TLS, nothing to report")
                     .isNull();
 
@@ -196,7 +163,7 @@ class FastTierTlsReconcileTest {
             await().atMost(WAIT)
                     .ignoreExceptions()
                     .until(() -> "True"
-                            .equals(Clusters.condition(stored("roll"), ConditionType.CertificatesReady)
+                            .equals(condition("roll", ConditionType.CertificatesReady)
                                     .getStatus()));
         }
     }
@@ -320,31 +287,11 @@ class FastTierTlsReconcileTest {
         return c;
     }
 
-    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
-    private void edit(String name, Consumer<ThermoclineCluster> change) {
-        UserEdits.edit(client, ns, name, change, WAIT);
-    }
-
     private static String value(List<EnvVar> env, String name) {
         return env.stream()
                 .filter(e -> e.getName().equals(name))
                 .findFirst()
                 .map(EnvVar::getValue)
                 .orElse(null);
-    }
-
-    private static String base64(String value) {
-        return Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .withName(name)
-                .get();
-    }
-
-    private <T extends HasMetadata> T get(Class<T> type, String name) {
-        return client.resources(type).inNamespace(ns).withName(name).get();
     }
 }

@@ -1,35 +1,27 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static io.thermocline.operator.kit.Clusters.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeModes;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.kit.SimulatedCluster;
-import io.thermocline.operator.kit.UserEdits;
+import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.tiering.TieringSnapshot;
-import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,39 +33,18 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
-class InARealClusterTest {
+class InARealClusterTest extends OperatorOnFakes {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
 
-    @Inject
-    KubernetesClient client;
+    InARealClusterTest() {
+        super("d", WAIT);
+    }
 
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
-
-    @Inject
-    FakeModes modes;
-
-    @io.quarkus.test.kubernetes.client.KubernetesTestServer
-    io.quarkus.test.kubernetes.client.KubernetesServer mockServer;
-
-    private String ns;
     private SimulatedCluster cluster;
 
     @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        modes.reset();
-        ns = "d-" + UUID.randomUUID().toString().substring(0, 8);
-        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    void simulatedCluster() {
         cluster = new SimulatedCluster(client, ns, mockServer.getKubernetesMockServer());
     }
 
@@ -226,10 +197,9 @@ class InARealClusterTest {
         edit("hold", c -> c.getSpec().paused = true);
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(
-                                Clusters.condition(stored("hold"), io.thermocline.operator.status.ConditionType.Ready)
-                                        .getReason())
-                        .isEqualTo("PausingDeadLetters"));
+                .untilAsserted(
+                        () -> assertThat(condition("hold", ConditionType.Ready).getReason())
+                                .isEqualTo("PausingDeadLetters"));
         assertThat(get(Deployment.class, "hold-feeder").getSpec().getReplicas()).isEqualTo(1);
         tiering.report(new TieringSnapshot(0L, true, 10L, 10L));
         await().atMost(WAIT)
@@ -322,12 +292,6 @@ class InARealClusterTest {
         await().atMost(WAIT).until(() -> modes.controller(ns, name).reads() >= before + 2);
     }
 
-    private List<String> reasons() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream()
-                .map(e -> e.getReason())
-                .toList();
-    }
-
     /**
      * A StatefulSet update the API server refuses (an immutable field: a resource created before the CRD refused the edit, or
      * where CEL validation is off) is reported, and does not stop the replica-set steps, the proxy and the workers after it.
@@ -341,8 +305,7 @@ class InARealClusterTest {
         });
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            var applied =
-                    Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.ResourcesApplied);
+            var applied = condition("immut", ConditionType.ResourcesApplied);
             assertThat(applied.getReason()).isEqualTo("ApiRejected");
             assertThat(applied.getMessage())
                     .contains("fast-tier")
@@ -368,9 +331,7 @@ class InARealClusterTest {
                     .as("replica-set steps after the refusal")
                     .isGreaterThan(stepsBefore);
         });
-        assertThat(Clusters.condition(stored("immut"), io.thermocline.operator.status.ConditionType.Ready)
-                        .getReason())
-                .isEqualTo("ApiRejected");
+        assertThat(condition("immut", ConditionType.Ready).getReason()).isEqualTo("ApiRejected");
     }
 
     /**
@@ -396,14 +357,10 @@ class InARealClusterTest {
 
         // the archive went back to 7.0 meanwhile; the data's FCV is 8.0
         archive.answer(new io.thermocline.operator.archive.ArchiveReport.Reachable("7.0.14", "archive-rs"));
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster(ns, "again"))
-                .create();
+        create(cluster(ns, "again"));
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            var compatible =
-                    Clusters.condition(stored("again"), io.thermocline.operator.status.ConditionType.VersionCompatible);
+            var compatible = condition("again", ConditionType.VersionCompatible);
             assertThat(compatible.getReason()).isEqualTo("DowngradeRefused");
             assertThat(get(StatefulSet.class, "again-fast").getSpec().getTemplate().getSpec().getContainers().stream()
                             .filter(c -> c.getName().equals("mongod"))
@@ -431,7 +388,7 @@ class InARealClusterTest {
         ThermoclineCluster c = cluster(ns, name);
         c.getSpec().fastTier.storage.retentionPolicy = retention;
         c.getMetadata().setAnnotations(new java.util.HashMap<>(Map.of("test", "x")));
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
+        create(c);
         await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
         await().atMost(WAIT).untilAsserted(() -> {
             assertThat(claims(name)).hasSize(3);
@@ -440,25 +397,9 @@ class InARealClusterTest {
         });
     }
 
-    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
-    private void edit(String name, java.util.function.Consumer<ThermoclineCluster> change) {
-        UserEdits.edit(client, ns, name, change, WAIT);
-    }
-
     private List<PersistentVolumeClaim> claims(String name) {
         return client.persistentVolumeClaims().inNamespace(ns).list().getItems().stream()
                 .filter(c -> c.getMetadata().getName().startsWith("data-" + name + "-fast-"))
                 .toList();
-    }
-
-    private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .withName(name)
-                .get();
-    }
-
-    private <T extends HasMetadata> T get(Class<T> type, String name) {
-        return client.resources(type).inNamespace(ns).withName(name).get();
     }
 }

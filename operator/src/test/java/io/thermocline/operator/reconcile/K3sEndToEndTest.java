@@ -1,12 +1,11 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
+import static io.thermocline.operator.kit.Clusters.archiveSecret;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -22,16 +21,15 @@ import io.thermocline.operator.fakes.ReplicaSetModel;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.tls.CertificateAuthority;
 import io.thermocline.operator.fasttier.tls.TlsMode;
+import io.thermocline.operator.kit.Clusters;
 import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -270,14 +268,7 @@ class K3sEndToEndTest {
                 .certificatePem();
         client.secrets()
                 .inNamespace(ns)
-                .resource(new SecretBuilder()
-                        .withNewMetadata()
-                        .withName("archive-ca")
-                        .endMetadata()
-                        .addToData(
-                                "ca.crt",
-                                Base64.getEncoder().encodeToString(archiveCa.getBytes(StandardCharsets.US_ASCII)))
-                        .build())
+                .resource(Clusters.archiveCaSecret(archiveCa))
                 .create();
         ThermoclineCluster cluster = Clusters.cluster(ns, "secure");
         cluster.getSpec().fastTier.members = 3;

@@ -1,38 +1,23 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
-import static io.thermocline.operator.reconcile.Clusters.condition;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.operator.api.v1alpha1.ClusterMode;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeModes;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ModeController;
-import io.thermocline.operator.kit.UserEdits;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.status.ConditionType;
-import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Date;
-import java.util.List;
-import java.util.Objects;
 import java.util.Set;
-import java.util.UUID;
-import java.util.function.Consumer;
 import org.bson.BsonTimestamp;
 import org.bson.Document;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -44,44 +29,21 @@ import org.junit.jupiter.api.Timeout;
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
 @Timeout(180)
-class ModeOperationsTest {
+class ModeOperationsTest extends OperatorOnFakes {
 
     /** Generous: the first cluster of a test run converges slowly on a loaded machine. */
     private static final Duration WAIT = Duration.ofSeconds(45);
     /** Long enough for many reconciles at the test profile's 200 ms mode step. */
     private static final Duration SEVERAL_RECONCILES = Duration.ofSeconds(2);
 
-    @Inject
-    KubernetesClient client;
-
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
-
-    @Inject
-    FakeModes modes;
-
-    private String ns;
-
-    @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        modes.reset();
-        ns = "m-" + UUID.randomUUID().toString().substring(0, 8);
-        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    ModeOperationsTest() {
+        super("m", WAIT);
     }
 
     @Test
     void aModeChangeWritesTheRequestAndStatusFollowsTheFleet() {
         ModeController fleet = modes.controller(ns, "adopt");
-        create("adopt", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        createReady("adopt", c -> c.getSpec().mode = ClusterMode.SHADOW);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("adopt");
             assertThat(c.getStatus().mode.active).isEqualTo("shadow");
@@ -98,7 +60,8 @@ class ModeOperationsTest {
                 .get()
                 .getData()
                 .toString();
-        String proxyTemplate = get("adopt-proxy").getSpec().getTemplate().toString();
+        String proxyTemplate =
+                get(Deployment.class, "adopt-proxy").getSpec().getTemplate().toString();
         // a controller's own write in between loses the operator its compare-and-set once: it reads again and retries
         fleet.conflictNext(1);
         fleet.shadowEvidence("proxy-0", "shop.orders", 800, 600, 400, 0, null);
@@ -122,7 +85,7 @@ class ModeOperationsTest {
                         .getData())
                 .as("no config change")
                 .hasToString(config);
-        assertThat(get("adopt-proxy").getSpec().getTemplate())
+        assertThat(get(Deployment.class, "adopt-proxy").getSpec().getTemplate())
                 .as("no rolling restart")
                 .hasToString(proxyTemplate);
         assertThat(fleet.document().getLong("epoch"))
@@ -139,7 +102,7 @@ class ModeOperationsTest {
     void aNewClusterOverAnArchiveHoldingDataStartsInShadowUntilTheSpecSaysOtherwise() {
         ModeController fleet = modes.controller(ns, "safe");
         archive.holding(Set.of("shop.orders"));
-        create("safe", c -> {});
+        createReady("safe", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("safe");
             assertThat(c.getSpec().mode)
@@ -178,7 +141,7 @@ class ModeOperationsTest {
     void aNewClusterOverAnArchiveWhoseTieredCollectionsAreEmptyStartsTiered() {
         ModeController fleet = modes.controller(ns, "fresh");
         archive.holding(Set.of("other.things"));
-        create("fresh", c -> {});
+        createReady("fresh", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("fresh");
             assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
@@ -192,7 +155,7 @@ class ModeOperationsTest {
     void anArchiveThatCannotBeAskedMakesANewClusterStartInShadow() {
         ModeController fleet = modes.controller(ns, "unsure");
         archive.holding(null);
-        create("unsure", c -> {});
+        createReady("unsure", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("unsure");
             assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
@@ -207,7 +170,7 @@ class ModeOperationsTest {
         ModeController fleet = modes.controller(ns, "kept");
         fleet.requestedBefore("tiered", "cli");
         archive.holding(Set.of("shop.orders"));
-        create("kept", c -> {});
+        createReady("kept", c -> {});
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("kept");
             assertThat(c.getStatus().mode.active).isEqualTo("tiered");
@@ -221,7 +184,7 @@ class ModeOperationsTest {
     @Test
     void aRefusedCutoverIsReportedOnceAndCutsOverWhenTheEvidenceIsIn() {
         ModeController fleet = modes.controller(ns, "gate");
-        create("gate", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        createReady("gate", c -> c.getSpec().mode = ClusterMode.SHADOW);
         awaitPhase("gate", "Shadowing");
         String refusal = "shop.orders diverged 2 minutes ago (quiet period 1h)";
         fleet.refuseCutover(refusal);
@@ -261,7 +224,7 @@ class ModeOperationsTest {
         ModeController fleet = modes.controller(ns, "follow");
         int archiveNow = (int) Instant.now().getEpochSecond();
         fleet.archiveLatest(new BsonTimestamp(archiveNow, 4));
-        create("follow", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        createReady("follow", c -> c.getSpec().mode = ClusterMode.SHADOW);
         // shadowing, but no feeder process has taken the follower's lease
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("follow");
@@ -347,7 +310,7 @@ class ModeOperationsTest {
     @Test
     void anOverrideCutsOverWithoutTheEvidence() {
         ModeController fleet = modes.controller(ns, "force");
-        create("force", c -> c.getSpec().mode = ClusterMode.SHADOW);
+        createReady("force", c -> c.getSpec().mode = ClusterMode.SHADOW);
         awaitPhase("force", "Shadowing");
         fleet.refuseCutover("shop.orders has 12 of the 1000 comparisons needed");
         edit("force", c -> {
@@ -364,7 +327,7 @@ class ModeOperationsTest {
     void drainingShowsProgressThenDrained() {
         ModeController fleet = modes.controller(ns, "back");
         fleet.holdDrain(true);
-        create("back", c -> {});
+        createReady("back", c -> {});
         awaitPhase("back", "Tiered");
         edit("back", c -> c.getSpec().mode = ClusterMode.DRAINING);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -394,7 +357,7 @@ class ModeOperationsTest {
     @Test
     void deletionDrainsFirstWhileApplicationsStillConnectThenDeletes() {
         ModeController fleet = modes.controller(ns, "remove");
-        create("remove", c -> {});
+        createReady("remove", c -> {});
         awaitPhase("remove", "Tiered");
         fleet.holdDrain(true);
 
@@ -408,7 +371,7 @@ class ModeOperationsTest {
         });
         await().pollDelay(SEVERAL_RECONCILES).atMost(WAIT).until(() -> true);
         assertThat(stored("remove")).as("held until Drained").isNotNull();
-        assertThat(get("remove-proxy").getSpec().getReplicas())
+        assertThat(get(Deployment.class, "remove-proxy").getSpec().getReplicas())
                 .as("the proxy serves from the archive while draining")
                 .isEqualTo(2);
 
@@ -416,7 +379,7 @@ class ModeOperationsTest {
         await().atMost(WAIT).until(() -> stored("remove") == null);
         // then writes stopped, as before, and the proxy (no owner reference: out of the garbage collector's reach)
         // deleted
-        assertThat(get("remove-proxy"))
+        assertThat(get(Deployment.class, "remove-proxy"))
                 .as("deleted by the operator after the drain")
                 .isNull();
         assertThat(reasons()).containsOnlyOnce("DeletionDraining", "Drained").doesNotContain("DeletionDrainTimedOut");
@@ -425,7 +388,7 @@ class ModeOperationsTest {
     @Test
     void deletionRefusesWhileTheFastTierCannotBeRead() {
         ModeController fleet = modes.controller(ns, "dark");
-        create("dark", c -> {});
+        createReady("dark", c -> {});
         awaitPhase("dark", "Tiered");
         fleet.reachable(false);
 
@@ -441,7 +404,7 @@ class ModeOperationsTest {
         // past the drain bound (6 s in tests): an unknown fast tier is never given up on
         await().pollDelay(Duration.ofSeconds(8)).atMost(WAIT).until(() -> true);
         assertThat(stored("dark")).isNotNull();
-        assertThat(get("dark-proxy").getSpec().getReplicas()).isEqualTo(2);
+        assertThat(get(Deployment.class, "dark-proxy").getSpec().getReplicas()).isEqualTo(2);
         assertThat(fleet.requests()).doesNotContain(request("draining", false));
         assertThat(reasons()).containsOnlyOnce("DeletionRefused");
 
@@ -453,16 +416,17 @@ class ModeOperationsTest {
     @Test
     void aDrainThatDoesNotFinishInTimeFallsBackToStoppingWrites() {
         ModeController fleet = modes.controller(ns, "slow");
-        create("slow", c -> {});
+        createReady("slow", c -> {});
         awaitPhase("slow", "Tiered");
         fleet.holdDrain(true);
         delete("slow");
         await().atMost(WAIT).until(() -> reasons().contains("DeletionDraining"));
-        assertThat(get("slow-proxy").getSpec().getReplicas()).isEqualTo(2);
+        assertThat(get(Deployment.class, "slow-proxy").getSpec().getReplicas()).isEqualTo(2);
         // the feeder has not mirrored everything: deletion still waits for it after the bound
         tiering.report(new io.thermocline.operator.tiering.TieringSnapshot(30L, false, 10L, 5L));
         await().atMost(WAIT).until(() -> reasons().contains("DeletionDrainTimedOut"));
-        await().atMost(WAIT).until(() -> get("slow-proxy").getSpec().getReplicas() == 0);
+        await().atMost(WAIT)
+                .until(() -> get(Deployment.class, "slow-proxy").getSpec().getReplicas() == 0);
         await().pollDelay(SEVERAL_RECONCILES).atMost(WAIT).until(() -> true);
         assertThat(stored("slow")).as("the feeder check still holds").isNotNull();
         tiering.report(new io.thermocline.operator.tiering.TieringSnapshot(0L, true, 10L, 10L));
@@ -486,27 +450,6 @@ class ModeOperationsTest {
         return new Document("requested", mode).append("override", override).append("requestedBy", "operator");
     }
 
-    private void create(String name, Consumer<ThermoclineCluster> spec) {
-        ThermoclineCluster cluster = cluster(ns, name);
-        spec.accept(cluster);
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster)
-                .create();
-        // the workflow creates the proxy and the feeder independently (the proxy also waits for its peer Secret)
-        for (String deployment : List.of(name + "-proxy", name + "-feeder")) {
-            await().atMost(WAIT)
-                    .until(
-                            () -> client.apps()
-                                    .deployments()
-                                    .inNamespace(ns)
-                                    .withName(deployment)
-                                    .get(),
-                            Objects::nonNull);
-        }
-        Clusters.markReady(client, ns, name, 3);
-    }
-
     private void awaitPhase(String name, String phase) {
         await().atMost(WAIT)
                 .ignoreExceptions()
@@ -522,27 +465,5 @@ class ModeOperationsTest {
                 .inNamespace(ns)
                 .withName(name)
                 .delete();
-    }
-
-    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
-    private void edit(String name, Consumer<ThermoclineCluster> change) {
-        UserEdits.edit(client, ns, name, change, WAIT);
-    }
-
-    private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .withName(name)
-                .get();
-    }
-
-    private Deployment get(String name) {
-        return client.apps().deployments().inNamespace(ns).withName(name).get();
-    }
-
-    private List<String> reasons() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream()
-                .map(Event::getReason)
-                .toList();
     }
 }

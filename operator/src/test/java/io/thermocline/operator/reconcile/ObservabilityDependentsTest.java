@@ -1,12 +1,10 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static io.thermocline.operator.kit.Clusters.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
@@ -14,7 +12,6 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetStatusBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.openshift.api.model.monitoring.v1.Endpoint;
 import io.fabric8.openshift.api.model.monitoring.v1.RelabelConfig;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
@@ -22,11 +19,8 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.kit.UserEdits;
-import jakarta.inject.Inject;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URL;
@@ -41,12 +35,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -54,38 +46,19 @@ import org.junit.jupiter.api.Timeout;
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
 @Timeout(120)
-class ObservabilityDependentsTest {
+class ObservabilityDependentsTest extends OperatorOnFakes {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
     /** Metric-name prefixes the operator exports (the data plane's are checked in the app module). */
     private static final Pattern OPERATOR_METRIC =
             Pattern.compile("\\b((?:thermocline_cluster|reconciliations)_[a-z0-9_]+)");
 
-    @Inject
-    KubernetesClient client;
-
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
+    ObservabilityDependentsTest() {
+        super("o", WAIT);
+    }
 
     @TestHTTPResource("/q/metrics")
     URL metrics;
-
-    private String ns;
-
-    @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        ns = "o-" + UUID.randomUUID().toString().substring(0, 8);
-        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
-    }
 
     @AfterEach
     void uninstallPrometheusOperator() {
@@ -314,20 +287,6 @@ class ObservabilityDependentsTest {
     }
 
     private void create(String name) {
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster(ns, name))
-                .create();
-    }
-
-    private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .withName(name)
-                .get();
-    }
-
-    private <T extends HasMetadata> T get(Class<T> type, String name) {
-        return client.resources(type).inNamespace(ns).withName(name).get();
+        create(cluster(ns, name));
     }
 }

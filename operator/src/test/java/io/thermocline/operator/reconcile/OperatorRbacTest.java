@@ -1,8 +1,8 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
-import static io.thermocline.operator.reconcile.Clusters.condition;
+import static io.thermocline.operator.kit.Clusters.archiveSecret;
+import static io.thermocline.operator.kit.Clusters.cluster;
+import static io.thermocline.operator.kit.Clusters.condition;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,7 +10,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -30,6 +29,7 @@ import io.thermocline.operator.fakes.FakeReplicaSet;
 import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ReplicaSetModel;
 import io.thermocline.operator.fasttier.tls.FastTierCertificates;
+import io.thermocline.operator.kit.Clusters;
 import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
@@ -166,17 +166,7 @@ class OperatorRbacTest {
                                     .withName("rbac-feeder")
                                     .get(),
                             Objects::nonNull);
-            for (String d : List.of("rbac-proxy", "rbac-feeder")) {
-                client.apps().deployments().inNamespace(ns).withName(d).editStatus(x -> {
-                    int n = x.getSpec().getReplicas();
-                    x.setStatus(new DeploymentStatusBuilder()
-                            .withReplicas(n)
-                            .withReadyReplicas(n)
-                            .withAvailableReplicas(n)
-                            .build());
-                    return x;
-                });
-            }
+            Clusters.markDeploymentsReady(client, ns, "rbac");
             awaitReady();
             edit(x -> x.getSpec().fastTier.version = "7.0.12"); // a patch release: each member restarted in turn
             await().atMost(WAIT)

@@ -1,7 +1,6 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
+import static io.thermocline.operator.kit.Clusters.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -22,7 +21,6 @@ import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
@@ -32,12 +30,10 @@ import io.thermocline.operator.api.v1alpha1.SecretRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
-import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
+import io.thermocline.operator.kit.Clusters;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.observability.MetricsServiceDependent;
 import io.thermocline.operator.status.ConditionType;
-import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,7 +45,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
@@ -67,26 +62,17 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
-class SecurityTest {
+class SecurityTest extends OperatorOnFakes {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
     /** Pod Security restricted: the only volume types allowed. */
     private static final Set<String> RESTRICTED_VOLUMES = Set.of(
             "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret");
 
-    @Inject
-    KubernetesClient client;
+    SecurityTest() {
+        super("s", WAIT);
+    }
 
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
-
-    private String ns;
     private final ConcurrentLinkedQueue<String> logLines = new ConcurrentLinkedQueue<>();
     private final Handler capture = new Handler() {
         @Override
@@ -105,12 +91,7 @@ class SecurityTest {
     };
 
     @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        ns = "s-" + UUID.randomUUID().toString().substring(0, 8);
-        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    void captureLogs() {
         java.util.logging.Logger.getLogger("").addHandler(capture);
     }
 
@@ -240,13 +221,13 @@ class SecurityTest {
         c.getSpec().auth.usersSecretRef = new SecretKeyRef("leak-app-users", null);
         c.getSpec().tls.mode = "required";
         c.getSpec().tls.certificateSecretRef = new SecretRef("leak-proxy-tls");
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
+        create(c);
         // the Secrets spec.auth and spec.tls name are missing: the condition names them, never a value
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(Clusters.condition(stored("leak"), ConditionType.Ready)
-                                .getMessage())
-                        .contains("Secret " + ns + "/leak-proxy-tls", "Secret " + ns + "/leak-app-users"));
+                .untilAsserted(
+                        () -> assertThat(condition("leak", ConditionType.Ready).getMessage())
+                                .contains("Secret " + ns + "/leak-proxy-tls", "Secret " + ns + "/leak-app-users"));
         client.secrets()
                 .inNamespace(ns)
                 .resource(new SecretBuilder()
@@ -274,16 +255,14 @@ class SecurityTest {
         Clusters.markReady(client, ns, "leak", 1);
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .until(() -> "True"
-                        .equals(Clusters.condition(stored("leak"), ConditionType.Ready)
-                                .getStatus()));
+                .until(() ->
+                        "True".equals(condition("leak", ConditionType.Ready).getStatus()));
         // a failing probe, a rotation and a deletion: the paths that report errors
         archive.failWith(new IllegalStateException("probe failed"));
         await().atMost(WAIT)
                 .ignoreExceptions()
                 .until(() -> "ReconcileError"
-                        .equals(Clusters.condition(stored("leak"), ConditionType.Ready)
-                                .getReason()));
+                        .equals(condition("leak", ConditionType.Ready).getReason()));
         archive.reset();
         client.resources(ThermoclineCluster.class)
                 .inNamespace(ns)
@@ -327,7 +306,8 @@ class SecurityTest {
 
     private Object lastStatus;
 
-    private ThermoclineCluster stored(String name) {
+    @Override
+    protected ThermoclineCluster stored(String name) {
         ThermoclineCluster c = client.resources(ThermoclineCluster.class)
                 .inNamespace(ns)
                 .withName(name)
@@ -415,16 +395,9 @@ class SecurityTest {
         c.getSpec().archive.tls.caSecretRef = new io.thermocline.operator.api.v1alpha1.SecretKeyRef("archive-ca", null);
         client.secrets()
                 .inNamespace(ns)
-                .resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
-                        .withNewMetadata()
-                        .withName("archive-ca")
-                        .endMetadata()
-                        .addToData(
-                                "ca.crt",
-                                java.util.Base64.getEncoder().encodeToString("-----BEGIN CERTIFICATE-----".getBytes()))
-                        .build())
+                .resource(Clusters.archiveCaSecret("-----BEGIN CERTIFICATE-----"))
                 .create();
-        client.resources(ThermoclineCluster.class).inNamespace(ns).resource(c).create();
+        create(c);
         await().atMost(WAIT)
                 .until(() -> get(StatefulSet.class, name + "-fast") != null
                         && get(Deployment.class, name + "-proxy") != null
@@ -478,9 +451,5 @@ class SecurityTest {
         return client.batch().v1().jobs().inNamespace(ns).list().getItems().stream()
                 .findFirst()
                 .orElse(null);
-    }
-
-    private <T extends HasMetadata> T get(Class<T> type, String name) {
-        return client.resources(type).inNamespace(ns).withName(name).get();
     }
 }

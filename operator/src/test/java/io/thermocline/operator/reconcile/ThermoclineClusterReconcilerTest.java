@@ -1,8 +1,6 @@
 package io.thermocline.operator.reconcile;
 
-import static io.thermocline.operator.reconcile.Clusters.archiveSecret;
-import static io.thermocline.operator.reconcile.Clusters.cluster;
-import static io.thermocline.operator.reconcile.Clusters.condition;
+import static io.thermocline.operator.kit.Clusters.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -12,13 +10,10 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetStatusBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.processing.GroupVersionKind;
 import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
@@ -36,16 +31,13 @@ import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.dataplane.DataPlaneMounts;
 import io.thermocline.operator.fakes.FakeArchive;
-import io.thermocline.operator.fakes.FakeProxyHealth;
-import io.thermocline.operator.fakes.FakeReplicaSet;
-import io.thermocline.operator.fakes.FakeTiering;
 import io.thermocline.operator.fakes.ReplicaSetModel;
-import io.thermocline.operator.kit.UserEdits;
+import io.thermocline.operator.kit.Clusters;
+import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.UniqueIndexCoverage;
-import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -55,43 +47,16 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
 @WithKubernetesTestServer(crud = true)
-class ThermoclineClusterReconcilerTest {
+class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
 
-    @Inject
-    KubernetesClient client;
-
-    @Inject
-    FakeArchive archive;
-
-    @Inject
-    FakeReplicaSet replicaSet;
-
-    @Inject
-    FakeTiering tiering;
-
-    @Inject
-    FakeProxyHealth proxyHealth;
-
-    @io.quarkus.test.kubernetes.client.KubernetesTestServer
-    io.quarkus.test.kubernetes.client.KubernetesServer mockServer;
-
-    private String ns;
-
-    @BeforeEach
-    void freshNamespace() {
-        archive.reset();
-        replicaSet.reset();
-        tiering.reset();
-        proxyHealth.reset();
-        ns = "t-" + UUID.randomUUID().toString().substring(0, 8);
-        client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+    ThermoclineClusterReconcilerTest() {
+        super("t", WAIT);
     }
 
     @Test
@@ -447,7 +412,7 @@ class ThermoclineClusterReconcilerTest {
         assertThat(proxyHealth.asked()).as("a ready pod is not asked").doesNotContain("10.1.0.7");
 
         // both ready: the cause goes with the condition
-        setDeploymentReady("cause-proxy", 2);
+        Clusters.markDeploymentReady(client, ns, "cause-proxy", 2);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("cause");
             assertThat(condition(c, ConditionType.ProxyReady).getStatus()).isEqualTo("True");
@@ -494,14 +459,14 @@ class ThermoclineClusterReconcilerTest {
                         .append("key", new org.bson.Document("email", 1))
                         .append("unique", true)));
         tiering.report(new TieringSnapshot(900L, false, 1L, 1L, gaps));
-        setStatefulSetReady("ready", 2);
+        Clusters.markFastTierReady(client, ns, "ready", 2);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("ready");
             assertThat(condition(c, ConditionType.FastTierReady).getReason()).isEqualTo("MembersNotReady");
             assertThat(condition(c, ConditionType.Ready).getMessage()).contains("FastTierReady");
             assertThat(c.getStatus().phase).isEqualTo("Degraded");
         });
-        setStatefulSetReady("ready", 3);
+        Clusters.markFastTierReady(client, ns, "ready", 3);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             ThermoclineCluster c = stored("ready");
             assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("LagTooHigh");
@@ -606,21 +571,14 @@ class ThermoclineClusterReconcilerTest {
         create(c);
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(condition(stored("tls"), ConditionType.ArchiveReachable)
-                                .getReason())
+                .untilAsserted(() -> assertThat(
+                                condition("tls", ConditionType.ArchiveReachable).getReason())
                         .isEqualTo("CaSecretNotFound"));
         assertThat(get(Deployment.class, "tls-proxy")).isNull();
 
         client.secrets()
                 .inNamespace(ns)
-                .resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
-                        .withNewMetadata()
-                        .withName("archive-ca")
-                        .endMetadata()
-                        .addToData(
-                                "ca.crt",
-                                java.util.Base64.getEncoder().encodeToString("-----BEGIN CERTIFICATE-----".getBytes()))
-                        .build())
+                .resource(Clusters.archiveCaSecret("-----BEGIN CERTIFICATE-----"))
                 .create();
         edit("tls", x -> x.getSpec().proxy.replicas = 3);
         Deployment proxy = await().atMost(WAIT).until(() -> get(Deployment.class, "tls-proxy"), Objects::nonNull);
@@ -749,8 +707,7 @@ class ThermoclineClusterReconcilerTest {
             dataPlaneReady("scale", 2);
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
                 assertThat(model.configured()).hasSize(3);
-                assertThat(condition(stored("scale"), ConditionType.FastTierReady)
-                                .getStatus())
+                assertThat(condition("scale", ConditionType.FastTierReady).getStatus())
                         .isEqualTo("True");
                 assertThat(stored("scale").getStatus().members).isEqualTo("3/3");
                 assertThat(stored("scale").getStatus().replicaSetInitiated).isTrue();
@@ -789,8 +746,7 @@ class ThermoclineClusterReconcilerTest {
                 assertThat(get(StatefulSet.class, "scale-fast").getSpec().getReplicas())
                         .isEqualTo(3);
                 assertThat(model.configured()).hasSize(3);
-                assertThat(condition(stored("scale"), ConditionType.FastTierReady)
-                                .getStatus())
+                assertThat(condition("scale", ConditionType.FastTierReady).getStatus())
                         .isEqualTo("True");
                 assertThat(fastUriOf(get(Deployment.class, "scale-proxy"))).doesNotContain("scale-fast-3.");
             });
@@ -810,8 +766,8 @@ class ThermoclineClusterReconcilerTest {
             dataPlaneReady("upgrade", 2);
             await().atMost(WAIT)
                     .ignoreExceptions()
-                    .untilAsserted(() -> assertThat(condition(stored("upgrade"), ConditionType.Ready)
-                                    .getStatus())
+                    .untilAsserted(() -> assertThat(
+                                    condition("upgrade", ConditionType.Ready).getStatus())
                             .isEqualTo("True"));
             assertThat(get(StatefulSet.class, "upgrade-fast")
                             .getSpec()
@@ -889,8 +845,7 @@ class ThermoclineClusterReconcilerTest {
                     .isZero();
             assertThat(get(CronJob.class, "pause-evictor").getSpec().getSuspend())
                     .isTrue();
-            assertThat(condition(stored("pause"), ConditionType.Ready).getReason())
-                    .isEqualTo("PausingStoppingWrites");
+            assertThat(condition("pause", ConditionType.Ready).getReason()).isEqualTo("PausingStoppingWrites");
         });
         assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas())
                 .as("feeder runs while proxies may write")
@@ -902,9 +857,9 @@ class ThermoclineClusterReconcilerTest {
                 .delete();
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(
-                                condition(stored("pause"), ConditionType.Ready).getReason())
-                        .isEqualTo("PausingWaitingForFeeder"));
+                .untilAsserted(
+                        () -> assertThat(condition("pause", ConditionType.Ready).getReason())
+                                .isEqualTo("PausingWaitingForFeeder"));
         await().pollDelay(Duration.ofSeconds(2)).atMost(WAIT).until(() -> true);
         assertThat(get(Deployment.class, "pause-feeder").getSpec().getReplicas())
                 .as("feeder runs until drained")
@@ -948,16 +903,16 @@ class ThermoclineClusterReconcilerTest {
                 .until(() -> warmers().isEmpty() ? null : warmers().get(0), Objects::nonNull);
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(
-                                condition(stored("cold"), ConditionType.Warmed).getReason())
-                        .isEqualTo("Warming"));
+                .untilAsserted(
+                        () -> assertThat(condition("cold", ConditionType.Warmed).getReason())
+                                .isEqualTo("Warming"));
         setJobCondition(
                 first.getMetadata().getName(),
                 "Failed",
                 "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            var warmed = condition(stored("cold"), ConditionType.Warmed);
+            var warmed = condition("cold", ConditionType.Warmed);
             assertThat(warmed.getStatus()).isEqualTo("False");
             assertThat(warmed.getReason()).isEqualTo("WarmerFailed");
             assertThat(warmed.getMessage())
@@ -990,15 +945,14 @@ class ThermoclineClusterReconcilerTest {
                     .singleElement()
                     .satisfies(j -> assertThat(j.getMetadata().getUid())
                             .isNotEqualTo(first.getMetadata().getUid()));
-            assertThat(condition(stored("cold"), ConditionType.Warmed).getReason())
-                    .isEqualTo("Warming");
+            assertThat(condition("cold", ConditionType.Warmed).getReason()).isEqualTo("Warming");
         });
         setJobCondition(first.getMetadata().getName(), "Complete", null, null);
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(
-                                condition(stored("cold"), ConditionType.Warmed).getStatus())
-                        .isEqualTo("True"));
+                .untilAsserted(
+                        () -> assertThat(condition("cold", ConditionType.Warmed).getStatus())
+                                .isEqualTo("True"));
     }
 
     private void setJobCondition(String job, String type, String reason, String message) {
@@ -1093,8 +1047,7 @@ class ThermoclineClusterReconcilerTest {
         create(cluster(ns, "idem"));
         markReadyWhenCreated("idem");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(condition(stored("idem"), ConditionType.Ready).getStatus())
-                    .isEqualTo("True");
+            assertThat(condition("idem", ConditionType.Ready).getStatus()).isEqualTo("True");
             assertThat(stored("idem").getStatus().documents)
                     .as("the tiering poller's first snapshot is in")
                     .isNotNull();
@@ -1160,7 +1113,7 @@ class ThermoclineClusterReconcilerTest {
         markReadyWhenCreated("keep");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(targetsOf("keep")).isNotEmpty();
-            assertThat(condition(stored("keep"), ConditionType.FastTierReady).getStatus())
+            assertThat(condition("keep", ConditionType.FastTierReady).getStatus())
                     .isEqualTo("True");
         });
         // the kept data knows only the old passwords: the operator and the data plane must use them
@@ -1368,25 +1321,6 @@ class ThermoclineClusterReconcilerTest {
                 .toList();
     }
 
-    private void create(ThermoclineCluster cluster) {
-        client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .resource(cluster)
-                .create();
-    }
-
-    private ThermoclineCluster stored(String name) {
-        return client.resources(ThermoclineCluster.class)
-                .inNamespace(ns)
-                .withName(name)
-                .get();
-    }
-
-    /** Edits like a user would: redone on 409, since the operator writes the resource concurrently. */
-    private void edit(String name, java.util.function.Consumer<ThermoclineCluster> change) {
-        UserEdits.edit(client, ns, name, change, WAIT);
-    }
-
     private static Map<String, String> base64(
             Map<String, String> values) { // the mock server does not turn stringData into data
         Map<String, String> out = new java.util.HashMap<>();
@@ -1403,10 +1337,6 @@ class ThermoclineClusterReconcilerTest {
                 .getValue();
     }
 
-    private <T extends HasMetadata> T get(Class<T> type, String name) {
-        return client.resources(type).inNamespace(ns).withName(name).get();
-    }
-
     private List<Job> warmers() {
         return client.batch().v1().jobs().inNamespace(ns).list().getItems();
     }
@@ -1420,37 +1350,16 @@ class ThermoclineClusterReconcilerTest {
         await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
         await().atMost(WAIT)
                 .until(() -> get(Deployment.class, name + "-proxy"), Objects::nonNull); // created independently
-        setDeploymentReady(name + "-proxy", proxies);
-        setDeploymentReady(name + "-feeder", 1);
-        setStatefulSetReady(name, members);
+        Clusters.markDeploymentReady(client, ns, name + "-proxy", proxies);
+        Clusters.markDeploymentReady(client, ns, name + "-feeder", 1);
+        Clusters.markFastTierReady(client, ns, name, members);
     }
 
     /** Proxy and feeder Deployments ready; the fast tier is left to a {@link StatefulSetSimulator}. */
     private void dataPlaneReady(String name, int proxies) {
         await().atMost(WAIT).until(() -> get(Deployment.class, name + "-feeder"), Objects::nonNull);
-        setDeploymentReady(name + "-proxy", proxies);
-        setDeploymentReady(name + "-feeder", 1);
-    }
-
-    private void setStatefulSetReady(String name, int ready) {
-        client.apps().statefulSets().inNamespace(ns).withName(name + "-fast").editStatus(s -> {
-            s.setStatus(new StatefulSetStatusBuilder()
-                    .withReplicas(ready)
-                    .withReadyReplicas(ready)
-                    .build());
-            return s;
-        });
-    }
-
-    private void setDeploymentReady(String name, int ready) {
-        client.apps().deployments().inNamespace(ns).withName(name).editStatus(d -> {
-            d.setStatus(new DeploymentStatusBuilder()
-                    .withReplicas(ready)
-                    .withReadyReplicas(ready)
-                    .withAvailableReplicas(ready)
-                    .build());
-            return d;
-        });
+        Clusters.markDeploymentReady(client, ns, name + "-proxy", proxies);
+        Clusters.markDeploymentReady(client, ns, name + "-feeder", 1);
     }
 
     private Map<String, String> resourceVersions(String name) {
