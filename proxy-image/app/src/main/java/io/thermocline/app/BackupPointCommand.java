@@ -5,11 +5,9 @@ import io.thermocline.tiering.backup.BackupPoint;
 import io.thermocline.tiering.backup.BackupPointStep;
 import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -20,6 +18,7 @@ import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -27,54 +26,62 @@ import picocli.CommandLine.Option;
  * started, then prints the archive time after which any archive backup is complete as of that moment
  * (docs/backup.md). Exit 0 with the point, 1 refused (dead letters, archive refusing writes, feeder stopped or not advancing), 3 timed out.
  */
-@Command(name = "backup-point", mixinStandardHelpOptions = true,
-        description = {"Wait until the archive holds every write acknowledged before now, then print the archive time",
-                "after which any archive backup (PBM, mongodump --oplog, a volume snapshot) is complete as of now (docs/backup.md).",
-                "Exit 0 with the point, 1 refused (dead letters, archive refusing writes, feeder stopped or not advancing), 3 timed out."},
+@Command(
+        name = "backup-point",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Wait until the archive holds every write acknowledged before now, then print the archive time",
+            "after which any archive backup (PBM, mongodump --oplog, a volume snapshot) is complete as of now (docs/backup.md).",
+            "Exit 0 with the point, 1 refused (dead letters, archive refusing writes, feeder stopped or not advancing), 3 timed out."
+        },
         exitCodeOnInvalidInput = 2)
 public final class BackupPointCommand implements Callable<Integer> {
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "300", description = "Give up after this long (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--timeout",
+            paramLabel = "SECONDS",
+            defaultValue = "300",
+            description = "Give up after this long (default ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
-    @Option(names = "--stall", paramLabel = "SECONDS", defaultValue = "60",
-            description = "Refuse when the feeder's mirrored-through stands still this long (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--stall",
+            paramLabel = "SECONDS",
+            defaultValue = "60",
+            description =
+                    "Refuse when the feeder's mirrored-through stands still this long (default ${DEFAULT-VALUE}).")
     long stallSeconds;
 
-    @Option(names = "--json", description = "Print one JSON document (plain JSON) instead of text; progress still goes to stderr.")
+    @Option(
+            names = "--json",
+            description = "Print one JSON document (plain JSON) instead of text; progress still goes to stderr.")
     boolean json;
-
-    @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
-    Path config;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    private final Map<String, String> environment;
-
-    public BackupPointCommand() {
-        this(System.getenv());
-    }
-
-    BackupPointCommand(Map<String, String> environment) {
-        this.environment = environment;
-    }
+    @Mixin
+    final ConfigSource source = new ConfigSource();
 
     @Override
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        ThermoclineConfig loaded = WorkerRuntime.load("backup-point", config, environment, err);
+        ThermoclineConfig loaded = source.load();
         if (loaded == null) {
             return 2;
         }
         Instant started = Instant.now();
         try (TierClients clients = TierClients.open(loaded, "thermocline-backup-point")) {
             BackupPoint.Point point = new BackupPoint(clients.fast(), clients.archive(), hostName(), Clock.systemUTC())
-                    .await(Duration.ofSeconds(timeoutSeconds), Duration.ofSeconds(stallSeconds), Duration.ofSeconds(1), line -> {
-                        err.println("backup-point: " + line);
-                        err.flush();
-                    });
+                    .await(
+                            Duration.ofSeconds(timeoutSeconds),
+                            Duration.ofSeconds(stallSeconds),
+                            Duration.ofSeconds(1),
+                            line -> {
+                                err.println("backup-point: " + line);
+                                err.flush();
+                            });
             out.println(json ? plain(point(point, started)) : text(point, started));
             out.flush();
             return 0;
@@ -84,7 +91,8 @@ public final class BackupPointCommand implements Callable<Integer> {
             err.flush();
             if (json) {
                 out.println(plain(new BsonDocument("outcome", new BsonString(timedOut ? "timedOut" : "refused"))
-                        .append("reason", new BsonString(refusal.reason().name())).append("message", new BsonString(refusal.getMessage()))));
+                        .append("reason", new BsonString(refusal.reason().name()))
+                        .append("message", new BsonString(refusal.getMessage()))));
                 out.flush();
             }
             return timedOut ? 3 : 1;
@@ -95,9 +103,13 @@ public final class BackupPointCommand implements Callable<Integer> {
         long seconds = p.archiveTime().getTime() & 0xFFFFFFFFL;
         return new BsonDocument("outcome", new BsonString("reached"))
                 .append("archiveTime", timestamp(p.archiveTime()))
-                .append("archiveTimeIso", new BsonString(Instant.ofEpochSecond(seconds).toString()))
+                .append(
+                        "archiveTimeIso",
+                        new BsonString(Instant.ofEpochSecond(seconds).toString()))
                 // PITR tools take whole seconds: the next second is at or after the point
-                .append("restoreAtOrAfter", new BsonString(Instant.ofEpochSecond(seconds + 1).toString()))
+                .append(
+                        "restoreAtOrAfter",
+                        new BsonString(Instant.ofEpochSecond(seconds + 1).toString()))
                 .append("fastTierTime", timestamp(p.fastTierTime()))
                 .append("acknowledgedBefore", new BsonString(started.toString()))
                 .append("archiveAuthoritative", BsonBoolean.valueOf(p.archiveAuthoritative()));
@@ -106,10 +118,13 @@ public final class BackupPointCommand implements Callable<Integer> {
     static String text(BackupPoint.Point p, Instant started) {
         BsonDocument d = point(p, started);
         return "backup point: archive time " + d.getString("archiveTimeIso").getValue() + " (Timestamp("
-                + d.getDocument("archiveTime").getInt64("t").getValue() + ", " + d.getDocument("archiveTime").getInt64("i").getValue() + "))\n"
-                + "every write acknowledged before " + started + " is in the archive as of that time: an archive backup whose"
+                + d.getDocument("archiveTime").getInt64("t").getValue() + ", "
+                + d.getDocument("archiveTime").getInt64("i").getValue() + "))\n"
+                + "every write acknowledged before " + started
+                + " is in the archive as of that time: an archive backup whose"
                 + " consistency point is at or after it holds them all (PBM: a backup finished after it, or PITR to "
-                + d.getString("restoreAtOrAfter").getValue() + " or later; mongodump --oplog: a dump started after it; a volume"
+                + d.getString("restoreAtOrAfter").getValue()
+                + " or later; mongodump --oplog: a dump started after it; a volume"
                 + " snapshot taken after it). docs/backup.md";
     }
 
@@ -118,7 +133,8 @@ public final class BackupPointCommand implements Callable<Integer> {
     }
 
     static String plain(BsonDocument d) {
-        return d.toJson(JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build());
+        return d.toJson(
+                JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build());
     }
 
     private static String hostName() {

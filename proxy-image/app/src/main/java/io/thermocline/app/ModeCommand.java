@@ -8,11 +8,10 @@ import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
-import java.nio.file.Path;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -20,9 +19,13 @@ import picocli.CommandLine.Parameters;
  * {@code thermocline mode <shadow|tiered|draining> [--override]}: requests a fleet-wide mode in the mode
  * document; the proxies' controller carries it out (or says in {@code refusal} why not yet).
  */
-@Command(name = "mode", mixinStandardHelpOptions = true,
-        description = {"Request a mode for the whole fleet: shadow, tiered or draining (docs/adoption.md, docs/removal.md).",
-                "Prints the mode document; follow it with thermocline status."},
+@Command(
+        name = "mode",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Request a mode for the whole fleet: shadow, tiered or draining (docs/adoption.md, docs/removal.md).",
+            "Prints the mode document; follow it with thermocline status."
+        },
         exitCodeOnInvalidInput = 2)
 public final class ModeCommand implements Callable<Integer> {
 
@@ -32,40 +35,40 @@ public final class ModeCommand implements Callable<Integer> {
     @Option(names = "--override", description = "Cut over to tiered although the shadow evidence is not in.")
     boolean override;
 
-    @Option(names = "--wait", paramLabel = "PHASE",
-            description = {"Wait until the fleet reaches this phase (Shadowing, Tiered, Drained, ...), printing each change of phase or reason.",
-                    "Exit 1 with the refusal if it does not within --timeout; the request then stays pending (withdraw it by requesting the active mode)."})
+    @Option(
+            names = "--wait",
+            paramLabel = "PHASE",
+            description = {
+                "Wait until the fleet reaches this phase (Shadowing, Tiered, Drained, ...), printing each change of phase or reason.",
+                "Exit 1 with the refusal if it does not within --timeout; the request then stays pending (withdraw it by requesting the active mode)."
+            })
     String waitFor;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "120", description = "How long --wait waits (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--timeout",
+            paramLabel = "SECONDS",
+            defaultValue = "120",
+            description = "How long --wait waits (default ${DEFAULT-VALUE}).")
     long timeoutSeconds;
-
-    @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
-    Path config;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    private final Map<String, String> environment;
-
-    public ModeCommand() {
-        this(System.getenv());
-    }
-
-    ModeCommand(Map<String, String> environment) {
-        this.environment = environment;
-    }
+    @Mixin
+    final ConfigSource source = new ConfigSource();
 
     @Override
     public Integer call() {
-        ThermoclineConfig loaded = WorkerRuntime.load("mode", config, environment, spec.commandLine().getErr());
+        ThermoclineConfig loaded = source.load();
         if (loaded == null) {
             return 2;
         }
         try (TierClients clients = TierClients.open(loaded, "thermocline-cli")) {
             ModeDocument d = new ModeStore(new MetadataStore(clients.fast())).request(mode, override, "cli");
-            spec.commandLine().getOut().println("requested " + mode.configName() + (override ? " (override)" : "")
-                    + "; active " + d.active().configName() + ", phase " + d.phase().documentName());
+            spec.commandLine()
+                    .getOut()
+                    .println("requested " + mode.configName() + (override ? " (override)" : "") + "; active "
+                            + d.active().configName() + ", phase " + d.phase().documentName());
             spec.commandLine().getOut().flush();
             return waitFor == null ? 0 : await(new ModeStore(new MetadataStore(clients.fast())));
         }
@@ -76,10 +79,18 @@ public final class ModeCommand implements Callable<Integer> {
         try {
             target = Phase.parse(waitFor);
         } catch (IllegalArgumentException e) {
-            spec.commandLine().getErr().println("--wait " + waitFor + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining, Drained or Restoring");
+            spec.commandLine()
+                    .getErr()
+                    .println("--wait " + waitFor
+                            + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining, Drained or Restoring");
             return 2;
         }
-        return awaitPhase(store, target, java.time.Duration.ofSeconds(timeoutSeconds), spec.commandLine().getOut(), spec.commandLine().getErr());
+        return awaitPhase(
+                store,
+                target,
+                java.time.Duration.ofSeconds(timeoutSeconds),
+                spec.commandLine().getOut(),
+                spec.commandLine().getErr());
     }
 
     /**
@@ -135,9 +146,12 @@ public final class ModeCommand implements Callable<Integer> {
      * has begun cannot be withdrawn halfway from the CLI); the sentence says so and how to withdraw it.
      */
     static String timedOut(Phase target, long timeoutSeconds, ModeDocument d) {
-        return "not " + target.documentName() + " after " + timeoutSeconds + " s: phase " + d.phase().documentName()
+        return "not " + target.documentName() + " after " + timeoutSeconds + " s: phase "
+                + d.phase().documentName()
                 + (d.refusal() == null ? "" : "; refusal: " + d.refusal())
-                + ". The request for " + d.requested().configName() + " stays pending: the fleet carries it out when it can,"
-                + " without another command. To withdraw it, request the active mode: thermocline mode " + d.active().configName();
+                + ". The request for " + d.requested().configName()
+                + " stays pending: the fleet carries it out when it can,"
+                + " without another command. To withdraw it, request the active mode: thermocline mode "
+                + d.active().configName();
     }
 }

@@ -10,13 +10,12 @@ import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -26,11 +25,15 @@ import picocli.CommandLine.Option;
  * feeder from the present, the archive answering everything in Drained); {@code --cutover} then waits for the
  * warmer and cuts over to tiered.
  */
-@Command(name = "restore-sync", mixinStandardHelpOptions = true,
-        description = {"Put the deployment back in step with a restored archive (docs/backup.md).",
-                "  restore-sync --hold   BEFORE restoring the archive: tiered collections refused (retryably), the feeder held",
-                "  restore-sync          AFTER restoring it: fast tier and tiering metadata reset, feeder from the present, phase Drained",
-                "  restore-sync --cancel give up a hold before the archive was touched (back to Tiered)"},
+@Command(
+        name = "restore-sync",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Put the deployment back in step with a restored archive (docs/backup.md).",
+            "  restore-sync --hold   BEFORE restoring the archive: tiered collections refused (retryably), the feeder held",
+            "  restore-sync          AFTER restoring it: fast tier and tiering metadata reset, feeder from the present, phase Drained",
+            "  restore-sync --cancel give up a hold before the archive was touched (back to Tiered)"
+        },
         exitCodeOnInvalidInput = 2)
 public final class RestoreSyncCommand implements Callable<Integer> {
 
@@ -40,27 +43,24 @@ public final class RestoreSyncCommand implements Callable<Integer> {
     @Option(names = "--cancel", description = "Give up a hold before the archive was restored.")
     boolean cancel;
 
-    @Option(names = "--cutover", description = "After the reset: wait until the warmer has filled every tiered collection, then cut over to tiered.")
+    @Option(
+            names = "--cutover",
+            description =
+                    "After the reset: wait until the warmer has filled every tiered collection, then cut over to tiered.")
     boolean cutover;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "600", description = "How long each wait lasts (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--timeout",
+            paramLabel = "SECONDS",
+            defaultValue = "600",
+            description = "How long each wait lasts (default ${DEFAULT-VALUE}).")
     long timeoutSeconds;
-
-    @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
-    Path config;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    private final Map<String, String> environment;
-
-    public RestoreSyncCommand() {
-        this(System.getenv());
-    }
-
-    RestoreSyncCommand(Map<String, String> environment) {
-        this.environment = environment;
-    }
+    @Mixin
+    final ConfigSource source = new ConfigSource();
 
     @Override
     public Integer call() throws InterruptedException {
@@ -70,15 +70,16 @@ public final class RestoreSyncCommand implements Callable<Integer> {
             err.println("restore-sync: --hold and --cancel exclude each other");
             return 2;
         }
-        ThermoclineConfig loaded = WorkerRuntime.load("restore-sync", config, environment, err);
+        ThermoclineConfig loaded = source.load();
         if (loaded == null) {
             return 2;
         }
         try (TierClients clients = TierClients.open(loaded, "thermocline-restore-sync")) {
-            RestoreSync restore = new RestoreSync(clients.fast(), clients.archive(), loaded.collections(), Clock.systemUTC(), line -> {
-                out.println("restore-sync: " + line);
-                out.flush();
-            });
+            RestoreSync restore = new RestoreSync(
+                    clients.fast(), clients.archive(), loaded.collections(), Clock.systemUTC(), line -> {
+                        out.println("restore-sync: " + line);
+                        out.flush();
+                    });
             Duration timeout = Duration.ofSeconds(timeoutSeconds);
             if (hold) {
                 restore.hold(timeout);
@@ -89,8 +90,10 @@ public final class RestoreSyncCommand implements Callable<Integer> {
                 return 0;
             }
             RestoreSync.Result result = restore.resync();
-            out.println("restore-sync: done (" + result.fastDocumentsDeleted() + " fast-tier documents deleted); next: run the warmer"
-                    + " (thermocline warmer), then thermocline mode tiered --wait Tiered" + (cutover ? " (doing it: --cutover)" : ""));
+            out.println("restore-sync: done (" + result.fastDocumentsDeleted()
+                    + " fast-tier documents deleted); next: run the warmer"
+                    + " (thermocline warmer), then thermocline mode tiered --wait Tiered"
+                    + (cutover ? " (doing it: --cutover)" : ""));
             out.flush();
             return cutover ? cutOver(clients, loaded, timeout, out, err) : 0;
         } catch (RestoreSync.Refusal refusal) {
@@ -101,15 +104,17 @@ public final class RestoreSyncCommand implements Callable<Integer> {
     }
 
     /** Waits until every tiered collection is warm, then requests tiered and waits for the cutover. */
-    private static int cutOver(TierClients clients, ThermoclineConfig loaded, Duration timeout, PrintWriter out, PrintWriter err)
+    private static int cutOver(
+            TierClients clients, ThermoclineConfig loaded, Duration timeout, PrintWriter out, PrintWriter err)
             throws InterruptedException {
         MetadataStore metadata = new MetadataStore(clients.fast());
         ModeStore modes = new ModeStore(metadata);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!warm(metadata, loaded)) {
             if (System.nanoTime() > deadline) {
-                err.println("restore-sync: the warmer has not filled every tiered collection within " + timeout.toSeconds()
-                        + " s (is it running? thermocline warmer): the fleet stays Drained, the archive answering everything");
+                err.println(
+                        "restore-sync: the warmer has not filled every tiered collection within " + timeout.toSeconds()
+                                + " s (is it running? thermocline warmer): the fleet stays Drained, the archive answering everything");
                 return 1;
             }
             Thread.sleep(200);
@@ -117,7 +122,8 @@ public final class RestoreSyncCommand implements Callable<Integer> {
         out.println("restore-sync: every tiered collection is warm; requesting tiered");
         out.flush();
         modes.request(Mode.TIERED, false, RestoreSync.HOLDER);
-        return ModeCommand.awaitPhase(modes, Phase.TIERED, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), out, err);
+        return ModeCommand.awaitPhase(
+                modes, Phase.TIERED, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), out, err);
     }
 
     private static boolean warm(MetadataStore metadata, ThermoclineConfig loaded) {

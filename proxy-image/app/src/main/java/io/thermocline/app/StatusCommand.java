@@ -19,11 +19,9 @@ import io.thermocline.tiering.mode.ShadowEvidence;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
@@ -36,6 +34,7 @@ import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -43,33 +42,29 @@ import picocli.CommandLine.Option;
  * documents per tier, coverage per collection, feeder lag, the archive follower (lease holder, lag behind the
  * archive, resync), shadow agreement, drain progress.
  */
-@Command(name = "status", mixinStandardHelpOptions = true,
-        description = "Mode, tier sizes, coverage per collection, feeder lag, archive follower, shadow agreement and drain progress.",
+@Command(
+        name = "status",
+        mixinStandardHelpOptions = true,
+        description =
+                "Mode, tier sizes, coverage per collection, feeder lag, archive follower, shadow agreement and drain progress.",
         exitCodeOnInvalidInput = 2)
 public final class StatusCommand implements Callable<Integer> {
 
-    @Option(names = "--json", description = "Print one plain JSON document (dates as ISO-8601 strings; schema in docs/adoption.md) instead of text.")
+    @Option(
+            names = "--json",
+            description =
+                    "Print one plain JSON document (dates as ISO-8601 strings; schema in docs/adoption.md) instead of text.")
     boolean json;
-
-    @Option(names = "--config", paramLabel = "FILE", description = "Config file (YAML or JSON), as for the proxy.")
-    Path config;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    private final Map<String, String> environment;
-
-    public StatusCommand() {
-        this(System.getenv());
-    }
-
-    StatusCommand(Map<String, String> environment) {
-        this.environment = environment;
-    }
+    @Mixin
+    final ConfigSource source = new ConfigSource();
 
     @Override
     public Integer call() {
-        ThermoclineConfig loaded = WorkerRuntime.load("status", config, environment, spec.commandLine().getErr());
+        ThermoclineConfig loaded = source.load();
         if (loaded == null) {
             return 2;
         }
@@ -107,25 +102,47 @@ public final class StatusCommand implements Callable<Integer> {
                 }
             }
             collections.add(new BsonDocument("namespace", new BsonString(p.namespace()))
-                    .append("fastDocuments", new BsonInt64(Blocking.single(ns.in(clients.fast()).countDocuments(Filters.empty())).orElse(0L)))
+                    .append(
+                            "fastDocuments",
+                            new BsonInt64(Blocking.single(ns.in(clients.fast()).countDocuments(Filters.empty()))
+                                    .orElse(0L)))
                     .append("archiveDocuments", new BsonInt64(archiveCount(ns, clients.archive())))
-                    .append("coveredFrom", state.oldestCovered() == null ? BsonNull.VALUE : new BsonString(state.oldestCovered().toString()))
-                    .append("warmed", BsonBoolean.valueOf(state.warmer() != null && state.warmer().complete()))
-                    .append("shadow", new BsonDocument("reads", new BsonInt64(reads)).append("wouldServe", new BsonInt64(wouldServe))
-                            .append("compared", new BsonInt64(compared)).append("agreed", new BsonInt64(agreed))
-                            .append("diverged", new BsonInt64(diverged)).append("skipped", new BsonInt64(skipped))
-                            .append("samples", samples)));
+                    .append(
+                            "coveredFrom",
+                            state.oldestCovered() == null
+                                    ? BsonNull.VALUE
+                                    : new BsonString(state.oldestCovered().toString()))
+                    .append(
+                            "warmed",
+                            BsonBoolean.valueOf(
+                                    state.warmer() != null && state.warmer().complete()))
+                    .append(
+                            "shadow",
+                            new BsonDocument("reads", new BsonInt64(reads))
+                                    .append("wouldServe", new BsonInt64(wouldServe))
+                                    .append("compared", new BsonInt64(compared))
+                                    .append("agreed", new BsonInt64(agreed))
+                                    .append("diverged", new BsonInt64(diverged))
+                                    .append("skipped", new BsonInt64(skipped))
+                                    .append("samples", samples)));
         }
         BsonDocument modeDoc = mode.toBson();
         modeDoc.remove("_id");
         FollowerState follower = modes.follower();
         return new BsonDocument("mode", modeDoc)
-                .append("feeder", new BsonDocument("lagSeconds", new BsonDouble(feeder.lagSeconds()))
-                        .append("pendingEvents", new BsonInt64(feeder.pendingEvents()))
-                        .append("archiveUnavailable", unavailable == null ? BsonNull.VALUE
-                                : new BsonDocument("why", new BsonString(unavailable.why()))
-                                .append("since", new BsonString(String.valueOf(unavailable.since())))
-                                .append("cause", new BsonString(unavailable.cause()))))
+                .append(
+                        "feeder",
+                        new BsonDocument("lagSeconds", new BsonDouble(feeder.lagSeconds()))
+                                .append("pendingEvents", new BsonInt64(feeder.pendingEvents()))
+                                .append(
+                                        "archiveUnavailable",
+                                        unavailable == null
+                                                ? BsonNull.VALUE
+                                                : new BsonDocument("why", new BsonString(unavailable.why()))
+                                                        .append(
+                                                                "since",
+                                                                new BsonString(String.valueOf(unavailable.since())))
+                                                        .append("cause", new BsonString(unavailable.cause()))))
                 .append("follower", follower(follower, mode, archiveLatest(clients.archive()), Instant.now()))
                 .append("collections", collections);
     }
@@ -137,13 +154,19 @@ public final class StatusCommand implements Callable<Integer> {
      * cutting over, to the cutover point, which is all the fleet waits for.
      */
     static BsonDocument follower(FollowerState f, ModeDocument mode, BsonTimestamp archiveLatest, Instant now) {
-        BsonTimestamp target = mode.phase() == Phase.CUTTING_OVER && mode.cutoverAt() != null ? mode.cutoverAt() : archiveLatest;
+        BsonTimestamp target =
+                mode.phase() == Phase.CUTTING_OVER && mode.cutoverAt() != null ? mode.cutoverAt() : archiveLatest;
         BsonDocument d = f.toStatus()
-                .append("running", BsonBoolean.valueOf(f.lease() != null && !f.lease().expired(now)))
+                .append(
+                        "running",
+                        BsonBoolean.valueOf(f.lease() != null && !f.lease().expired(now)))
                 .append("follows", BsonBoolean.valueOf(mode.phase().archiveAuthoritative()))
                 .append("archiveLatest", target == null ? BsonNull.VALUE : target);
-        d.append("lagSeconds", target == null || f.appliedThrough() == null ? BsonNull.VALUE
-                : new BsonInt64(Math.max(0, seconds(target) - seconds(f.appliedThrough()))));
+        d.append(
+                "lagSeconds",
+                target == null || f.appliedThrough() == null
+                        ? BsonNull.VALUE
+                        : new BsonInt64(Math.max(0, seconds(target) - seconds(f.appliedThrough()))));
         return d;
     }
 
@@ -156,8 +179,10 @@ public final class StatusCommand implements Callable<Integer> {
     /** -1 when the archive cannot be asked (an outage) or does not answer in time: the rest of the screen says why. */
     private static long archiveCount(Namespace ns, MongoClient archive) {
         try {
-            return Blocking.single(ns.in(archive).withTimeout(ARCHIVE_ANSWER.toMillis(), TimeUnit.MILLISECONDS)
-                    .estimatedDocumentCount()).orElse(0L);
+            return Blocking.single(ns.in(archive)
+                            .withTimeout(ARCHIVE_ANSWER.toMillis(), TimeUnit.MILLISECONDS)
+                            .estimatedDocumentCount())
+                    .orElse(0L);
         } catch (MongoException | IllegalStateException e) {
             return -1;
         }
@@ -183,8 +208,12 @@ public final class StatusCommand implements Callable<Integer> {
     static String text(BsonDocument s) {
         BsonDocument m = s.getDocument("mode");
         StringBuilder b = new StringBuilder();
-        b.append(String.format("mode      %s (phase %s, epoch %d); requested %s by %s%n", m.getString("active").getValue(),
-                m.getString("phase").getValue(), m.getInt64("epoch").getValue(), m.getString("requested").getValue(),
+        b.append(String.format(
+                "mode      %s (phase %s, epoch %d); requested %s by %s%n",
+                m.getString("active").getValue(),
+                m.getString("phase").getValue(),
+                m.getInt64("epoch").getValue(),
+                m.getString("requested").getValue(),
                 m.getString("requestedBy").getValue()));
         if (m.isString("refusal")) {
             b.append("refusal   ").append(m.getString("refusal").getValue()).append('\n');
@@ -195,34 +224,65 @@ public final class StatusCommand implements Callable<Integer> {
         boolean shadowing = phase == Phase.SHADOWING || phase == Phase.CUTTING_OVER;
         if (draining && m.isDocument("drain")) {
             BsonDocument d = m.getDocument("drain");
-            b.append(String.format("drain     lag %.1f s, %d unmirrored, drained %s%n", d.getDouble("feederLagSeconds").getValue(),
-                    d.getInt64("unmirroredEvents").getValue(), d.isDateTime("drainedAt") ? "yes" : "not yet"));
+            b.append(String.format(
+                    "drain     lag %.1f s, %d unmirrored, drained %s%n",
+                    d.getDouble("feederLagSeconds").getValue(),
+                    d.getInt64("unmirroredEvents").getValue(),
+                    d.isDateTime("drainedAt") ? "yes" : "not yet"));
         }
         BsonDocument f = s.getDocument("feeder");
-        b.append(String.format("feeder    lag %.1f s, %d pending%s%n", f.getDouble("lagSeconds").getValue(), f.getInt64("pendingEvents").getValue(),
-                f.isDocument("archiveUnavailable") ? String.format("; ARCHIVE UNAVAILABLE (%s since %s): %s, the fast tier keeps the writes",
-                        f.getDocument("archiveUnavailable").getString("why").getValue(), f.getDocument("archiveUnavailable").getString("since").getValue(),
-                        f.getDocument("archiveUnavailable").getString("cause").getValue()) : ""));
+        b.append(String.format(
+                "feeder    lag %.1f s, %d pending%s%n",
+                f.getDouble("lagSeconds").getValue(),
+                f.getInt64("pendingEvents").getValue(),
+                f.isDocument("archiveUnavailable")
+                        ? String.format(
+                                "; ARCHIVE UNAVAILABLE (%s since %s): %s, the fast tier keeps the writes",
+                                f.getDocument("archiveUnavailable")
+                                        .getString("why")
+                                        .getValue(),
+                                f.getDocument("archiveUnavailable")
+                                        .getString("since")
+                                        .getValue(),
+                                f.getDocument("archiveUnavailable")
+                                        .getString("cause")
+                                        .getValue())
+                        : ""));
         b.append(follower(s.getDocument("follower")));
         for (var v : s.getArray("collections")) {
             BsonDocument c = v.asDocument();
             BsonDocument sh = c.getDocument("shadow");
             long reads = sh.getInt64("reads").getValue();
-            b.append(String.format("%-24s fast %d, archive %s, covered from %s%s",
-                    c.getString("namespace").getValue(), c.getInt64("fastDocuments").getValue(),
-                    c.getInt64("archiveDocuments").getValue() < 0 ? "unavailable" : String.valueOf(c.getInt64("archiveDocuments").getValue()),
-                    c.get("coveredFrom").isNull() ? "(nothing)" : c.getString("coveredFrom").getValue(),
+            b.append(String.format(
+                    "%-24s fast %d, archive %s, covered from %s%s",
+                    c.getString("namespace").getValue(),
+                    c.getInt64("fastDocuments").getValue(),
+                    c.getInt64("archiveDocuments").getValue() < 0
+                            ? "unavailable"
+                            : String.valueOf(c.getInt64("archiveDocuments").getValue()),
+                    c.get("coveredFrom").isNull()
+                            ? "(nothing)"
+                            : c.getString("coveredFrom").getValue(),
                     c.getBoolean("warmed").getValue() ? " (warmed)" : ""));
             if (!shadowing) {
                 b.append('\n');
                 continue;
             }
-            b.append(String.format("; shadow: %d reads, %.0f%% would be fast, %d compared, %d agreed, %d diverged, %d skipped%n", reads,
-                    reads == 0 ? 0.0 : 100.0 * sh.getInt64("wouldServe").getValue() / reads, sh.getInt64("compared").getValue(),
-                    sh.getInt64("agreed").getValue(), sh.getInt64("diverged").getValue(), sh.getInt64("skipped").getValue()));
+            b.append(String.format(
+                    "; shadow: %d reads, %.0f%% would be fast, %d compared, %d agreed, %d diverged, %d skipped%n",
+                    reads,
+                    reads == 0 ? 0.0 : 100.0 * sh.getInt64("wouldServe").getValue() / reads,
+                    sh.getInt64("compared").getValue(),
+                    sh.getInt64("agreed").getValue(),
+                    sh.getInt64("diverged").getValue(),
+                    sh.getInt64("skipped").getValue()));
             for (var sample : sh.getArray("samples")) {
                 BsonDocument x = sample.asDocument();
-                b.append("    divergent ids ").append(x.getArray("ids").toString()).append(" fields ").append(x.getArray("fields")).append('\n');
+                b.append("    divergent ids ")
+                        .append(x.getArray("ids").toString())
+                        .append(" fields ")
+                        .append(x.getArray("fields"))
+                        .append('\n');
             }
         }
         return b.toString();
@@ -233,13 +293,22 @@ public final class StatusCommand implements Callable<Integer> {
         StringBuilder b = new StringBuilder("follower  ");
         boolean running = f.getBoolean("running").getValue();
         if (running) {
-            b.append("running, held by ").append(f.getString("holder").getValue()).append(" (term ").append(f.getInt64("term").getValue()).append(')');
+            b.append("running, held by ")
+                    .append(f.getString("holder").getValue())
+                    .append(" (term ")
+                    .append(f.getInt64("term").getValue())
+                    .append(')');
         } else if (f.isString("holder")) {
-            b.append(f.getBoolean("follows").getValue() ? "STOPPED" : "not running").append(": the lease of ")
-                    .append(f.getString("holder").getValue()).append(" (term ").append(f.getInt64("term").getValue())
-                    .append(") expired at ").append(Instant.ofEpochMilli(f.getDateTime("leaseExpiresAt").getValue()));
+            b.append(f.getBoolean("follows").getValue() ? "STOPPED" : "not running")
+                    .append(": the lease of ")
+                    .append(f.getString("holder").getValue())
+                    .append(" (term ")
+                    .append(f.getInt64("term").getValue())
+                    .append(") expired at ")
+                    .append(Instant.ofEpochMilli(f.getDateTime("leaseExpiresAt").getValue()));
         } else {
-            b.append(f.getBoolean("follows").getValue() ? "STOPPED" : "not running").append(": no feeder process has taken its lease");
+            b.append(f.getBoolean("follows").getValue() ? "STOPPED" : "not running")
+                    .append(": no feeder process has taken its lease");
         }
         if (f.isTimestamp("appliedThrough")) {
             b.append(", applied through ").append(time(f.getTimestamp("appliedThrough")));
@@ -251,10 +320,19 @@ public final class StatusCommand implements Callable<Integer> {
         }
         if (f.isDocument("resync")) {
             BsonDocument r = f.getDocument("resync");
-            b.append(String.format("; resync %d %s: %s, %d copied, %d deleted", r.getInt64("count").getValue(),
-                    r.isDateTime("finishedAt") ? "finished " + Instant.ofEpochMilli(r.getDateTime("finishedAt").getValue())
-                            : "RUNNING since " + Instant.ofEpochMilli(r.getDateTime("startedAt").getValue()),
-                    r.getString("reason").getValue(), r.getInt64("copied").getValue(), r.getInt64("deleted").getValue()));
+            b.append(String.format(
+                    "; resync %d %s: %s, %d copied, %d deleted",
+                    r.getInt64("count").getValue(),
+                    r.isDateTime("finishedAt")
+                            ? "finished "
+                                    + Instant.ofEpochMilli(
+                                            r.getDateTime("finishedAt").getValue())
+                            : "RUNNING since "
+                                    + Instant.ofEpochMilli(
+                                            r.getDateTime("startedAt").getValue()),
+                    r.getString("reason").getValue(),
+                    r.getInt64("copied").getValue(),
+                    r.getInt64("deleted").getValue()));
         }
         if (!f.getBoolean("follows").getValue()) {
             b.append(" (it follows the archive only in Shadowing, CuttingOver and Drained)");
