@@ -1,9 +1,13 @@
 package io.thermocline.tiering;
 
+import com.mongodb.ReadConcern;
+import com.mongodb.TransactionOptions;
+import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
+import com.mongodb.reactivestreams.client.ClientSession;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.EvictorConfig;
@@ -14,13 +18,16 @@ import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
+import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.UserDeletes;
+import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.warmer.Warmer;
 import io.thermocline.tiering.worker.FaultInjection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -36,7 +43,8 @@ import org.bson.BsonValue;
  */
 public final class TwoTiers implements AutoCloseable {
 
-    public static final CollectionPolicy POLICY = new CollectionPolicy("shop", "orders", "createdAt", Duration.ofHours(1));
+    public static final CollectionPolicy POLICY =
+            new CollectionPolicy("shop", "orders", "createdAt", Duration.ofHours(1));
     public static final String NS = POLICY.namespace();
 
     private final List<AutoCloseable> ownedSets = new ArrayList<>();
@@ -48,20 +56,27 @@ public final class TwoTiers implements AutoCloseable {
     public final MetadataStore store;
     public final MirrorBarrier barrier;
     public final UserDeletes userDeletes;
+    public final Fences fences;
     private final List<AutoCloseable> workers = new ArrayList<>();
 
     public TwoTiers() {
-        this(EmbeddedReplicaSet.builder().name("fast"), EmbeddedReplicaSet.builder().name("archive"));
+        this(
+                EmbeddedReplicaSet.builder().name("fast"),
+                EmbeddedReplicaSet.builder().name("archive"));
     }
 
     /** A fast tier whose oplog keeps only {@code entries} entries: a feeder down for longer loses its history (286). */
     public static TwoTiers withFastOplogOf(int entries) {
-        return new TwoTiers(EmbeddedReplicaSet.builder().name("fast").oplogSize(entries), EmbeddedReplicaSet.builder().name("archive"));
+        return new TwoTiers(
+                EmbeddedReplicaSet.builder().name("fast").oplogSize(entries),
+                EmbeddedReplicaSet.builder().name("archive"));
     }
 
     /** An archive whose oplog keeps only {@code entries} entries: an archive follower down for longer loses its history (286). */
     public static TwoTiers withArchiveOplogOf(int entries) {
-        return new TwoTiers(EmbeddedReplicaSet.builder().name("fast"), EmbeddedReplicaSet.builder().name("archive").oplogSize(entries));
+        return new TwoTiers(
+                EmbeddedReplicaSet.builder().name("fast"),
+                EmbeddedReplicaSet.builder().name("archive").oplogSize(entries));
     }
 
     private TwoTiers(EmbeddedReplicaSet.Builder fastTier, EmbeddedReplicaSet.Builder archiveTier) {
@@ -73,7 +88,8 @@ public final class TwoTiers implements AutoCloseable {
             archiveUri = external("thermocline.archiveUri");
         } else if (kind.equals("embedded")) {
             // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
-            EmbeddedReplicaSet fastSet = fastTier.transactionLifetime(Duration.ofSeconds(3)).build().start();
+            EmbeddedReplicaSet fastSet =
+                    fastTier.transactionLifetime(Duration.ofSeconds(3)).build().start();
             EmbeddedReplicaSet archiveSet = archiveTier.build().start();
             ownedSets.add(fastSet);
             ownedSets.add(archiveSet);
@@ -97,6 +113,28 @@ public final class TwoTiers implements AutoCloseable {
         store.ensureCollections();
         barrier = new MirrorBarrier(fast, store, "test");
         userDeletes = new UserDeletes(fast, store);
+        fences = new Fences(store);
+    }
+
+    /** A session on the fast tier, in a transaction begun with read concern local and write concern majority. */
+    public ClientSession beginFastTransaction() {
+        ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
+        session.startTransaction(TransactionOptions.builder()
+                .readConcern(ReadConcern.LOCAL)
+                .writeConcern(WriteConcern.MAJORITY)
+                .build());
+        return session;
+    }
+
+    /** Runs {@code writes} in such a transaction, commits it and ends the session. */
+    public void inFastTransaction(Consumer<ClientSession> writes) {
+        ClientSession session = beginFastTransaction();
+        try {
+            writes.accept(session);
+            Blocking.run(session.commitTransaction());
+        } finally {
+            session.close();
+        }
     }
 
     /** The archive when it is the embedded replica set (its test hooks); empty against external tiers. */
@@ -113,7 +151,8 @@ public final class TwoTiers implements AutoCloseable {
     }
 
     public static BsonDocument order(int id, Instant createdAt, String state) {
-        return new BsonDocument("_id", new BsonInt32(id)).append("createdAt", new BsonDateTime(createdAt.toEpochMilli()))
+        return new BsonDocument("_id", new BsonInt32(id))
+                .append("createdAt", new BsonDateTime(createdAt.toEpochMilli()))
                 .append("state", new BsonString(state));
     }
 
@@ -126,8 +165,12 @@ public final class TwoTiers implements AutoCloseable {
     }
 
     public static Feeder.Options feederOptions(FaultInjection faults) {
-        return Feeder.Options.defaults().withProbeInterval(Duration.ofMillis(50)).withLeaseDuration(Duration.ofSeconds(1))
-                .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
+        return Feeder.Options.defaults()
+                .withProbeInterval(Duration.ofMillis(50))
+                .withLeaseDuration(Duration.ofSeconds(1))
+                .withErrorBackoff(Duration.ofMillis(50))
+                .withRegistry(new PrometheusRegistry())
+                .withFaults(faults);
     }
 
     /** Starts a feeder and waits until it streams (or stopped, for one that crashes at once). */
@@ -136,7 +179,8 @@ public final class TwoTiers implements AutoCloseable {
         try {
             // a feeder still running but not streaming would leave a test writing before it reads: say so, do not go on
             if (!feeder.awaitStreaming(Duration.ofSeconds(60)) && feeder.running()) {
-                throw new IllegalStateException("the feeder neither streams nor stopped after 60 s: " + feeder.lastCheckpoint());
+                throw new IllegalStateException(
+                        "the feeder neither streams nor stopped after 60 s: " + feeder.lastCheckpoint());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -156,19 +200,28 @@ public final class TwoTiers implements AutoCloseable {
     }
 
     public static Evictor.Options evictorOptions(FaultInjection faults) {
-        return Evictor.Options.defaults().withBoundPropagationDelay(Duration.ofMillis(20)).withBarrierTimeout(Duration.ofSeconds(10))
-                .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
+        return Evictor.Options.defaults()
+                .withBoundPropagationDelay(Duration.ofMillis(20))
+                .withBarrierTimeout(Duration.ofSeconds(10))
+                .withErrorBackoff(Duration.ofMillis(50))
+                .withRegistry(new PrometheusRegistry())
+                .withFaults(faults);
     }
 
     public Evictor evictor(Evictor.Options options) {
-        Evictor evictor = new Evictor(fast, archive, List.of(POLICY), new EvictorConfig(Duration.ofMillis(100), 50, 100_000), options);
+        Evictor evictor = new Evictor(
+                fast, archive, List.of(POLICY), new EvictorConfig(Duration.ofMillis(100), 50, 100_000), options);
         workers.add(evictor);
         return evictor;
     }
 
     public static Warmer.Options warmerOptions(FaultInjection faults) {
-        return Warmer.Options.defaults().withBarrierTimeout(Duration.ofSeconds(10)).withRecheckInterval(Duration.ofMillis(100))
-                .withErrorBackoff(Duration.ofMillis(50)).withRegistry(new PrometheusRegistry()).withFaults(faults);
+        return Warmer.Options.defaults()
+                .withBarrierTimeout(Duration.ofSeconds(10))
+                .withRecheckInterval(Duration.ofMillis(100))
+                .withErrorBackoff(Duration.ofMillis(50))
+                .withRegistry(new PrometheusRegistry())
+                .withFaults(faults);
     }
 
     public Warmer warmer(int batchSize, Warmer.Options options) {
@@ -180,7 +233,8 @@ public final class TwoTiers implements AutoCloseable {
     private static String external(String property) {
         String uri = System.getProperty(property);
         if (uri == null || uri.isBlank()) {
-            throw new IllegalArgumentException("-Dthermocline.tiers=external needs -D" + property + "=mongodb://... (a replica set)");
+            throw new IllegalArgumentException(
+                    "-Dthermocline.tiers=external needs -D" + property + "=mongodb://... (a replica set)");
         }
         return uri;
     }

@@ -11,7 +11,6 @@ import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.provenance.Fence;
-import io.thermocline.tiering.provenance.Fences;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,30 +31,42 @@ class RestoreSyncStepsTest {
             Feeder feeder = tiers.feeder();
             tiers.fastOrders().insertOne(TwoTiers.order(1, Instant.now(), "new"));
             tiers.sync();
-            RestoreSync restore = new RestoreSync(tiers.fast, tiers.archive, List.of(TwoTiers.POLICY), Clock.systemUTC(), line -> { });
-            assertThatThrownBy(restore::resync).isInstanceOf(RestoreSync.Refusal.class).hasMessageContaining("restore-sync --hold BEFORE");
+            RestoreSync restore =
+                    new RestoreSync(tiers.fast, tiers.archive, List.of(TwoTiers.POLICY), Clock.systemUTC(), line -> {});
+            assertThatThrownBy(restore::resync)
+                    .isInstanceOf(RestoreSync.Refusal.class)
+                    .hasMessageContaining("restore-sync --hold BEFORE");
 
             restore.hold(Duration.ofSeconds(30));
             restore.hold(Duration.ofSeconds(30)); // again: nothing changes
             ModeStore modes = new ModeStore(tiers.store);
             assertThat(modes.read().phase()).isEqualTo(Phase.RESTORING);
             assertThat(tiers.store.feederCheckpoint().owner()).isEqualTo(RestoreSync.HOLDER);
-            assertThat(new Fences(tiers.store).read(null, TwoTiers.NS, List.of(Fence.namespaceId())).get(Fence.namespaceId()).kind())
+            assertThat(tiers.fences
+                            .read(null, TwoTiers.NS, List.of(Fence.namespaceId()))
+                            .get(Fence.namespaceId())
+                            .kind())
                     .isEqualTo(Fence.Kind.DROP_STARTED);
             FeederCheckpoint held = tiers.store.feederCheckpoint();
             assertThatThrownBy(() -> new BackupPoint(tiers.fast, tiers.archive, "test", Clock.systemUTC())
-                    .await(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(1), line -> { }))
-                    .isInstanceOf(BackupPoint.Refusal.class).hasMessageContaining("held for a restore");
+                            .await(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(1), line -> {}))
+                    .isInstanceOf(BackupPoint.Refusal.class)
+                    .hasMessageContaining("held for a restore");
 
             restore.cancel();
             assertThat(modes.read().phase()).isEqualTo(Phase.TIERED);
             FeederCheckpoint released = tiers.store.feederCheckpoint();
             assertThat(released.owner()).isNotEqualTo(RestoreSync.HOLDER);
-            assertThat(released.mirroredThrough()).as("the feeder resumes where it was").isGreaterThanOrEqualTo(held.mirroredThrough());
+            assertThat(released.mirroredThrough())
+                    .as("the feeder resumes where it was")
+                    .isGreaterThanOrEqualTo(held.mirroredThrough());
             tiers.fastOrders().insertOne(TwoTiers.order(2, Instant.now(), "new"));
             tiers.sync(); // the feeder took its lease back and mirrors
-            assertThat(TwoTiers.byId(tiers.archiveOrders(), new org.bson.BsonInt32(2))).isNotNull();
-            assertThat(TwoTiers.byId(tiers.fastOrders(), new org.bson.BsonInt32(1))).as("nothing was reset").isNotNull();
+            assertThat(TwoTiers.byId(tiers.archiveOrders(), new org.bson.BsonInt32(2)))
+                    .isNotNull();
+            assertThat(TwoTiers.byId(tiers.fastOrders(), new org.bson.BsonInt32(1)))
+                    .as("nothing was reset")
+                    .isNotNull();
             assertThat(feeder.running()).isTrue();
         }
     }
@@ -66,7 +77,8 @@ class RestoreSyncStepsTest {
             tiers.feeder();
             tiers.fastOrders().insertOne(TwoTiers.order(1, Instant.now(), "new"));
             tiers.sync();
-            RestoreSync restore = new RestoreSync(tiers.fast, tiers.archive, List.of(TwoTiers.POLICY), Clock.systemUTC(), line -> { });
+            RestoreSync restore =
+                    new RestoreSync(tiers.fast, tiers.archive, List.of(TwoTiers.POLICY), Clock.systemUTC(), line -> {});
             restore.hold(Duration.ofSeconds(30));
             // the reset ran and the fleet entered Drained; the process died before it released the feeder
             ModeStore modes = new ModeStore(tiers.store);
@@ -79,7 +91,9 @@ class RestoreSyncStepsTest {
             assertThat(tiers.store.feederCheckpoint().mirroredThrough()).isGreaterThanOrEqualTo(result.feederFrom());
             assertThat(modes.read().phase()).isEqualTo(Phase.DRAINED);
             tiers.sync(); // a feeder streams again
-            assertThatThrownBy(restore::resync).as("finished: nothing left to do").isInstanceOf(RestoreSync.Refusal.class);
+            assertThatThrownBy(restore::resync)
+                    .as("finished: nothing left to do")
+                    .isInstanceOf(RestoreSync.Refusal.class);
         }
     }
 }

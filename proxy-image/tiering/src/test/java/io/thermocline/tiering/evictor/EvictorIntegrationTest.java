@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.NamespaceState;
 import io.thermocline.tiering.worker.FaultInjection;
@@ -16,38 +17,32 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.bson.BsonInt32;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class EvictorIntegrationTest {
+class EvictorIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
     static final Instant OLD = NOW.minus(Duration.ofHours(3));
-    TwoTiers tiers;
-
-    @BeforeEach
-    void start() {
-        tiers = new TwoTiers();
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
-    }
 
     @Test
     void evictsOnlyDocumentsOlderThanTheWindowAndKeepsThemInTheArchive() throws Exception {
         tiers.feeder();
         tiers.fastOrders().insertMany(List.of(order(1, OLD, "old"), order(2, OLD, "old"), order(3, NOW, "new")));
-        tiers.fastOrders().insertOne(new org.bson.BsonDocument("_id", new BsonInt32(4)).append("createdAt", new org.bson.BsonString("not a date")));
+        tiers.fastOrders()
+                .insertOne(new org.bson.BsonDocument("_id", new BsonInt32(4))
+                        .append("createdAt", new org.bson.BsonString("not a date")));
         tiers.sync();
-        Evictor.PassResult pass = tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE)).runPass();
+        Evictor.PassResult pass =
+                tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE)).runPass();
 
         assertThat(pass.count(TwoTiers.NS, Eligibility.EVICT)).isEqualTo(2);
-        assertThat(all(tiers.fastOrders())).extracting(d -> d.getInt32("_id").getValue()).containsExactly(3, 4);
+        assertThat(all(tiers.fastOrders()))
+                .extracting(d -> d.getInt32("_id").getValue())
+                .containsExactly(3, 4);
         tiers.sync();
-        assertThat(all(tiers.archiveOrders())).extracting(d -> d.getInt32("_id").getValue()).as("evictions are not mirrored")
+        assertThat(all(tiers.archiveOrders()))
+                .extracting(d -> d.getInt32("_id").getValue())
+                .as("evictions are not mirrored")
                 .containsExactly(1, 2, 3, 4);
         NamespaceState state = tiers.store.namespace(TwoTiers.NS);
         assertThat(state.lastEviction().evicted()).isEqualTo(2);
@@ -75,7 +70,8 @@ class EvictorIntegrationTest {
     void keepsEverythingWhileTheFeederIsNotRunning() throws Exception {
         tiers.feeder().close();
         tiers.fastOrders().insertOne(order(1, OLD, "never mirrored"));
-        Evictor evictor = tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE).withBarrierTimeout(Duration.ofMillis(300)));
+        Evictor evictor =
+                tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE).withBarrierTimeout(Duration.ofMillis(300)));
         Evictor.PassResult pass = evictor.runPass();
         assertThat(pass.complete()).isFalse();
         assertThat(pass.count(TwoTiers.NS, Eligibility.FEEDER_BEHIND)).isEqualTo(1);
@@ -87,10 +83,11 @@ class EvictorIntegrationTest {
         tiers.feeder();
         tiers.fastOrders().insertOne(order(1, OLD, "v1"));
         tiers.evictor(TwoTiers.evictorOptions(point -> {
-            if (point == FaultPoint.EVICTOR_BEFORE_DELETE) {
-                tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
-            }
-        })).runPass();
+                    if (point == FaultPoint.EVICTOR_BEFORE_DELETE) {
+                        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
+                    }
+                }))
+                .runPass();
         assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).isEqualTo(order(1, OLD, "v2"));
         tiers.sync();
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).isEqualTo(order(1, OLD, "v2"));
@@ -103,13 +100,16 @@ class EvictorIntegrationTest {
         tiers.fastOrders().insertOne(order(1, OLD, "old"));
         tiers.sync();
         tiers.evictor(TwoTiers.evictorOptions(point -> {
-            if (point == FaultPoint.EVICTOR_BEFORE_DELETE) {
-                tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
-            }
-        })).runPass();
+                    if (point == FaultPoint.EVICTOR_BEFORE_DELETE) {
+                        tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
+                    }
+                }))
+                .runPass();
         tiers.sync();
         assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).isNull();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("user delete reached the archive").isNull();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("user delete reached the archive")
+                .isNull();
     }
 
     /** Race: the user deletes a document the evictor removed a moment before. Guard: the user fence is mirrored as a delete. */
@@ -123,7 +123,9 @@ class EvictorIntegrationTest {
         long heldByFastTier = tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
         tiers.sync();
         assertThat(heldByFastTier).isZero();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("user delete reached the archive").isNull();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("user delete reached the archive")
+                .isNull();
     }
 
     /**
@@ -135,18 +137,29 @@ class EvictorIntegrationTest {
         tiers.feeder().close(); // the feeder streams once, then stops: far behind from here on
         tiers.archiveOrders().insertOne(order(1, NOW, "cold"));
         tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
-        Evictor.Options later = TwoTiers.evictorOptions(FaultInjection.NONE).withBarrierTimeout(Duration.ofMillis(300))
+        Evictor.Options later = TwoTiers.evictorOptions(FaultInjection.NONE)
+                .withBarrierTimeout(Duration.ofMillis(300))
                 .withClock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofHours(1)));
         tiers.evictor(later).runPass();
-        assertThat(tiers.fastSync.getDatabase("thermocline").getCollection("fences").countDocuments())
-                .as("the unmirrored user delete's fence").isEqualTo(1);
+        assertThat(tiers.fastSync
+                        .getDatabase("thermocline")
+                        .getCollection("fences")
+                        .countDocuments())
+                .as("the unmirrored user delete's fence")
+                .isEqualTo(1);
 
         tiers.feeder();
         tiers.sync();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("the feeder mirrored the delete").isNull();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("the feeder mirrored the delete")
+                .isNull();
         tiers.evictor(later).runPass();
-        assertThat(tiers.fastSync.getDatabase("thermocline").getCollection("fences").countDocuments())
-                .as("purged once mirrored").isZero();
+        assertThat(tiers.fastSync
+                        .getDatabase("thermocline")
+                        .getCollection("fences")
+                        .countDocuments())
+                .as("purged once mirrored")
+                .isZero();
     }
 
     /** Issue 36: fences are counted by kind for operators, and claim placeholders left committed are removed. */
@@ -154,22 +167,35 @@ class EvictorIntegrationTest {
     void aPassCountsTheFencesByKindAndRemovesLeftoverClaims() throws Exception {
         var stored = tiers.store.collection(io.thermocline.tiering.metadata.MetadataStore.FENCES);
         io.thermocline.tiering.reactive.Blocking.run(stored.insertMany(List.of(
-                new org.bson.BsonDocument("_id", io.thermocline.tiering.provenance.Fence.key(TwoTiers.NS, new BsonInt32(1)))
+                new org.bson.BsonDocument(
+                                "_id", io.thermocline.tiering.provenance.Fence.key(TwoTiers.NS, new BsonInt32(1)))
                         .append("kind", new org.bson.BsonString("CLAIM")),
-                new org.bson.BsonDocument("_id", io.thermocline.tiering.provenance.Fence.key(TwoTiers.NS, new BsonInt32(2)))
+                new org.bson.BsonDocument(
+                                "_id", io.thermocline.tiering.provenance.Fence.key(TwoTiers.NS, new BsonInt32(2)))
                         .append("kind", new org.bson.BsonString("CLAIM")),
-                new io.thermocline.tiering.provenance.Fence(TwoTiers.NS, new BsonInt32(3), io.thermocline.tiering.provenance.Fence.Kind.USER_DELETE,
-                        new org.bson.types.ObjectId(), Instant.now()).toBson())));
+                new io.thermocline.tiering.provenance.Fence(
+                                TwoTiers.NS,
+                                new BsonInt32(3),
+                                io.thermocline.tiering.provenance.Fence.Kind.USER_DELETE,
+                                new org.bson.types.ObjectId(),
+                                Instant.now())
+                        .toBson())));
         Evictor.Options options = TwoTiers.evictorOptions(FaultInjection.NONE);
         tiers.evictor(options).runPass();
 
-        assertThat(io.thermocline.tiering.reactive.Blocking.list(stored.find(Filters.eq("kind", "CLAIM")))).as("leftover claims").isEmpty();
-        assertThat(io.thermocline.tiering.reactive.Blocking.list(stored.find())).as("the user-delete fence stays").hasSize(1);
+        assertThat(io.thermocline.tiering.reactive.Blocking.list(stored.find(Filters.eq("kind", "CLAIM"))))
+                .as("leftover claims")
+                .isEmpty();
+        assertThat(io.thermocline.tiering.reactive.Blocking.list(stored.find()))
+                .as("the user-delete fence stays")
+                .hasSize(1);
         String scraped = scrape(options.registry());
-        assertThat(scraped).contains("thermocline_fences{kind=\"CLAIM\"} 2.0", "thermocline_fences{kind=\"USER_DELETE\"} 1.0");
+        assertThat(scraped)
+                .contains("thermocline_fences{kind=\"CLAIM\"} 2.0", "thermocline_fences{kind=\"USER_DELETE\"} 1.0");
     }
 
-    private static String scrape(io.prometheus.metrics.model.registry.PrometheusRegistry registry) throws java.io.IOException {
+    private static String scrape(io.prometheus.metrics.model.registry.PrometheusRegistry registry)
+            throws java.io.IOException {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         new io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter(false).write(out, registry.scrape());
         return out.toString(java.nio.charset.StandardCharsets.UTF_8);

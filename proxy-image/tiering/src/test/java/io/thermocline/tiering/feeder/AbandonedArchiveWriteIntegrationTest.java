@@ -9,6 +9,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.embedded.member.DelayedRequests;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.worker.FaultInjection;
 import java.time.Duration;
@@ -27,16 +28,15 @@ import org.junit.jupiter.api.Timeout;
  * {@code txnNumber}s, so the archive refuses the late one ({@code TransactionTooOld}).
  */
 @Timeout(90)
-class AbandonedArchiveWriteIntegrationTest {
+class AbandonedArchiveWriteIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
-    TwoTiers tiers;
     Feeder feeder;
 
     @BeforeEach
     void start() throws Exception {
-        tiers = new TwoTiers();
-        feeder = tiers.feeder(MissingImageIntegrationTest.ONE_EVENT_PER_BATCH, TwoTiers.feederOptions(FaultInjection.NONE));
+        feeder = tiers.feeder(
+                MissingImageIntegrationTest.ONE_EVENT_PER_BATCH, TwoTiers.feederOptions(FaultInjection.NONE));
         tiers.fastOrders().insertOne(order(1, NOW, "v1"));
         tiers.sync();
     }
@@ -46,7 +46,6 @@ class AbandonedArchiveWriteIntegrationTest {
         if (feeder != null) {
             feeder.close();
         }
-        tiers.close();
     }
 
     @Test
@@ -56,16 +55,26 @@ class AbandonedArchiveWriteIntegrationTest {
         DelayedRequests.Held late = archive.delayNextRequest(archive.primary(), "update");
         try {
             tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
-            assertThat(late.awaitArrived(Duration.ofSeconds(20))).as("the feeder sent the mirror write of v2").isTrue();
+            assertThat(late.awaitArrived(Duration.ofSeconds(20)))
+                    .as("the feeder sent the mirror write of v2")
+                    .isTrue();
             // the feeder times out on it (a second or so: its lease is 1 s), retries, and mirrors the next version too
             tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v3"));
             tiers.sync();
-            assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("state").getValue()).isEqualTo("v3");
+            assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))
+                            .getString("state")
+                            .getValue())
+                    .isEqualTo("v3");
         } finally {
             late.release();
         }
-        assertThat(late.awaitRan(Duration.ofSeconds(20))).as("the archive ran the late write").isTrue();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("state").getValue())
-                .as("the archive after the abandoned write of v2 ran late").isEqualTo("v3");
+        assertThat(late.awaitRan(Duration.ofSeconds(20)))
+                .as("the archive ran the late write")
+                .isTrue();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))
+                        .getString("state")
+                        .getValue())
+                .as("the archive after the abandoned write of v2 ran late")
+                .isEqualTo("v3");
     }
 }

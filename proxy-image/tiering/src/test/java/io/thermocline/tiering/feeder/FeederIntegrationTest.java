@@ -11,6 +11,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.thermocline.config.FeederConfig;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.provenance.OwnWrites;
@@ -23,24 +24,11 @@ import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class FeederIntegrationTest {
+class FeederIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
-    TwoTiers tiers;
-
-    @BeforeEach
-    void start() {
-        tiers = new TwoTiers();
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
-    }
 
     @Test
     void mirrorsInsertsUpdatesReplacesAndUserDeletes() throws Exception {
@@ -89,15 +77,20 @@ class FeederIntegrationTest {
         FeederCheckpoint before = tiers.store.feederCheckpoint();
         tiers.fastOrders().insertOne(order(1, NOW, "a"));
         tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "b"));
-        Feeder crashing = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
-            if (point == FaultPoint.FEEDER_ARCHIVE_WRITTEN && armed.getAndSet(false)) {
-                throw new InjectedCrash(point);
-            }
-        }));
+        Feeder crashing =
+                tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
+                    if (point == FaultPoint.FEEDER_ARCHIVE_WRITTEN && armed.getAndSet(false)) {
+                        throw new InjectedCrash(point);
+                    }
+                }));
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !crashing.running());
         assertThat(crashing.crash()).isInstanceOf(InjectedCrash.class);
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("archive written before the crash").isEqualTo(order(1, NOW, "b"));
-        assertThat(tiers.store.feederCheckpoint().resumeToken()).as("checkpoint not moved").isEqualTo(before.resumeToken());
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("archive written before the crash")
+                .isEqualTo(order(1, NOW, "b"));
+        assertThat(tiers.store.feederCheckpoint().resumeToken())
+                .as("checkpoint not moved")
+                .isEqualTo(before.resumeToken());
 
         tiers.fastOrders().deleteOne(Filters.eq("_id", 1));
         tiers.fastOrders().insertOne(order(2, NOW, "c"));
@@ -108,9 +101,10 @@ class FeederIntegrationTest {
 
     @Test
     void aFeederThatDiesBeforeItsFirstBatchRestartsFromItsFirstStart() throws Exception {
-        Feeder first = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
-            throw new InjectedCrash(point);
-        }));
+        Feeder first =
+                tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
+                    throw new InjectedCrash(point);
+                }));
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !first.running());
         tiers.fastOrders().insertOne(order(1, NOW, "written while no feeder ran"));
         tiers.feeder();
@@ -122,7 +116,11 @@ class FeederIntegrationTest {
     void withoutCoalescingTheArchiveEndsInTheSameState() throws Exception {
         tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), false), TwoTiers.feederOptions(FaultInjection.NONE));
         for (int i = 0; i < 20; i++) {
-            tiers.fastOrders().updateOne(Filters.eq("_id", i % 3), Updates.set("n", i), new com.mongodb.client.model.UpdateOptions().upsert(true));
+            tiers.fastOrders()
+                    .updateOne(
+                            Filters.eq("_id", i % 3),
+                            Updates.set("n", i),
+                            new com.mongodb.client.model.UpdateOptions().upsert(true));
         }
         tiers.sync();
         assertThat(all(tiers.archiveOrders())).isEqualTo(all(tiers.fastOrders()));
@@ -132,8 +130,9 @@ class FeederIntegrationTest {
     void aSecondFeederWaitsForTheFirstOnesLease() throws Exception {
         tiers.feeder();
         tiers.sync();
-        Feeder second = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE)
-                .withInstanceId("second"));
+        Feeder second = tiers.startFeeder(
+                new FeederConfig(100, Duration.ofMillis(20), true),
+                TwoTiers.feederOptions(FaultInjection.NONE).withInstanceId("second"));
         tiers.fastOrders().insertOne(order(1, NOW, "a"));
         tiers.sync();
         assertThat(tiers.store.feederCheckpoint().owner()).isNotEqualTo("second");
@@ -143,23 +142,36 @@ class FeederIntegrationTest {
     @Test
     void lagAndProgressAreExposed() throws Exception {
         PrometheusRegistry registry = new PrometheusRegistry();
-        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE).withRegistry(registry));
+        tiers.feeder(
+                new FeederConfig(100, Duration.ofMillis(20), true),
+                TwoTiers.feederOptions(FaultInjection.NONE).withRegistry(registry));
         tiers.fastOrders().insertOne(order(1, NOW, "a"));
         tiers.sync();
         FeederCheckpoint checkpoint = tiers.store.feederCheckpoint();
         assertThat(checkpoint.mirroredEvents()).isGreaterThanOrEqualTo(1);
         assertThat(checkpoint.mirroredThrough()).isNotEqualTo(FeederCheckpoint.NOTHING_MIRRORED);
-        var names = registry.scrape().stream().map(s -> s.getMetadata().getPrometheusName()).toList();
-        assertThat(names).contains("thermocline_feeder_lag_seconds", "thermocline_feeder_pending_events",
-                "thermocline_feeder_mirrored_through_seconds", "thermocline_feeder_events");
+        var names = registry.scrape().stream()
+                .map(s -> s.getMetadata().getPrometheusName())
+                .toList();
+        assertThat(names)
+                .contains(
+                        "thermocline_feeder_lag_seconds",
+                        "thermocline_feeder_pending_events",
+                        "thermocline_feeder_mirrored_through_seconds",
+                        "thermocline_feeder_events");
         MetricSnapshot through = registry.scrape().stream()
-                .filter(s -> s.getMetadata().getPrometheusName().equals("thermocline_feeder_mirrored_through_seconds")).findFirst().orElseThrow();
+                .filter(s -> s.getMetadata().getPrometheusName().equals("thermocline_feeder_mirrored_through_seconds"))
+                .findFirst()
+                .orElseThrow();
         assertThat(((GaugeSnapshot) through).getDataPoints().get(0).getValue()).isPositive();
     }
 
     static double gauge(PrometheusRegistry registry, String name) {
-        return registry.scrape().stream().filter(m -> m.getMetadata().getPrometheusName().equals(name))
-                .map(m -> ((GaugeSnapshot) m).getDataPoints().get(0).getValue()).findFirst().orElseThrow();
+        return registry.scrape().stream()
+                .filter(m -> m.getMetadata().getPrometheusName().equals(name))
+                .map(m -> ((GaugeSnapshot) m).getDataPoints().get(0).getValue())
+                .findFirst()
+                .orElseThrow();
     }
 
     /**
@@ -169,15 +181,24 @@ class FeederIntegrationTest {
      */
     @Test
     void anArchiveWriteThatCanNeverSucceedIsDeadLetteredAndTheFeederGoesOn() throws Exception {
-        tiers.archiveOrders().createIndex(new BsonDocument("email", new BsonInt32(1)), new com.mongodb.client.model.IndexOptions().unique(true));
-        tiers.archiveOrders().insertOne(new BsonDocument("_id", new BsonInt32(100)).append("email", new org.bson.BsonString("a@x")));
+        tiers.archiveOrders()
+                .createIndex(
+                        new BsonDocument("email", new BsonInt32(1)),
+                        new com.mongodb.client.model.IndexOptions().unique(true));
+        tiers.archiveOrders()
+                .insertOne(new BsonDocument("_id", new BsonInt32(100)).append("email", new org.bson.BsonString("a@x")));
         PrometheusRegistry registry = new PrometheusRegistry();
-        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE)
-                .withRegistry(registry).withDeadLetterRetryInterval(Duration.ofMillis(200)));
+        tiers.feeder(
+                new FeederConfig(100, Duration.ofMillis(20), true),
+                TwoTiers.feederOptions(FaultInjection.NONE)
+                        .withRegistry(registry)
+                        .withDeadLetterRetryInterval(Duration.ofMillis(200)));
         Instant old = NOW.minus(Duration.ofHours(3));
         tiers.fastOrders().insertOne(order(1, old, "conflicting").append("email", new org.bson.BsonString("a@x")));
         tiers.fastOrders().insertOne(order(2, NOW, "fine"));
-        assertThat(tiers.barrier.sync(Duration.ofSeconds(5))).as("the feeder went on past the failing write").isPresent();
+        assertThat(tiers.barrier.sync(Duration.ofSeconds(5)))
+                .as("the feeder went on past the failing write")
+                .isPresent();
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(2))).isNotNull();
 
         var letters = new io.thermocline.tiering.metadata.DeadLetters(tiers.store);
@@ -188,16 +209,22 @@ class FeederIntegrationTest {
         assertThat(gauge(registry, "thermocline_feeder_dead_letters")).isEqualTo(1);
         assertThat(tiers.store.feederHealth().deadLetters()).isEqualTo(1);
 
-        var pass = tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE).withVerifyArchive(false)).runPass();
-        assertThat(pass.count(TwoTiers.NS, io.thermocline.tiering.evictor.Eligibility.DEAD_LETTERED)).isEqualTo(1);
-        assertThat(byId(tiers.fastOrders(), new BsonInt32(1))).as("the only copy stays").isNotNull();
+        var pass = tiers.evictor(TwoTiers.evictorOptions(FaultInjection.NONE).withVerifyArchive(false))
+                .runPass();
+        assertThat(pass.count(TwoTiers.NS, io.thermocline.tiering.evictor.Eligibility.DEAD_LETTERED))
+                .isEqualTo(1);
+        assertThat(byId(tiers.fastOrders(), new BsonInt32(1)))
+                .as("the only copy stays")
+                .isNotNull();
 
         tiers.archiveOrders().deleteOne(Filters.eq("_id", 100)); // the operator resolves the conflict
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (byId(tiers.archiveOrders(), new BsonInt32(1)) == null && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("retried once the cause is gone").isNotNull();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("retried once the cause is gone")
+                .isNotNull();
         while (!letters.all().isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
@@ -215,19 +242,29 @@ class FeederIntegrationTest {
     @Test
     void aChangeEventOverSixteenMegabytesIsMirroredByLookingTheDocumentUp() throws Exception {
         // moving 9 MB documents through the embedded sets takes longer than the tests' usual 1 s lease
-        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true),
+        tiers.feeder(
+                new FeederConfig(100, Duration.ofMillis(20), true),
                 TwoTiers.feederOptions(FaultInjection.NONE).withLeaseDuration(Duration.ofSeconds(15)));
         tiers.fastOrders().insertOne(order(1, NOW, "small"));
         tiers.sync();
         String nineMegabytes = "x".repeat(9 * 1024 * 1024);
         tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("blob", nineMegabytes));
         tiers.fastOrders().insertOne(order(2, NOW, "after the large event"));
-        assertThat(tiers.barrier.sync(Duration.ofSeconds(20))).as("the feeder passed the large event").isPresent();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("blob").getValue()).hasSize(nineMegabytes.length());
+        assertThat(tiers.barrier.sync(Duration.ofSeconds(20)))
+                .as("the feeder passed the large event")
+                .isPresent();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))
+                        .getString("blob")
+                        .getValue())
+                .hasSize(nineMegabytes.length());
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(2))).isNotNull();
 
         tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "later"));
         tiers.sync();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("state").getValue()).as("back to normal streaming").isEqualTo("later");
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))
+                        .getString("state")
+                        .getValue())
+                .as("back to normal streaming")
+                .isEqualTo("later");
     }
 }

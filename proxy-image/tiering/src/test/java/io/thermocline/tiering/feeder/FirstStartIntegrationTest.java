@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.thermocline.config.FeederConfig;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.worker.FaultPoint;
@@ -25,8 +26,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,25 +37,16 @@ import org.junit.jupiter.api.Timeout;
  * archive, and publish nothing as mirrored before it has.
  */
 @Timeout(120)
-class FirstStartIntegrationTest {
+class FirstStartIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
     static final Instant COLD = NOW.minus(Duration.ofHours(5));
-    TwoTiers tiers;
-
-    @BeforeEach
-    void start() {
-        tiers = new TwoTiers();
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
-    }
 
     @Test
     void writesAcceptedBeforeTheFirstStartReachTheArchive() throws Exception {
-        tiers.archiveOrders().insertMany(List.of(order(1000, COLD, "cold"), order(1001, COLD, "cold, deleted before the first start")));
+        tiers.archiveOrders()
+                .insertMany(
+                        List.of(order(1000, COLD, "cold"), order(1001, COLD, "cold, deleted before the first start")));
         // before any feeder ran, written as the proxy writes them (user deletes leave a fence)
         for (int id = 1; id <= 5; id++) {
             tiers.fastOrders().insertOne(order(id, NOW, "v1"));
@@ -64,12 +54,19 @@ class FirstStartIntegrationTest {
         tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
         tiers.fastOrders().replaceOne(Filters.eq("_id", 2), order(2, NOW, "replaced"));
         tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(3));
-        assertThat(tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1001))).as("archive-only: only its fence").isZero();
+        assertThat(tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1001)))
+                .as("archive-only: only its fence")
+                .isZero();
 
         tiers.feeder();
         tiers.sync();
-        assertThat(all(tiers.archiveOrders())).containsExactly(order(1, NOW, "v2"), order(2, NOW, "replaced"),
-                order(4, NOW, "v1"), order(5, NOW, "v1"), order(1000, COLD, "cold"));
+        assertThat(all(tiers.archiveOrders()))
+                .containsExactly(
+                        order(1, NOW, "v2"),
+                        order(2, NOW, "replaced"),
+                        order(4, NOW, "v1"),
+                        order(5, NOW, "v1"),
+                        order(1000, COLD, "cold"));
 
         // and it streams on
         tiers.fastOrders().insertOne(order(6, NOW, "after the first start"));
@@ -82,15 +79,19 @@ class FirstStartIntegrationTest {
     @Test
     void nothingIsPublishedAsMirroredBeforeTheFirstStartCaughtUp() throws Exception {
         tiers.fastOrders().insertOne(order(1, NOW, "before the first start"));
-        Feeder crashing = tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
-            if (point == FaultPoint.FEEDER_RESYNCED) {
-                throw new InjectedCrash(point);
-            }
-        }));
+        Feeder crashing =
+                tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(point -> {
+                    if (point == FaultPoint.FEEDER_RESYNCED) {
+                        throw new InjectedCrash(point);
+                    }
+                }));
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !crashing.running());
         assertThat(crashing.crash()).isInstanceOf(InjectedCrash.class);
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("copied before the crash").isNotNull();
-        assertThat(tiers.store.feederCheckpoint().mirroredThrough()).as("not published: the catch-up did not finish")
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("copied before the crash")
+                .isNotNull();
+        assertThat(tiers.store.feederCheckpoint().mirroredThrough())
+                .as("not published: the catch-up did not finish")
                 .isEqualTo(FeederCheckpoint.NOTHING_MIRRORED);
 
         // the next start is a first start again
@@ -135,7 +136,8 @@ class FirstStartIntegrationTest {
         tiers.sync();
         List<BsonDocument> expected = new ArrayList<>(all(tiers.fastOrders()));
         expected.add(order(1000, COLD, "cold"));
-        assertThat(all(tiers.archiveOrders())).as("archive = every fast-tier document, the cold one, none of the deleted")
+        assertThat(all(tiers.archiveOrders()))
+                .as("archive = every fast-tier document, the cold one, none of the deleted")
                 .containsExactlyInAnyOrderElementsOf(expected);
     }
 }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.Filters;
 import io.thermocline.config.FeederConfig;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.worker.FaultInjection;
@@ -29,11 +30,10 @@ import org.junit.jupiter.api.Timeout;
  * delete's event was applied, while mirrored-through already covered that write.
  */
 @Timeout(90)
-class FirstStartScanRaceIntegrationTest {
+class FirstStartScanRaceIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
 
-    TwoTiers tiers = new TwoTiers();
     Feeder feeder;
     HeldSubscription scan;
     HeldSubscription delete;
@@ -49,11 +49,11 @@ class FirstStartScanRaceIntegrationTest {
         if (feeder != null) {
             feeder.close();
         }
-        tiers.close();
     }
 
     @Test
-    void aDocumentDeletedBetweenTheStreamsStartAndTheScanKeepsMirroredThroughBackUntilItsDeleteIsApplied() throws Exception {
+    void aDocumentDeletedBetweenTheStreamsStartAndTheScanKeepsMirroredThroughBackUntilItsDeleteIsApplied()
+            throws Exception {
         BsonDocument archived = order(1, NOW, "the archive's version");
         tiers.archiveOrders().insertOne(archived);
         // accepted by the proxy before any feeder ran: newer than the archive's version
@@ -62,24 +62,39 @@ class FirstStartScanRaceIntegrationTest {
 
         scan = HeldSubscription.firstFindOn(TwoTiers.NS, tiers.fast);
         delete = HeldSubscription.firstBulkWriteWithA(DeleteOneModel.class, tiers.archive);
-        feeder = new Feeder(scan.client(), delete.client(), List.of(TwoTiers.POLICY), new FeederConfig(1, Duration.ofMillis(20), true),
-                TwoTiers.feederOptions(FaultInjection.NONE)).start();
-        assertThat(scan.awaitHeld(Duration.ofSeconds(20))).as("the first start's scan was reached").isTrue();
-        tiers.fastOrders().deleteOne(Filters.eq("_id", 1)); // a plain delete (a TTL index's): no fence for the resync to find
+        feeder = new Feeder(
+                        scan.client(),
+                        delete.client(),
+                        List.of(TwoTiers.POLICY),
+                        new FeederConfig(1, Duration.ofMillis(20), true),
+                        TwoTiers.feederOptions(FaultInjection.NONE))
+                .start();
+        assertThat(scan.awaitHeld(Duration.ofSeconds(20)))
+                .as("the first start's scan was reached")
+                .isTrue();
+        tiers.fastOrders()
+                .deleteOne(Filters.eq("_id", 1)); // a plain delete (a TTL index's): no fence for the resync to find
         scan.release();
 
-        assertThat(delete.awaitHeld(Duration.ofSeconds(20))).as("the delete's archive write was reached").isTrue();
+        assertThat(delete.awaitHeld(Duration.ofSeconds(20)))
+                .as("the delete's archive write was reached")
+                .isTrue();
         // the resync's checkpoint is written before any batch of the stream, so before the held delete
-        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> tiers.store.feederCheckpoint().resumeToken() != null);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> tiers.store.feederCheckpoint().resumeToken() != null);
         FeederCheckpoint published = tiers.store.feederCheckpoint();
         BsonDocument inArchive = byId(tiers.archiveOrders(), new BsonInt32(1));
         assertThat(published.covers(readerBarrier) && archived.equals(inArchive))
-                .as("mirrored-through %s covers the reader's barrier %s while the archive holds %s",
+                .as(
+                        "mirrored-through %s covers the reader's barrier %s while the archive holds %s",
                         Feeder.describe(published.mirroredThrough()), Feeder.describe(readerBarrier), inArchive)
                 .isFalse();
 
         delete.release();
         tiers.sync();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("the delete reached the archive").isNull();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("the delete reached the archive")
+                .isNull();
     }
 }

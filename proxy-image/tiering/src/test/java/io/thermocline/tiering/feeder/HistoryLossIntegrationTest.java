@@ -10,6 +10,7 @@ import com.mongodb.client.model.Updates;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.thermocline.config.FeederConfig;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.FeederHealth;
 import io.thermocline.tiering.worker.FaultInjection;
@@ -19,8 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,19 +29,12 @@ import org.junit.jupiter.api.Timeout;
  * fences), then stream from a point taken before the resync's scan, losing nothing.
  */
 @Timeout(120)
-class HistoryLossIntegrationTest {
+class HistoryLossIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
-    TwoTiers tiers;
 
-    @BeforeEach
-    void start() {
-        tiers = TwoTiers.withFastOplogOf(100);
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
+    HistoryLossIntegrationTest() {
+        super(() -> TwoTiers.withFastOplogOf(100));
     }
 
     @Test
@@ -64,22 +56,35 @@ class HistoryLossIntegrationTest {
         }
 
         PrometheusRegistry registry = new PrometheusRegistry();
-        tiers.feeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(FaultInjection.NONE).withRegistry(registry));
-        assertThat(tiers.barrier.sync(Duration.ofSeconds(20))).as("the feeder recovered from lost history").isPresent();
+        tiers.feeder(
+                new FeederConfig(100, Duration.ofMillis(20), true),
+                TwoTiers.feederOptions(FaultInjection.NONE).withRegistry(registry));
+        assertThat(tiers.barrier.sync(Duration.ofSeconds(20)))
+                .as("the feeder recovered from lost history")
+                .isPresent();
 
         List<BsonDocument> expected = new ArrayList<>(all(tiers.fastOrders()));
         expected.add(order(1000, NOW.minus(Duration.ofHours(5)), "cold, archive only"));
-        assertThat(all(tiers.archiveOrders())).as("archive = fast tier + the cold document, 2 deleted").containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(all(tiers.archiveOrders()))
+                .as("archive = fast tier + the cold document, 2 deleted")
+                .containsExactlyInAnyOrderElementsOf(expected);
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(2))).isNull();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)).getString("state").getValue()).isEqualTo("v2");
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))
+                        .getString("state")
+                        .getValue())
+                .isEqualTo("v2");
 
         FeederHealth.HistoryLoss loss = tiers.store.feederHealth().historyLost();
         assertThat(loss).isNotNull();
         assertThat(loss.resyncing()).isFalse();
         assertThat(loss.deleted()).isEqualTo(1);
-        assertThat(registry.scrape().stream().filter(m -> m.getMetadata().getPrometheusName().equals("thermocline_feeder_history_lost"))
-                .map(m -> ((CounterSnapshot) m).getDataPoints().get(0).getValue()).findFirst().orElseThrow())
-                // each loss counts: on a loaded machine a resync's archive write may time out (the lease is 1 s here), and
+        assertThat(registry.scrape().stream()
+                        .filter(m -> m.getMetadata().getPrometheusName().equals("thermocline_feeder_history_lost"))
+                        .map(m -> ((CounterSnapshot) m).getDataPoints().get(0).getValue())
+                        .findFirst()
+                        .orElseThrow())
+                // each loss counts: on a loaded machine a resync's archive write may time out (the lease is 1 s here),
+                // and
                 // the feeder, restarting from its checkpoint, finds the history lost again and resyncs again
                 .isGreaterThanOrEqualTo(1.0);
 

@@ -12,6 +12,7 @@ import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.changestream.ChangeStreamDocument;
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.FeederConfig;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.metadata.MetadataStore;
@@ -45,23 +46,24 @@ import org.junit.jupiter.api.Timeout;
  * hold the update (or its delete).
  */
 @Timeout(90)
-class MissingImageIntegrationTest {
+class MissingImageIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
     static final FeederConfig ONE_EVENT_PER_BATCH = new FeederConfig(1, Duration.ofMillis(20), true);
     static final BsonDocument BEFORE = order(1, NOW, "v1");
 
-    TwoTiers tiers;
     final List<Feeder> feeders = new ArrayList<>();
     final List<HeldSubscription> holds = new ArrayList<>();
 
     /** The race's three writes, as the fast tier timed them, and the stream position of the reader's probe. */
-    record Race(BsonTimestamp updated, BsonTimestamp readerBarrier, BsonDocument updateToken, BsonDocument readerProbeToken) {
-    }
+    record Race(
+            BsonTimestamp updated,
+            BsonTimestamp readerBarrier,
+            BsonDocument updateToken,
+            BsonDocument readerProbeToken) {}
 
     @BeforeEach
     void start() throws Exception {
-        tiers = new TwoTiers();
         Feeder first = tiers.feeder(ONE_EVENT_PER_BATCH, TwoTiers.feederOptions(FaultInjection.NONE));
         tiers.fastOrders().insertOne(BEFORE);
         tiers.sync();
@@ -73,7 +75,6 @@ class MissingImageIntegrationTest {
     void stop() {
         holds.forEach(HeldSubscription::release);
         feeders.forEach(Feeder::close);
-        tiers.close();
     }
 
     /** A live feeder whose stream reads the update only after the delete: it holds mirrored-through below the update. */
@@ -82,7 +83,9 @@ class MissingImageIntegrationTest {
         HeldSubscription stream = hold(HeldSubscription.firstChangeStream(tiers.fast));
         HeldSubscription delete = hold(HeldSubscription.firstBulkWriteWithA(DeleteOneModel.class, tiers.archive));
         start(stream.client(), delete.client(), FaultInjection.NONE);
-        assertThat(stream.awaitHeld(Duration.ofSeconds(20))).as("the feeder opened its stream").isTrue();
+        assertThat(stream.awaitHeld(Duration.ofSeconds(20)))
+                .as("the feeder opened its stream")
+                .isTrue();
 
         Race race = race();
         stream.release();
@@ -100,12 +103,16 @@ class MissingImageIntegrationTest {
         Race[] race = new Race[1];
         Feeder dying = start(stream.client(), tiers.archive, point -> {
             // dies once the update's batch is checkpointed, before the reader's probe's batch is
-            if (point == FaultPoint.FEEDER_CHECKPOINTED && race[0] != null
-                    && race[0].updateToken().equals(tiers.store.feederCheckpoint().resumeToken())) {
+            if (point == FaultPoint.FEEDER_CHECKPOINTED
+                    && race[0] != null
+                    && race[0].updateToken()
+                            .equals(tiers.store.feederCheckpoint().resumeToken())) {
                 throw new InjectedCrash(point);
             }
         });
-        assertThat(stream.awaitHeld(Duration.ofSeconds(20))).as("the feeder opened its stream").isTrue();
+        assertThat(stream.awaitHeld(Duration.ofSeconds(20)))
+                .as("the feeder opened its stream")
+                .isTrue();
         race[0] = race();
         stream.release();
         Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> !dying.running());
@@ -122,7 +129,9 @@ class MissingImageIntegrationTest {
     }
 
     private Feeder start(MongoClient fast, MongoClient archive, FaultInjection faults) {
-        Feeder feeder = new Feeder(fast, archive, List.of(TwoTiers.POLICY), ONE_EVENT_PER_BATCH, TwoTiers.feederOptions(faults)).start();
+        Feeder feeder = new Feeder(
+                        fast, archive, List.of(TwoTiers.POLICY), ONE_EVENT_PER_BATCH, TwoTiers.feederOptions(faults))
+                .start();
         feeders.add(feeder);
         return feeder;
     }
@@ -136,7 +145,10 @@ class MissingImageIntegrationTest {
         }
         BsonTimestamp readerBarrier = tiers.barrier.probe();
         tiers.userDeletes.deleteOne(TwoTiers.NS, new BsonInt32(1));
-        return new Race(updated, readerBarrier, resumeTokenAt(updated, TwoTiers.POLICY.database(), TwoTiers.POLICY.collection()),
+        return new Race(
+                updated,
+                readerBarrier,
+                resumeTokenAt(updated, TwoTiers.POLICY.database(), TwoTiers.POLICY.collection()),
                 resumeTokenAt(readerBarrier, MetadataStore.DATABASE, MetadataStore.PROBES));
     }
 
@@ -145,27 +157,43 @@ class MissingImageIntegrationTest {
      * checkpointed, the checkpoint covers the reader's barrier only if the archive holds the update.
      */
     private void assertTheArchiveHoldsWhatIsPublished(Race race, HeldSubscription delete) throws Exception {
-        assertThat(delete.awaitHeld(Duration.ofSeconds(20))).as("the delete's archive write was reached").isTrue();
-        Awaitility.await().atMost(Duration.ofSeconds(20))
-                .until(() -> race.readerProbeToken().equals(tiers.store.feederCheckpoint().resumeToken()));
+        assertThat(delete.awaitHeld(Duration.ofSeconds(20)))
+                .as("the delete's archive write was reached")
+                .isTrue();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> race.readerProbeToken()
+                        .equals(tiers.store.feederCheckpoint().resumeToken()));
         FeederCheckpoint published = tiers.store.feederCheckpoint();
         BsonDocument archived = byId(tiers.archiveOrders(), new BsonInt32(1));
         assertThat(published.covers(race.readerBarrier()) && BEFORE.equals(archived))
-                .as("mirrored-through %s covers the reader's barrier %s (after the update at %s) while the archive holds %s",
-                        Feeder.describe(published.mirroredThrough()), Feeder.describe(race.readerBarrier()),
-                        Feeder.describe(race.updated()), archived)
+                .as(
+                        "mirrored-through %s covers the reader's barrier %s (after the update at %s) while the archive holds %s",
+                        Feeder.describe(published.mirroredThrough()),
+                        Feeder.describe(race.readerBarrier()),
+                        Feeder.describe(race.updated()),
+                        archived)
                 .isFalse();
-        assertThat(published.covers(race.updated())).as("not published past the update while its delete waits").isFalse();
+        assertThat(published.covers(race.updated()))
+                .as("not published past the update while its delete waits")
+                .isFalse();
 
         delete.release();
         tiers.sync();
-        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1))).as("the delete reached the archive").isNull();
+        assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
+                .as("the delete reached the archive")
+                .isNull();
     }
 
     /** The resume token of the change event at {@code time} in {@code db.coll}, read from the fast tier's stream. */
     private BsonDocument resumeTokenAt(BsonTimestamp time, String db, String coll) {
-        var cursor = tiers.fastSync.watch(List.of(Aggregates.match(Filters.and(Filters.eq("ns.db", db), Filters.eq("ns.coll", coll)))),
-                BsonDocument.class).startAtOperationTime(time).maxAwaitTime(100, TimeUnit.MILLISECONDS).cursor();
+        var cursor = tiers.fastSync
+                .watch(
+                        List.of(Aggregates.match(Filters.and(Filters.eq("ns.db", db), Filters.eq("ns.coll", coll)))),
+                        BsonDocument.class)
+                .startAtOperationTime(time)
+                .maxAwaitTime(100, TimeUnit.MILLISECONDS)
+                .cursor();
         try (cursor) {
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (System.nanoTime() < deadline) {

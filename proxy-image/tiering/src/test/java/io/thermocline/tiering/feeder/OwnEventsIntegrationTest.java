@@ -5,6 +5,7 @@ import static io.thermocline.tiering.TwoTiers.order;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thermocline.config.FeederConfig;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.provenance.OwnWrites;
 import io.thermocline.tiering.reactive.Blocking;
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.BsonDocument;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -28,27 +28,20 @@ import org.junit.jupiter.api.Timeout;
  * reads, evictions and the sync barrier wait for.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class OwnEventsIntegrationTest {
+class OwnEventsIntegrationTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
     static final int BATCH = 10;
     /** Each archive round trip of the feeder takes this long: a disk-bound archive. */
     static final long ARCHIVE_MILLIS = 100;
 
-    TwoTiers tiers;
     OwnWrites promotions;
     final AtomicInteger archiveRoundTrips = new AtomicInteger();
     int nextOwnId = 100_000;
 
     @BeforeEach
     void start() {
-        tiers = new TwoTiers();
         promotions = new OwnWrites(tiers.fast, tiers.store, "proxy/test");
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
     }
 
     @Test
@@ -58,12 +51,16 @@ class OwnEventsIntegrationTest {
             copyUp(100); // 3,030 own events: 303 batches of 10 if they took batch slots
         }
         tiers.sync(); // only own events (and the barrier's probe) since the last checkpoint: it must still advance
-        assertThat(archiveRoundTrips).as("archive round trips for own events only").hasValue(0);
+        assertThat(archiveRoundTrips)
+                .as("archive round trips for own events only")
+                .hasValue(0);
 
         tiers.fastOrders().insertOne(order(1, NOW, "user"));
         tiers.sync();
         assertThat(all(tiers.archiveOrders())).containsExactly(order(1, NOW, "user"));
-        assertThat(archiveRoundTrips).as("archive round trips for one user write").hasValue(1);
+        assertThat(archiveRoundTrips)
+                .as("archive round trips for one user write")
+                .hasValue(1);
     }
 
     @Test
@@ -83,7 +80,9 @@ class OwnEventsIntegrationTest {
         // How many round trips those took depends on how the stream's events arrive (a batch closes when the stream
         // pauses between getMores, which a loaded machine does at any moment): EventQueueTest proves, with every event
         // queued at once, that own events take no batch slot; the round trips are a benchmark's, not a test's.
-        assertThat(archiveRoundTrips.get()).as("archive round trips for 30 user writes among 450 own events").isPositive();
+        assertThat(archiveRoundTrips.get())
+                .as("archive round trips for 30 user writes among 450 own events")
+                .isPositive();
     }
 
     private void slowFeeder() {

@@ -2,24 +2,17 @@ package io.thermocline.tiering.feeder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.mongodb.ReadConcern;
-import com.mongodb.TransactionOptions;
-import com.mongodb.WriteConcern;
 import com.mongodb.client.model.Filters;
-import com.mongodb.reactivestreams.client.ClientSession;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.provenance.Fence;
-import io.thermocline.tiering.provenance.Fences;
-import io.thermocline.tiering.reactive.Blocking;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -28,28 +21,10 @@ import org.junit.jupiter.api.Timeout;
  * (the evictor no longer waits for the archive to hold it; the feeder would have mirrored it from the fence).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ResyncEvictedVersionsTest {
-
-    TwoTiers tiers;
-    Fences fences;
-
-    @BeforeEach
-    void start() {
-        tiers = new TwoTiers();
-        fences = new Fences(tiers.store);
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
-    }
+class ResyncEvictedVersionsTest extends OnTwoTiers {
 
     private void evict(BsonDocument version) {
-        ClientSession session = Blocking.single(tiers.fast.startSession()).orElseThrow();
-        session.startTransaction(TransactionOptions.builder().readConcern(ReadConcern.LOCAL).writeConcern(WriteConcern.MAJORITY).build());
-        fences.writeEviction(session, TwoTiers.NS, version);
-        Blocking.run(session.commitTransaction());
-        session.close();
+        tiers.inFastTransaction(session -> tiers.fences.writeEviction(session, TwoTiers.NS, version));
     }
 
     private static BsonDocument order(int id, String state) {
@@ -57,7 +32,8 @@ class ResyncEvictedVersionsTest {
     }
 
     private Resync.Result resync() {
-        ArchiveWriter writer = new ArchiveWriter(tiers.archive, new DeadLetters(tiers.store), FeederMetrics.in(new PrometheusRegistry()));
+        ArchiveWriter writer = new ArchiveWriter(
+                tiers.archive, new DeadLetters(tiers.store), FeederMetrics.in(new PrometheusRegistry()));
         return new Resync(tiers.fast, tiers.archive, tiers.store, writer).run(List.of(TwoTiers.POLICY), () -> 10_000);
     }
 
@@ -77,7 +53,7 @@ class ResyncEvictedVersionsTest {
     void aVersionEvictedBeforeADropIsNotBroughtBack() throws Exception {
         evict(order(3, "before the drop"));
         Thread.sleep(5);
-        fences.writeDrop(TwoTiers.NS, Fence.Kind.DROPPED);
+        tiers.fences.writeDrop(TwoTiers.NS, Fence.Kind.DROPPED);
         resync();
         assertThat(tiers.archiveOrders().countDocuments(Filters.eq("_id", 3))).isZero();
     }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.mongodb.client.model.Filters;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.warmer.Warmer;
 import io.thermocline.tiering.worker.FaultInjection;
@@ -17,8 +18,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonInt32;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,29 +28,21 @@ import org.junit.jupiter.api.Timeout;
  * no longer has, and nothing would ever remove it.
  */
 @Timeout(60)
-class ArchiveFollowerDeleteFenceTest {
+class ArchiveFollowerDeleteFenceTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
-    TwoTiers tiers;
-
-    @BeforeEach
-    void start() {
-        tiers = new TwoTiers();
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
-    }
 
     @Test
     void anArchiveDeleteAppliedWhileAWarmCopyIsInFlightIsNotUndoneByTheCopy() throws Exception {
-        tiers.archiveOrders().insertMany(List.of(order(1, NOW.minusSeconds(60), "kept"), order(2, NOW.minusSeconds(120), "deleted")));
+        tiers.archiveOrders()
+                .insertMany(
+                        List.of(order(1, NOW.minusSeconds(60), "kept"), order(2, NOW.minusSeconds(120), "deleted")));
         Shadowing.enter(tiers);
         tiers.feeder(); // the warmer's barrier needs it; it has nothing to mirror in shadow
         Shadowing.Pause beforeCopy = new Shadowing.Pause(FaultPoint.WARMER_BEFORE_COPY);
         Warmer warmer = tiers.warmer(10, TwoTiers.warmerOptions(beforeCopy));
-        try (ArchiveFollower follower = Shadowing.follower(tiers, "follower", Duration.ofSeconds(5), FaultInjection.NONE)) {
+        try (ArchiveFollower follower =
+                Shadowing.follower(tiers, "follower", Duration.ofSeconds(5), FaultInjection.NONE)) {
             CompletableFuture<Boolean> warming = CompletableFuture.supplyAsync(() -> {
                 try {
                     return warmer.warmAll();
@@ -66,7 +57,9 @@ class ArchiveFollowerDeleteFenceTest {
             beforeCopy.resume();
             assertThat(warming.get(30, TimeUnit.SECONDS)).isTrue();
 
-            assertThat(byId(tiers.fastOrders(), new BsonInt32(2))).as("the deleted document was not resurrected").isNull();
+            assertThat(byId(tiers.fastOrders(), new BsonInt32(2)))
+                    .as("the deleted document was not resurrected")
+                    .isNull();
             assertThat(all(tiers.fastOrders())).isEqualTo(all(tiers.archiveOrders()));
         }
     }

@@ -8,14 +8,13 @@ import static org.awaitility.Awaitility.await;
 
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
-import io.thermocline.tiering.TwoTiers;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.worker.FaultInjection;
 import io.thermocline.tiering.worker.FaultPoint;
 import java.time.Duration;
 import java.time.Instant;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,22 +25,15 @@ import org.junit.jupiter.api.Timeout;
  * events (an older insert over a newer update).
  */
 @Timeout(60)
-class ArchiveFollowerLeaseTest {
+class ArchiveFollowerLeaseTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
-    TwoTiers tiers;
     ModeStore modes;
 
     @BeforeEach
     void start() {
-        tiers = new TwoTiers();
         modes = new ModeStore(tiers.store);
         Shadowing.enter(tiers);
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
     }
 
     @Test
@@ -52,7 +44,8 @@ class ArchiveFollowerLeaseTest {
             tiers.archiveOrders().insertOne(order(1, NOW, "v1"));
             beforeApply.awaitReached(); // first read the insert and stopped before its transaction
 
-            try (ArchiveFollower second = Shadowing.follower(tiers, "second", Duration.ofMillis(500), FaultInjection.NONE)) {
+            try (ArchiveFollower second =
+                    Shadowing.follower(tiers, "second", Duration.ofMillis(500), FaultInjection.NONE)) {
                 awaitHolder("second"); // first's lease ran out while it was paused
                 tiers.archiveOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
                 await().atMost(Duration.ofSeconds(20)).until(() -> state(1).equals("v2"));
@@ -60,14 +53,19 @@ class ArchiveFollowerLeaseTest {
                 beforeApply.resume();
                 await().atMost(Duration.ofSeconds(20)).until(() -> first.deposed() > 0 || first.applied() > 0);
 
-                assertThat(all(tiers.fastOrders())).as("the fast tier equals the archive: the deposed batch did not land")
+                assertThat(all(tiers.fastOrders()))
+                        .as("the fast tier equals the archive: the deposed batch did not land")
                         .isEqualTo(all(tiers.archiveOrders()));
-                assertThat(first.applied()).as("the first follower's batch was refused").isZero();
+                assertThat(first.applied())
+                        .as("the first follower's batch was refused")
+                        .isZero();
                 assertThat(modes.follower().lease().owner()).isEqualTo("second");
 
                 tiers.archiveOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v3"));
                 await().atMost(Duration.ofSeconds(20)).until(() -> state(1).equals("v3"));
-                assertThat(first.applied()).as("the deposed follower stays a standby while the lease is held").isZero();
+                assertThat(first.applied())
+                        .as("the deposed follower stays a standby while the lease is held")
+                        .isZero();
             }
         }
     }
@@ -87,7 +85,9 @@ class ArchiveFollowerLeaseTest {
             tiers.archiveOrders().insertOne(order(2, NOW, "v1"));
             await().atMost(Duration.ofSeconds(20)).until(() -> byId(tiers.fastOrders(), new BsonInt32(2)) != null);
             assertThat(all(tiers.fastOrders())).isEqualTo(all(tiers.archiveOrders()));
-            assertThat(second.applied()).as("the successor resumed after the events its predecessor applied").isEqualTo(1);
+            assertThat(second.applied())
+                    .as("the successor resumed after the events its predecessor applied")
+                    .isEqualTo(1);
         }
     }
 

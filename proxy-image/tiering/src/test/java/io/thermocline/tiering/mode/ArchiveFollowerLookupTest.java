@@ -7,14 +7,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
+import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.worker.FaultPoint;
 import java.time.Duration;
 import java.time.Instant;
 import org.bson.BsonInt32;
 import org.bson.BsonTimestamp;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,20 +25,9 @@ import org.junit.jupiter.api.Timeout;
  * blamed for the archive's next write (ShadowHistoryTest diverged once in CI).
  */
 @Timeout(60)
-class ArchiveFollowerLookupTest {
+class ArchiveFollowerLookupTest extends OnTwoTiers {
 
     static final Instant NOW = Instant.now();
-    TwoTiers tiers;
-
-    @BeforeEach
-    void start() {
-        tiers = new TwoTiers();
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
-    }
 
     @Test
     void aBatchWhoseLookupSawALaterUpdateAnnouncesThatUpdate() throws Exception {
@@ -58,12 +46,19 @@ class ArchiveFollowerLookupTest {
         try (ArchiveFollower follower = Shadowing.follower(tiers, "follower", Duration.ofSeconds(5), afterFirstBatch)) {
             afterFirstBatch.awaitReached();
             try {
-                assertThat(follower.applied()).as("the first batch held the first update, not the second").isEqualTo(100);
-                assertThat(byId(tiers.fastOrders(), new BsonInt32(0)).getString("state").getValue())
-                        .as("the first update's post-image, looked up after the second update").isEqualTo("v2");
+                assertThat(follower.applied())
+                        .as("the first batch held the first update, not the second")
+                        .isEqualTo(100);
+                assertThat(byId(tiers.fastOrders(), new BsonInt32(0))
+                                .getString("state")
+                                .getValue())
+                        .as("the first update's post-image, looked up after the second update")
+                        .isEqualTo("v2");
                 BsonTimestamp announced = new ModeStore(tiers.store).follower().changing(TwoTiers.NS);
-                assertThat(announced).as("changing announced with the first batch, the second update written at %s", laterUpdate)
-                        .isNotNull().isGreaterThanOrEqualTo(laterUpdate);
+                assertThat(announced)
+                        .as("changing announced with the first batch, the second update written at %s", laterUpdate)
+                        .isNotNull()
+                        .isGreaterThanOrEqualTo(laterUpdate);
             } finally {
                 afterFirstBatch.resume();
             }

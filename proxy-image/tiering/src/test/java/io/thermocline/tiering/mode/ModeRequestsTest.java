@@ -1,34 +1,25 @@
 package io.thermocline.tiering.mode;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.thermocline.config.Mode;
-import io.thermocline.tiering.TwoTiers;
-import org.junit.jupiter.api.AfterEach;
+import io.thermocline.tiering.OnTwoTiers;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Who asks for a mode: a process restarting with a config that names no {@code mode:} (the operator
  * renders none) must not undo the operator's or the CLI's request; a config that names one asks once.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ModeRequestsTest {
-    private TwoTiers tiers;
+class ModeRequestsTest extends OnTwoTiers {
     private ModeStore modes;
 
     @BeforeEach
     void start() {
-        tiers = new TwoTiers();
         modes = new ModeStore(tiers.store);
-    }
-
-    @AfterEach
-    void stop() {
-        tiers.close();
     }
 
     @Test
@@ -45,7 +36,9 @@ class ModeRequestsTest {
         assertThat(modes.read().requested()).isEqualTo(Mode.SHADOW);
         modes.request(Mode.TIERED, false, "cli");
         modes.requestFromConfig(Mode.SHADOW);
-        assertThat(modes.read().requested()).as("a restart keeps the later CLI request").isEqualTo(Mode.TIERED);
+        assertThat(modes.read().requested())
+                .as("a restart keeps the later CLI request")
+                .isEqualTo(Mode.TIERED);
         modes.requestFromConfig(Mode.DRAINING);
         assertThat(modes.read().requested()).as("a changed config asks again").isEqualTo(Mode.DRAINING);
     }
