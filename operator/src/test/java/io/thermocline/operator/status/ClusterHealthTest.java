@@ -19,20 +19,47 @@ class ClusterHealthTest {
     private static final VersionDecision MATCHES = new VersionDecision(true, "7.0.14", "MatchesArchive", "ok");
     private static final ReplicaSetState CONVERGED = new ReplicaSetState.Converged(List.of("a", "b", "c"), "7.0");
 
-    private static Inputs healthy() {
-        return new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                new Replicas(3, 3),
-                CONVERGED,
-                new Replicas(2, 2),
-                new Replicas(1, 1),
-                new TieringSnapshot(1L, true, 1L, 1L),
-                300,
-                null,
-                List.of());
+    /**
+     * The inputs of a ready cluster (3/3 members, converged, proxies and feeder ready, feeder lag 1 s of 300),
+     * which a test changes field by field before it evaluates them.
+     */
+    private static final class Given {
+        boolean paused;
+        String specProblem;
+        ArchiveReport archive = REACHABLE;
+        VersionDecision version = MATCHES;
+        Replicas fastTier = new Replicas(3, 3);
+        ReplicaSetState replicaSet = CONVERGED;
+        Replicas proxy = new Replicas(2, 2);
+        Replicas feeder = new Replicas(1, 1);
+        TieringSnapshot tiering = new TieringSnapshot(1L, true, 1L, 1L);
+        String previousPhase;
+        Observed lastFeederObservation;
+
+        /** ... that were Ready at the last reconcile. */
+        Given wasReady() {
+            previousPhase = "Ready";
+            return this;
+        }
+
+        Health evaluate() {
+            return ClusterHealth.evaluate(new Inputs(
+                    paused,
+                    specProblem,
+                    archive,
+                    version,
+                    fastTier,
+                    replicaSet,
+                    proxy,
+                    feeder,
+                    tiering,
+                    300,
+                    previousPhase,
+                    List.of(),
+                    null,
+                    null,
+                    lastFeederObservation));
+        }
     }
 
     private static Observed condition(Health health, ConditionType type) {
@@ -44,7 +71,7 @@ class ClusterHealthTest {
 
     @Test
     void everythingReadyIsReady() {
-        Health health = ClusterHealth.evaluate(healthy());
+        Health health = new Given().evaluate();
         assertThat(health.phase()).isEqualTo("Ready");
         assertThat(health.ready()).isTrue();
         // Warmed is reported once a warmer Job exists (not an input here); ModeActive, Drained and FollowerHealthy by
@@ -68,20 +95,9 @@ class ClusterHealthTest {
 
     @Test
     void aReadyClusterLosingAMemberIsDegraded() {
-        Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                new Replicas(3, 2),
-                CONVERGED,
-                in.proxy(),
-                in.feeder(),
-                in.tiering(),
-                300,
-                "Ready",
-                List.of()));
+        Given given = new Given().wasReady();
+        given.fastTier = new Replicas(3, 2);
+        Health health = given.evaluate();
         assertThat(health.phase()).isEqualTo("Degraded");
         assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("MembersNotReady");
         assertThat(condition(health, ConditionType.FastTierReady).message()).startsWith("2/3");
@@ -89,20 +105,12 @@ class ClusterHealthTest {
 
     @Test
     void pauseWinsOverComponentState() {
-        Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(
-                true,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                CONVERGED,
-                new Replicas(2, 0),
-                new Replicas(1, 0),
-                null,
-                300,
-                "Ready",
-                List.of()));
+        Given given = new Given().wasReady();
+        given.paused = true;
+        given.proxy = new Replicas(2, 0);
+        given.feeder = new Replicas(1, 0);
+        given.tiering = null;
+        Health health = given.evaluate();
         assertThat(health.phase()).isEqualTo("Paused");
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("Paused");
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("Paused");
@@ -111,19 +119,14 @@ class ClusterHealthTest {
 
     @Test
     void invalidSpecFailsAndNamesTheProblem() {
-        Health health = ClusterHealth.evaluate(new Inputs(
-                false,
-                "collections[1]: duplicate",
-                REACHABLE,
-                MATCHES,
-                null,
-                null,
-                null,
-                null,
-                null,
-                300,
-                null,
-                List.of()));
+        Given given = new Given();
+        given.specProblem = "collections[1]: duplicate";
+        given.fastTier = null;
+        given.replicaSet = null;
+        given.proxy = null;
+        given.feeder = null;
+        given.tiering = null;
+        Health health = given.evaluate();
         assertThat(health.phase()).isEqualTo("Failed");
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("InvalidSpec");
         assertThat(condition(health, ConditionType.Ready).message()).contains("collections[1]");
@@ -132,42 +135,20 @@ class ClusterHealthTest {
 
     @Test
     void feederLagAboveTheLimitIsUnhealthy() {
-        Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                CONVERGED,
-                in.proxy(),
-                in.feeder(),
-                new TieringSnapshot(301L, false, 1L, 1L),
-                300,
-                "Ready",
-                List.of()));
+        Given given = new Given().wasReady();
+        given.tiering = new TieringSnapshot(301L, false, 1L, 1L);
+        Health health = given.evaluate();
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("LagTooHigh");
         assertThat(health.phase()).isEqualTo("Degraded");
     }
 
     @Test
     void deadLettersMakeTheFeederUnhealthyAndSayWhatToDo() {
-        Inputs in = healthy();
         var alerts = new TieringSnapshot.FeederAlerts(
                 2, "shop.orders _id 7: upsert failed with code 11000 (E11000 duplicate key)", null, false);
-        Health health = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                CONVERGED,
-                in.proxy(),
-                in.feeder(),
-                new TieringSnapshot(0L, true, 1L, 1L, List.of(), alerts),
-                300,
-                "Ready",
-                List.of()));
+        Given given = new Given().wasReady();
+        given.tiering = new TieringSnapshot(0L, true, 1L, 1L, List.of(), alerts);
+        Health health = given.evaluate();
         Observed feeder = condition(health, ConditionType.FeederHealthy);
         assertThat(feeder.holds()).isFalse();
         assertThat(feeder.reason()).isEqualTo("DeadLetters");
@@ -177,61 +158,31 @@ class ClusterHealthTest {
 
     @Test
     void aResyncAfterLostHistoryIsReportedWhileItRuns() {
-        Inputs in = healthy();
         var alerts = new TieringSnapshot.FeederAlerts(0, null, java.time.Instant.parse("2026-01-01T00:00:00Z"), true);
-        Health health = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                CONVERGED,
-                in.proxy(),
-                in.feeder(),
-                new TieringSnapshot(0L, false, 1L, 1L, List.of(), alerts),
-                300,
-                "Ready",
-                List.of()));
+        Given given = new Given().wasReady();
+        given.tiering = new TieringSnapshot(0L, false, 1L, 1L, List.of(), alerts);
+        Health health = given.evaluate();
         assertThat(condition(health, ConditionType.FeederHealthy).reason()).isEqualTo("ChangeStreamHistoryLost");
         assertThat(condition(health, ConditionType.FeederHealthy).message()).contains("resyncing", "oplog");
     }
 
     @Test
     void replicaSetStillConvergingKeepsFastTierNotReady() {
-        Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                new ReplicaSetState.Converging("AddingMember", "adding x"),
-                in.proxy(),
-                in.feeder(),
-                null,
-                300,
-                null,
-                List.of()));
+        Given given = new Given();
+        given.replicaSet = new ReplicaSetState.Converging("AddingMember", "adding x");
+        given.tiering = null;
+        Health health = given.evaluate();
         assertThat(condition(health, ConditionType.FastTierReady).reason()).isEqualTo("AddingMember");
         assertThat(health.phase()).isEqualTo("Progressing");
     }
 
     @Test
     void unreachableArchiveOfARunningClusterIsDegraded() {
-        Inputs in = healthy();
-        Health health = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                new ArchiveReport.Unusable("NoPrimary", "no primary"),
-                null,
-                in.fastTier(),
-                CONVERGED,
-                in.proxy(),
-                in.feeder(),
-                null,
-                300,
-                "Ready",
-                List.of()));
+        Given given = new Given().wasReady();
+        given.archive = new ArchiveReport.Unusable("NoPrimary", "no primary");
+        given.version = null;
+        given.tiering = null;
+        Health health = given.evaluate();
         assertThat(health.phase()).isEqualTo("Degraded");
         assertThat(condition(health, ConditionType.VersionCompatible).status()).isEqualTo(Observed.Status.Unknown);
         assertThat(condition(health, ConditionType.Ready).reason()).isEqualTo("ArchiveNotReachable");
@@ -240,65 +191,25 @@ class ClusterHealthTest {
     /** While the feeder's progress cannot be read (a roll, an operator restart), its last reading stands, never "Mirroring". */
     @Test
     void anUnreadFeederProgressKeepsTheLastObservationOrIsUnknown() {
-        Inputs in = healthy();
         Observed deadLetters =
                 Observed.isFalse(ConditionType.FeederHealthy, "DeadLetters", "3 mirror write(s) refused");
-        Health kept = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                CONVERGED,
-                in.proxy(),
-                in.feeder(),
-                null,
-                300,
-                "Ready",
-                List.of(),
-                null,
-                null,
-                deadLetters));
+        Given unread = new Given().wasReady();
+        unread.tiering = null;
+        unread.lastFeederObservation = deadLetters;
+        Health kept = unread.evaluate();
         assertThat(condition(kept, ConditionType.FeederHealthy)).isEqualTo(deadLetters);
         assertThat(kept.ready()).isFalse();
 
-        Health never = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                CONVERGED,
-                in.proxy(),
-                in.feeder(),
-                null,
-                300,
-                null,
-                List.of(),
-                null,
-                null,
-                null));
+        Given neverRead = new Given();
+        neverRead.tiering = null;
+        Health never = neverRead.evaluate();
         assertThat(condition(never, ConditionType.FeederHealthy).status()).isEqualTo(Observed.Status.Unknown);
         assertThat(condition(never, ConditionType.FeederHealthy).reason()).isEqualTo("NotObserved");
         assertThat(never.ready()).isFalse();
 
         // the Deployment's own state comes first: a feeder without ready pods is not "dead letters as before"
-        Health down = ClusterHealth.evaluate(new Inputs(
-                false,
-                null,
-                REACHABLE,
-                MATCHES,
-                in.fastTier(),
-                CONVERGED,
-                in.proxy(),
-                new Replicas(1, 0),
-                null,
-                300,
-                "Ready",
-                List.of(),
-                null,
-                null,
-                deadLetters));
+        unread.feeder = new Replicas(1, 0);
+        Health down = unread.evaluate();
         assertThat(condition(down, ConditionType.FeederHealthy).reason()).isEqualTo("ReplicasNotReady");
     }
 
