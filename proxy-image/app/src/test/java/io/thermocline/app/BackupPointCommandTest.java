@@ -1,31 +1,22 @@
 package io.thermocline.app;
 
+import static io.thermocline.app.LocalTiers.orders;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Filters;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.thermocline.config.ConfigLoader;
 import io.thermocline.config.ThermoclineConfig;
-import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.tiering.Namespace;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.DeadLetters;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.worker.TierClients;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -35,7 +26,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code thermocline backup-point} against two embedded replica sets: each outcome (reached after waiting for a feeder
@@ -50,32 +40,20 @@ class BackupPointCommandTest {
     @TempDir
     Path dir;
 
-    EmbeddedReplicaSet fast;
-    EmbeddedReplicaSet archive;
+    LocalTiers tiers;
     Path config;
     ThermoclineConfig loaded;
-    MongoClient fastClient;
-    MongoClient archiveClient;
 
     @BeforeEach
     void start() throws Exception {
-        fast = EmbeddedReplicaSet.builder().name("fast").build().start();
-        archive = EmbeddedReplicaSet.builder().name("archive").build().start();
-        config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
-                + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
-                + "auth: {mode: disabled}\n"
-                + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
-        loaded = ConfigLoader.load(config, Map.of());
-        fastClient = MongoClients.create(fast.connectionString());
-        archiveClient = MongoClients.create(archive.connectionString());
+        tiers = LocalTiers.start(dir);
+        config = tiers.config;
+        loaded = tiers.loaded();
     }
 
     @AfterEach
     void stop() {
-        fastClient.close();
-        archiveClient.close();
-        fast.close();
-        archive.close();
+        tiers.close();
     }
 
     @Test
@@ -85,18 +63,24 @@ class BackupPointCommandTest {
         }
         // acknowledged by the fast tier while no feeder runs: only a wait can get them into the archive
         insert(1, 40);
-        CompletableFuture<Run> point = CompletableFuture.supplyAsync(() -> run("backup-point", "--json", "--timeout", "120", "--config", config.toString()));
+        CompletableFuture<CommandRun> point = CompletableFuture.supplyAsync(() ->
+                CommandRun.thermocline("backup-point", "--json", "--timeout", "120", "--config", config.toString()));
         Thread.sleep(2500);
-        assertThat(point).as("the feeder is down: the point cannot be reached yet").isNotDone();
+        assertThat(point)
+                .as("the feeder is down: the point cannot be reached yet")
+                .isNotDone();
         try (Feeder second = feeder()) {
-            Run r = point.get();
+            CommandRun r = point.get();
             assertThat(r.exit()).as("out: %s%nerr: %s", r.out(), r.err()).isZero();
             assertThat(r.err()).contains("backup-point: waiting for the feeder: mirrored through");
             BsonDocument d = BsonDocument.parse(r.out());
             assertThat(r.out()).doesNotContain("$numberLong").doesNotContain("$timestamp");
             assertThat(d.getString("outcome").getValue()).isEqualTo("reached");
-            assertThat(orders(archiveClient).countDocuments()).as("every write acknowledged before the command is in the archive").isEqualTo(40);
-            assertThat(Instant.parse(d.getString("restoreAtOrAfter").getValue())).isAfter(Instant.parse(d.getString("archiveTimeIso").getValue()));
+            assertThat(orders(tiers.archiveClient).countDocuments())
+                    .as("every write acknowledged before the command is in the archive")
+                    .isEqualTo(40);
+            assertThat(Instant.parse(d.getString("restoreAtOrAfter").getValue()))
+                    .isAfter(Instant.parse(d.getString("archiveTimeIso").getValue()));
         }
     }
 
@@ -106,22 +90,33 @@ class BackupPointCommandTest {
             assertThat(first.awaitStreaming(Duration.ofSeconds(30))).isTrue();
         }
         insert(1, 5);
-        Run r = run("backup-point", "--timeout", "2", "--config", config.toString());
+        CommandRun r = CommandRun.thermocline("backup-point", "--timeout", "2", "--config", config.toString());
         assertThat(r.exit()).as("out: %s%nerr: %s", r.out(), r.err()).isEqualTo(3);
-        assertThat(r.err()).contains("backup-point: waiting for the feeder: mirrored through")
-                .contains("timed out: the feeder is advancing but has not mirrored everything").contains("longer --timeout");
+        assertThat(r.err())
+                .contains("backup-point: waiting for the feeder: mirrored through")
+                .contains("timed out: the feeder is advancing but has not mirrored everything")
+                .contains("longer --timeout");
         assertThat(r.out()).isEmpty();
     }
 
     @Test
     void refusesWhileADeadLetterHoldsADocumentOnlyTheFastTierHas() throws Exception {
-        try (Feeder feeder = feeder(); TierClients clients = TierClients.open(loaded, "test")) {
+        try (Feeder feeder = feeder();
+                TierClients clients = TierClients.open(loaded, "test")) {
             assertThat(feeder.awaitStreaming(Duration.ofSeconds(30))).isTrue();
-            new DeadLetters(new MetadataStore(clients.fast())).record(new Namespace("shop", "orders"), new BsonInt32(77), "upsert", 11000,
-                    "E11000 duplicate key error collection: shop.orders index: sku_1");
-            Run r = run("backup-point", "--json", "--timeout", "30", "--config", config.toString());
+            new DeadLetters(new MetadataStore(clients.fast()))
+                    .record(
+                            new Namespace("shop", "orders"),
+                            new BsonInt32(77),
+                            "upsert",
+                            11000,
+                            "E11000 duplicate key error collection: shop.orders index: sku_1");
+            CommandRun r =
+                    CommandRun.thermocline("backup-point", "--json", "--timeout", "30", "--config", config.toString());
             assertThat(r.exit()).as("out: %s%nerr: %s", r.out(), r.err()).isEqualTo(1);
-            assertThat(r.err()).contains("refused: 1 dead letter(s)").contains("shop.orders {\"_id\": 77}: upsert failed with code 11000");
+            assertThat(r.err())
+                    .contains("refused: 1 dead letter(s)")
+                    .contains("shop.orders {\"_id\": 77}: upsert failed with code 11000");
             BsonDocument d = BsonDocument.parse(r.out());
             assertThat(d.getString("reason").getValue()).isEqualTo("DEAD_LETTERS");
         }
@@ -136,17 +131,31 @@ class BackupPointCommandTest {
             // the last feeder's lease ran out a minute ago and no successor took it
             MetadataStore store = new MetadataStore(clients.fast());
             FeederCheckpoint c = store.feederCheckpoint();
-            store.saveFeederCheckpoint(c, new FeederCheckpoint(c.resumeToken(), c.mirroredThrough(), c.openOwnTransaction(), c.mirroredEvents(),
-                    c.lagSeconds(), c.pendingEvents(), c.owner(), Instant.now().minusSeconds(60), c.version()));
+            store.saveFeederCheckpoint(
+                    c,
+                    new FeederCheckpoint(
+                            c.resumeToken(),
+                            c.mirroredThrough(),
+                            c.openOwnTransaction(),
+                            c.mirroredEvents(),
+                            c.lagSeconds(),
+                            c.pendingEvents(),
+                            c.owner(),
+                            Instant.now().minusSeconds(60),
+                            c.version()));
         }
         insert(1, 3);
-        Run r = run("backup-point", "--timeout", "60", "--config", config.toString());
+        CommandRun r = CommandRun.thermocline("backup-point", "--timeout", "60", "--config", config.toString());
         assertThat(r.exit()).as("out: %s%nerr: %s", r.out(), r.err()).isEqualTo(1);
-        assertThat(r.err()).contains("refused: the feeder is stopped: the lease of feeder-").contains("Start the feeder");
+        assertThat(r.err())
+                .contains("refused: the feeder is stopped: the lease of feeder-")
+                .contains("Start the feeder");
     }
 
     private Feeder feeder() {
-        return Feeder.start(loaded, Feeder.Options.defaults().withRegistry(new PrometheusRegistry()).withLeaseDuration(LEASE));
+        return Feeder.start(
+                loaded,
+                Feeder.Options.defaults().withRegistry(new PrometheusRegistry()).withLeaseDuration(LEASE));
     }
 
     private void insert(int from, int to) {
@@ -154,23 +163,6 @@ class BackupPointCommandTest {
         for (int id = from; id <= to; id++) {
             docs.add(new Document("_id", id).append("createdAt", new Date()));
         }
-        orders(fastClient).insertMany(docs);
-    }
-
-    private static MongoCollection<Document> orders(MongoClient client) {
-        return client.getDatabase("shop").getCollection("orders");
-    }
-
-    record Run(int exit, String out, String err) {
-    }
-
-    static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = Thermocline.commandLine();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        int exit = cli.execute(args);
-        return new Run(exit, out.toString().trim(), err.toString());
+        orders(tiers.fastClient).insertMany(docs);
     }
 }

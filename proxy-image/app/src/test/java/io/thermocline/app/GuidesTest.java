@@ -4,19 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.model.Filters;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.thermocline.config.ConfigLoader;
-import io.thermocline.config.ThermoclineConfig;
-import io.thermocline.embedded.EmbeddedReplicaSet;
-import io.thermocline.proxy.server.ProxyServer;
-import io.thermocline.tiering.feeder.Feeder;
-import io.thermocline.tiering.mode.ArchiveFollower;
-import io.thermocline.tiering.warmer.Warmer;
-import io.thermocline.tiering.worker.TierClients;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,12 +12,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
-import java.util.Map;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * docs/adoption.md and docs/removal.md as scripts: every {@code thermocline} line of their {@code sh} blocks runs, in
@@ -44,39 +30,31 @@ class GuidesTest {
 
     @Test
     void adoptionThenRemovalGuidesRunAgainstTheEmbeddedStack() throws Exception {
-        try (EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").build().start();
-             EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start();
-             MongoClient archiveClient = MongoClients.create(archive.connectionString())) {
+        try (LocalTiers tiers =
+                LocalTiers.start(dir, "shadow: {sampleRate: 1, cutoverQuietPeriod: 1s, minComparisons: 0}\n")) {
             Instant now = Instant.now();
             List<Document> existing = new ArrayList<>();
             for (int id = 1; id <= 50; id++) {
                 existing.add(new Document("_id", id).append("createdAt", Date.from(now.minusSeconds(120L * id))));
             }
-            archiveClient.getDatabase("shop").getCollection("orders").insertMany(existing);
-            Path config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
-                    + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
-                    + "auth: {mode: disabled}\n"
-                    + "shadow: {sampleRate: 1, cutoverQuietPeriod: 1s, minComparisons: 0}\n"
-                    + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
-            ThermoclineConfig loaded = ConfigLoader.load(config, Map.of());
-            try (ProxyServer proxy = ProxyServer.create(loaded).start();
-                 Feeder feeder = Feeder.start(loaded, Feeder.Options.defaults().withRegistry(new PrometheusRegistry()));
-                 Warmer warmer = Warmer.start(loaded, Warmer.Options.defaults().withRegistry(new PrometheusRegistry())
-                         .withRecheckInterval(Duration.ofMillis(200)));
-                 TierClients followerFast = TierClients.open(loaded, "test-follower");
-                 MongoClient followed = MongoClients.create(archive.connectionString());
-                 ArchiveFollower follower = new ArchiveFollower(followerFast.fast(), followed, loaded.collections(), "guide",
-                         Duration.ofMillis(50)).start();
-                 MongoClient app = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true")) {
-                assertThat(feeder.awaitStreaming(Duration.ofSeconds(30))).isTrue();
-                runGuide(Path.of("../../docs/adoption.md"), config);
+            LocalTiers.orders(tiers.archiveClient).insertMany(existing);
+            try (LocalTiers.DataPlane plane = tiers.startDataPlane("guide");
+                    MongoClient app = plane.application("retryWrites=true")) {
+                assertThat(plane.feeder.awaitStreaming(Duration.ofSeconds(30))).isTrue();
+                runGuide(Path.of("../../docs/adoption.md"), tiers.config);
                 insertAsAnApplicationDoes(app, new Document("_id", 1000).append("createdAt", new Date()));
-                runGuide(Path.of("../../docs/removal.md"), config);
-                assertThat(archiveClient.getDatabase("shop").getCollection("orders").find(Filters.eq("_id", 1000)).first())
-                        .as("written while tiered, in the archive once drained").isNotNull();
+                runGuide(Path.of("../../docs/removal.md"), tiers.config);
+                assertThat(LocalTiers.orders(tiers.archiveClient)
+                                .find(Filters.eq("_id", 1000))
+                                .first())
+                        .as("written while tiered, in the archive once drained")
+                        .isNotNull();
                 insertAsAnApplicationDoes(app, new Document("_id", 1001).append("createdAt", new Date()));
-                assertThat(archiveClient.getDatabase("shop").getCollection("orders").find(Filters.eq("_id", 1001)).first())
-                        .as("drained: writes go to the archive directly").isNotNull();
+                assertThat(LocalTiers.orders(tiers.archiveClient)
+                                .find(Filters.eq("_id", 1001))
+                                .first())
+                        .as("drained: writes go to the archive directly")
+                        .isNotNull();
             }
         }
     }
@@ -113,14 +91,13 @@ class GuidesTest {
             if (!inShell || !trimmed.startsWith("thermocline ")) {
                 continue;
             }
-            String[] args = trimmed.substring("thermocline ".length()).replace("$CONFIG", config.toString()).split("\\s+");
-            StringWriter out = new StringWriter();
-            StringWriter err = new StringWriter();
-            CommandLine cli = Thermocline.commandLine();
-            cli.setOut(new PrintWriter(out));
-            cli.setErr(new PrintWriter(err));
-            int exit = cli.execute(args);
-            assertThat(exit).as("%s: %s%nout: %s%nerr: %s", guide.getFileName(), trimmed, out, err).isZero();
+            String[] args = trimmed.substring("thermocline ".length())
+                    .replace("$CONFIG", config.toString())
+                    .split("\\s+");
+            CommandRun run = CommandRun.thermocline(args);
+            assertThat(run.exit())
+                    .as("%s: %s%nout: %s%nerr: %s", guide.getFileName(), trimmed, run.out(), run.err())
+                    .isZero();
             ran++;
         }
         assertThat(ran).as("%s has thermocline steps", guide).isPositive();

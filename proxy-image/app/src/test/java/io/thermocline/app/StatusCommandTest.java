@@ -2,22 +2,17 @@ package io.thermocline.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.thermocline.config.Mode;
+import io.thermocline.config.ThermoclineConfig;
+import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.mode.FollowerLease;
 import io.thermocline.tiering.mode.FollowerResync;
 import io.thermocline.tiering.mode.FollowerState;
-import io.thermocline.config.ConfigLoader;
-import io.thermocline.config.Mode;
-import io.thermocline.config.ThermoclineConfig;
-import io.thermocline.embedded.EmbeddedReplicaSet;
-import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.mode.ModeController;
 import io.thermocline.tiering.mode.ModeDocument;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.worker.TierClients;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,7 +23,6 @@ import org.bson.BsonTimestamp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The archive follower in {@code thermocline status}: whether it runs and who holds its lease, how far behind the
@@ -45,68 +39,89 @@ class StatusCommandTest {
 
     @Test
     void jsonShowsTheLeaseHolderTheLagBehindTheArchiveAndARunningResync() throws Exception {
-        try (EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").build().start();
-             EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start()) {
-            Path config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
-                    + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
-                    + "auth: {mode: disabled}\n"
-                    + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
-            ThermoclineConfig loaded = ConfigLoader.load(config, Map.of());
+        try (LocalTiers tiers = LocalTiers.start(dir)) {
+            Path config = tiers.config;
+            ThermoclineConfig loaded = tiers.loaded();
             try (TierClients clients = TierClients.open(loaded, "test")) {
                 ModeStore modes = new ModeStore(new MetadataStore(clients.fast()));
-                modes.save(ModeDocument.initial(), ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, Instant.now()));
+                modes.save(
+                        ModeDocument.initial(),
+                        ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, Instant.now()));
                 // the follower applied the archive up to 30 s before its present, and resyncs
                 BsonTimestamp archiveNow = ModeController.archiveTime(clients.archive());
-                FollowerState taken = modes.takeFollowerLease("feeder-1", Duration.ofMinutes(5), Instant.now()).orElseThrow();
-                modes.saveFollower(null, taken.lease(), taken.restartedAt(new BsonTimestamp(archiveNow.getTime() - 30, 1)));
+                FollowerState taken = modes.takeFollowerLease("feeder-1", Duration.ofMinutes(5), Instant.now())
+                        .orElseThrow();
+                modes.saveFollower(
+                        null, taken.lease(), taken.restartedAt(new BsonTimestamp(archiveNow.getTime() - 30, 1)));
                 Instant started = Instant.now().minusSeconds(60).truncatedTo(ChronoUnit.MILLIS);
-                modes.saveFollowerResync(null, taken.lease(), new FollowerResync(2, started, null,
-                        "archive change stream history lost (code 286)", 40, 2));
+                modes.saveFollowerResync(
+                        null,
+                        taken.lease(),
+                        new FollowerResync(2, started, null, "archive change stream history lost (code 286)", 40, 2));
 
-                String json = run("status", "--json", "--config", config.toString());
-                assertThat(json).as("plain JSON, not Extended JSON").doesNotContain("$date", "$timestamp", "$numberLong", "$oid");
+                String json = CommandRun.thermocline("status", "--json", "--config", config.toString())
+                        .succeeded();
+                assertThat(json)
+                        .as("plain JSON, not Extended JSON")
+                        .doesNotContain("$date", "$timestamp", "$numberLong", "$oid");
                 BsonDocument follower = BsonDocument.parse(json).getDocument("follower");
                 assertThat(follower.getBoolean("running").getValue()).isTrue();
                 assertThat(follower.getBoolean("follows").getValue()).isTrue();
                 assertThat(follower.getString("holder").getValue()).isEqualTo("feeder-1");
-                assertThat(follower.getNumber("term").longValue()).isEqualTo(taken.lease().term());
-                assertThat(follower.getNumber("lagSeconds").longValue()).as("appliedThrough is 30 s behind the archive's optime")
-                        .isBetween(30L, 600L); // plus however long a loaded machine took between the save and the status
-                assertThat(follower.getDocument("archiveLatest").getNumber("t").longValue()).isGreaterThanOrEqualTo(archiveNow.getTime());
+                assertThat(follower.getNumber("term").longValue())
+                        .isEqualTo(taken.lease().term());
+                assertThat(follower.getNumber("lagSeconds").longValue())
+                        .as("appliedThrough is 30 s behind the archive's optime")
+                        .isBetween(
+                                30L, 600L); // plus however long a loaded machine took between the save and the status
+                assertThat(follower.getDocument("archiveLatest").getNumber("t").longValue())
+                        .isGreaterThanOrEqualTo(archiveNow.getTime());
                 BsonDocument resync = follower.getDocument("resync");
                 assertThat(resync.get("finishedAt").isNull()).isTrue();
-                assertThat(resync.getString("startedAt").getValue()).as("dates are ISO-8601 strings").isEqualTo(started.toString());
+                assertThat(resync.getString("startedAt").getValue())
+                        .as("dates are ISO-8601 strings")
+                        .isEqualTo(started.toString());
                 assertThat(resync.getNumber("copied").longValue()).isEqualTo(40);
 
                 // a clean stop expires the lease at once: the holder is still named, the follower is stopped
-                assertThat(modes.renewFollowerLease(taken.lease(), Instant.EPOCH)).isTrue();
-                String text = run("status", "--config", config.toString());
-                assertThat(text).contains("follower  STOPPED: the lease of feeder-1 (term " + taken.lease().term() + ") expired at 1970-01-01T00:00:00Z")
+                assertThat(modes.renewFollowerLease(taken.lease(), Instant.EPOCH))
+                        .isTrue();
+                String text = CommandRun.thermocline("status", "--config", config.toString())
+                        .succeeded();
+                assertThat(text)
+                        .contains("follower  STOPPED: the lease of feeder-1 (term "
+                                + taken.lease().term() + ") expired at 1970-01-01T00:00:00Z")
                         .contains(" s behind the archive; resync 2 RUNNING since " + started);
-                assertThat(BsonDocument.parse(run("status", "--json", "--config", config.toString())).getDocument("follower")
-                        .getBoolean("running").getValue()).isFalse();
+                assertThat(BsonDocument.parse(CommandRun.thermocline("status", "--json", "--config", config.toString())
+                                        .succeeded())
+                                .getDocument("follower")
+                                .getBoolean("running")
+                                .getValue())
+                        .isFalse();
             }
         }
     }
 
     @Test
     void anArchiveTheFeederCannotWriteToShowsInTheStatus() throws Exception {
-        try (EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").build().start();
-             EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start()) {
-            Path config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
-                    + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
-                    + "auth: {mode: disabled}\n"
-                    + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
-            try (TierClients clients = TierClients.open(ConfigLoader.load(config, Map.of()), "test")) {
+        try (LocalTiers tiers = LocalTiers.start(dir)) {
+            Path config = tiers.config;
+            try (TierClients clients = TierClients.open(tiers.loaded(), "test")) {
                 MetadataStore metadata = new MetadataStore(clients.fast());
                 metadata.ensureCollections();
                 metadata.saveFeederHealth(io.thermocline.tiering.metadata.FeederHealth.HEALTHY.withArchiveUnavailable(
-                        new io.thermocline.tiering.metadata.FeederHealth.ArchiveUnavailable("refusing_writes", Instant.parse("2026-12-04T20:00:00Z"),
+                        new io.thermocline.tiering.metadata.FeederHealth.ArchiveUnavailable(
+                                "refusing_writes",
+                                Instant.parse("2026-12-04T20:00:00Z"),
                                 "disk full: archive cannot write to /data")));
-                assertThat(run("status", "--config", config.toString()))
-                        .contains("ARCHIVE UNAVAILABLE (refusing_writes since 2026-12-04T20:00:00Z): disk full: archive cannot write to /data");
+                assertThat(CommandRun.thermocline("status", "--config", config.toString())
+                                .succeeded())
+                        .contains(
+                                "ARCHIVE UNAVAILABLE (refusing_writes since 2026-12-04T20:00:00Z): disk full: archive cannot write to /data");
                 metadata.saveFeederHealth(io.thermocline.tiering.metadata.FeederHealth.HEALTHY);
-                assertThat(run("status", "--config", config.toString())).doesNotContain("ARCHIVE UNAVAILABLE");
+                assertThat(CommandRun.thermocline("status", "--config", config.toString())
+                                .succeeded())
+                        .doesNotContain("ARCHIVE UNAVAILABLE");
             }
         }
     }
@@ -118,74 +133,104 @@ class StatusCommandTest {
      */
     @Test
     void anArchiveThatStallsItsCommandsDoesNotHoldTheScreen() throws Exception {
-        try (EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").build().start();
-             EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start();
-             com.mongodb.client.MongoClient admin = com.mongodb.client.MongoClients.create(archive.connectionString())) {
-            Path config = Files.writeString(dir.resolve("thermocline.yaml"), "proxy: {listenHost: 127.0.0.1, port: 0, httpHost: 127.0.0.1, httpPort: 0}\n"
-                    + "tiers:\n  archive: {uri: '" + archive.connectionString() + "'}\n  fast: {uri: '" + fast.connectionString() + "'}\n"
-                    + "auth: {mode: disabled}\n"
-                    + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
-            try (TierClients clients = TierClients.open(ConfigLoader.load(config, Map.of()), "test")) {
+        try (LocalTiers tiers = LocalTiers.start(dir)) {
+            Path config = tiers.config;
+            com.mongodb.client.MongoClient admin = tiers.archiveClient;
+            try (TierClients clients = TierClients.open(tiers.loaded(), "test")) {
                 new MetadataStore(clients.fast()).ensureCollections();
             }
-            admin.getDatabase("admin").runCommand(new org.bson.Document("configureFailPoint", "failCommand").append("mode", "alwaysOn")
-                    .append("data", new org.bson.Document("failCommands", java.util.List.of("count", "ping", "aggregate", "find"))
-                            .append("blockConnection", true).append("blockTimeMS", 60_000)));
+            admin.getDatabase("admin")
+                    .runCommand(new org.bson.Document("configureFailPoint", "failCommand")
+                            .append("mode", "alwaysOn")
+                            .append(
+                                    "data",
+                                    new org.bson.Document(
+                                                    "failCommands",
+                                                    java.util.List.of("count", "ping", "aggregate", "find"))
+                                            .append("blockConnection", true)
+                                            .append("blockTimeMS", 60_000)));
             try {
-                String text = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30),
-                        () -> run("status", "--config", config.toString()), "the status screen waited for the stalled archive");
+                String text = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                        Duration.ofSeconds(30),
+                        () -> CommandRun.thermocline("status", "--config", config.toString())
+                                .succeeded(),
+                        "the status screen waited for the stalled archive");
                 assertThat(text).contains("shop.orders              fast 0, archive unavailable");
             } finally {
-                admin.getDatabase("admin").runCommand(new org.bson.Document("configureFailPoint", "failCommand").append("mode", "off"));
+                admin.getDatabase("admin")
+                        .runCommand(new org.bson.Document("configureFailPoint", "failCommand").append("mode", "off"));
             }
         }
     }
 
     @Test
     void theTextShowsTheDrainOnlyWhileDrainingAndShadowCountersOnlyWhileShadowing() {
-        ModeDocument drainedThenTiered = ModeDocument.initial().entering(Mode.DRAINING, Phase.DRAINING, AT)
+        ModeDocument drainedThenTiered = ModeDocument.initial()
+                .entering(Mode.DRAINING, Phase.DRAINING, AT)
                 .withDrain(new io.thermocline.tiering.mode.DrainProgress(0.5, 3, AT, AT.plusSeconds(5)))
                 .entering(Mode.TIERED, Phase.TIERED, AT.plusSeconds(60));
-        assertThat(drainedThenTiered.toBson().isDocument("drain")).as("the document keeps the last drain").isTrue();
+        assertThat(drainedThenTiered.toBson().isDocument("drain"))
+                .as("the document keeps the last drain")
+                .isTrue();
         String tiered = StatusCommand.text(screen(drainedThenTiered));
         assertThat(tiered).doesNotContain("drain ").doesNotContain("shadow:").contains("shop.orders");
-        String shadowing = StatusCommand.text(screen(ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, AT)));
+        String shadowing =
+                StatusCommand.text(screen(ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, AT)));
         assertThat(shadowing).contains("shadow: 4 reads").doesNotContain("drain ");
-        String draining = StatusCommand.text(screen(drainedThenTiered.entering(Mode.DRAINING, Phase.DRAINING, AT.plusSeconds(90))));
+        String draining = StatusCommand.text(
+                screen(drainedThenTiered.entering(Mode.DRAINING, Phase.DRAINING, AT.plusSeconds(90))));
         assertThat(draining).contains("drain     lag 0.5 s, 3 unmirrored").doesNotContain("shadow:");
     }
 
     private static BsonDocument screen(ModeDocument m) {
         BsonDocument mode = m.toBson();
         mode.remove("_id");
-        BsonDocument shadow = BsonDocument.parse("{reads: {$numberLong: '4'}, wouldServe: {$numberLong: '2'}, compared: {$numberLong: '4'},"
-                + " agreed: {$numberLong: '4'}, diverged: {$numberLong: '0'}, skipped: {$numberLong: '0'}, samples: []}");
+        BsonDocument shadow = BsonDocument.parse(
+                "{reads: {$numberLong: '4'}, wouldServe: {$numberLong: '2'}, compared: {$numberLong: '4'},"
+                        + " agreed: {$numberLong: '4'}, diverged: {$numberLong: '0'}, skipped: {$numberLong: '0'}, samples: []}");
         return new BsonDocument("mode", mode)
                 .append("feeder", BsonDocument.parse("{lagSeconds: 0.0, pendingEvents: {$numberLong: '0'}}"))
                 .append("follower", StatusCommand.follower(FollowerState.none(), m, null, AT))
-                .append("collections", new org.bson.BsonArray(java.util.List.of(new BsonDocument("namespace", new org.bson.BsonString("shop.orders"))
-                        .append("fastDocuments", new org.bson.BsonInt64(1)).append("archiveDocuments", new org.bson.BsonInt64(2))
-                        .append("coveredFrom", org.bson.BsonNull.VALUE).append("warmed", org.bson.BsonBoolean.TRUE)
-                        .append("shadow", shadow))));
+                .append(
+                        "collections",
+                        new org.bson.BsonArray(
+                                java.util.List.of(new BsonDocument("namespace", new org.bson.BsonString("shop.orders"))
+                                        .append("fastDocuments", new org.bson.BsonInt64(1))
+                                        .append("archiveDocuments", new org.bson.BsonInt64(2))
+                                        .append("coveredFrom", org.bson.BsonNull.VALUE)
+                                        .append("warmed", org.bson.BsonBoolean.TRUE)
+                                        .append("shadow", shadow))));
     }
 
     @Test
     void theLineNamesTheHolderTheLagAndTheResync() {
-        FollowerState state = new FollowerState(new BsonTimestamp(1, 1), null, new BsonTimestamp(1796148908, 7), Map.of(),
+        FollowerState state = new FollowerState(
+                new BsonTimestamp(1, 1),
+                null,
+                new BsonTimestamp(1796148908, 7),
+                Map.of(),
                 new FollowerLease("feeder-1", 3, AT.plusSeconds(10)),
                 new FollowerResync(2, AT, null, "archive change stream history lost (code 286)", 40, 2));
         ModeDocument shadowing = ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, AT);
-        assertThat(StatusCommand.follower(StatusCommand.follower(state, shadowing, new BsonTimestamp(1796148912, 1), AT)))
-                .isEqualTo("follower  running, held by feeder-1 (term 3), applied through 2026-12-01T18:15:08Z (1796148908.7), 4 s behind"
-                        + " the archive; resync 2 RUNNING since 2026-12-01T18:00:00Z: archive change stream history lost (code 286),"
-                        + " 40 copied, 2 deleted\n");
+        assertThat(StatusCommand.follower(
+                        StatusCommand.follower(state, shadowing, new BsonTimestamp(1796148912, 1), AT)))
+                .isEqualTo(
+                        "follower  running, held by feeder-1 (term 3), applied through 2026-12-01T18:15:08Z (1796148908.7), 4 s behind"
+                                + " the archive; resync 2 RUNNING since 2026-12-01T18:00:00Z: archive change stream history lost (code 286),"
+                                + " 40 copied, 2 deleted\n");
     }
 
     @Test
     void whileCuttingOverTheLagIsToTheCutoverPoint() {
-        FollowerState state = new FollowerState(new BsonTimestamp(1, 1), null, new BsonTimestamp(1796148900, 1), Map.of(),
-                new FollowerLease("feeder-1", 3, AT.plusSeconds(10)), null);
-        ModeDocument cutting = ModeDocument.initial().entering(Mode.SHADOW, Phase.CUTTING_OVER, AT)
+        FollowerState state = new FollowerState(
+                new BsonTimestamp(1, 1),
+                null,
+                new BsonTimestamp(1796148900, 1),
+                Map.of(),
+                new FollowerLease("feeder-1", 3, AT.plusSeconds(10)),
+                null);
+        ModeDocument cutting = ModeDocument.initial()
+                .entering(Mode.SHADOW, Phase.CUTTING_OVER, AT)
                 .withCutoverAt(new BsonTimestamp(1796148910, 1));
         BsonDocument f = StatusCommand.follower(state, cutting, new BsonTimestamp(1796149000, 1), AT);
         assertThat(f.getInt64("lagSeconds").getValue()).isEqualTo(10);
@@ -195,19 +240,11 @@ class StatusCommandTest {
     void noFollowerYetSaysSoAndOutsideTheArchivePhasesIsNotAStop() {
         ModeDocument shadowing = ModeDocument.initial().entering(Mode.SHADOW, Phase.SHADOWING, AT);
         assertThat(StatusCommand.follower(StatusCommand.follower(FollowerState.none(), shadowing, null, AT)))
-                .isEqualTo("follower  STOPPED: no feeder process has taken its lease, lag unknown (the archive's optime could not be read)\n");
-        assertThat(StatusCommand.follower(StatusCommand.follower(FollowerState.none(), ModeDocument.initial(), null, AT)))
+                .isEqualTo(
+                        "follower  STOPPED: no feeder process has taken its lease, lag unknown (the archive's optime could not be read)\n");
+        assertThat(StatusCommand.follower(
+                        StatusCommand.follower(FollowerState.none(), ModeDocument.initial(), null, AT)))
                 .isEqualTo("follower  not running: no feeder process has taken its lease"
                         + " (it follows the archive only in Shadowing, CuttingOver and Drained)\n");
-    }
-
-    private static String run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = Thermocline.commandLine();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        assertThat(cli.execute(args)).as("out: %s%\nerr: %s", out, err).isZero();
-        return out.toString();
     }
 }

@@ -17,8 +17,7 @@ class WorkerCommandsTest {
     @TempDir
     Path dir;
 
-    record Run(int exitCode, String err) {
-    }
+    record Run(int exitCode, String err) {}
 
     static Run run(Callable<Integer> command, String... args) {
         StringWriter err = new StringWriter();
@@ -29,7 +28,9 @@ class WorkerCommandsTest {
 
     @Test
     void everyWorkerNeedsAConfigFile() {
-        for (Callable<Integer> command : new Callable[] {new FeederCommand(Map.of()), new EvictorCommand(Map.of()), new WarmerCommand(Map.of())}) {
+        for (Callable<Integer> command :
+                new Callable[] {new FeederCommand(Map.of()), new EvictorCommand(Map.of()), new WarmerCommand(Map.of())
+                }) {
             Run result = run(command);
             assertThat(result.exitCode()).isEqualTo(2);
             assertThat(result.err()).contains("--config FILE is required");
@@ -38,7 +39,8 @@ class WorkerCommandsTest {
 
     @Test
     void passThroughConfigIsRefusedWithTheFieldToSet() throws Exception {
-        Path config = Files.writeString(dir.resolve("c.yaml"), "tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n");
+        Path config =
+                Files.writeString(dir.resolve("c.yaml"), "tiers: {archive: {uri: 'mongodb://localhost:27018'}}\n");
         Run result = run(new FeederCommand(Map.of()), "--config", config.toString());
         assertThat(result.exitCode()).isEqualTo(2);
         assertThat(result.err()).contains("tiers.fast.uri").contains("THERMOCLINE_TIERS_FAST_URI");
@@ -46,7 +48,8 @@ class WorkerCommandsTest {
 
     @Test
     void aConfigWithoutTieredCollectionsIsRefused() throws Exception {
-        Path config = Files.writeString(dir.resolve("c.yaml"),
+        Path config = Files.writeString(
+                dir.resolve("c.yaml"),
                 "tiers: {archive: {uri: 'mongodb://localhost:27018'}, fast: {uri: 'mongodb://localhost:27019'}}\n");
         Run result = run(new EvictorCommand(Map.of()), "--config", config.toString());
         assertThat(result.exitCode()).isEqualTo(2);
@@ -55,26 +58,28 @@ class WorkerCommandsTest {
 
     @Test
     void warmerAndEvictorRunToCompletionAgainstTwoReplicaSets() throws Exception {
-        try (var fast = io.thermocline.embedded.EmbeddedReplicaSet.builder().name("fast").build().start();
-             var archive = io.thermocline.embedded.EmbeddedReplicaSet.builder().name("archive").build().start();
-             var archiveClient = com.mongodb.client.MongoClients.create(archive.connectionString());
-             var fastClient = com.mongodb.client.MongoClients.create(fast.connectionString())) {
+        try (LocalTiers tiers = LocalTiers.start(dir)) {
             java.time.Instant now = java.time.Instant.now();
-            archiveClient.getDatabase("shop").getCollection("orders").insertMany(java.util.List.of(
-                    new org.bson.Document("_id", 1).append("createdAt", java.util.Date.from(now)),
-                    new org.bson.Document("_id", 2).append("createdAt", java.util.Date.from(now.minusSeconds(7200)))));
-            Path config = Files.writeString(dir.resolve("c.yaml"), "tiers:\n"
-                    + "  archive: {uri: '" + archive.connectionString() + "'}\n"
-                    + "  fast: {uri: '" + fast.connectionString() + "'}\n"
-                    + "collections:\n"
-                    + "  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n");
-            var loaded = io.thermocline.config.ConfigLoader.load(config, Map.of());
-            try (var feeder = io.thermocline.tiering.feeder.Feeder.start(loaded, io.thermocline.tiering.feeder.Feeder.Options.defaults()
-                    .withRegistry(new io.prometheus.metrics.model.registry.PrometheusRegistry()))) {
-                assertThat(feeder.awaitStreaming(java.time.Duration.ofSeconds(30))).isTrue();
-                assertThat(run(new WarmerCommand(Map.of()), "--config", config.toString()).exitCode()).isZero();
-                assertThat(fastClient.getDatabase("shop").getCollection("orders").countDocuments()).isEqualTo(1);
-                assertThat(run(new EvictorCommand(Map.of()), "--config", config.toString()).exitCode()).isZero();
+            LocalTiers.orders(tiers.archiveClient)
+                    .insertMany(java.util.List.of(
+                            new org.bson.Document("_id", 1).append("createdAt", java.util.Date.from(now)),
+                            new org.bson.Document("_id", 2)
+                                    .append("createdAt", java.util.Date.from(now.minusSeconds(7200)))));
+            Path config = tiers.config;
+            var loaded = tiers.loaded();
+            try (var feeder = io.thermocline.tiering.feeder.Feeder.start(
+                    loaded,
+                    io.thermocline.tiering.feeder.Feeder.Options.defaults()
+                            .withRegistry(new io.prometheus.metrics.model.registry.PrometheusRegistry()))) {
+                assertThat(feeder.awaitStreaming(java.time.Duration.ofSeconds(30)))
+                        .isTrue();
+                assertThat(run(new WarmerCommand(Map.of()), "--config", config.toString())
+                                .exitCode())
+                        .isZero();
+                assertThat(LocalTiers.orders(tiers.fastClient).countDocuments()).isEqualTo(1);
+                assertThat(run(new EvictorCommand(Map.of()), "--config", config.toString())
+                                .exitCode())
+                        .isZero();
             }
         }
     }
