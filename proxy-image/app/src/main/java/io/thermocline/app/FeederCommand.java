@@ -1,15 +1,11 @@
 package io.thermocline.app;
 
 import io.thermocline.config.ThermoclineConfig;
-import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.mode.ArchiveFollower;
 import io.thermocline.tiering.worker.TierClients;
 import java.util.Map;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 
 /** {@code thermocline feeder}: mirrors every fast-tier write to the archive until stopped. */
 @Command(
@@ -20,31 +16,18 @@ import picocli.CommandLine.Mixin;
             "Run exactly one; a second one waits for the first one's lease. See docs/tiering-workers.md."
         },
         exitCodeOnInvalidInput = 2)
-public final class FeederCommand implements Callable<Integer> {
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    final ConfigSource source;
-
-    @Mixin
-    final MetricsOption metrics = new MetricsOption();
+public final class FeederCommand extends WorkerCommand {
 
     public FeederCommand() {
         this(System.getenv());
     }
 
     FeederCommand(Map<String, String> environment) {
-        source = new ConfigSource(environment);
+        super(environment);
     }
 
     @Override
-    public Integer call() throws Exception {
-        ThermoclineConfig loaded = source.load();
-        if (loaded == null) {
-            return 2;
-        }
+    int run(ThermoclineConfig loaded) throws Exception {
         Feeder feeder = Feeder.start(loaded, Feeder.Options.defaults());
         // beside the feeder (one per cluster): keeps the fast tier in step while the archive is authoritative
         // (docs/adoption.md)
@@ -62,13 +45,9 @@ public final class FeederCommand implements Callable<Integer> {
             followed.close();
             feeder.close();
         };
-        HttpEndpoint endpoint = metrics.serve(feeder::running);
-        spec.commandLine()
-                .getOut()
-                .println(
-                        "thermocline feeder running for " + loaded.collections().size() + " tiered collection(s)");
-        spec.commandLine().getOut().flush();
-        WorkerRuntime.runUntilStopped(both, endpoint);
-        return 0;
+        return runUntilStopped(
+                both,
+                feeder::running,
+                "thermocline feeder running for " + loaded.collections().size() + " tiered collection(s)");
     }
 }

@@ -1,14 +1,10 @@
 package io.thermocline.app;
 
 import io.thermocline.config.ThermoclineConfig;
-import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.tiering.warmer.Warmer;
 import io.thermocline.tiering.worker.TierClients;
 import java.util.Map;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code thermocline warmer}: copies the archive's documents inside the window into the fast tier. */
@@ -20,34 +16,21 @@ import picocli.CommandLine.Option;
             "Exits when every collection is warm (a Job); with --follow keeps re-checking. See docs/tiering-workers.md."
         },
         exitCodeOnInvalidInput = 2)
-public final class WarmerCommand implements Callable<Integer> {
+public final class WarmerCommand extends WorkerCommand {
 
     @Option(names = "--follow", description = "Keep running and warm again when a window grows.")
     boolean follow;
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    final ConfigSource source;
-
-    @Mixin
-    final MetricsOption metrics = new MetricsOption();
 
     public WarmerCommand() {
         this(System.getenv());
     }
 
     WarmerCommand(Map<String, String> environment) {
-        source = new ConfigSource(environment);
+        super(environment);
     }
 
     @Override
-    public Integer call() throws Exception {
-        ThermoclineConfig loaded = source.load();
-        if (loaded == null) {
-            return 2;
-        }
+    int run(ThermoclineConfig loaded) throws Exception {
         if (!follow) {
             try (TierClients clients = TierClients.open(loaded, "thermocline-warmer")) {
                 Warmer warmer = new Warmer(
@@ -59,13 +42,11 @@ public final class WarmerCommand implements Callable<Integer> {
                 while (!warmer.warmAll()) {
                     Thread.sleep(Warmer.Options.defaults().errorBackoff().toMillis());
                 }
-                spec.commandLine().getOut().println("thermocline warmer: every collection is warm");
+                out().println("thermocline warmer: every collection is warm");
                 return 0;
             }
         }
         Warmer warmer = Warmer.start(loaded, Warmer.Options.defaults());
-        HttpEndpoint endpoint = metrics.serve(warmer::running);
-        WorkerRuntime.runUntilStopped(warmer, endpoint);
-        return 0;
+        return runUntilStopped(warmer, warmer::running, null);
     }
 }
