@@ -1,17 +1,11 @@
 package io.thermocline.proxy.server;
 
 import com.mongodb.MongoCompressor;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.auth.ProxySecurity;
@@ -81,6 +75,7 @@ public final class ProxyServer implements AutoCloseable {
     private final AtomicLong connectionIds = new AtomicLong();
     private volatile boolean draining;
     private final WriteRefusals writeRefusals = new WriteRefusals();
+    private final ClientPort clientPort;
     private Channel serverChannel;
     private HttpEndpoint http;
 
@@ -96,8 +91,21 @@ public final class ProxyServer implements AutoCloseable {
         return create(config, ProxySettings.from(config), TieredProxy.Options.defaults());
     }
 
+    /**
+     * The same, serving clients on a port opened earlier ({@link ClientPort#bind}) that answered "starting" until now;
+     * its listen address wins over {@code proxy.listenHost}/{@code proxy.port}.
+     */
+    public static ProxyServer create(ThermoclineConfig config, ClientPort port) {
+        return create(config, ProxySettings.from(config), TieredProxy.Options.defaults(), port);
+    }
+
     /** Clients authenticate and are authorized as {@code config.auth} says, over TLS as {@code config.tls} says (issue 15). */
     public static ProxyServer create(ThermoclineConfig config, ProxySettings settings, TieredProxy.Options options) {
+        return create(config, settings, options, null);
+    }
+
+    private static ProxyServer create(
+            ThermoclineConfig config, ProxySettings settings, TieredProxy.Options options, ClientPort port) {
         ProxySecurity security = ProxySecurity.from(config);
         if (config.fleet().namesPeers() && !config.fleet().hasPeers()) {
             LOG.warn("event=fleet_peers_off reason=\"fleet.peerService or fleet.peers is set without fleet.secretFile\""
@@ -107,7 +115,8 @@ public final class ProxyServer implements AutoCloseable {
         return new ProxyServer(
                 settings,
                 TieredProxy.routing(config, settings.instanceId(), options).orElse(null),
-                security);
+                security,
+                port);
     }
 
     /**
@@ -120,20 +129,28 @@ public final class ProxyServer implements AutoCloseable {
 
     /** With client authentication and authorization ({@code auth.*}, see docs/security.md); the server closes {@code security}. */
     public ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security) {
+        this(settings, tiered, security, null);
+    }
+
+    /**
+     * Serving clients on {@code port} when it is not null (opened earlier by {@link ClientPort#bind}, with the same
+     * {@code proxy.transport}); the proxy owns it from then on. Connections it accepted while starting are plain
+     * TCP even when {@code tls.*} asks for TLS: TLS clients fail their handshake then, which drivers retry.
+     */
+    private ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security, ClientPort port) {
         this.settings = settings;
         this.security = security;
         this.messageMemory = new MessageMemory(settings.messageMemory());
         metrics.messageMemoryFrom(messageMemory::held, messageMemory::refused);
         metrics.alsoExpose(security.metrics().registry());
         this.tiered = tiered;
-        this.transport = NettyTransport.choose(settings.transport());
+        // one set of event loops for the client port and the backends: a request never crosses threads
+        this.clientPort = port != null ? port : new ClientPort(NettyTransport.choose(settings.transport()));
+        this.transport = clientPort.transport();
         if (tiered != null) {
             tiered.countIn(metrics.registry());
         }
-        this.group = new MultiThreadIoEventLoopGroup(
-                Math.max(2, Runtime.getRuntime().availableProcessors()),
-                new DefaultThreadFactory("thermocline-proxy"),
-                transport.ioHandler());
+        this.group = clientPort.group();
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         // Each tier's own connector: TLS as tls.tierCaFile or its URI asks (a URI with tls=true is never reached in
         // plain text).
@@ -234,29 +251,12 @@ public final class ProxyServer implements AutoCloseable {
         if (fleet != null) {
             fleet.start(dispatcher::fromPeer);
         }
-        ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(group)
-                .channel(transport.serverChannel())
-                .option(ChannelOption.SO_BACKLOG, 1024)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        installClientPipeline(ch.pipeline(), dispatcher);
-                    }
-                });
-        try {
-            serverChannel = bootstrap
-                    .bind(settings.listenHost(), settings.port())
-                    .sync()
-                    .channel();
-        } catch (Exception e) {
-            if (CannotListen.isBindFailure(e)) {
-                throw new CannotListen("MongoDB clients", settings.listenHost(), settings.port(), e);
-            }
-            throw e;
+        // a port opened early answered "starting" until now; otherwise it opens serving
+        clientPort.serve(pipeline -> installClientPipeline(pipeline, dispatcher));
+        if (!clientPort.bound()) {
+            clientPort.listen(settings.listenHost(), settings.port());
         }
+        serverChannel = clientPort.channel();
         // Members time idle cursors out after 10 minutes by default; the proxy forgets them after 30.
         group.scheduleAtFixedRate(
                 () -> dispatcher.sweepIdleCursors(CursorRegistry.IDLE_TIMEOUT), 1, 1, TimeUnit.MINUTES);
