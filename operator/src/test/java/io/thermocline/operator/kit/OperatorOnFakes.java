@@ -123,6 +123,14 @@ public abstract class OperatorOnFakes {
                 .get();
     }
 
+    /**
+     * Waits until the stored cluster passes {@code check} (its assertions); until then a failed assertion, or an
+     * exception from a status not written yet, is retried.
+     */
+    protected void awaitStored(String name, Consumer<ThermoclineCluster> check) {
+        await().atMost(wait).ignoreExceptions().untilAsserted(() -> check.accept(stored(name)));
+    }
+
     /** The condition of that type in the stored cluster's status; null while there is none. */
     protected Condition condition(String name, ConditionType type) {
         return condition(stored(name), type);

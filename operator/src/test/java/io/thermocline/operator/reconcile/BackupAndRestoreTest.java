@@ -76,16 +76,14 @@ class BackupAndRestoreTest extends OperatorOnFakes {
                 .singleElement()
                 .satisfies(o -> assertThat(o.getController()).isTrue());
         assertReachesTheFastTier("bp", created);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("bp");
+        awaitStored("bp", c -> {
             assertThat(c.getStatus().backupPoint.state).isEqualTo("Running");
             assertThat(condition(c, ConditionType.BackupPointReached).getReason())
                     .isEqualTo("Running");
         });
 
         finish(job, 0, REACHED);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("bp");
+        awaitStored("bp", c -> {
             assertThat(c.getStatus().backupPoint.state).isEqualTo("Reached");
             assertThat(c.getStatus().backupPoint.archiveTime.t).isEqualTo(1796416265L);
             assertThat(c.getStatus().backupPoint.archiveTime.i).isEqualTo(3L);
@@ -113,8 +111,7 @@ class BackupAndRestoreTest extends OperatorOnFakes {
         String second = OperationJobs.backupPointJob(new ClusterLayout("bp", ns), "nightly-2");
         await().atMost(WAIT).until(() -> job(second), Objects::nonNull);
         finish(second, 1, DEAD_LETTERS);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("bp");
+        awaitStored("bp", c -> {
             assertThat(c.getStatus().backupPoint.state).isEqualTo("Refused");
             assertThat(c.getStatus().backupPoint.reason).isEqualTo("DEAD_LETTERS");
             assertThat(c.getStatus().backupPoint.archiveTime).isNull();
@@ -153,8 +150,7 @@ class BackupAndRestoreTest extends OperatorOnFakes {
         // restore-sync --hold: the fleet in Restoring, draining requested by restore-sync
         fleet.heldForRestore();
         finish(hold, 0, null);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("rs");
+        awaitStored("rs", c -> {
             assertThat(c.getStatus().restore.state).isEqualTo("Held");
             assertThat(condition(c, ConditionType.Restoring).getMessage())
                     .contains("restore the archive now")
@@ -201,8 +197,7 @@ class BackupAndRestoreTest extends OperatorOnFakes {
                 .containsExactly(request("tiered"));
 
         finish(warmer, 0, null);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("rs");
+        awaitStored("rs", c -> {
             assertThat(c.getStatus().restore.state).isEqualTo("Restored");
             assertThat(condition(c, ConditionType.Restoring).getStatus()).isEqualTo("False");
             assertThat(condition(c, ConditionType.Restoring).getReason()).isEqualTo("Restored");
@@ -232,8 +227,7 @@ class BackupAndRestoreTest extends OperatorOnFakes {
                 hold,
                 "restore-sync: phase Restoring (epoch 4): tiered collections refuse reads and writes, retryably\n"
                         + "restore-sync: refused: not every proxy acknowledged phase Restoring within the timeout\n");
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("fail");
+        awaitStored("fail", c -> {
             assertThat(c.getStatus().restore.state).isEqualTo("Failed");
             assertThat(condition(c, ConditionType.Restoring).getStatus())
                     .as("the fleet may be held")
@@ -349,8 +343,7 @@ class BackupAndRestoreTest extends OperatorOnFakes {
     }
 
     private void awaitRestore(String name, String state, String restoring, String reason) {
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored(name);
+        awaitStored(name, c -> {
             assertThat(c.getStatus().restore.state).isEqualTo(state);
             assertThat(condition(c, ConditionType.Restoring).getStatus()).isEqualTo(restoring);
             assertThat(condition(c, ConditionType.Restoring).getReason()).isEqualTo(reason);

@@ -44,8 +44,7 @@ class ModeOperationsTest extends OperatorOnFakes {
     void aModeChangeWritesTheRequestAndStatusFollowsTheFleet() {
         ModeController fleet = modes.controller(ns, "adopt");
         createReady("adopt", c -> c.getSpec().mode = ClusterMode.SHADOW);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("adopt");
+        awaitStored("adopt", c -> {
             assertThat(c.getStatus().mode.active).isEqualTo("shadow");
             assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
             assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
@@ -67,8 +66,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         fleet.shadowEvidence("proxy-0", "shop.orders", 800, 600, 400, 0, null);
         fleet.shadowEvidence("proxy-1", "shop.orders", 200, 150, 100, 0, null);
         edit("adopt", c -> c.getSpec().mode = ClusterMode.TIERED);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("adopt");
+        awaitStored("adopt", c -> {
             assertThat(c.getStatus().mode.active).isEqualTo("tiered");
             assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
             assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
@@ -103,8 +101,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         ModeController fleet = modes.controller(ns, "safe");
         archive.holding(Set.of("shop.orders"));
         createReady("safe", c -> {});
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("safe");
+        awaitStored("safe", c -> {
             assertThat(c.getSpec().mode)
                     .as("the operator never writes the spec")
                     .isNull();
@@ -118,8 +115,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         assertThat(reasons()).contains("ModeRequested");
 
         edit("safe", c -> c.getSpec().mode = ClusterMode.TIERED);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("safe");
+        awaitStored("safe", c -> {
             assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
             assertThat(c.getStatus().mode.source).isEqualTo("spec");
             assertThat(c.getStatus().mode.defaultReason).isNull();
@@ -127,8 +123,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         // unset again: the fleet keeps tiered; the reconcile that saw the unset spec is the signal that nothing more is
         // written
         edit("safe", c -> c.getSpec().mode = null);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("safe");
+        awaitStored("safe", c -> {
             assertThat(c.getStatus().mode.source).isEqualTo("default");
             assertThat(c.getStatus().mode.defaultReason)
                     .contains("keeps the mode last requested (tiered, by operator)");
@@ -142,8 +137,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         ModeController fleet = modes.controller(ns, "fresh");
         archive.holding(Set.of("other.things"));
         createReady("fresh", c -> {});
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("fresh");
+        awaitStored("fresh", c -> {
             assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
             assertThat(c.getStatus().mode.source).isEqualTo("default");
             assertThat(c.getStatus().mode.defaultReason).contains("tiered collections were empty");
@@ -156,8 +150,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         ModeController fleet = modes.controller(ns, "unsure");
         archive.holding(null);
         createReady("unsure", c -> {});
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("unsure");
+        awaitStored("unsure", c -> {
             assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
             assertThat(c.getStatus().mode.defaultReason).contains("could not be read");
         });
@@ -171,8 +164,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         fleet.requestedBefore("tiered", "cli");
         archive.holding(Set.of("shop.orders"));
         createReady("kept", c -> {});
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("kept");
+        awaitStored("kept", c -> {
             assertThat(c.getStatus().mode.active).isEqualTo("tiered");
             assertThat(c.getStatus().mode.requestedBy).isEqualTo("cli");
             assertThat(c.getStatus().mode.source).isEqualTo("default");
@@ -190,8 +182,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         fleet.refuseCutover(refusal);
         fleet.shadowEvidence("proxy-0", "shop.orders", 100, 90, 50, 2, Instant.parse("2026-12-01T12:00:00Z"));
         edit("gate", c -> c.getSpec().mode = ClusterMode.TIERED);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("gate");
+        awaitStored("gate", c -> {
             assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("False");
             assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("CutoverRefused");
             assertThat(condition(c, ConditionType.ModeActive).getMessage())
@@ -210,8 +201,7 @@ class ModeOperationsTest extends OperatorOnFakes {
                 .doesNotContain("CutOver");
 
         fleet.refuseCutover(null);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("gate");
+        awaitStored("gate", c -> {
             assertThat(condition(c, ConditionType.ModeActive).getStatus()).isEqualTo("True");
             assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("Tiered");
             assertThat(c.getStatus().mode.refusal).isNull();
@@ -226,8 +216,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         fleet.archiveLatest(new BsonTimestamp(archiveNow, 4));
         createReady("follow", c -> c.getSpec().mode = ClusterMode.SHADOW);
         // shadowing, but no feeder process has taken the follower's lease
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("follow");
+        awaitStored("follow", c -> {
             assertThat(c.getStatus().mode.phase).isEqualTo("Shadowing");
             assertThat(c.getStatus().mode.follower.running).isFalse();
             assertThat(condition(c, ConditionType.FollowerHealthy).getStatus()).isEqualTo("False");
@@ -239,8 +228,7 @@ class ModeOperationsTest extends OperatorOnFakes {
 
         Instant lease = Instant.now().plus(Duration.ofHours(1));
         fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow - 3, null));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("follow");
+        awaitStored("follow", c -> {
             assertThat(c.getStatus().mode.follower.running).isTrue();
             assertThat(c.getStatus().mode.follower.holder).isEqualTo("follow-feeder-5d8f-x2");
             assertThat(c.getStatus().mode.follower.term).isEqualTo(2L);
@@ -264,8 +252,7 @@ class ModeOperationsTest extends OperatorOnFakes {
                         .append("reason", "archive change stream history lost (code 286)")
                         .append("copied", 800L)
                         .append("deleted", 2L)));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("follow");
+        awaitStored("follow", c -> {
             assertThat(c.getStatus().mode.follower.resync.running).isTrue();
             assertThat(c.getStatus().mode.follower.resync.startedAt).isEqualTo(started.toString());
             assertThat(c.getStatus().mode.follower.resync.copied).isEqualTo(800L);
@@ -286,8 +273,7 @@ class ModeOperationsTest extends OperatorOnFakes {
                         .append("reason", "archive change stream history lost (code 286)")
                         .append("copied", 900L)
                         .append("deleted", 2L)));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("follow");
+        awaitStored("follow", c -> {
             assertThat(c.getStatus().mode.follower.resync.running).isFalse();
             assertThat(c.getStatus().mode.follower.lagSeconds).isEqualTo(90L);
             assertThat(condition(c, ConditionType.FollowerHealthy).getReason()).isEqualTo("FollowerBehind");
@@ -299,8 +285,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         // tiered: the follower does not run, and is not reported
         fleet.follower(follower("follow-feeder-5d8f-x2", 2, lease, archiveNow, null));
         edit("follow", c -> c.getSpec().mode = ClusterMode.TIERED);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("follow");
+        awaitStored("follow", c -> {
             assertThat(c.getStatus().mode.phase).isEqualTo("Tiered");
             assertThat(c.getStatus().mode.follower).isNull();
             assertThat(condition(c, ConditionType.FollowerHealthy)).isNull();
@@ -330,8 +315,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         createReady("back", c -> {});
         awaitPhase("back", "Tiered");
         edit("back", c -> c.getSpec().mode = ClusterMode.DRAINING);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("back");
+        awaitStored("back", c -> {
             assertThat(c.getStatus().mode.phase).isEqualTo("Draining");
             assertThat(condition(c, ConditionType.ModeActive).getReason()).isEqualTo("Draining");
             assertThat(condition(c, ConditionType.Drained).getStatus()).isEqualTo("False");
@@ -343,8 +327,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         assertThat(reasons()).containsOnlyOnce("DrainStarted").doesNotContain("Drained");
 
         fleet.holdDrain(false);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("back");
+        awaitStored("back", c -> {
             assertThat(condition(c, ConditionType.Drained).getStatus()).isEqualTo("True");
             assertThat(condition(c, ConditionType.Drained).getMessage())
                     .contains("applications may connect to it again");
@@ -393,8 +376,7 @@ class ModeOperationsTest extends OperatorOnFakes {
         fleet.reachable(false);
 
         delete("dark");
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("dark");
+        awaitStored("dark", c -> {
             assertThat(condition(c, ConditionType.Drained).getReason()).isEqualTo("DeletionRefused");
             assertThat(condition(c, ConditionType.Drained).getMessage())
                     .contains("cannot be reached")

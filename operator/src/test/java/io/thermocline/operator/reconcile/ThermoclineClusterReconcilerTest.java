@@ -231,8 +231,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
             assertThat(owned.getMetadata().getLabels()).containsEntry("app.kubernetes.io/instance", "orders");
         }
 
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("orders");
+        awaitStored("orders", c -> {
             assertThat(condition(c, ConditionType.ArchiveReachable).getStatus()).isEqualTo("True");
             assertThat(condition(c, ConditionType.VersionCompatible).getReason())
                     .isEqualTo("MatchesArchive");
@@ -292,8 +291,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
                 .always();
         create(cluster(ns, "reject"));
         markReadyWhenCreated("reject");
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("reject");
+        awaitStored("reject", c -> {
             assertThat(condition(c, ConditionType.ResourcesApplied).getReason()).isEqualTo("ApiRejected");
             assertThat(condition(c, ConditionType.ResourcesApplied).getMessage())
                     .contains("evictor")
@@ -401,8 +399,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
         proxyPod("cause-proxy-b", "10.1.0.8", false);
         create(cluster(ns, "cause"));
         markReady("cause", 3, 1);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("cause");
+        awaitStored("cause", c -> {
             assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("ReplicasNotReady");
             assertThat(condition(c, ConditionType.ProxyReady).getMessage())
                     .isEqualTo("1/2 proxy replicas ready; pod cause-proxy-b: " + cause);
@@ -413,8 +410,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
 
         // both ready: the cause goes with the condition
         Clusters.markDeploymentReady(client, ns, "cause-proxy", 2);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("cause");
+        awaitStored("cause", c -> {
             assertThat(condition(c, ConditionType.ProxyReady).getStatus()).isEqualTo("True");
             assertThat(condition(c, ConditionType.ProxyReady).getMessage()).isEqualTo("2/2 proxy replicas ready");
         });
@@ -423,8 +419,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
     @Test
     void statusFollowsPodReadiness() {
         create(cluster(ns, "ready"));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("ready");
+        awaitStored("ready", c -> {
             assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("False");
             // the proxy depends on the replica-set dependent: not created before the set has converged
             assertThat(condition(c, ConditionType.ProxyReady).getReason()).isEqualTo("NotCreated");
@@ -434,8 +429,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
         });
         markReady("ready", 3, 2);
 
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("ready");
+        awaitStored("ready", c -> {
             assertThat(condition(c, ConditionType.FastTierReady).getStatus()).isEqualTo("True");
             assertThat(condition(c, ConditionType.ProxyReady).getStatus()).isEqualTo("True");
             assertThat(condition(c, ConditionType.FeederHealthy).getStatus()).isEqualTo("True");
@@ -460,15 +454,13 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
                         .append("unique", true)));
         tiering.report(new TieringSnapshot(900L, false, 1L, 1L, gaps));
         Clusters.markFastTierReady(client, ns, "ready", 2);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("ready");
+        awaitStored("ready", c -> {
             assertThat(condition(c, ConditionType.FastTierReady).getReason()).isEqualTo("MembersNotReady");
             assertThat(condition(c, ConditionType.Ready).getMessage()).contains("FastTierReady");
             assertThat(c.getStatus().phase).isEqualTo("Degraded");
         });
         Clusters.markFastTierReady(client, ns, "ready", 3);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("ready");
+        awaitStored("ready", c -> {
             assertThat(condition(c, ConditionType.FeederHealthy).getReason()).isEqualTo("LagTooHigh");
             assertThat(c.getStatus().feederLagSeconds).isEqualTo(900L);
             // unique indexes are enforced across tiers (by the proxy): the warning is about the gap, not "per tier
@@ -485,8 +477,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
     @Test
     void aNameThatCannotPrefixAServiceIsAnInvalidSpec() {
         create(cluster(ns, "shop.orders"));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("shop.orders");
+        awaitStored("shop.orders", c -> {
             assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("InvalidSpec");
             assertThat(condition(c, ConditionType.Ready).getMessage()).contains("metadata.name shop.orders");
         });
@@ -508,8 +499,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
                     10L,
                     List.of(),
                     new TieringSnapshot.FeederAlerts(3, "shop.orders _id 7 upsert: E11000", null, false)));
-            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                ThermoclineCluster c = stored("rolls");
+            awaitStored("rolls", c -> {
                 assertThat(condition(c, ConditionType.FastTierReady).getStatus())
                         .isEqualTo("True");
                 assertThat(condition(c, ConditionType.FeederHealthy).getReason())
@@ -527,8 +517,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
                     10L,
                     List.of(),
                     new TieringSnapshot.FeederAlerts(5, "shop.orders _id 7 upsert: E11000", null, false)));
-            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                ThermoclineCluster c = stored("rolls");
+            awaitStored("rolls", c -> {
                 assertThat(condition(c, ConditionType.FastTierReady).getStatus())
                         .isEqualTo("False");
                 assertThat(condition(c, ConditionType.FeederHealthy).getReason())
@@ -544,8 +533,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
     void unreachableArchiveIsReportedAndNothingIsCreated() {
         archive.answer(new ArchiveReport.Unusable("Unreachable", "no archive member answered within 5s"));
         create(cluster(ns, "down"));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("down");
+        awaitStored("down", c -> {
             assertThat(condition(c, ConditionType.ArchiveReachable).getStatus()).isEqualTo("False");
             assertThat(condition(c, ConditionType.ArchiveReachable).getReason()).isEqualTo("Unreachable");
             assertThat(condition(c, ConditionType.VersionCompatible).getStatus())
@@ -599,8 +587,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
     void aFailingReconcileIsReportedInReady() {
         archive.failWith(new IllegalStateException("probe exploded"));
         create(cluster(ns, "boom"));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("boom");
+        awaitStored("boom", c -> {
             assertThat(condition(c, ConditionType.Ready).getReason()).isEqualTo("ReconcileError");
             assertThat(condition(c, ConditionType.Ready).getMessage())
                     .contains("IllegalStateException")
@@ -611,8 +598,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
             assertThat(c.getStatus().phase).isEqualTo("Degraded");
         });
         edit("boom", x -> x.getSpec().proxy.replicas = 5);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("boom");
+        awaitStored("boom", c -> {
             assertThat(c.getMetadata().getGeneration()).isGreaterThan(1L);
             assertThat(c.getStatus().observedGeneration)
                     .isEqualTo(c.getMetadata().getGeneration());
@@ -624,8 +610,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
         ThermoclineCluster c = cluster(ns, "nosecret");
         c.getSpec().archive.uriSecretRef.name = "does-not-exist";
         create(c);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster now = stored("nosecret");
+        awaitStored("nosecret", now -> {
             assertThat(condition(now, ConditionType.ArchiveReachable).getReason())
                     .isEqualTo("SecretNotFound");
             assertThat(condition(now, ConditionType.ArchiveReachable).getMessage())
@@ -639,8 +624,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
         ThermoclineCluster c = cluster(ns, "pinned");
         c.getSpec().fastTier.version = "6.0.5";
         create(c);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster now = stored("pinned");
+        awaitStored("pinned", now -> {
             assertThat(condition(now, ConditionType.VersionCompatible).getStatus())
                     .isEqualTo("False");
             assertThat(condition(now, ConditionType.VersionCompatible).getReason())
@@ -668,8 +652,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
         ThermoclineCluster c = cluster(ns, "badspec");
         c.getSpec().collections.add(new CollectionSpec("shop", "orders", "createdAt", "7d"));
         create(c);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster now = stored("badspec");
+        awaitStored("badspec", now -> {
             assertThat(condition(now, ConditionType.Ready).getReason()).isEqualTo("InvalidSpec");
             assertThat(condition(now, ConditionType.Ready).getMessage())
                     .contains("collections[1]")
@@ -686,8 +669,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
         c.getSpec().proxy.expose.loadBalancerSourceRanges = List.of("10.0.0.0/8");
         c.getSpec().fastTier.mongodArgs = List.of("--port", "27018");
         create(c);
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster now = stored("badexpose");
+        awaitStored("badexpose", now -> {
             assertThat(condition(now, ConditionType.Ready).getReason()).isEqualTo("InvalidSpec");
             assertThat(condition(now, ConditionType.Ready).getMessage())
                     .contains("proxy.expose.loadBalancerSourceRanges needs proxy.expose.type LoadBalancer")
@@ -778,8 +760,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
                     .isEqualTo("7.0");
 
             archive.answer(new ArchiveReport.Reachable("8.0.4", "archive-rs"));
-            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                ThermoclineCluster c = stored("upgrade");
+            awaitStored("upgrade", c -> {
                 assertThat(c.getStatus().fastTierVersion).isEqualTo("8.0.4");
                 assertThat(c.getStatus().featureCompatibilityVersion).isEqualTo("8.0");
                 assertThat(condition(c, ConditionType.Ready).getStatus()).isEqualTo("True");
@@ -795,8 +776,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
             // 8.0 -> 6.0 is a downgrade: refused, and the fast tier keeps running 8.0 while the rest stays managed
             archive.answer(new ArchiveReport.Reachable("6.0.19", "archive-rs"));
             edit("upgrade", c -> c.getSpec().proxy.replicas = 3);
-            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                ThermoclineCluster c = stored("upgrade");
+            awaitStored("upgrade", c -> {
                 assertThat(condition(c, ConditionType.VersionCompatible).getReason())
                         .isEqualTo("DowngradeRefused");
                 assertThat(condition(c, ConditionType.VersionCompatible).getMessage())
@@ -821,8 +801,7 @@ class ThermoclineClusterReconcilerTest extends OperatorOnFakes {
                 .untilAsserted(() ->
                         assertThat(stored("skip").getStatus().fastTierVersion).isEqualTo("6.0.19"));
         archive.answer(new ArchiveReport.Reachable("8.0.4", "archive-rs"));
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            ThermoclineCluster c = stored("skip");
+        awaitStored("skip", c -> {
             assertThat(condition(c, ConditionType.VersionCompatible).getReason())
                     .isEqualTo("SkippedMajorVersion");
             assertThat(condition(c, ConditionType.VersionCompatible).getMessage())
