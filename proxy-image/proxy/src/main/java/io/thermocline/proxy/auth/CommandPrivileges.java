@@ -1,14 +1,13 @@
 package io.thermocline.proxy.auth;
 
 import io.thermocline.security.roles.Target;
-import org.bson.BsonArray;
-import org.bson.BsonDocument;
-import org.bson.BsonValue;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
 
 /**
  * What a command needs, as mongod checks it: an action on each collection, database or the
@@ -19,13 +18,30 @@ import java.util.Set;
  */
 public final class CommandPrivileges {
     /** One privilege a command needs. */
-    public record Need(Target target, String action) {
-    }
+    public record Need(Target target, String action) {}
 
     /** Commands every client may run, logged in or not (handshake, sessions, auth) or that act on the caller only. */
-    private static final Set<String> FREE = Set.of("hello", "ismaster", "ping", "buildinfo", "connectionstatus", "endsessions",
-            "startsession", "refreshsessions", "killsessions", "committransaction", "aborttransaction", "getlasterror",
-            "whatsmyuri", "listcommands", "logout", "saslstart", "saslcontinue", "authenticate", "getnonce", "features",
+    private static final Set<String> FREE = Set.of(
+            "hello",
+            "ismaster",
+            "ping",
+            "buildinfo",
+            "connectionstatus",
+            "endsessions",
+            "startsession",
+            "refreshsessions",
+            "killsessions",
+            "committransaction",
+            "aborttransaction",
+            "getlasterror",
+            "whatsmyuri",
+            "listcommands",
+            "logout",
+            "saslstart",
+            "saslcontinue",
+            "authenticate",
+            "getnonce",
+            "features",
             "getclusterparameter");
     /**
      * Commands mongod authorizes by what they act on, checked where they are answered: any logged-in
@@ -35,53 +51,108 @@ public final class CommandPrivileges {
     private static final Set<String> AUTHORIZED_WHERE_ANSWERED = Set.of("getmore", "killcursors", "listdatabases");
     /** Commands on the collection named by their first field, with the action each needs. */
     private static final Map<String, List<String>> ON_COLLECTION = Map.ofEntries(
-            Map.entry("find", List.of("find")), Map.entry("count", List.of("find")), Map.entry("distinct", List.of("find")),
-            Map.entry("listindexes", List.of("listIndexes")), Map.entry("insert", List.of("insert")),
+            Map.entry("find", List.of("find")),
+            Map.entry("count", List.of("find")),
+            Map.entry("distinct", List.of("find")),
+            Map.entry("listindexes", List.of("listIndexes")),
+            Map.entry("insert", List.of("insert")),
             Map.entry("delete", List.of("remove")),
-            Map.entry("create", List.of("createCollection")), Map.entry("drop", List.of("dropCollection")),
-            Map.entry("createindexes", List.of("createIndex")), Map.entry("dropindexes", List.of("dropIndex")),
-            Map.entry("deleteindexes", List.of("dropIndex")), Map.entry("collmod", List.of("collMod")),
-            Map.entry("collstats", List.of("collStats")), Map.entry("validate", List.of("validate")),
-            Map.entry("compact", List.of("compact")), Map.entry("converttocapped", List.of("convertToCapped")),
+            Map.entry("create", List.of("createCollection")),
+            Map.entry("drop", List.of("dropCollection")),
+            Map.entry("createindexes", List.of("createIndex")),
+            Map.entry("dropindexes", List.of("dropIndex")),
+            Map.entry("deleteindexes", List.of("dropIndex")),
+            Map.entry("collmod", List.of("collMod")),
+            Map.entry("collstats", List.of("collStats")),
+            Map.entry("validate", List.of("validate")),
+            Map.entry("compact", List.of("compact")),
+            Map.entry("converttocapped", List.of("convertToCapped")),
             Map.entry("dbhash", List.of("dbHash")),
-            Map.entry("createsearchindexes", List.of("createSearchIndexes")), Map.entry("listsearchindexes", List.of("listSearchIndexes")),
-            Map.entry("dropsearchindex", List.of("dropSearchIndex")), Map.entry("updatesearchindex", List.of("updateSearchIndex")));
+            Map.entry("createsearchindexes", List.of("createSearchIndexes")),
+            Map.entry("listsearchindexes", List.of("listSearchIndexes")),
+            Map.entry("dropsearchindex", List.of("dropSearchIndex")),
+            Map.entry("updatesearchindex", List.of("updateSearchIndex")));
     /** Commands on the database they are sent to. */
     private static final Map<String, String> ON_DATABASE = Map.ofEntries(
-            Map.entry("listcollections", "listCollections"), Map.entry("dbstats", "dbStats"),
-            Map.entry("dropdatabase", "dropDatabase"), Map.entry("createuser", "createUser"), Map.entry("dropuser", "dropUser"),
-            Map.entry("dropallusersfromdatabase", "dropUser"), Map.entry("createrole", "createRole"),
-            Map.entry("updaterole", "createRole"), Map.entry("droprole", "dropRole"), Map.entry("dropallrolesfromdatabase", "dropRole"),
-            Map.entry("grantrolestouser", "grantRole"), Map.entry("revokerolesfromuser", "revokeRole"),
-            Map.entry("grantrolestorole", "grantRole"), Map.entry("revokerolesfromrole", "revokeRole"),
-            Map.entry("grantprivilegestorole", "grantRole"), Map.entry("revokeprivilegesfromrole", "revokeRole"),
-            Map.entry("usersinfo", "viewUser"), Map.entry("rolesinfo", "viewRole"), Map.entry("profile", "enableProfiler"));
+            Map.entry("listcollections", "listCollections"),
+            Map.entry("dbstats", "dbStats"),
+            Map.entry("dropdatabase", "dropDatabase"),
+            Map.entry("createuser", "createUser"),
+            Map.entry("dropuser", "dropUser"),
+            Map.entry("dropallusersfromdatabase", "dropUser"),
+            Map.entry("createrole", "createRole"),
+            Map.entry("updaterole", "createRole"),
+            Map.entry("droprole", "dropRole"),
+            Map.entry("dropallrolesfromdatabase", "dropRole"),
+            Map.entry("grantrolestouser", "grantRole"),
+            Map.entry("revokerolesfromuser", "revokeRole"),
+            Map.entry("grantrolestorole", "grantRole"),
+            Map.entry("revokerolesfromrole", "revokeRole"),
+            Map.entry("grantprivilegestorole", "grantRole"),
+            Map.entry("revokeprivilegesfromrole", "revokeRole"),
+            Map.entry("usersinfo", "viewUser"),
+            Map.entry("rolesinfo", "viewRole"),
+            Map.entry("profile", "enableProfiler"));
     /** Cluster-wide commands, with the action each needs. */
     private static final Map<String, String> ON_CLUSTER = Map.ofEntries(
-            Map.entry("serverstatus", "serverStatus"), Map.entry("lockinfo", "serverStatus"),
-            Map.entry("replsetgetstatus", "replSetGetStatus"), Map.entry("replsetgetconfig", "replSetGetConfig"),
-            Map.entry("currentop", "inprog"), Map.entry("killop", "killop"), Map.entry("hostinfo", "hostInfo"),
-            Map.entry("getcmdlineopts", "getCmdLineOpts"), Map.entry("getparameter", "getParameter"),
-            Map.entry("setparameter", "setParameter"), Map.entry("top", "top"), Map.entry("getlog", "getLog"),
-            Map.entry("connpoolstats", "connPoolStats"), Map.entry("netstat", "netstat"), Map.entry("fsync", "fsync"),
-            Map.entry("fsyncunlock", "unlock"), Map.entry("logrotate", "logRotate"), Map.entry("shutdown", "shutdown"),
-            Map.entry("getdefaultrwconcern", "getDefaultRWConcern"), Map.entry("setdefaultrwconcern", "setDefaultRWConcern"),
-            Map.entry("replsetstepdown", "replSetStateChange"), Map.entry("replsetfreeze", "replSetStateChange"),
-            Map.entry("replsetreconfig", "replSetConfigure"), Map.entry("killallsessions", "killAnySession"),
-            Map.entry("killallsessionsbypattern", "killAnySession"), Map.entry("setfeaturecompatibilityversion", "setFeatureCompatibilityVersion"),
-            Map.entry("listshards", "listShards"), Map.entry("getshardmap", "getShardMap"),
-            Map.entry("appendoplognote", "appendOplogNote"), Map.entry("invalidateusercache", "invalidateUserCache"));
+            Map.entry("serverstatus", "serverStatus"),
+            Map.entry("lockinfo", "serverStatus"),
+            Map.entry("replsetgetstatus", "replSetGetStatus"),
+            Map.entry("replsetgetconfig", "replSetGetConfig"),
+            Map.entry("currentop", "inprog"),
+            Map.entry("killop", "killop"),
+            Map.entry("hostinfo", "hostInfo"),
+            Map.entry("getcmdlineopts", "getCmdLineOpts"),
+            Map.entry("getparameter", "getParameter"),
+            Map.entry("setparameter", "setParameter"),
+            Map.entry("top", "top"),
+            Map.entry("getlog", "getLog"),
+            Map.entry("connpoolstats", "connPoolStats"),
+            Map.entry("netstat", "netstat"),
+            Map.entry("fsync", "fsync"),
+            Map.entry("fsyncunlock", "unlock"),
+            Map.entry("logrotate", "logRotate"),
+            Map.entry("shutdown", "shutdown"),
+            Map.entry("getdefaultrwconcern", "getDefaultRWConcern"),
+            Map.entry("setdefaultrwconcern", "setDefaultRWConcern"),
+            Map.entry("replsetstepdown", "replSetStateChange"),
+            Map.entry("replsetfreeze", "replSetStateChange"),
+            Map.entry("replsetreconfig", "replSetConfigure"),
+            Map.entry("killallsessions", "killAnySession"),
+            Map.entry("killallsessionsbypattern", "killAnySession"),
+            Map.entry("setfeaturecompatibilityversion", "setFeatureCompatibilityVersion"),
+            Map.entry("listshards", "listShards"),
+            Map.entry("getshardmap", "getShardMap"),
+            Map.entry("appendoplognote", "appendOplogNote"),
+            Map.entry("invalidateusercache", "invalidateUserCache"));
     /** What nobody but a holder of {@code anyResource} has: the need of a command this table does not know. */
     static final String UNKNOWN_ACTION = "anyAction";
 
-    private CommandPrivileges() {
-    }
+    private CommandPrivileges() {}
 
     /** Whether {@code command}'s first value is a collection name (safe to show in a denial), not a payload such as eval's code. */
     public static boolean firstValueNamesCollection(String command) {
         String lower = command.toLowerCase();
         return ON_COLLECTION.containsKey(lower) && !lower.equals("datasize")
                 || Set.of("aggregate", "update", "findandmodify", "killcursors").contains(lower);
+    }
+
+    /** Commands with a rule of their own in {@link #collect}'s switch. */
+    private static final Set<String> BY_CONTENT =
+            Set.of("aggregate", "update", "findandmodify", "explain", "renamecollection", "datasize", "bulkwrite");
+
+    /** Every command this table has a rule for, in lower case (any other needs what only root has). */
+    public static Set<String> commands() {
+        Set<String> all = new java.util.TreeSet<>();
+        List.of(
+                        FREE,
+                        AUTHORIZED_WHERE_ANSWERED,
+                        ON_COLLECTION.keySet(),
+                        ON_DATABASE.keySet(),
+                        ON_CLUSTER.keySet(),
+                        BY_CONTENT)
+                .forEach(all::addAll);
+        return all;
     }
 
     /** Everything {@code body} (a command sent to database {@code db}) needs; empty when it needs nothing. */
@@ -106,7 +177,8 @@ public final class CommandPrivileges {
             Target target = collectionOrDatabase(db, first);
             actions.forEach(a -> needs.add(new Need(target, a)));
             if (lower.equals("create") && body.isString("viewOn")) {
-                needs.add(new Need(new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
+                needs.add(new Need(
+                        new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
                 pipeline(db, body.get("pipeline"), needs);
             }
             return;
@@ -152,8 +224,12 @@ public final class CommandPrivileges {
             }
             case "renamecollection" -> rename(first, body.get("to"), needs);
             // dataSize names a full namespace ("db.collection"), which may be another database than $db
-            case "datasize" -> needs.add(new Need(first != null && first.isString() ? namespace(first.asString().getValue())
-                    : new Target.Cluster(), first != null && first.isString() ? "find" : UNKNOWN_ACTION));
+            case "datasize" ->
+                needs.add(new Need(
+                        first != null && first.isString()
+                                ? namespace(first.asString().getValue())
+                                : new Target.Cluster(),
+                        first != null && first.isString() ? "find" : UNKNOWN_ACTION));
             case "bulkwrite" -> {
                 for (BsonValue ns : body.getArray("nsInfo", new BsonArray())) {
                     if (ns instanceof BsonDocument d && d.isString("ns")) {
@@ -168,25 +244,28 @@ public final class CommandPrivileges {
 
     private static void aggregate(String db, BsonValue source, BsonValue pipeline, List<Need> needs) {
         boolean onCollection = source != null && source.isString();
-        Target input = onCollection ? new Target.Collection(db, source.asString().getValue()) : new Target.Database(db);
+        Target input =
+                onCollection ? new Target.Collection(db, source.asString().getValue()) : new Target.Database(db);
         String firstStage = firstStage(pipeline);
         switch (firstStage) {
             case "$changeStream" -> {
                 // as mongod: a collection's stream needs find + changeStream on it, a database's on the database,
                 // the cluster's ({allChangesForCluster: true}, on admin) on every database's normal collections
-                Target watched = onCollection ? input : allChangesForCluster(pipeline) ? new Target.AnyDatabase() : input;
+                Target watched =
+                        onCollection ? input : allChangesForCluster(pipeline) ? new Target.AnyDatabase() : input;
                 needs.add(new Need(watched, "changeStream"));
                 needs.add(new Need(watched, "find"));
             }
             case "$collStats" -> needs.add(new Need(input, "collStats"));
             case "$indexStats" -> needs.add(new Need(input, "indexStats"));
-            case "$currentOp", "$listSessions" -> needs.add(new Need(new Target.Cluster(), firstStage.equals("$currentOp") ? "inprog" : "listSessions"));
+            case "$currentOp", "$listSessions" ->
+                needs.add(new Need(new Target.Cluster(), firstStage.equals("$currentOp") ? "inprog" : "listSessions"));
             case "$planCacheStats" -> needs.add(new Need(input, "planCacheRead"));
-            // the backend sees one user, the proxy's, so it cannot list only the caller's own sessions: listing any needs
+            // the backend sees one user, the proxy's, so it cannot list only the caller's own sessions: listing any
+            // needs
             // what mongod requires for listing every user's ({allUsers: true})
             case "$listLocalSessions" -> needs.add(new Need(new Target.Cluster(), "listSessions"));
-            case "$documents" -> {
-            }
+            case "$documents" -> {}
             default -> {
                 if (onCollection) {
                     needs.add(new Need(input, "find"));
@@ -216,15 +295,24 @@ public final class CommandPrivileges {
                         if (from != null) {
                             needs.add(new Need(fromTarget(db, from), "find"));
                         }
-                        pipeline(from instanceof BsonDocument f && f.isString("db") ? f.getString("db").getValue() : db, d.get("pipeline"), needs);
+                        pipeline(
+                                from instanceof BsonDocument f && f.isString("db")
+                                        ? f.getString("db").getValue()
+                                        : db,
+                                d.get("pipeline"),
+                                needs);
                     }
                 }
                 case "$unionWith" -> {
                     if (spec != null && spec.isString()) {
-                        needs.add(new Need(new Target.Collection(db, spec.asString().getValue()), "find"));
+                        needs.add(new Need(
+                                new Target.Collection(db, spec.asString().getValue()), "find"));
                     } else if (spec instanceof BsonDocument d) {
                         if (d.isString("coll")) {
-                            needs.add(new Need(new Target.Collection(db, d.getString("coll").getValue()), "find"));
+                            needs.add(new Need(
+                                    new Target.Collection(
+                                            db, d.getString("coll").getValue()),
+                                    "find"));
                         }
                         pipeline(db, d.get("pipeline"), needs);
                     }
@@ -240,19 +328,22 @@ public final class CommandPrivileges {
                     needs.add(new Need(t, "remove"));
                 }
                 case "$merge" -> {
-                    Target t = spec instanceof BsonDocument d ? outTarget(db, d.get("into"), "coll") : outTarget(db, spec, "coll");
+                    Target t = spec instanceof BsonDocument d
+                            ? outTarget(db, d.get("into"), "coll")
+                            : outTarget(db, spec, "coll");
                     needs.add(new Need(t, "insert"));
                     needs.add(new Need(t, "update"));
                 }
-                default -> {
-                }
+                default -> {}
             }
         }
     }
 
     private static Target fromTarget(String db, BsonValue from) {
         if (from instanceof BsonDocument d && d.isString("coll")) {
-            return new Target.Collection(d.isString("db") ? d.getString("db").getValue() : db, d.getString("coll").getValue());
+            return new Target.Collection(
+                    d.isString("db") ? d.getString("db").getValue() : db,
+                    d.getString("coll").getValue());
         }
         return from.isString() ? new Target.Collection(db, from.asString().getValue()) : new Target.Cluster();
     }
@@ -262,7 +353,9 @@ public final class CommandPrivileges {
             return new Target.Collection(db, spec.asString().getValue());
         }
         if (spec instanceof BsonDocument d && d.isString(collField)) {
-            return new Target.Collection(d.isString("db") ? d.getString("db").getValue() : db, d.getString(collField).getValue());
+            return new Target.Collection(
+                    d.isString("db") ? d.getString("db").getValue() : db,
+                    d.getString(collField).getValue());
         }
         return new Target.Cluster();
     }
@@ -285,11 +378,15 @@ public final class CommandPrivileges {
 
     private static Target.Collection namespace(String ns) {
         int dot = ns.indexOf('.');
-        return dot <= 0 ? new Target.Collection(ns, "") : new Target.Collection(ns.substring(0, dot), ns.substring(dot + 1));
+        return dot <= 0
+                ? new Target.Collection(ns, "")
+                : new Target.Collection(ns.substring(0, dot), ns.substring(dot + 1));
     }
 
     private static Target collectionOrDatabase(String db, BsonValue name) {
-        return name != null && name.isString() ? new Target.Collection(db, name.asString().getValue()) : new Target.Database(db);
+        return name != null && name.isString()
+                ? new Target.Collection(db, name.asString().getValue())
+                : new Target.Database(db);
     }
 
     private static boolean allChangesForCluster(BsonValue pipeline) {

@@ -21,28 +21,91 @@ public final class CommandClassifier {
             "buildinfo", "buildInfo");
 
     private static final Set<String> ANSWERED_BY_PROXY = Set.of(
-            "hello", "isMaster", "ping", "whatsmyuri", "isdbgrid",
-            "saslStart", "saslContinue", "authenticate", "logout", "getnonce");
+            "hello",
+            "isMaster",
+            "ping",
+            "whatsmyuri",
+            "isdbgrid",
+            "saslStart",
+            "saslContinue",
+            "authenticate",
+            "logout",
+            "getnonce");
 
     /** The archive is the cluster the application believes it talks to: its answers are the ones it expects. */
     private static final Set<String> ANSWERED_BY_ARCHIVE = Set.of(
-            "buildInfo", "listDatabases", "listCollections", "listIndexes", "dbStats", "collStats",
-            "dataSize", "hostInfo", "getParameter", "getCmdLineOpts", "getLog", "connectionStatus",
-            "top", "replSetGetStatus", "replSetGetConfig", "validate", "profile", "getDefaultRWConcern", "lockInfo",
-            "connPoolStats", "listCommands", "usersInfo", "rolesInfo", "createUser", "updateUser", "dropUser",
-            "grantRolesToUser", "revokeRolesFromUser", "createRole", "updateRole", "dropRole", "features", "dbHash",
-            "compact", "startSession", "createSearchIndexes", "updateSearchIndex", "dropSearchIndex", "listSearchIndexes");
+            "buildInfo",
+            "listDatabases",
+            "listCollections",
+            "listIndexes",
+            "dbStats",
+            "collStats",
+            "dataSize",
+            "hostInfo",
+            "getParameter",
+            "getCmdLineOpts",
+            "getLog",
+            "connectionStatus",
+            "top",
+            "replSetGetStatus",
+            "replSetGetConfig",
+            "validate",
+            "profile",
+            "getDefaultRWConcern",
+            "lockInfo",
+            "connPoolStats",
+            "listCommands",
+            "usersInfo",
+            "rolesInfo",
+            "createUser",
+            "updateUser",
+            "dropUser",
+            "grantRolesToUser",
+            "revokeRolesFromUser",
+            "createRole",
+            "updateRole",
+            "dropRole",
+            "features",
+            "dbHash",
+            "compact",
+            "startSession",
+            "createSearchIndexes",
+            "updateSearchIndex",
+            "dropSearchIndex",
+            "listSearchIndexes");
 
     /** DBA commands a tiered proxy sends to both tiers and merges (tiered/admin/TierOperations), as mongos over shards. */
     private static final Set<String> MERGED_OVER_TIERS = Set.of("currentOp", "killOp", "serverStatus");
 
-    private static final Set<String> SESSIONS = Set.of(
-            "endSessions", "killSessions", "killAllSessions", "killAllSessionsByPattern", "refreshSessions");
+    private static final Set<String> SESSIONS =
+            Set.of("endSessions", "killSessions", "killAllSessions", "killAllSessionsByPattern", "refreshSessions");
 
-    private static final Set<String> COLLECTION_DDL = Set.of("create", "drop", "createIndexes", "dropIndexes", "collMod", "reIndex");
+    private static final Set<String> COLLECTION_DDL =
+            Set.of("create", "drop", "createIndexes", "dropIndexes", "collMod", "reIndex");
 
-    private CommandClassifier() {
-    }
+    /** Commands classified by what they contain: a name here and a case in {@link #classify}'s switch. */
+    private static final Set<String> BY_CONTENT = Set.of(
+            "find",
+            "count",
+            "distinct",
+            "aggregate",
+            "insert",
+            "update",
+            "delete",
+            "findAndModify",
+            "getMore",
+            "killCursors",
+            "commitTransaction",
+            "abortTransaction",
+            "explain",
+            "renameCollection",
+            "dropDatabase",
+            "convertToCapped",
+            "cloneCollectionAsCapped",
+            "mapReduce",
+            "bulkWrite");
+
+    private CommandClassifier() {}
 
     /**
      * @param command  the command as a server sees it (kind-1 sequences folded in)
@@ -73,13 +136,20 @@ public final class CommandClassifier {
         if (COLLECTION_DDL.contains(name)) {
             return collectionDdl(name, command.get(sent), db, table);
         }
+        if (!BY_CONTENT.contains(name)) {
+            return new CommandClass.PassThrough(name, Reason.UNKNOWN_COMMAND);
+        }
         return switch (name) {
             case "find" -> read(name, command.get(sent), db, command.get("filter"), command.get("collation"), table);
-            case "count", "distinct" -> read(name, command.get(sent), db, command.get("query"), command.get("collation"), table);
+            case "count", "distinct" ->
+                read(name, command.get(sent), db, command.get("query"), command.get("collation"), table);
             case "aggregate" -> aggregate(command, sent, db);
-            case "insert" -> write(name, CommandClass.WriteKind.INSERT, command.get(sent), db, command.get("documents"), table);
-            case "update" -> write(name, CommandClass.WriteKind.UPDATE, command.get(sent), db, command.get("updates"), table);
-            case "delete" -> write(name, CommandClass.WriteKind.DELETE, command.get(sent), db, command.get("deletes"), table);
+            case "insert" ->
+                write(name, CommandClass.WriteKind.INSERT, command.get(sent), db, command.get("documents"), table);
+            case "update" ->
+                write(name, CommandClass.WriteKind.UPDATE, command.get(sent), db, command.get("updates"), table);
+            case "delete" ->
+                write(name, CommandClass.WriteKind.DELETE, command.get(sent), db, command.get("deletes"), table);
             case "findAndModify" -> findAndModify(command, sent, db, table);
             case "getMore" -> getMore(command, sent, db);
             case "killCursors" -> killCursors(command, sent, db);
@@ -91,11 +161,25 @@ public final class CommandClassifier {
             case "cloneCollectionAsCapped" -> cloneAsCapped(command, db, table);
             case "mapReduce" -> mapReduce(command, sent, db, table);
             case "bulkWrite" -> bulkWrite(command, table);
-            default -> new CommandClass.PassThrough(name, Reason.UNKNOWN_COMMAND);
+            default -> throw new IllegalStateException(name + " is in BY_CONTENT without a case");
         };
     }
 
-    private static CommandClass read(String name, BsonValue collection, String db, BsonValue filter, BsonValue collation, RoutingTable table) {
+    /**
+     * Every command the proxy names, by its name as a server spells it: those it answers, merges, forwards to the
+     * archive or classifies by content. The authorization table test has a row for each (CommandRoleWireTest).
+     */
+    public static Set<String> commands() {
+        Set<String> all = new java.util.TreeSet<>();
+        for (Set<String> named : List.of(
+                ANSWERED_BY_PROXY, ANSWERED_BY_ARCHIVE, MERGED_OVER_TIERS, SESSIONS, COLLECTION_DDL, BY_CONTENT)) {
+            all.addAll(named);
+        }
+        return all;
+    }
+
+    private static CommandClass read(
+            String name, BsonValue collection, String db, BsonValue filter, BsonValue collation, RoutingTable table) {
         String ns = namespace(db, collection);
         if (ns == null || (filter != null && !filter.isDocument())) {
             return new CommandClass.PassThrough(name, Reason.MALFORMED_COMMAND);
@@ -103,7 +187,10 @@ public final class CommandClassifier {
         if (!table.tiered(ns)) {
             return new CommandClass.PassThrough(name, Reason.UNTIERED_NAMESPACE);
         }
-        return new CommandClass.Read(name, ns, filter == null ? null : filter.asDocument(),
+        return new CommandClass.Read(
+                name,
+                ns,
+                filter == null ? null : filter.asDocument(),
                 collation != null && collation.isDocument() ? collation.asDocument() : null);
     }
 
@@ -128,8 +215,13 @@ public final class CommandClassifier {
                 : aggregate;
     }
 
-    private static CommandClass write(String name, CommandClass.WriteKind kind, BsonValue collection, String db, BsonValue statements,
-                                      RoutingTable table) {
+    private static CommandClass write(
+            String name,
+            CommandClass.WriteKind kind,
+            BsonValue collection,
+            String db,
+            BsonValue statements,
+            RoutingTable table) {
         String ns = namespace(db, collection);
         if (ns == null || statements == null || !statements.isArray()) {
             return new CommandClass.PassThrough(name, Reason.MALFORMED_COMMAND);
@@ -185,11 +277,15 @@ public final class CommandClassifier {
 
     private static CommandClass explain(BsonDocument command, String sent, String db, RoutingTable table) {
         BsonValue inner = command.get(sent);
-        if (!inner.isDocument() || inner.asDocument().isEmpty() || "explain".equals(inner.asDocument().getFirstKey())) {
+        if (!inner.isDocument()
+                || inner.asDocument().isEmpty()
+                || "explain".equals(inner.asDocument().getFirstKey())) {
             return new CommandClass.PassThrough("explain", Reason.MALFORMED_COMMAND);
         }
         BsonValue verbosity = command.get("verbosity");
-        return new CommandClass.Explain(classify(inner.asDocument(), db, table), inner.asDocument(),
+        return new CommandClass.Explain(
+                classify(inner.asDocument(), db, table),
+                inner.asDocument(),
                 verbosity != null && verbosity.isString() ? verbosity.asString().getValue() : "allPlansExecution");
     }
 
@@ -198,7 +294,9 @@ public final class CommandClassifier {
         if (ns == null) {
             return new CommandClass.PassThrough(name, Reason.MALFORMED_COMMAND);
         }
-        return table.tiered(ns) ? new CommandClass.Ddl(name, List.of(ns)) : new CommandClass.PassThrough(name, Reason.UNTIERED_NAMESPACE);
+        return table.tiered(ns)
+                ? new CommandClass.Ddl(name, List.of(ns))
+                : new CommandClass.PassThrough(name, Reason.UNTIERED_NAMESPACE);
     }
 
     private static CommandClass rename(BsonDocument command, String sent, RoutingTable table) {
@@ -209,8 +307,11 @@ public final class CommandClassifier {
         }
         for (String ns : List.of(from, to)) {
             if (table.tiered(ns)) {
-                return new CommandClass.Rejected("renameCollection", Reason.RENAME_OF_TIERED_NAMESPACE,
-                        "renameCollection " + from + " -> " + to + " involves tiered namespace " + ns + "; the two tiers and the "
+                return new CommandClass.Rejected(
+                        "renameCollection",
+                        Reason.RENAME_OF_TIERED_NAMESPACE,
+                        "renameCollection " + from + " -> " + to + " involves tiered namespace " + ns
+                                + "; the two tiers and the "
                                 + "feeder cannot rename as one step. Remove the collection's tiering policy (and let the proxy pick up "
                                 + "the change) before renaming it, then add a policy for the new name");
             }
@@ -219,29 +320,42 @@ public final class CommandClassifier {
     }
 
     private static CommandClass dropDatabase(String db, RoutingTable table) {
-        List<String> tiered = table.policies().keySet().stream().filter(ns -> ns.startsWith(db + ".")).sorted().toList();
-        return tiered.isEmpty() ? new CommandClass.PassThrough("dropDatabase", Reason.UNTIERED_NAMESPACE) : new CommandClass.Ddl("dropDatabase", tiered);
+        List<String> tiered = table.policies().keySet().stream()
+                .filter(ns -> ns.startsWith(db + "."))
+                .sorted()
+                .toList();
+        return tiered.isEmpty()
+                ? new CommandClass.PassThrough("dropDatabase", Reason.UNTIERED_NAMESPACE)
+                : new CommandClass.Ddl("dropDatabase", tiered);
     }
 
     private static CommandClass convertToCapped(BsonValue collection, String db, RoutingTable table) {
         String ns = namespace(db, collection);
         if (ns != null && table.tiered(ns)) {
-            return new CommandClass.Rejected("convertToCapped", Reason.DDL_ON_TIERED_NAMESPACE,
-                    "convertToCapped on tiered namespace " + ns + ": a capped collection cannot have documents evicted, so it "
+            return new CommandClass.Rejected(
+                    "convertToCapped",
+                    Reason.DDL_ON_TIERED_NAMESPACE,
+                    "convertToCapped on tiered namespace " + ns
+                            + ": a capped collection cannot have documents evicted, so it "
                             + "cannot be tiered; remove its tiering policy first");
         }
-        return new CommandClass.PassThrough("convertToCapped", ns == null ? Reason.MALFORMED_COMMAND : Reason.UNTIERED_NAMESPACE);
+        return new CommandClass.PassThrough(
+                "convertToCapped", ns == null ? Reason.MALFORMED_COMMAND : Reason.UNTIERED_NAMESPACE);
     }
 
     private static CommandClass cloneAsCapped(BsonDocument command, String db, RoutingTable table) {
         String target = namespace(db, command.get("toCollection"));
         if (target != null && table.tiered(target)) {
-            return new CommandClass.Rejected("cloneCollectionAsCapped", Reason.DDL_ON_TIERED_NAMESPACE,
-                    "cloneCollectionAsCapped into tiered namespace " + target + ": a capped collection cannot be tiered; "
+            return new CommandClass.Rejected(
+                    "cloneCollectionAsCapped",
+                    Reason.DDL_ON_TIERED_NAMESPACE,
+                    "cloneCollectionAsCapped into tiered namespace " + target
+                            + ": a capped collection cannot be tiered; "
                             + "clone into a namespace without a tiering policy");
         }
         // The archive holds every document of a tiered source (after the sync barrier), so it can clone it.
-        return new CommandClass.PassThrough("cloneCollectionAsCapped", target == null ? Reason.MALFORMED_COMMAND : Reason.UNTIERED_NAMESPACE);
+        return new CommandClass.PassThrough(
+                "cloneCollectionAsCapped", target == null ? Reason.MALFORMED_COMMAND : Reason.UNTIERED_NAMESPACE);
     }
 
     private static CommandClass mapReduce(BsonDocument command, String sent, String db, RoutingTable table) {
@@ -254,8 +368,11 @@ public final class CommandClassifier {
         if (!inline) {
             String target = mapReduceTarget(db, out);
             if (target == null || table.tiered(target)) {
-                return new CommandClass.Rejected("mapReduce", Reason.OUTPUT_TO_TIERED_NAMESPACE,
-                        "mapReduce writing into " + (target == null ? "an unrecognised output" : "tiered namespace " + target)
+                return new CommandClass.Rejected(
+                        "mapReduce",
+                        Reason.OUTPUT_TO_TIERED_NAMESPACE,
+                        "mapReduce writing into "
+                                + (target == null ? "an unrecognised output" : "tiered namespace " + target)
                                 + " cannot be applied to both tiers; output to an untiered collection or inline, or use aggregate");
             }
             return new CommandClass.PassThrough("mapReduce", Reason.OUTPUT_TO_UNTIERED_NAMESPACE);
@@ -264,8 +381,13 @@ public final class CommandClassifier {
             return new CommandClass.PassThrough("mapReduce", Reason.UNTIERED_NAMESPACE);
         }
         BsonValue query = command.get("query");
-        return new CommandClass.Read("mapReduce", ns, query != null && query.isDocument() ? query.asDocument() : null,
-                command.get("collation") != null && command.get("collation").isDocument() ? command.getDocument("collation") : null);
+        return new CommandClass.Read(
+                "mapReduce",
+                ns,
+                query != null && query.isDocument() ? query.asDocument() : null,
+                command.get("collation") != null && command.get("collation").isDocument()
+                        ? command.getDocument("collation")
+                        : null);
     }
 
     private static String mapReduceTarget(String db, BsonValue out) {
@@ -296,8 +418,11 @@ public final class CommandClassifier {
         for (BsonValue entry : nsInfo.asArray()) {
             String ns = entry.isDocument() ? stringOrNull(entry.asDocument().get("ns")) : null;
             if (ns != null && table.tiered(ns)) {
-                return new CommandClass.Rejected("bulkWrite", Reason.UNKNOWN_COMMAND,
-                        "the cross-collection bulkWrite command touches tiered namespace " + ns + " and is not routed yet; "
+                return new CommandClass.Rejected(
+                        "bulkWrite",
+                        Reason.UNKNOWN_COMMAND,
+                        "the cross-collection bulkWrite command touches tiered namespace " + ns
+                                + " and is not routed yet; "
                                 + "use collection-level bulk writes (insert/update/delete), which drivers send to servers "
                                 + "advertising maxWireVersion below 25");
             }
