@@ -353,6 +353,19 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         coordinator.heldBeforeOplog(member.state(), hold);
     }
 
+    /**
+     * Lets the primary's next {@code documents} document writes begin and holds the ones after before they change
+     * storage (negative: lets them all go): a multi-document statement stopped between two of its documents.
+     */
+    public void holdWritesAfterDocuments(Member member, int documents) {
+        coordinator.writeStepsAllowed(member.state(), documents);
+    }
+
+    /** How many document writes have waited at {@link #holdWritesAfterDocuments}'s hold. */
+    public long documentWritesHeld() {
+        return coordinator.heldSteps();
+    }
+
     /** How many writes have reached {@link #holdWritesBeforeTheirOplogEntry}'s hold (a test waits for its own). */
     public long writesHeldBeforeTheirOplogEntry() {
         return coordinator.heldWrites();

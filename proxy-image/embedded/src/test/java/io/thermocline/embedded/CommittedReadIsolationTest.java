@@ -168,4 +168,43 @@ class CommittedReadIsolationTest {
         assertThat(coll.find().sort(new Document("_id", 1)).into(new ArrayList<>()))
                 .isEqualTo(List.of(new Document("_id", 1).append("v", 10), new Document("_id", 2).append("v", 10)));
     }
+
+    /**
+     * A transaction's multi-document statement changes storage one document at a time, each with its staging, so a
+     * read outside the transaction waits for one document at most: it ran while the statement's whole run held every
+     * read of the member (on the on-disk engine a 1,000-document copy-up by the proxy kept the feeder's and the
+     * evictor's reads waiting 30 s, the README's whole-collection updateMany).
+     */
+    @Test
+    void aReadWhileATransactionsMultiDocumentUpdateIsHeldBetweenDocumentsSeesTheCommittedVersions() throws Exception {
+        io.thermocline.embedded.member.Member primary = rs.primary();
+        long heldBefore = rs.documentWritesHeld();
+        rs.holdWritesAfterDocuments(primary, 1);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try (ClientSession session = client.startSession()) {
+            session.startTransaction();
+            var update = threads.submit(() -> coll.updateMany(session, Filters.eq("v", 0), Updates.set("v", 5))
+                    .getModifiedCount());
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(20))
+                    .until(() -> rs.documentWritesHeld() > heldBefore || update.isDone()); // its second document waits
+            assertThat(update.isDone())
+                    .as("the statement stopped after its first document")
+                    .isFalse();
+            assertThat(values(coll.find().maxTime(5, java.util.concurrent.TimeUnit.SECONDS)))
+                    .as("a read outside the transaction, while it is held")
+                    .containsExactly(0, 0);
+            rs.holdWritesAfterDocuments(primary, -1);
+            assertThat(update.get(20, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(2L);
+            session.commitTransaction();
+            assertThat(values(coll.find())).containsExactly(5, 5);
+        } finally {
+            rs.holdWritesAfterDocuments(primary, -1);
+            threads.shutdownNow();
+        }
+    }
+
+    private static List<Integer> values(com.mongodb.client.FindIterable<Document> found) {
+        return found.sort(new Document("_id", 1)).map(d -> d.getInteger("v")).into(new java.util.ArrayList<>());
+    }
 }

@@ -698,9 +698,16 @@ final class CommandDispatcher {
                         return true;
                     },
                     (database, coll, filter) -> heldMatches(database, coll, filter, t),
-                    WriteExecutor.Step.DIRECT);
-            // the statement's storage writes and their staging are one step for committed readers
-            BsonDocument reply = sessions.changeUncommitted(() -> executor.execute(db, name, command));
+                    statement -> {
+                        coordinator.passDocumentHold(self);
+                        return sessions.changeUncommitted(statement);
+                    });
+            // each document's storage write and its staging are one step for committed readers, who wait for one
+            // document, never a whole statement (a 1,000-document copy-up held every read of the member for 30 s
+            // on the on-disk engine); a command without document steps (DDL) is one step whole
+            BsonDocument reply = WriteExecutor.writesDocumentByDocument(name)
+                    ? executor.execute(db, name, command)
+                    : sessions.changeUncommitted(() -> executor.execute(db, name, command));
             failed = !WriteExecutor.isOk(reply) || reply.containsKey("writeErrors");
             return new Result(reply, coordinator.operationTime(self));
         } finally {

@@ -13,6 +13,7 @@ public final class MemberState {
     private volatile OplogPosition applied = OplogPosition.ORIGIN;
     /** The newest entry whose writes a read may see: the one being applied, else {@link #applied}. */
     private volatile OplogPosition visible = OplogPosition.ORIGIN;
+
     private volatile long appliedWallMillis;
     private volatile boolean alive;
     private volatile boolean paused;
@@ -20,6 +21,7 @@ public final class MemberState {
     private volatile boolean heldBeforeOplog;
     /** Writes of this member (as primary) begun and ended: storage changes before its oplog entry is stamped. */
     private final java.util.concurrent.atomic.AtomicLong writesBegun = new java.util.concurrent.atomic.AtomicLong();
+
     private final java.util.concurrent.atomic.AtomicLong writesEnded = new java.util.concurrent.atomic.AtomicLong();
     private volatile ObjectId processId = new ObjectId();
     private final AtomicLong topologyCounter = new AtomicLong();
@@ -142,5 +144,29 @@ public final class MemberState {
 
     void heldBeforeOplog(boolean value) {
         this.heldBeforeOplog = value;
+    }
+
+    /** Test hook: how many more write steps may begin (negative: any number). */
+    private final java.util.concurrent.atomic.AtomicInteger stepsAllowed =
+            new java.util.concurrent.atomic.AtomicInteger(-1);
+
+    void stepsAllowed(int steps) {
+        stepsAllowed.set(steps);
+    }
+
+    /** Takes one step of the allowance; false when none is left (the step waits). */
+    boolean takeStep() {
+        while (true) {
+            int left = stepsAllowed.get();
+            if (left < 0) {
+                return true;
+            }
+            if (left == 0) {
+                return false;
+            }
+            if (stepsAllowed.compareAndSet(left, left - 1)) {
+                return true;
+            }
+        }
     }
 }

@@ -370,8 +370,13 @@ public final class ReplicationCoordinator {
     private final java.util.concurrent.atomic.AtomicLong readsWaitingForAStamp =
             new java.util.concurrent.atomic.AtomicLong();
 
-    /** Runs one of the primary's write statements (see {@link MemberState#writing}); its end wakes reads waiting for it. */
+    /**
+     * Runs one step of the primary's writes (see {@link MemberState#writing}): one document's storage change and its
+     * oplog entry, so a majority read waits for one document, never for a whole multi-document statement (mongod's
+     * readers never wait for a writer). Its end wakes reads waiting for it.
+     */
     public <T> T writing(MemberState member, java.util.function.Supplier<T> statement) {
+        passDocumentHold(member);
         try {
             return member.writing(statement);
         } finally {
@@ -396,6 +401,31 @@ public final class ReplicationCoordinator {
             progress.await(() -> !member.heldBeforeOplog(), READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
         }
     }
+
+    /**
+     * Test hook: lets the primary's next {@code steps} write steps begin and holds the ones after, before they change
+     * storage (negative: lets every step go): the moment between two documents of one multi-document statement.
+     */
+    public void writeStepsAllowed(MemberState member, int steps) {
+        member.stepsAllowed(steps);
+        progress.signalAll();
+    }
+
+    /** Where a held write step waits (see {@link #writeStepsAllowed}); returns at once when nothing is held. */
+    public void passDocumentHold(MemberState member) {
+        if (!member.takeStep()) {
+            heldSteps.incrementAndGet();
+            progress.signalAll();
+            progress.await(member::takeStep, READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** How many write steps have waited at {@link #writeStepsAllowed}'s hold. */
+    public long heldSteps() {
+        return heldSteps.get();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong heldSteps = new java.util.concurrent.atomic.AtomicLong();
 
     /** How many writes have reached the hold so far (a test waits for its write to be there). */
     public long heldWrites() {

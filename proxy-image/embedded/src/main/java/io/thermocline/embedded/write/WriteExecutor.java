@@ -115,6 +115,14 @@ public final class WriteExecutor {
         }
     }
 
+    /** Whether the command's every storage change runs inside a {@link Step} of one document (else: call it in one). */
+    public static boolean writesDocumentByDocument(String commandName) {
+        return switch (commandName.toLowerCase()) {
+            case "insert", "update", "delete", "findandmodify" -> true;
+            default -> false;
+        };
+    }
+
     public static boolean isWrite(String commandName) {
         String name = commandName.toLowerCase();
         return switch (name) {
@@ -255,6 +263,23 @@ public final class WriteExecutor {
                 awaitUpsertId(db, coll, filter);
             }
             List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
+            if (before.size() > 1 && byIdAlone(statement)) {
+                BsonDocument reply = eachDocument(db, coll, statement, before);
+                if (!isOk(reply)) {
+                    return reply;
+                }
+                n += reply.getNumber("n").intValue();
+                modified += reply.getNumber("nModified").intValue();
+                if (reply.containsKey("writeErrors")) {
+                    writeErrors.add(DuplicateKeyErrors.withKey(
+                            reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
+                            name -> indexKey(db, coll, name)));
+                    if (ordered) {
+                        break;
+                    }
+                }
+                continue;
+            }
             BsonDocument reply = step.run(() -> {
                 BsonDocument r = store.command(
                         channel,
@@ -307,6 +332,96 @@ public final class WriteExecutor {
             result.put("upserted", upserted);
         }
         return result;
+    }
+
+    /**
+     * A multi-document update, one document at a time, each its own step (storage change and oplog entry): one
+     * database applies an updateMany document by document too, and a reader never waits for more than one. Each
+     * document is updated by its {@code _id} ({@link #byIdAlone}); one that no longer matches after a wait is
+     * skipped, as a server re-checks a document after yielding.
+     * The first write error stops the statement there, as on one database. Returns n, nModified and that error.
+     */
+    private BsonDocument eachDocument(String db, String coll, BsonDocument statement, List<RawBsonDocument> targets) {
+        List<RawBsonDocument> before = new ArrayList<>(targets);
+        boolean replacement = isReplacement(statement.get("u"));
+        int n = 0;
+        int modified = 0;
+        for (int d = 0; d < before.size(); d++) {
+            RawBsonDocument pre = before.get(d);
+            BsonDocument one = new BsonDocument(); // the statement may be a RawBsonDocument, immutable
+            statement.forEach(one::put);
+            // found under the write lock, unchanged since: its _id alone picks it, through the _id index (the
+            // statement's filter would make the engine scan the collection once per document)
+            one.put("q", new BsonDocument("_id", pre.get("_id")));
+            one.put("multi", BsonBoolean.FALSE);
+            one.put("upsert", BsonBoolean.FALSE);
+            BsonDocument reply = step.run(() -> {
+                BsonDocument r = store.command(
+                        channel,
+                        db,
+                        new BsonDocument("update", new BsonString(coll))
+                                .append("updates", new BsonArray(List.of(one))));
+                if (isOk(r) && !r.containsKey("writeErrors")) {
+                    BsonArray keyHeldBy = undoneForHeldKeys(db, coll, List.of(pre), new BsonArray());
+                    if (!keyHeldBy.isEmpty()) {
+                        return new BsonDocument(KEY_HELD_BY, keyHeldBy);
+                    }
+                    recordModification(db, coll, pre, replacement);
+                }
+                return r;
+            });
+            if (reply.containsKey(KEY_HELD_BY)) {
+                // waits for (or, in a transaction, conflicts with) the holder, then this document again as it is
+                // now, if it still matches (others wrote while the write lock was released for the wait)
+                guard.clear(db, coll, new ArrayList<>(reply.getArray(KEY_HELD_BY)));
+                BsonDocument stillMatching = new BsonDocument(
+                        "$and",
+                        new BsonArray(List.of(
+                                statement.getDocument("q", new BsonDocument()),
+                                new BsonDocument("_id", pre.get("_id")))));
+                List<RawBsonDocument> now = store.find(db, coll, stillMatching, null, 1);
+                if (!now.isEmpty()) {
+                    before.set(d, now.get(0));
+                    d--;
+                }
+                continue;
+            }
+            if (!isOk(reply)) {
+                return reply;
+            }
+            n += reply.getNumber("n", new BsonInt32(0)).intValue();
+            modified += reply.getNumber("nModified", new BsonInt32(0)).intValue();
+            if (reply.containsKey("writeErrors")) {
+                return result(n, reply.getArray("writeErrors")).append("nModified", new BsonInt32(modified));
+            }
+        }
+        return result(n, new BsonArray()).append("nModified", new BsonInt32(modified));
+    }
+
+    /**
+     * Whether each document a statement matched can be updated by its {@code _id} alone: not when the update's paths
+     * use the positional {@code $} (the filter picks the array element) or a collation applies (its {@code _id}
+     * equality could pick a document whose _id differs only in case), which run as one statement.
+     */
+    private static boolean byIdAlone(BsonDocument statement) {
+        if (statement.containsKey("collation")) {
+            return false;
+        }
+        BsonValue u = statement.get("u");
+        if (u == null || !u.isDocument()) {
+            return false; // a pipeline update
+        }
+        for (Map.Entry<String, BsonValue> operator : u.asDocument().entrySet()) {
+            if (!operator.getValue().isDocument()) {
+                return false;
+            }
+            for (String path : operator.getValue().asDocument().keySet()) {
+                if (path.equals("$") || path.endsWith(".$") || path.contains(".$.")) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /**
@@ -375,13 +490,14 @@ public final class WriteExecutor {
                 }
                 continue;
             }
-            step.run(() -> {
-                for (RawBsonDocument victim : victims) {
+            for (RawBsonDocument victim : victims) {
+                // one step per document: a majority read waits for one document's delete, not the statement's
+                step.run(() -> {
                     store.deleteById(db, coll, victim.get("_id"));
                     sink.accept(new Change(Operation.DELETE, db, coll, key(victim.get("_id")), null, null, victim));
-                }
-                return null;
-            });
+                    return null;
+                });
+            }
             n += victims.size();
         }
         return result(n, writeErrors);

@@ -110,6 +110,15 @@ public final class ErrorMapping {
                                     + server.getMessage(),
                             backendUnavailableLabels(command, true));
         }
+        if (cause instanceof com.mongodb.MongoExecutionTimeoutException timeout) {
+            // a tier did not finish the tiered layer's own request (a fence read, a lookup) within the time limit
+            // the proxy gave it; the client set none, so this is no MaxTimeMSExpired of its own: retryable, as a
+            // lagging tier is (TierLagging), never an OperationFailed
+            return MongoError.EXCEEDED_TIME_LIMIT.reply(
+                    tierNamed.apply(timeout.getMessage()) + " tier did not finish the Thermocline proxy's part of "
+                            + command.name() + " in time (retry): " + timeout.getMessage(),
+                    backendUnavailableLabels(command, true));
+        }
         if (cause instanceof PoolTimeoutException t) {
             return MongoError.HOST_UNREACHABLE.reply(
                     t.getMessage(),

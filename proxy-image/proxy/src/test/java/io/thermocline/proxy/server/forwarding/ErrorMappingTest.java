@@ -62,6 +62,23 @@ class ErrorMappingTest {
                 .containsExactly("RetryableWriteError");
     }
 
+    /**
+     * A tier's time limit on the proxy's own request (the embedded set's majority read waiting for a long write, in the
+     * README's whole-collection updateMany): retryable ExceededTimeLimit, not OperationFailed (96) that drivers give up on.
+     */
+    @Test
+    void aTiersTimeLimitOnTheProxysOwnRequestIsRetryable() {
+        var timeout = new com.mongodb.MongoExecutionTimeoutException(
+                50, "a majority read found a write statement that did not reach the oplog within 30s");
+        RawBsonDocument reply = ErrorMapping.reply(retryableInsert(), timeout);
+        assertThat(reply.getInt32("code").getValue()).isEqualTo(262);
+        assertThat(reply.getString("errmsg").getValue()).contains("retry", "did not reach the oplog");
+        assertThat(reply.getArray("errorLabels").stream()
+                        .map(v -> v.asString().getValue())
+                        .toList())
+                .containsExactly("RetryableWriteError");
+    }
+
     @Test
     void otherServerErrorsOfTheTieredLayerStayAnOperationFailedThatNamesThem() {
         RawBsonDocument reply = ErrorMapping.reply(retryableInsert(), serverError(2, "BadValue"));
