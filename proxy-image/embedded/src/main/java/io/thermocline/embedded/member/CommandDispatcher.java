@@ -500,9 +500,14 @@ final class CommandDispatcher {
                     },
                     (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids),
                     (database, coll, filter) -> heldMatches(database, coll, filter, null),
-                    statement -> coordinator.writing(
-                            self,
-                            () -> sessions.snapshotsOpen() ? sessions.changeUncommitted(statement) : statement.get()));
+                    statement -> {
+                        coordinator.passDocumentHold(self);
+                        // in flight (what majority reads wait for) only once it may change storage: a step waiting
+                        // for a long read to leave the visibility lock made every majority read wait with it
+                        return sessions.snapshotsOpen()
+                                ? sessions.changeUncommitted(() -> coordinator.writing(self, statement))
+                                : coordinator.writing(self, statement);
+                    });
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, name, reply, last[0]);

@@ -376,7 +376,6 @@ public final class ReplicationCoordinator {
      * readers never wait for a writer). Its end wakes reads waiting for it.
      */
     public <T> T writing(MemberState member, java.util.function.Supplier<T> statement) {
-        passDocumentHold(member);
         try {
             return member.writing(statement);
         } finally {

@@ -39,15 +39,54 @@ import org.h2.mvstore.MVStoreException;
 public final class MemberStore implements AutoCloseable {
 
     /** Fields that belong to the replica-set layer and that the backend must not see. */
-    private static final Set<String> LAYER_FIELDS = Set.of("lsid", "txnNumber", "autocommit", "startTransaction",
-        "$clusterTime", "readConcern", "writeConcern", "$readPreference", "apiVersion", "apiStrict",
-        "apiDeprecationErrors", "maxTimeMS", "comment", "stmtId", "stmtIds", "$db", "let", "bypassDocumentValidation",
-        "collation", "hint", "allowDiskUse", "maxAwaitTimeMS", "recoveryToken");
+    private static final Set<String> LAYER_FIELDS = Set.of(
+            "lsid",
+            "txnNumber",
+            "autocommit",
+            "startTransaction",
+            "$clusterTime",
+            "readConcern",
+            "writeConcern",
+            "$readPreference",
+            "apiVersion",
+            "apiStrict",
+            "apiDeprecationErrors",
+            "maxTimeMS",
+            "comment",
+            "stmtId",
+            "stmtIds",
+            "$db",
+            "let",
+            "bypassDocumentValidation",
+            "collation",
+            "hint",
+            "allowDiskUse",
+            "maxAwaitTimeMS",
+            "recoveryToken");
 
     /** Commands that change no stored document: they share their collections (see {@link StoreLocks}). */
-    private static final Set<String> READ_ONLY = Set.of("find", "aggregate", "count", "distinct", "getmore",
-        "listcollections", "listindexes", "listdatabases", "dbstats", "collstats", "datasize", "serverstatus",
-        "buildinfo", "ismaster", "ping", "getlasterror", "whatsmyuri", "getlog", "hostinfo", "connectionstatus");
+    private static final Set<String> READ_ONLY = Set.of(
+            "find",
+            "aggregate",
+            "count",
+            "distinct",
+            "getmore",
+            "listcollections",
+            "listindexes",
+            "listdatabases",
+            "dbstats",
+            "collstats",
+            "datasize",
+            "serverstatus",
+            "buildinfo",
+            "ismaster",
+            "ping",
+            "getlasterror",
+            "whatsmyuri",
+            "getlog",
+            "hostinfo",
+            "connectionstatus");
+
     private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
 
     private final MongoBackend backend;
@@ -64,16 +103,22 @@ public final class MemberStore implements AutoCloseable {
             try {
                 Files.createDirectories(directory.path());
             } catch (IOException e) {
-                throw new IllegalStateException("cannot create storage directory " + directory.path()
-                    + ": " + e.getMessage() + "; pass a writable directory", e);
+                throw new IllegalStateException(
+                        "cannot create storage directory " + directory.path() + ": " + e.getMessage()
+                                + "; pass a writable directory",
+                        e);
             }
             Path file = directory.path().resolve(memberName + ".mv");
             MVStore store;
             try {
-                store = new MVStore.Builder().fileName(directory.h2Name(memberName + ".mv")).open();
+                store = new MVStore.Builder()
+                        .fileName(directory.h2Name(memberName + ".mv"))
+                        .open();
             } catch (MVStoreException e) {
-                throw new IllegalStateException("cannot open " + file + ": " + e.getMessage()
-                    + "; another replica set or process may be using this storage directory", e);
+                throw new IllegalStateException(
+                        "cannot open " + file + ": " + e.getMessage()
+                                + "; another replica set or process may be using this storage directory",
+                        e);
             }
             return new MemberStore(new OrderedH2Backend(store));
         }
@@ -95,40 +140,51 @@ public final class MemberStore implements AutoCloseable {
                 }
             }
             case "getmore" -> {
-                long id = command.get("getMore").isNumber() ? command.get("getMore").asNumber().longValue() : 0;
+                long id = command.get("getMore").isNumber()
+                        ? command.get("getMore").asNumber().longValue()
+                        : 0;
                 if (cursors.owns(id)) {
                     String coll = command.get("collection") instanceof BsonString s ? s.getValue() : "";
-                    int batchSize = command.get("batchSize") != null && command.get("batchSize").isNumber() ? command.get("batchSize").asNumber().intValue() : 0;
+                    int batchSize = command.get("batchSize") != null
+                                    && command.get("batchSize").isNumber()
+                            ? command.get("batchSize").asNumber().intValue()
+                            : 0;
                     return cursors.more(id, database + "." + coll, batchSize);
                 }
             }
             case "killcursors" -> {
                 return killCursors(channel, database, command);
             }
-            default -> {
-            }
+            default -> {}
         }
-        return READ_ONLY.contains(name) ? locks.reading(database, command, () -> engine(channel, database, command))
-            : locks.writing(database, command, () -> engine(channel, database, command));
+        return READ_ONLY.contains(name)
+                ? locks.reading(database, command, () -> engine(channel, database, command))
+                : locks.writing(database, command, () -> engine(channel, database, command));
     }
 
     /** A find or aggregate: its whole result copied under the read lock, then served in batches from a snapshot cursor. */
     private BsonDocument query(Channel channel, String database, String name, BsonDocument command) {
-        BsonValue requested = name.equals("find") ? command.get("batchSize")
-            : command.getDocument("cursor", new BsonDocument()).get("batchSize");
+        BsonValue requested = name.equals("find")
+                ? command.get("batchSize")
+                : command.getDocument("cursor", new BsonDocument()).get("batchSize");
         if (requested != null && (!requested.isNumber() || requested.asNumber().intValue() < 0)) {
             return locks.reading(database, command, () -> engine(channel, database, command)); // the engine's own error
         }
         boolean singleBatch = command.get("singleBatch") instanceof BsonBoolean b && b.getValue();
         List<RawBsonDocument> documents = new ArrayList<>();
-        String[] namespace = {database + "." + (command.get(command.getFirstKey()) instanceof BsonString s ? s.getValue() : "$cmd.aggregate")};
+        String[] namespace = {
+            database + "."
+                    + (command.get(command.getFirstKey()) instanceof BsonString s ? s.getValue() : "$cmd.aggregate")
+        };
         // the engine computes the whole result anyway: asked for it in one batch, and drained below if it pages
         BsonDocument whole = BsonBridge.mutable(command);
         whole.remove("singleBatch");
         if (name.equals("find")) {
             whole.put("batchSize", new BsonInt32(Integer.MAX_VALUE));
         } else {
-            whole.put("cursor", new BsonDocument()); // the engine answers an aggregate in one batch (and warns of any batchSize)
+            whole.put(
+                    "cursor",
+                    new BsonDocument()); // the engine answers an aggregate in one batch (and warns of any batchSize)
         }
         BsonDocument error = locks.reading(database, command, () -> {
             BsonDocument reply = engine(channel, database, whole);
@@ -138,15 +194,22 @@ public final class MemberStore implements AutoCloseable {
                 }
                 BsonDocument cursor = reply.getDocument("cursor");
                 BsonValue batch = cursor.containsKey("firstBatch") ? cursor.get("firstBatch") : cursor.get("nextBatch");
-                batch.asArray().forEach(d -> documents.add(d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d.asDocument(), CODEC)));
-                namespace[0] = cursor.getString("ns", new BsonString(namespace[0])).getValue();
+                batch.asArray()
+                        .forEach(d -> documents.add(
+                                d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d.asDocument(), CODEC)));
+                namespace[0] =
+                        cursor.getString("ns", new BsonString(namespace[0])).getValue();
                 long id = cursor.getNumber("id").longValue();
                 if (id == 0) {
                     return null;
                 }
                 String coll = namespace[0].substring(namespace[0].indexOf('.') + 1);
-                reply = engine(channel, database, new BsonDocument("getMore", new BsonInt64(id)).append("collection", new BsonString(coll))
-                    .append("batchSize", new BsonInt32(Integer.MAX_VALUE)));
+                reply = engine(
+                        channel,
+                        database,
+                        new BsonDocument("getMore", new BsonInt64(id))
+                                .append("collection", new BsonString(coll))
+                                .append("batchSize", new BsonInt32(Integer.MAX_VALUE)));
             }
         });
         if (error != null) {
@@ -157,7 +220,9 @@ public final class MemberStore implements AutoCloseable {
 
     private BsonDocument killCursors(Channel channel, String database, BsonDocument command) {
         List<Long> ids = new ArrayList<>();
-        command.getArray("cursors", new BsonArray()).stream().filter(BsonValue::isNumber).forEach(v -> ids.add(v.asNumber().longValue()));
+        command.getArray("cursors", new BsonArray()).stream()
+                .filter(BsonValue::isNumber)
+                .forEach(v -> ids.add(v.asNumber().longValue()));
         List<Long> killed = cursors.kill(ids);
         BsonArray others = new BsonArray();
         ids.stream().filter(id -> !killed.contains(id)).forEach(id -> others.add(new BsonInt64(id)));
@@ -165,13 +230,22 @@ public final class MemberStore implements AutoCloseable {
         killed.forEach(id -> cursorsKilled.add(new BsonInt64(id)));
         BsonArray notFound = new BsonArray();
         if (!others.isEmpty()) {
-            BsonDocument reply = locks.reading(database, command, () -> engine(channel, database,
-                new BsonDocument("killCursors", command.get(command.getFirstKey())).append("cursors", others)));
+            BsonDocument reply = locks.reading(
+                    database,
+                    command,
+                    () -> engine(
+                            channel,
+                            database,
+                            new BsonDocument("killCursors", command.get(command.getFirstKey()))
+                                    .append("cursors", others)));
             cursorsKilled.addAll(reply.getArray("cursorsKilled", new BsonArray()));
             notFound.addAll(reply.getArray("cursorsNotFound", others));
         }
-        return new BsonDocument("cursorsKilled", cursorsKilled).append("cursorsNotFound", notFound)
-            .append("cursorsAlive", new BsonArray()).append("cursorsUnknown", new BsonArray()).append("ok", new BsonDouble(1));
+        return new BsonDocument("cursorsKilled", cursorsKilled)
+                .append("cursorsNotFound", notFound)
+                .append("cursorsAlive", new BsonArray())
+                .append("cursorsUnknown", new BsonArray())
+                .append("ok", new BsonDouble(1));
     }
 
     private BsonDocument engine(Channel channel, String database, BsonDocument command) {
@@ -204,20 +278,74 @@ public final class MemberStore implements AutoCloseable {
     }
 
     /** Documents matching a filter in natural order (or by sort), at most limit (0 = all). */
-    public List<RawBsonDocument> find(String database, String collection, BsonDocument filter, BsonDocument sort, int limit) {
+    public List<RawBsonDocument> find(
+            String database, String collection, BsonDocument filter, BsonDocument sort, int limit) {
         Optional<MongoCollection<?>> coll = collection(database, collection);
         if (coll.isEmpty()) {
             return List.of();
+        }
+        Optional<BsonDocument> byId = sort == null || sort.isEmpty() ? idCondition(filter) : Optional.empty();
+        if (byId.isPresent()) {
+            return findThroughIdIndex(coll.get(), database, collection, byId.get(), filter, limit);
         }
         Document selector = new Document("$query", BsonBridge.toBackend(filter));
         if (sort != null && !sort.isEmpty()) {
             selector.put("$orderby", BsonBridge.toBackend(sort));
         }
-        // copied under the collection's read lock: the engine hands out the stored documents, which writes change in place
+        // copied under the collection's read lock: the engine hands out the stored documents, which writes change in
+        // place
         return locks.readingCollection(database, collection, () -> {
             List<RawBsonDocument> result = new ArrayList<>();
             for (Document document : coll.get().handleQuery(new QueryParameters(selector, 0, limit))) {
                 result.add(BsonBridge.fromBackend(document));
+            }
+            return result;
+        });
+    }
+
+    /**
+     * The _id condition a filter requires beside others: a top-level {@code _id} with other fields, or a conjunct of a
+     * top-level {@code $and} that is an _id condition alone (how the proxy restricts a chunk of a multi-document write
+     * to its documents). The engine uses an index only for a query of that index's keys alone: it scanned the whole
+     * collection for such a filter, matching a 1,000-id {@code $in} list against every document.
+     */
+    static Optional<BsonDocument> idCondition(BsonDocument filter) {
+        if (filter.size() > 1 && filter.containsKey("_id")) {
+            return Optional.of(new BsonDocument("_id", filter.get("_id")));
+        }
+        BsonValue and = filter.get("$and");
+        if (filter.size() == 1 && and != null && and.isArray()) {
+            for (BsonValue conjunct : and.asArray()) {
+                if (conjunct.isDocument()
+                        && conjunct.asDocument().size() == 1
+                        && conjunct.asDocument().containsKey("_id")) {
+                    return Optional.of(conjunct.asDocument());
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The documents the _id condition finds through the _id index that match the whole filter, at most limit. */
+    private List<RawBsonDocument> findThroughIdIndex(
+            MongoCollection<?> coll,
+            String database,
+            String collection,
+            BsonDocument byId,
+            BsonDocument filter,
+            int limit) {
+        Document query = BsonBridge.toBackend(filter);
+        Document candidates = new Document("$query", BsonBridge.toBackend(byId));
+        return locks.readingCollection(database, collection, () -> {
+            de.bwaldvogel.mongo.backend.QueryMatcher matcher = new de.bwaldvogel.mongo.backend.DefaultQueryMatcher();
+            List<RawBsonDocument> result = new ArrayList<>();
+            for (Document document : coll.handleQuery(new QueryParameters(candidates, 0, 0))) {
+                if (matcher.matches(document, query)) {
+                    result.add(BsonBridge.fromBackend(document));
+                    if (limit > 0 && result.size() == limit) {
+                        break;
+                    }
+                }
             }
             return result;
         });
@@ -231,15 +359,21 @@ public final class MemberStore implements AutoCloseable {
     /** Idempotent application of a post-image, as a secondary applies an oplog entry. */
     public void upsert(String database, String collection, BsonDocument document) {
         BsonDocument update = new BsonDocument("q", new BsonDocument("_id", document.get("_id")))
-            .append("u", document).append("upsert", BsonBoolean.TRUE);
-        check(command(database, new BsonDocument("update", new BsonString(collection))
-            .append("updates", new BsonArray(List.of(update))).append("ordered", BsonBoolean.TRUE)));
+                .append("u", document)
+                .append("upsert", BsonBoolean.TRUE);
+        check(command(
+                database,
+                new BsonDocument("update", new BsonString(collection))
+                        .append("updates", new BsonArray(List.of(update)))
+                        .append("ordered", BsonBoolean.TRUE)));
     }
 
     public void deleteById(String database, String collection, BsonValue id) {
         BsonDocument delete = new BsonDocument("q", new BsonDocument("_id", id)).append("limit", new BsonInt32(1));
-        check(command(database, new BsonDocument("delete", new BsonString(collection))
-            .append("deletes", new BsonArray(List.of(delete)))));
+        check(command(
+                database,
+                new BsonDocument("delete", new BsonString(collection))
+                        .append("deletes", new BsonArray(List.of(delete)))));
     }
 
     public void dropCollection(String database, String collection) {
@@ -296,7 +430,8 @@ public final class MemberStore implements AutoCloseable {
                 command(db, new BsonDocument("create", new BsonString(coll)));
                 List<BsonDocument> indexes = new ArrayList<>();
                 for (BsonDocument index : source.indexes(db, coll)) {
-                    if (!"_id_".equals(index.getString("name", new BsonString("")).getValue())) {
+                    if (!"_id_"
+                            .equals(index.getString("name", new BsonString("")).getValue())) {
                         BsonDocument spec = BsonBridge.mutable(index);
                         spec.remove("v");
                         spec.remove("ns");
@@ -304,13 +439,20 @@ public final class MemberStore implements AutoCloseable {
                     }
                 }
                 if (!indexes.isEmpty()) {
-                    command(db, new BsonDocument("createIndexes", new BsonString(coll))
-                        .append("indexes", new BsonArray(indexes)));
+                    command(
+                            db,
+                            new BsonDocument("createIndexes", new BsonString(coll))
+                                    .append("indexes", new BsonArray(indexes)));
                 }
                 List<RawBsonDocument> documents = source.find(db, coll, new BsonDocument(), null, 0);
                 for (int i = 0; i < documents.size(); i += 1000) {
-                    command(db, new BsonDocument("insert", new BsonString(coll))
-                        .append("documents", new BsonArray(new ArrayList<>(documents.subList(i, Math.min(documents.size(), i + 1000))))));
+                    command(
+                            db,
+                            new BsonDocument("insert", new BsonString(coll))
+                                    .append(
+                                            "documents",
+                                            new BsonArray(new ArrayList<>(
+                                                    documents.subList(i, Math.min(documents.size(), i + 1000))))));
                 }
             }
         }
@@ -339,8 +481,9 @@ public final class MemberStore implements AutoCloseable {
     }
 
     private static void check(BsonDocument reply) {
-        if (!reply.containsKey("ok") || reply.get("ok").asNumber().intValue() != 1
-            || reply.containsKey("writeErrors")) {
+        if (!reply.containsKey("ok")
+                || reply.get("ok").asNumber().intValue() != 1
+                || reply.containsKey("writeErrors")) {
             throw new IllegalStateException("storage engine refused a replicated write: " + reply.toJson());
         }
     }
@@ -350,7 +493,9 @@ public final class MemberStore implements AutoCloseable {
     }
 
     public static BsonDocument errorReply(int code, String codeName, String message) {
-        return new BsonDocument("ok", new BsonDouble(0)).append("errmsg", new BsonString(message))
-            .append("code", new BsonInt32(code)).append("codeName", new BsonString(codeName == null ? "Error" : codeName));
+        return new BsonDocument("ok", new BsonDouble(0))
+                .append("errmsg", new BsonString(message))
+                .append("code", new BsonInt32(code))
+                .append("codeName", new BsonString(codeName == null ? "Error" : codeName));
     }
 }

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * Tells a tier that answers {@code hello} but stalls its commands (a stalled disk, a stuck primary, a long pause)
  * from one that serves. Every {@code interval} the primary is asked a real read ({@code read}: a point lookup that
  * finds nothing) on a logged-in connection of its own, one at a time. A read unanswered for
- * {@link TierMonitor#OUTAGE_CONFIRMED} makes the tier stalled since it was sent, until one is answered: requests that
+ * {@link #STALL_CONFIRMED} makes the tier stalled since it was sent, until one is answered: requests that
  * need the tier then fail fast and retryably instead of each waiting out its own deadline (docs/faults.md). Any reply
  * counts as an answer, an error too: the command path answered. A connection that fails gives no verdict (the
  * monitor's {@code hello} tells an unreachable tier).
@@ -68,14 +68,21 @@ public final class ServingProbe implements AutoCloseable {
         return this;
     }
 
-    /** How long the tier's primary has left a read unanswered, once that is {@link TierMonitor#OUTAGE_CONFIRMED} or more. */
+    /**
+     * A point count left unanswered this long means a stalled primary, not a busy one: a healthy primary on a loaded
+     * machine (a 2-core box at load 26) left the probe unanswered past 2 s, and every archive-routed read was refused
+     * meanwhile that would have been served. A stall shorter than this is waited out, as against the archive alone.
+     */
+    public static final Duration STALL_CONFIRMED = Duration.ofSeconds(10);
+
+    /** How long the tier's primary has left a read unanswered, once that is {@link #STALL_CONFIRMED} or more. */
     public Optional<Duration> stalledFor() {
         long sent = sentAt;
         if (sent == 0) {
             return Optional.empty();
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - sent);
-        return waited.compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0 ? Optional.of(waited) : Optional.empty();
+        return waited.compareTo(STALL_CONFIRMED) >= 0 ? Optional.of(waited) : Optional.empty();
     }
 
     private void schedule() {

@@ -35,11 +35,12 @@ class StalledArchiveTest {
                     .isEqualTo(2);
 
             var admin = stack.archiveDirect.getDatabase("admin");
-            // every read the archive gets from now on waits 20 s before it runs; hello, ping and writes are answered
+            // every read the archive gets from now on waits 40 s before it runs (the probe's is a stall after 10 s);
+            // hello, ping and writes are answered
             admin.runCommand(
                     Document.parse(
                             "{configureFailPoint: 'failCommand', mode: 'alwaysOn', data: {blockConnection: true,"
-                                    + " blockTimeMS: 20000, failCommands: ['find', 'count', 'aggregate', 'distinct', 'getMore']}}"));
+                                    + " blockTimeMS: 40000, failCommands: ['find', 'count', 'aggregate', 'distinct', 'getMore']}}"));
             try {
                 awaitOutOfService(stack, true);
                 assertThat(stack.orders()
@@ -64,7 +65,7 @@ class StalledArchiveTest {
             } finally {
                 admin.runCommand(Document.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
             }
-            awaitOutOfService(stack, false); // the probe held at the fail point answers once its 20 s are up
+            awaitOutOfService(stack, false); // the probe held at the fail point answers once its 40 s are up
             assertThat(stack.orders().countDocuments())
                     .as("both tiers, after the stall")
                     .isEqualTo(2);
@@ -74,7 +75,7 @@ class StalledArchiveTest {
     }
 
     private static void awaitOutOfService(TieredStack stack, boolean expected) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (stack.proxy.archiveOutOfServiceFor().isPresent() != expected) {
             assertThat(System.nanoTime())
                     .as("the proxy sees the archive " + (expected ? "stalled" : "serving again"))
