@@ -47,7 +47,6 @@ public final class CommandClassifier {
             "getLog",
             "connectionStatus",
             "top",
-            "replSetGetStatus",
             "replSetGetConfig",
             "validate",
             "profile",
@@ -75,7 +74,8 @@ public final class CommandClassifier {
             "listSearchIndexes");
 
     /** DBA commands a tiered proxy sends to both tiers and merges (tiered/admin/TierOperations), as mongos over shards. */
-    private static final Set<String> MERGED_OVER_TIERS = Set.of("currentOp", "killOp", "serverStatus");
+    private static final Set<String> MERGED_OVER_TIERS =
+            Set.of("currentOp", "killOp", "serverStatus", "replSetGetStatus");
 
     private static final Set<String> SESSIONS =
             Set.of("endSessions", "killSessions", "killAllSessions", "killAllSessionsByPattern", "refreshSessions");

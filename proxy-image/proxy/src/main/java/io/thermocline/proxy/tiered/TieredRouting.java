@@ -256,6 +256,31 @@ public final class TieredRouting implements AutoCloseable {
             if (admin.commandName().equals("killOp")) {
                 return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.killOp(call, msg, command));
             }
+            if (admin.commandName().equals("replSetGetStatus")) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.replSetGetStatus(call, msg));
+            }
+            // storage statistics of tiered data count each document once and the disk of both tiers (docs/proxy.md)
+            if (admin.commandName().equals("dbStats") && table.hasTieredCollectionIn(msg.database())) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.dbStats(call, msg));
+            }
+            if (admin.commandName().equals("collStats")
+                    && command.isString(command.getFirstKey())
+                    && table.tiered(msg.database() + "."
+                            + command.getString(command.getFirstKey()).getValue())) {
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.collStats(call, msg));
+            }
+        }
+        if (cls instanceof CommandClass.Aggregate aggregate
+                && !traits.inTransaction()
+                && aggregate.collection() != null
+                && table.tiered(aggregate.database() + "." + aggregate.collection())
+                && io.thermocline.proxy.tiered.admin.TierStatistics.isCollStatsAlone(aggregate.pipeline())) {
+            return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.collStatsStage(call, msg));
+        }
+        if (cls instanceof CommandClass.Aggregate aggregate
+                && !traits.inTransaction()
+                && io.thermocline.proxy.tiered.admin.TierOperations.isCurrentOpStage(aggregate.pipeline())) {
+            return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.currentOpStage(call, msg, command));
         }
         switch (ModeRoute.of(
                 ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {

@@ -16,29 +16,105 @@ import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 /**
- * {@code currentOp} and {@code killOp} over both tiers, as mongos does over shards: the operations of
- * both are listed, each {@code opid} prefixed with its tier ({@code "fast:1234"}, {@code "archive:77"}, the
- * form of mongos's {@code "shard:opid"}), and a {@code killOp} goes to the tier its prefix names. An opid
- * without a prefix is the archive's: what a DBA who knew only the archive would send.
+ * {@code currentOp} (the command and the {@code $currentOp} stage) and {@code killOp} over both tiers, as mongos does
+ * over shards: the operations of both are listed, each {@code opid} prefixed with its tier ({@code "fast:1234"},
+ * {@code "archive:77"}, the form of mongos's {@code "shard:opid"}), and a {@code killOp} goes to the tier its prefix
+ * names. An opid without a prefix is the archive's: what a DBA who knew only the archive would send.
  */
 public final class TierOperations {
 
-    private TierOperations() {
-    }
+    private TierOperations() {}
 
     /** Where a {@code killOp}'s {@code op} goes. */
     public sealed interface KillTarget {
-        record Routed(Tier tier, BsonValue backendOp) implements KillTarget {
-        }
+        record Routed(Tier tier, BsonValue backendOp) implements KillTarget {}
 
-        record Malformed(String message) implements KillTarget {
-        }
+        record Malformed(String message) implements KillTarget {}
     }
 
     public static CompletableFuture<RawBsonDocument> currentOp(TierCall call, OpMsg msg) {
         CompletableFuture<RawBsonDocument> fast = call.call(Tier.FAST, msg);
         CompletableFuture<RawBsonDocument> archive = call.call(Tier.ARCHIVE, msg);
         return fast.thenCombine(archive, TierOperations::merged);
+    }
+
+    /**
+     * Stages that act on each operation alone: run after {@code $currentOp} on each tier, their results concatenate
+     * to the result over both tiers. A stage that combines operations ({@code $group}, {@code $sort},
+     * {@code $limit}, {@code $count}, ...) would combine each tier's apart, so a pipeline holding one is refused.
+     */
+    private static final java.util.Set<String> PER_OPERATION_STAGES = java.util.Set.of(
+            "$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith", "$redact");
+
+    /** Whether {@code pipeline} is a {@code $currentOp} aggregation (its first stage). */
+    public static boolean isCurrentOpStage(BsonArray pipeline) {
+        return pipeline != null
+                && !pipeline.isEmpty()
+                && pipeline.get(0).isDocument()
+                && pipeline.get(0).asDocument().containsKey("$currentOp");
+    }
+
+    /**
+     * The {@code $currentOp} stage ({@code aggregate: 1} on {@code admin}): the pipeline runs on each tier, and the
+     * operations of both come back in one batch, tier-prefixed as the command's. Each tier must answer in its first
+     * batch (up to 16 MB of operations): a tier that leaves a cursor open makes the answer an error asking for a
+     * narrower {@code $match}, rather than a list without its remaining operations.
+     */
+    public static CompletableFuture<RawBsonDocument> currentOpStage(TierCall call, OpMsg msg, BsonDocument command) {
+        BsonArray pipeline = command.getArray("pipeline");
+        for (BsonValue stage : pipeline.subList(1, pipeline.size())) {
+            String name = stage.isDocument() && !stage.asDocument().isEmpty()
+                    ? stage.asDocument().getFirstKey()
+                    : "";
+            if (!PER_OPERATION_STAGES.contains(name)) {
+                return CompletableFuture.completedFuture(
+                        MongoError.BAD_VALUE.reply("through Thermocline, the stages after"
+                                + " $currentOp run on each tier apart, so they may only act on each operation alone "
+                                + PER_OPERATION_STAGES.stream().sorted().toList() + "; '" + name
+                                + "' would combine each tier's"
+                                + " operations apart: apply it to the result in the client"));
+            }
+        }
+        BsonDocument whole = Replies.mutable(command);
+        // all of a tier's operations in its first batch: its cursor cannot be continued as part of a merged one
+        whole.put("cursor", new BsonDocument("batchSize", new org.bson.BsonInt32(Integer.MAX_VALUE)));
+        OpMsg sent = new OpMsg(msg.requestId(), 0, 0, OpMsg.raw(whole), List.of());
+        CompletableFuture<RawBsonDocument> fast = call.call(Tier.FAST, sent);
+        CompletableFuture<RawBsonDocument> archive = call.call(Tier.ARCHIVE, sent);
+        return fast.thenCombine(archive, TierOperations::mergedBatches);
+    }
+
+    static RawBsonDocument mergedBatches(RawBsonDocument fast, RawBsonDocument archive) {
+        for (RawBsonDocument reply : List.of(fast, archive)) {
+            if (!Replies.isOk(reply)) {
+                return reply;
+            }
+            if (Replies.cursorId(reply) != 0) {
+                return MongoError.BAD_VALUE.reply(
+                        "$currentOp through Thermocline: a tier listed more operations than one"
+                                + " batch holds (16 MB); narrow them with a $match after $currentOp");
+            }
+        }
+        BsonArray batch = new BsonArray();
+        prefixed(Tier.FAST, firstBatch(fast), batch);
+        prefixed(Tier.ARCHIVE, firstBatch(archive), batch);
+        BsonDocument cursor = new BsonDocument("firstBatch", batch)
+                .append("id", new BsonInt64(0))
+                .append("ns", new BsonString("admin.$cmd.aggregate"));
+        return OpMsg.raw(new BsonDocument("cursor", cursor).append("ok", new BsonDouble(1)));
+    }
+
+    private static BsonDocument firstBatch(BsonDocument reply) {
+        BsonValue batch = reply.getDocument("cursor", new BsonDocument()).get("firstBatch");
+        return new BsonDocument("inprog", batch == null ? new BsonArray() : batch);
+    }
+
+    /**
+     * {@code replSetGetStatus} ({@code rs.status()}): the archive's answer at the top level, the replica set the
+     * application knew, plus {@code tiers: {fast: ..., archive: ...}}, each tier's own with its members.
+     */
+    public static CompletableFuture<RawBsonDocument> replSetGetStatus(TierCall call, OpMsg msg) {
+        return withTierSections(call, msg);
     }
 
     public static CompletableFuture<RawBsonDocument> killOp(TierCall call, OpMsg msg, BsonDocument command) {
@@ -58,6 +134,10 @@ public final class TierOperations {
      * connections, opcounters and memory are visible through the proxy too.
      */
     public static CompletableFuture<RawBsonDocument> serverStatus(TierCall call, OpMsg msg) {
+        return withTierSections(call, msg);
+    }
+
+    private static CompletableFuture<RawBsonDocument> withTierSections(TierCall call, OpMsg msg) {
         CompletableFuture<RawBsonDocument> fast = call.call(Tier.FAST, msg);
         CompletableFuture<RawBsonDocument> archive = call.call(Tier.ARCHIVE, msg);
         return fast.thenCombine(archive, TierOperations::withTierSections);
@@ -111,8 +191,12 @@ public final class TierOperations {
             BsonDocument copy = Replies.mutable(op.asDocument());
             BsonValue opid = copy.get("opid");
             if (opid != null) {
-                copy.put("opid", new BsonString(tier.label() + ":" + (opid.isNumber() ? Long.toString(opid.asNumber().longValue())
-                        : opid.isString() ? opid.asString().getValue() : opid.toString())));
+                copy.put(
+                        "opid",
+                        new BsonString(tier.label() + ":"
+                                + (opid.isNumber()
+                                        ? Long.toString(opid.asNumber().longValue())
+                                        : opid.isString() ? opid.asString().getValue() : opid.toString())));
             }
             copy.put("tier", new BsonString(tier.label()));
             into.add(copy);
@@ -122,23 +206,28 @@ public final class TierOperations {
     /** {@code "fast:12"} to the fast tier's 12, {@code "archive:7"} or a bare number to the archive's. */
     static KillTarget target(BsonValue op) {
         if (op == null) {
-            return new KillTarget.Malformed("killOp needs op: an opid from currentOp, e.g. \"fast:1234\" or \"archive:1234\"");
+            return new KillTarget.Malformed(
+                    "killOp needs op: an opid from currentOp, e.g. \"fast:1234\" or \"archive:1234\"");
         }
         if (op.isNumber()) {
             return new KillTarget.Routed(Tier.ARCHIVE, op);
         }
         if (!op.isString()) {
-            return new KillTarget.Malformed("killOp op must be an opid from currentOp (\"fast:1234\", \"archive:1234\")");
+            return new KillTarget.Malformed(
+                    "killOp op must be an opid from currentOp (\"fast:1234\", \"archive:1234\")");
         }
         String text = op.asString().getValue();
         int colon = text.indexOf(':');
         String prefix = colon < 0 ? null : text.substring(0, colon);
         String rest = colon < 0 ? text : text.substring(colon + 1);
-        Tier tier = prefix == null ? Tier.ARCHIVE : prefix.equals(Tier.FAST.label()) ? Tier.FAST
-                : prefix.equals(Tier.ARCHIVE.label()) ? Tier.ARCHIVE : null;
+        Tier tier = prefix == null
+                ? Tier.ARCHIVE
+                : prefix.equals(Tier.FAST.label())
+                        ? Tier.FAST
+                        : prefix.equals(Tier.ARCHIVE.label()) ? Tier.ARCHIVE : null;
         if (tier == null) {
-            return new KillTarget.Malformed("killOp op '" + text + "': '" + prefix + "' is not a tier; opids from currentOp"
-                    + " through Thermocline start with fast: or archive:");
+            return new KillTarget.Malformed("killOp op '" + text + "': '" + prefix
+                    + "' is not a tier; opids from currentOp" + " through Thermocline start with fast: or archive:");
         }
         try {
             long id = Long.parseLong(rest);
