@@ -6,11 +6,11 @@ import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.bson.Document;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.ArrayList;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -48,7 +48,9 @@ class StableKeyOrderTest {
     @Test
     void equalKeysBuiltDifferentlyCompareEqual() {
         assertThat(decoded()).isEqualTo(copied());
-        assertThat(new ObjectDataType().compare(decoded(), copied())).as("H2's own order (the defect)").isNotZero();
+        assertThat(new ObjectDataType().compare(decoded(), copied()))
+                .as("H2's own order (the defect)")
+                .isNotZero();
         assertThat(new StableKeyOrder().compare(decoded(), copied())).isZero();
         assertThat(new StableKeyOrder().compare(copied(), decoded())).isZero();
     }
@@ -58,23 +60,39 @@ class StableKeyOrderTest {
     }
 
     private static long deleted(MemberStore store, BsonDocument filter) {
-        BsonDocument reply = store.command("d", new BsonDocument("delete", new BsonString("fences"))
-            .append("deletes", new BsonArray(List.of(new BsonDocument("q", filter).append("limit", new BsonInt32(0))))));
+        BsonDocument reply = store.command(
+                "d",
+                new BsonDocument("delete", new BsonString("fences"))
+                        .append(
+                                "deletes",
+                                new BsonArray(
+                                        List.of(new BsonDocument("q", filter).append("limit", new BsonInt32(0))))));
         return reply.getNumber("n").longValue();
     }
 
     private static void insert(MemberStore store, BsonDocument document) {
-        BsonDocument reply = store.command("d", new BsonDocument("insert", new BsonString("fences"))
-            .append("documents", new BsonArray(List.of(document))));
+        BsonDocument reply = store.command(
+                "d",
+                new BsonDocument("insert", new BsonString("fences"))
+                        .append("documents", new BsonArray(List.of(document))));
         assertThat(reply.containsKey("writeErrors")).as(reply.toJson()).isFalse();
     }
 
     /** An upsert as a fence claim writes one: the engine builds the new document's _id by copying the filter's. */
     private static void upsert(MemberStore store, BsonDocument key) {
-        BsonDocument reply = store.command("d", new BsonDocument("update", new BsonString("fences")).append("updates", new BsonArray(List.of(
-            new BsonDocument("q", new BsonDocument("_id", key)).append("upsert", BsonBoolean.TRUE)
-                .append("u", new BsonDocument("$set", new BsonDocument("claim", new BsonInt32(1)))
-                    .append("$setOnInsert", new BsonDocument("kind", new BsonString("CLAIM"))))))));
+        BsonDocument reply = store.command(
+                "d",
+                new BsonDocument("update", new BsonString("fences"))
+                        .append(
+                                "updates",
+                                new BsonArray(List.of(new BsonDocument("q", new BsonDocument("_id", key))
+                                        .append("upsert", BsonBoolean.TRUE)
+                                        .append(
+                                                "u",
+                                                new BsonDocument("$set", new BsonDocument("claim", new BsonInt32(1)))
+                                                        .append(
+                                                                "$setOnInsert",
+                                                                new BsonDocument("kind", new BsonString("CLAIM"))))))));
         assertThat(reply.getNumber("n").intValue()).as(reply.toJson()).isEqualTo(1);
     }
 
@@ -100,17 +118,26 @@ class StableKeyOrderTest {
         }
         try (MemberStore store = MemberStore.open(Storage.directory(dir), "m")) {
             for (int i = 0; i < 60; i++) {
-                assertThat(store.findById("d", "fences", key(i))).as("a point read of key " + i).isPresent();
+                assertThat(store.findById("d", "fences", key(i)))
+                        .as("a point read of key " + i)
+                        .isPresent();
             }
-            BsonDocument duplicate = store.command("d", new BsonDocument("insert", new BsonString("fences"))
-                .append("documents", new BsonArray(List.of(new BsonDocument("_id", key(7))))));
-            assertThat(duplicate.containsKey("writeErrors")).as("a second document with a stored _id: " + duplicate).isTrue();
+            BsonDocument duplicate = store.command(
+                    "d",
+                    new BsonDocument("insert", new BsonString("fences"))
+                            .append("documents", new BsonArray(List.of(new BsonDocument("_id", key(7))))));
+            assertThat(duplicate.containsKey("writeErrors"))
+                    .as("a second document with a stored _id: " + duplicate)
+                    .isTrue();
             List<BsonValue> half = new ArrayList<>();
             for (int i = 0; i < 30; i++) {
                 half.add(key(i));
             }
-            assertThat(deleted(store, new BsonDocument("_id", new BsonDocument("$in", new BsonArray(half))))).isEqualTo(30);
-            assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).as("left after deleting half").hasSize(30);
+            assertThat(deleted(store, new BsonDocument("_id", new BsonDocument("$in", new BsonArray(half)))))
+                    .isEqualTo(30);
+            assertThat(store.find("d", "fences", new BsonDocument(), null, 0))
+                    .as("left after deleting half")
+                    .hasSize(30);
             assertThat(deleted(store, new BsonDocument())).isEqualTo(30);
             assertThat(store.find("d", "fences", new BsonDocument(), null, 0)).isEmpty();
         }
@@ -119,7 +146,8 @@ class StableKeyOrderTest {
     /** A store written by the engine's own order (before this fix) is put in order when opened, losing nothing. */
     @Test
     void aStoreWrittenInTheOldOrderIsReorderedWhenOpened() {
-        MVStore old = new MVStore.Builder().fileName(dir.resolve("m.mv").toString()).open();
+        MVStore old =
+                new MVStore.Builder().fileName(dir.resolve("m.mv").toString()).open();
         H2Backend backend = new H2Backend(old);
         try (MemberStore writer = new MemberStore(backend)) {
             insertAndUpsertAlternately(writer, 200);
@@ -138,17 +166,77 @@ class StableKeyOrderTest {
     @Test
     void aRebuildInterruptedAfterItsCopyWasCompleteKeepsEveryEntry() {
         String map = "databases.d.fences";
-        try (MVStore store = new MVStore.Builder().fileName(dir.resolve("crash.mv").toString()).open()) {
+        try (MVStore store = new MVStore.Builder()
+                .fileName(dir.resolve("crash.mv").toString())
+                .open()) {
             MVMap<Object, Object> copy = OrderedH2Backend.open(store, map + OrderedH2Backend.REORDERING);
             for (int i = 0; i < 10; i++) {
                 copy.put(i, "entry " + i);
             }
             store.commit();
         }
-        try (MVStore store = new MVStore.Builder().fileName(dir.resolve("crash.mv").toString()).open()) {
+        try (MVStore store = new MVStore.Builder()
+                .fileName(dir.resolve("crash.mv").toString())
+                .open()) {
             OrderedH2Backend.withOrderedMaps(store);
             assertThat(store.hasMap(map + OrderedH2Backend.REORDERING)).isFalse();
-            assertThat(OrderedH2Backend.open(store, map).size()).as("entries kept").isEqualTo(10);
+            assertThat(OrderedH2Backend.open(store, map).size())
+                    .as("entries kept")
+                    .isEqualTo(10);
         }
+    }
+
+    /**
+     * The order with the search key's serialized form kept is exactly the order without: for keys of every shape the
+     * engine stores (documents, index key tuples, mixed with strings and numbers), each compared as one search would
+     * (one key against many, then the next), the sign equals that of H2's comparison of the canonical copies.
+     */
+    @Test
+    void keepingTheSearchKeysSerializedFormKeepsTheOrder() {
+        java.util.Random random = new java.util.Random(20261207);
+        List<Object> keys = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            keys.add(randomKey(random, 0));
+        }
+        keys.add(decoded());
+        keys.add(copied());
+        StableKeyOrder order = new StableKeyOrder();
+        ObjectDataType h2 = new ObjectDataType();
+        for (Object probe : keys) {
+            for (Object stored : keys) {
+                int expected =
+                        Integer.signum(h2.compare(StableKeyOrder.canonical(probe), StableKeyOrder.canonical(stored)));
+                assertThat(Integer.signum(order.compare(probe, stored)))
+                        .as(probe + " against " + stored)
+                        .isEqualTo(expected);
+            }
+        }
+    }
+
+    private static Object randomKey(java.util.Random random, int depth) {
+        return switch (random.nextInt(depth < 2 ? 7 : 4)) {
+            case 0 -> random.nextInt(50);
+            case 1 -> "k" + random.nextInt(50);
+            case 2 -> random.nextInt(50) / 2.0;
+            case 3 ->
+                random.nextBoolean()
+                        ? null
+                        : new org.bson.types.ObjectId(new java.util.Date(1_700_000_000_000L), random.nextInt(1 << 20));
+            case 4 -> {
+                Document d = new Document();
+                for (int f = random.nextInt(3); f >= 0; f--) {
+                    d.put("f" + random.nextInt(4), randomKey(random, depth + 1));
+                }
+                yield d;
+            }
+            case 5 -> new KeyValue(randomKey(random, depth + 1), randomKey(random, depth + 1));
+            default -> {
+                List<Object> list = new ArrayList<>();
+                for (int e = random.nextInt(3); e >= 0; e--) {
+                    list.add(randomKey(random, depth + 1));
+                }
+                yield new KeyValue(new Document("a", list));
+            }
+        };
     }
 }
