@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.bson.BsonBinary;
@@ -67,22 +66,29 @@ class WriteResolutionRaceTest {
 
     /** An order outside the window, so the evictor may remove it once the archive holds it. */
     private static BsonDocument cold(int id, String tag) {
-        return SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(3)), "cold").append("tag", new BsonString(tag));
+        return SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(3)), "cold")
+                .append("tag", new BsonString(tag));
     }
 
     /** What the evictor does to a mirrored document: in its marked transaction, an EVICTION fence and the delete. */
     private void evict(int id) {
         evictorWrites.inTransaction(session -> {
             fences.write(session, TieredStack.POLICY.namespace(), new BsonInt32(id), Fence.Kind.EVICTION);
-            return Blocking.single(stack.fastWorkers.getDatabase("shop").getCollection("orders", BsonDocument.class)
-                    .deleteOne(session, Filters.eq("_id", id))).orElseThrow().getDeletedCount();
+            return Blocking.single(stack.fastWorkers
+                            .getDatabase("shop")
+                            .getCollection("orders", BsonDocument.class)
+                            .deleteOne(session, Filters.eq("_id", id)))
+                    .orElseThrow()
+                    .getDeletedCount();
         });
     }
 
     /** The feeder mirrors everything written so far, then the evictor removes {@code id} from the fast tier. */
     private void mirrorThenEvict(int id) {
         try {
-            assertThat(barrier.sync(Duration.ofSeconds(10))).as("the feeder mirrored the fast tier").isPresent();
+            assertThat(barrier.sync(Duration.ofSeconds(10)))
+                    .as("the feeder mirrored the fast tier")
+                    .isPresent();
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }
@@ -101,6 +107,16 @@ class WriteResolutionRaceTest {
         });
     }
 
+    /** How many sync-barrier probes the proxy wrote so far (each write that waits for the feeder writes one first). */
+    private long proxyBarrierProbes() {
+        BsonDocument probe = stack.fastDirect
+                .getDatabase(MetadataStore.DATABASE)
+                .getCollection(MetadataStore.PROBES, BsonDocument.class)
+                .find(Filters.eq("_id", "proxy/tiered-test-0"))
+                .first();
+        return probe == null ? 0 : probe.getNumber("seq").longValue();
+    }
+
     private void startFeeder() {
         try {
             stack.startFeeder();
@@ -116,35 +132,52 @@ class WriteResolutionRaceTest {
             startFeeder();
             mirrorThenEvict(1);
         });
-        MongoWriteException duplicate = catchThrowableOfType(() -> stack.orders().insertOne(cold(1, "again")), MongoWriteException.class);
-        assertThat(duplicate).as("one database refuses a second document with _id 1").isNotNull();
+        MongoWriteException duplicate =
+                catchThrowableOfType(() -> stack.orders().insertOne(cold(1, "again")), MongoWriteException.class);
+        assertThat(duplicate)
+                .as("one database refuses a second document with _id 1")
+                .isNotNull();
         assertThat(duplicate.getCode()).isEqualTo(11000);
-        assertThat(stack.orders().find(Filters.eq("_id", 1)).first().getString("tag").getValue()).isEqualTo("original");
+        assertThat(stack.orders()
+                        .find(Filters.eq("_id", 1))
+                        .first()
+                        .getString("tag")
+                        .getValue())
+                .isEqualTo("original");
     }
 
     @Test
     void aRetriedInsertThatFirstWentDirectGetsItsOriginalReply() throws Exception {
         UUID lsid = UUID.randomUUID();
-        String insert = "{insert: 'orders', documents: [{_id: 2, createdAt: {$date: '" + NOW.minus(Duration.ofHours(3)) + "'}, tag: 'mine'}]}";
+        String insert = "{insert: 'orders', documents: [{_id: 2, createdAt: {$date: '" + NOW.minus(Duration.ofHours(3))
+                + "'}, tag: 'mine'}]}";
         try (Raw raw = new Raw(stack.proxy.port())) {
             BsonDocument first = raw.command(retryable(BsonDocument.parse(insert), lsid, 4));
             assertThat(first.getNumber("n").intValue()).isEqualTo(1);
             startFeeder();
             mirrorThenEvict(2); // the reply was lost; the document left the fast tier before the driver retried
             BsonDocument retry = raw.command(retryable(BsonDocument.parse(insert), lsid, 4));
-            assertThat(retry.containsKey("writeErrors")).as("the retry's reply %s", retry.toJson()).isFalse();
+            assertThat(retry.containsKey("writeErrors"))
+                    .as("the retry's reply %s", retry.toJson())
+                    .isFalse();
             assertThat(retry.getNumber("n").intValue()).as("the retry's n").isEqualTo(1);
             // another write (a new txnNumber) of the same document is a duplicate, as on one database
             BsonDocument again = raw.command(retryable(BsonDocument.parse(insert), lsid, 5));
             assertThat(again.getNumber("n").intValue()).as("%s", again.toJson()).isZero();
-            assertThat(again.getArray("writeErrors").get(0).asDocument().getNumber("code").intValue()).isEqualTo(11000);
+            assertThat(again.getArray("writeErrors")
+                            .get(0)
+                            .asDocument()
+                            .getNumber("code")
+                            .intValue())
+                    .isEqualTo(11000);
         }
         assertThat(stack.orders().countDocuments(Filters.eq("_id", 2))).isOne();
     }
 
     private static BsonDocument retryable(BsonDocument command, UUID lsid, long txnNumber) {
         return command.append("lsid", new BsonDocument("id", new BsonBinary(lsid, UuidRepresentation.STANDARD)))
-                .append("txnNumber", new BsonInt64(txnNumber)).append("$db", new BsonString("shop"));
+                .append("txnNumber", new BsonInt64(txnNumber))
+                .append("$db", new BsonString("shop"));
     }
 
     @Test
@@ -158,29 +191,41 @@ class WriteResolutionRaceTest {
     }
 
     /**
-     * The feeder starts only after the delete was sent: the delete's archive read may come before it
-     * (the document is not mirrored yet), and its transaction after the eviction.
+     * The feeder starts only once the delete waits at its sync barrier for it (its probe is written: a positive
+     * signal, not a sleep hoping the delete was sent); the document is mirrored and evicted between the delete's
+     * fast-tier read and the rest of its transaction ({@link WriteRaces.Point#DELETE_BETWEEN_TIER_READS}).
      */
     private void assertDeleteCountsTheRacedDocument(boolean many) throws Exception {
         stack.orders().insertOne(cold(3, "doomed"));
-        CountDownLatch feederStarted = new CountDownLatch(1);
+        AtomicBoolean raced = new AtomicBoolean();
         once(WriteRaces.Point.DELETE_BETWEEN_TIER_READS, () -> {
-            try {
-                assertThat(feederStarted.await(30, TimeUnit.SECONDS)).isTrue();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
+            raced.set(true);
             mirrorThenEvict(3);
         });
+        long probesBefore = proxyBarrierProbes();
         CompletableFuture<Long> deleted = CompletableFuture.supplyAsync(() -> many
                 ? stack.orders().deleteMany(Filters.eq("tag", "doomed")).getDeletedCount()
                 : stack.orders().deleteOne(Filters.eq("tag", "doomed")).getDeletedCount());
-        Thread.sleep(300);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (proxyBarrierProbes() == probesBefore) {
+            assertThat(deleted).as("the delete waits for the stopped feeder").isNotDone();
+            assertThat(System.nanoTime())
+                    .as("the delete probes its sync barrier")
+                    .isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        assertThat(raced).as("no tier read before the feeder started").isFalse();
         startFeeder();
-        feederStarted.countDown();
         assertThat(deleted.get(60, TimeUnit.SECONDS)).as("the delete's n").isEqualTo(1);
+        assertThat(raced)
+                .as("the document was mirrored and evicted inside the delete")
+                .isTrue();
         assertThat(barrier.sync(Duration.ofSeconds(10))).isPresent();
-        assertThat(stack.archiveOrders().countDocuments(Filters.eq("_id", 3))).as("left in the archive").isZero();
-        assertThat(stack.orders().countDocuments(Filters.eq("tag", "doomed"))).as("visible through the proxy").isZero();
+        assertThat(stack.archiveOrders().countDocuments(Filters.eq("_id", 3)))
+                .as("left in the archive")
+                .isZero();
+        assertThat(stack.orders().countDocuments(Filters.eq("tag", "doomed")))
+                .as("visible through the proxy")
+                .isZero();
     }
 }
