@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.mongodb.client.model.Filters;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonString;
 import org.junit.jupiter.api.AfterEach;
@@ -41,31 +42,46 @@ class DeleteAfterEvictionRaceTest {
     @Test
     void aDeleteOneByAnotherFieldMatchesTheAcknowledgedVersionOfAnEvictedDocument() throws Exception {
         evictWithUndoNotMirrored(5);
-        race.startFeederAfter(Duration.ofSeconds(1));
+        CompletableFuture<Boolean> feederStarted = race.startFeederOnceTheProxyWaits();
         assertThat(stack.orders().deleteOne(Filters.eq("tag", "c")).getDeletedCount())
-                .as("the acknowledged version has tag c").isOne();
+                .as("the acknowledged version has tag c")
+                .isOne();
+        assertThat(feederStarted.get(90, TimeUnit.SECONDS))
+                .as("the delete waited for the feeder at its sync barrier")
+                .isTrue();
         assertGoneFromBothTiers(5);
     }
 
     @Test
     void aDeleteManyByAnotherFieldMatchesTheAcknowledgedVersionOfAnEvictedDocument() throws Exception {
         evictWithUndoNotMirrored(6);
-        race.startFeederAfter(Duration.ofSeconds(1));
-        assertThat(stack.orders().deleteMany(Filters.eq("tag", "c")).getDeletedCount()).isOne();
+        CompletableFuture<Boolean> feederStarted = race.startFeederOnceTheProxyWaits();
+        assertThat(stack.orders().deleteMany(Filters.eq("tag", "c")).getDeletedCount())
+                .isOne();
+        assertThat(feederStarted.get(90, TimeUnit.SECONDS))
+                .as("the delete waited for the feeder at its sync barrier")
+                .isTrue();
         assertGoneFromBothTiers(6);
     }
 
     /** Leaves document {@code id} evicted at version c, the archive at c', and the feeder stopped. */
     private void evictWithUndoNotMirrored(int id) throws Exception {
-        stack.fastOrders().insertOne(SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(3)), "cold")
-                .append("tag", new BsonString("c")));
+        stack.fastOrders()
+                .insertOne(SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(3)), "cold")
+                        .append("tag", new BsonString("c")));
         race.evictWithUndoNotMirrored(id);
     }
 
     private void assertGoneFromBothTiers(int id) throws Exception {
-        assertThat(stack.orders().find(Filters.eq("_id", id)).first()).as("read through the proxy").isNull();
+        assertThat(stack.orders().find(Filters.eq("_id", id)).first())
+                .as("read through the proxy")
+                .isNull();
         assertThat(race.barrier.sync(Duration.ofSeconds(10))).isPresent();
-        assertThat(stack.archiveOrders().find(Filters.eq("_id", id)).first()).as("the archive's copy").isNull();
-        assertThat(stack.fastOrders().find(Filters.eq("_id", id)).first()).as("the fast tier's").isNull();
+        assertThat(stack.archiveOrders().find(Filters.eq("_id", id)).first())
+                .as("the archive's copy")
+                .isNull();
+        assertThat(stack.fastOrders().find(Filters.eq("_id", id)).first())
+                .as("the fast tier's")
+                .isNull();
     }
 }

@@ -3,11 +3,12 @@ package io.thermocline.proxy.tiered;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.client.model.Filters;
+import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.OwnWrites;
-import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,14 +27,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * User deletes racing copy-ups (warm copies, read-through promotions) for real: the copies run in
- * other threads through the workers' own {@link CopyUp} while the delete goes through the proxy.
+ * User deletes racing copy-ups (warm copies, read-through promotions) for real: the copies run through
+ * the workers' own {@link CopyUp} while the delete goes through the proxy, made to meet at each place they
+ * can interleave ({@link CopyUpMeeting}: no sleep, and each round checks they met) or held at the archive.
  * A deleted document must stay deleted, and the delete's {@code n} must count what it deleted.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class DeleteCopyUpRaceTest {
 
     static TieredStack stack;
+    static CopyUpMeeting meeting;
     static CopyUp copyUp;
     static MirrorBarrier barrier;
     static final Instant NOW = Instant.now();
@@ -43,10 +46,18 @@ class DeleteCopyUpRaceTest {
     static void start() throws Exception {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(5));
         stack.startFeeder();
+        meeting = new CopyUpMeeting(stack);
         MetadataStore store = new MetadataStore(stack.fastWorkers);
         barrier = new MirrorBarrier(stack.fastWorkers, store, "race-test");
-        copyUp = new CopyUp(stack.fastWorkers, stack.archiveWorkers, store, new OwnWrites(stack.fastWorkers, store, "warmer/race-test"),
-                barrier, Duration.ofSeconds(10), Duration.ofMinutes(10), FaultInjection.NONE);
+        copyUp = new CopyUp(
+                stack.fastWorkers,
+                stack.archiveWorkers,
+                store,
+                new OwnWrites(stack.fastWorkers, store, "warmer/race-test"),
+                barrier,
+                Duration.ofSeconds(10),
+                Duration.ofMinutes(10),
+                meeting.faults());
     }
 
     @AfterAll
@@ -56,90 +67,104 @@ class DeleteCopyUpRaceTest {
     }
 
     private static BsonDocument doc(int id, String tag) {
-        return SessionConsistencyTest.order(id, NOW.minus(Duration.ofMinutes(10)), "cold").append("tag", new BsonString(tag));
+        return SessionConsistencyTest.order(id, NOW.minus(Duration.ofMinutes(10)), "cold")
+                .append("tag", new BsonString(tag));
     }
 
     private static long survivors(String tag) throws InterruptedException {
         assertThat(barrier.sync(Duration.ofSeconds(10))).isPresent();
-        return stack.orders().countDocuments(Filters.eq("tag", tag)) + stack.fastOrders().countDocuments(Filters.eq("tag", tag));
+        return stack.orders().countDocuments(Filters.eq("tag", tag))
+                + stack.fastOrders().countDocuments(Filters.eq("tag", tag));
     }
 
-    /** Warm-up copying batches of archived documents while the application deletes them all. */
+    /** Both ways round, at every point where a copy-up and a delete can interleave. */
+    static final List<CopyUpMeeting.Point> MEETINGS = List.of(
+            CopyUpMeeting.Point.copyUpAt(WriteRaces.Point.DELETE_BETWEEN_TIER_READS),
+            CopyUpMeeting.Point.writeAt(FaultPoint.COPY_UP_FENCES_READ),
+            CopyUpMeeting.Point.writeAt(FaultPoint.WARMER_BEFORE_COPY));
+
+    private static CopyUp.Result copy(List<BsonDocument> docs) throws InterruptedException {
+        List<BsonValue> ids = new ArrayList<>();
+        docs.forEach(d -> ids.add(d.get("_id")));
+        return copyUp.copy(TieredStack.POLICY.namespace(), ids);
+    }
+
+    /**
+     * Warm-up copying batches of archived documents while the application deletes them all: the batches
+     * before the meeting's are in the fast tier when the delete starts, the meeting's batch meets it, and
+     * the batches after it find the documents deleted.
+     */
     @Test
     void deleteManyDuringWarmCopiesLeavesNothingAlive() throws Exception {
-        int rounds = 6;
         int perRound = 120;
+        int batch = 10;
         long alive = 0;
-        List<Long> counts = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
-            String tag = "warm-" + round;
-            List<BsonDocument> docs = new ArrayList<>();
-            for (int i = 0; i < perRound; i++) {
-                docs.add(doc(100_000 + round * 1000 + i, tag));
-            }
-            stack.archiveOrders().insertMany(docs);
-            CountDownLatch go = new CountDownLatch(1);
-            int delay = 5 + round * 7;
-            CompletableFuture<Void> warm = CompletableFuture.runAsync(() -> {
-                await(go);
-                for (int from = 0; from < perRound; from += 10) {
-                    List<BsonValue> ids = new ArrayList<>();
-                    docs.subList(from, from + 10).forEach(d -> ids.add(d.get("_id")));
-                    try {
-                        copyUp.copy(TieredStack.POLICY.namespace(), ids);
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
+        List<String> counts = new ArrayList<>();
+        int round = 0;
+        for (CopyUpMeeting.Point at : MEETINGS) {
+            for (int metBatch : List.of(0, 5, 11)) {
+                String tag = "warm-" + round;
+                List<BsonDocument> docs = new ArrayList<>();
+                for (int i = 0; i < perRound; i++) {
+                    docs.add(doc(100_000 + round * 1000 + i, tag));
                 }
-            }, threads);
-            CompletableFuture<Long> delete = CompletableFuture.supplyAsync(() -> {
-                await(go);
-                sleepQuietly(delay);
-                return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
-            }, threads);
-            go.countDown();
-            warm.get(60, TimeUnit.SECONDS);
-            counts.add(delete.get(60, TimeUnit.SECONDS));
-            alive += survivors(tag);
+                round++;
+                stack.archiveOrders().insertMany(docs);
+                for (int b = 0; b < metBatch; b++) {
+                    copy(docs.subList(b * batch, (b + 1) * batch));
+                }
+                List<BsonDocument> met = docs.subList(metBatch * batch, (metBatch + 1) * batch);
+                long n = meeting.run(
+                                at,
+                                () -> copy(met),
+                                () -> stack.orders()
+                                        .deleteMany(Filters.eq("tag", tag))
+                                        .getDeletedCount())
+                        .written();
+                for (int b = metBatch + 1; b < perRound / batch; b++) {
+                    copy(docs.subList(b * batch, (b + 1) * batch));
+                }
+                counts.add(at + ", batch " + metBatch + ": n " + n);
+                alive += survivors(tag);
+            }
         }
         assertThat(alive).as("deleted documents a concurrent copy brought back").isZero();
-        assertThat(counts).as("each deleteMany's n counts the documents it deleted").containsOnly((long) perRound);
+        assertThat(counts)
+                .as("each deleteMany's n counts the documents it deleted")
+                .allMatch(c -> c.endsWith(": n " + perRound));
     }
 
-    /** A point read's background promotion racing a delete of the same document, many rounds. */
+    /** A point read's promotion racing a delete (deleteOne, deleteMany) of the same document, at each place they can meet. */
     @Test
     void deleteRacingAPromotionDeletesTheDocumentAndCountsIt() throws Exception {
-        int rounds = 60;
-        int wrongN = 0;
+        List<String> wrongN = new ArrayList<>();
         long alive = 0;
-        for (int round = 0; round < rounds; round++) {
-            String tag = "promoted-" + round;
-            BsonDocument d = doc(200_000 + round, tag);
-            stack.archiveOrders().insertOne(d);
-            CountDownLatch go = new CountDownLatch(1);
-            int delay = round % 6;
-            CompletableFuture<Void> promote = CompletableFuture.runAsync(() -> {
-                await(go);
-                sleepQuietly(delay);
-                try {
-                    copyUp.copy(TieredStack.POLICY.namespace(), List.of(d.get("_id")));
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
+        int round = 0;
+        for (CopyUpMeeting.Point at : MEETINGS) {
+            for (boolean many : List.of(false, true)) {
+                String tag = "promoted-" + round;
+                BsonDocument d = doc(200_000 + round, tag);
+                round++;
+                stack.archiveOrders().insertOne(d);
+                long n = meeting.run(
+                                at,
+                                () -> copy(List.of(d)),
+                                () -> many
+                                        ? stack.orders()
+                                                .deleteMany(Filters.eq("tag", tag))
+                                                .getDeletedCount()
+                                        : stack.orders()
+                                                .deleteOne(Filters.eq("tag", tag))
+                                                .getDeletedCount())
+                        .written();
+                if (n != 1) {
+                    wrongN.add(at + (many ? ", deleteMany" : ", deleteOne") + ": n " + n);
                 }
-            }, threads);
-            CompletableFuture<Long> delete = CompletableFuture.supplyAsync(() -> {
-                await(go);
-                return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
-            }, threads);
-            go.countDown();
-            promote.get(60, TimeUnit.SECONDS);
-            if (delete.get(60, TimeUnit.SECONDS) != 1) {
-                wrongN++;
+                alive += survivors(tag);
             }
-            alive += survivors(tag);
         }
         assertThat(alive).as("documents that survived their delete").isZero();
-        assertThat(wrongN).as("deletes whose n was not 1").isZero();
+        assertThat(wrongN).as("deletes whose n was not 1").isEmpty();
     }
 
     /**
@@ -151,14 +176,20 @@ class DeleteCopyUpRaceTest {
         String tag = "held-during-resolve";
         BsonDocument d = doc(400_000, tag);
         stack.archiveOrders().insertOne(d);
-        HeldCommand resolve = new HeldCommand(stack.archiveDirect, "{failCommands: ['find'], blockConnection: true, blockTimeMS: 5000}");
+        HeldCommand resolve = new HeldCommand(
+                stack.archiveDirect, "{failCommands: ['find'], blockConnection: true, blockTimeMS: 5000}");
         resolve.arm();
         try {
             CompletableFuture<Long> delete = CompletableFuture.supplyAsync(
                     () -> stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount(), threads);
             resolve.awaitHeld(); // the delete's query waits on the archive
-            assertThat(copyUp.copy(TieredStack.POLICY.namespace(), List.of(d.get("_id"))).copied()).as("copied up meanwhile").isEqualTo(1);
-            assertThat(delete).as("the copy-up ran while the delete's query was held").isNotDone();
+            assertThat(copyUp.copy(TieredStack.POLICY.namespace(), List.of(d.get("_id")))
+                            .copied())
+                    .as("copied up meanwhile")
+                    .isEqualTo(1);
+            assertThat(delete)
+                    .as("the copy-up ran while the delete's query was held")
+                    .isNotDone();
             assertThat(delete.get(60, TimeUnit.SECONDS)).as("n").isEqualTo(1);
         } finally {
             resolve.off();
@@ -182,14 +213,18 @@ class DeleteCopyUpRaceTest {
             stack.archiveOrders().insertMany(docs.subList(0, perRound / 2)); // cold
             stack.orders().insertMany(docs.subList(perRound / 2, perRound)); // in the fast tier
             CountDownLatch go = new CountDownLatch(1);
-            CompletableFuture<Long> first = CompletableFuture.supplyAsync(() -> {
-                await(go);
-                return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
-            }, threads);
-            CompletableFuture<Long> secondDelete = CompletableFuture.supplyAsync(() -> {
-                await(go);
-                return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
-            }, threads);
+            CompletableFuture<Long> first = CompletableFuture.supplyAsync(
+                    () -> {
+                        await(go);
+                        return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
+                    },
+                    threads);
+            CompletableFuture<Long> secondDelete = CompletableFuture.supplyAsync(
+                    () -> {
+                        await(go);
+                        return stack.orders().deleteMany(Filters.eq("tag", tag)).getDeletedCount();
+                    },
+                    threads);
             go.countDown();
             long n = first.get(60, TimeUnit.SECONDS) + secondDelete.get(60, TimeUnit.SECONDS);
             if (n != perRound) {
@@ -197,20 +232,14 @@ class DeleteCopyUpRaceTest {
             }
             assertThat(survivors(tag)).isZero();
         }
-        assertThat(wrong).as("rounds whose two deletes did not add up to the documents deleted").isEmpty();
+        assertThat(wrong)
+                .as("rounds whose two deletes did not add up to the documents deleted")
+                .isEmpty();
     }
 
     private static void await(CountDownLatch latch) {
         try {
             latch.await();
-        } catch (InterruptedException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static void sleepQuietly(long millis) {
-        try {
-            Thread.sleep(millis);
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }

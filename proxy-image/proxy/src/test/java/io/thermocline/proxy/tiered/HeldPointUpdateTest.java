@@ -10,6 +10,7 @@ import io.thermocline.proxy.tiered.writes.WriteRaces;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,13 +36,16 @@ class HeldPointUpdateTest {
     TieredStack stack;
     UndoRacingEviction race;
     final List<WriteRaces.Point> reached = new CopyOnWriteArrayList<>();
+    /** Completes true once the feeder was started because the update waited for it at its sync barrier. */
+    volatile CompletableFuture<Boolean> feederStarted;
 
     @BeforeEach
     void start() throws Exception {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(5));
         race = new UndoRacingEviction(stack, "held-update-test");
         stack.startFeeder();
-        BsonDocument held = SessionConsistencyTest.order(5, NOW.minus(Duration.ofHours(3)), "held").append("tag", new BsonString("c"));
+        BsonDocument held = SessionConsistencyTest.order(5, NOW.minus(Duration.ofHours(3)), "held")
+                .append("tag", new BsonString("c"));
         stack.fastOrders().insertOne(held);
         assertThat(race.barrier.sync(Duration.ofSeconds(10))).isPresent();
     }
@@ -58,19 +62,32 @@ class HeldPointUpdateTest {
         assertThat(result.getMatchedCount()).isOne();
         assertThat(result.getModifiedCount()).isOne();
         assertThat(reached).containsExactly(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION);
-        assertThat(stack.fastOrders().find(Filters.eq("_id", 5)).first().getBoolean("paid").getValue()).isTrue();
+        assertThat(stack.fastOrders()
+                        .find(Filters.eq("_id", 5))
+                        .first()
+                        .getBoolean("paid")
+                        .getValue())
+                .isTrue();
         assertThat(race.barrier.sync(Duration.ofSeconds(10))).isPresent();
-        assertThat(stack.archiveOrders().find(Filters.eq("_id", 5)).first().getBoolean("paid").getValue()).as("mirrored").isTrue();
+        assertThat(stack.archiveOrders()
+                        .find(Filters.eq("_id", 5))
+                        .first()
+                        .getBoolean("paid")
+                        .getValue())
+                .as("mirrored")
+                .isTrue();
     }
 
     @Test
     void anUpdateOfADocumentTheFastTierNoLongerHoldsIsCopiedBackAtItsAcknowledgedVersionAndUpdated() throws Exception {
         race.evictWithUndoNotMirrored(5);
-        race.startFeederAfter(Duration.ofSeconds(1));
+        feederStarted = race.startFeederOnceTheProxyWaits();
         stack.writeRaces.set(reached::add);
         UpdateResult result = stack.orders().updateOne(Filters.eq("_id", 5), Updates.set("paid", true));
-        assertThat(reached).as("the unchecked attempt matched nothing, then the checked path ran")
-                .containsSequence(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION, WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
+        assertThat(reached)
+                .as("the unchecked attempt matched nothing, then the checked path ran")
+                .containsSequence(
+                        WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION, WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
         assertThat(result.getMatchedCount()).isOne();
         assertThat(result.getModifiedCount()).isOne();
         assertUpdatedAtTheAcknowledgedVersion();
@@ -79,11 +96,16 @@ class HeldPointUpdateTest {
     @Test
     void anUpsertOfADocumentTheFastTierNoLongerHoldsDoesNotCreateABareOne() throws Exception {
         race.evictWithUndoNotMirrored(5);
-        race.startFeederAfter(Duration.ofSeconds(1));
+        feederStarted = race.startFeederOnceTheProxyWaits();
         stack.writeRaces.set(reached::add);
-        UpdateResult result = stack.orders().updateOne(Filters.eq("_id", 5), Updates.set("paid", true), new UpdateOptions().upsert(true));
-        assertThat(reached).containsSequence(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION, WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
-        assertThat(result.getUpsertedId()).as("the document existed: nothing is upserted").isNull();
+        UpdateResult result = stack.orders()
+                .updateOne(Filters.eq("_id", 5), Updates.set("paid", true), new UpdateOptions().upsert(true));
+        assertThat(reached)
+                .containsSequence(
+                        WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION, WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
+        assertThat(result.getUpsertedId())
+                .as("the document existed: nothing is upserted")
+                .isNull();
         assertThat(result.getMatchedCount()).isOne();
         assertUpdatedAtTheAcknowledgedVersion();
     }
@@ -92,8 +114,10 @@ class HeldPointUpdateTest {
     void aDocumentEvictedAfterTheTransactionBeganAndBeforeTheUpdateRanIsCopiedBackAndUpdated() throws Exception {
         evictInsideTheFirstAttempt();
         UpdateResult result = stack.orders().updateOne(Filters.eq("_id", 5), Updates.set("paid", true));
-        assertThat(reached).as("the eviction ran inside the unchecked attempt, then the checked path ran")
-                .containsSequence(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION, WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
+        assertThat(reached)
+                .as("the eviction ran inside the unchecked attempt, then the checked path ran")
+                .containsSequence(
+                        WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION, WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
         assertThat(result.getMatchedCount()).isOne();
         assertThat(result.getModifiedCount()).isOne();
         assertUpdatedAtTheAcknowledgedVersion();
@@ -109,21 +133,30 @@ class HeldPointUpdateTest {
             }
             try {
                 race.evictWithUndoNotMirrored(5);
-                race.startFeederAfter(Duration.ofSeconds(1));
+                feederStarted = race.startFeederOnceTheProxyWaits();
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
         });
     }
 
-    private void assertUpdatedAtTheAcknowledgedVersion() throws InterruptedException {
+    private void assertUpdatedAtTheAcknowledgedVersion() throws Exception {
+        assertThat(feederStarted.get(90, TimeUnit.SECONDS))
+                .as("the update waited for the feeder at its sync barrier (the race)")
+                .isTrue();
         BsonDocument read = stack.orders().find(Filters.eq("_id", 5)).first();
-        assertThat(read.getString("tag").getValue()).as("the update applied to the acknowledged version: %s", read).isEqualTo("c");
+        assertThat(read.getString("tag").getValue())
+                .as("the update applied to the acknowledged version: %s", read)
+                .isEqualTo("c");
         assertThat(read.getBoolean("paid").getValue()).isTrue();
-        assertThat(read.containsKey("createdAt")).as("not a bare upserted document: %s", read).isTrue();
+        assertThat(read.containsKey("createdAt"))
+                .as("not a bare upserted document: %s", read)
+                .isTrue();
         assertThat(race.barrier.sync(Duration.ofSeconds(10))).isPresent();
         BsonDocument archived = stack.archiveOrders().find(Filters.eq("_id", 5)).first();
-        assertThat(archived.getString("tag").getValue()).as("mirrored: %s", archived).isEqualTo("c");
+        assertThat(archived.getString("tag").getValue())
+                .as("mirrored: %s", archived)
+                .isEqualTo("c");
         assertThat(archived.getBoolean("paid").getValue()).isTrue();
     }
 }

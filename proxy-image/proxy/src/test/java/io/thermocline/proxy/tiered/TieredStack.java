@@ -162,6 +162,19 @@ final class TieredStack implements AutoCloseable {
         }
     }
 
+    /**
+     * How many probes this stack's proxy wrote at its sync barrier: a write that needs the archive to hold every
+     * earlier write writes one, then waits for the feeder to mirror it (a test's signal that a write waits there).
+     */
+    long syncBarrierProbes() {
+        BsonDocument probe = fastDirect
+                .getDatabase(MetadataStore.DATABASE)
+                .getCollection(MetadataStore.PROBES, BsonDocument.class)
+                .find(com.mongodb.client.model.Filters.eq("_id", "proxy/" + settings.instanceId()))
+                .first();
+        return probe == null ? 0 : probe.getNumber("seq").longValue();
+    }
+
     void startFeeder() throws InterruptedException {
         feeder = new Feeder(
                         fastWorkers,

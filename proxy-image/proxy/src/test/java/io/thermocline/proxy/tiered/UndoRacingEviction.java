@@ -42,19 +42,40 @@ final class UndoRacingEviction {
         BsonDocument evicted = stack.fastOrders().find(Filters.eq("_id", id)).first();
         evictorWrites.inTransaction(session -> {
             fences.writeEviction(session, TieredStack.POLICY.namespace(), evicted);
-            return Blocking.single(stack.fastWorkers.getDatabase("shop").getCollection("orders", BsonDocument.class)
-                    .deleteOne(session, Filters.eq("_id", id))).orElseThrow().getDeletedCount();
+            return Blocking.single(stack.fastWorkers
+                            .getDatabase("shop")
+                            .getCollection("orders", BsonDocument.class)
+                            .deleteOne(session, Filters.eq("_id", id)))
+                    .orElseThrow()
+                    .getDeletedCount();
         });
-        assertThat(stack.archiveOrders().find(Filters.eq("_id", id)).first().getString("tag").getValue())
-                .as("the archive's copy is stale").isEqualTo("c'");
+        assertThat(stack.archiveOrders()
+                        .find(Filters.eq("_id", id))
+                        .first()
+                        .getString("tag")
+                        .getValue())
+                .as("the archive's copy is stale")
+                .isEqualTo("c'");
     }
 
-    /** Starts the feeder again after {@code delay}, in the background (after the operation under test read the archive). */
-    void startFeederAfter(Duration delay) {
-        CompletableFuture.runAsync(() -> {
+    /**
+     * Starts the feeder again, in the background, once the proxy waits for it at its sync barrier (its probe is
+     * written), not after a delay hoping the operation under test read the archive first: so it met the stale copy
+     * or waits for the feeder, whatever the machine's speed. Completes true then; false if no probe came within
+     * 60 s (the feeder starts anyway, so the test's checks run: an operation that never waited met the stale copy).
+     */
+    CompletableFuture<Boolean> startFeederOnceTheProxyWaits() {
+        long before = stack.syncBarrierProbes();
+        return CompletableFuture.supplyAsync(() -> {
             try {
-                Thread.sleep(delay.toMillis());
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                boolean probed = false;
+                while (!probed && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                    probed = stack.syncBarrierProbes() > before;
+                }
                 stack.startFeeder();
+                return probed;
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }

@@ -107,16 +107,6 @@ class WriteResolutionRaceTest {
         });
     }
 
-    /** How many sync-barrier probes the proxy wrote so far (each write that waits for the feeder writes one first). */
-    private long proxyBarrierProbes() {
-        BsonDocument probe = stack.fastDirect
-                .getDatabase(MetadataStore.DATABASE)
-                .getCollection(MetadataStore.PROBES, BsonDocument.class)
-                .find(Filters.eq("_id", "proxy/tiered-test-0"))
-                .first();
-        return probe == null ? 0 : probe.getNumber("seq").longValue();
-    }
-
     private void startFeeder() {
         try {
             stack.startFeeder();
@@ -202,12 +192,12 @@ class WriteResolutionRaceTest {
             raced.set(true);
             mirrorThenEvict(3);
         });
-        long probesBefore = proxyBarrierProbes();
+        long probesBefore = stack.syncBarrierProbes();
         CompletableFuture<Long> deleted = CompletableFuture.supplyAsync(() -> many
                 ? stack.orders().deleteMany(Filters.eq("tag", "doomed")).getDeletedCount()
                 : stack.orders().deleteOne(Filters.eq("tag", "doomed")).getDeletedCount());
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (proxyBarrierProbes() == probesBefore) {
+        while (stack.syncBarrierProbes() == probesBefore) {
             assertThat(deleted).as("the delete waits for the stopped feeder").isNotDone();
             assertThat(System.nanoTime())
                     .as("the delete probes its sync barrier")

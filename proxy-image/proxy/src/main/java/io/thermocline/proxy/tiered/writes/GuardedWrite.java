@@ -47,8 +47,19 @@ import org.bson.RawBsonDocument;
 final class GuardedWrite {
 
     /** Fields of a client command that belong to the client's session, not to the proxy's transaction. */
-    private static final Set<String> SESSION_FIELDS = Set.of("lsid", "txnNumber", "autocommit", "startTransaction", "$db",
-            "$clusterTime", "$readPreference", "readConcern", "writeConcern", "apiVersion", "apiStrict", "apiDeprecationErrors");
+    private static final Set<String> SESSION_FIELDS = Set.of(
+            "lsid",
+            "txnNumber",
+            "autocommit",
+            "startTransaction",
+            "$db",
+            "$clusterTime",
+            "$readPreference",
+            "readConcern",
+            "writeConcern",
+            "apiVersion",
+            "apiStrict",
+            "apiDeprecationErrors");
 
     private final MongoClient fast;
     private final MongoClient archive;
@@ -61,8 +72,17 @@ final class GuardedWrite {
     private final WriteRaces races;
     private final UniqueIndexes uniques;
 
-    GuardedWrite(MongoClient fast, MongoClient archive, Fences fences, GuardedCopies copies, GuardedTransaction transactions,
-                 SyncBarrier sync, MongoCollection<BsonDocument> probes, String lockPrefix, WriteRaces races, UniqueIndexes uniques) {
+    GuardedWrite(
+            MongoClient fast,
+            MongoClient archive,
+            Fences fences,
+            GuardedCopies copies,
+            GuardedTransaction transactions,
+            SyncBarrier sync,
+            MongoCollection<BsonDocument> probes,
+            String lockPrefix,
+            WriteRaces races,
+            UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -76,7 +96,8 @@ final class GuardedWrite {
     }
 
     /** Runs {@code command} (the client's, possibly rewritten) guarded over the documents {@code ids}. */
-    RawBsonDocument run(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids) throws InterruptedException {
+    RawBsonDocument run(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids)
+            throws InterruptedException {
         return run(x, namespace, command, ids, UnaryOperator.identity());
     }
 
@@ -85,13 +106,19 @@ final class GuardedWrite {
      * command's (inside the committing transaction, so a retry replays it whole): the rest of a retryable write
      * whose other statements the fast tier ran ({@link ExactlyOnce}).
      */
-    RawBsonDocument run(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids,
-                        UnaryOperator<BsonDocument> complete) throws InterruptedException {
+    RawBsonDocument run(
+            WriteRequest x,
+            String namespace,
+            BsonDocument command,
+            List<BsonValue> ids,
+            UnaryOperator<BsonDocument> complete)
+            throws InterruptedException {
         String field = command.isArray("documents") ? "documents" : command.isArray("updates") ? "updates" : null;
         if (field == null) {
             return OpMsg.raw(once(x, namespace, command, ids, complete));
         }
-        return OpMsg.raw(transactions.writeConcernWaited(x, statementsThatSucceed(x, namespace, command, field, ids, complete)));
+        return OpMsg.raw(
+                transactions.writeConcernWaited(x, statementsThatSucceed(x, namespace, command, field, ids, complete)));
     }
 
     /**
@@ -100,8 +127,14 @@ final class GuardedWrite {
      * statements that failed are taken out and the rest runs again, until a run has no write error;
      * the client gets that run's reply with the failed statements' errors at their own indexes.
      */
-    private BsonDocument statementsThatSucceed(WriteRequest x, String namespace, BsonDocument command, String field,
-                                               List<BsonValue> ids, UnaryOperator<BsonDocument> complete) throws InterruptedException {
+    private BsonDocument statementsThatSucceed(
+            WriteRequest x,
+            String namespace,
+            BsonDocument command,
+            String field,
+            List<BsonValue> ids,
+            UnaryOperator<BsonDocument> complete)
+            throws InterruptedException {
         BsonArray statements = command.getArray(field);
         boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
         List<Integer> live = new ArrayList<>();
@@ -115,7 +148,8 @@ final class GuardedWrite {
                 if (field.equals("updates")) {
                     none.append("nModified", new BsonInt32(0));
                 }
-                return complete.apply(withErrors(none.append("ok", new BsonDouble(1)), errors, live)); // nothing ran: nothing to record
+                return complete.apply(withErrors(
+                        none.append("ok", new BsonDouble(1)), errors, live)); // nothing ran: nothing to record
             }
             BsonArray subset = new BsonArray();
             live.forEach(i -> subset.add(statements.get(i)));
@@ -132,7 +166,9 @@ final class GuardedWrite {
             if (committed[0]) {
                 return answer;
             }
-            if (!Replies.isOk(answer) || !answer.isArray("writeErrors") || answer.getArray("writeErrors").isEmpty()) {
+            if (!Replies.isOk(answer)
+                    || !answer.isArray("writeErrors")
+                    || answer.getArray("writeErrors").isEmpty()) {
                 return complete.apply(answer);
             }
             List<Integer> failed = new ArrayList<>();
@@ -178,7 +214,9 @@ final class GuardedWrite {
         if (out.isArray("upserted")) {
             BsonArray upserted = new BsonArray();
             for (BsonValue u : out.getArray("upserted")) {
-                upserted.add(renumbered(u.asDocument(), live.get(u.asDocument().getNumber("index").intValue())));
+                upserted.add(renumbered(
+                        u.asDocument(),
+                        live.get(u.asDocument().getNumber("index").intValue())));
             }
             out.put("upserted", upserted);
         }
@@ -191,8 +229,13 @@ final class GuardedWrite {
     }
 
     /** One guarded run of {@code command}; a committing reply passes through {@code finish} inside the transaction. */
-    private BsonDocument once(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids,
-                              UnaryOperator<BsonDocument> finish) throws InterruptedException {
+    private BsonDocument once(
+            WriteRequest x,
+            String namespace,
+            BsonDocument command,
+            List<BsonValue> ids,
+            UnaryOperator<BsonDocument> finish)
+            throws InterruptedException {
         BsonDocument cmd = new BsonDocument();
         command.forEach((k, v) -> {
             if (!SESSION_FIELDS.contains(k)) {
@@ -203,55 +246,67 @@ final class GuardedWrite {
         List<BsonValue> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
         boolean[] heldFirst = {HeldPointUpdate.applies(cmd, distinct)};
         Set<BsonValue> keyHolders = new HashSet<>(); // documents found in the archive holding a key this write gives
-        return transactions.run(x, true, "documents of " + namespace + " kept changing tier while this write promoted them; retry", () -> {
-            if (heldFirst[0]) {
-                heldFirst[0] = false; // one try: any later attempt takes the checked path below
-                return session -> heldPointUpdate(session, namespace, database, cmd, finish, distinct, keyHolders);
-            }
-            long started = System.nanoTime();
-            Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
-            races.reached(WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
-            Set<BsonValue> held = TierQueries.idsIn(fast, null, namespace, distinct);
-            List<BsonValue> missing = new ArrayList<>(distinct);
-            missing.removeAll(held);
-            Map<BsonValue, BsonDocument> archived = new HashMap<>();
-            if (!missing.isEmpty() && !TierQueries.idsIn(archive, null, namespace, missing).isEmpty()) {
-                if (!fencesAtRead.isEmpty()) {
-                    sync.await(); // the archive now reflects every fast-tier delete older than the fences read above
-                }
-                // else none of them and not the namespace is fenced: documents absent from the fast tier and unfenced
-                // have their latest versions in the archive already, as for point reads (docs/consistency.md, "Point
-                // reads that skip the barrier"); a fence written since the read above starts the attempt over
-                for (BsonDocument d : TierQueries.documents(archive, namespace, missing)) {
-                    archived.put(d.get("_id"), d);
-                }
-            }
-            return session -> {
-                takeWriteLock(session);
-                List<BsonValue> copied = copies.copyMissing(session, namespace, archived, fencesAtRead, started);
-                if (copied == null || !copies.restoreEvicted(session, namespace, held)) {
-                    return null;
-                }
-                List<BsonValue> mustExist = new ArrayList<>(held);
-                mustExist.addAll(copied);
-                BsonDocument answer = clientCommand(session, database, cmd);
-                if (!Replies.isOk(answer)) {
-                    return Outcome.aborted(answer);
-                }
-                boolean failed = answer.containsKey("writeErrors") || answer.containsKey("writeConcernError");
-                if (!failed && !copies.allPresent(session, namespace, mustExist)) {
-                    // removed between the check and the write (a server without snapshot reads in transactions)
-                    return null;
-                }
-                if (failed) {
-                    return Outcome.aborted(answer);
-                }
-                if (heldUniqueKey(session, namespace, cmd, answer, distinct, keyHolders)) {
-                    return null;
-                }
-                return Outcome.committed(finish.apply(answer));
-            };
-        });
+        return transactions.run(
+                x,
+                true,
+                "documents of " + namespace + " kept changing tier while this write promoted them; retry",
+                () -> {
+                    if (heldFirst[0]) {
+                        heldFirst[0] = false; // one try: any later attempt takes the checked path below
+                        return session ->
+                                heldPointUpdate(session, namespace, database, cmd, finish, distinct, keyHolders);
+                    }
+                    long started = System.nanoTime();
+                    Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(distinct));
+                    races.reached(WriteRaces.Point.GUARDED_WRITE_FENCES_READ);
+                    Set<BsonValue> held = TierQueries.idsIn(fast, null, namespace, distinct);
+                    List<BsonValue> missing = new ArrayList<>(distinct);
+                    missing.removeAll(held);
+                    Map<BsonValue, BsonDocument> archived = new HashMap<>();
+                    if (!missing.isEmpty()
+                            && !TierQueries.idsIn(archive, null, namespace, missing)
+                                    .isEmpty()) {
+                        if (!fencesAtRead.isEmpty()) {
+                            sync.await(); // the archive now reflects every fast-tier delete older than the fences
+                            // read above
+                        }
+                        // else none of them and not the namespace is fenced: documents absent from the fast tier and
+                        // unfenced
+                        // have their latest versions in the archive already, as for point reads (docs/consistency.md,
+                        // "Point
+                        // reads that skip the barrier"); a fence written since the read above starts the attempt over
+                        for (BsonDocument d : TierQueries.documents(archive, namespace, missing)) {
+                            archived.put(d.get("_id"), d);
+                        }
+                    }
+                    races.reached(WriteRaces.Point.GUARDED_WRITE_TIERS_READ);
+                    return session -> {
+                        takeWriteLock(session);
+                        List<BsonValue> copied =
+                                copies.copyMissing(session, namespace, archived, fencesAtRead, started);
+                        if (copied == null || !copies.restoreEvicted(session, namespace, held)) {
+                            return null;
+                        }
+                        List<BsonValue> mustExist = new ArrayList<>(held);
+                        mustExist.addAll(copied);
+                        BsonDocument answer = clientCommand(session, database, cmd);
+                        if (!Replies.isOk(answer)) {
+                            return Outcome.aborted(answer);
+                        }
+                        boolean failed = answer.containsKey("writeErrors") || answer.containsKey("writeConcernError");
+                        if (!failed && !copies.allPresent(session, namespace, mustExist)) {
+                            // removed between the check and the write (a server without snapshot reads in transactions)
+                            return null;
+                        }
+                        if (failed) {
+                            return Outcome.aborted(answer);
+                        }
+                        if (heldUniqueKey(session, namespace, cmd, answer, distinct, keyHolders)) {
+                            return null;
+                        }
+                        return Outcome.committed(finish.apply(answer));
+                    };
+                });
     }
 
     /**
@@ -260,8 +315,14 @@ final class GuardedWrite {
      * delete can commit before this transaction ends (they conflict with it). Anything else (the document
      * was not there, an upsert created it, a write error) aborts it and the attempt starts over checked.
      */
-    private Outcome heldPointUpdate(ClientSession session, String namespace, String database, BsonDocument cmd,
-                                    UnaryOperator<BsonDocument> finish, List<BsonValue> targets, Set<BsonValue> keyHolders) {
+    private Outcome heldPointUpdate(
+            ClientSession session,
+            String namespace,
+            String database,
+            BsonDocument cmd,
+            UnaryOperator<BsonDocument> finish,
+            List<BsonValue> targets,
+            Set<BsonValue> keyHolders) {
         races.reached(WriteRaces.Point.HELD_UPDATE_IN_TRANSACTION);
         BsonDocument answer = clientCommand(session, database, cmd);
         if (!HeldPointUpdate.proved(answer) || heldUniqueKey(session, namespace, cmd, answer, targets, keyHolders)) {
@@ -280,9 +341,15 @@ final class GuardedWrite {
      * conflicts with this transaction in the fast tier's index. Inserted documents without an {@code _id}
      * (the server assigns it) are checked only before the write ({@code Inserts}).
      */
-    private boolean heldUniqueKey(ClientSession session, String namespace, BsonDocument cmd, BsonDocument answer,
-                                  List<BsonValue> targets, Set<BsonValue> keyHolders) {
-        List<BsonValue> holders = uniques.archiveOnlyHolders(session, namespace, written(cmd, answer, targets, keyHolders));
+    private boolean heldUniqueKey(
+            ClientSession session,
+            String namespace,
+            BsonDocument cmd,
+            BsonDocument answer,
+            List<BsonValue> targets,
+            Set<BsonValue> keyHolders) {
+        List<BsonValue> holders =
+                uniques.archiveOnlyHolders(session, namespace, written(cmd, answer, targets, keyHolders));
         if (holders.isEmpty()) {
             return false;
         }
@@ -301,7 +368,8 @@ final class GuardedWrite {
      * which it does not write: they must stay visible to the check, whatever the fast tier's index saw) and
      * what it upserted.
      */
-    static List<BsonValue> written(BsonDocument cmd, BsonDocument answer, List<BsonValue> targets, Set<BsonValue> keyHolders) {
+    static List<BsonValue> written(
+            BsonDocument cmd, BsonDocument answer, List<BsonValue> targets, Set<BsonValue> keyHolders) {
         List<BsonValue> ids = new ArrayList<>();
         if (cmd.isArray("documents")) {
             cmd.getArray("documents").forEach(d -> {
@@ -318,7 +386,8 @@ final class GuardedWrite {
         if (answer.isDocument("value") && answer.getDocument("value").containsKey("_id")) {
             ids.add(answer.getDocument("value").get("_id"));
         }
-        if (answer.isDocument("lastErrorObject") && answer.getDocument("lastErrorObject").containsKey("upserted")) {
+        if (answer.isDocument("lastErrorObject")
+                && answer.getDocument("lastErrorObject").containsKey("upserted")) {
             ids.add(answer.getDocument("lastErrorObject").get("upserted"));
         }
         return ids;
@@ -330,7 +399,8 @@ final class GuardedWrite {
      */
     private BsonDocument clientCommand(ClientSession session, String database, BsonDocument cmd) {
         try {
-            return Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class)).orElseThrow();
+            return Blocking.single(fast.getDatabase(database).runCommand(session, cmd, BsonDocument.class))
+                    .orElseThrow();
         } catch (MongoCommandException e) {
             if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
                 throw e;
@@ -344,7 +414,10 @@ final class GuardedWrite {
      * it checks anything (one probe document per thread: concurrent guarded writes do not conflict on it).
      */
     private void takeWriteLock(ClientSession session) {
-        Blocking.run(probes.updateOne(session, Filters.eq("_id", lockPrefix + Thread.currentThread().getId()),
-                Updates.inc("seq", 1L), new UpdateOptions().upsert(true)));
+        Blocking.run(probes.updateOne(
+                session,
+                Filters.eq("_id", lockPrefix + Thread.currentThread().getId()),
+                Updates.inc("seq", 1L),
+                new UpdateOptions().upsert(true)));
     }
 }

@@ -8,7 +8,7 @@ package io.thermocline.proxy.tiered.writes;
 @FunctionalInterface
 public interface WriteRaces {
 
-    WriteRaces NONE = point -> { };
+    WriteRaces NONE = point -> {};
 
     void reached(Point point);
 
@@ -19,6 +19,8 @@ public interface WriteRaces {
         DELETE_BETWEEN_TIER_READS,
         /** A guarded write read its documents' fences and has not yet read the fast tier and the archive. */
         GUARDED_WRITE_FENCES_READ,
+        /** A guarded write read the fast tier and the archive for its documents and has not begun the transaction that copies the missing ones in. */
+        GUARDED_WRITE_TIERS_READ,
         /** A point update's guarded transaction has begun and is about to run the update unchecked ({@link HeldPointUpdate}). */
         HELD_UPDATE_IN_TRANSACTION,
         /** A retryable update or findAndModify found no recorded reply and is about to be forwarded as sent ({@link ExactlyOnce}). */
