@@ -26,8 +26,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
+import org.bson.RawBsonDocument;
 
 /**
  * Hands each decoded request to the handler of its role: the handshake, the cursor commands, the
@@ -138,13 +140,33 @@ final class CommandDispatcher implements RequestHandler {
         };
     }
 
-    /** listDatabases from the archive, showing the user only the databases it holds privileges in (as mongod). */
+    /**
+     * listDatabases from the archive (with the fast tier's disk added to databases holding tiered collections),
+     * showing the user only the databases it holds privileges in (as mongod).
+     */
     private CompletableFuture<Void> listDatabases(Request request) {
-        if (server.security().databases(request.client().auth(), request.msg().body())
-                instanceof AuthorizedDatabases.Only only) {
-            return passThrough.edited(request, reply -> AuthorizedDatabases.filter(reply, only.privileges()));
+        UnaryOperator<RawBsonDocument> shown = server.security()
+                                .databases(
+                                        request.client().auth(), request.msg().body())
+                        instanceof AuthorizedDatabases.Only only
+                ? reply -> AuthorizedDatabases.filter(reply, only.privileges())
+                : UnaryOperator.identity();
+        Optional<CompletableFuture<RawBsonDocument>> summed =
+                tiered == null ? Optional.empty() : tiered.listDatabases(request, tierCall(request));
+        if (summed.isPresent()) {
+            return summed.get()
+                    .thenCompose(out -> OpMsg.isOk(out)
+                            ? replies.finish(request, shown.apply(out), true, 0)
+                            : replies.finish(request, out, false, 0))
+                    .exceptionallyCompose(e -> errors.unavailable(request, e));
         }
-        return passThrough.handle(request);
+        return passThrough.edited(request, shown);
+    }
+
+    /** The tiered layer's way to a tier for this request, through the forwarder. */
+    private io.thermocline.proxy.tiered.TierCall tierCall(Request request) {
+        return (tier, msg) ->
+                forwarder.call(request, forwarder.backends().tier(tier), msg).thenApply(Forwarder.Answer::body);
     }
 
     /** Offers the command to the tiered layer, which reaches the tiers through the forwarder; unclaimed ones pass through. */
@@ -153,12 +175,7 @@ final class CommandDispatcher implements RequestHandler {
         ModeGate.Ticket ticket = tiered.modes().gate().enter();
         CompletableFuture<Void> done;
         try {
-            done = tiered.route(
-                            request,
-                            (tier, msg) -> forwarder
-                                    .call(request, forwarder.backends().tier(tier), msg)
-                                    .thenApply(Forwarder.Answer::body),
-                            ticket)
+            done = tiered.route(request, tierCall(request), ticket)
                     .map(reply -> reply.thenCompose(out -> replies.finish(request, out, OpMsg.isOk(out), 0))
                             .exceptionallyCompose(e -> errors.unavailable(request, e)))
                     .orElseGet(() -> passThrough.observed(request, ticket::archiveReplied));

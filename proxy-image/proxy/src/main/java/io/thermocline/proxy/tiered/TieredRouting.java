@@ -224,6 +224,24 @@ public final class TieredRouting implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code listDatabases} with the fast tier's disk added to the databases holding tiered collections; empty
+     * when only names are asked (or nothing is tiered): the archive's answer is the whole answer then.
+     */
+    public Optional<CompletableFuture<RawBsonDocument>> listDatabases(Request request, TierCall call) {
+        RoutingTable table = follower.decide().table();
+        BsonDocument command = request.msg().command();
+        org.bson.BsonValue only = command.get("nameOnly");
+        boolean nameOnly = only != null
+                && (only.isBoolean()
+                        ? only.asBoolean().getValue()
+                        : only.isNumber() && only.asNumber().doubleValue() != 0);
+        if (table.policies().isEmpty() || nameOnly || request.traits().inTransaction()) {
+            return Optional.empty();
+        }
+        return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.listDatabases(call, request.msg(), table));
+    }
+
     /** This proxy's mode machinery (gate, shadow comparator, controller). */
     public Modes modes() {
         return modes;

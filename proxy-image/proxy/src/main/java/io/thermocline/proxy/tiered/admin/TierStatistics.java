@@ -1,5 +1,6 @@
 package io.thermocline.proxy.tiered.admin;
 
+import io.thermocline.proxy.routing.RoutingTable;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.proxy.tiered.TierCall;
 import io.thermocline.proxy.topology.Tier;
@@ -17,13 +18,13 @@ import org.bson.RawBsonDocument;
 
 /**
  * Storage statistics of tiered data as one replica set would give them ({@code dbStats}, {@code collStats}, the
- * {@code $collStats} stage): each document counted once, the disk of both tiers counted.
+ * {@code $collStats} stage, {@code listDatabases}): each document counted once, the disk of both tiers counted.
  *
  * <p>The fast tier holds copies of the recent documents, which the feeder mirrors to the archive, so the archive
  * holds every document: counts and logical sizes ({@code count}, {@code objects}, {@code size}, {@code dataSize},
  * {@code avgObjSize}, index counts) are the archive's, and lag the fast tier by the feeder's lag (a write not mirrored
  * yet is not in them; {@code countDocuments} through the proxy is exact). What takes disk ({@code storageSize},
- * index sizes, {@code totalSize}, free space) is summed over both tiers. Each tier's own answer is
+ * index sizes, {@code totalSize}, free space, {@code sizeOnDisk}) is summed over both tiers. Each tier's own answer is
  * in {@code tiers: {fast, archive}}; a fast tier that cannot answer leaves the archive's numbers, with its error in its
  * section. Namespaces and databases without a tiered collection are the archive's alone, as before.
  */
@@ -87,6 +88,61 @@ public final class TierStatistics {
             reply.put("cursor", cursor);
             return OpMsg.raw(reply);
         });
+    }
+
+    /**
+     * {@code listDatabases}: each database holding a tiered collection takes the fast tier's {@code sizeOnDisk} too,
+     * and {@code totalSize} with it; the list stays the archive's (the fast tier's metadata database is Thermocline's,
+     * not the application's).
+     */
+    public static CompletableFuture<RawBsonDocument> listDatabases(TierCall call, OpMsg msg, RoutingTable table) {
+        return both(call, msg).thenApply(r -> listDatabases(r.fast(), r.archive(), table));
+    }
+
+    static RawBsonDocument listDatabases(RawBsonDocument fast, RawBsonDocument archive, RoutingTable table) {
+        if (!Replies.isOk(archive)
+                || !Replies.isOk(fast)
+                || !archive.isArray("databases")
+                || !fast.isArray("databases")) {
+            return archive;
+        }
+        BsonDocument fastSizes = new BsonDocument();
+        for (BsonValue db : fast.getArray("databases")) {
+            if (db.isDocument()
+                    && db.asDocument().isString("name")
+                    && db.asDocument().isNumber("sizeOnDisk")) {
+                fastSizes.put(
+                        db.asDocument().getString("name").getValue(),
+                        db.asDocument().get("sizeOnDisk"));
+            }
+        }
+        BsonDocument reply = Replies.mutable(archive);
+        BsonArray databases = new BsonArray();
+        BsonValue added = new BsonInt32(0);
+        for (BsonValue db : reply.getArray("databases")) {
+            if (!db.isDocument() || !db.asDocument().isString("name")) {
+                databases.add(db);
+                continue;
+            }
+            BsonDocument entry = Replies.mutable(db.asDocument());
+            String name = entry.getString("name").getValue();
+            BsonValue fastSize = fastSizes.get(name);
+            if (table.hasTieredCollectionIn(name) && fastSize != null && entry.isNumber("sizeOnDisk")) {
+                entry.put("sizeOnDisk", plus(entry.get("sizeOnDisk"), fastSize));
+                entry.put("empty", org.bson.BsonBoolean.valueOf(false));
+                added = plus(added, fastSize);
+            }
+            databases.add(entry);
+        }
+        reply.put("databases", databases);
+        if (reply.isNumber("totalSize")) {
+            BsonValue total = plus(reply.get("totalSize"), added);
+            reply.put("totalSize", total);
+            if (reply.containsKey("totalSizeMb")) {
+                reply.put("totalSizeMb", new BsonInt64(total.asNumber().longValue() / (1024 * 1024)));
+            }
+        }
+        return OpMsg.raw(reply);
     }
 
     /** The archive's statistics with the disk fields summed over both tiers ({@code indexSizes} per index). */

@@ -2,9 +2,13 @@ package io.thermocline.proxy.tiered.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.routing.RoutingTable;
 import io.thermocline.proxy.tiered.TierCall;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.tiering.state.TieringState;
 import io.thermocline.wire.OpMsg;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.bson.BsonDocument;
@@ -141,5 +145,45 @@ class TierStatisticsTest {
                         BsonDocument.parse("{p: [{$collStats: {count: {}}}, {$project: {count: 1}}]}")
                                 .getArray("p")))
                 .isFalse();
+    }
+
+    @Test
+    void listDatabasesAddsTheFastTiersDiskToDatabasesHoldingTieredCollectionsOnly() {
+        RoutingTable table = RoutingTable.of(
+                List.of(new CollectionPolicy("shop", "orders", "createdAt", Duration.ofDays(30))),
+                TieringState.initial());
+        RawBsonDocument fast =
+                OpMsg.raw(BsonDocument.parse("{databases: [{name: 'shop', sizeOnDisk: 240000, empty: false},"
+                        + " {name: 'thermocline', sizeOnDisk: 90000, empty: false}, {name: 'admin', sizeOnDisk: 40000, empty: false}],"
+                        + " totalSize: 370000, totalSizeMb: 0, ok: 1}"));
+        RawBsonDocument archive =
+                OpMsg.raw(BsonDocument.parse("{databases: [{name: 'shop', sizeOnDisk: 2500000, empty: false},"
+                        + " {name: 'crm', sizeOnDisk: 100000, empty: false}, {name: 'admin', sizeOnDisk: 40000, empty: false}],"
+                        + " totalSize: 2640000, totalSizeMb: 2, ok: 1}"));
+        RawBsonDocument reply = TierStatistics.listDatabases(fast, archive, table);
+        assertThat(reply.getArray("databases").stream()
+                        .map(d -> d.asDocument().getString("name").getValue()))
+                .as("the archive's list: Thermocline's metadata database is not the application's")
+                .containsExactly("shop", "crm", "admin");
+        assertThat(reply.getArray("databases")
+                        .get(0)
+                        .asDocument()
+                        .getNumber("sizeOnDisk")
+                        .longValue())
+                .isEqualTo(2740000);
+        assertThat(reply.getArray("databases")
+                        .get(1)
+                        .asDocument()
+                        .getNumber("sizeOnDisk")
+                        .longValue())
+                .isEqualTo(100000);
+        assertThat(reply.getArray("databases")
+                        .get(2)
+                        .asDocument()
+                        .getNumber("sizeOnDisk")
+                        .longValue())
+                .isEqualTo(40000);
+        assertThat(reply.getNumber("totalSize").longValue()).isEqualTo(2880000);
+        assertThat(reply.getNumber("totalSizeMb").longValue()).isEqualTo(2);
     }
 }
