@@ -263,44 +263,30 @@ public final class WriteExecutor {
                 awaitUpsertId(db, coll, filter);
             }
             List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
-            if (before.size() > 1 && byIdAlone(statement)) {
-                BsonDocument reply = eachDocument(db, coll, statement, before);
-                if (!isOk(reply)) {
-                    return reply;
-                }
-                n += reply.getNumber("n").intValue();
-                modified += reply.getNumber("nModified").intValue();
-                if (reply.containsKey("writeErrors")) {
-                    writeErrors.add(DuplicateKeyErrors.withKey(
-                            reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
-                            name -> indexKey(db, coll, name)));
-                    if (ordered) {
-                        break;
-                    }
-                }
-                continue;
-            }
-            BsonDocument reply = step.run(() -> {
-                BsonDocument r = store.command(
-                        channel,
-                        db,
-                        new BsonDocument("update", new BsonString(coll))
-                                .append("updates", new BsonArray(List.of(statement))));
-                if (isOk(r) && !r.containsKey("writeErrors")) {
-                    BsonArray keyHeldBy = undoneForHeldKeys(db, coll, before, r.getArray("upserted", new BsonArray()));
-                    if (!keyHeldBy.isEmpty()) {
-                        return new BsonDocument(KEY_HELD_BY, keyHeldBy);
-                    }
-                    boolean replacement = isReplacement(statement.get("u"));
-                    for (RawBsonDocument pre : before) {
-                        recordModification(db, coll, pre, replacement);
-                    }
-                    for (BsonValue up : r.getArray("upserted", new BsonArray())) {
-                        recordInsert(db, coll, up.asDocument().get("_id"));
-                    }
-                }
-                return r;
-            });
+            BsonDocument reply = before.size() > 1 && byIdAlone(statement)
+                    ? eachDocument(db, coll, statement, before)
+                    : step.run(() -> {
+                        BsonDocument r = store.command(
+                                channel,
+                                db,
+                                new BsonDocument("update", new BsonString(coll))
+                                        .append("updates", new BsonArray(List.of(statement))));
+                        if (isOk(r) && !r.containsKey("writeErrors")) {
+                            BsonArray keyHeldBy =
+                                    undoneForHeldKeys(db, coll, before, r.getArray("upserted", new BsonArray()));
+                            if (!keyHeldBy.isEmpty()) {
+                                return new BsonDocument(KEY_HELD_BY, keyHeldBy);
+                            }
+                            boolean replacement = isReplacement(statement.get("u"));
+                            for (RawBsonDocument pre : before) {
+                                recordModification(db, coll, pre, replacement);
+                            }
+                            for (BsonValue up : r.getArray("upserted", new BsonArray())) {
+                                recordInsert(db, coll, up.asDocument().get("_id"));
+                            }
+                        }
+                        return r;
+                    });
             if (reply.containsKey(KEY_HELD_BY)) {
                 // waits for (or, in a transaction, conflicts with) the holder, then runs the statement again
                 guard.clear(db, coll, new ArrayList<>(reply.getArray(KEY_HELD_BY)));
@@ -339,7 +325,7 @@ public final class WriteExecutor {
      * database applies an updateMany document by document too, and a reader never waits for more than one. Each
      * document is updated by its {@code _id} ({@link #byIdAlone}); one that no longer matches after a wait is
      * skipped, as a server re-checks a document after yielding.
-     * The first write error stops the statement there, as on one database. Returns n, nModified and that error.
+     * The first write error stops the statement there, as on one database, and is its reply.
      */
     private BsonDocument eachDocument(String db, String coll, BsonDocument statement, List<RawBsonDocument> targets) {
         List<RawBsonDocument> before = new ArrayList<>(targets);
