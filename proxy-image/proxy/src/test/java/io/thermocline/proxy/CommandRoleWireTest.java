@@ -51,6 +51,7 @@ class CommandRoleWireTest {
               - {user: userAdminAnyDatabase, db: admin, password: pw, roles: [userAdminAnyDatabase]}
               - {user: clusterMonitor, db: admin, password: pw, roles: [clusterMonitor]}
               - {user: clusterManager, db: admin, password: pw, roles: [clusterManager]}
+              - {user: hostManager, db: admin, password: pw, roles: [hostManager]}
               - {user: clusterAdmin, db: admin, password: pw, roles: [clusterAdmin]}
               - {user: root, db: admin, password: pw, roles: [root]}
               - {user: findOnFoo, db: admin, password: pw, roles: [findOnFoo]}

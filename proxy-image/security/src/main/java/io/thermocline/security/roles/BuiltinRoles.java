@@ -13,40 +13,158 @@ import java.util.Set;
  * any resource, which is what it grants for every command the proxy checks.
  */
 public final class BuiltinRoles {
-    private static final Set<String> READ = Set.of("changeStream", "collStats", "dbHash", "dbStats", "find", "killCursors",
-            "listCollections", "listIndexes", "listSearchIndexes");
-    private static final Set<String> WRITE = Set.of("convertToCapped", "createCollection", "createIndex", "createSearchIndexes",
-            "dropCollection", "dropIndex", "dropSearchIndex", "insert", "remove", "renameCollectionSameDB", "update",
+    private static final Set<String> READ = Set.of(
+            "changeStream",
+            "collStats",
+            "dbHash",
+            "dbStats",
+            "find",
+            "killCursors",
+            "listCollections",
+            "listIndexes",
+            "listSearchIndexes");
+    private static final Set<String> WRITE = Set.of(
+            "convertToCapped",
+            "createCollection",
+            "createIndex",
+            "createSearchIndexes",
+            "dropCollection",
+            "dropIndex",
+            "dropSearchIndex",
+            "insert",
+            "remove",
+            "renameCollectionSameDB",
+            "update",
             "updateSearchIndex");
-    private static final Set<String> DB_ADMIN = Set.of("bypassDocumentValidation", "collMod", "collStats", "compact",
-            "convertToCapped", "createCollection", "createIndex", "dbStats", "dropCollection", "dropDatabase", "dropIndex",
-            "enableProfiler", "listCollections", "listIndexes", "listSearchIndexes", "planCacheIndexFilter", "planCacheRead",
-            "planCacheWrite", "reIndex", "renameCollectionSameDB", "storageDetails", "validate");
-    private static final Set<String> PROFILE_READ = Set.of("changeStream", "collStats", "convertToCapped", "createCollection",
-            "dbHash", "dbStats", "dropCollection", "find", "killCursors", "listCollections", "listIndexes", "planCacheRead");
-    private static final Set<String> USER_ADMIN = Set.of("changeCustomData", "changePassword", "createRole", "createUser",
-            "dropRole", "dropUser", "grantRole", "revokeRole", "setAuthenticationRestriction", "viewRole", "viewUser");
-    private static final Set<String> CLUSTER_MONITOR = Set.of("checkFreeMonitoringStatus", "connPoolStats", "getCmdLineOpts",
-            "getDefaultRWConcern", "getLog", "getParameter", "getShardMap", "hostInfo", "inprog", "listDatabases", "listSessions",
-            "listShards", "netstat", "replSetGetConfig", "replSetGetStatus", "serverStatus", "shardingState", "top");
-    private static final Set<String> CLUSTER_MANAGE = Set.of("appendOplogNote", "applicationMessage", "cleanupOrphaned",
-            "closeAllDatabases", "connPoolSync", "flushRouterConfig", "fsync", "invalidateUserCache", "killAnyCursor",
-            "killAnySession", "killop", "logRotate", "replSetConfigure", "replSetStateChange", "resync", "setParameter",
-            "setDefaultRWConcern", "setFeatureCompatibilityVersion", "shutdown", "unlock");
+    private static final Set<String> DB_ADMIN = Set.of(
+            "bypassDocumentValidation",
+            "collMod",
+            "collStats",
+            "compact",
+            "convertToCapped",
+            "createCollection",
+            "createIndex",
+            "dbStats",
+            "dropCollection",
+            "dropDatabase",
+            "dropIndex",
+            "enableProfiler",
+            "listCollections",
+            "listIndexes",
+            "listSearchIndexes",
+            "planCacheIndexFilter",
+            "planCacheRead",
+            "planCacheWrite",
+            "reIndex",
+            "renameCollectionSameDB",
+            "storageDetails",
+            "validate");
+    private static final Set<String> PROFILE_READ = Set.of(
+            "changeStream",
+            "collStats",
+            "convertToCapped",
+            "createCollection",
+            "dbHash",
+            "dbStats",
+            "dropCollection",
+            "find",
+            "killCursors",
+            "listCollections",
+            "listIndexes",
+            "planCacheRead");
+    private static final Set<String> USER_ADMIN = Set.of(
+            "changeCustomData",
+            "changePassword",
+            "createRole",
+            "createUser",
+            "dropRole",
+            "dropUser",
+            "grantRole",
+            "revokeRole",
+            "setAuthenticationRestriction",
+            "viewRole",
+            "viewUser");
+    private static final Set<String> CLUSTER_MONITOR = Set.of(
+            "checkFreeMonitoringStatus",
+            "connPoolStats",
+            "getCmdLineOpts",
+            "getDefaultRWConcern",
+            "getLog",
+            "getParameter",
+            "getShardMap",
+            "hostInfo",
+            "inprog",
+            "listDatabases",
+            "listSessions",
+            "listShards",
+            "netstat",
+            "replSetGetConfig",
+            "replSetGetStatus",
+            "serverStatus",
+            "shardingState",
+            "top");
+    /** mongod's clusterManager: the replica set and the cluster's settings, not the host (hostManager's). */
+    private static final Set<String> CLUSTER_MANAGER = Set.of(
+            "appendOplogNote",
+            "applicationMessage",
+            "cleanupOrphaned",
+            "flushRouterConfig",
+            "getDefaultRWConcern",
+            "listSessions",
+            "listShards",
+            "replSetConfigure",
+            "replSetGetConfig",
+            "replSetGetStatus",
+            "replSetStateChange",
+            "resync",
+            "setDefaultRWConcern",
+            "setFeatureCompatibilityVersion");
+    /** mongod's hostManager: the server process itself (kill operations, sessions and cursors, shut down, lock, set parameters). */
+    private static final Set<String> HOST_MANAGER = Set.of(
+            "applicationMessage",
+            "closeAllDatabases",
+            "connPoolSync",
+            "flushRouterConfig",
+            "fsync",
+            "invalidateUserCache",
+            "killAnyCursor",
+            "killAnySession",
+            "killop",
+            "logRotate",
+            "resync",
+            "setParameter",
+            "shutdown",
+            "unlock");
+
     private static final Set<String> DB_ONLY = Set.of("read", "readWrite", "dbAdmin", "userAdmin", "dbOwner");
 
     private static final Map<String, List<Grant>> ADMIN_ONLY = Map.of(
             "readAnyDatabase", List.of(any(READ), cluster(Set.of("listDatabases"))),
             "readWriteAnyDatabase", List.of(any(union(READ, WRITE)), cluster(Set.of("listDatabases"))),
-            "dbAdminAnyDatabase", List.of(any(DB_ADMIN), anyCollection("system.profile", PROFILE_READ), cluster(Set.of("listDatabases"))),
-            "userAdminAnyDatabase", List.of(any(USER_ADMIN), cluster(Set.of("authSchemaUpgrade", "invalidateUserCache", "listDatabases")),
-                    new Grant("admin", "system.users", READ), new Grant("admin", "system.roles", READ)),
-            "clusterMonitor", List.of(cluster(CLUSTER_MONITOR), any(Set.of("collStats", "dbStats", "indexStats")),
-                    new Grant("local", "oplog.rs", Set.of("find")), new Grant("local", "system.replset", Set.of("find")),
-                    new Grant("config", "", Set.of("find"))),
-            "clusterManager", List.of(cluster(union(CLUSTER_MANAGE, Set.of("listSessions", "listShards", "replSetGetConfig",
-                    "replSetGetStatus")))),
-            "clusterAdmin", List.of(cluster(union(CLUSTER_MONITOR, CLUSTER_MANAGE)), any(Set.of("dropDatabase"))));
+            "dbAdminAnyDatabase",
+                    List.of(
+                            any(DB_ADMIN),
+                            anyCollection("system.profile", PROFILE_READ),
+                            cluster(Set.of("listDatabases"))),
+            "userAdminAnyDatabase",
+                    List.of(
+                            any(USER_ADMIN),
+                            cluster(Set.of("authSchemaUpgrade", "invalidateUserCache", "listDatabases")),
+                            new Grant("admin", "system.users", READ),
+                            new Grant("admin", "system.roles", READ)),
+            "clusterMonitor",
+                    List.of(
+                            cluster(CLUSTER_MONITOR),
+                            any(Set.of("collStats", "dbStats", "indexStats")),
+                            new Grant("local", "oplog.rs", Set.of("find")),
+                            new Grant("local", "system.replset", Set.of("find")),
+                            new Grant("config", "", Set.of("find"))),
+            "clusterManager", List.of(cluster(CLUSTER_MANAGER)),
+            "hostManager", List.of(cluster(HOST_MANAGER), any(Set.of("killCursors"))),
+            "clusterAdmin",
+                    List.of(
+                            cluster(union(CLUSTER_MONITOR, CLUSTER_MANAGER, HOST_MANAGER)),
+                            any(Set.of("dropDatabase", "killCursors"))));
 
     /** One row of a role's definition; {@code db == null} means "the role's own database", {@code ""} means any. */
     private record Grant(String db, String collection, Set<String> actions, ResourcePattern fixed) {
@@ -55,12 +173,13 @@ public final class BuiltinRoles {
         }
 
         Privilege in(String roleDb) {
-            return new Privilege(fixed != null ? fixed : new ResourcePattern.Namespace(db == null ? roleDb : db, collection), actions);
+            return new Privilege(
+                    fixed != null ? fixed : new ResourcePattern.Namespace(db == null ? roleDb : db, collection),
+                    actions);
         }
     }
 
-    private BuiltinRoles() {
-    }
+    private BuiltinRoles() {}
 
     /** The privileges of a built-in role, or empty when {@code role} is not one. */
     public static Optional<Privileges> privileges(RoleName role) {
@@ -70,8 +189,11 @@ public final class BuiltinRoles {
             case "readWrite" -> List.of(own(union(READ, WRITE)), ownCollection("system.js", union(READ, WRITE)));
             case "dbAdmin" -> List.of(own(DB_ADMIN), ownCollection("system.profile", PROFILE_READ));
             case "userAdmin" -> List.of(own(USER_ADMIN));
-            case "dbOwner" -> List.of(own(union(READ, WRITE, DB_ADMIN, USER_ADMIN)), ownCollection("system.js", union(READ, WRITE)),
-                    ownCollection("system.profile", PROFILE_READ));
+            case "dbOwner" ->
+                List.of(
+                        own(union(READ, WRITE, DB_ADMIN, USER_ADMIN)),
+                        ownCollection("system.js", union(READ, WRITE)),
+                        ownCollection("system.profile", PROFILE_READ));
             default -> db.equals("admin") ? adminRole(role.role()) : null;
         };
         if (grants == null) {
@@ -81,12 +203,15 @@ public final class BuiltinRoles {
     }
 
     public static boolean isBuiltin(RoleName role) {
-        return DB_ONLY.contains(role.role()) || (role.db().equals("admin") && (ADMIN_ONLY.containsKey(role.role()) || role.role().equals("root")));
+        return DB_ONLY.contains(role.role())
+                || (role.db().equals("admin")
+                        && (ADMIN_ONLY.containsKey(role.role()) || role.role().equals("root")));
     }
 
     private static List<Grant> adminRole(String name) {
         if (name.equals("root")) {
-            Set<String> all = new LinkedHashSet<>(union(READ, WRITE, DB_ADMIN, PROFILE_READ, USER_ADMIN, CLUSTER_MONITOR, CLUSTER_MANAGE));
+            Set<String> all = new LinkedHashSet<>(union(
+                    READ, WRITE, DB_ADMIN, PROFILE_READ, USER_ADMIN, CLUSTER_MONITOR, CLUSTER_MANAGER, HOST_MANAGER));
             all.addAll(Set.of("indexStats", "authSchemaUpgrade"));
             return List.of(new Grant(null, null, all, new ResourcePattern.AnyResource()));
         }
