@@ -41,8 +41,7 @@ public final class CommandPrivileges {
             "saslcontinue",
             "authenticate",
             "getnonce",
-            "features",
-            "getclusterparameter");
+            "features");
     /**
      * Commands mongod authorizes by what they act on, checked where they are answered: any logged-in
      * user may continue or kill its own cursors (the cursor handlers check the creator) and list
@@ -124,7 +123,9 @@ public final class CommandPrivileges {
             Map.entry("listshards", "listShards"),
             Map.entry("getshardmap", "getShardMap"),
             Map.entry("appendoplognote", "appendOplogNote"),
-            Map.entry("invalidateusercache", "invalidateUserCache"));
+            Map.entry("invalidateusercache", "invalidateUserCache"),
+            Map.entry("getclusterparameter", "getClusterParameter"),
+            Map.entry("setclusterparameter", "setClusterParameter"));
     /** What nobody but a holder of {@code anyResource} has: the need of a command this table does not know. */
     static final String UNKNOWN_ACTION = "anyAction";
 

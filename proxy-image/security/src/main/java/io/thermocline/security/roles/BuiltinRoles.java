@@ -109,6 +109,7 @@ public final class BuiltinRoles {
             "applicationMessage",
             "cleanupOrphaned",
             "flushRouterConfig",
+            "getClusterParameter",
             "getDefaultRWConcern",
             "listSessions",
             "listShards",
@@ -117,6 +118,7 @@ public final class BuiltinRoles {
             "replSetGetStatus",
             "replSetStateChange",
             "resync",
+            "setClusterParameter",
             "setDefaultRWConcern",
             "setFeatureCompatibilityVersion");
     /** mongod's hostManager: the server process itself (kill operations, sessions and cursors, shut down, lock, set parameters). */
