@@ -76,19 +76,10 @@ public final class CommandPrivileges {
             Map.entry("listcollections", "listCollections"),
             Map.entry("dbstats", "dbStats"),
             Map.entry("dropdatabase", "dropDatabase"),
-            Map.entry("createuser", "createUser"),
             Map.entry("dropuser", "dropUser"),
             Map.entry("dropallusersfromdatabase", "dropUser"),
-            Map.entry("createrole", "createRole"),
-            Map.entry("updaterole", "createRole"),
             Map.entry("droprole", "dropRole"),
             Map.entry("dropallrolesfromdatabase", "dropRole"),
-            Map.entry("grantrolestouser", "grantRole"),
-            Map.entry("revokerolesfromuser", "revokeRole"),
-            Map.entry("grantrolestorole", "grantRole"),
-            Map.entry("revokerolesfromrole", "revokeRole"),
-            Map.entry("grantprivilegestorole", "grantRole"),
-            Map.entry("revokeprivilegesfromrole", "revokeRole"),
             Map.entry("usersinfo", "viewUser"),
             Map.entry("rolesinfo", "viewRole"),
             Map.entry("profile", "enableProfiler"));
@@ -151,7 +142,8 @@ public final class CommandPrivileges {
                         ON_COLLECTION.keySet(),
                         ON_DATABASE.keySet(),
                         ON_CLUSTER.keySet(),
-                        BY_CONTENT)
+                        BY_CONTENT,
+                        UserAdminPrivileges.COMMANDS)
                 .forEach(all::addAll);
         return all;
     }
@@ -182,6 +174,10 @@ public final class CommandPrivileges {
                         new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
                 pipeline(db, body.get("pipeline"), needs);
             }
+            return;
+        }
+        if (UserAdminPrivileges.COMMANDS.contains(lower)) {
+            UserAdminPrivileges.collect(lower, db, body, needs);
             return;
         }
         String onDb = ON_DATABASE.get(lower);
