@@ -41,7 +41,8 @@ public final class CommandPrivileges {
             "saslcontinue",
             "authenticate",
             "getnonce",
-            "features");
+            "features",
+            "isdbgrid");
     /**
      * Commands mongod authorizes by what they act on, checked where they are answered: any logged-in
      * user may continue or kill its own cursors (the cursor handlers check the creator) and list
@@ -67,6 +68,7 @@ public final class CommandPrivileges {
             Map.entry("compact", List.of("compact")),
             Map.entry("converttocapped", List.of("convertToCapped")),
             Map.entry("dbhash", List.of("dbHash")),
+            Map.entry("reindex", List.of("reIndex")),
             Map.entry("createsearchindexes", List.of("createSearchIndexes")),
             Map.entry("listsearchindexes", List.of("listSearchIndexes")),
             Map.entry("dropsearchindex", List.of("dropSearchIndex")),
@@ -130,8 +132,16 @@ public final class CommandPrivileges {
     }
 
     /** Commands with a rule of their own in {@link #collect}'s switch. */
-    private static final Set<String> BY_CONTENT =
-            Set.of("aggregate", "update", "findandmodify", "explain", "renamecollection", "datasize", "bulkwrite");
+    private static final Set<String> BY_CONTENT = Set.of(
+            "aggregate",
+            "update",
+            "findandmodify",
+            "explain",
+            "renamecollection",
+            "datasize",
+            "bulkwrite",
+            "mapreduce",
+            "clonecollectionascapped");
 
     /** Every command this table has a rule for, in lower case (any other needs what only root has). */
     public static Set<String> commands() {
@@ -235,8 +245,48 @@ public final class CommandPrivileges {
                     }
                 }
             }
+            case "mapreduce" -> {
+                needs.add(new Need(collectionOrDatabase(db, first), "find"));
+                mapReduceOutput(db, body.get("out"), needs);
+            }
+            case "clonecollectionascapped" -> {
+                needs.add(new Need(collectionOrDatabase(db, first), "find"));
+                Target copy = collectionOrDatabase(db, body.get("toCollection"));
+                List.of("insert", "createIndex", "convertToCapped").forEach(a -> needs.add(new Need(copy, a)));
+            }
             default -> needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
         }
+    }
+
+    /**
+     * As mongod: an inline mapReduce writes nothing; one into a collection needs {@code insert} there, and {@code remove}
+     * when it replaces the collection (a name, or {@code {replace: ...}}), {@code update} when it merges or reduces into it.
+     */
+    private static void mapReduceOutput(String db, BsonValue out, List<Need> needs) {
+        if (out != null && out.isString()) {
+            Target t = new Target.Collection(db, out.asString().getValue());
+            needs.add(new Need(t, "insert"));
+            needs.add(new Need(t, "remove"));
+            return;
+        }
+        if (!(out instanceof BsonDocument d) || d.isEmpty()) {
+            needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+            return;
+        }
+        if (d.containsKey("inline")) {
+            return;
+        }
+        String mode = d.getFirstKey();
+        BsonValue into = d.get(mode);
+        if (!Set.of("replace", "merge", "reduce").contains(mode) || !into.isString()) {
+            needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
+            return;
+        }
+        Target t = new Target.Collection(
+                d.isString("db") ? d.getString("db").getValue() : db,
+                into.asString().getValue());
+        needs.add(new Need(t, "insert"));
+        needs.add(new Need(t, mode.equals("replace") ? "remove" : "update"));
     }
 
     private static void aggregate(String db, BsonValue source, BsonValue pipeline, List<Need> needs) {
