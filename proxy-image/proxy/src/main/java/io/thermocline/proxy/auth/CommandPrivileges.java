@@ -143,6 +143,42 @@ public final class CommandPrivileges {
             "mapreduce",
             "clonecollectionascapped");
 
+    /** Commands mongod runs only when sent to {@code admin}: elsewhere they are 13 whoever sends them. */
+    private static final Set<String> ADMIN_ONLY = Set.of(
+            "listdatabases",
+            "renamecollection",
+            "currentop",
+            "killop",
+            "lockinfo",
+            "getcmdlineopts",
+            "getlog",
+            "getparameter",
+            "setparameter",
+            "fsync",
+            "fsyncunlock",
+            "logrotate",
+            "shutdown",
+            "replsetgetstatus",
+            "replsetgetconfig",
+            "replsetstepdown",
+            "replsetfreeze",
+            "replsetreconfig",
+            "setfeaturecompatibilityversion",
+            "getdefaultrwconcern",
+            "setdefaultrwconcern",
+            "getclusterparameter",
+            "setclusterparameter",
+            "appendoplognote",
+            "top",
+            "getshardmap",
+            "listshards",
+            "netstat");
+
+    /** Whether mongod refuses {@code command} on any database but {@code admin} ("may only be run against the admin database"). */
+    public static boolean adminOnly(String command) {
+        return ADMIN_ONLY.contains(command.toLowerCase());
+    }
+
     /** Every command this table has a rule for, in lower case (any other needs what only root has). */
     public static Set<String> commands() {
         Set<String> all = new java.util.TreeSet<>();

@@ -1,32 +1,31 @@
 package io.thermocline.proxy.auth;
 
+import com.mongodb.reactivestreams.client.MongoClients;
+import io.thermocline.config.AuthConfig;
+import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.proxy.tls.ClientTls;
 import io.thermocline.proxy.tls.TierTls;
-import io.thermocline.tiering.worker.TierClients;
 import io.thermocline.security.authentication.Authenticator;
 import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.security.authentication.LoginThrottle;
 import io.thermocline.security.authentication.StoredUser;
 import io.thermocline.security.authentication.UserDirectory;
 import io.thermocline.security.roles.ResourcePattern;
+import io.thermocline.tiering.worker.TierClients;
 import io.thermocline.wire.OpMsg;
-import com.mongodb.reactivestreams.client.MongoClients;
-import io.thermocline.config.AuthConfig;
-import io.thermocline.config.ThermoclineConfig;
+import java.net.SocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonString;
 import org.bson.BsonValue;
-
-import java.net.SocketAddress;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Optional;
-import java.util.function.Supplier;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The proxy's client-facing security: authentication (SCRAM through {@link Authenticator}) and
@@ -36,13 +35,28 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class ProxySecurity implements AutoCloseable {
     /** {@code auth.mode}: {@code disabled} lets unauthenticated clients do anything, as mongod without {@code --auth}. */
-    public enum Mode { DISABLED, REQUIRED }
+    public enum Mode {
+        DISABLED,
+        REQUIRED
+    }
 
     static final int UNAUTHORIZED = 13;
 
     /** Commands mongod answers before authentication. */
-    private static final Set<String> WITHOUT_AUTH = Set.of("hello", "isMaster", "ismaster", "saslStart", "saslContinue",
-            "authenticate", "logout", "getnonce", "ping", "buildInfo", "buildinfo", "connectionStatus", "endSessions");
+    private static final Set<String> WITHOUT_AUTH = Set.of(
+            "hello",
+            "isMaster",
+            "ismaster",
+            "saslStart",
+            "saslContinue",
+            "authenticate",
+            "logout",
+            "getnonce",
+            "ping",
+            "buildInfo",
+            "buildinfo",
+            "connectionStatus",
+            "endSessions");
 
     private final Mode mode;
     private final Authenticator authenticator;
@@ -78,13 +92,25 @@ public final class ProxySecurity implements AutoCloseable {
         AuthConfig a = config.auth();
         UserDirectory users = UserDirectory.none();
         for (String source : a.users()) {
-            UserDirectory next = source.equals("file") ? new UsersFile(Path.of(a.usersFile()))
-                    : new ArchiveUsers(MongoClients.create(TierClients.settings(config.tiers().archive().uri(), config.tls())
-                    .applicationName("thermocline-proxy-users").build()), a.refreshInterval(), a.missRetryInterval(), Duration.ofMinutes(5));
+            UserDirectory next = source.equals("file")
+                    ? new UsersFile(Path.of(a.usersFile()))
+                    : new ArchiveUsers(
+                            MongoClients.create(TierClients.settings(
+                                            config.tiers().archive().uri(), config.tls())
+                                    .applicationName("thermocline-proxy-users")
+                                    .build()),
+                            a.refreshInterval(),
+                            a.missRetryInterval(),
+                            Duration.ofMinutes(5));
             users = users == UserDirectory.none() ? next : UserDirectory.either(users, next);
         }
-        LoginThrottle throttle = new LoginThrottle(a.failedLoginDelay(), a.maxFailedLoginDelay(), Duration.ofMinutes(10));
-        return new ProxySecurity(a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED, users, throttle, ClientTls.from(config.tls()),
+        LoginThrottle throttle =
+                new LoginThrottle(a.failedLoginDelay(), a.maxFailedLoginDelay(), Duration.ofMinutes(10));
+        return new ProxySecurity(
+                a.mode().equals("required") ? Mode.REQUIRED : Mode.DISABLED,
+                users,
+                throttle,
+                ClientTls.from(config.tls()),
                 TierTls.from(config.tls()));
     }
 
@@ -131,13 +157,18 @@ public final class ProxySecurity implements AutoCloseable {
             case "logout":
                 return Optional.of(CompletableFuture.completedFuture(authenticator.logout(conn)));
             case "authenticate":
-                if (body.isString("mechanism") && body.getString("mechanism").getValue().equals("MONGODB-X509")) {
+                if (body.isString("mechanism")
+                        && body.getString("mechanism").getValue().equals("MONGODB-X509")) {
                     return Optional.of(authenticator.authenticateX509(conn, body, database(body)));
                 }
-                return Optional.of(done(Authenticator.error(334, "MechanismUnavailable",
+                return Optional.of(done(Authenticator.error(
+                        334,
+                        "MechanismUnavailable",
                         "the Thermocline proxy supports SCRAM-SHA-256 and SCRAM-SHA-1 through saslStart, and MONGODB-X509"
                                 + " through authenticate, not "
-                                + (body.isString("mechanism") ? body.getString("mechanism").getValue() : "this mechanism"))));
+                                + (body.isString("mechanism")
+                                        ? body.getString("mechanism").getValue()
+                                        : "this mechanism"))));
             case "getnonce":
                 return Optional.of(done(Authenticator.error(59, "CommandNotFound", "no such command: 'getnonce'")));
             case "connectionStatus":
@@ -153,7 +184,8 @@ public final class ProxySecurity implements AutoCloseable {
                 return Optional.empty();
             }
             metrics.unauthorized(command, false);
-            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
+            return Optional.of(done(Authenticator.error(
+                    UNAUTHORIZED, "Unauthorized", "command " + command + " requires authentication")));
         }
         // Only now, past the disabled mode's early return (the request path's common case), are the body's
         // fields looked up again: each lookup scans the raw command, and folding the updates sequence copies it.
@@ -163,18 +195,28 @@ public final class ProxySecurity implements AutoCloseable {
         }
         String db = database(body);
         StoredUser user = conn.user().orElseThrow();
+        if (!db.equals("admin") && CommandPrivileges.adminOnly(command)) {
+            metrics.unauthorized(command, true);
+            return Optional.of(done(Authenticator.error(
+                    UNAUTHORIZED, "Unauthorized", command + " may only be run against the admin database.")));
+        }
         if (asksAboutItself(user, command, body, db)) {
             return Optional.empty();
         }
-        if (command.equals("listDatabases") && AuthorizedDatabases.of(user, body) instanceof AuthorizedDatabases.Refused) {
+        if (command.equals("listDatabases")
+                && AuthorizedDatabases.of(user, body) instanceof AuthorizedDatabases.Refused) {
             metrics.unauthorized(command, true);
-            return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "Insufficient permissions to list all databases")));
+            return Optional.of(done(Authenticator.error(
+                    UNAUTHORIZED, "Unauthorized", "Insufficient permissions to list all databases")));
         }
         for (CommandPrivileges.Need need : CommandPrivileges.of(db, body)) {
             if (!allows(user, need)) {
                 metrics.unauthorized(command, true);
-                return Optional.of(done(Authenticator.error(UNAUTHORIZED, "Unauthorized", "not authorized on "
-                        + need.target().database() + " to execute command " + describe(command, body, db))));
+                return Optional.of(done(Authenticator.error(
+                        UNAUTHORIZED,
+                        "Unauthorized",
+                        "not authorized on " + need.target().database() + " to execute command "
+                                + describe(command, body, db))));
             }
         }
         return Optional.empty();
@@ -193,7 +235,8 @@ public final class ProxySecurity implements AutoCloseable {
     /** A command the proxy does not model is let through only for users with privileges on any resource (root). */
     private static boolean allows(StoredUser user, CommandPrivileges.Need need) {
         if (need.action().equals(CommandPrivileges.UNKNOWN_ACTION)) {
-            return user.privileges().granted().stream().anyMatch(p -> p.resource() instanceof ResourcePattern.AnyResource);
+            return user.privileges().granted().stream()
+                    .anyMatch(p -> p.resource() instanceof ResourcePattern.AnyResource);
         }
         return user.privileges().allows(need.target(), need.action());
     }
@@ -202,13 +245,20 @@ public final class ProxySecurity implements AutoCloseable {
     private static boolean asksAboutItself(StoredUser user, String command, BsonDocument body, String db) {
         BsonValue v = body.get(command);
         if (command.equals("usersInfo")) {
-            return (v.isString() && db.equals(user.name().db()) && v.asString().getValue().equals(user.name().user()))
-                    || (v instanceof BsonDocument d && user.name().toDocument().equals(new BsonDocument("user", d.get("user", new BsonString("")))
-                    .append("db", d.get("db", new BsonString("")))));
+            return (v.isString()
+                            && db.equals(user.name().db())
+                            && v.asString().getValue().equals(user.name().user()))
+                    || (v instanceof BsonDocument d
+                            && user.name()
+                                    .toDocument()
+                                    .equals(new BsonDocument("user", d.get("user", new BsonString("")))
+                                            .append("db", d.get("db", new BsonString("")))));
         }
         if (command.equals("rolesInfo") && v instanceof BsonDocument d) {
-            return user.roles().stream().anyMatch(r -> r.toDocument().equals(new BsonDocument("role", d.get("role", new BsonString("")))
-                    .append("db", d.get("db", new BsonString("")))));
+            return user.roles().stream()
+                    .anyMatch(r -> r.toDocument()
+                            .equals(new BsonDocument("role", d.get("role", new BsonString("")))
+                                    .append("db", d.get("db", new BsonString("")))));
         }
         return false;
     }
@@ -219,9 +269,13 @@ public final class ProxySecurity implements AutoCloseable {
      */
     private static String describe(String command, BsonDocument body, String db) {
         BsonValue v = body.get(command);
-        String shown = v.isString() && CommandPrivileges.firstValueNamesCollection(command) && v.asString().getValue().length() <= 255
-                ? "\"" + v.asString().getValue() + "\"" : v.isInt32() || v.isInt64() ? String.valueOf(v.asNumber().longValue())
-                : v.isDouble() ? String.valueOf(v.asNumber().doubleValue()) : "...";
+        String shown = v.isString()
+                        && CommandPrivileges.firstValueNamesCollection(command)
+                        && v.asString().getValue().length() <= 255
+                ? "\"" + v.asString().getValue() + "\""
+                : v.isInt32() || v.isInt64()
+                        ? String.valueOf(v.asNumber().longValue())
+                        : v.isDouble() ? String.valueOf(v.asNumber().doubleValue()) : "...";
         return "{ " + command + ": " + shown + ", $db: \"" + db + "\" }";
     }
 
@@ -230,8 +284,9 @@ public final class ProxySecurity implements AutoCloseable {
         if (!reply.containsKey("ok") || reply.getNumber("ok").intValue() != 1) {
             return CompletableFuture.completedFuture(reply);
         }
-        return authenticator.supportedMechanisms(request).thenCompose(mechs -> authenticator.speculative(conn, request)
-                .thenApply(spec -> {
+        return authenticator
+                .supportedMechanisms(request)
+                .thenCompose(mechs -> authenticator.speculative(conn, request).thenApply(spec -> {
                     BsonValue ok = reply.remove("ok");
                     mechs.ifPresent(m -> reply.append("saslSupportedMechs", m));
                     spec.ifPresent(s -> reply.append("speculativeAuthenticate", s));
@@ -265,6 +320,7 @@ public final class ProxySecurity implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "auth=" + mode.name().toLowerCase() + " users=" + authenticator.users().describe() + " tls=" + tls;
+        return "auth=" + mode.name().toLowerCase() + " users="
+                + authenticator.users().describe() + " tls=" + tls;
     }
 }
