@@ -140,6 +140,16 @@ public final class BuiltinRoles {
 
     private static final Set<String> DB_ONLY = Set.of("read", "readWrite", "dbAdmin", "userAdmin", "dbOwner");
 
+    private static final List<Grant> CLUSTER_MONITOR_GRANTS = List.of(
+            cluster(CLUSTER_MONITOR),
+            any(Set.of("collStats", "dbStats", "indexStats")),
+            anyCollection("system.profile", Set.of("find")),
+            new Grant("local", "oplog.rs", Set.of("find")),
+            new Grant("local", "system.replset", Set.of("find")),
+            new Grant("config", "", Set.of("find")));
+    private static final List<Grant> CLUSTER_MANAGER_GRANTS = List.of(cluster(CLUSTER_MANAGER));
+    private static final List<Grant> HOST_MANAGER_GRANTS = List.of(cluster(HOST_MANAGER), any(Set.of("killCursors")));
+
     private static final Map<String, List<Grant>> ADMIN_ONLY = Map.of(
             "readAnyDatabase", List.of(any(READ), cluster(Set.of("listDatabases"))),
             "readWriteAnyDatabase", List.of(any(union(READ, WRITE)), cluster(Set.of("listDatabases"))),
@@ -154,19 +164,16 @@ public final class BuiltinRoles {
                             cluster(Set.of("authSchemaUpgrade", "invalidateUserCache", "listDatabases")),
                             new Grant("admin", "system.users", READ),
                             new Grant("admin", "system.roles", READ)),
-            "clusterMonitor",
-                    List.of(
-                            cluster(CLUSTER_MONITOR),
-                            any(Set.of("collStats", "dbStats", "indexStats")),
-                            new Grant("local", "oplog.rs", Set.of("find")),
-                            new Grant("local", "system.replset", Set.of("find")),
-                            new Grant("config", "", Set.of("find"))),
-            "clusterManager", List.of(cluster(CLUSTER_MANAGER)),
-            "hostManager", List.of(cluster(HOST_MANAGER), any(Set.of("killCursors"))),
+            "clusterMonitor", CLUSTER_MONITOR_GRANTS,
+            "clusterManager", CLUSTER_MANAGER_GRANTS,
+            "hostManager", HOST_MANAGER_GRANTS,
+            // as mongod's: clusterMonitor, clusterManager and hostManager together, and dropDatabase anywhere
             "clusterAdmin",
-                    List.of(
-                            cluster(union(CLUSTER_MONITOR, CLUSTER_MANAGER, HOST_MANAGER)),
-                            any(Set.of("dropDatabase", "killCursors"))));
+                    concat(
+                            CLUSTER_MONITOR_GRANTS,
+                            CLUSTER_MANAGER_GRANTS,
+                            HOST_MANAGER_GRANTS,
+                            List.of(any(Set.of("dropDatabase")))));
 
     /** One row of a role's definition; {@code db == null} means "the role's own database", {@code ""} means any. */
     private record Grant(String db, String collection, Set<String> actions, ResourcePattern fixed) {
@@ -238,6 +245,15 @@ public final class BuiltinRoles {
 
     private static Grant cluster(Set<String> actions) {
         return new Grant(null, null, actions, new ResourcePattern.Cluster());
+    }
+
+    @SafeVarargs
+    private static List<Grant> concat(List<Grant>... lists) {
+        List<Grant> out = new java.util.ArrayList<>();
+        for (List<Grant> l : lists) {
+            out.addAll(l);
+        }
+        return List.copyOf(out);
     }
 
     @SafeVarargs
