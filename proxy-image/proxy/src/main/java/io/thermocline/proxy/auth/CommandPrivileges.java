@@ -18,7 +18,16 @@ import org.bson.BsonValue;
  */
 public final class CommandPrivileges {
     /** One privilege a command needs. */
-    public record Need(Target target, String action) {}
+    public record Need(Target target, String action, Need orElse) {
+        public Need(Target target, String action) {
+            this(target, action, null);
+        }
+
+        /** This need, or else {@code other}: either suffices (mongod's create: createCollection on it, or insert into it). */
+        Need or(Need other) {
+            return new Need(target, action, other);
+        }
+    }
 
     /** Commands every client may run, logged in or not (handshake, sessions, auth) or that act on the caller only. */
     private static final Set<String> FREE = Set.of(
@@ -57,7 +66,6 @@ public final class CommandPrivileges {
             Map.entry("listindexes", List.of("listIndexes")),
             Map.entry("insert", List.of("insert")),
             Map.entry("delete", List.of("remove")),
-            Map.entry("create", List.of("createCollection")),
             Map.entry("drop", List.of("dropCollection")),
             Map.entry("createindexes", List.of("createIndex")),
             Map.entry("dropindexes", List.of("dropIndex")),
@@ -83,8 +91,7 @@ public final class CommandPrivileges {
             Map.entry("droprole", "dropRole"),
             Map.entry("dropallrolesfromdatabase", "dropRole"),
             Map.entry("usersinfo", "viewUser"),
-            Map.entry("rolesinfo", "viewRole"),
-            Map.entry("profile", "enableProfiler"));
+            Map.entry("rolesinfo", "viewRole"));
     /** Cluster-wide commands, with the action each needs. */
     private static final Map<String, String> ON_CLUSTER = Map.ofEntries(
             Map.entry("serverstatus", "serverStatus"),
@@ -128,7 +135,15 @@ public final class CommandPrivileges {
     public static boolean firstValueNamesCollection(String command) {
         String lower = command.toLowerCase();
         return ON_COLLECTION.containsKey(lower) && !lower.equals("datasize")
-                || Set.of("aggregate", "update", "findandmodify", "killcursors").contains(lower);
+                || Set.of(
+                                "aggregate",
+                                "update",
+                                "findandmodify",
+                                "killcursors",
+                                "create",
+                                "mapreduce",
+                                "clonecollectionascapped")
+                        .contains(lower);
     }
 
     /** Commands with a rule of their own in {@link #collect}'s switch. */
@@ -141,7 +156,9 @@ public final class CommandPrivileges {
             "datasize",
             "bulkwrite",
             "mapreduce",
-            "clonecollectionascapped");
+            "clonecollectionascapped",
+            "create",
+            "profile");
 
     /** Commands mongod runs only when sent to {@code admin}: elsewhere they are 13 whoever sends them. */
     private static final Set<String> ADMIN_ONLY = Set.of(
@@ -215,11 +232,6 @@ public final class CommandPrivileges {
         if (actions != null) {
             Target target = collectionOrDatabase(db, first);
             actions.forEach(a -> needs.add(new Need(target, a)));
-            if (lower.equals("create") && body.isString("viewOn")) {
-                needs.add(new Need(
-                        new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
-                pipeline(db, body.get("pipeline"), needs);
-            }
             return;
         }
         if (UserAdminPrivileges.COMMANDS.contains(lower)) {
@@ -280,6 +292,29 @@ public final class CommandPrivileges {
                         List.of("insert", "update", "remove").forEach(a -> needs.add(new Need(t, a)));
                     }
                 }
+            }
+            case "create" -> {
+                Target t = collectionOrDatabase(db, first);
+                needs.add(new Need(t, "createCollection").or(new Need(t, "insert")));
+                if (MongoBooleans.isTrue(body.get("capped"))) {
+                    needs.add(new Need(t, "convertToCapped"));
+                }
+                if (body.isString("viewOn")) {
+                    needs.add(new Need(
+                            new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
+                    pipeline(db, body.get("pipeline"), needs);
+                }
+            }
+            case "profile" -> {
+                // reading the level and slowms changes nothing: mongod lets a reader of system.profile do it
+                Need enable = new Need(new Target.Database(db), "enableProfiler");
+                boolean readOnly = first != null
+                        && first.isNumber()
+                        && first.asNumber().intValue() < 0
+                        && !body.containsKey("slowms")
+                        && !body.containsKey("sampleRate")
+                        && !body.containsKey("filter");
+                needs.add(readOnly ? enable.or(new Need(new Target.Collection(db, "system.profile"), "find")) : enable);
             }
             case "mapreduce" -> {
                 needs.add(new Need(collectionOrDatabase(db, first), "find"));

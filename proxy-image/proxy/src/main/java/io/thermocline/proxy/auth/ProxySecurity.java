@@ -234,11 +234,11 @@ public final class ProxySecurity implements AutoCloseable {
 
     /** A command the proxy does not model is let through only for users with privileges on any resource (root). */
     private static boolean allows(StoredUser user, CommandPrivileges.Need need) {
-        if (need.action().equals(CommandPrivileges.UNKNOWN_ACTION)) {
-            return user.privileges().granted().stream()
-                    .anyMatch(p -> p.resource() instanceof ResourcePattern.AnyResource);
-        }
-        return user.privileges().allows(need.target(), need.action());
+        boolean allowed = need.action().equals(CommandPrivileges.UNKNOWN_ACTION)
+                ? user.privileges().granted().stream()
+                        .anyMatch(p -> p.resource() instanceof ResourcePattern.AnyResource)
+                : user.privileges().allows(need.target(), need.action());
+        return allowed || (need.orElse() != null && allows(user, need.orElse()));
     }
 
     /** mongod lets every user read its own user document and roles. */
