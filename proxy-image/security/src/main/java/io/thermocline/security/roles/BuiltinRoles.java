@@ -44,10 +44,12 @@ public final class BuiltinRoles {
             "convertToCapped",
             "createCollection",
             "createIndex",
+            "createSearchIndexes",
             "dbStats",
             "dropCollection",
             "dropDatabase",
             "dropIndex",
+            "dropSearchIndex",
             "enableProfiler",
             "listCollections",
             "listIndexes",
@@ -58,6 +60,7 @@ public final class BuiltinRoles {
             "reIndex",
             "renameCollectionSameDB",
             "storageDetails",
+            "updateSearchIndex",
             "validate");
     private static final Set<String> PROFILE_READ = Set.of(
             "changeStream",
