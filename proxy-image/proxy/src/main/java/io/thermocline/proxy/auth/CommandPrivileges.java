@@ -39,7 +39,6 @@ public final class CommandPrivileges {
             "endsessions",
             "startsession",
             "refreshsessions",
-            "killsessions",
             "committransaction",
             "aborttransaction",
             "getlasterror",
@@ -158,7 +157,8 @@ public final class CommandPrivileges {
             "mapreduce",
             "clonecollectionascapped",
             "create",
-            "profile");
+            "profile",
+            "killsessions");
 
     /** Commands mongod runs only when sent to {@code admin}: elsewhere they are 13 whoever sends them. */
     private static final Set<String> ADMIN_ONLY = Set.of(
@@ -291,6 +291,13 @@ public final class CommandPrivileges {
                         Target t = namespace(d.getString("ns").getValue());
                         List.of("insert", "update", "remove").forEach(a -> needs.add(new Need(t, a)));
                     }
+                }
+            }
+            case "killsessions" -> {
+                // mongod kills all of the caller's sessions for an empty list; at the backend the caller is the proxy's
+                // user, whose sessions are every client's: only who may kill any session may send that
+                if (!(first instanceof BsonArray listed) || listed.isEmpty()) {
+                    needs.add(new Need(new Target.Cluster(), "killAnySession"));
                 }
             }
             case "create" -> {
