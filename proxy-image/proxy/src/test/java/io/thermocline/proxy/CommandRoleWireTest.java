@@ -196,6 +196,50 @@ class CommandRoleWireTest {
                 .isEmpty();
     }
 
+    /** As mongod: names only the collections the user holds a privilege on; system.* ones only when a privilege names them. */
+    @Test
+    void listingOwnCollectionsShowsOnlyThoseTheUserHoldsAPrivilegeOn() throws Exception {
+        try (WireClient root = new WireClient(proxy.port()).login("root", "pw")) {
+            for (String collection : List.of("foo", "bar")) {
+                assertThat(root.command(BsonDocument.parse(
+                                        "{insert: '" + collection + "', documents: [{a: 1}], $db: 'db1'}"))
+                                .body()
+                                .getNumber("ok")
+                                .intValue())
+                        .isEqualTo(1);
+            }
+        }
+        assertThat(ownCollections("findOnFoo")).containsExactly("foo");
+        assertThat(ownCollections("read"))
+                .contains("foo", "bar")
+                .allMatch(name -> !name.startsWith("system.") || name.equals("system.js"));
+        assertThat(ownCollections("clusterMonitor")).contains("foo", "bar");
+        assertThat(ownCollections("inprog"))
+                .as("a user with no privilege in db1 is refused")
+                .isNull();
+    }
+
+    /** The collection names {@code user} lists in db1 with nameOnly and authorizedCollections; null when refused with 13. */
+    private static List<String> ownCollections(String user) throws Exception {
+        try (WireClient connection = new WireClient(proxy.port()).login(user, "pw")) {
+            BsonDocument reply = connection
+                    .command(
+                            BsonDocument.parse(
+                                    "{listCollections: 1, nameOnly: true, authorizedCollections: true, cursor: {batchSize: 1}, $db: 'db1'}"))
+                    .body();
+            if (reply.getNumber("code", new org.bson.BsonInt32(0)).intValue() == UNAUTHORIZED) {
+                return null;
+            }
+            assertThat(reply.getDocument("cursor").getNumber("id").longValue())
+                    .as("every name in the first batch")
+                    .isZero();
+            return reply.getDocument("cursor").getArray("firstBatch").stream()
+                    .map(d -> d.asDocument().getString("name").getValue())
+                    .sorted()
+                    .toList();
+        }
+    }
+
     private static boolean ownConnection(CommandRoleRows.Row row) {
         return CHANGE_THE_LOGIN.contains(row.name()) || row.command().contains("'" + TIERED + "'");
     }

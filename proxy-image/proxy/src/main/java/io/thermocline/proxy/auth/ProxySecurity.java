@@ -10,6 +10,7 @@ import io.thermocline.security.authentication.ConnectionAuth;
 import io.thermocline.security.authentication.LoginThrottle;
 import io.thermocline.security.authentication.StoredUser;
 import io.thermocline.security.authentication.UserDirectory;
+import io.thermocline.security.roles.Privileges;
 import io.thermocline.security.roles.ResourcePattern;
 import io.thermocline.tiering.worker.TierClients;
 import io.thermocline.wire.OpMsg;
@@ -209,6 +210,12 @@ public final class ProxySecurity implements AutoCloseable {
             return Optional.of(done(Authenticator.error(
                     UNAUTHORIZED, "Unauthorized", "Insufficient permissions to list all databases")));
         }
+        if (command.equals("listCollections")
+                && AuthorizedCollections.asksForOwn(body)
+                && user.privileges().anyOnDatabase(db)) {
+            return Optional
+                    .empty(); // mongod: any privilege in the database; the answer is filtered (CommandDispatcher)
+        }
         for (CommandPrivileges.Need need : CommandPrivileges.of(db, body)) {
             if (!allows(user, need)) {
                 metrics.unauthorized(command, true);
@@ -225,6 +232,13 @@ public final class ProxySecurity implements AutoCloseable {
     /** The command's {@code $db}; {@code admin} when it names none. */
     private static String database(BsonDocument body) {
         return body.isString("$db") ? body.getString("$db").getValue() : "admin";
+    }
+
+    /** The privileges to filter a listCollections of the user's own collections by; empty when it is not one, or not filtered. */
+    public Optional<Privileges> ownCollections(ConnectionAuth conn, BsonDocument command) {
+        return mode == Mode.REQUIRED && AuthorizedCollections.asksForOwn(command)
+                ? conn.user().map(StoredUser::privileges)
+                : Optional.empty();
     }
 
     /** What listDatabases shows this connection's user. */

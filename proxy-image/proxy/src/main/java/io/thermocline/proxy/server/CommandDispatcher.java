@@ -1,5 +1,6 @@
 package io.thermocline.proxy.server;
 
+import io.thermocline.proxy.auth.AuthorizedCollections;
 import io.thermocline.proxy.auth.AuthorizedDatabases;
 import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.MongoError;
@@ -21,6 +22,7 @@ import io.thermocline.proxy.server.handshake.Hello;
 import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.tiered.TieredRouting;
+import io.thermocline.security.roles.Privileges;
 import io.thermocline.wire.OpMsg;
 import java.time.Duration;
 import java.util.List;
@@ -136,8 +138,27 @@ final class CommandDispatcher implements RequestHandler {
             case "killCursors" -> killCursors.handle(request);
             case "endSessions" -> sessions.endSessions(request);
             case "listDatabases" -> listDatabases(request);
+            case "listCollections" -> listCollections(request);
             default -> tiered == null ? passThrough.handle(request) : tiered(request);
         };
+    }
+
+    /**
+     * listCollections asking for the user's own collections ({@code nameOnly}, {@code authorizedCollections}) from the
+     * archive, all names in one batch, showing only those the user holds a privilege on (as mongod); others as usual.
+     */
+    private CompletableFuture<Void> listCollections(Request request) {
+        Optional<Privileges> own = server.security()
+                .ownCollections(request.client().auth(), request.msg().body());
+        if (own.isEmpty()) {
+            return tiered == null ? passThrough.handle(request) : tiered(request);
+        }
+        OpMsg msg = request.msg();
+        OpMsg sent = new OpMsg(
+                msg.requestId(), 0, msg.flagBits(), OpMsg.raw(AuthorizedCollections.inOneBatch(msg.body())), List.of());
+        return passThrough.edited(
+                request.inBackendSessions(sent),
+                reply -> AuthorizedCollections.filter(reply, request.database(), own.get()));
     }
 
     /**

@@ -150,7 +150,17 @@ public final class BuiltinRoles {
             new Grant("local", "oplog.rs", Set.of("find")),
             new Grant("local", "system.replset", Set.of("find")),
             new Grant("config", "", Set.of("find")));
-    private static final List<Grant> CLUSTER_MANAGER_GRANTS = List.of(cluster(CLUSTER_MANAGER));
+    private static final List<Grant> CLUSTER_MANAGER_GRANTS = List.of(
+            cluster(CLUSTER_MANAGER),
+            any(Set.of(
+                    "analyzeShardKey",
+                    "clearJumboFlag",
+                    "enableSharding",
+                    "moveChunk",
+                    "refineCollectionShardKey",
+                    "reshardCollection",
+                    "splitChunk",
+                    "splitVector")));
     private static final List<Grant> HOST_MANAGER_GRANTS = List.of(cluster(HOST_MANAGER), any(Set.of("killCursors")));
 
     private static final Map<String, List<Grant>> ADMIN_ONLY = Map.of(

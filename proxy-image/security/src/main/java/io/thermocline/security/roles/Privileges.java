@@ -1,11 +1,10 @@
 package io.thermocline.security.roles;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /** Everything one user may do: the union of its roles' privileges, inherited ones included. */
 public record Privileges(List<Privilege> granted) {
@@ -36,9 +35,22 @@ public record Privileges(List<Privilege> granted) {
                 continue;
             }
             boolean names = p.resource() instanceof ResourcePattern.AnyResource
-                    || (p.resource() instanceof ResourcePattern.Namespace ns && (ns.db().equals(db)
-                    || (ns.db().isEmpty() && (!ns.collection().isEmpty() || !(db.equals("local") || db.equals("config"))))));
+                    || (p.resource() instanceof ResourcePattern.Namespace ns
+                            && (ns.db().equals(db)
+                                    || (ns.db().isEmpty()
+                                            && (!ns.collection().isEmpty()
+                                                    || !(db.equals("local") || db.equals("config"))))));
             if (names) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether any privilege grants any action on {@code target} (mongod's {@code isAuthorizedForAnyActionOnResource}). */
+    public boolean anyOn(Target target) {
+        for (Privilege p : granted) {
+            if (!p.actions().isEmpty() && p.resource().matches(target)) {
                 return true;
             }
         }
