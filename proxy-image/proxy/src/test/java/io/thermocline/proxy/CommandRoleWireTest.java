@@ -60,6 +60,7 @@ class CommandRoleWireTest {
               - {user: systemProfileFind, db: admin, password: pw, roles: [systemProfileFind]}
               - {user: inprog, db: admin, password: pw, roles: [inprog]}
               - {user: killop, db: admin, password: pw, roles: [killop]}
+              - {user: viewEditor, db: admin, password: pw, roles: [viewEditor]}
             roles:
               - {role: findOnFoo, db: admin, privileges: [{resource: {db: db1, collection: foo}, actions: [find]}]}
               - {role: writeOnFoo, db: admin, privileges: [{resource: {db: db1, collection: foo}, actions: [insert, update, remove]}]}
@@ -68,6 +69,7 @@ class CommandRoleWireTest {
               - {role: systemProfileFind, db: admin, privileges: [{resource: {db: db1, collection: system.profile}, actions: [find]}]}
               - {role: inprog, db: admin, privileges: [{resource: {cluster: true}, actions: [inprog]}]}
               - {role: killop, db: admin, privileges: [{resource: {cluster: true}, actions: [killop]}]}
+              - {role: viewEditor, db: admin, privileges: [{resource: {db: db1, collection: view}, actions: [collMod, find]}]}
             """;
     /** Commands that would change the tiers: the backends refuse them (BadValue) once the proxy has let them through. */
     private static final List<String> STOPPED_AT_THE_BACKEND = List.of(

@@ -18,14 +18,19 @@ import org.bson.BsonValue;
  */
 public final class CommandPrivileges {
     /** One privilege a command needs. */
-    public record Need(Target target, String action, Need orElse) {
+    public record Need(Target target, String action, Need orElse, Need onlyIf) {
         public Need(Target target, String action) {
-            this(target, action, null);
+            this(target, action, null, null);
         }
 
         /** This need, or else {@code other}: either suffices (mongod's create: createCollection on it, or insert into it). */
         Need or(Need other) {
-            return new Need(target, action, other);
+            return new Need(target, action, other, onlyIf);
+        }
+
+        /** This need only from a user who holds {@code condition} (mongod: a view's sources, only for who may read the view). */
+        Need onlyIf(Need condition) {
+            return new Need(target, action, orElse, condition);
         }
     }
 
@@ -69,7 +74,6 @@ public final class CommandPrivileges {
             Map.entry("createindexes", List.of("createIndex")),
             Map.entry("dropindexes", List.of("dropIndex")),
             Map.entry("deleteindexes", List.of("dropIndex")),
-            Map.entry("collmod", List.of("collMod")),
             Map.entry("collstats", List.of("collStats")),
             Map.entry("validate", List.of("validate")),
             Map.entry("compact", List.of("compact")),
@@ -140,6 +144,7 @@ public final class CommandPrivileges {
                                 "findandmodify",
                                 "killcursors",
                                 "create",
+                                "collmod",
                                 "mapreduce",
                                 "clonecollectionascapped")
                         .contains(lower);
@@ -158,7 +163,8 @@ public final class CommandPrivileges {
             "clonecollectionascapped",
             "create",
             "profile",
-            "killsessions");
+            "killsessions",
+            "collmod");
 
     /** Commands mongod runs only when sent to {@code admin}: elsewhere they are 13 whoever sends them. */
     private static final Set<String> ADMIN_ONLY = Set.of(
@@ -307,9 +313,14 @@ public final class CommandPrivileges {
                     needs.add(new Need(t, "convertToCapped"));
                 }
                 if (body.isString("viewOn")) {
-                    needs.add(new Need(
-                            new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
-                    pipeline(db, body.get("pipeline"), needs);
+                    viewSources(db, t, body, needs);
+                }
+            }
+            case "collmod" -> {
+                Target t = collectionOrDatabase(db, first);
+                needs.add(new Need(t, "collMod"));
+                if (body.containsKey("viewOn") || body.containsKey("pipeline")) {
+                    viewSources(db, t, body, needs);
                 }
             }
             case "profile" -> {
@@ -334,6 +345,21 @@ public final class CommandPrivileges {
             }
             default -> needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
         }
+    }
+
+    /**
+     * As mongod: who may read a view must be able to read what it reads (its {@code viewOn} and every namespace its
+     * pipeline names), since reading a view needs find on the view only; who may not read it may define it over anything.
+     */
+    private static void viewSources(String db, Target view, BsonDocument body, List<Need> needs) {
+        List<Need> sources = new ArrayList<>();
+        if (body.isString("viewOn")) {
+            sources.add(
+                    new Need(new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
+        }
+        pipeline(db, body.get("pipeline"), sources);
+        Need readsTheView = new Need(view, "find");
+        sources.forEach(source -> needs.add(source.onlyIf(readsTheView)));
     }
 
     /**

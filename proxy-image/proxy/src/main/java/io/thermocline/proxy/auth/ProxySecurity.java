@@ -248,6 +248,9 @@ public final class ProxySecurity implements AutoCloseable {
 
     /** A command the proxy does not model is let through only for users with privileges on any resource (root). */
     private static boolean allows(StoredUser user, CommandPrivileges.Need need) {
+        if (need.onlyIf() != null && !allows(user, need.onlyIf())) {
+            return true;
+        }
         boolean allowed = need.action().equals(CommandPrivileges.UNKNOWN_ACTION)
                 ? user.privileges().granted().stream()
                         .anyMatch(p -> p.resource() instanceof ResourcePattern.AnyResource)
