@@ -5,8 +5,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderException;
 import io.thermocline.embedded.replication.MemberState;
-import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
+import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.Inbound;
@@ -43,8 +43,13 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
     private final int connectionId;
     private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
 
-    MemberHandler(CommandDispatcher dispatcher, MemberSecurity security, ReplicationCoordinator coordinator, MemberState self,
-                  Executor executor, int connectionId) {
+    MemberHandler(
+            CommandDispatcher dispatcher,
+            MemberSecurity security,
+            ReplicationCoordinator coordinator,
+            MemberState self,
+            Executor executor,
+            int connectionId) {
         this.dispatcher = dispatcher;
         this.security = security;
         this.coordinator = coordinator;
@@ -56,16 +61,24 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, Inbound inbound) {
         Channel channel = ctx.channel();
-        tail = tail.thenRunAsync(() -> {
-            try {
-                handle(channel, inbound);
-            } catch (CommandDispatcher.CloseConnection e) {
-                channel.close();
-            } catch (RuntimeException e) {
-                log.warn("event=commandFailed member={} error={}", self.index(), e.toString());
-                channel.close();
-            }
-        }, executor);
+        tail = tail.thenRunAsync(
+                () -> {
+                    try {
+                        handle(channel, inbound);
+                    } catch (CommandDispatcher.CloseConnection e) {
+                        channel.close();
+                    } catch (RuntimeException e) {
+                        log.warn("event=commandFailed member={} error={}", self.index(), e.toString());
+                        channel.close();
+                    } catch (Error e) {
+                        // an Error left to the chain would complete it exceptionally: every later command on this
+                        // connection
+                        // would go unanswered with the connection open (a client sees a hang, not a network error)
+                        log.error("event=commandFailed member={}", self.index(), e);
+                        channel.close();
+                    }
+                },
+                executor);
     }
 
     private void handle(Channel channel, Inbound inbound) {
@@ -73,8 +86,9 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
             BsonDocument command = msg.command();
             String db = msg.database() == null ? "admin" : msg.database();
             String name = command.isEmpty() ? "" : command.getFirstKey().toLowerCase();
-            if ((name.equals("hello") || name.equals("ismaster")) && command.containsKey("topologyVersion")
-                && command.containsKey("maxAwaitTimeMS")) {
+            if ((name.equals("hello") || name.equals("ismaster"))
+                    && command.containsKey("topologyVersion")
+                    && command.containsKey("maxAwaitTimeMS")) {
                 streamHello(channel, msg, db, command);
                 return;
             }
@@ -93,12 +107,20 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
                 command = unwrapped;
             }
             BsonDocument reply = query.isCommand()
-                ? secured(channel, query.database(), command.isEmpty() ? "" : command.getFirstKey().toLowerCase(), command, true)
-                : new BsonDocument("$err", new BsonString("OP_QUERY is only supported for commands"))
-                    .append("ok", new BsonDouble(0));
+                    ? secured(
+                            channel,
+                            query.database(),
+                            command.isEmpty() ? "" : command.getFirstKey().toLowerCase(),
+                            command,
+                            true)
+                    : new BsonDocument("$err", new BsonString("OP_QUERY is only supported for commands"))
+                            .append("ok", new BsonDouble(0));
             send(channel, OpReply.reply(query.requestId(), reply), inbound.compressedWith());
         } else {
-            log.warn("event=unexpectedMessage member={} type={}", self.index(), inbound.message().getClass().getSimpleName());
+            log.warn(
+                    "event=unexpectedMessage member={} type={}",
+                    self.index(),
+                    inbound.message().getClass().getSimpleName());
             channel.close();
         }
     }
@@ -110,7 +132,9 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
             return answered.get();
         }
         BsonDocument reply = dispatcher.dispatch(channel, connectionId, db, command, legacy);
-        return lowerName.equals("hello") || lowerName.equals("ismaster") ? security.hello(channel, command, reply) : reply;
+        return lowerName.equals("hello") || lowerName.equals("ismaster")
+                ? security.hello(channel, command, reply)
+                : reply;
     }
 
     /**
@@ -123,8 +147,13 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
         int responseTo = msg.requestId();
         while (channel.isActive()) {
             BsonDocument seen = known;
-            coordinator.topology().await(() -> !channel.isActive() || !HelloReply.topologyVersion(self).equals(seen),
-                maxAwait, TimeUnit.MILLISECONDS);
+            coordinator
+                    .topology()
+                    .await(
+                            () -> !channel.isActive()
+                                    || !HelloReply.topologyVersion(self).equals(seen),
+                            maxAwait,
+                            TimeUnit.MILLISECONDS);
             if (!channel.isActive()) {
                 return;
             }
@@ -164,5 +193,4 @@ final class MemberHandler extends SimpleChannelInboundHandler<Inbound> {
         log.debug("event=connectionError member={} error={}", self.index(), cause.toString());
         ctx.close();
     }
-
 }

@@ -26,7 +26,9 @@ final class OrderedH2Backend extends H2Backend {
     private static final Logger LOG = LoggerFactory.getLogger(OrderedH2Backend.class);
     /** Map names of mongo-java-server's H2 layout: a collection's documents, and its indexes. */
     private static final String DOCUMENTS = "databases.";
+
     private static final String INDEX = "._index_";
+    private static final String META = "meta.";
 
     /** The store of a database being constructed: its constructor opens maps before its own fields are set. */
     private static final ThreadLocal<MVStore> OPENING = new ThreadLocal<>();
@@ -98,8 +100,11 @@ final class OrderedH2Backend extends H2Backend {
         store.removeMap(map);
         store.renameMap(copy, name);
         store.commit();
-        LOG.warn("event=storage_reordered map={} entries={} duplicates={} reason=\"keys stored out of order by an earlier version\"",
-            name, copy.size(), duplicates);
+        LOG.warn(
+                "event=storage_reordered map={} entries={} duplicates={} reason=\"keys stored out of order by an earlier version\"",
+                name,
+                copy.size(),
+                duplicates);
     }
 
     /** The suffix of a map being rebuilt: it holds every entry once the original is removed, until it is renamed. */
@@ -120,7 +125,9 @@ final class OrderedH2Backend extends H2Backend {
                 store.removeMap(name);
             } else {
                 store.renameMap(open(store, name), original);
-                LOG.warn("event=storage_reorder_finished map={} reason=\"a rebuild was interrupted after its copy was complete\"", original);
+                LOG.warn(
+                        "event=storage_reorder_finished map={} reason=\"a rebuild was interrupted after its copy was complete\"",
+                        original);
             }
         }
         store.commit();
@@ -145,8 +152,51 @@ final class OrderedH2Backend extends H2Backend {
             return super.openOrCreateCollection(collectionName, options);
         }
 
+        /**
+         * {@code renameCollection}, and {@code $out} (a temporary collection renamed over its target). mongo-java-server
+         * 1.47 reads the collection's name after renaming it, so its own map renames are no-ops on empty maps it opens
+         * under the new name (in H2's key order), while the documents and index entries stay in maps of the old name:
+         * the next open of the database fails, and after a restart the collection is empty. The maps move here.
+         */
         @Override
-        protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+        public void moveCollection(MongoDatabase oldDatabase, MongoCollection<?> collection, String newCollectionName) {
+            String from = collection.getFullName();
+            List<String> indexes = store().getMapNames().stream()
+                    .filter(name -> name.startsWith(from + INDEX))
+                    .toList();
+            super.moveCollection(oldDatabase, collection, newCollectionName);
+            String to = getFullCollectionNamespace(newCollectionName);
+            if (from.equals(to)) {
+                return;
+            }
+            moveMap(DOCUMENTS + from, DOCUMENTS + to, true);
+            moveMap(META + from, META + to, false);
+            for (String index : indexes) {
+                moveMap(index, to + index.substring(from.length()), true);
+            }
+        }
+
+        /** Renames a map, replacing an empty one of the new name; one holding entries is never replaced. */
+        private void moveMap(String from, String to, boolean ordered) {
+            MVStore s = store();
+            if (!s.hasMap(from)) {
+                return; // already moved
+            }
+            if (s.hasMap(to)) {
+                MVMap<Object, Object> existing = s.openMap(to);
+                if (!existing.isEmpty()) {
+                    throw new IllegalStateException("cannot rename the map " + from + " to " + to
+                            + ": a map of that name holds " + existing.size() + " entries");
+                }
+                s.removeMap(existing);
+            }
+            MVMap<Object, Object> map = ordered ? open(s, from) : s.openMap(from);
+            s.renameMap(map, to);
+        }
+
+        @Override
+        protected Index<Object> openOrCreateUniqueIndex(
+                String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
             open(store(), getFullCollectionNamespace(collectionName) + INDEX + indexName);
             return super.openOrCreateUniqueIndex(collectionName, indexName, keys, sparse);
         }
