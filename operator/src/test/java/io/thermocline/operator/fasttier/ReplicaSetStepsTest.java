@@ -33,14 +33,20 @@ class ReplicaSetStepsTest {
     private int statefulSetReplicas;
     /** spec.fastTier.featureCompatibilityVersion as the reconciler resolves it: null leaves the FCV where it is. */
     private String wantedFcv;
+
     private boolean initiated;
-    private List<FastTierUser> users = List.of(new FastTierUser("tc", "tcpw", "c-users", List.of("readWrite@thermocline"), List.of(), List.of()));
+    private List<FastTierUser> users =
+            List.of(new FastTierUser("tc", "tcpw", "c-users", List.of("readWrite@thermocline"), List.of(), List.of()));
 
     @Test
     void initiatesOnceThenAddsMembersOneAtATime() {
         converge(3, "7.0.14");
-        assertThat(model.commands()).containsExactly("initiate " + host(0),
-                "reconfig " + List.of(host(0), host(1)), "reconfig " + List.of(host(0), host(1), host(2)));
+        assertThat(reasons).startsWith("Initiating", "AddingMember");
+        assertThat(model.commands())
+                .containsExactly(
+                        "initiate " + host(0),
+                        "reconfig " + List.of(host(0), host(1)),
+                        "reconfig " + List.of(host(0), host(1), host(2)));
         assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
         assertThat(model.hasUser("tc")).isTrue();
         assertThat(model.violations()).isEmpty();
@@ -57,8 +63,11 @@ class ReplicaSetStepsTest {
         assertThat(model.violations()).isEmpty();
         assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
         assertThat(statefulSetReplicas).isEqualTo(3);
-        assertThat(model.commands()).containsExactly("stepDown " + host(4),
-                "reconfig " + List.of(host(0), host(1), host(2), host(3)), "reconfig " + List.of(host(0), host(1), host(2)));
+        assertThat(model.commands())
+                .containsExactly(
+                        "stepDown " + host(4),
+                        "reconfig " + List.of(host(0), host(1), host(2), host(3)),
+                        "reconfig " + List.of(host(0), host(1), host(2)));
         assertThat(model.primary()).isNotIn(host(3), host(4));
         assertThat(reasons).contains("SteppingDown", "RemovingMember");
     }
@@ -75,7 +84,11 @@ class ReplicaSetStepsTest {
 
         assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
             assertThat(c.reason()).isEqualTo("WaitingForMajority");
-            assertThat(c.message()).contains("removing " + host(4)).contains(host(2)).contains(host(3));
+            assertThat(c.message())
+                    .contains("removing " + host(4))
+                    .contains(host(2))
+                    .contains(host(3))
+                    .contains("2 healthy voting member(s) of 4, fewer than the 3");
         });
         assertThat(model.commands()).noneMatch(c -> c.startsWith("reconfig"));
         assertThat(model.configured()).hasSize(5);
@@ -88,6 +101,89 @@ class ReplicaSetStepsTest {
         assertThat(model.violations()).isEmpty();
     }
 
+    /**
+     * Members still in their initial sync (newlyAdded) do not vote yet, so they neither make nor break the majority a
+     * removal needs: 3 voters of which 2 are healthy may lose the new member they no longer want.
+     */
+    @Test
+    void membersInTheirInitialSyncDoNotCountAsVotersOfTheNextConfiguration() {
+        converge(3, "7.0.14");
+        model.initialSyncsTake(1_000);
+        step(5, "7.0.14");
+        step(5, "7.0.14");
+        step(5, "7.0.14");
+        assertThat(model.configured()).containsExactly(host(0), host(1), host(2), host(3), host(4));
+        model.down(host(2));
+        model.commands().clear();
+
+        ReplicaSetState state = step(4, "7.0.14");
+
+        assertThat(reason(state)).isEqualTo("RemovingMember");
+        assertThat(model.commands()).containsExactly("reconfig " + List.of(host(0), host(1), host(2), host(3)));
+        assertThat(model.violations()).isEmpty();
+    }
+
+    /** The primary of a rolling upgrade steps down only once the other members answer on the new series. */
+    @Test
+    void thePrimaryStepsDownOnlyOnceTheOtherMembersRunTheNewSeries() {
+        converge(3, "7.0.14");
+        String primary = model.primary();
+        model.commands().clear();
+        // the secondaries' pods carry the new template, their mongod has not restarted into it yet; the primary's pod
+        // is old
+        ReplicaSetState state = steps.next(target(3, Set.of(primary), "8.0.4"));
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("WaitingForMembers");
+            assertThat(c.message()).contains("steps down once every other member runs mongod 8.0");
+        });
+        assertThat(model.commands()).isEmpty();
+        assertThat(model.primary()).isEqualTo(primary);
+    }
+
+    /** A one-member replica set has no one to step down to: its member restarts on the new template at once. */
+    @Test
+    void theOnlyMemberRestartsWithoutASteppingDown() {
+        converge(1, "7.0.14");
+        model.commands().clear();
+        reasons.clear();
+        converge(1, "7.0.15");
+        assertThat(model.version(host(0))).isEqualTo("7.0.15");
+        assertThat(reasons).containsExactly("RestartingMember", "Converged");
+        assertThat(model.commands()).isEmpty();
+    }
+
+    /** Secondaries restart from the highest ordinal down, as the StatefulSet controller orders its pods. */
+    @Test
+    void secondariesRestartFromTheHighestOrdinalDown() {
+        converge(3, "7.0.14");
+        model.electPrimary(host(2));
+        List<String> restarted = new ArrayList<>();
+        for (int i = 0; i < 10 && restarted.size() < 2; i++) {
+            if (step(3, "7.0.15") instanceof ReplicaSetState.RestartMember r) {
+                restarted.add(r.host());
+            }
+        }
+        assertThat(restarted).containsExactly(host(1), host(0));
+    }
+
+    /** Lost data, as the primary sees it: a member that answers without its configuration, or re-syncing from scratch. */
+    @Test
+    void aMemberLostItsDataWhenThePrimarySeesItInAnInitialSync() {
+        MemberView empty = new MemberView(host(1), MemberView.Role.UNINITIATED, "7.0.14", List.of());
+        MemberView syncing = new MemberView(host(1), MemberView.Role.OTHER, "7.0.14", List.of(host(0), host(1)));
+        MemberView secondary = new MemberView(host(1), MemberView.Role.SECONDARY, "7.0.14", List.of(host(0), host(1)));
+        assertThat(ReplicaSetSteps.lostItsData(empty, "STARTUP2")).isTrue();
+        assertThat(ReplicaSetSteps.lostItsData(syncing, "STARTUP2")).isTrue();
+        assertThat(ReplicaSetSteps.lostItsData(syncing, "STARTUP"))
+                .as("still loading its configuration")
+                .isFalse();
+        assertThat(ReplicaSetSteps.lostItsData(syncing, "RECOVERING")).isFalse();
+        assertThat(ReplicaSetSteps.lostItsData(empty, null))
+                .as("the primary has not seen it yet")
+                .isFalse();
+        assertThat(ReplicaSetSteps.lostItsData(secondary, "STARTUP2")).isFalse();
+    }
+
     /** A new member whose pod stays Pending (no node fits it) is added once it runs; meanwhile an upgrade still rolls. */
     @Test
     void aPendingNewMemberDoesNotHoldTheOtherSteps() {
@@ -95,11 +191,14 @@ class ReplicaSetStepsTest {
         model.pending(host(3));
         reasons.clear();
 
-        for (int i = 0; i < 40 && !List.of(host(0), host(1), host(2)).stream().allMatch(h -> "7.0.15".equals(model.version(h))); i++) {
+        for (int i = 0;
+                i < 40 && !List.of(host(0), host(1), host(2)).stream().allMatch(h -> "7.0.15".equals(model.version(h)));
+                i++) {
             step(4, "7.0.15");
         }
 
-        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.15"));
+        assertThat(List.of(host(0), host(1), host(2)))
+                .allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.15"));
         assertThat(model.configured()).containsExactly(host(0), host(1), host(2));
         ReplicaSetState waiting = step(4, "7.0.15");
         assertThat(waiting).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
@@ -145,7 +244,8 @@ class ReplicaSetStepsTest {
         model.commands().clear();
         reasons.clear();
 
-        // while the new member syncs (STARTUP2, newlyAdded), each step sees it; none may take it for a member that lost its data
+        // while the new member syncs (STARTUP2, newlyAdded), each step sees it; none may take it for a member that lost
+        // its data
         for (int i = 0; i < 10; i++) {
             step(4, "7.0.14");
         }
@@ -191,7 +291,8 @@ class ReplicaSetStepsTest {
         assertThat(reasons).doesNotContain("ReAddingMember");
         assertThat(model.commands()).noneMatch(c -> c.startsWith("reconfig"));
         assertThat(model.violations()).isEmpty();
-        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.15"));
+        assertThat(List.of(host(0), host(1), host(2)))
+                .allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.15"));
     }
 
     @Test
@@ -205,7 +306,8 @@ class ReplicaSetStepsTest {
         converge(3, "8.0.4");
 
         assertThat(model.violations()).isEmpty();
-        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("8.0.4"));
+        assertThat(List.of(host(0), host(1), host(2)))
+                .allSatisfy(h -> assertThat(model.version(h)).isEqualTo("8.0.4"));
         assertThat(model.featureCompatibilityVersion()).isEqualTo("8.0");
         assertThat(model.commands()).containsExactly("stepDown " + primary, "setFCV 8.0");
         int stepDown = reasons.indexOf("SteppingDown");
@@ -223,7 +325,8 @@ class ReplicaSetStepsTest {
         assertThat(model.commands()).noneMatch(c -> c.startsWith("setFCV"));
 
         converge(3, "7.0.14"); // the new release misbehaves: back to the old binary
-        assertThat(List.of(host(0), host(1), host(2))).allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.14"));
+        assertThat(List.of(host(0), host(1), host(2)))
+                .allSatisfy(h -> assertThat(model.version(h)).isEqualTo("7.0.14"));
         assertThat(model.violations()).isEmpty();
 
         converge(3, "8.0.4");
@@ -264,8 +367,10 @@ class ReplicaSetStepsTest {
         podTemplate.replaceAll((h, v) -> "7.0.14");
         ReplicaSetState state = steps.next(target(3, Set.of(host(0), host(1)), "8.0.4"));
         // host 2 lost its data: it is re-added first, and nothing restarts while it is not a full member
-        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class,
-                c -> assertThat(c.reason()).isEqualTo("ReAddingMember"));
+        assertThat(state)
+                .isInstanceOfSatisfying(
+                        ReplicaSetState.Converging.class,
+                        c -> assertThat(c.reason()).isEqualTo("ReAddingMember"));
     }
 
     @Test
@@ -277,8 +382,9 @@ class ReplicaSetStepsTest {
         converge(3, "7.0.14");
 
         assertThat(model.commands()).noneMatch(c -> c.startsWith("initiate"));
-        assertThat(model.commands()).containsExactly("reconfig " + List.of(host(1), host(2)),
-                "reconfig " + List.of(host(1), host(2), host(0)));
+        assertThat(model.commands())
+                .containsExactly(
+                        "reconfig " + List.of(host(1), host(2)), "reconfig " + List.of(host(1), host(2), host(0)));
         assertThat(model.violations()).isEmpty();
     }
 
@@ -290,8 +396,10 @@ class ReplicaSetStepsTest {
 
         ReplicaSetState state = step(1, "7.0.14");
 
-        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class,
-                c -> assertThat(c.reason()).isEqualTo("ReplicaSetMissing"));
+        assertThat(state)
+                .isInstanceOfSatisfying(
+                        ReplicaSetState.Converging.class,
+                        c -> assertThat(c.reason()).isEqualTo("ReplicaSetMissing"));
         assertThat(model.commands()).isEmpty();
     }
 
@@ -323,25 +431,47 @@ class ReplicaSetStepsTest {
     @Test
     void theDataPlaneWaitsUntilEveryPartsUserIsOnTheFastTierWithItsOwnRoles() {
         List<CollectionSpec> collections = List.of(new CollectionSpec("shop", "orders", "_id", "30d"));
-        Map<String, String> operator = Map.of(UsersSecretDependent.DATA_PLANE_USERNAME, "thermocline",
-                UsersSecretDependent.DATA_PLANE_PASSWORD, "op");
+        Map<String, String> operator = Map.of(
+                UsersSecretDependent.DATA_PLANE_USERNAME,
+                "thermocline",
+                UsersSecretDependent.DATA_PLANE_PASSWORD,
+                "op");
         // the warmer's Secret is not in the cache yet: no Converged (which would start the data plane) until it is
-        users = UsersSecretDependent.fastTierUsers(LAYOUT, collections, operator, name -> name.contains("warmer") ? null
-                : new SecretBuilder().withNewMetadata().withName(name).endMetadata().addToData(DataPlanePart.PASSWORD, "cHc=").build());
+        users = UsersSecretDependent.fastTierUsers(
+                LAYOUT,
+                collections,
+                operator,
+                name -> name.contains("warmer")
+                        ? null
+                        : new SecretBuilder()
+                                .withNewMetadata()
+                                .withName(name)
+                                .endMetadata()
+                                .addToData(DataPlanePart.PASSWORD, "cHc=")
+                                .build());
         for (int i = 0; i < 40 && !reasons.contains("WaitingForCredentials"); i++) {
             step(3, "7.0.14");
         }
         assertThat(reasons).contains("WaitingForCredentials").doesNotContain("Converged");
         assertThat(model.hasUser("thermocline-proxy")).isFalse();
 
-        users = UsersSecretDependent.fastTierUsers(LAYOUT, collections, operator,
-                name -> new SecretBuilder().withNewMetadata().withName(name).endMetadata().addToData(DataPlanePart.PASSWORD, "cHc=").build());
+        users = UsersSecretDependent.fastTierUsers(
+                LAYOUT,
+                collections,
+                operator,
+                name -> new SecretBuilder()
+                        .withNewMetadata()
+                        .withName(name)
+                        .endMetadata()
+                        .addToData(DataPlanePart.PASSWORD, "cHc=")
+                        .build());
         converge(3, "7.0.14");
         for (DataPlanePart part : DataPlanePart.values()) {
             assertThat(model.hasUser(part.user())).as(part.user()).isTrue();
         }
         assertThat(model.hasUser("thermocline")).isTrue();
-        assertThat(model.user("thermocline-warmer").actions()).containsExactlyInAnyOrder("find", "insert", "createCollection");
+        assertThat(model.user("thermocline-warmer").actions())
+                .containsExactlyInAnyOrder("find", "insert", "createCollection");
         assertThat(model.user("thermocline-warmer").namespaces()).containsExactly("shop.orders");
         assertThat(model.user("thermocline-warmer").password()).isEqualTo("pw");
         assertThat(model.violations()).isEmpty();
@@ -383,8 +513,17 @@ class ReplicaSetStepsTest {
     }
 
     private ReplicaSetTarget target(int members, Set<String> outdated, String version) {
-        return new ReplicaSetTarget("c-fast", LAYOUT.memberHosts(members), LAYOUT.memberHosts(statefulSetReplicas), outdated,
-                version, initiated, "root", "rootpw", users, wantedFcv);
+        return new ReplicaSetTarget(
+                "c-fast",
+                LAYOUT.memberHosts(members),
+                LAYOUT.memberHosts(statefulSetReplicas),
+                outdated,
+                version,
+                initiated,
+                "root",
+                "rootpw",
+                users,
+                wantedFcv);
     }
 
     private static String reason(ReplicaSetState state) {

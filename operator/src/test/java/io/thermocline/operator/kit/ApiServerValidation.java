@@ -19,6 +19,8 @@ import java.lang.reflect.Field;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -30,14 +32,24 @@ import java.util.regex.Pattern;
 public final class ApiServerValidation extends Dispatcher {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern STATEFUL_SET = Pattern.compile("^/apis/apps/v1/namespaces/[^/]+/statefulsets/[^/?]+(\\?.*)?$");
-    private static final Set<String> MUTABLE = Set.of("replicas", "ordinals", "template", "updateStrategy",
-            "persistentVolumeClaimRetentionPolicy", "minReadySeconds");
-    private static final String FORBIDDEN = "spec: Forbidden: updates to statefulset spec for fields other than 'replicas',"
-            + " 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+    private static final Pattern STATEFUL_SET =
+            Pattern.compile("^/apis/apps/v1/namespaces/[^/]+/statefulsets/[^/?]+(\\?.*)?$");
+    private static final Set<String> MUTABLE = Set.of(
+            "replicas",
+            "ordinals",
+            "template",
+            "updateStrategy",
+            "persistentVolumeClaimRetentionPolicy",
+            "minReadySeconds");
+    private static final String FORBIDDEN =
+            "spec: Forbidden: updates to statefulset spec for fields other than 'replicas',"
+                    + " 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
 
     private final Dispatcher delegate;
     private final List<String> refused = new CopyOnWriteArrayList<>();
+    private final List<Counted> counted = new CopyOnWriteArrayList<>();
+
+    private record Counted(Predicate<RecordedRequest> which, AtomicInteger count) {}
 
     private ApiServerValidation(Dispatcher delegate) {
         this.delegate = delegate;
@@ -69,16 +81,38 @@ public final class ApiServerValidation extends Dispatcher {
         return refused;
     }
 
+    /**
+     * Counts, from now on, the requests {@code which} matches: a positive signal that the operator acted (a pass that
+     * ended in a given Event, say) for a test that then checks what it did not do.
+     */
+    public AtomicInteger count(Predicate<RecordedRequest> which) {
+        AtomicInteger count = new AtomicInteger();
+        counted.add(new Counted(which, count));
+        return count;
+    }
+
     @Override
     public MockResponse dispatch(RecordedRequest request) {
+        for (Counted c : counted) {
+            if (c.which().test(request)) {
+                c.count().incrementAndGet();
+            }
+        }
         HttpMethod method = request.method();
-        if ((method == HttpMethod.PUT || method == HttpMethod.PATCH) && STATEFUL_SET.matcher(request.getPath()).matches()) {
+        if ((method == HttpMethod.PUT || method == HttpMethod.PATCH)
+                && STATEFUL_SET.matcher(request.getPath()).matches()) {
             String forbidden = forbidden(request);
             if (forbidden != null) {
                 refused.add(request.getPath());
-                return new MockResponse().setResponseCode(422).setHeader("Content-Type", "application/json")
-                        .setBody(Serialization.asJson(new StatusBuilder().withStatus("Failure").withCode(422).withReason("Invalid")
-                                .withMessage(forbidden).build()));
+                return new MockResponse()
+                        .setResponseCode(422)
+                        .setHeader("Content-Type", "application/json")
+                        .setBody(Serialization.asJson(new StatusBuilder()
+                                .withStatus("Failure")
+                                .withCode(422)
+                                .withReason("Invalid")
+                                .withMessage(forbidden)
+                                .build()));
             }
         }
         return delegate.dispatch(request);
@@ -91,14 +125,14 @@ public final class ApiServerValidation extends Dispatcher {
 
     private String forbidden(RecordedRequest request) {
         String path = request.getPath().replaceAll("\\?.*$", "");
-        MockResponse current = delegate.dispatch(new RecordedRequest("HTTP/1.1", HttpMethod.GET, path, new Headers.Builder().build(),
-                new Buffer()));
+        MockResponse current = delegate.dispatch(
+                new RecordedRequest("HTTP/1.1", HttpMethod.GET, path, new Headers.Builder().build(), new Buffer()));
         if (current.code() != 200) {
             return null;
         }
         try {
             JsonNode before = JSON.readTree(current.getBody().readString(java.nio.charset.StandardCharsets.UTF_8));
-            String body = request.getUtf8Body();
+            String body = body(request);
             String type = request.getHeader("Content-Type") == null ? "" : request.getHeader("Content-Type");
             JsonNode after;
             if (request.method() == HttpMethod.PUT) {
@@ -113,7 +147,8 @@ public final class ApiServerValidation extends Dispatcher {
                 }
             }
             return immutable(before.get("spec")).equals(immutable(after.get("spec")))
-                    ? null : "StatefulSet.apps \"" + before.at("/metadata/name").asText() + "\" is invalid: " + FORBIDDEN;
+                    ? null
+                    : "StatefulSet.apps \"" + before.at("/metadata/name").asText() + "\" is invalid: " + FORBIDDEN;
         } catch (java.io.IOException | RuntimeException e) {
             return null; // not something this model judges: the mock decides
         }
@@ -123,5 +158,15 @@ public final class ApiServerValidation extends Dispatcher {
         ObjectNode copy = spec == null ? JSON.createObjectNode() : (ObjectNode) spec.deepCopy();
         copy.remove(MUTABLE);
         return copy;
+    }
+
+    /**
+     * The request's body, left for the dispatcher behind this one ({@link RecordedRequest#getUtf8Body()} consumes it: the
+     * mock would then store an empty update).
+     */
+    public static String body(RecordedRequest request) {
+        return request.getBody() == null
+                ? ""
+                : new String(request.getBody().getBytes(), java.nio.charset.StandardCharsets.UTF_8);
     }
 }

@@ -11,9 +11,11 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.mockwebserver.dsl.HttpMethod;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.kit.ApiServerValidation;
 import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.kit.SimulatedCluster;
 import io.thermocline.operator.status.ConditionType;
@@ -138,11 +140,18 @@ class InARealClusterTest extends OperatorOnFakes {
         // as a collector that ran before this operator version would have left it (no reconcile re-creates it now)
         client.apps().statefulSets().inNamespace(ns).withName("orphan-fast").delete();
 
+        // each deletion pass that waits on the volumes posts its Event (the API server answers 409 after the first)
+        AtomicInteger waitingPasses = cluster.apiServer()
+                .count(r -> r.method() == HttpMethod.POST
+                        && r.getPath().startsWith("/api/v1/namespaces/" + ns + "/events")
+                        && ApiServerValidation.body(r).contains("DeletionVolumesWithoutFastTier"));
         await().atMost(WAIT)
                 .untilAsserted(() -> assertThat(
                                 client.v1().events().inNamespace(ns).list().getItems())
                         .extracting(e -> e.getReason())
                         .contains("DeletionVolumesWithoutFastTier"));
+        int seen = waitingPasses.get();
+        await().atMost(WAIT).until(() -> waitingPasses.get() >= seen + 2); // a whole pass after the one seen
         assertThat(stored("orphan")).isNotNull();
         assertThat(claims("orphan")).hasSize(3);
 
@@ -177,6 +186,7 @@ class InARealClusterTest extends OperatorOnFakes {
                         .satisfies(e -> assertThat(e.getMessage())
                                 .contains("2 dead-lettered write(s)")
                                 .contains("E11000")));
+        awaitLaterDeletionPass("dead");
         assertThat(stored("dead")).isNotNull();
         assertThat(claims("dead")).hasSize(3);
 

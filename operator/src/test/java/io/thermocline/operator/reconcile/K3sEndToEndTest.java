@@ -62,6 +62,7 @@ class K3sEndToEndTest {
     private static final ReplicaSetModel MODEL = new ReplicaSetModel();
     private static final AtomicReference<String> ARCHIVE_VERSION = new AtomicReference<>("7.0.14");
     private static final AtomicBoolean DRAINED = new AtomicBoolean(false);
+    private static final io.thermocline.operator.fakes.FakeModes MODES = new io.thermocline.operator.fakes.FakeModes();
 
     @BeforeAll
     static void startCluster() throws IOException {
@@ -85,7 +86,7 @@ class K3sEndToEndTest {
         ThermoclineClusterReconciler reconciler = new ThermoclineClusterReconciler();
         reconciler.archiveProbe = connection -> new ArchiveReport.Reachable(ARCHIVE_VERSION.get(), "archive-rs");
         reconciler.replicaSetConnector = MODEL;
-        reconciler.modeStore = new io.thermocline.operator.fakes.FakeModes();
+        reconciler.modeStore = MODES;
         reconciler.tieringObserver = target -> Optional.of(new TieringSnapshot(0L, DRAINED.get(), 0L, 0L));
         reconciler.settings = new OperatorSettings() {
             @Override
@@ -228,7 +229,16 @@ class K3sEndToEndTest {
                                 .getSpec()
                                 .getReplicas())
                         .isZero());
-        await().pollDelay(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(30)).until(() -> true);
+        // positive signals first: a deletion pass found writes unmirrored (its Event), then a whole pass after it ended
+        // (each pass reads the mode document first)
+        await().atMost(Duration.ofMinutes(2))
+                .untilAsserted(() -> assertThat(
+                                client.v1().events().inNamespace(ns).list().getItems())
+                        .extracting(e -> e.getReason())
+                        .contains("DeletionWaitingForFeeder"));
+        long reads = MODES.controller(ns, "e2e").reads();
+        await().atMost(Duration.ofMinutes(1))
+                .until(() -> MODES.controller(ns, "e2e").reads() >= reads + 2);
         assertThat(client.resources(ThermoclineCluster.class)
                         .inNamespace(ns)
                         .withName("e2e")
@@ -292,7 +302,18 @@ class K3sEndToEndTest {
                     .allSatisfy(p -> assertThat(FastTierStatefulSetDependent.tlsModeOf(p.getSpec()))
                             .isEqualTo(TlsMode.REQUIRE));
         });
-        await().pollDelay(Duration.ofSeconds(20)).atMost(Duration.ofSeconds(30)).until(() -> true);
+        // positive signal first: every member's mongod passed its readiness probe on the TLS port, so a certificate
+        // it refused would have ended it by now
+        await().atMost(Duration.ofMinutes(3))
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(client.pods()
+                                .inNamespace(ns)
+                                .withLabel("app.kubernetes.io/component", "fast-tier")
+                                .list()
+                                .getItems())
+                        .hasSize(3)
+                        .allSatisfy(p -> assertThat(p.getStatus().getContainerStatuses())
+                                .allSatisfy(c -> assertThat(c.getReady()).isTrue())));
         assertThat(client.pods()
                         .inNamespace(ns)
                         .withLabel("app.kubernetes.io/component", "fast-tier")

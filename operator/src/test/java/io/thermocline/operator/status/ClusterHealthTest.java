@@ -3,6 +3,7 @@ package io.thermocline.operator.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.thermocline.operator.archive.ArchivePrivileges;
 import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.fasttier.ReplicaSetState;
@@ -35,6 +36,9 @@ class ClusterHealthTest {
         TieringSnapshot tiering = new TieringSnapshot(1L, true, 1L, 1L);
         String previousPhase;
         Observed lastFeederObservation;
+        List<String> rejected = List.of();
+        ClusterHealth.Pausing pausing;
+        ClusterHealth.Warmer warmer;
 
         /** ... that were Ready at the last reconcile. */
         Given wasReady() {
@@ -55,9 +59,9 @@ class ClusterHealthTest {
                     tiering,
                     300,
                     previousPhase,
-                    List.of(),
-                    null,
-                    null,
+                    rejected,
+                    pausing,
+                    warmer,
                     lastFeederObservation));
         }
     }
@@ -230,5 +234,156 @@ class ClusterHealthTest {
                         .withMessage("lag")
                         .build())))
                 .isEqualTo(Observed.isFalse(ConditionType.FeederHealthy, "LagTooHigh", "lag"));
+    }
+
+    @Test
+    void aRefusedObjectDegradesTheClusterAndOnlyVolumeResizesAloneReadAsSuch() {
+        Given refused = new Given().wasReady();
+        refused.rejected = List.of("fast-tier: StatefulSet.apps is invalid: spec: Forbidden");
+        Health health = refused.evaluate();
+        Observed applied = condition(health, ConditionType.ResourcesApplied);
+        assertThat(applied.reason()).isEqualTo("ApiRejected");
+        assertThat(applied.message()).contains("fast-tier: StatefulSet.apps is invalid", "the rest is still managed");
+        assertThat(condition(health, ConditionType.Ready))
+                .isEqualTo(Observed.isFalse(ConditionType.Ready, "ApiRejected", applied.message()));
+        assertThat(health.phase()).isEqualTo("Degraded");
+
+        Given resize = new Given();
+        resize.rejected = List.of("fast-tier volumes: data-c-fast-0 cannot grow (the storage class does not allow it)");
+        assertThat(condition(resize.evaluate(), ConditionType.ResourcesApplied).reason())
+                .isEqualTo("VolumesNotResized");
+        resize.rejected = List.of(
+                "fast-tier volumes: data-c-fast-0 cannot grow", "proxy: Deployment.apps is invalid: spec.selector");
+        assertThat(condition(resize.evaluate(), ConditionType.ResourcesApplied).reason())
+                .isEqualTo("ApiRejected");
+    }
+
+    /** Before the fast tier exists an unreachable archive is a cluster waiting to start; a user lacking privileges is not. */
+    @Test
+    void anUnreachableArchiveBeforeTheFastTierIsPendingAndMissingPrivilegesDegraded() {
+        Given fresh = new Given();
+        fresh.archive = new ArchiveReport.Unusable("SecretNotFound", "create the archive Secret");
+        fresh.version = null;
+        fresh.fastTier = null;
+        fresh.replicaSet = null;
+        fresh.proxy = null;
+        fresh.feeder = null;
+        fresh.tiering = null;
+        Health pending = fresh.evaluate();
+        assertThat(pending.phase()).isEqualTo("Pending");
+        assertThat(condition(pending, ConditionType.Ready).reason()).isEqualTo("ArchiveNotReachable");
+
+        fresh.archive = new ArchiveReport.Reachable(
+                "7.0.14", "rs0", new ArchivePrivileges(true, java.util.Set.of("find"), java.util.Set.of(), false));
+        fresh.version = MATCHES;
+        Health lacking = fresh.evaluate();
+        assertThat(condition(lacking, ConditionType.ArchiveReachable).reason()).isEqualTo("MissingPrivileges");
+        assertThat(condition(lacking, ConditionType.Ready).reason()).isEqualTo("ArchivePrivilegesMissing");
+        assertThat(condition(lacking, ConditionType.Ready).message()).contains("readWriteAnyDatabase");
+        assertThat(lacking.phase()).isEqualTo("Degraded");
+    }
+
+    /** An incompatible version fails a cluster that was never created, and degrades one that runs (its data is there). */
+    @Test
+    void anIncompatibleVersionFailsANewClusterAndDegradesARunningOne() {
+        Given running = new Given();
+        running.version = new VersionDecision(false, "7.0.14", "DowngradeRefused", "the data's FCV is 8.0");
+        Health degraded = running.evaluate();
+        assertThat(condition(degraded, ConditionType.VersionCompatible).holds()).isFalse();
+        assertThat(condition(degraded, ConditionType.Ready))
+                .isEqualTo(Observed.isFalse(ConditionType.Ready, "VersionIncompatible", "the data's FCV is 8.0"));
+        assertThat(degraded.phase()).isEqualTo("Degraded");
+
+        running.fastTier = null;
+        running.replicaSet = null;
+        assertThat(running.evaluate().phase()).isEqualTo("Failed");
+    }
+
+    /** A pause under way names its step and keeps the feeder evaluated (it runs until the archive holds every write). */
+    @Test
+    void aPauseUnderWayNamesItsStepAndKeepsTheFeederRunning() {
+        Given pausing = new Given().wasReady();
+        pausing.paused = true;
+        pausing.proxy = new Replicas(0, 0);
+        pausing.tiering = new TieringSnapshot(40L, false, 1L, 1L);
+        pausing.pausing = new ClusterHealth.Pausing("PausingWaitingForFeeder", "pausing: writes are stopped");
+        Health health = pausing.evaluate();
+        assertThat(condition(health, ConditionType.Ready))
+                .isEqualTo(Observed.isFalse(
+                        ConditionType.Ready, "PausingWaitingForFeeder", "pausing: writes are stopped"));
+        assertThat(health.phase()).isEqualTo("Progressing");
+        assertThat(condition(health, ConditionType.ProxyReady).reason()).isEqualTo("Paused");
+        assertThat(condition(health, ConditionType.FeederHealthy).holds()).isTrue();
+    }
+
+    @Test
+    void eachReplicaSetStepIsTheFastTiersReason() {
+        Given restarting = new Given();
+        restarting.replicaSet =
+                new ReplicaSetState.RestartMember("c-fast-2", "RestartingMember", "restarting c-fast-2", List.of());
+        assertThat(condition(restarting.evaluate(), ConditionType.FastTierReady))
+                .isEqualTo(Observed.isFalse(ConditionType.FastTierReady, "RestartingMember", "restarting c-fast-2"));
+
+        Given unconfigured = new Given();
+        unconfigured.replicaSet = null;
+        assertThat(condition(unconfigured.evaluate(), ConditionType.FastTierReady)
+                        .reason())
+                .isEqualTo("ReplicaSetPending");
+        unconfigured.fastTier = new Replicas(3, 1);
+        assertThat(condition(unconfigured.evaluate(), ConditionType.FastTierReady)
+                        .message())
+                .startsWith("1/3 fast-tier members ready");
+    }
+
+    /** What a not-ready proxy pod says is wrong reaches the proxy's condition and Ready, and is not lent to the feeder. */
+    @Test
+    void aNotReadyProxysOwnCauseIsInItsConditionAndInReady() {
+        Given given = new Given().wasReady();
+        given.proxy = new Replicas(2, 1).withNotReadyCause("the fast tier has no primary");
+        given.feeder = new Replicas(1, 0);
+        Health health = given.evaluate();
+        assertThat(condition(health, ConditionType.ProxyReady).message())
+                .isEqualTo("1/2 proxy replicas ready; the fast tier has no primary");
+        assertThat(condition(health, ConditionType.FeederHealthy).message())
+                .isEqualTo("0/1 feeder replicas ready; see the pods' events and logs");
+        assertThat(condition(health, ConditionType.Ready).message())
+                .isEqualTo("waiting for ProxyReady (ReplicasNotReady: the fast tier has no primary),"
+                        + " FeederHealthy (ReplicasNotReady)");
+        assertThat(health.phase()).isEqualTo("Degraded");
+    }
+
+    @Test
+    void aLagAtTheLimitIsStillMirroring() {
+        Given given = new Given();
+        given.tiering = new TieringSnapshot(300L, false, 1L, 1L);
+        assertThat(condition(given.evaluate(), ConditionType.FeederHealthy).reason())
+                .isEqualTo("Mirroring");
+    }
+
+    @Test
+    void theWarmerJobsOutcomeIsReported() {
+        Given given = new Given();
+        given.warmer = new ClusterHealth.Warmer("c-warmer-1", null, null);
+        assertThat(condition(given.evaluate(), ConditionType.Warmed))
+                .isEqualTo(Observed.unknown(
+                        ConditionType.Warmed, "Warming", "warmer Job c-warmer-1 is copying what the windows cover"));
+        given.warmer = new ClusterHealth.Warmer("c-warmer-1", true, null);
+        assertThat(condition(given.evaluate(), ConditionType.Warmed).status()).isEqualTo(Observed.Status.True);
+        given.warmer = new ClusterHealth.Warmer("c-warmer-1", false, "BackoffLimitExceeded");
+        Observed failed = condition(given.evaluate(), ConditionType.Warmed);
+        assertThat(failed.reason()).isEqualTo("WarmerFailed");
+        assertThat(failed.status()).isEqualTo(Observed.Status.False);
+        assertThat(failed.message()).contains("BackoffLimitExceeded", "kubectl delete job c-warmer-1");
+        given.warmer = new ClusterHealth.Warmer("c-warmer-1", null, null);
+        given.paused = true;
+        assertThat(condition(given.evaluate(), ConditionType.Warmed))
+                .isEqualTo(Observed.unknown(
+                        ConditionType.Warmed,
+                        "Paused",
+                        "warmer Job c-warmer-1 is suspended while spec.paused is true"));
+        // a warmer's outcome never holds Ready back
+        given.paused = false;
+        given.warmer = new ClusterHealth.Warmer("c-warmer-1", false, "BackoffLimitExceeded");
+        assertThat(given.evaluate().ready()).isTrue();
     }
 }
