@@ -344,6 +344,22 @@ class ReplicationTest {
     }
 
     @Test
+    void aWriteConcernModeTheSetDoesNotDefineLetsTheWriteStandWithError79() {
+        MongoCollection<Document> coll = client.getDatabase("repl").getCollection("tagged");
+        assertThatThrownBy(() -> coll.withWriteConcern(new WriteConcern("nonexistentTag"))
+                        .insertOne(new Document("_id", 1)))
+                .isInstanceOfSatisfying(MongoWriteConcernException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(79);
+                    assertThat(e.getWriteConcernError().getMessage())
+                            .isEqualTo(
+                                    "No write concern mode named 'nonexistentTag' found in replica set configuration");
+                });
+        assertThat(coll.find(Filters.eq("_id", 1)).first())
+                .as("the write stands, as on mongod")
+                .isNotNull();
+    }
+
+    @Test
     void majorityReadsSeeOnlyWritesAMajorityApplied() {
         MongoCollection<Document> coll = client.getDatabase("repl").getCollection("majorityReads");
         coll.insertMany(List.of(new Document("_id", 1).append("v", 1), new Document("_id", 2).append("v", 1)));

@@ -603,6 +603,19 @@ final class CommandDispatcher {
                 return;
             }
             satisfied = coordinator.awaitAcknowledged(self, position, count, timeout);
+        } else if (w.isString()) {
+            // as mongod: the set defines no tags (settings.getLastErrorModes), so the write stands and its reply says
+            // so
+            reply.put(
+                    "writeConcernError",
+                    new BsonDocument("code", new BsonInt32(79))
+                            .append("codeName", new BsonString("UnknownReplWriteConcern"))
+                            .append(
+                                    "errmsg",
+                                    new BsonString("No write concern mode named '"
+                                            + w.asString().getValue() + "' found in replica set configuration"))
+                            .append("errInfo", new BsonDocument("writeConcern", clientSupplied(wc.asDocument()))));
+            return;
         } else {
             satisfied = true;
         }

@@ -18,6 +18,7 @@ import org.bson.codecs.BsonDocumentCodec;
 public enum MongoError {
     BAD_VALUE(2, "BadValue"),
     HOST_UNREACHABLE(6, "HostUnreachable"),
+    FAILED_TO_PARSE(9, "FailedToParse"),
     UNAUTHORIZED(13, "Unauthorized"),
     TYPE_MISMATCH(14, "TypeMismatch"),
     PROTOCOL_ERROR(17, "ProtocolError"),
@@ -49,6 +50,8 @@ public enum MongoError {
     NOT_PRIMARY_OR_SECONDARY(13436, "NotPrimaryOrSecondary"),
     /** A required field is missing (mongod's IDL parser). */
     MISSING_FIELD(40414, "Location40414"),
+    /** A field a strict command parser does not know (mongod's IDL parser). */
+    UNKNOWN_FIELD(40415, "Location40415"),
     /** getMore in a session on a cursor opened outside one (mongod's validateLSID). */
     GETMORE_IN_SESSION_ON_SESSIONLESS_CURSOR(50736, "Location50736"),
     /** getMore without an lsid on a cursor opened in a session. */

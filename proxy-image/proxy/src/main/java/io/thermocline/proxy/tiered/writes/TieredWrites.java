@@ -9,8 +9,8 @@ import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metrics.BarrierWaits;
-import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.CopyMarks;
+import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.provenance.UserDeletes;
 import io.thermocline.tiering.state.CoverageBound;
@@ -44,23 +44,45 @@ public final class TieredWrites {
     private final FindAndModifies findAndModifies;
     private final TransactionStatements inTransactions;
 
-    public TieredWrites(MongoClient fast, MongoClient archive, MirrorBarrier barrier, Duration barrierTimeout,
-                        UserDeletes userDeletes, Fences fences, RetryableReplies replies, RoutingMetrics metrics,
-                        MetadataStore store, String instanceId, Duration fenceRetention, Promotion promotion, WriteRaces races) {
+    public TieredWrites(
+            MongoClient fast,
+            MongoClient archive,
+            MirrorBarrier barrier,
+            Duration barrierTimeout,
+            UserDeletes userDeletes,
+            Fences fences,
+            RetryableReplies replies,
+            RoutingMetrics metrics,
+            MetadataStore store,
+            String instanceId,
+            Duration fenceRetention,
+            Promotion promotion,
+            WriteRaces races) {
         this.replies = replies;
         this.fences = fences;
         this.sync = new SyncBarrier(barrier, barrierTimeout);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
         UniqueIndexes uniques = new UniqueIndexes(fast, archive, fences);
-        GuardedCopies copies = new GuardedCopies(fast, archive, fences, new CopyMarks(store), fenceRetention.dividedBy(2));
-        GuardedWrite guarded = new GuardedWrite(fast, archive, fences, copies,
-                transactions, sync, store.collection(MetadataStore.PROBES), "proxy-write/" + instanceId + "/", races, uniques);
+        GuardedCopies copies =
+                new GuardedCopies(fast, archive, fences, new CopyMarks(store), fenceRetention.dividedBy(2));
+        GuardedWrite guarded = new GuardedWrite(
+                fast,
+                archive,
+                fences,
+                copies,
+                transactions,
+                sync,
+                store.collection(MetadataStore.PROBES),
+                "proxy-write/" + instanceId + "/",
+                races,
+                uniques);
         ExactlyOnce once = new ExactlyOnce(guarded, new RetryClaims(store), races);
         this.inserts = new Inserts(fast, archive, promotion, replies, guarded, routes, races, uniques);
         this.updates = new Updates(fast, archive, sync, guarded, once, routes, uniques);
         this.deletes = new Deletes(fast, archive, fences, userDeletes, transactions, copies, sync, routes, races);
-        this.findAndModifies = new FindAndModifies(fast, archive, fences, transactions, once, copies, sync, routes, uniques);
+        this.findAndModifies =
+                new FindAndModifies(fast, archive, fences, transactions, once, copies, sync, routes, uniques);
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 
@@ -74,13 +96,19 @@ public final class TieredWrites {
     }
 
     public RawBsonDocument serve(WriteRequest x, CommandClass.Write write) throws InterruptedException {
+        // mongod parses the write concern before it looks at the write or its retry record: nothing runs
+        Optional<ClientWriteConcern.Refusal> invalid = ClientWriteConcern.refusal(x.command());
+        if (invalid.isPresent()) {
+            return invalid.get().reply();
+        }
         CollectionPolicy policy = x.table().policy(write.namespace()).orElseThrow();
         CoverageBound bound = x.table().coverage(write.namespace());
         replies.ensureCollection();
         // An insert is retried on the same path, or finds its own documents (Inserts), so the hot path of new
         // documents pays no extra read. Other writes may change path between attempts (coverage moved, a
         // match left the archive).
-        Optional<RawBsonDocument> replayed = write.kind() == CommandClass.WriteKind.INSERT ? Optional.empty() : replies.replay(x);
+        Optional<RawBsonDocument> replayed =
+                write.kind() == CommandClass.WriteKind.INSERT ? Optional.empty() : replies.replay(x);
         if (replayed.isPresent()) {
             return replayed.get();
         }
@@ -107,8 +135,10 @@ public final class TieredWrites {
 
     /** Whether a statement of a transaction deletes (a delete, a findAndModify remove): its fences must join the transaction. */
     public static boolean deletes(CommandClass statement) {
-        return statement instanceof CommandClass.Write w && (w.kind() == CommandClass.WriteKind.DELETE
-                || w.kind() == CommandClass.WriteKind.FIND_AND_MODIFY && Statements.flag(w.statements().get(0), "remove"));
+        return statement instanceof CommandClass.Write w
+                && (w.kind() == CommandClass.WriteKind.DELETE
+                        || w.kind() == CommandClass.WriteKind.FIND_AND_MODIFY
+                                && Statements.flag(w.statements().get(0), "remove"));
     }
 
     /**
