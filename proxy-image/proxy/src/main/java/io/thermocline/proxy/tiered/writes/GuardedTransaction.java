@@ -9,12 +9,8 @@ import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.proxy.tiered.TierLagging;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.reactive.Blocking;
-import java.util.List;
 import java.util.Optional;
-import org.bson.BsonArray;
 import org.bson.BsonDocument;
-import org.bson.BsonInt32;
-import org.bson.BsonString;
 import org.bson.RawBsonDocument;
 
 /**
@@ -66,10 +62,12 @@ final class GuardedTransaction {
 
     private final MongoClient fast;
     private final RetryableReplies replies;
+    private final WriteConcernWait waits;
 
     GuardedTransaction(MongoClient fast, RetryableReplies replies) {
         this.fast = fast;
         this.replies = replies;
+        this.waits = new WriteConcernWait(fast.getDatabase(MetadataStore.DATABASE));
     }
 
     /**
@@ -105,7 +103,9 @@ final class GuardedTransaction {
         ClientSession session = Blocking.single(fast.startSession()).orElseThrow();
         try {
             session.startTransaction(TransactionOptions.builder()
-                    .readConcern(ReadConcern.LOCAL).writeConcern(ClientWriteConcern.of(x.command()).commit()).build());
+                    .readConcern(ReadConcern.LOCAL)
+                    .writeConcern(ClientWriteConcern.of(x.command()).commit())
+                    .build());
             Optional<RawBsonDocument> replay = recorded ? replies.replay(session, x) : Optional.empty();
             if (replay.isPresent()) {
                 abortQuietly(session);
@@ -150,7 +150,8 @@ final class GuardedTransaction {
      */
     private static void backOff(int conflicts) {
         if (conflicts >= MAX_CONFLICTS) {
-            throw new TierLagging("the write kept conflicting with Thermocline's own transactions on the fast tier; retry");
+            throw new TierLagging(
+                    "the write kept conflicting with Thermocline's own transactions on the fast tier; retry");
         }
         try {
             Thread.sleep(Math.min(200, 5L * conflicts));
@@ -166,20 +167,12 @@ final class GuardedTransaction {
      */
     BsonDocument writeConcernWaited(WriteRequest x, BsonDocument reply) {
         ClientWriteConcern wc = ClientWriteConcern.of(x.command());
-        if (wc.equals(ClientWriteConcern.PROXY_DEFAULT) || !reply.containsKey("writeErrors") || reply.containsKey("writeConcernError")) {
+        if (wc.equals(ClientWriteConcern.PROXY_DEFAULT)
+                || !reply.containsKey("writeErrors")
+                || reply.containsKey("writeConcernError")) {
             return reply;
         }
-        BsonDocument nothing = new BsonDocument("update", new BsonString(MetadataStore.PROBES)).append("updates", new BsonArray(List.of(
-                new BsonDocument("q", new BsonDocument("_id", new BsonString("write-concern-wait")))
-                        .append("u", new BsonDocument("$inc", new BsonDocument("n", new BsonInt32(0)))))))
-                .append("writeConcern", wc.commit().asDocument());
-        try {
-            BsonDocument waited = Blocking.single(fast.getDatabase(MetadataStore.DATABASE).runCommand(nothing, BsonDocument.class))
-                    .orElseThrow();
-            return ClientWriteConcern.withError(reply, ClientWriteConcern.errorOf(waited, null));
-        } catch (MongoWriteConcernException unmet) {
-            return ClientWriteConcern.withError(reply, unmet.getWriteConcernError());
-        }
+        return waits.after(wc, reply);
     }
 
     private static void abortQuietly(ClientSession session) {

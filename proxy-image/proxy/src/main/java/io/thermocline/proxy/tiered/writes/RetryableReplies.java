@@ -31,9 +31,10 @@ import org.bson.RawBsonDocument;
  * and again inside its own transaction. Two concurrent executions of one ({@code lsid},
  * {@code txnNumber}), on one replica or two, both write the record's {@code _id}: one commits, the
  * other conflicts (WriteConflict, or a duplicate key once the first committed), starts over and
- * replays the first one's reply. Writes forwarded to the fast tier keep the client's lsid and
- * txnNumber, so the fast tier deduplicates those itself. Records expire after the logical session
- * timeout (TTL index on {@code at}).
+ * replays the first one's reply. A retry answered from a record waits for its own write concern first, as
+ * mongod's answer from its transaction table does ({@link #answered}). Writes forwarded to the fast tier keep
+ * the client's lsid and txnNumber, so the fast tier deduplicates those itself. Records expire after the
+ * logical session timeout (TTL index on {@code at}).
  */
 public final class RetryableReplies {
 
@@ -43,11 +44,13 @@ public final class RetryableReplies {
 
     private final MongoDatabase database;
     private final MongoCollection<BsonDocument> records;
+    private final WriteConcernWait waits;
     private volatile boolean ensured;
 
     public RetryableReplies(MetadataStore store) {
         this.database = store.database();
         this.records = store.collection(COLLECTION);
+        this.waits = new WriteConcernWait(database);
     }
 
     /**
@@ -72,16 +75,35 @@ public final class RetryableReplies {
                 }
             }
         }
-        Blocking.run(collection.createIndex(Indexes.ascending("at"), new IndexOptions().expireAfter(KEPT.toSeconds(), TimeUnit.SECONDS)));
+        Blocking.run(collection.createIndex(
+                Indexes.ascending("at"), new IndexOptions().expireAfter(KEPT.toSeconds(), TimeUnit.SECONDS)));
     }
 
-    /** The recorded reply of this retryable write, read outside any transaction. */
+    /** The recorded reply of this retryable write, read outside any transaction, {@link #answered} to the retry. */
     Optional<RawBsonDocument> replay(WriteRequest x) {
         BsonDocument key = key(x);
         if (key == null) {
             return Optional.empty();
         }
-        return Blocking.single(records.find(Filters.eq("_id", key)).first()).map(RetryableReplies::reply);
+        return Blocking.single(records.find(Filters.eq("_id", key)).first())
+                .map(RetryableReplies::reply)
+                .map(recorded -> answered(x, recorded));
+    }
+
+    /**
+     * A recorded reply as the retry's answer: once the fast tier meets the retry's own write concern (the proxy's
+     * floor at least), with its {@code writeConcernError} when it does not, as mongod answers a retry from its
+     * transaction table. The first attempt's wait may have failed or been cut off with its connection, so the record
+     * alone does not say a majority holds the write; and its wait was for the first attempt's write concern.
+     */
+    RawBsonDocument answered(WriteRequest x, RawBsonDocument recorded) {
+        BsonDocument reply = new BsonDocument();
+        recorded.forEach((k, v) -> {
+            if (!k.equals("writeConcernError")) {
+                reply.append(k, v);
+            }
+        });
+        return OpMsg.raw(waits.after(ClientWriteConcern.of(x.command()), reply));
     }
 
     /** The same, inside the executing transaction (so a record committed since the first look is seen). */
@@ -90,7 +112,8 @@ public final class RetryableReplies {
         if (key == null) {
             return Optional.empty();
         }
-        return Blocking.single(records.find(session, Filters.eq("_id", key)).first()).map(RetryableReplies::reply);
+        return Blocking.single(records.find(session, Filters.eq("_id", key)).first())
+                .map(RetryableReplies::reply);
     }
 
     /**
@@ -103,8 +126,11 @@ public final class RetryableReplies {
             return true;
         }
         try {
-            Blocking.run(records.insertOne(session, new BsonDocument("_id", key).append("reply", reply)
-                    .append("at", new BsonDateTime(new Date().getTime()))));
+            Blocking.run(records.insertOne(
+                    session,
+                    new BsonDocument("_id", key)
+                            .append("reply", reply)
+                            .append("at", new BsonDateTime(new Date().getTime()))));
             return true;
         } catch (MongoWriteException e) {
             if (e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY) {
@@ -122,6 +148,7 @@ public final class RetryableReplies {
         if (!x.traits().retryableWrite() || x.session().isEmpty()) {
             return null;
         }
-        return new BsonDocument("lsid", x.session().get().id()).append("txnNumber", new BsonInt64(x.traits().txnNumber()));
+        return new BsonDocument("lsid", x.session().get().id())
+                .append("txnNumber", new BsonInt64(x.traits().txnNumber()));
     }
 }

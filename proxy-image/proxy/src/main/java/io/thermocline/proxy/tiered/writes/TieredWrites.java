@@ -120,7 +120,7 @@ public final class TieredWrites {
                 case FIND_AND_MODIFY -> findAndModifies.findAndModify(x, write, policy, bound);
             };
         } catch (GuardedTransaction.Replayed recorded) {
-            return recorded.reply;
+            return replies.answered(x, recorded.reply);
         }
     }
 
