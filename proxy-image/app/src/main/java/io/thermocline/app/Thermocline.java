@@ -1,5 +1,8 @@
 package io.thermocline.app;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -7,10 +10,22 @@ import picocli.CommandLine.Command;
  * The {@code thermocline} command: one jar, one subcommand per data-plane process. The demo's
  * {@code embedded} subcommand lives in its own jar (module embedded-default), added to this one.
  */
-@Command(name = "thermocline", mixinStandardHelpOptions = true, versionProvider = Thermocline.Version.class,
+@Command(
+        name = "thermocline",
+        mixinStandardHelpOptions = true,
+        versionProvider = Thermocline.Version.class,
         description = "Tiered storage for MongoDB replica sets.",
-        subcommands = {ProxyCommand.class, FeederCommand.class, EvictorCommand.class, WarmerCommand.class, StatusCommand.class, ModeCommand.class, BackupPointCommand.class, RestoreSyncCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {
+            ProxyCommand.class,
+            FeederCommand.class,
+            EvictorCommand.class,
+            WarmerCommand.class,
+            StatusCommand.class,
+            ModeCommand.class,
+            BackupPointCommand.class,
+            RestoreSyncCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Thermocline implements Runnable {
 
     @CommandLine.Spec
@@ -19,8 +34,9 @@ public final class Thermocline implements Runnable {
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals("embedded")) {
             // the demo moved out of the production jar: say where it is rather than "unmatched argument"
-            System.err.println("thermocline embedded: the demo is in its own jar: java -jar "
-                    + "proxy-image/embedded-default/target/thermocline-embedded.jar embedded (see docs/embedded-default.md)");
+            System.err.println(
+                    "thermocline embedded: the demo is in its own jar: java -jar "
+                            + "proxy-image/embedded-default/target/thermocline-embedded.jar embedded (see docs/embedded-default.md)");
             System.exit(2);
         }
         exitOnBadLogSettings();
@@ -44,11 +60,21 @@ public final class Thermocline implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
+    /** The release the images are tagged with; between releases, also the Maven version it was built from. */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
-        public String[] getVersion() {
-            String v = Thermocline.class.getPackage().getImplementationVersion();
-            return new String[] {"thermocline " + (v == null ? "development build" : v)};
+        public String[] getVersion() throws IOException {
+            Properties version = new Properties();
+            try (InputStream in = Thermocline.class.getResourceAsStream("version.properties")) {
+                if (in == null) {
+                    return new String[] {"thermocline development build"};
+                }
+                version.load(in);
+            }
+            String release = version.getProperty("release");
+            String build = version.getProperty("build");
+            return new String[] {"thermocline " + release + (release.equals(build) ? "" : " (built from " + build + ")")
+            };
         }
     }
 }
