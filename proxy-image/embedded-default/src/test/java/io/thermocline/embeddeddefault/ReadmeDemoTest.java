@@ -65,6 +65,33 @@ class ReadmeDemoTest {
         }
     }
 
+    /** Times an operation answered "retry later" before it was answered; at most {@link #RETRIES_ALLOWED} in a run. */
+    private int retried;
+    /**
+     * A loaded machine can leave the feeder more than the proxy's wait behind: a write that must wait for it is then
+     * refused, not applied, with ExceededTimeLimit (262) and a message saying to retry, as a service under overload
+     * answers; the application retries it. Many of them would mean the demo cannot keep up: the test fails.
+     */
+    private static final int RETRIES_ALLOWED = 5;
+
+    private Answer throughTheProxy(java.util.concurrent.Callable<Object> call) throws InterruptedException {
+        while (true) {
+            try {
+                return new Answer(call.call());
+            } catch (MongoException e) {
+                boolean retryLater = e.getCode() == 262 && String.valueOf(e.getMessage()).contains("retry");
+                if (!retryLater || retried >= RETRIES_ALLOWED) {
+                    return new Answer("error " + e.getCode());
+                }
+                retried++;
+                System.out.println("retrying an operation answered " + e.getCode() + ": " + e.getMessage());
+                Thread.sleep(1_000);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
     @Test
     void everyKindOfOperationThroughTheDefaultDemoAnswersAsOneReplicaSet() throws Exception {
         EmbeddedCommand command = new EmbeddedCommand();
@@ -90,7 +117,7 @@ class ReadmeDemoTest {
                 Function<MongoCollection<Document>, Object> operation = i == 0
                     ? c -> counts(c.updateMany(Filters.eq("customer", "barbara"), Updates.set("note", "x"))) : operation(random, i);
                 Answer expected = Answer.of(() -> operation.apply(one));
-                Answer actual = Answer.of(() -> operation.apply(tiered));
+                Answer actual = throughTheProxy(() -> operation.apply(tiered));
                 if (!Objects.equals(expected, actual)) {
                     different++;
                     if (differences.size() < 10) {

@@ -2,6 +2,8 @@ package io.thermocline.proxy.causal;
 
 import io.thermocline.config.ReadConsistency;
 import io.thermocline.proxy.backend.BackendUnavailableException;
+import io.thermocline.proxy.topology.OutOfService;
+import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierMonitor;
 import io.thermocline.tiering.state.MirroredThrough;
 import java.time.Duration;
@@ -155,15 +157,11 @@ public final class ReadBarrier {
      * unanswered (docs/faults.md).
      */
     public void refuseWhileArchiveOutOfService(String command) {
-        Optional<Duration> down = archiveUnreachableFor.get();
-        if (down.isPresent() && down.get().compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0) {
+        Optional<BackendUnavailableException> refusal =
+                OutOfService.refusal(Tier.ARCHIVE, archiveUnreachableFor.get(), command);
+        if (refusal.isPresent()) {
             timedOut.increment();
-            throw new BackendUnavailableException(
-                    "the archive tier is unreachable or stalled (no member has answered, or its"
-                            + " primary has left a read unanswered, for "
-                            + down.get().toSeconds() + " s) and this " + command
-                            + " needs it: refused at once, not applied; retry later (docs/faults.md)",
-                    false);
+            throw refusal.get();
         }
     }
 

@@ -190,10 +190,14 @@ public final class TieredRouting implements AutoCloseable {
         return promotion.barrierCounts();
     }
 
-    /** While the archive is down, archive-routed reads fail fast instead of waiting for a feeder that cannot mirror. */
+    /**
+     * While the archive is down or stalled, archive-routed reads and inserts that must read it fail fast instead of
+     * waiting for a feeder that cannot mirror or an archive that does not answer.
+     */
     public void readBarrierFailsFastWhileArchiveDown(
             java.util.function.Supplier<java.util.Optional<java.time.Duration>> unreachableFor) {
         barrier.failFastWhile(unreachableFor);
+        writes.failFastWhileArchiveDown(unreachableFor);
     }
 
     /** How many linearizable reads waited for this proxy's stream of fast-tier writes to reach the present. */

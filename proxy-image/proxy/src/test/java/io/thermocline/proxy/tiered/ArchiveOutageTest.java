@@ -19,7 +19,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -40,18 +39,21 @@ class ArchiveOutageTest {
 
     static final int ROUNDS = 5;
     /** Every command a client or the proxy sends: a member that answers none of them is, to everyone, down. */
-    static final String ALL_COMMANDS = "['hello', 'isMaster', 'ismaster', 'ping', 'buildInfo', 'find', 'aggregate', 'count', 'distinct',"
-            + " 'insert', 'update', 'delete', 'findAndModify', 'getMore', 'killCursors', 'endSessions', 'listIndexes',"
-            + " 'listCollections', 'commitTransaction', 'abortTransaction', 'saslStart', 'saslContinue']";
+    static final String ALL_COMMANDS =
+            "['hello', 'isMaster', 'ismaster', 'ping', 'buildInfo', 'find', 'aggregate', 'count', 'distinct',"
+                    + " 'insert', 'update', 'delete', 'findAndModify', 'getMore', 'killCursors', 'endSessions', 'listIndexes',"
+                    + " 'listCollections', 'commitTransaction', 'abortTransaction', 'saslStart', 'saslContinue']";
 
     TieredStack stack;
     /** A replica re-reading the shared state every 2 s: the stack's own (50 ms) goes stale on a loaded machine, and routes all to the archive. */
     io.thermocline.proxy.server.ProxyServer proxy;
+
     MongoClient client;
     MongoCollection<BsonDocument> orders;
     final Instant now = Instant.now();
     /** What every acknowledged write left in each document: checked in the archive after the outage. */
     final Map<Integer, String> acknowledged = new LinkedHashMap<>();
+
     final Map<String, Tally> tallies = new LinkedHashMap<>();
 
     @BeforeEach
@@ -59,7 +61,8 @@ class ArchiveOutageTest {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20));
         stack.startFeeder();
         proxy = stack.anotherProxy("outage-test", Duration.ofSeconds(2));
-        stack.coverSince(now.minus(Duration.ofMinutes(50)), proxy.tieredRouting().orElseThrow());
+        stack.coverSince(
+                now.minus(Duration.ofMinutes(50)), proxy.tieredRouting().orElseThrow());
         client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true&retryReads=true");
         orders = client.getDatabase("shop").getCollection("orders", BsonDocument.class);
         for (int id = 1; id <= 3; id++) {
@@ -67,7 +70,9 @@ class ArchiveOutageTest {
             acknowledged.put(id, "hot");
         }
         stack.archiveOrders().insertOne(TieredProxyTest.order(100, now.minus(Duration.ofDays(3)), "cold"));
-        assertThat(new MirrorBarrier(stack.fastWorkers, new MetadataStore(stack.fastWorkers), "test").sync(Duration.ofSeconds(30))).isPresent();
+        assertThat(new MirrorBarrier(stack.fastWorkers, new MetadataStore(stack.fastWorkers), "test")
+                        .sync(Duration.ofSeconds(30)))
+                .isPresent();
     }
 
     @AfterEach
@@ -84,18 +89,32 @@ class ArchiveOutageTest {
         for (int round = 0; round < ROUNDS; round++) {
             int id = 1 + round % 3;
             String state = "paid-" + round;
-            served("hot point read", () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
-            served("hot range read", () -> assertThat(orders.find(Filters.gte("createdAt", Date.from(now.minusSeconds(600))))
-                    .into(new ArrayList<>())).hasSize(3));
+            served(
+                    "hot point read",
+                    () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
+            served(
+                    "hot range read",
+                    () -> assertThat(orders.find(Filters.gte("createdAt", Date.from(now.minusSeconds(600))))
+                                    .into(new ArrayList<>()))
+                            .hasSize(3));
             served("hot update", () -> {
-                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state)).getModifiedCount()).isEqualTo(1);
+                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state))
+                                .getModifiedCount())
+                        .isEqualTo(1);
                 acknowledged.put(id, state);
             });
             refused("cold point read", () -> orders.find(Filters.eq("_id", 100)).first());
             refused("count over both tiers", () -> orders.countDocuments());
-            refused("untiered namespace read", () -> client.getDatabase("shop").getCollection("customers").find().first());
+            refused(
+                    "untiered namespace read",
+                    () -> client.getDatabase("shop")
+                            .getCollection("customers")
+                            .find()
+                            .first());
             int newId = 200 + round;
-            refused("insert (its _id is checked in the archive)", () -> orders.insertOne(TieredProxyTest.order(newId, Instant.now(), "new")));
+            refused(
+                    "insert (its _id is checked in the archive)",
+                    () -> orders.insertOne(TieredProxyTest.order(newId, Instant.now(), "new")));
         }
         assertThat(proxy.readiness().ready()).as("the hot data is still served").isTrue();
         assertThat(proxy.readiness().reason()).contains("degraded", "archive");
@@ -109,44 +128,122 @@ class ArchiveOutageTest {
         for (int round = 0; round < ROUNDS; round++) {
             int id = 1 + round % 3;
             String state = "paid-" + round;
-            served("hot point read", () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
+            served(
+                    "hot point read",
+                    () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
             served("hot update", () -> {
-                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state)).getModifiedCount()).isEqualTo(1);
+                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state))
+                                .getModifiedCount())
+                        .isEqualTo(1);
                 acknowledged.put(id, state);
             });
-            served("cold point read", () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
+            served(
+                    "cold point read",
+                    () -> assertThat(orders.find(Filters.eq("_id", 100)).first())
+                            .isNotNull());
         }
         awaitFeederReports("refusing_writes");
-        assertThat(new MetadataStore(stack.fastWorkers).feederHealth().deadLetters()).as("trouble of the whole archive, not dead letters")
+        assertThat(new MetadataStore(stack.fastWorkers).feederHealth().deadLetters())
+                .as("trouble of the whole archive, not dead letters")
                 .isZero();
-        // the hot updates are in no archive backup, and a full disk does not pass by waiting: refused at once, with the cause
-        BackupPoint.Refusal refusal = catchThrowableOfType(BackupPoint.Refusal.class, () -> new BackupPoint(stack.fastWorkers,
-                stack.archiveWorkers, "outage-test", Clock.systemUTC()).await(Duration.ofSeconds(60), Duration.ofSeconds(60),
-                Duration.ofSeconds(1), line -> { }));
+        // the hot updates are in no archive backup, and a full disk does not pass by waiting: refused at once, with the
+        // cause
+        BackupPoint.Refusal refusal = catchThrowableOfType(
+                BackupPoint.Refusal.class,
+                () -> new BackupPoint(stack.fastWorkers, stack.archiveWorkers, "outage-test", Clock.systemUTC())
+                        .await(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(1), line -> {}));
         assertThat(refusal).as("backup-point while the archive refuses writes").isNotNull();
         assertThat(refusal.reason()).isEqualTo(BackupPointStep.Reason.ARCHIVE_REFUSES_WRITES);
         assertThat(refusal.getMessage()).contains("archive refuses the feeder's writes", "14031");
         recoverAndCheck("refusing writes");
     }
 
+    /** Every command but the handshake's: a paused archive (a stalled disk, a stop-the-world pause) stays connected. */
+    static final String ALL_BUT_THE_HANDSHAKE =
+            "['find', 'aggregate', 'count', 'distinct', 'insert', 'update', 'delete',"
+                    + " 'findAndModify', 'getMore', 'killCursors', 'listIndexes', 'listCollections', 'commitTransaction', 'abortTransaction']";
+
+    @Test
+    void aPausedArchiveLeavesHotDataServedRefusesTheRestRetryablyAndLosesNothing() throws Exception {
+        failArchive("{blockConnection: true, blockTimeMS: 30000, failCommands: " + ALL_BUT_THE_HANDSHAKE + "}");
+        awaitStallKnown();
+        for (int round = 0; round < ROUNDS; round++) {
+            int id = 1 + round % 3;
+            String state = "paused-" + round;
+            served(
+                    "hot point read",
+                    () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
+            served(
+                    "hot range read",
+                    () -> assertThat(orders.find(Filters.gte("createdAt", Date.from(now.minusSeconds(600))))
+                                    .into(new ArrayList<>()))
+                            .hasSize(3));
+            served("hot update", () -> {
+                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state))
+                                .getModifiedCount())
+                        .isEqualTo(1);
+                acknowledged.put(id, state);
+            });
+            refused("cold point read", () -> orders.find(Filters.eq("_id", 100)).first());
+            refused("count over both tiers", () -> orders.countDocuments());
+            refused(
+                    "untiered namespace read",
+                    () -> client.getDatabase("shop")
+                            .getCollection("customers")
+                            .find()
+                            .first());
+            int newId = 300 + round;
+            refused(
+                    "insert (its _id is checked in the archive)",
+                    () -> orders.insertOne(TieredProxyTest.order(newId, Instant.now(), "new")));
+        }
+        assertThat(proxy.readiness().ready()).as("the hot data is still served").isTrue();
+        recoverAndCheck("paused");
+    }
+
+    /** The proxy's serving probe has seen its read left unanswered past the stall's confirmation. */
+    private void awaitStallKnown() throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (proxy.archiveOutOfServiceFor().isEmpty()
+                || proxy.archiveOutOfServiceFor()
+                                .get()
+                                .compareTo(io.thermocline.proxy.topology.TierMonitor.OUTAGE_CONFIRMED)
+                        < 0) {
+            assertThat(System.nanoTime())
+                    .as("the proxy notices the archive stalls")
+                    .isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
     private void failArchive(String data) {
-        stack.archiveDirect.getDatabase("admin").runCommand(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'alwaysOn', data: "
-                + data + "}"));
+        stack.archiveDirect
+                .getDatabase("admin")
+                .runCommand(BsonDocument.parse(
+                        "{configureFailPoint: 'failCommand', mode: 'alwaysOn', data: " + data + "}"));
     }
 
     /** Off goes the fail point, over a bare connection (a driver would first need the hello the fail point refuses). */
     private void archiveBack() throws Exception {
-        try (io.thermocline.proxy.WireClient direct = new io.thermocline.proxy.WireClient(stack.tiers.embeddedArchive().orElseThrow().primary().port())) {
-            assertThat(direct.command(BsonDocument.parse("{configureFailPoint: 'failCommand', mode: 'off', $db: 'admin'}")).body()
-                    .getNumber("ok").intValue()).isEqualTo(1);
+        try (io.thermocline.proxy.WireClient direct = new io.thermocline.proxy.WireClient(
+                stack.tiers.embeddedArchive().orElseThrow().primary().port())) {
+            assertThat(direct.command(BsonDocument.parse(
+                                    "{configureFailPoint: 'failCommand', mode: 'off', $db: 'admin'}"))
+                            .body()
+                            .getNumber("ok")
+                            .intValue())
+                    .isEqualTo(1);
         }
     }
 
     /** The proxy's archive monitor has seen no member answer for the outage's confirmation (a loaded machine may take a while). */
     private void awaitOutageKnown() throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (proxy.readiness().reason().isEmpty() || !proxy.readiness().reason().contains("archive")) {
-            assertThat(System.nanoTime()).as("the proxy notices the archive is down").isLessThan(deadline);
+        while (proxy.readiness().reason().isEmpty()
+                || !proxy.readiness().reason().contains("archive")) {
+            assertThat(System.nanoTime())
+                    .as("the proxy notices the archive is down")
+                    .isLessThan(deadline);
             Thread.sleep(50);
         }
         Thread.sleep(io.thermocline.proxy.topology.TierMonitor.OUTAGE_CONFIRMED.toMillis());
@@ -157,27 +254,47 @@ class ArchiveOutageTest {
         archiveBack();
         long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         while (!archiveHoldsEveryAcknowledgedWrite()) {
-            assertThat(System.nanoTime()).as("the feeder catches up: archive %s, acknowledged %s", archiveStates(), acknowledged).isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("the feeder catches up: archive %s, acknowledged %s", archiveStates(), acknowledged)
+                    .isLessThan(deadline);
             Thread.sleep(50);
         }
         long mirroredMs = (System.nanoTime() - back) / 1_000_000;
         // the feeder writes the archive first and clears its health after: wait for the clearing, do not assume it
         MetadataStore metadata = new MetadataStore(stack.fastWorkers);
         while (metadata.feederHealth().archiveUnavailable() != null) {
-            assertThat(System.nanoTime()).as("the feeder clears its health after catching up: %s", metadata.feederHealth()).isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("the feeder clears its health after catching up: %s", metadata.feederHealth())
+                    .isLessThan(deadline);
             Thread.sleep(50);
         }
-        served("cold point read after recovery", () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
-        print(scenario, mirroredMs);
-        assertThat(archiveStates()).as("every acknowledged write, in the archive after the outage").containsAllEntriesOf(acknowledged);
+        // a paused archive answers the serving probe's held read only when its pause ends: until then it is out of
+        // service
+        while (proxy.archiveOutOfServiceFor().isPresent()) {
+            assertThat(System.nanoTime())
+                    .as("the proxy sees the archive serving again")
+                    .isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        long servingMs = (System.nanoTime() - back) / 1_000_000;
+        served(
+                "cold point read after recovery",
+                () -> assertThat(orders.find(Filters.eq("_id", 100)).first()).isNotNull());
+        print(scenario, mirroredMs, servingMs);
+        assertThat(archiveStates())
+                .as("every acknowledged write, in the archive after the outage")
+                .containsAllEntriesOf(acknowledged);
     }
 
     /** The feeder, which has the outage's writes to mirror, says why in the shared state (thermocline status shows it). */
     private void awaitFeederReports(String why) throws InterruptedException {
         MetadataStore metadata = new MetadataStore(stack.fastWorkers);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (metadata.feederHealth().archiveUnavailable() == null || !metadata.feederHealth().archiveUnavailable().why().equals(why)) {
-            assertThat(System.nanoTime()).as("the feeder reports the archive %s: %s", why, metadata.feederHealth()).isLessThan(deadline);
+        while (metadata.feederHealth().archiveUnavailable() == null
+                || !metadata.feederHealth().archiveUnavailable().why().equals(why)) {
+            assertThat(System.nanoTime())
+                    .as("the feeder reports the archive %s: %s", why, metadata.feederHealth())
+                    .isLessThan(deadline);
             Thread.sleep(50);
         }
     }
@@ -192,8 +309,10 @@ class ArchiveOutageTest {
 
     private Map<Integer, String> archiveStates() {
         Map<Integer, String> states = new LinkedHashMap<>();
-        stack.archiveOrders().find(Filters.in("_id", acknowledged.keySet())).forEach(d ->
-                states.put(d.getInt32("_id").getValue(), d.getString("state").getValue()));
+        stack.archiveOrders()
+                .find(Filters.in("_id", acknowledged.keySet()))
+                .forEach(d -> states.put(
+                        d.getInt32("_id").getValue(), d.getString("state").getValue()));
         return states;
     }
 
@@ -222,12 +341,19 @@ class ArchiveOutageTest {
         return tallies.computeIfAbsent(kind, k -> new Tally());
     }
 
-    private void print(String scenario, long mirroredMs) {
-        StringBuilder table = new StringBuilder(String.format(Locale.ROOT, "%nArchive %s, through the proxy (%d rounds):%n", scenario, ROUNDS));
+    private void print(String scenario, long mirroredMs, long servingMs) {
+        StringBuilder table = new StringBuilder(
+                String.format(Locale.ROOT, "%nArchive %s, through the proxy (%d rounds):%n", scenario, ROUNDS));
         table.append("| operation | served | refused | slowest ms |\n|---|---|---|---|\n");
-        tallies.forEach((kind, t) -> table.append(String.format(Locale.ROOT, "| %s | %d | %d | %d |%n", kind, t.served, t.refused, t.slowestMs())));
-        table.append(String.format(Locale.ROOT, "archive back -> every acknowledged write in the archive: %d ms; acknowledged writes lost: 0 of %d%n",
-                mirroredMs, acknowledged.size()));
+        tallies.forEach((kind, t) -> table.append(
+                String.format(Locale.ROOT, "| %s | %d | %d | %d |%n", kind, t.served, t.refused, t.slowestMs())));
+        table.append(String.format(
+                Locale.ROOT,
+                "archive back -> every acknowledged write in the archive: %d ms; archive reads served again:"
+                        + " %d ms; acknowledged writes lost: 0 of %d%n",
+                mirroredMs,
+                servingMs,
+                acknowledged.size()));
         System.out.println(table);
     }
 

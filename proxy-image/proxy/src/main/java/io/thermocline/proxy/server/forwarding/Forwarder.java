@@ -16,22 +16,15 @@ import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.proxy.pool.MemberPool;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.session.TransactionPins;
+import io.thermocline.proxy.topology.InvalidReadPreference;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
-import io.thermocline.proxy.topology.InvalidReadPreference;
-import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
 import io.thermocline.proxy.topology.MemberSelector;
+import io.thermocline.proxy.topology.OutOfService;
 import io.thermocline.proxy.topology.ReadPreference;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
 import io.thermocline.wire.OpMsg;
-import org.bson.BsonDocument;
-import org.bson.BsonInt32;
-import org.bson.BsonString;
-import org.bson.BsonTimestamp;
-import org.bson.BsonValue;
-import org.bson.RawBsonDocument;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -40,6 +33,14 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonTimestamp;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sends a command to the member that must serve it and reads the reply once: chooses the member
@@ -54,8 +55,7 @@ public final class Forwarder {
     private static final Set<String> MONGOS_ONLY = Set.of("$readPreference", "$clusterTime", "recoveryToken");
 
     /** A member's reply as the client gets it (cursor ids are the proxy's), and whether it succeeded. */
-    public record Answer(RawBsonDocument body, boolean ok) {
-    }
+    public record Answer(RawBsonDocument body, boolean ok) {}
 
     private final Backends backends;
     private final TransactionPins pins;
@@ -83,25 +83,41 @@ public final class Forwarder {
     }
 
     /** As {@link #call(Request, TierBackend, OpMsg)}, with {@code replace}d fields on the member's command. */
-    public CompletableFuture<Answer> call(Request request, TierBackend tier, OpMsg msg, Map<String, BsonValue> replace) {
+    public CompletableFuture<Answer> call(
+            Request request, TierBackend tier, OpMsg msg, Map<String, BsonValue> replace) {
         CommandTraits traits = request.traitsOf(msg);
+        if (tier.tier() == Tier.ARCHIVE) {
+            // a stalled archive answers hello, so no primary wait ends: only the serving probe knows (docs/faults.md)
+            Optional<BackendUnavailableException> refused =
+                    OutOfService.refusal(Tier.ARCHIVE, tier.outOfServiceFor(), traits.name(), tier.monitor());
+            if (refused.isPresent()) {
+                return CompletableFuture.failedFuture(refused.get());
+            }
+        }
         Optional<SessionKey> session = traits.session();
         BsonValue replacedConcern = replace.get("readConcern");
         BsonDocument concern = replacedConcern instanceof BsonDocument rc ? rc : traits.readConcern();
-        BsonTimestamp point = concern == null ? null : PassThroughCausalPoint.of(new BsonDocument("readConcern", concern));
+        BsonTimestamp point =
+                concern == null ? null : PassThroughCausalPoint.of(new BsonDocument("readConcern", concern));
         return chosen(tier, traits, Optional.empty(), point)
                 .thenApply(choice -> countSecondaryRead(request, tier, traits, choice))
-                .thenCompose(member -> roundTrip(tier, member, toMember(tier, member, msg, replace), request.client().eventLoop())
+                .thenCompose(member -> roundTrip(
+                                tier,
+                                member,
+                                toMember(tier, member, msg, replace),
+                                request.client().eventLoop())
                         .thenApply(reply -> {
                             ReplyFacts facts = observe(tier, member, reply.body());
                             if (facts.ok() && point != null) {
                                 learnApplied(tier, member, reply.body());
                             }
-                            if (traits.endsTransaction() && session.isPresent()
+                            if (traits.endsTransaction()
+                                    && session.isPresent()
                                     && (traits.name().equals("abortTransaction") || facts.ok())) {
                                 pins.release(session.get());
                             }
-                            return new Answer(registerCursor(request, tier, member, reply.body(), facts, traits), facts.ok());
+                            return new Answer(
+                                    registerCursor(request, tier, member, reply.body(), facts, traits), facts.ok());
                         }));
     }
 
@@ -111,20 +127,26 @@ public final class Forwarder {
      * tier's cluster time never reaches the other.
      */
     public CompletableFuture<Map<String, BsonValue>> causalPointFor(TierBackend tier, BsonDocument body) {
-        if (!PassThroughCausalPoint.aheadOf(body, PassThroughCausalPoint.timeOf(tier.clock().latest()))) {
+        if (!PassThroughCausalPoint.aheadOf(
+                body, PassThroughCausalPoint.timeOf(tier.clock().latest()))) {
             return CompletableFuture.completedFuture(Map.of());
         }
         BsonDocument ping = new BsonDocument("ping", new BsonInt32(1)).append("$db", new BsonString("admin"));
         tier.clock().latest().ifPresent(ct -> ping.append("$clusterTime", ct));
-        return tier.monitor().awaitPrimary(backends.primaryWait())
-                .thenCompose(primary -> roundTrip(tier, primary, OpMsg.request(BackendConnection.nextRequestId(), ping), null)
+        return tier.monitor()
+                .awaitPrimary(backends.primaryWait())
+                .thenCompose(primary -> roundTrip(
+                                tier, primary, OpMsg.request(BackendConnection.nextRequestId(), ping), null)
                         .thenApply(reply -> observe(tier, primary, reply.body())))
-                .thenApply(facts -> PassThroughCausalPoint.readConcernFor(body, PassThroughCausalPoint.timeOf(tier.clock().latest()))
-                        .<Map<String, BsonValue>>map(rc -> Map.of("readConcern", rc)).orElse(Map.of()));
+                .thenApply(facts -> PassThroughCausalPoint.readConcernFor(
+                                body, PassThroughCausalPoint.timeOf(tier.clock().latest()))
+                        .<Map<String, BsonValue>>map(rc -> Map.of("readConcern", rc))
+                        .orElse(Map.of()));
     }
 
     /** The member for a command with {@code traits} on {@code tier}, waiting for a primary where the choice needs one. */
-    public CompletableFuture<ServerAddress> member(TierBackend tier, CommandTraits traits, Optional<ServerAddress> cursorMember) {
+    public CompletableFuture<ServerAddress> member(
+            TierBackend tier, CommandTraits traits, Optional<ServerAddress> cursorMember) {
         return chosen(tier, traits, cursorMember, null).thenApply(MemberChoice.Member::address);
     }
 
@@ -132,15 +154,23 @@ public final class Forwarder {
      * As {@link #member}, for a command whose serving member must have applied {@code point} (a time of this tier's
      * clock, null: none): the decided member, waiting for a primary where the choice needs one.
      */
-    private CompletableFuture<MemberChoice.Member> chosen(TierBackend tier, CommandTraits traits, Optional<ServerAddress> cursorMember,
-                                                          BsonTimestamp point) {
+    private CompletableFuture<MemberChoice.Member> chosen(
+            TierBackend tier, CommandTraits traits, Optional<ServerAddress> cursorMember, BsonTimestamp point) {
         Optional<SessionKey> session = traits.session();
         Optional<ServerAddress> pinned = traits.inTransaction() && session.isPresent()
-                ? pins.find(session.get(), traits.txnNumber()).filter(p -> p.tier() == tier.tier()).map(TransactionPins.Pin::member)
+                ? pins.find(session.get(), traits.txnNumber())
+                        .filter(p -> p.tier() == tier.tier())
+                        .map(TransactionPins.Pin::member)
                 : Optional.empty();
         MemberChoice choice;
         try {
-            choice = MemberChoice.choose(pinned, cursorMember, traits, tier.monitor().topology(), point, tier::inFlight,
+            choice = MemberChoice.choose(
+                    pinned,
+                    cursorMember,
+                    traits,
+                    tier.monitor().topology(),
+                    point,
+                    tier::inFlight,
                     spread.getAndIncrement());
         } catch (InvalidReadPreference e) {
             return CompletableFuture.failedFuture(e);
@@ -161,8 +191,8 @@ public final class Forwarder {
             });
         }
         MemberChoice.NoneEligible none = (MemberChoice.NoneEligible) choice;
-        return primary.thenApply(p -> MemberSelector.select(tier.monitor().topology(), none.preference(), point, tier::inFlight,
-                        spread.getAndIncrement())
+        return primary.thenApply(p -> MemberSelector.select(
+                        tier.monitor().topology(), none.preference(), point, tier::inFlight, spread.getAndIncrement())
                 .map(s -> new MemberChoice.Member(s.member(), MemberChoice.Why.READ_PREFERENCE, s.laggingSkipped()))
                 .orElse(new MemberChoice.Member(p, MemberChoice.Why.READ_PREFERENCE, false)));
     }
@@ -172,16 +202,23 @@ public final class Forwarder {
      * changes (a stale secondary catching up, one coming back) until the server-selection timeout, then
      * {@code FailedToSatisfyReadPreference} as from a mongos; at once when the tier has no member that could fit.
      */
-    private CompletableFuture<MemberChoice.Member> unsatisfiable(TierBackend tier, MemberChoice.Unsatisfiable none,
-                                                                 BsonTimestamp point) {
+    private CompletableFuture<MemberChoice.Member> unsatisfiable(
+            TierBackend tier, MemberChoice.Unsatisfiable none, BsonTimestamp point) {
         Duration wait = none.mayWait() ? backends.primaryWait() : Duration.ZERO;
         CompletableFuture<Optional<MemberSelector.Selection>> found = none.mayWait()
-                ? tier.monitor().awaitChoice(t -> MemberSelector.select(t, none.preference(), point, tier::inFlight,
-                        spread.getAndIncrement()), wait)
+                ? tier.monitor()
+                        .awaitChoice(
+                                t -> MemberSelector.select(
+                                        t, none.preference(), point, tier::inFlight, spread.getAndIncrement()),
+                                wait)
                 : CompletableFuture.completedFuture(Optional.empty());
-        return found.thenApply(s -> s.map(m -> new MemberChoice.Member(m.member(), MemberChoice.Why.READ_PREFERENCE, m.laggingSkipped()))
-                .orElseThrow(() -> new UnsatisfiableReadPreference("no member of the " + tier.tier().label() + " tier"
-                        + (tier.monitor().topology().setName() == null ? "" : " (set " + tier.monitor().topology().setName() + ")")
+        return found.thenApply(s -> s.map(
+                        m -> new MemberChoice.Member(m.member(), MemberChoice.Why.READ_PREFERENCE, m.laggingSkipped()))
+                .orElseThrow(() -> new UnsatisfiableReadPreference("no member of the "
+                        + tier.tier().label() + " tier"
+                        + (tier.monitor().topology().setName() == null
+                                ? ""
+                                : " (set " + tier.monitor().topology().setName() + ")")
                         + " matches read preference " + none.preference().describe()
                         + (none.mayWait() ? " after " + wait.toMillis() + " ms: " : ": ")
                         + MemberSelector.whyNone(tier.monitor().topology(), none.preference()))));
@@ -191,7 +228,8 @@ public final class Forwarder {
      * Counts a read whose read preference let a secondary serve it, by the member that serves it and why secondaries
      * were allowed: the client's own read preference, or the collection's offloading (the tiered path's archive reads).
      */
-    private ServerAddress countSecondaryRead(Request request, TierBackend tier, CommandTraits traits, MemberChoice.Member choice) {
+    private ServerAddress countSecondaryRead(
+            Request request, TierBackend tier, CommandTraits traits, MemberChoice.Member choice) {
         if (choice.why() != MemberChoice.Why.READ_PREFERENCE || !allowsSecondaries(traits.readPreference())) {
             return choice.address();
         }
@@ -229,29 +267,34 @@ public final class Forwarder {
      * One request/reply on a pooled connection to {@code member}, preferably one on {@code preferred}
      * (null: any). A lost primary fails the request once the election is visible, so the client's retry finds the new one.
      */
-    public CompletableFuture<OpMsg> roundTrip(TierBackend tier, ServerAddress member, OpMsg request, EventLoop preferred) {
+    public CompletableFuture<OpMsg> roundTrip(
+            TierBackend tier, ServerAddress member, OpMsg request, EventLoop preferred) {
         MemberPool pool = tier.pool(member);
-        return pool.borrow(preferred).thenCompose(conn -> conn.roundTrip(request, null).handle((reply, error) -> {
-            if (error != null) {
-                pool.discard(conn);
-                tier.monitor().requestCheck();
-                throw new CompletionException(unwrap(error));
-            }
-            pool.release(conn);
-            return reply;
-        })).exceptionallyCompose(e -> {
-            Throwable cause = unwrap(e);
-            if (!(cause instanceof BackendUnavailableException)) {
-                return CompletableFuture.failedFuture(cause);
-            }
-            if (!member.equals(tier.monitor().topology().primary())) {
-                // a secondary that cannot be reached stops being chosen at once: the driver's retry goes elsewhere
-                tier.monitor().unreachable(member, cause.getMessage());
-                return CompletableFuture.failedFuture(cause);
-            }
-            return tier.monitor().awaitPrimaryOtherThan(member, backends.primaryWait())
-                    .thenCompose(next -> CompletableFuture.<OpMsg>failedFuture(cause));
-        });
+        return pool.borrow(preferred)
+                .thenCompose(conn -> conn.roundTrip(request, null).handle((reply, error) -> {
+                    if (error != null) {
+                        pool.discard(conn);
+                        tier.monitor().requestCheck();
+                        throw new CompletionException(unwrap(error));
+                    }
+                    pool.release(conn);
+                    return reply;
+                }))
+                .exceptionallyCompose(e -> {
+                    Throwable cause = unwrap(e);
+                    if (!(cause instanceof BackendUnavailableException)) {
+                        return CompletableFuture.failedFuture(cause);
+                    }
+                    if (!member.equals(tier.monitor().topology().primary())) {
+                        // a secondary that cannot be reached stops being chosen at once: the driver's retry goes
+                        // elsewhere
+                        tier.monitor().unreachable(member, cause.getMessage());
+                        return CompletableFuture.failedFuture(cause);
+                    }
+                    return tier.monitor()
+                            .awaitPrimaryOtherThan(member, backends.primaryWait())
+                            .thenCompose(next -> CompletableFuture.<OpMsg>failedFuture(cause));
+                });
     }
 
     /** Learns from every reply: the tier's cluster time, and whether the member stopped being primary. */
@@ -261,7 +304,11 @@ public final class Forwarder {
             tier.clock().advance(facts.clusterTime());
         }
         if (!facts.ok() && MongoError.isStateChange(facts.code())) {
-            LOG.info("event=member_state_change_error tier={} member={} code={}", tier.tier().label(), member, facts.code());
+            LOG.info(
+                    "event=member_state_change_error tier={} member={} code={}",
+                    tier.tier().label(),
+                    member,
+                    facts.code());
             tier.monitor().requestCheck();
         }
         return facts;
@@ -279,18 +326,35 @@ public final class Forwarder {
     }
 
     /** The reply with the cursor it opened (if any) replaced by a proxy cursor that remembers tier and member. */
-    private RawBsonDocument registerCursor(Request request, TierBackend tier, ServerAddress member, RawBsonDocument reply,
-                                           ReplyFacts facts, CommandTraits traits) {
+    private RawBsonDocument registerCursor(
+            Request request,
+            TierBackend tier,
+            ServerAddress member,
+            RawBsonDocument reply,
+            ReplyFacts facts,
+            CommandTraits traits) {
         if (facts.cursorId() == 0) {
             return reply;
         }
         Optional<SessionKey> session = traits.session();
         CursorOwner owner = session.isPresent() && !request.client().loadBalanced()
-                ? new CursorOwner.Session(session.get()) : new CursorOwner.Connection(request.connectionId());
+                ? new CursorOwner.Session(session.get())
+                : new CursorOwner.Connection(request.connectionId());
         String ns = facts.cursorNs() != null ? facts.cursorNs() : traits.database() == null ? "" : traits.database();
-        BsonDocument shown = Objects.equals(traits.lsid(), request.traits().lsid()) ? request.clientLsid() : traits.lsid();
-        long proxyId = cursors.register(tier.tier(), member, facts.cursorId(), ns, traits.lsid(), shown, owner,
-                traits.noCursorTimeout(), request.client().auth().userName(), System.nanoTime()).proxyId();
+        BsonDocument shown =
+                Objects.equals(traits.lsid(), request.traits().lsid()) ? request.clientLsid() : traits.lsid();
+        long proxyId = cursors.register(
+                        tier.tier(),
+                        member,
+                        facts.cursorId(),
+                        ns,
+                        traits.lsid(),
+                        shown,
+                        owner,
+                        traits.noCursorTimeout(),
+                        request.client().auth().userName(),
+                        System.nanoTime())
+                .proxyId();
         metrics.openCursors(cursors.size());
         return facts.withCursorId(reply, proxyId);
     }

@@ -2,6 +2,7 @@ package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.Reason;
 import io.thermocline.proxy.routing.WriteRoute;
@@ -9,13 +10,17 @@ import io.thermocline.proxy.routing.WriteRouter;
 import io.thermocline.proxy.tiered.Promotion;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.topology.OutOfService;
+import io.thermocline.proxy.topology.Tier;
 import io.thermocline.tiering.state.CoverageBound;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
@@ -37,9 +42,18 @@ final class Inserts {
     private final RouteCounter routes;
     private final WriteRaces races;
     private final UniqueIndexes uniques;
+    /** How long the archive has been out of service (empty while it serves). */
+    private volatile Supplier<Optional<Duration>> archiveOutOfServiceFor = Optional::empty;
 
-    Inserts(MongoClient fast, MongoClient archive, Promotion promotion, RetryableReplies replies, GuardedWrite guarded,
-            RouteCounter routes, WriteRaces races, UniqueIndexes uniques) {
+    Inserts(
+            MongoClient fast,
+            MongoClient archive,
+            Promotion promotion,
+            RetryableReplies replies,
+            GuardedWrite guarded,
+            RouteCounter routes,
+            WriteRaces races,
+            UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.promotion = promotion;
@@ -48,6 +62,10 @@ final class Inserts {
         this.routes = routes;
         this.races = races;
         this.uniques = uniques;
+    }
+
+    void failFastWhileArchiveDown(Supplier<Optional<Duration>> outOfServiceFor) {
+        this.archiveOutOfServiceFor = outOfServiceFor;
     }
 
     RawBsonDocument insert(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -80,7 +98,8 @@ final class Inserts {
             return guarded.run(x, write.namespace(), Replies.mutable(x.command()), guardedIds);
         }
         boolean retryable = x.traits().retryableWrite();
-        return switch (InsertPath.of(!existing.isEmpty(), retryable, retryable && !existing.isEmpty() && sameDocuments(write, existing))) {
+        return switch (InsertPath.of(
+                !existing.isEmpty(), retryable, retryable && !existing.isEmpty() && sameDocuments(write, existing))) {
             case AS_SENT -> x.fastTier().forwardAsSent();
             case PROMOTE_THEN_AS_SENT -> retried(x, write.namespace(), existing);
             case GUARDED -> guarded.run(x, write.namespace(), Replies.mutable(x.command()), existing);
@@ -99,6 +118,11 @@ final class Inserts {
         List<BsonValue> others = new ArrayList<>(ids);
         others.removeAll(inFast);
         if (!others.isEmpty()) {
+            Optional<BackendUnavailableException> refused =
+                    OutOfService.refusal(Tier.ARCHIVE, archiveOutOfServiceFor.get(), "insert");
+            if (refused.isPresent()) {
+                throw refused.get(); // nothing written yet
+            }
             existing.addAll(TierQueries.idsIn(archive, null, namespace, others));
         }
         return existing;

@@ -86,6 +86,11 @@ public final class TieredWrites {
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 
+    /** While the archive is out of service, writes that must read it are refused at once (docs/faults.md). */
+    public void failFastWhileArchiveDown(java.util.function.Supplier<java.util.Optional<Duration>> outOfServiceFor) {
+        inserts.failFastWhileArchiveDown(outOfServiceFor);
+    }
+
     public void metrics(RoutingMetrics m) {
         routes.use(m);
     }
