@@ -1,6 +1,8 @@
 package io.thermocline.proxy.command;
 
 import io.thermocline.proxy.session.SessionKey;
+import java.util.Optional;
+import java.util.Set;
 import org.bson.BsonBinaryReader;
 import org.bson.BsonDocument;
 import org.bson.BsonType;
@@ -8,9 +10,6 @@ import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonValueCodec;
 import org.bson.codecs.DecoderContext;
-
-import java.util.Optional;
-import java.util.Set;
 
 /**
  * What the proxy needs to know about a client command to route it and to label its errors,
@@ -23,13 +22,24 @@ import java.util.Set;
  * @param readPreference  the command's {@code $readPreference}, or null
  * @param readConcern     the command's {@code readConcern} (its causal point is {@code afterClusterTime}), or null
  * @param cursorId        the cursor a getMore continues (the value of its first field), or null for other commands
+ * @param clientTimeLimit whether the client set its own {@code maxTimeMS}
  */
-public record CommandTraits(String name, String database, Long txnNumber, boolean inTransaction, boolean startsTransaction,
-                            BsonDocument lsid, BsonValue readPreference, BsonDocument readConcern, boolean noCursorTimeout,
-                            BsonValue cursorId) {
+public record CommandTraits(
+        String name,
+        String database,
+        Long txnNumber,
+        boolean inTransaction,
+        boolean startsTransaction,
+        BsonDocument lsid,
+        BsonValue readPreference,
+        BsonDocument readConcern,
+        boolean noCursorTimeout,
+        BsonValue cursorId,
+        boolean clientTimeLimit) {
     private static final BsonValueCodec VALUES = new BsonValueCodec();
     private static final DecoderContext DECODING = DecoderContext.builder().build();
-    private static final Set<String> RETRYABLE_WRITES = Set.of("insert", "update", "delete", "findAndModify", "bulkWrite");
+    private static final Set<String> RETRYABLE_WRITES =
+            Set.of("insert", "update", "delete", "findAndModify", "bulkWrite");
 
     /** The traits of a command body; {@code name} is its first key. */
     public static CommandTraits of(String name, BsonDocument body) {
@@ -63,8 +73,16 @@ public record CommandTraits(String name, String database, Long txnNumber, boolea
 
     /** The fields read on the way through a body. */
     private static final class Fields {
-        static final Set<String> NAMES = Set.of("$db", "txnNumber", "autocommit", "startTransaction", "lsid", "$readPreference",
-                "readConcern", "noCursorTimeout");
+        static final Set<String> NAMES = Set.of(
+                "$db",
+                "txnNumber",
+                "autocommit",
+                "startTransaction",
+                "lsid",
+                "$readPreference",
+                "readConcern",
+                "noCursorTimeout",
+                "maxTimeMS");
         BsonValue db;
         BsonValue txn;
         BsonValue autocommit;
@@ -74,6 +92,7 @@ public record CommandTraits(String name, String database, Long txnNumber, boolea
         BsonValue readConcern;
         BsonValue noTimeout;
         BsonValue cursorId;
+        BsonValue maxTime;
 
         void take(String field, BsonValue v) {
             switch (field) {
@@ -85,19 +104,35 @@ public record CommandTraits(String name, String database, Long txnNumber, boolea
                 case "$readPreference" -> readPreference = v;
                 case "readConcern" -> readConcern = v;
                 case "noCursorTimeout" -> noTimeout = v;
-                default -> {
-                }
+                case "maxTimeMS" -> maxTime = v;
+                default -> {}
             }
         }
 
         CommandTraits traits(String name) {
             Long txnNumber = txn != null && txn.isNumber() ? txn.asNumber().longValue() : null;
-            boolean inTxn = txnNumber != null && autocommit != null && autocommit.isBoolean() && !autocommit.asBoolean().getValue();
-            boolean starts = inTxn && start != null && start.isBoolean() && start.asBoolean().getValue();
-            return new CommandTraits(name, db != null && db.isString() ? db.asString().getValue() : null, txnNumber, inTxn, starts,
-                    lsid != null && lsid.isDocument() ? lsid.asDocument() : null, readPreference,
+            boolean inTxn = txnNumber != null
+                    && autocommit != null
+                    && autocommit.isBoolean()
+                    && !autocommit.asBoolean().getValue();
+            boolean starts = inTxn
+                    && start != null
+                    && start.isBoolean()
+                    && start.asBoolean().getValue();
+            return new CommandTraits(
+                    name,
+                    db != null && db.isString() ? db.asString().getValue() : null,
+                    txnNumber,
+                    inTxn,
+                    starts,
+                    lsid != null && lsid.isDocument() ? lsid.asDocument() : null,
+                    readPreference,
                     readConcern != null && readConcern.isDocument() ? readConcern.asDocument() : null,
-                    noTimeout != null && noTimeout.isBoolean() && noTimeout.asBoolean().getValue(), cursorId);
+                    noTimeout != null
+                            && noTimeout.isBoolean()
+                            && noTimeout.asBoolean().getValue(),
+                    cursorId,
+                    maxTime != null && maxTime.isNumber() && maxTime.asNumber().longValue() > 0);
         }
     }
 

@@ -27,6 +27,7 @@ public enum MongoError {
     INDEX_NOT_FOUND(27, "IndexNotFound"),
     CURSOR_NOT_FOUND(43, "CursorNotFound"),
     NAMESPACE_EXISTS(48, "NamespaceExists"),
+    MAX_TIME_MS_EXPIRED(50, "MaxTimeMSExpired"),
     INVALID_NAMESPACE(73, "InvalidNamespace"),
     SHUTDOWN_IN_PROGRESS(91, "ShutdownInProgress"),
     OPERATION_FAILED(96, "OperationFailed"),

@@ -111,9 +111,14 @@ public final class ErrorMapping {
                             backendUnavailableLabels(command, true));
         }
         if (cause instanceof com.mongodb.MongoExecutionTimeoutException timeout) {
-            // a tier did not finish the tiered layer's own request (a fence read, a lookup) within the time limit
-            // the proxy gave it; the client set none, so this is no MaxTimeMSExpired of its own: retryable, as a
-            // lagging tier is (TierLagging), never an OperationFailed
+            if (command.clientTimeLimit()) {
+                // the client's own maxTimeMS ran out at the tier (the tiered layer sends its statements on): mongod's
+                // answer, which no driver retries
+                return MongoError.MAX_TIME_MS_EXPIRED.reply(timeout.getMessage(), List.of());
+            }
+            // a tier did not finish the tiered layer's own request (a fence read, a lookup) within a limit of its
+            // own; the client set none, so this is no MaxTimeMSExpired of its own: retryable, as a lagging tier is
+            // (TierLagging), never an OperationFailed
             return MongoError.EXCEEDED_TIME_LIMIT.reply(
                     tierNamed.apply(timeout.getMessage()) + " tier did not finish the Thermocline proxy's part of "
                             + command.name() + " in time (retry): " + timeout.getMessage(),

@@ -79,6 +79,21 @@ class ErrorMappingTest {
                 .containsExactly("RetryableWriteError");
     }
 
+    /** The client's own maxTimeMS, run out at the tier: mongod's MaxTimeMSExpired, which drivers do not retry. */
+    @Test
+    void theClientsOwnTimeLimitRunOutAtATierIsMaxTimeMSExpired() {
+        var timeout = new com.mongodb.MongoExecutionTimeoutException(50, "operation exceeded time limit");
+        CommandTraits limited = CommandTraits.of(
+                "insert",
+                BsonDocument.parse(
+                        "{insert: 'c', maxTimeMS: 100, lsid: {id: {$binary: {base64: 'AAAAAAAAAAAAAAAAAAAAAA==',"
+                                + " subType: '04'}}}, txnNumber: {$numberLong: '1'}, $db: 'd'}"));
+        RawBsonDocument reply = ErrorMapping.reply(limited, timeout);
+        assertThat(reply.getInt32("code").getValue()).isEqualTo(50);
+        assertThat(reply.getString("codeName").getValue()).isEqualTo("MaxTimeMSExpired");
+        assertThat(reply.containsKey("errorLabels")).as(reply.toJson()).isFalse();
+    }
+
     @Test
     void otherServerErrorsOfTheTieredLayerStayAnOperationFailedThatNamesThem() {
         RawBsonDocument reply = ErrorMapping.reply(retryableInsert(), serverError(2, "BadValue"));
