@@ -17,6 +17,7 @@ import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.mode.Modes;
 import io.thermocline.proxy.mode.ShadowComparator;
+import io.thermocline.proxy.tiered.changestreams.UpdateLookups;
 import io.thermocline.proxy.tiered.writes.RetryableReplies;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.proxy.tiered.writes.WriteRaces;
@@ -305,6 +306,7 @@ public final class TieredProxy {
                 ledger,
                 store,
                 modes,
+                new UpdateLookups(fast, archive, fences, barrier, options.barrierTimeout()),
                 workers,
                 () -> {
                     if (stream != null) {

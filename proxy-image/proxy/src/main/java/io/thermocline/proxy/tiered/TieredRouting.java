@@ -23,6 +23,7 @@ import io.thermocline.proxy.routing.RoutingExplanation;
 import io.thermocline.proxy.routing.RoutingTable;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.changestreams.ChangeStreamFilter;
+import io.thermocline.proxy.tiered.changestreams.UpdateLookups;
 import io.thermocline.proxy.tiered.ddl.DdlFanOut;
 import io.thermocline.proxy.tiered.explain.TieredExplain;
 import io.thermocline.proxy.tiered.reads.TieredReads;
@@ -90,6 +91,7 @@ public final class TieredRouting implements AutoCloseable {
             OwnTransactionLedger ledger,
             MetadataStore store,
             Modes modes,
+            UpdateLookups lookups,
             ExecutorService workers,
             AutoCloseable resources) {
         TieredCursors cursors = new TieredCursors(100_000);
@@ -100,7 +102,7 @@ public final class TieredRouting implements AutoCloseable {
         this.archivePresent = archivePresent;
         this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, this::metrics);
         this.promotion = promotion;
-        this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, this::metrics);
+        this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, this::metrics, lookups);
         this.writes = writes;
         this.ddl = new DdlFanOut(tiers, writes::dropping, this::metrics);
         this.explain = new TieredExplain(tiers, this::metrics);
