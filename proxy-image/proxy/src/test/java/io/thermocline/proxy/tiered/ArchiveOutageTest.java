@@ -86,36 +86,7 @@ class ArchiveOutageTest {
     void aStoppedArchiveLeavesHotDataServedRefusesTheRestRetryablyAndLosesNothing() throws Exception {
         failArchive("{closeConnection: true, failCommands: " + ALL_COMMANDS + "}");
         awaitOutageKnown();
-        for (int round = 0; round < ROUNDS; round++) {
-            int id = 1 + round % 3;
-            String state = "paid-" + round;
-            served(
-                    "hot point read",
-                    () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
-            served(
-                    "hot range read",
-                    () -> assertThat(orders.find(Filters.gte("createdAt", Date.from(now.minusSeconds(600))))
-                                    .into(new ArrayList<>()))
-                            .hasSize(3));
-            served("hot update", () -> {
-                assertThat(orders.updateOne(Filters.eq("_id", id), Updates.set("state", state))
-                                .getModifiedCount())
-                        .isEqualTo(1);
-                acknowledged.put(id, state);
-            });
-            refused("cold point read", () -> orders.find(Filters.eq("_id", 100)).first());
-            refused("count over both tiers", () -> orders.countDocuments());
-            refused(
-                    "untiered namespace read",
-                    () -> client.getDatabase("shop")
-                            .getCollection("customers")
-                            .find()
-                            .first());
-            int newId = 200 + round;
-            refused(
-                    "insert (its _id is checked in the archive)",
-                    () -> orders.insertOne(TieredProxyTest.order(newId, Instant.now(), "new")));
-        }
+        outageRounds("paid", 200);
         assertThat(proxy.readiness().ready()).as("the hot data is still served").isTrue();
         assertThat(proxy.readiness().reason()).contains("degraded", "archive");
         awaitFeederReports("unreachable");
@@ -167,9 +138,16 @@ class ArchiveOutageTest {
     void aPausedArchiveLeavesHotDataServedRefusesTheRestRetryablyAndLosesNothing() throws Exception {
         failArchive("{blockConnection: true, blockTimeMS: 30000, failCommands: " + ALL_BUT_THE_HANDSHAKE + "}");
         awaitStallKnown();
+        outageRounds("paused", 300);
+        assertThat(proxy.readiness().ready()).as("the hot data is still served").isTrue();
+        recoverAndCheck("paused");
+    }
+
+    /** Each round: hot reads and an update served, whatever needs the archive refused retryably at once. */
+    private void outageRounds(String statePrefix, int firstNewId) throws Exception {
         for (int round = 0; round < ROUNDS; round++) {
             int id = 1 + round % 3;
-            String state = "paused-" + round;
+            String state = statePrefix + "-" + round;
             served(
                     "hot point read",
                     () -> assertThat(orders.find(Filters.eq("_id", id)).first()).isNotNull());
@@ -192,13 +170,11 @@ class ArchiveOutageTest {
                             .getCollection("customers")
                             .find()
                             .first());
-            int newId = 300 + round;
+            int newId = firstNewId + round;
             refused(
                     "insert (its _id is checked in the archive)",
                     () -> orders.insertOne(TieredProxyTest.order(newId, Instant.now(), "new")));
         }
-        assertThat(proxy.readiness().ready()).as("the hot data is still served").isTrue();
-        recoverAndCheck("paused");
     }
 
     /** The proxy's serving probe has seen its read left unanswered past the stall's confirmation. */
