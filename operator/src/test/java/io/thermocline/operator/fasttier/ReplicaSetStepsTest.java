@@ -184,6 +184,80 @@ class ReplicaSetStepsTest {
         assertThat(ReplicaSetSteps.lostItsData(secondary, "STARTUP2")).isFalse();
     }
 
+    /** Without a primary nothing can be reconfigured: every step waits, reporting the configuration a member still holds. */
+    @Test
+    void noStepIsTakenWhileNoMemberIsPrimary() {
+        converge(3, "7.0.14");
+        model.down(model.primary());
+        model.down(model.primary());
+        assertThat(model.primary()).isNull();
+        model.commands().clear();
+
+        ReplicaSetState state = step(4, "7.0.15");
+
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("NoPrimary");
+            assertThat(c.configured()).containsExactly(host(0), host(1), host(2));
+        });
+        assertThat(state.initiated()).isTrue();
+        assertThat(model.commands()).isEmpty();
+    }
+
+    /** A member that lost its data is re-added by removing it first: not while the others lack a healthy majority. */
+    @Test
+    void aMemberThatLostItsDataWaitsForAHealthyMajorityBeforeItIsReAdded() {
+        converge(3, "7.0.14");
+        model.electPrimary(host(0));
+        model.loseData(host(2));
+        model.down(host(1));
+        model.commands().clear();
+
+        ReplicaSetState state = step(3, "7.0.14");
+
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("WaitingForMajority");
+            assertThat(c.message()).contains("re-adding " + host(2)).contains(host(1));
+        });
+        assertThat(model.commands()).isEmpty();
+        assertThat(model.violations()).isEmpty();
+    }
+
+    /** A member scaled away keeps its volume: back, it answers with its old data and is not added until it is empty. */
+    @Test
+    void aReturningMemberWithOldDataIsNotAddedUntilItIsEmpty() {
+        converge(3, "7.0.14");
+        converge(2, "7.0.14");
+        model.commands().clear();
+
+        step(3, "7.0.14"); // the StatefulSet grows; the pod comes back on its old volume
+        ReplicaSetState state = step(3, "7.0.14");
+
+        assertThat(state).isInstanceOfSatisfying(ReplicaSetState.Converging.class, c -> {
+            assertThat(c.reason()).isEqualTo("WaitingForMember");
+            assertThat(c.message()).contains(host(2)).contains("empty member");
+        });
+        assertThat(model.commands()).isEmpty();
+    }
+
+    /** A new member gets an _id above every configured one: MongoDB refuses a configuration with a repeated _id. */
+    @Test
+    void anAddedMemberGetsAnIdAboveEveryConfiguredOne() {
+        ReplicaSetConfig config = new ReplicaSetConfig(
+                7,
+                List.of(
+                        new ReplicaSetConfig.Member(0, host(0), false),
+                        new ReplicaSetConfig.Member(4, host(1), false)));
+        ReplicaSetConfig next = config.adding(host(2));
+        assertThat(next.members()).extracting(ReplicaSetConfig.Member::id).containsExactly(0, 4, 5);
+        assertThat(next.members().get(2).newlyAdded()).isTrue();
+        assertThat(new ReplicaSetConfig(1, List.of())
+                        .adding(host(0))
+                        .members()
+                        .get(0)
+                        .id())
+                .isZero();
+    }
+
     /** A new member whose pod stays Pending (no node fits it) is added once it runs; meanwhile an upgrade still rolls. */
     @Test
     void aPendingNewMemberDoesNotHoldTheOtherSteps() {
@@ -425,6 +499,9 @@ class ReplicaSetStepsTest {
             assertThat(c.reason()).isEqualTo("MembersUnreachable");
             assertThat(c.message()).contains(host(2));
         });
+        assertThat(state.initiated())
+                .as("nothing for the status to record as initiated")
+                .isFalse();
         assertThat(model.commands()).isEmpty();
     }
 

@@ -8,6 +8,8 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.mockwebserver.dsl.HttpMethod;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.processing.Controller;
 import io.javaoperatorsdk.operator.processing.event.source.Cache;
@@ -15,6 +17,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.thermocline.operator.kit.ApiServerValidation;
 import io.thermocline.operator.kit.Clusters;
 import io.thermocline.operator.kit.OperatorOnFakes;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
@@ -27,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -122,6 +126,12 @@ class ArchiveSecretWatchTest extends OperatorOnFakes {
                 .resource(opaque("billing-db", "password", "not-ours"))
                 .create();
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
+        // what an informer holds is what its list and watch requests select: the cache's view alone would not show an
+        // informer on every Secret that answers only for the one named
+        ApiServerValidation apiServer = ApiServerValidation.install(mockServer.getKubernetesMockServer());
+        AtomicInteger unselected = apiServer.count(r -> secretsOfTheNamespace(r) && !selects(r));
+        AtomicInteger byName = apiServer.count(
+                r -> secretsOfTheNamespace(r) && query(r).contains("fieldSelector=metadata.name=archive"));
         create(cluster(ns, "only"));
         await().atMost(WAIT)
                 .ignoreExceptions()
@@ -129,6 +139,10 @@ class ArchiveSecretWatchTest extends OperatorOnFakes {
                                 .getStatus())
                         .isEqualTo("True"));
         assertThat(cachedSecrets()).contains("archive").doesNotContain("sh.helm.release.v1.shop.v7", "billing-db");
+        assertThat(byName).as("the archive Secret is watched by its name").hasPositiveValue();
+        assertThat(unselected)
+                .as("no list or watch of every Secret of the namespace")
+                .hasValue(0);
 
         String moved = "mongodb://app:moved@archive-9.db:27017/?replicaSet=archive-rs";
         client.secrets()
@@ -141,6 +155,23 @@ class ArchiveSecretWatchTest extends OperatorOnFakes {
         assertThat(cachedSecrets())
                 .contains("archive-2")
                 .doesNotContain("archive", "sh.helm.release.v1.shop.v7", "billing-db");
+        assertThat(unselected).hasValue(0);
+    }
+
+    /** A list or watch of this namespace's Secrets (not a GET of one by name). */
+    private boolean secretsOfTheNamespace(RecordedRequest request) {
+        return request.method() == HttpMethod.GET
+                && request.getPath().matches("/api/v1/namespaces/" + ns + "/secrets(\\?.*)?");
+    }
+
+    /** Selected by name or by the operator's own labels: an informer holding only what it needs. */
+    private static boolean selects(RecordedRequest request) {
+        return query(request).contains("fieldSelector=metadata.name=")
+                || query(request).contains("labelSelector=");
+    }
+
+    private static String query(RecordedRequest request) {
+        return java.net.URLDecoder.decode(request.getPath(), StandardCharsets.UTF_8);
     }
 
     /** The names of this namespace's Secrets in every Secret cache of the operator's controller. */
