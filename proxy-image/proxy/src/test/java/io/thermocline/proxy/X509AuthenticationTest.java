@@ -95,7 +95,7 @@ class X509AuthenticationTest {
         SSLContext context = sslContext(caFile, clientCert, always, protocol);
         MongoClientSettings.Builder b = MongoClientSettings.builder()
                 .applyConnectionString(
-                        new ConnectionString(p.uri("", "?tls=true&serverSelectionTimeoutMS=3000&retryWrites=false")))
+                        new ConnectionString(p.uri("", "?tls=true&serverSelectionTimeoutMS=15000&retryWrites=false")))
                 .applyToSslSettings(ssl -> ssl.enabled(true).context(context));
         return MongoClients.create(
                 credential == null ? b.build() : b.credential(credential).build());
@@ -399,7 +399,7 @@ class X509AuthenticationTest {
             // plain text on the preferred port: the setting is about TLS connections, as mongod's is
             try (MongoClient plain = MongoClients.create(MongoClientSettings.builder()
                     .applyConnectionString(
-                            new ConnectionString(p.uri("", "?serverSelectionTimeoutMS=3000&retryWrites=false")))
+                            new ConnectionString(p.uri("", "?serverSelectionTimeoutMS=15000&retryWrites=false")))
                     .credential(alice)
                     .build())) {
                 assertThat(plain.getDatabase("shop").getCollection("orders").countDocuments())
@@ -476,8 +476,8 @@ class X509AuthenticationTest {
                     import sys, pymongo
                     from pymongo.errors import ServerSelectionTimeoutError, AutoReconnect
                     port, ca, good, forged = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-                    def client(**kw):
-                        return pymongo.MongoClient('127.0.0.1', port, tls=True, tlsCAFile=ca, serverSelectionTimeoutMS=3000, **kw)
+                    def client(selection=15000, **kw):
+                        return pymongo.MongoClient('127.0.0.1', port, tls=True, tlsCAFile=ca, serverSelectionTimeoutMS=selection, **kw)
                     c = client(tlsCertificateKeyFile=good, authMechanism='MONGODB-X509')
                     print('x509 user', c.admin.command('connectionStatus')['authInfo']['authenticatedUsers'][0]['user'])
                     c.close()
@@ -485,7 +485,7 @@ class X509AuthenticationTest {
                     print('scram without certificate', c.shop.command('ping')['ok'])
                     c.close()
                     try:
-                        client(tlsCertificateKeyFile=forged, authMechanism='MONGODB-X509').admin.command('ping')
+                        client(3000, tlsCertificateKeyFile=forged, authMechanism='MONGODB-X509').admin.command('ping')
                         print('forged certificate: logged in')
                     except (ServerSelectionTimeoutError, AutoReconnect) as e:
                         print('forged certificate refused:', e)
