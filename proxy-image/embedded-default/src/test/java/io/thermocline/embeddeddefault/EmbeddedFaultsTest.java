@@ -35,7 +35,6 @@ import org.bson.BsonBinaryReader;
 import org.bson.BsonBinaryWriter;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
-import org.bson.BsonString;
 import org.bson.Document;
 import org.bson.codecs.BsonDocumentCodec;
 import org.bson.codecs.DecoderContext;
@@ -44,7 +43,6 @@ import org.bson.io.BasicOutputBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** What the embedded default acknowledged survives an orderly stop, whatever the archive does (issue 24). */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
@@ -54,10 +52,7 @@ class EmbeddedFaultsTest {
     Path dir;
 
     private EmbeddedStack.Options options() {
-        EmbeddedCommand command = new EmbeddedCommand();
-        new CommandLine(command).parseArgs("--port", "0", "--http", "127.0.0.1:0", "--data-dir", dir.toString(),
-                "--sample-documents", "0", "--status-every", "0s");
-        return command.options();
+        return LocalStack.options(dir, "--sample-documents", "0");
     }
 
     private static MongoClient client(EmbeddedStack stack) {
@@ -71,42 +66,63 @@ class EmbeddedFaultsTest {
     @Test
     void aRetrySentAfterAnOrderlyRestartIsNotAppliedAgain() throws Exception {
         BsonDocument lsid = new BsonDocument("id", new BsonBinary(UUID.randomUUID()));
-        BsonDocument retried = BsonDocument.parse("{update: 'orders', updates: [{q: {_id: 'counter'}, u: {$inc: {n: 1}}}], $db: 'demo'}")
-                .append("lsid", lsid).append("txnNumber", new BsonInt64(1));
+        BsonDocument retried = BsonDocument.parse(
+                        "{update: 'orders', updates: [{q: {_id: 'counter'}, u: {$inc: {n: 1}}}], $db: 'demo'}")
+                .append("lsid", lsid)
+                .append("txnNumber", new BsonInt64(1));
         try (EmbeddedStack stack = EmbeddedStack.start(options(), new PrintWriter(new StringWriter()));
-             MongoClient client = client(stack)) {
-            orders(client).insertOne(new Document("_id", "counter").append(SampleData.AGE_FIELD, new Date()).append("n", 0));
+                MongoClient client = client(stack)) {
+            orders(client)
+                    .insertOne(new Document("_id", "counter")
+                            .append(SampleData.AGE_FIELD, new Date())
+                            .append("n", 0));
             BsonDocument first = command(stack.proxyPort(), retried);
-            assertThat(first.getInt32("nModified").getValue()).as(first.toJson()).isEqualTo(1);
+            assertThat(first.getInt32("nModified").getValue())
+                    .as(first.toJson())
+                    .isEqualTo(1);
         }
         try (EmbeddedStack stack = EmbeddedStack.start(options(), new PrintWriter(new StringWriter()));
-             MongoClient client = client(stack)) {
+                MongoClient client = client(stack)) {
             BsonDocument again = command(stack.proxyPort(), retried);
             assertThat(again.getDouble("ok").getValue()).as(again.toJson()).isEqualTo(1.0);
             assertThat(orders(client).find(Filters.eq("_id", "counter")).first().getInteger("n"))
-                    .as("the retry of an update acknowledged before the restart").isEqualTo(1);
+                    .as("the retry of an update acknowledged before the restart")
+                    .isEqualTo(1);
         }
     }
 
     @Test
     void aDeadLetteredWriteSurvivesAnOrderlyStopWithAWarning() throws Exception {
         StringWriter printed = new StringWriter();
-        Document refused = new Document("_id", "hot-duplicate").append(SampleData.AGE_FIELD, new Date()).append("email", "a@example.com");
+        Document refused = new Document("_id", "hot-duplicate")
+                .append(SampleData.AGE_FIELD, new Date())
+                .append("email", "a@example.com");
         try (EmbeddedStack stack = EmbeddedStack.start(options(), new PrintWriter(printed, true));
-             MongoClient archive = MongoClients.create(stack.config().tiers().archive().uri());
-             MongoClient fast = MongoClients.create(stack.config().tiers().fast().uri())) {
+                MongoClient archive =
+                        MongoClients.create(stack.config().tiers().archive().uri());
+                MongoClient fast =
+                        MongoClients.create(stack.config().tiers().fast().uri())) {
             // the archive refuses this document for good (a unique index the fast tier does not have): a dead letter
             MongoCollection<Document> archived = orders(archive);
-            archived.insertOne(new Document("_id", "cold").append(SampleData.AGE_FIELD, Date.from(Instant.now().minus(Duration.ofDays(300))))
+            archived.insertOne(new Document("_id", "cold")
+                    .append(SampleData.AGE_FIELD, Date.from(Instant.now().minus(Duration.ofDays(300))))
                     .append("email", "a@example.com"));
             archived.createIndex(Indexes.ascending("email"), new IndexOptions().unique(true));
             orders(fast).insertOne(refused);
-            await().atMost(Duration.ofSeconds(60)).until(() -> fast.getDatabase("thermocline").getCollection("deadLetters").countDocuments() == 1);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> fast.getDatabase("thermocline")
+                                    .getCollection("deadLetters")
+                                    .countDocuments()
+                            == 1);
         }
-        assertThat(printed.toString()).contains("1 acknowledged write(s) the archive refused (dead letters) are kept in the fast tier on disk");
+        assertThat(printed.toString())
+                .contains(
+                        "1 acknowledged write(s) the archive refused (dead letters) are kept in the fast tier on disk");
         try (EmbeddedStack stack = EmbeddedStack.start(options(), new PrintWriter(new StringWriter()));
-             MongoClient client = client(stack)) {
-            assertThat(orders(client).find(Filters.eq("_id", "hot-duplicate")).first()).as("after the restart").isEqualTo(refused);
+                MongoClient client = client(stack)) {
+            assertThat(orders(client).find(Filters.eq("_id", "hot-duplicate")).first())
+                    .as("after the restart")
+                    .isEqualTo(refused);
         }
     }
 
@@ -116,7 +132,7 @@ class EmbeddedFaultsTest {
         EmbeddedStack.Options options = options().withDisk(disk::storage);
         List<Integer> acknowledged = new ArrayList<>();
         try (EmbeddedStack stack = EmbeddedStack.start(options, new PrintWriter(new StringWriter()));
-             MongoClient client = client(stack)) {
+                MongoClient client = client(stack)) {
             MongoException refusal = null;
             for (int i = 0; i < 400 && refusal == null; i++) {
                 if (i == 50) {
@@ -136,9 +152,12 @@ class EmbeddedFaultsTest {
                 assertThat(ready.statusCode()).as(ready.body()).isEqualTo(503);
                 assertThat(ready.body()).contains("writes refused", "disk full");
             });
-            assertThat(http(stack, "/metrics").body()).containsPattern("thermocline_storage_writes_refused\\{tier=\"(archive|fast)\"} 1");
-            MongoException next = org.assertj.core.api.Assertions.catchThrowableOfType(MongoException.class,
-                    () -> orders(client).insertOne(new Document("_id", "after").append(SampleData.AGE_FIELD, new Date())));
+            assertThat(http(stack, "/metrics").body())
+                    .containsPattern("thermocline_storage_writes_refused\\{tier=\"(archive|fast)\"} 1");
+            MongoException next = org.assertj.core.api.Assertions.catchThrowableOfType(
+                    MongoException.class,
+                    () -> orders(client)
+                            .insertOne(new Document("_id", "after").append(SampleData.AGE_FIELD, new Date())));
             assertThat(next).as("a write while the disk is full").isNotNull();
             assertThat(next.getCode()).isEqualTo(262);
             assertThat(next.hasErrorLabel("RetryableWriteError")).isTrue();
@@ -155,25 +174,42 @@ class EmbeddedFaultsTest {
         }
         disk.free();
         try (EmbeddedStack stack = EmbeddedStack.start(options(), new PrintWriter(new StringWriter()));
-             MongoClient client = client(stack)) {
+                MongoClient client = client(stack)) {
             List<Integer> kept = new ArrayList<>();
             orders(client).find(Filters.type("_id", "int")).forEach(d -> kept.add(d.getInteger("_id")));
-            assertThat(kept).as("every insert acknowledged before the disk filled, after a restart with space").containsAll(acknowledged);
+            assertThat(kept)
+                    .as("every insert acknowledged before the disk filled, after a restart with space")
+                    .containsAll(acknowledged);
         }
     }
 
-    private static HttpResponse<String> http(EmbeddedStack stack, String path) throws IOException, InterruptedException {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.httpPort() + path))
-                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    private static HttpResponse<String> http(EmbeddedStack stack, String path)
+            throws IOException, InterruptedException {
+        return HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.httpPort() + path))
+                                .timeout(Duration.ofSeconds(30))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     /** One OP_MSG command as sent (the drivers choose their own lsid; a retry needs the same one after the restart). */
     private static BsonDocument command(int port, BsonDocument command) throws IOException {
         BasicOutputBuffer body = new BasicOutputBuffer();
-        new BsonDocumentCodec().encode(new BsonBinaryWriter(body), command, EncoderContext.builder().build());
+        new BsonDocumentCodec()
+                .encode(
+                        new BsonBinaryWriter(body),
+                        command,
+                        EncoderContext.builder().build());
         byte[] doc = body.toByteArray();
         ByteBuffer message = ByteBuffer.allocate(21 + doc.length).order(ByteOrder.LITTLE_ENDIAN);
-        message.putInt(21 + doc.length).putInt(1).putInt(0).putInt(2013).putInt(0).put((byte) 0).put(doc);
+        message.putInt(21 + doc.length)
+                .putInt(1)
+                .putInt(0)
+                .putInt(2013)
+                .putInt(0)
+                .put((byte) 0)
+                .put(doc);
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(60_000);
             socket.getOutputStream().write(message.array());
@@ -184,7 +220,10 @@ class EmbeddedFaultsTest {
             byte[] rest = new byte[length - 16];
             in.readFully(rest);
             ByteBuffer reply = ByteBuffer.wrap(rest, 5, rest.length - 5).order(ByteOrder.LITTLE_ENDIAN);
-            return new BsonDocumentCodec().decode(new BsonBinaryReader(reply), DecoderContext.builder().build());
+            return new BsonDocumentCodec()
+                    .decode(
+                            new BsonBinaryReader(reply),
+                            DecoderContext.builder().build());
         }
     }
 }

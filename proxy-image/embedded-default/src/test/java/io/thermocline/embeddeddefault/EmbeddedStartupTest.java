@@ -35,7 +35,6 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The client port is open from the first step of the start (issue 44 item 5): a client started with the stack, as
@@ -53,32 +52,20 @@ class EmbeddedStartupTest {
 
     @Test
     void aClientConnectedWhileTheArchiveOpensIsServedOnceTheStackIsUp() throws Exception {
-        EmbeddedCommand command = new EmbeddedCommand();
-        new CommandLine(command)
-                .parseArgs(
-                        "--port",
-                        "0",
-                        "--http",
-                        "127.0.0.1:0",
-                        "--data-dir",
-                        dir.toString(),
-                        "--sample-documents",
-                        "100",
-                        "--status-every",
-                        "0s");
         // the archive's storage opens only when the test says: the stack is held in its first long step
         CountDownLatch archiveMayOpen = new CountDownLatch(1);
-        EmbeddedStack.Options options = command.options().withDisk(path -> {
-            if (path.endsWith("archive")) {
-                try {
-                    archiveMayOpen.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException(e);
-                }
-            }
-            return Storage.directory(path);
-        });
+        EmbeddedStack.Options options = LocalStack.options(dir, "--sample-documents", "100")
+                .withDisk(path -> {
+                    if (path.endsWith("archive")) {
+                        try {
+                            archiveMayOpen.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                    return Storage.directory(path);
+                });
         StringWriter printed = new StringWriter();
         CompletableFuture<EmbeddedStack> starting = CompletableFuture.supplyAsync(() -> {
             try {

@@ -34,7 +34,6 @@ import org.bson.conversions.Bson;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The README's first command as a new user runs it: the embedded default with its defaults (both tiers on disk,
@@ -45,7 +44,9 @@ import picocli.CommandLine;
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class ReadmeDemoTest {
 
-    private static final String[] CUSTOMERS = {"ada", "grace", "linus", "barbara", "ken", "margaret", "dennis", "frances"};
+    private static final String[] CUSTOMERS = {
+        "ada", "grace", "linus", "barbara", "ken", "margaret", "dennis", "frances"
+    };
     private static final String[] STATUSES = {"placed", "paid", "shipped", "delivered", "returned"};
     private static final int OPERATIONS = Integer.getInteger("demo.operations", 100);
 
@@ -79,7 +80,8 @@ class ReadmeDemoTest {
             try {
                 return new Answer(call.call());
             } catch (MongoException e) {
-                boolean retryLater = e.getCode() == 262 && String.valueOf(e.getMessage()).contains("retry");
+                boolean retryLater =
+                        e.getCode() == 262 && String.valueOf(e.getMessage()).contains("retry");
                 if (!retryLater || retried >= RETRIES_ALLOWED) {
                     return new Answer("error " + e.getCode());
                 }
@@ -94,17 +96,23 @@ class ReadmeDemoTest {
 
     @Test
     void everyKindOfOperationThroughTheDefaultDemoAnswersAsOneReplicaSet() throws Exception {
-        EmbeddedCommand command = new EmbeddedCommand();
         // the README's defaults, but ports chosen by the system and the data directory of this test
-        new CommandLine(command).parseArgs("--port", "0", "--http", "127.0.0.1:0", "--data-dir", dir.toString(), "--status-every", "0s");
-        EmbeddedStack.Options options = command.options();
-        assertThat(options.fastTierInMemory()).as("the default fast tier is on disk").isFalse();
+        EmbeddedStack.Options options = LocalStack.options(dir);
+        assertThat(options.fastTierInMemory())
+                .as("the default fast tier is on disk")
+                .isFalse();
         try (EmbeddedStack stack = EmbeddedStack.start(options, new PrintWriter(new StringWriter(), true));
-             MongoClient proxy = MongoClients.create("mongodb://127.0.0.1:" + stack.proxyPort() + "/");
-             EmbeddedReplicaSet plain = EmbeddedReplicaSet.builder().name("reference").storage(Storage.memory()).build().start();
-             MongoClient reference = MongoClients.create(plain.connectionString())) {
-            MongoCollection<Document> tiered = proxy.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION);
-            MongoCollection<Document> one = reference.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION);
+                MongoClient proxy = MongoClients.create("mongodb://127.0.0.1:" + stack.proxyPort() + "/");
+                EmbeddedReplicaSet plain = EmbeddedReplicaSet.builder()
+                        .name("reference")
+                        .storage(Storage.memory())
+                        .build()
+                        .start();
+                MongoClient reference = MongoClients.create(plain.connectionString())) {
+            MongoCollection<Document> tiered =
+                    proxy.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION);
+            MongoCollection<Document> one =
+                    reference.getDatabase(SampleData.DATABASE).getCollection(SampleData.COLLECTION);
             List<Document> sample = tiered.find().sort(Sorts.ascending("_id")).into(new ArrayList<>());
             assertThat(sample).as("the sample orders").hasSize(20_000);
             one.insertMany(sample);
@@ -115,7 +123,8 @@ class ReadmeDemoTest {
             for (int i = 0; i < OPERATIONS; i++) {
                 // first the README's own try: an updateMany by a field other than the age field, over both tiers
                 Function<MongoCollection<Document>, Object> operation = i == 0
-                    ? c -> counts(c.updateMany(Filters.eq("customer", "barbara"), Updates.set("note", "x"))) : operation(random, i);
+                        ? c -> counts(c.updateMany(Filters.eq("customer", "barbara"), Updates.set("note", "x")))
+                        : operation(random, i);
                 Answer expected = Answer.of(() -> operation.apply(one));
                 Answer actual = throughTheProxy(() -> operation.apply(tiered));
                 if (!Objects.equals(expected, actual)) {
@@ -125,14 +134,21 @@ class ReadmeDemoTest {
                     }
                 }
             }
-            assertThat(differences).as("answers that differ from one replica set (%d of %d)", different, OPERATIONS).isEmpty();
-            try (MongoClient fast = MongoClients.create(stack.config().tiers().fast().uri())) {
+            assertThat(differences)
+                    .as("answers that differ from one replica set (%d of %d)", different, OPERATIONS)
+                    .isEmpty();
+            try (MongoClient fast =
+                    MongoClients.create(stack.config().tiers().fast().uri())) {
                 // a claim inserts and removes its placeholders in one transaction: none may ever be committed
-                assertThat(fast.getDatabase("thermocline").getCollection("fences").countDocuments(Filters.eq("kind", "CLAIM")))
-                    .as("claim placeholders committed in the fast tier").isZero();
+                assertThat(fast.getDatabase("thermocline")
+                                .getCollection("fences")
+                                .countDocuments(Filters.eq("kind", "CLAIM")))
+                        .as("claim placeholders committed in the fast tier")
+                        .isZero();
             }
             assertThat(tiered.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()))
-                .as("the whole collection at the end").isEqualTo(one.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()));
+                    .as("the whole collection at the end")
+                    .isEqualTo(one.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()));
         } catch (EmbeddedStack.StartFailure e) {
             throw new AssertionError(e);
         }
@@ -152,28 +168,56 @@ class ReadmeDemoTest {
         Date now = new Date(); // one instant for both sides
         return switch (random.nextInt(16)) {
             case 0 -> c -> c.find(Filters.eq("_id", id)).first();
-            case 1 -> c -> c.find(byCustomer).sort(Sorts.ascending("_id")).limit(20).into(new ArrayList<>());
+            case 1 ->
+                c -> c.find(byCustomer).sort(Sorts.ascending("_id")).limit(20).into(new ArrayList<>());
             case 2 -> c -> c.countDocuments(recent);
             case 3 -> c -> c.countDocuments(Filters.and(byCustomer, Filters.lt(SampleData.AGE_FIELD, since)));
-            case 4 -> c -> c.aggregate(List.of(Aggregates.match(recent), Aggregates.group("$customer", Accumulators.sum("n", 1)),
-                Aggregates.sort(Sorts.ascending("_id")))).into(new ArrayList<>());
+            case 4 ->
+                c -> c.aggregate(List.of(
+                                Aggregates.match(recent),
+                                Aggregates.group("$customer", Accumulators.sum("n", 1)),
+                                Aggregates.sort(Sorts.ascending("_id"))))
+                        .into(new ArrayList<>());
             case 5 -> c -> counts(c.updateOne(Filters.eq("_id", id), Updates.inc("items", 1)));
             case 6 -> c -> counts(c.updateMany(someOfHers, Updates.set("note", note)));
-            case 7 -> c -> counts(c.updateMany(Filters.and(recent, Filters.eq("status", "placed")), Updates.set("status", "paid")));
-            case 8 -> c -> counts(c.updateOne(Filters.eq("_id", id), Updates.set("note", note), new UpdateOptions().upsert(true)));
-            case 9 -> c -> counts(c.replaceOne(Filters.eq("_id", id), new Document("customer", customer)
-                .append(SampleData.AGE_FIELD, now).append("status", "placed").append("total", 1.5).append("items", 1),
-                new ReplaceOptions().upsert(random.nextBoolean())));
+            case 7 ->
+                c -> counts(c.updateMany(
+                        Filters.and(recent, Filters.eq("status", "placed")), Updates.set("status", "paid")));
+            case 8 ->
+                c -> counts(c.updateOne(
+                        Filters.eq("_id", id), Updates.set("note", note), new UpdateOptions().upsert(true)));
+            case 9 ->
+                c -> counts(c.replaceOne(
+                        Filters.eq("_id", id),
+                        new Document("customer", customer)
+                                .append(SampleData.AGE_FIELD, now)
+                                .append("status", "placed")
+                                .append("total", 1.5)
+                                .append("items", 1),
+                        new ReplaceOptions().upsert(random.nextBoolean())));
             case 10 -> c -> c.deleteOne(Filters.eq("_id", id)).getDeletedCount();
-            case 11 -> c -> c.deleteMany(Filters.and(byCustomer, Filters.eq("status", "returned"), recent)).getDeletedCount();
-            case 12 -> c -> c.findOneAndUpdate(Filters.eq("_id", id), Updates.inc("total", 1.0),
-                new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER));
-            case 13 -> c -> c.findOneAndDelete(Filters.and(byCustomer, Filters.eq("status", "delivered")), new com.mongodb.client.model.FindOneAndDeleteOptions().sort(Sorts.ascending("_id")));
-            case 14 -> c -> {
-                c.insertOne(new Document("_id", 100_000 + i).append("customer", customer).append(SampleData.AGE_FIELD, now)
-                    .append("status", "placed").append("total", 2.0).append("items", 1));
-                return c.find(Filters.eq("_id", 100_000 + i)).first();
-            };
+            case 11 ->
+                c -> c.deleteMany(Filters.and(byCustomer, Filters.eq("status", "returned"), recent))
+                        .getDeletedCount();
+            case 12 ->
+                c -> c.findOneAndUpdate(
+                        Filters.eq("_id", id),
+                        Updates.inc("total", 1.0),
+                        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER));
+            case 13 ->
+                c -> c.findOneAndDelete(
+                        Filters.and(byCustomer, Filters.eq("status", "delivered")),
+                        new com.mongodb.client.model.FindOneAndDeleteOptions().sort(Sorts.ascending("_id")));
+            case 14 ->
+                c -> {
+                    c.insertOne(new Document("_id", 100_000 + i)
+                            .append("customer", customer)
+                            .append(SampleData.AGE_FIELD, now)
+                            .append("status", "placed")
+                            .append("total", 2.0)
+                            .append("items", 1));
+                    return c.find(Filters.eq("_id", 100_000 + i)).first();
+                };
             default -> c -> c.distinct("status", byCustomer, String.class).into(new java.util.TreeSet<>());
         };
     }

@@ -16,7 +16,6 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * A user's first whole-collection write on the embedded default, both tiers on disk: an {@code updateMany} over every
@@ -35,20 +34,9 @@ class WholeCollectionWriteTest {
 
     @Test
     void anUpdateManyOverTheWholeCollectionChangesEveryDocumentOnceAndReachesTheArchive() throws Exception {
-        EmbeddedCommand command = new EmbeddedCommand();
-        new CommandLine(command)
-                .parseArgs(
-                        "--port",
-                        "0",
-                        "--http",
-                        "127.0.0.1:0",
-                        "--data-dir",
-                        dir.toString(),
-                        "--status-every",
-                        "0s",
-                        "--sample-documents",
-                        String.valueOf(ORDERS));
-        try (EmbeddedStack stack = EmbeddedStack.start(command.options(), new PrintWriter(new StringWriter(), true));
+        try (EmbeddedStack stack = EmbeddedStack.start(
+                        LocalStack.options(dir, "--sample-documents", String.valueOf(ORDERS)),
+                        new PrintWriter(new StringWriter(), true));
                 MongoClient proxy = MongoClients.create("mongodb://127.0.0.1:" + stack.proxyPort() + "/");
                 MongoClient archive =
                         MongoClients.create(stack.config().tiers().archive().uri())) {
