@@ -502,6 +502,12 @@ final class CommandDispatcher {
                     (database, coll, filter) -> heldMatches(database, coll, filter, null),
                     statement -> {
                         coordinator.passDocumentHold(self);
+                        if (self.isStopping()) {
+                            // as mongod at shutdown: a multi-document statement stops between documents (those before
+                            // stay written), so the stop never waits for the rest of a minutes-long updateMany
+                            throw new ReplicationException(
+                                    11600, "InterruptedAtShutdown", "interrupted at shutdown between two documents");
+                        }
                         // in flight (what majority reads wait for) only once it may change storage: a step waiting
                         // for a long read to leave the visibility lock made every majority read wait with it
                         return sessions.snapshotsOpen()

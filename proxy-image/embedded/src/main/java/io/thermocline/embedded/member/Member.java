@@ -11,8 +11,8 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.thermocline.embedded.replication.MemberState;
-import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.replication.ReplicationCoordinator;
+import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.session.SessionCatalog;
 import io.thermocline.wire.WireCodec;
 import io.thermocline.wire.WireEncoder;
@@ -46,13 +46,26 @@ public final class Member {
     private int port;
     private Channel server;
 
-    public Member(ReplicationCoordinator coordinator, MemberState state, SessionCatalog sessions, EventLoopGroup group,
-                  int port, boolean majorityByDefault, String threadPrefix) {
+    public Member(
+            ReplicationCoordinator coordinator,
+            MemberState state,
+            SessionCatalog sessions,
+            EventLoopGroup group,
+            int port,
+            boolean majorityByDefault,
+            String threadPrefix) {
         this(coordinator, state, sessions, group, port, majorityByDefault, threadPrefix, MemberSecurity.open());
     }
 
-    public Member(ReplicationCoordinator coordinator, MemberState state, SessionCatalog sessions, EventLoopGroup group,
-                  int port, boolean majorityByDefault, String threadPrefix, MemberSecurity security) {
+    public Member(
+            ReplicationCoordinator coordinator,
+            MemberState state,
+            SessionCatalog sessions,
+            EventLoopGroup group,
+            int port,
+            boolean majorityByDefault,
+            String threadPrefix,
+            MemberSecurity security) {
         this.security = security;
         this.coordinator = coordinator;
         this.state = state;
@@ -72,27 +85,41 @@ public final class Member {
     public synchronized void bind() {
         port = configuredPort;
         ServerBootstrap bootstrap = new ServerBootstrap()
-            .group(group)
-            .channel(NioServerSocketChannel.class)
-            .option(ChannelOption.SO_REUSEADDR, true)
-            .childOption(ChannelOption.TCP_NODELAY, true)
-            .childHandler(new ChannelInitializer<SocketChannel>() {
-                @Override
-                protected void initChannel(SocketChannel ch) {
-                    connections.add(ch);
-                    security.install(ch.pipeline());
-                    ch.pipeline().addLast(new WireFrameDecoder(WireCodec.DEFAULT_MAX_MESSAGE_SIZE), WireEncoder.INSTANCE,
-                        new MemberHandler(dispatcher, security, coordinator, state, commands, connectionIds.incrementAndGet()));
-                }
-            });
+                .group(group)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        connections.add(ch);
+                        security.install(ch.pipeline());
+                        ch.pipeline()
+                                .addLast(
+                                        new WireFrameDecoder(WireCodec.DEFAULT_MAX_MESSAGE_SIZE),
+                                        WireEncoder.INSTANCE,
+                                        new MemberHandler(
+                                                dispatcher,
+                                                security,
+                                                coordinator,
+                                                state,
+                                                commands,
+                                                connectionIds.incrementAndGet()));
+                    }
+                });
         try {
-            server = bootstrap.bind(new InetSocketAddress("127.0.0.1", port)).sync().channel();
+            server = bootstrap
+                    .bind(new InetSocketAddress("127.0.0.1", port))
+                    .sync()
+                    .channel();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while binding 127.0.0.1:" + port, e);
         } catch (Exception e) {
-            throw new IllegalStateException("cannot listen on 127.0.0.1:" + port + ": " + e.getMessage()
-                + "; choose a free port or 0 for an ephemeral one", e);
+            throw new IllegalStateException(
+                    "cannot listen on 127.0.0.1:" + port + ": " + e.getMessage()
+                            + "; choose a free port or 0 for an ephemeral one",
+                    e);
         }
         port = ((InetSocketAddress) server.localAddress()).getPort();
         state.host("127.0.0.1:" + port);
@@ -110,6 +137,8 @@ public final class Member {
     }
 
     public void shutdown() {
+        state.stopping();
+        coordinator.progress().signalAll(); // a statement held between documents sees it at once
         unbind();
         commands.shutdownNow();
     }

@@ -77,6 +77,17 @@ public final class MemberState {
         return alive;
     }
 
+    /** Set once the member's process stops: a multi-document statement ends before its next document. */
+    private volatile boolean stopping;
+
+    public void stopping() {
+        this.stopping = true;
+    }
+
+    public boolean isStopping() {
+        return stopping;
+    }
+
     void alive(boolean value) {
         this.alive = value;
     }
@@ -104,6 +115,7 @@ public final class MemberState {
 
     /** A restarted process gets a new processId, as a real mongod does. */
     void newProcess() {
+        stopping = false;
         processId = new ObjectId();
         topologyCounter.set(0);
     }

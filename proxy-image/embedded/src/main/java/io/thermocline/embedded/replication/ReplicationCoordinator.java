@@ -415,7 +415,8 @@ public final class ReplicationCoordinator {
         if (!member.takeStep()) {
             heldSteps.incrementAndGet();
             progress.signalAll();
-            progress.await(member::takeStep, READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
+            progress.await(
+                    () -> member.isStopping() || member.takeStep(), READ_WAITS_FOR_WRITE_MILLIS, TimeUnit.MILLISECONDS);
         }
     }
 
