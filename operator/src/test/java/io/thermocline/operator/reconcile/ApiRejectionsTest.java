@@ -88,7 +88,7 @@ class ApiRejectionsTest {
             @Override
             public ReconcileResult<ConfigMap> reconcile(
                     ThermoclineCluster primary, Context<ThermoclineCluster> context) {
-                throw new UnsupportedOperationException();
+                throw new AssertionError("a test double read only for its name: never reconciled");
             }
 
             @Override
