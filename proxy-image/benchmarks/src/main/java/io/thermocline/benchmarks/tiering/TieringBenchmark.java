@@ -2,7 +2,6 @@ package io.thermocline.benchmarks.tiering;
 
 import io.thermocline.benchmarks.BenchmarkArgs;
 import io.thermocline.benchmarks.ycsb.MongoDbBinding;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,8 +44,7 @@ public final class TieringBenchmark {
     /** JVM options of Thermocline's process; {@code jfr=FILE} adds a flight recording of it, to profile it under the run. */
     private static List<String> stackJvm = List.of("-Xmx4g");
 
-    private TieringBenchmark() {
-    }
+    private TieringBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         io.thermocline.benchmarks.ModuleClasses.require();
@@ -58,11 +56,17 @@ public final class TieringBenchmark {
         }
         String mixes = o.getOrDefault("mixes", "store,read-heavy,concentrated");
         Settings s = new Settings(
-                Path.of(o.getOrDefault("dir", quick ? "/var/tmp/thermocline-tiering-quick" : "/var/tmp/thermocline-tiering")),
+                Path.of(o.getOrDefault(
+                        "dir", quick ? "/var/tmp/thermocline-tiering-quick" : "/var/tmp/thermocline-tiering")),
                 Long.parseLong(o.getOrDefault("records", quick ? "300000" : "1400000")),
-                Long.parseLong(o.getOrDefault("memory", quick ? "192" : "256")),
+                // the same cap in both modes: the archive JVM alone (128 MB heap, metaspace, code cache, direct
+                // buffers, two malloc arenas) takes about 200 MB of it, and at 192 MB the kernel killed quick's archive
+                Long.parseLong(o.getOrDefault("memory", "256")),
                 Integer.parseInt(o.getOrDefault("iops", "1500")),
-                List.of(o.getOrDefault("archiveJvm", "-Xmx128m -XX:MaxDirectMemorySize=32m -XX:+UseSerialGC -Xss512k -XX:ReservedCodeCacheSize=32m -XX:MaxMetaspaceSize=96m").split("\\s+")),
+                List.of(o.getOrDefault(
+                                "archiveJvm",
+                                "-Xmx128m -XX:MaxDirectMemorySize=32m -XX:+UseSerialGC -Xss512k -XX:ReservedCodeCacheSize=32m -XX:MaxMetaspaceSize=96m")
+                        .split("\\s+")),
                 Integer.parseInt(o.getOrDefault("threads", "64")),
                 Integer.parseInt(o.getOrDefault("warmup", quick ? "10" : "20")),
                 Integer.parseInt(o.getOrDefault("seconds", quick ? "20" : "45")),
@@ -72,7 +76,9 @@ public final class TieringBenchmark {
                 mixes.split(","),
                 o.getOrDefault("equal", mixes).split(","),
                 o.getOrDefault("window", "40d"),
-                o.getOrDefault("feeder", "").isBlank() ? List.of() : List.of(o.get("feeder").split(",")),
+                o.getOrDefault("feeder", "").isBlank()
+                        ? List.of()
+                        : List.of(o.get("feeder").split(",")),
                 Boolean.parseBoolean(o.getOrDefault("warmer", "false")),
                 Boolean.parseBoolean(o.getOrDefault("ceiling", "true")),
                 Integer.parseInt(o.getOrDefault("fastOplog", "600000")),
@@ -90,7 +96,9 @@ public final class TieringBenchmark {
         if (loaded == null) {
             System.out.printf("loading %,d records into %s%n", s.records(), s.dir());
             loaded = Loader.load(base("unused", 0, 0), s.dir(), s.records());
-            System.out.printf("loaded %,d records in %.0f s (%.0f records/s)%n", loaded.records(), loaded.seconds(), loaded.recordsPerSecond());
+            System.out.printf(
+                    "loaded %,d records in %.0f s (%.0f records/s)%n",
+                    loaded.records(), loaded.seconds(), loaded.recordsPerSecond());
         }
         if (o.containsKey("only") && o.get("only").equals("load")) {
             return;
@@ -108,8 +116,10 @@ public final class TieringBenchmark {
         Archive archive = Archive.start(s.dir(), caps, device, logs.resolve("archive.log"));
         TieredStack stack = null;
         try {
-            stack = TieredStack.start(archive.uri(), s.warmer(), s.fastOplog(), settings(s), stackJvm, logs.resolve("thermocline.log"));
-            Driver.Result r = thermocline(s, loaded, stack, archive, s.adoptionMix(), nextKey, 0, s.adoption(), 0, report);
+            stack = TieredStack.start(
+                    archive.uri(), s.warmer(), s.fastOplog(), settings(s), stackJvm, logs.resolve("thermocline.log"));
+            Driver.Result r =
+                    thermocline(s, loaded, stack, archive, s.adoptionMix(), nextKey, 0, s.adoption(), 0, report);
             report.adoption("Thermocline", r);
             settle(stack);
 
@@ -117,8 +127,12 @@ public final class TieringBenchmark {
             for (String name : s.mixes()) {
                 Mix mix = Mix.named(name);
                 for (int round = 0; round < s.rounds(); round++) {
-                    report.steady(mix, false, alone(s, loaded, archive, mix, nextKey, s.warmup(), s.seconds(), 0, report));
-                    report.steady(mix, true, thermocline(s, loaded, stack, archive, mix, nextKey, s.warmup(), s.seconds(), 0, report));
+                    report.steady(
+                            mix, false, alone(s, loaded, archive, mix, nextKey, s.warmup(), s.seconds(), 0, report));
+                    report.steady(
+                            mix,
+                            true,
+                            thermocline(s, loaded, stack, archive, mix, nextKey, s.warmup(), s.seconds(), 0, report));
                     settle(stack);
                 }
             }
@@ -127,8 +141,17 @@ public final class TieringBenchmark {
                 Mix mix = Mix.named(name);
                 int target = (int) report.aloneOpsPerSecond(mix);
                 if (target > 0) {
-                    report.equalLoad(mix, target, false, alone(s, loaded, archive, mix, nextKey, s.warmup(), s.seconds(), target, report));
-                    report.equalLoad(mix, target, true, thermocline(s, loaded, stack, archive, mix, nextKey, s.warmup(), s.seconds(), target, report));
+                    report.equalLoad(
+                            mix,
+                            target,
+                            false,
+                            alone(s, loaded, archive, mix, nextKey, s.warmup(), s.seconds(), target, report));
+                    report.equalLoad(
+                            mix,
+                            target,
+                            true,
+                            thermocline(
+                                    s, loaded, stack, archive, mix, nextKey, s.warmup(), s.seconds(), target, report));
                     settle(stack);
                 }
             }
@@ -141,7 +164,8 @@ public final class TieringBenchmark {
         }
         // 4. the ceiling: the same archive with no caps and its files in the page cache
         if (s.ceiling()) {
-            try (Archive uncapped = Archive.start(s.dir(), caps.uncapped(), device, logs.resolve("archive-uncapped.log"))) {
+            try (Archive uncapped =
+                    Archive.start(s.dir(), caps.uncapped(), device, logs.resolve("archive-uncapped.log"))) {
                 readFiles(s.dir());
                 for (String name : s.mixes()) {
                     Mix mix = Mix.named(name);
@@ -153,16 +177,33 @@ public final class TieringBenchmark {
         System.out.println(report.markdown());
     }
 
-    record Settings(Path dir, long records, long memoryMb, int iops, List<String> archiveJvm, int threads, int warmup, int seconds,
-                    int rounds, int adoption, Mix adoptionMix, String[] mixes, String[] equalMixes, String window, List<String> feeder, boolean warmer,
-                    boolean ceiling, int fastOplog, Path out, boolean quick) {
-    }
+    record Settings(
+            Path dir,
+            long records,
+            long memoryMb,
+            int iops,
+            List<String> archiveJvm,
+            int threads,
+            int warmup,
+            int seconds,
+            int rounds,
+            int adoption,
+            Mix adoptionMix,
+            String[] mixes,
+            String[] equalMixes,
+            String window,
+            List<String> feeder,
+            boolean warmer,
+            boolean ceiling,
+            int fastOplog,
+            Path out,
+            boolean quick) {}
 
     /** The tiered stack's settings: the YCSB table tiered by its date, the hot window, any extra settings given. */
     static List<String> settings(Settings s) {
         List<String> out = new ArrayList<>();
-        out.add("THERMOCLINE_COLLECTIONS=[{database: " + DATABASE + ", collection: " + TABLE + ", ageField: " + DATE_FIELD
-                + ", hotWindow: " + s.window() + "}]");
+        out.add("THERMOCLINE_COLLECTIONS=[{database: " + DATABASE + ", collection: " + TABLE + ", ageField: "
+                + DATE_FIELD + ", hotWindow: " + s.window() + "}]");
         out.add("THERMOCLINE_TIERS_ARCHIVE_CONNECTION_BUDGET=64");
         out.addAll(s.feeder());
         return out;
@@ -179,7 +220,8 @@ public final class TieringBenchmark {
         p.setProperty("readallfields", "true");
         p.setProperty("operationcount", Integer.toString(Integer.MAX_VALUE));
         p.setProperty("insertorder", insertOrder);
-        p.setProperty("zeropadding", "12"); // ordered keys then sort as numbers: the H2 backend keeps documents in _id order
+        p.setProperty(
+                "zeropadding", "12"); // ordered keys then sort as numbers: the H2 backend keeps documents in _id order
         p.setProperty(DatedWorkload.FIELD, DATE_FIELD);
         if (loadedRecords > 0) {
             p.setProperty(DatedWorkload.LOADED, Long.toString(loadedRecords));
@@ -188,17 +230,34 @@ public final class TieringBenchmark {
         return p;
     }
 
-    private static Driver.Result run(Settings s, Loader.Loaded loaded, String url, Mix mix, long[] nextKey, int warmup, int seconds,
-                                     int target, Supplier<ArchiveCgroup.Reads> reads) throws Exception {
+    private static Driver.Result run(
+            Settings s,
+            Loader.Loaded loaded,
+            String url,
+            Mix mix,
+            long[] nextKey,
+            int warmup,
+            int seconds,
+            int target,
+            Supplier<ArchiveCgroup.Reads> reads)
+            throws Exception {
         Properties p = base(url, loaded.records(), loaded.origin());
         p.setProperty("recordcount", Long.toString(nextKey[0]));
         mix.applyTo(p);
         try {
             Driver.Result r = Driver.run(p, s.threads(), warmup, seconds, target, reads);
             nextKey[0] = Math.max(nextKey[0], r.nextInsertKey());
-            System.out.printf("%s %s%s: %.0f ops/s, read p95 %.1f ms, update p99 %.1f ms, %d failed, %d not found, archive %.0f reads/s%s%n",
-                    mix.name(), url, target > 0 ? " target " + target : "", r.opsPerSecond(), Driver.Result.ms(r.read(), 95),
-                    Driver.Result.ms(r.update(), 99), r.failed(), r.notFound(), r.archiveReadsPerSecond(),
+            System.out.printf(
+                    "%s %s%s: %.0f ops/s, read p95 %.1f ms, update p99 %.1f ms, %d failed, %d not found, archive %.0f reads/s%s%n",
+                    mix.name(),
+                    url,
+                    target > 0 ? " target " + target : "",
+                    r.opsPerSecond(),
+                    Driver.Result.ms(r.read(), 95),
+                    Driver.Result.ms(r.update(), 99),
+                    r.failed(),
+                    r.notFound(),
+                    r.archiveReadsPerSecond(),
                     r.failed() > 0 ? " (last failure: " + r.lastFailure() + ")" : "");
             return r;
         } finally {
@@ -207,19 +266,31 @@ public final class TieringBenchmark {
     }
 
     /** A run straight to the archive, noting the CPU each process used. */
-    private static Driver.Result alone(Settings s, Loader.Loaded loaded, Archive archive, Mix mix, long[] nextKey,
-                                       int warmup, int seconds, int target, Report report) throws Exception {
+    private static Driver.Result alone(
+            Settings s,
+            Loader.Loaded loaded,
+            Archive archive,
+            Mix mix,
+            long[] nextKey,
+            int warmup,
+            int seconds,
+            int target,
+            Report report)
+            throws Exception {
         Duration archiveCpu = archive.cpu();
         Duration clientCpu = clientCpu();
         Driver.Result r = run(s, loaded, archive.uri(), mix, nextKey, warmup, seconds, target, archive::reads);
         double total = warmup + seconds;
-        report.note(String.format("CPU cores used: archive %.2f, client %.2f", archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total,
+        report.note(String.format(
+                "CPU cores used: archive %.2f, client %.2f",
+                archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total,
                 clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
         return r;
     }
 
     /** The proxy's routing decisions, and the label sets of reads by the tier that answered them. */
     private static final String ROUTING = "thermocline_proxy_routing_decisions_total";
+
     private static final String[] READ_FAST = {"operation=\"read\"", "tier=\"fast\""};
     private static final String[] READ_ARCHIVE = {"operation=\"read\"", "tier=\"archive\""};
 
@@ -227,8 +298,18 @@ public final class TieringBenchmark {
     private static final String COPY_UP_BARRIER = "thermocline_proxy_copy_up_barrier_total";
 
     /** A run through Thermocline, noting the feeder's largest lag, the fast tier's size after it, and the CPU each process used. */
-    private static Driver.Result thermocline(Settings s, Loader.Loaded loaded, TieredStack stack, Archive archive, Mix mix, long[] nextKey,
-                                             int warmup, int seconds, int target, Report report) throws Exception {
+    private static Driver.Result thermocline(
+            Settings s,
+            Loader.Loaded loaded,
+            TieredStack stack,
+            Archive archive,
+            Mix mix,
+            long[] nextKey,
+            int warmup,
+            int seconds,
+            int target,
+            Report report)
+            throws Exception {
         Duration stackCpu = stack.cpu();
         Duration archiveCpu = archive.cpu();
         Duration clientCpu = clientCpu();
@@ -243,17 +324,25 @@ public final class TieringBenchmark {
         TieredStack.Metrics after = stack.metrics();
         double fast = after.since(before, ROUTING, READ_FAST);
         double archived = after.since(before, ROUTING, READ_ARCHIVE);
-        report.note(String.format("reads answered by the archive %.1f %% (warm-up included); feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
+        report.note(String.format(
+                "reads answered by the archive %.1f %% (warm-up included); feeder lag max %.1f s; fast tier %,d docs after; promotion rounds %,.0f without the barrier, %,.0f"
                         + " leaving fenced documents out; CPU cores used: Thermocline %.2f, archive %.2f, client %.2f",
-                100 * archived / (fast + archived), lag, stack.fastTierDocuments(DATABASE, TABLE), after.since(before, COPY_UP_BARRIER, "\"skipped\""),
-                after.since(before, COPY_UP_BARRIER, "\"left\""), stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
-                archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total, clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
+                100 * archived / (fast + archived),
+                lag,
+                stack.fastTierDocuments(DATABASE, TABLE),
+                after.since(before, COPY_UP_BARRIER, "\"skipped\""),
+                after.since(before, COPY_UP_BARRIER, "\"left\""),
+                stack.cpu().minus(stackCpu).toMillis() / 1000.0 / total,
+                archive.cpu().minus(archiveCpu).toMillis() / 1000.0 / total,
+                clientCpu().minus(clientCpu).toMillis() / 1000.0 / total));
         return r;
     }
 
     static Duration clientCpu() {
-        return java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
-                ? Duration.ofNanos(os.getProcessCpuTime()) : Duration.ZERO;
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                        instanceof com.sun.management.OperatingSystemMXBean os
+                ? Duration.ofNanos(os.getProcessCpuTime())
+                : Duration.ZERO;
     }
 
     /** Lets the feeder mirror what a run wrote before the archive is read directly. */
@@ -265,7 +354,9 @@ public final class TieringBenchmark {
 
     private static long dataBytes(Path dir) throws IOException {
         try (var files = Files.list(dir)) {
-            return files.filter(f -> f.toString().endsWith(".mv")).mapToLong(f -> f.toFile().length()).sum();
+            return files.filter(f -> f.toString().endsWith(".mv"))
+                    .mapToLong(f -> f.toFile().length())
+                    .sum();
         }
     }
 
