@@ -2,12 +2,10 @@ package io.thermocline.operator.reconcile;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -73,11 +71,8 @@ import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.proxy.ProxyDisruptionBudgetDependent;
 import io.thermocline.operator.proxy.ProxyHealth;
 import io.thermocline.operator.proxy.ProxyPeersServiceDependent;
-import io.thermocline.operator.proxy.ProxyPods;
 import io.thermocline.operator.proxy.ProxyServiceDependent;
 import io.thermocline.operator.status.ClusterHealth;
-import io.thermocline.operator.status.ClusterHealth.Health;
-import io.thermocline.operator.status.ClusterHealth.Replicas;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.status.Conditions;
 import io.thermocline.operator.status.Observed;
@@ -86,7 +81,6 @@ import io.thermocline.operator.tiering.EvictorCronJobDependent;
 import io.thermocline.operator.tiering.FeederDeploymentDependent;
 import io.thermocline.operator.tiering.TieringObserver;
 import io.thermocline.operator.tiering.TieringPolling;
-import io.thermocline.operator.tiering.TieringSnapshot;
 import io.thermocline.operator.tiering.WarmerJobDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import io.thermocline.operator.workflow.RefusedUpdates;
@@ -239,9 +233,6 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
         ArchiveSecrets.Access access =
                 ArchiveSecrets.read(ArchiveSecretWatch.cached(context), layout.namespace(), spec.archive);
-        String archiveUri = access instanceof ArchiveSecrets.Found found
-                ? found.connection().uri()
-                : null;
         ArchiveReport archive = access instanceof ArchiveSecrets.Found found
                 ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
                 : ((ArchiveSecrets.Missing) access).problem();
@@ -282,8 +273,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         String fastTierVersion = version != null ? version.fastTierVersion() : previous.fastTierVersion;
         boolean deploy = specProblem == null && fastTierVersion != null;
         // secondaries from the informers' caches (JOSDK keeps what this operator just wrote in them too)
-        Map<String, String> users = UsersSecretDependent.decoded(cached(context, Secret.class, layout.usersSecret()));
-        StatefulSet current = cached(context, StatefulSet.class, layout.fastTier());
+        Map<String, String> users =
+                UsersSecretDependent.decoded(Secondaries.named(context, Secret.class, layout.usersSecret()));
+        StatefulSet current = Secondaries.named(context, StatefulSet.class, layout.fastTier());
         int running = current == null || current.getSpec().getReplicas() == null
                 ? 0
                 : current.getSpec().getReplicas();
@@ -300,7 +292,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     users.get(UsersSecretDependent.ROOT_USERNAME),
                     users.get(UsersSecretDependent.ROOT_PASSWORD),
                     UsersSecretDependent.fastTierUsers(
-                            layout, spec.collections, users, name -> cached(context, Secret.class, name)),
+                            layout, spec.collections, users, name -> Secondaries.named(context, Secret.class, name)),
                     VersionPolicy.wantedFeatureCompatibilityVersion(spec.fastTier, fastTierVersion));
         }
         // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what
@@ -326,7 +318,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         String warmerJob =
                 DataPlaneConfig.warmerJobName(spec, layout, operations.restore().lastResynced());
 
-        Deployment feederNow = cached(context, Deployment.class, layout.feeder());
+        Deployment feederNow = Secondaries.named(context, Deployment.class, layout.feeder());
         ClusterHealth.Pausing pausing = spec.paused && deploy
                 ? Pausing.step(client, layout, feederNow, () -> Deletion.observe(client, cluster, tieringObserver))
                 : null;
@@ -359,9 +351,9 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     cluster,
                     current,
                     new FastTierTlsStep.Clients(
-                            cached(context, Deployment.class, layout.proxy()),
+                            Secondaries.named(context, Deployment.class, layout.proxy()),
                             feederNow,
-                            cached(context, Job.class, warmerJob)),
+                            Secondaries.named(context, Job.class, warmerJob)),
                     ArchiveSecretWatch.cached(context),
                     Instant.now());
             certificates = tls.condition();
@@ -428,29 +420,68 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                     version == null ? "unknown" : version.reason());
         }
 
+        WorkflowOutcome workflow =
+                deploy ? new WorkflowOutcome(desired, replicaSet, rejected, certificates) : WorkflowOutcome.HELD;
         BackupOperations.act(client, cluster, operations, desired);
+        StatusReport.Planned planned = new StatusReport.Planned(
+                specProblem, archive, version, fastTierVersion, initiatedBefore, pausing, operations);
+        return report(cluster, context, planned, workflow, access, users);
+    }
 
-        boolean initiated = initiatedBefore || (replicaSet != null && replicaSet.initiated());
-        StatefulSet statefulSet = cached(context, StatefulSet.class, layout.fastTier());
-        Replicas fastTier = statefulSet == null ? null : new Replicas(spec.fastTier.members, readyOf(statefulSet));
-        Replicas proxy = replicas(cached(context, Deployment.class, layout.proxy()), spec.proxy.replicas);
-        if (proxy != null && !spec.paused && proxy.ready() < proxy.desired()) {
-            proxy = proxy.withNotReadyCause(ProxyPods.notReadyCause(client, layout, proxyHealth));
-        }
-        Replicas feeder = replicas(cached(context, Deployment.class, layout.feeder()), 1);
+    /** Drives the fleet's mode, builds the status (see {@link StatusReport}) and writes it when it changed. */
+    private UpdateControl<ThermoclineCluster> report(
+            ThermoclineCluster cluster,
+            Context<ThermoclineCluster> context,
+            StatusReport.Planned planned,
+            WorkflowOutcome workflow,
+            ArchiveSecrets.Access access,
+            Map<String, String> users) {
+        ClusterLayout layout = ClusterLayout.of(cluster);
+        ThermoclineClusterSpec spec = cluster.getSpec();
+        ThermoclineClusterStatus previous =
+                cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
+        StatusReport.Seen seen = Secondaries.seen(
+                context,
+                layout,
+                spec,
+                proxyHealth,
+                workflow.ran() ? workflow.desired().warmerJobName() : null);
+        ModeDriver.Outcome mode = driveMode(cluster, context, planned.operations(), workflow, access, users);
+        StatusReport.Report report = StatusReport.of(new StatusReport.Inputs(
+                layout,
+                spec,
+                cluster.getMetadata().getGeneration(),
+                previous,
+                Instant.now(),
+                planned,
+                workflow,
+                seen,
+                mode,
+                StatusReport.Requeue.of(settings)));
+        clusterGauges.record(layout, report.status());
+        return publish(cluster, context.getClient(), previous, report);
+    }
 
-        // from the poller's cache: no MongoDB call here. Read whatever the replica set's step: a member being added or
-        // restarted does not make the feeder's lag or dead letters go away
-        TieringSnapshot tiering = TieringPolling.cached(context);
-
-        ModeDriver.Outcome mode = ModeDriver.reconcile(
-                client,
+    /** The fleet's mode: the fast tier is addressed once its replica set converged. */
+    private ModeDriver.Outcome driveMode(
+            ThermoclineCluster cluster,
+            Context<ThermoclineCluster> context,
+            BackupOperations.Plan operations,
+            WorkflowOutcome workflow,
+            ArchiveSecrets.Access access,
+            Map<String, String> users) {
+        ThermoclineClusterSpec spec = cluster.getSpec();
+        ClusterLayout layout = ClusterLayout.of(cluster);
+        return ModeDriver.reconcile(
+                context.getClient(),
                 cluster,
                 modeStore,
-                replicaSet instanceof ReplicaSetState.Converged
+                workflow.replicaSet() instanceof ReplicaSetState.Converged
                         ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users)
                         : null,
-                archiveUri,
+                access instanceof ArchiveSecrets.Found found
+                        ? found.connection().uri()
+                        : null,
                 () -> access instanceof ArchiveSecrets.Found found
                         ? archiveProbe.holdingData(
                                 found.connection(),
@@ -460,82 +491,22 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                         : Optional.empty(),
                 operations.restore().holdsModeRequests(),
                 operations.restoreStatus() != null && RestoreSteps.RESTORED.equals(operations.restoreStatus().state));
+    }
 
-        Health health = ClusterHealth.evaluate(new ClusterHealth.Inputs(
-                spec.paused,
-                specProblem,
-                archive,
-                version,
-                fastTier,
-                replicaSet,
-                proxy,
-                feeder,
-                tiering,
-                spec.feeder.maxLagSeconds,
-                previous.phase,
-                rejected,
-                pausing,
-                desired == null ? null : warmer(context, desired.warmerJobName()),
-                ClusterHealth.lastFeederObservation(previous.conditions)));
-        ThermoclineClusterStatus status = new ThermoclineClusterStatus();
-        status.observedGeneration = cluster.getMetadata().getGeneration();
-        status.phase = health.phase();
-        List<Observed> observed = new ArrayList<>(health.conditions());
-        observed.addAll(mode.conditions());
-        observed.addAll(operations.conditions());
-        if (certificates != null) {
-            observed.add(certificates);
-        } else if (!deploy && Conditions.find(previous.conditions, ConditionType.CertificatesReady) != null) {
-            observed.add(Observed.unknown(
-                    ConditionType.CertificatesReady, "NotChecked", "the workflow is held (see Ready)"));
-        }
-        status.conditions = Conditions.merge(
-                previous.conditions,
-                observed,
-                Optional.ofNullable(cluster.getMetadata().getGeneration()).orElse(0L),
-                Instant.now());
-        status.connectionString = statefulSet != null || deploy ? layout.proxyConnectionString(spec.proxy.port) : null;
-        status.archiveVersion = archive instanceof ArchiveReport.Reachable r ? r.version() : previous.archiveVersion;
-        status.fastTierVersion = deploy ? fastTierVersion : previous.fastTierVersion;
-        status.featureCompatibilityVersion =
-                replicaSet instanceof ReplicaSetState.Converged c && c.featureCompatibilityVersion() != null
-                        ? c.featureCompatibilityVersion()
-                        : previous.featureCompatibilityVersion;
-        status.replicaSetInitiated = initiated ? Boolean.TRUE : null;
-        status.members = fastTier == null ? null : fastTier.ready() + "/" + fastTier.desired();
-        status.membersUpdated = statefulSet == null
-                ? null
-                : FastTierPods.upToDate(client, layout, statefulSet) + "/" + spec.fastTier.members;
-        status.proxies = proxy == null ? null : proxy.ready() + "/" + (spec.paused ? 0 : proxy.desired());
-        // what was not observed this time keeps its last value rather than flapping to empty
-        status.feederLagSeconds = tiering != null ? tiering.feederLagSeconds() : previous.feederLagSeconds;
-        status.documents = tiering != null
-                ? new ThermoclineClusterStatus.DocumentCounts(tiering.fastTierDocuments(), tiering.archiveDocuments())
-                : previous.documents;
-        status.warmerJob = desired != null ? desired.warmerJobName() : previous.warmerJob;
-        status.warnings = tiering == null ? previous.warnings : warnings(tiering);
-        status.mode = mode.status();
-        status.backupPoint = operations.pointStatus();
-        status.restore = operations.restoreStatus();
-        clusterGauges.record(layout, status);
-
-        // a replica-set reconfiguration advances one step per reconcile: come back soon for the next
-        // otherwise, the archive is probed again (a version change there is followed) every probe interval
-        long requeueMillis = replicaSet != null && !(replicaSet instanceof ReplicaSetState.Converged)
-                ? settings.replicaSetStepInterval().toMillis()
-                : Math.max(
-                        1_000,
-                        Math.min(
-                                health.ready() ? 60_000 : 15_000,
-                                settings.archiveProbeInterval().toMillis()));
-        if (mode.settling()) {
-            requeueMillis = Math.min(requeueMillis, settings.modeStepInterval().toMillis());
-        }
+    /** Writes the status when it changed, with an Event per changed condition (the mode's and backups' send their own). */
+    private static UpdateControl<ThermoclineCluster> publish(
+            ThermoclineCluster cluster,
+            KubernetesClient client,
+            ThermoclineClusterStatus previous,
+            StatusReport.Report report) {
+        ThermoclineClusterStatus status = report.status();
         if (sameStatus(cluster.getStatus(), status)) {
-            return UpdateControl.<ThermoclineCluster>noUpdate().rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);
+            return UpdateControl.<ThermoclineCluster>noUpdate()
+                    .rescheduleAfter(report.requeueMillis(), TimeUnit.MILLISECONDS);
         }
-        LOG.infof("event=status-changed cluster=%s/%s phase=%s", layout.namespace(), layout.cluster(), status.phase);
-        // the mode conditions' Events are ModeEvents', one per step of the fleet
+        LOG.infof(
+                "event=status-changed cluster=%s/%s phase=%s",
+                cluster.getMetadata().getNamespace(), cluster.getMetadata().getName(), status.phase);
         TransitionEvents.record(
                 client,
                 cluster,
@@ -545,7 +516,7 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                         .filter(c -> !BackupOperations.reportsOwnEvents(c.getType()))
                         .toList());
         cluster.setStatus(status);
-        return UpdateControl.patchStatus(cluster).rescheduleAfter(requeueMillis, TimeUnit.MILLISECONDS);
+        return UpdateControl.patchStatus(cluster).rescheduleAfter(report.requeueMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** A failed reconcile (API error, bug) shows in Ready, with the operator retrying with backoff. */
@@ -640,11 +611,6 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
         return problems.isEmpty() ? null : String.join("; ", problems);
     }
 
-    private static List<String> warnings(TieringSnapshot tiering) {
-        List<String> warnings = tiering.uniqueIndexes();
-        return warnings.isEmpty() ? null : warnings;
-    }
-
     /** Hash of the archive's connection string and CA: a rotated Secret changes the pod templates, so the pods restart. */
     private static String archiveSecretHash(ArchiveSecrets.Access access) {
         return access instanceof ArchiveSecrets.Found found
@@ -662,50 +628,6 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
     private String image(ThermoclineClusterSpec spec) {
         return spec.image == null || spec.image.isBlank() ? settings.dataPlaneImage() : spec.image;
-    }
-
-    /** A secondary resource of this cluster by name, from the informer caches (several event sources may hold a kind). */
-    private static <R extends HasMetadata> R cached(Context<ThermoclineCluster> context, Class<R> kind, String name) {
-        return context.getSecondaryResourcesAsStream(kind)
-                .filter(r -> r.getMetadata().getName().equals(name))
-                .findFirst()
-                .orElse(null);
-    }
-
-    private static Replicas replicas(Deployment deployment, int desired) {
-        if (deployment == null) {
-            return null;
-        }
-        Integer ready =
-                deployment.getStatus() == null ? null : deployment.getStatus().getReadyReplicas();
-        return new Replicas(desired, ready == null ? 0 : ready);
-    }
-
-    private static int readyOf(StatefulSet statefulSet) {
-        Integer ready =
-                statefulSet.getStatus() == null ? null : statefulSet.getStatus().getReadyReplicas();
-        return ready == null ? 0 : ready;
-    }
-
-    /** The current warmer Job, from the workflow's informer cache; null before it exists. */
-    private static ClusterHealth.Warmer warmer(Context<ThermoclineCluster> context, String name) {
-        return context.getSecondaryResourcesAsStream(Job.class)
-                .filter(job -> job.getMetadata().getName().equals(name))
-                .findFirst()
-                .map(job -> {
-                    var conditions = job.getStatus() == null || job.getStatus().getConditions() == null
-                            ? List.<JobCondition>of()
-                            : job.getStatus().getConditions();
-                    boolean complete = conditions.stream()
-                            .anyMatch(c -> "Complete".equals(c.getType()) && "True".equals(c.getStatus()));
-                    String failure = conditions.stream()
-                            .filter(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()))
-                            .map(c -> c.getReason() + (c.getMessage() == null ? "" : ": " + c.getMessage()))
-                            .findFirst()
-                            .orElse(null);
-                    return new ClusterHealth.Warmer(name, complete, failure);
-                })
-                .orElse(null);
     }
 
     /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */
