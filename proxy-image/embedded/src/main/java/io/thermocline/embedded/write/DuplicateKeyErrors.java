@@ -17,8 +17,7 @@ final class DuplicateKeyErrors {
 
     private static final Pattern MESSAGE = Pattern.compile("index: (\\S+) dup key: (\\{.*\\})\\s*$");
 
-    private DuplicateKeyErrors() {
-    }
+    private DuplicateKeyErrors() {}
 
     /**
      * {@code error} (a write error, or an error reply) with {@code keyPattern} and {@code keyValue} when it is
@@ -27,7 +26,11 @@ final class DuplicateKeyErrors {
     static BsonDocument withKey(BsonDocument error, Function<String, Optional<BsonDocument>> keyOf) {
         BsonValue code = error.get("code");
         BsonValue message = error.get("errmsg");
-        if (code == null || !code.isNumber() || code.asNumber().intValue() != 11000 || message == null || !message.isString()
+        if (code == null
+                || !code.isNumber()
+                || code.asNumber().intValue() != 11000
+                || message == null
+                || !message.isString()
                 || error.containsKey("keyPattern")) {
             return error;
         }
