@@ -1,10 +1,14 @@
 package io.thermocline.embedded.write;
 
+import io.netty.channel.Channel;
+import io.thermocline.embedded.storage.MemberStore;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.json.JsonParseException;
 
@@ -56,5 +60,21 @@ final class DuplicateKeyErrors {
             }
         });
         return out;
+    }
+
+    /** The key pattern of index {@code name} of {@code db.coll}, from the store's own listIndexes. */
+    static Optional<BsonDocument> indexKey(MemberStore store, Channel channel, String db, String coll, String name) {
+        BsonDocument reply = store.command(channel, db, new BsonDocument("listIndexes", new BsonString(coll)));
+        if (!WriteExecutor.isOk(reply) || !reply.isDocument("cursor")) {
+            return Optional.empty();
+        }
+        for (BsonValue spec : reply.getDocument("cursor").getArray("firstBatch", new BsonArray())) {
+            if (spec.isDocument()
+                    && spec.asDocument().isDocument("key")
+                    && new BsonString(name).equals(spec.asDocument().get("name"))) {
+                return Optional.of(spec.asDocument().getDocument("key"));
+            }
+        }
+        return Optional.empty();
     }
 }

@@ -3,15 +3,10 @@ package io.thermocline.embedded.write;
 import io.netty.channel.Channel;
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.Operation;
-import io.thermocline.embedded.oplog.UpdateDescriptions;
 import io.thermocline.embedded.replication.ReplicationException;
 import io.thermocline.embedded.storage.BsonBridge;
 import io.thermocline.embedded.storage.MemberStore;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -30,7 +25,9 @@ import org.bson.types.ObjectId;
  * Runs write commands on the primary's storage one document statement at a time and reports each
  * document it changed (with pre- and post-image) to a sink, which stamps them into the oplog or
  * stages them in a transaction. The caller holds the write lock. Each statement's storage write
- * and the reports of what it changed run as one {@link Step}.
+ * and the reports of what it changed run as one {@link Step}. Inserts, deletes and DDL run here; updates, findAndModify
+ * and aggregates writing with $out or $merge in {@link UpdateCommand}, {@link FindAndModifyCommand} and
+ * {@link AggregateOutput}; where a write meets other open transactions' documents, in {@link HeldDocuments}.
  */
 public final class WriteExecutor {
     private static final Set<String> DDL = Set.of("create", "createindexes", "dropindexes", "collmod");
@@ -38,12 +35,11 @@ public final class WriteExecutor {
     private final MemberStore store;
     private final Channel channel;
     private final Consumer<Change> sink;
-    private final ConflictGuard guard;
-    private final HeldMatches held;
     private final Step step;
-    private final HeldUniqueKeys heldKeys;
-    /** Marks a statement undone because another open transaction holds a unique key it gave a document. */
-    private static final String KEY_HELD_BY = "$keyHeldBy";
+    private final HeldDocuments heldDocuments;
+    private final UpdateCommand updates;
+    private final FindAndModifyCommand findAndModify;
+    private final AggregateOutput aggregateOutput;
 
     /**
      * Runs a statement's storage write and its reports as one step: a plain write makes them one
@@ -90,29 +86,12 @@ public final class WriteExecutor {
         this.store = store;
         this.channel = channel;
         this.sink = sink;
-        this.guard = guard;
-        this.held = held;
         this.step = step;
-        this.heldKeys = new HeldUniqueKeys(store, held);
-    }
-
-    private List<RawBsonDocument> targets(String db, String coll, BsonDocument filter, BsonDocument sort, int limit) {
-        while (true) {
-            List<RawBsonDocument> found = store.find(db, coll, filter, sort, limit);
-            List<BsonValue> ids = new ArrayList<>(found.size());
-            found.forEach(d -> ids.add(d.get("_id")));
-            // a single unsorted target found in storage is a valid pick; otherwise a held document may be one
-            if (limit == 0 || found.isEmpty() || (sort != null && !sort.isEmpty())) {
-                for (BsonValue id : held.matching(db, coll, filter)) {
-                    if (!ids.contains(id)) {
-                        ids.add(id);
-                    }
-                }
-            }
-            if (guard.clear(db, coll, ids)) {
-                return found;
-            }
-        }
+        this.heldDocuments = new HeldDocuments(store, guard, held);
+        ChangeRecorder changes = new ChangeRecorder(store, sink);
+        this.updates = new UpdateCommand(store, channel, step, heldDocuments, changes);
+        this.findAndModify = new FindAndModifyCommand(store, channel, sink, step, heldDocuments, changes);
+        this.aggregateOutput = new AggregateOutput(store, channel, sink, step, heldDocuments);
     }
 
     /** Whether the command's every storage change runs inside a {@link Step} of one document (else: call it in one). */
@@ -134,48 +113,18 @@ public final class WriteExecutor {
     /** An aggregate ending in $out or $merge writes; its changes are found by comparing the target before and after. */
     public static boolean isAggregateWrite(String commandName, BsonDocument command) {
         return commandName.equalsIgnoreCase("aggregate")
-                && outputOf("", command).isPresent();
-    }
-
-    /** The (database, collection) an aggregate writes to, when its last stage is $out or $merge. */
-    private static Optional<String[]> outputOf(String db, BsonDocument command) {
-        BsonValue pipeline = command.get("pipeline");
-        if (pipeline == null || !pipeline.isArray() || pipeline.asArray().isEmpty()) {
-            return Optional.empty();
-        }
-        BsonValue last = pipeline.asArray().get(pipeline.asArray().size() - 1);
-        if (!last.isDocument() || last.asDocument().isEmpty()) {
-            return Optional.empty();
-        }
-        String stage = last.asDocument().getFirstKey();
-        BsonValue target = last.asDocument().get(stage);
-        if (stage.equals("$merge") && target.isDocument()) {
-            target = target.asDocument().get("into");
-        } else if (!stage.equals("$out")) {
-            return Optional.empty();
-        }
-        if (target == null) {
-            return Optional.empty();
-        }
-        if (target.isString()) {
-            return Optional.of(new String[] {db, target.asString().getValue()});
-        }
-        BsonDocument ns = target.asDocument();
-        return Optional.of(new String[] {
-            ns.getString("db", new BsonString(db)).getValue(),
-            ns.getString("coll").getValue()
-        });
+                && AggregateOutput.outputOf("", command).isPresent();
     }
 
     public BsonDocument execute(String db, String commandName, BsonDocument command) {
         if (isAggregateWrite(commandName, command)) {
-            return aggregateWrite(db, command);
+            return aggregateOutput.write(db, command);
         }
         return switch (commandName.toLowerCase()) {
             case "insert" -> insert(db, command);
-            case "update" -> update(db, command);
+            case "update" -> updates.execute(db, command);
             case "delete" -> delete(db, command);
-            case "findandmodify" -> findAndModify(db, command);
+            case "findandmodify" -> findAndModify.execute(db, command);
             case "drop" -> drop(db, command);
             case "dropdatabase" -> dropDatabase(db);
             case "renamecollection" -> rename(command);
@@ -191,8 +140,8 @@ public final class WriteExecutor {
         int n = 0;
         for (int i = 0; i < documents.size(); i++) {
             BsonDocument document = withId(documents.get(i).asDocument());
-            while (!guard.clear(db, coll, List.of(document.get("_id")))
-                    || !guard.clear(db, coll, heldKeys.holders(db, coll, document))) {
+            while (!heldDocuments.clear(db, coll, List.of(document.get("_id")))
+                    || !heldDocuments.clear(db, coll, heldDocuments.keyHolders(db, coll, document))) {
                 Thread.onSpinWait();
             }
             BsonDocument reply = step.run(() -> {
@@ -202,7 +151,8 @@ public final class WriteExecutor {
                         new BsonDocument("insert", new BsonString(coll))
                                 .append("documents", new BsonArray(List.of(document))));
                 if (isOk(r) && !r.containsKey("writeErrors")) {
-                    sink.accept(new Change(Operation.INSERT, db, coll, key(document.get("_id")), document, null, null));
+                    sink.accept(new Change(
+                            Operation.INSERT, db, coll, ChangeRecorder.key(document.get("_id")), document, null, null));
                 }
                 return r;
             });
@@ -212,7 +162,7 @@ public final class WriteExecutor {
             if (reply.containsKey("writeErrors")) {
                 writeErrors.add(DuplicateKeyErrors.withKey(
                         reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
-                        name -> indexKey(db, coll, name)));
+                        name -> DuplicateKeyErrors.indexKey(store, channel, db, coll, name)));
                 if (ordered) {
                     break;
                 }
@@ -221,235 +171,6 @@ public final class WriteExecutor {
             n++;
         }
         return result(n, writeErrors);
-    }
-
-    /**
-     * An upsert by {@code _id} may create that document: like an insert, it meets another open
-     * transaction's write of the same {@code _id} even where storage shows nothing (inserted and
-     * removed again, or removed), as MongoDB's unique index does.
-     */
-    private void awaitUpsertId(String db, String coll, BsonDocument filter) {
-        BsonValue id = filter.get("_id");
-        if (id != null
-                && id.isDocument()
-                && id.asDocument().size() == 1
-                && id.asDocument().containsKey("$eq")) {
-            id = id.asDocument().get("$eq");
-        }
-        if (id == null
-                || (id.isDocument()
-                        && !id.asDocument().isEmpty()
-                        && id.asDocument().getFirstKey().startsWith("$"))) {
-            return;
-        }
-        while (!guard.clear(db, coll, List.of(id))) {
-            Thread.onSpinWait();
-        }
-    }
-
-    private BsonDocument update(String db, BsonDocument command) {
-        String coll = command.getString("update").getValue();
-        boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
-        BsonArray statements = command.getArray("updates", new BsonArray());
-        BsonArray writeErrors = new BsonArray();
-        BsonArray upserted = new BsonArray();
-        int n = 0;
-        int modified = 0;
-        for (int i = 0; i < statements.size(); i++) {
-            BsonDocument statement = statements.get(i).asDocument();
-            boolean multi = statement.getBoolean("multi", BsonBoolean.FALSE).getValue();
-            BsonDocument filter = statement.getDocument("q", new BsonDocument());
-            if (statement.getBoolean("upsert", BsonBoolean.FALSE).getValue()) {
-                awaitUpsertId(db, coll, filter);
-            }
-            List<RawBsonDocument> before = targets(db, coll, filter, null, multi ? 0 : 1);
-            BsonDocument reply = before.size() > 1 && byIdAlone(statement)
-                    ? eachDocument(db, coll, statement, before)
-                    : step.run(() -> {
-                        BsonDocument r = store.command(
-                                channel,
-                                db,
-                                new BsonDocument("update", new BsonString(coll))
-                                        .append("updates", new BsonArray(List.of(statement))));
-                        if (isOk(r) && !r.containsKey("writeErrors")) {
-                            BsonArray keyHeldBy =
-                                    undoneForHeldKeys(db, coll, before, r.getArray("upserted", new BsonArray()));
-                            if (!keyHeldBy.isEmpty()) {
-                                return new BsonDocument(KEY_HELD_BY, keyHeldBy);
-                            }
-                            boolean replacement = isReplacement(statement.get("u"));
-                            for (RawBsonDocument pre : before) {
-                                recordModification(db, coll, pre, replacement);
-                            }
-                            for (BsonValue up : r.getArray("upserted", new BsonArray())) {
-                                recordInsert(db, coll, up.asDocument().get("_id"));
-                            }
-                        }
-                        return r;
-                    });
-            if (reply.containsKey(KEY_HELD_BY)) {
-                // waits for (or, in a transaction, conflicts with) the holder, then runs the statement again
-                guard.clear(db, coll, new ArrayList<>(reply.getArray(KEY_HELD_BY)));
-                i--;
-                continue;
-            }
-            if (!isOk(reply)) {
-                return reply;
-            }
-            if (reply.containsKey("writeErrors")) {
-                writeErrors.add(DuplicateKeyErrors.withKey(
-                        reindex(reply.getArray("writeErrors").get(0).asDocument(), i),
-                        name -> indexKey(db, coll, name)));
-                if (ordered) {
-                    break;
-                }
-                continue;
-            }
-            n += reply.getNumber("n", new BsonInt32(0)).intValue();
-            modified += reply.getNumber("nModified", new BsonInt32(0)).intValue();
-            for (BsonValue up : reply.getArray("upserted", new BsonArray())) {
-                upserted.add(new BsonDocument("index", new BsonInt32(i))
-                        .append("_id", up.asDocument().get("_id")));
-            }
-        }
-        BsonDocument result = result(n, writeErrors);
-        result.put("nModified", new BsonInt32(modified));
-        if (!upserted.isEmpty()) {
-            result.put("upserted", upserted);
-        }
-        return result;
-    }
-
-    /**
-     * A multi-document update, one document at a time, each its own step (storage change and oplog entry): one
-     * database applies an updateMany document by document too, and a reader never waits for more than one. Each
-     * document is updated by its {@code _id} ({@link #byIdAlone}); one that no longer matches after a wait is
-     * skipped, as a server re-checks a document after yielding.
-     * The first write error stops the statement there, as on one database, and is its reply.
-     */
-    private BsonDocument eachDocument(String db, String coll, BsonDocument statement, List<RawBsonDocument> targets) {
-        List<RawBsonDocument> before = new ArrayList<>(targets);
-        boolean replacement = isReplacement(statement.get("u"));
-        int n = 0;
-        int modified = 0;
-        for (int d = 0; d < before.size(); d++) {
-            RawBsonDocument pre = before.get(d);
-            BsonDocument one = new BsonDocument(); // the statement may be a RawBsonDocument, immutable
-            statement.forEach(one::put);
-            // found under the write lock, unchanged since: its _id alone picks it, through the _id index (the
-            // statement's filter would make the engine scan the collection once per document)
-            one.put("q", new BsonDocument("_id", pre.get("_id")));
-            one.put("multi", BsonBoolean.FALSE);
-            one.put("upsert", BsonBoolean.FALSE);
-            BsonDocument reply = step.run(() -> {
-                BsonDocument r = store.command(
-                        channel,
-                        db,
-                        new BsonDocument("update", new BsonString(coll))
-                                .append("updates", new BsonArray(List.of(one))));
-                if (isOk(r) && !r.containsKey("writeErrors")) {
-                    BsonArray keyHeldBy = undoneForHeldKeys(db, coll, List.of(pre), new BsonArray());
-                    if (!keyHeldBy.isEmpty()) {
-                        return new BsonDocument(KEY_HELD_BY, keyHeldBy);
-                    }
-                    recordModification(db, coll, pre, replacement);
-                }
-                return r;
-            });
-            if (reply.containsKey(KEY_HELD_BY)) {
-                // waits for (or, in a transaction, conflicts with) the holder, then this document again as it is
-                // now, if it still matches (others wrote while the write lock was released for the wait)
-                guard.clear(db, coll, new ArrayList<>(reply.getArray(KEY_HELD_BY)));
-                BsonDocument stillMatching = new BsonDocument(
-                        "$and",
-                        new BsonArray(List.of(
-                                statement.getDocument("q", new BsonDocument()),
-                                new BsonDocument("_id", pre.get("_id")))));
-                List<RawBsonDocument> now = store.find(db, coll, stillMatching, null, 1);
-                if (!now.isEmpty()) {
-                    before.set(d, now.get(0));
-                    d--;
-                }
-                continue;
-            }
-            if (!isOk(reply)) {
-                return reply;
-            }
-            n += reply.getNumber("n", new BsonInt32(0)).intValue();
-            modified += reply.getNumber("nModified", new BsonInt32(0)).intValue();
-            if (reply.containsKey("writeErrors")) {
-                return result(n, reply.getArray("writeErrors")).append("nModified", new BsonInt32(modified));
-            }
-        }
-        return result(n, new BsonArray()).append("nModified", new BsonInt32(modified));
-    }
-
-    /**
-     * Whether each document a statement matched can be updated by its {@code _id} alone: not when the update's paths
-     * use the positional {@code $} (the filter picks the array element) or a collation applies (its {@code _id}
-     * equality could pick a document whose _id differs only in case), which run as one statement.
-     */
-    private static boolean byIdAlone(BsonDocument statement) {
-        if (statement.containsKey("collation")) {
-            return false;
-        }
-        BsonValue u = statement.get("u");
-        if (u == null || !u.isDocument()) {
-            return false; // a pipeline update
-        }
-        for (Map.Entry<String, BsonValue> operator : u.asDocument().entrySet()) {
-            if (!operator.getValue().isDocument()) {
-                return false;
-            }
-            for (String path : operator.getValue().asDocument().keySet()) {
-                if (path.equals("$") || path.endsWith(".$") || path.contains(".$.")) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-    /**
-     * After an update's storage write, before anything records it: when a document it wrote now has a unique key
-     * another open transaction holds ({@link HeldUniqueKeys}), puts storage back as it was and returns the holders.
-     */
-    private BsonArray undoneForHeldKeys(String db, String coll, List<RawBsonDocument> before, BsonArray upserted) {
-        BsonArray holders = new BsonArray();
-        if (!heldKeys.anyChanged(db, coll)) {
-            return holders; // no open transaction holds a key here: no storage read per written document
-        }
-        List<BsonValue> written = new ArrayList<>();
-        before.forEach(pre -> written.add(pre.get("_id")));
-        upserted.forEach(up -> written.add(up.asDocument().get("_id")));
-        for (BsonValue id : written) {
-            store.findById(db, coll, id)
-                    .ifPresent(post -> heldKeys.holders(db, coll, post).forEach(holders::add));
-        }
-        if (!holders.isEmpty()) {
-            before.forEach(pre -> store.upsert(db, coll, pre));
-            upserted.forEach(up -> store.deleteById(db, coll, up.asDocument().get("_id")));
-        }
-        return holders;
-    }
-
-    private void recordInsert(String db, String coll, BsonValue id) {
-        store.findById(db, coll, id)
-                .ifPresent(post -> sink.accept(new Change(Operation.INSERT, db, coll, key(id), post, null, null)));
-    }
-
-    private void recordModification(String db, String coll, RawBsonDocument pre, boolean replacement) {
-        BsonValue id = pre.get("_id");
-        Optional<RawBsonDocument> post = store.findById(db, coll, id);
-        if (post.isEmpty() || post.get().equals(pre)) {
-            return;
-        }
-        if (replacement) {
-            sink.accept(new Change(Operation.REPLACE, db, coll, key(id), post.get(), null, pre));
-        } else {
-            sink.accept(new Change(
-                    Operation.UPDATE, db, coll, key(id), post.get(), UpdateDescriptions.diff(pre, post.get()), pre));
-        }
     }
 
     private BsonDocument delete(String db, BsonDocument command) {
@@ -464,7 +185,7 @@ public final class WriteExecutor {
             BsonDocument filter = statement.getDocument("q", new BsonDocument());
             List<RawBsonDocument> victims;
             try {
-                victims = targets(db, coll, filter, null, limit == 1 ? 1 : 0);
+                victims = heldDocuments.targets(db, coll, filter, null, limit == 1 ? 1 : 0);
             } catch (ReplicationException e) {
                 throw e; // a write conflict is the command's error (TransientTransactionError), not a bad filter
             } catch (RuntimeException e) {
@@ -480,117 +201,14 @@ public final class WriteExecutor {
                 // one step per document: a majority read waits for one document's delete, not the statement's
                 step.run(() -> {
                     store.deleteById(db, coll, victim.get("_id"));
-                    sink.accept(new Change(Operation.DELETE, db, coll, key(victim.get("_id")), null, null, victim));
+                    sink.accept(new Change(
+                            Operation.DELETE, db, coll, ChangeRecorder.key(victim.get("_id")), null, null, victim));
                     return null;
                 });
             }
             n += victims.size();
         }
         return result(n, writeErrors);
-    }
-
-    private BsonDocument findAndModify(String db, BsonDocument command) {
-        String coll = command.getString(command.getFirstKey()).getValue();
-        BsonDocument filter = command.getDocument("query", new BsonDocument());
-        BsonDocument sort = command.containsKey("sort") ? command.getDocument("sort") : null;
-        if (command.getBoolean("upsert", BsonBoolean.FALSE).getValue()) {
-            awaitUpsertId(db, coll, filter);
-        }
-        while (true) {
-            BsonDocument reply = findAndModifyOnce(db, coll, command, filter, sort);
-            if (!reply.containsKey(KEY_HELD_BY)) {
-                return reply;
-            }
-            // waits for (or, in a transaction, conflicts with) the holder of a unique key it gave, then runs again
-            guard.clear(db, coll, new ArrayList<>(reply.getArray(KEY_HELD_BY)));
-        }
-    }
-
-    private BsonDocument findAndModifyOnce(
-            String db, String coll, BsonDocument command, BsonDocument filter, BsonDocument sort) {
-        List<RawBsonDocument> found = targets(db, coll, filter, sort, 1);
-        RawBsonDocument pre = found.isEmpty() ? null : found.get(0);
-        return step.run(() -> {
-            BsonDocument reply = store.command(channel, db, command);
-            if (!isOk(reply)) {
-                return DuplicateKeyErrors.withKey(reply, name -> indexKey(db, coll, name));
-            }
-            if (!reply.isDocument("lastErrorObject")) {
-                reply = withLastError(reply, lastError(db, coll, command, filter, sort, pre));
-            }
-            BsonDocument lastError = reply.getDocument("lastErrorObject");
-            boolean remove = command.getBoolean("remove", BsonBoolean.FALSE).getValue();
-            if (!remove) {
-                BsonArray upserted = lastError.containsKey("upserted")
-                        ? new BsonArray(List.of(new BsonDocument("_id", lastError.get("upserted"))))
-                        : new BsonArray();
-                BsonArray keyHeldBy = undoneForHeldKeys(db, coll, pre == null ? List.of() : List.of(pre), upserted);
-                if (!keyHeldBy.isEmpty()) {
-                    return new BsonDocument(KEY_HELD_BY, keyHeldBy);
-                }
-            }
-            if (remove) {
-                if (pre != null) {
-                    sink.accept(new Change(Operation.DELETE, db, coll, key(pre.get("_id")), null, null, pre));
-                }
-            } else if (lastError.containsKey("upserted")) {
-                recordInsert(db, coll, lastError.get("upserted"));
-            } else if (pre != null) {
-                recordModification(db, coll, pre, isReplacement(command.get("update")));
-            }
-            return reply;
-        });
-    }
-
-    /**
-     * The {@code lastErrorObject} mongod puts in every findAndModify reply, for a storage engine reply without
-     * one (an upsert with {@code new: false}): what matched before the command, or the document it upserted.
-     */
-    private BsonDocument lastError(
-            String db, String coll, BsonDocument command, BsonDocument filter, BsonDocument sort, RawBsonDocument pre) {
-        if (command.getBoolean("remove", BsonBoolean.FALSE).getValue() || pre != null) {
-            BsonDocument found = new BsonDocument("n", new BsonInt32(pre == null ? 0 : 1));
-            return command.getBoolean("remove", BsonBoolean.FALSE).getValue()
-                    ? found
-                    : new BsonDocument("updatedExisting", BsonBoolean.TRUE).append("n", new BsonInt32(1));
-        }
-        List<RawBsonDocument> now =
-                command.getBoolean("upsert", BsonBoolean.FALSE).getValue()
-                        ? store.find(db, coll, filter, sort, 1)
-                        : List.of();
-        BsonDocument none = new BsonDocument("updatedExisting", BsonBoolean.FALSE)
-                .append("n", new BsonInt32(now.isEmpty() ? 0 : 1));
-        return now.isEmpty() ? none : none.append("upserted", now.get(0).get("_id"));
-    }
-
-    private static BsonDocument withLastError(BsonDocument reply, BsonDocument lastError) {
-        BsonDocument out = new BsonDocument("lastErrorObject", lastError);
-        reply.forEach(out::append);
-        return out;
-    }
-
-    private BsonDocument aggregateWrite(String db, BsonDocument command) {
-        String[] target = outputOf(db, command).orElseThrow();
-        Map<BsonValue, RawBsonDocument> before = new LinkedHashMap<>();
-        targets(target[0], target[1], new BsonDocument(), null, 0).forEach(d -> before.put(d.get("_id"), d));
-        return step.run(() -> {
-            BsonDocument reply = store.command(channel, db, command);
-            if (!isOk(reply)) {
-                return reply;
-            }
-            for (RawBsonDocument after : store.find(target[0], target[1], new BsonDocument(), null, 0)) {
-                BsonValue id = after.get("_id");
-                RawBsonDocument old = before.remove(id);
-                if (old == null) {
-                    sink.accept(new Change(Operation.INSERT, target[0], target[1], key(id), after, null, null));
-                } else if (!old.equals(after)) {
-                    sink.accept(new Change(Operation.REPLACE, target[0], target[1], key(id), after, null, old));
-                }
-            }
-            before.forEach((id, old) ->
-                    sink.accept(new Change(Operation.DELETE, target[0], target[1], key(id), null, null, old)));
-            return reply;
-        });
     }
 
     private BsonDocument drop(String db, BsonDocument command) {
@@ -654,41 +272,13 @@ public final class WriteExecutor {
         return withId;
     }
 
-    private static boolean isReplacement(BsonValue update) {
-        if (update == null || !update.isDocument()) {
-            return false;
-        }
-        BsonDocument u = update.asDocument();
-        return u.isEmpty() || !u.getFirstKey().startsWith("$");
-    }
-
-    private static BsonDocument key(BsonValue id) {
-        return new BsonDocument("_id", id);
-    }
-
-    /** The key pattern of index {@code name} of {@code db.coll}, from the store's own listIndexes. */
-    private Optional<BsonDocument> indexKey(String db, String coll, String name) {
-        BsonDocument reply = store.command(channel, db, new BsonDocument("listIndexes", new BsonString(coll)));
-        if (!isOk(reply) || !reply.isDocument("cursor")) {
-            return Optional.empty();
-        }
-        for (BsonValue spec : reply.getDocument("cursor").getArray("firstBatch", new BsonArray())) {
-            if (spec.isDocument()
-                    && spec.asDocument().isDocument("key")
-                    && new BsonString(name).equals(spec.asDocument().get("name"))) {
-                return Optional.of(spec.asDocument().getDocument("key"));
-            }
-        }
-        return Optional.empty();
-    }
-
-    private static BsonDocument reindex(BsonDocument writeError, int index) {
+    static BsonDocument reindex(BsonDocument writeError, int index) {
         BsonDocument copy = BsonBridge.mutable(writeError);
         copy.put("index", new BsonInt32(index));
         return copy;
     }
 
-    private static BsonDocument result(int n, BsonArray writeErrors) {
+    static BsonDocument result(int n, BsonArray writeErrors) {
         BsonDocument result = new BsonDocument("n", new BsonInt32(n));
         if (!writeErrors.isEmpty()) {
             result.put("writeErrors", writeErrors);
