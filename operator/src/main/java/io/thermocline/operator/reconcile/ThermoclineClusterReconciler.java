@@ -1,11 +1,6 @@
 package io.thermocline.operator.reconcile;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.DeletionPropagation;
-import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -20,43 +15,28 @@ import io.javaoperatorsdk.operator.api.reconciler.Workflow;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
-import io.thermocline.config.ConfigLoader;
-import io.thermocline.config.InvalidConfigException;
-import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterStatus;
 import io.thermocline.operator.archive.ArchiveProbe;
-import io.thermocline.operator.archive.ArchiveReport;
 import io.thermocline.operator.archive.ArchiveSecretWatch;
 import io.thermocline.operator.archive.ArchiveSecrets;
 import io.thermocline.operator.archive.ProbeCache;
-import io.thermocline.operator.archive.VersionPolicy;
-import io.thermocline.operator.archive.VersionPolicy.VersionDecision;
 import io.thermocline.operator.backup.BackupOperations;
 import io.thermocline.operator.backup.RestoreSteps;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.PartUserSecretDependent;
 import io.thermocline.operator.credentials.PeerSecretDependent;
 import io.thermocline.operator.credentials.UsersSecretDependent;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
-import io.thermocline.operator.dataplane.DataPlaneMounts;
 import io.thermocline.operator.fasttier.FastTierDisruptionBudgetDependent;
 import io.thermocline.operator.fasttier.FastTierNetworkPolicyDependent;
-import io.thermocline.operator.fasttier.FastTierPods;
 import io.thermocline.operator.fasttier.FastTierServiceDependent;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
-import io.thermocline.operator.fasttier.MongodArgs;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetDependent;
 import io.thermocline.operator.fasttier.ReplicaSetState;
-import io.thermocline.operator.fasttier.ReplicaSetTarget;
-import io.thermocline.operator.fasttier.VolumeExpansion;
-import io.thermocline.operator.fasttier.VolumeRecords;
-import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.mode.ModeConditions;
-import io.thermocline.operator.mode.ModeDocument;
 import io.thermocline.operator.mode.ModeDriver;
 import io.thermocline.operator.mode.ModeStore;
 import io.thermocline.operator.observability.ClusterGauges;
@@ -82,12 +62,9 @@ import io.thermocline.operator.tiering.FeederDeploymentDependent;
 import io.thermocline.operator.tiering.TieringObserver;
 import io.thermocline.operator.tiering.TieringPolling;
 import io.thermocline.operator.tiering.WarmerJobDependent;
-import io.thermocline.operator.workflow.DesiredCluster;
-import io.thermocline.operator.workflow.RefusedUpdates;
 import jakarta.inject.Inject;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -97,9 +74,10 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
- * Reconciles a ThermoclineCluster: probe the archive, decide the fast tier's version,
- * validate the rendered data-plane config, then run the dependent-resource workflow
- * (only against a reachable, compatible archive), configure the replica set, and report.
+ * Reconciles a ThermoclineCluster as plan, workflow, report: {@link ClusterPlanner} probes the archive, decides the fast
+ * tier's version, validates the rendered data-plane config and sizes the fast tier; {@link ClusterWorkflow} runs the
+ * dependent-resource workflow (only against a reachable, compatible archive) and the replica-set step;
+ * {@link StatusReport}, a pure function, builds the status from what was planned, done and seen.
  */
 @Workflow(
         explicitInvocation = true,
@@ -182,7 +160,6 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
 
     private static final Logger LOG = Logger.getLogger(ThermoclineClusterReconciler.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String VALIDATION_ARCHIVE_URI = "mongodb://archive.invalid:27017/?replicaSet=archive";
 
     @Inject
     ArchiveProbe archiveProbe;
@@ -225,264 +202,62 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
     @Override
     public UpdateControl<ThermoclineCluster> reconcile(
             ThermoclineCluster cluster, Context<ThermoclineCluster> context) {
-        ClusterLayout layout = ClusterLayout.of(cluster);
-        ThermoclineClusterSpec spec = cluster.getSpec();
-        ThermoclineClusterStatus previous =
-                cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
-        KubernetesClient client = context.getClient();
-
-        ArchiveSecrets.Access access =
-                ArchiveSecrets.read(ArchiveSecretWatch.cached(context), layout.namespace(), spec.archive);
-        ArchiveReport archive = access instanceof ArchiveSecrets.Found found
-                ? probeCache().probe(layout.namespace() + "/" + layout.cluster(), found.connection(), archiveProbe)
-                : ((ArchiveSecrets.Missing) access).problem();
-        if (archive instanceof ArchiveReport.Reachable r
-                && !spec.auth.usesArchive()) { // no user directory read from the archive
-            archive = new ArchiveReport.Reachable(
-                    r.version(), r.replicaSetName(), r.privileges().withUserDirectory(false));
-        }
-        // the guards' inputs: the status, or, for a resource re-created on retained volumes (no status), what the
-        // volumes record
-        String runningVersion = previous.fastTierVersion;
-        String runningFcv = previous.featureCompatibilityVersion;
-        if (runningVersion == null || runningFcv == null) {
-            Optional<VolumeRecords.Recorded> recorded = VolumeRecords.read(context.getClient(), layout);
-            runningVersion = runningVersion != null
-                    ? runningVersion
-                    : recorded.map(VolumeRecords.Recorded::version).orElse(null);
-            runningFcv = runningFcv != null
-                    ? runningFcv
-                    : recorded.map(VolumeRecords.Recorded::featureCompatibilityVersion)
-                            .orElse(null);
-        }
-        VersionDecision version = archive instanceof ArchiveReport.Reachable reachable
-                ? VersionPolicy.decide(spec.fastTier, reachable.version(), runningVersion, runningFcv)
-                : null;
-
-        String configYaml = null;
-        String specProblem;
-        try {
-            configYaml = DataPlaneConfig.toYaml(spec, layout);
-            specProblem = problemOf(configYaml, layout, spec, ArchiveSecretWatch.cached(context));
-        } catch (IllegalArgumentException e) {
-            specProblem = e.getMessage();
-        }
-
-        // An unreachable archive keeps the last version (so pause and scaling still apply); a refused
-        // version change keeps the running one; a new cluster against an incompatible archive gets nothing.
-        String fastTierVersion = version != null ? version.fastTierVersion() : previous.fastTierVersion;
-        boolean deploy = specProblem == null && fastTierVersion != null;
-        // secondaries from the informers' caches (JOSDK keeps what this operator just wrote in them too)
-        Map<String, String> users =
-                UsersSecretDependent.decoded(Secondaries.named(context, Secret.class, layout.usersSecret()));
-        StatefulSet current = Secondaries.named(context, StatefulSet.class, layout.fastTier());
-        int running = current == null || current.getSpec().getReplicas() == null
-                ? 0
-                : current.getSpec().getReplicas();
-        boolean initiatedBefore = Boolean.TRUE.equals(previous.replicaSetInitiated);
-        ReplicaSetTarget replicaSetTarget = null;
-        if (deploy && running > 0 && users.containsKey(UsersSecretDependent.ROOT_PASSWORD)) {
-            replicaSetTarget = new ReplicaSetTarget(
-                    layout.replicaSetName(),
-                    layout.memberHosts(spec.fastTier.members),
-                    layout.memberHosts(running),
-                    FastTierPods.outdated(client, layout, current),
-                    FastTierPods.version(current),
-                    initiatedBefore,
-                    users.get(UsersSecretDependent.ROOT_USERNAME),
-                    users.get(UsersSecretDependent.ROOT_PASSWORD),
-                    UsersSecretDependent.fastTierUsers(
-                            layout, spec.collections, users, name -> Secondaries.named(context, Secret.class, name)),
-                    VersionPolicy.wantedFeatureCompatibilityVersion(spec.fastTier, fastTierVersion));
-        }
-        // the StatefulSet is applied before the replica-set step (its dependent runs after it): it shrinks from what
-        // the
-        // last step left configured, so a pod goes only once an earlier reconcile removed its member
-        String key = layout.namespace() + "/" + layout.cluster();
-        ReplicaSetState lastStep = lastSteps.get(key);
-        int fastTierReplicas = FastTierPods.replicas(
-                layout,
-                spec.fastTier.members,
-                running,
-                lastStep,
-                initiatedBefore || (lastStep != null && lastStep.initiated()));
-
-        // backup points and restores: decided before the workflow, since the warmer Job is named after the last resync
-        BackupOperations.Plan operations = BackupOperations.plan(
-                context,
-                cluster,
-                layout,
-                restored -> DataPlaneConfig.warmerJobName(spec, layout, restored),
-                previous.mode != null && ModeDocument.PHASE_RESTORING.equals(previous.mode.phase),
-                Instant.now());
-        String warmerJob =
-                DataPlaneConfig.warmerJobName(spec, layout, operations.restore().lastResynced());
-
-        Deployment feederNow = Secondaries.named(context, Deployment.class, layout.feeder());
-        ClusterHealth.Pausing pausing = spec.paused && deploy
-                ? Pausing.step(client, layout, feederNow, () -> Deletion.observe(client, cluster, tieringObserver))
-                : null;
-        // a Ready that turns False with this reason is recorded as its transition: only a step from another False
-        // reason
-        // needs its own Event (and one already reported needs none)
-        boolean newFalseReason = pausing != null
-                && previous.conditions != null
-                && previous.conditions.stream()
-                        .anyMatch(c -> ConditionType.Ready.name().equals(c.getType())
-                                && "False".equals(c.getStatus())
-                                && !pausing.reason().equals(c.getReason()));
-        if (newFalseReason) {
-            TransitionEvents.once(
-                    client,
-                    cluster,
-                    pausing.reason(),
-                    pausing.message(),
-                    false,
-                    pausing.reason() + "/" + cluster.getMetadata().getGeneration());
-        }
-
-        DesiredCluster desired = null;
-        ReplicaSetState replicaSet = null;
-        List<String> rejected = List.of();
-        Observed certificates = null;
-        if (deploy) {
-            FastTierTlsStep.Result tls = FastTierTlsStep.run(
-                    client,
-                    cluster,
-                    current,
-                    new FastTierTlsStep.Clients(
-                            Secondaries.named(context, Deployment.class, layout.proxy()),
-                            feederNow,
-                            Secondaries.named(context, Job.class, warmerJob)),
-                    ArchiveSecretWatch.cached(context),
-                    Instant.now());
-            certificates = tls.condition();
-            // the data plane's CA bundle is in its pod templates' hash: a renewed CA rolls the proxy and feeder
-            String secretHash = archiveSecretHash(access)
-                    + (tls.tls().clientsTls() ? "-" + tls.tls().clientBundleHash() : "");
-            desired = new DesiredCluster(
-                    layout,
-                    spec,
-                    image(spec),
-                    fastTierVersion,
-                    fastTierReplicas,
-                    FastTierPods.claimSize(current, spec.fastTier.storage.size),
-                    configYaml,
-                    DataPlaneConfig.hash(configYaml),
-                    secretHash,
-                    warmerJob,
-                    settings.namespace().orElse(null),
-                    spec.paused && pausing == null,
-                    tls.tls());
-            desired.putInto(context);
-            ServiceMonitorDependent.SelectorLabels.parse(settings.monitoringLabels())
-                    .putInto(context);
-            new ReplicaSetDependent.Run(replicaSetConnector, replicaSetTarget).putInto(context);
-            // an object the API server refuses is reported; the others, and the replica set, are still managed
-            RefusedUpdates refusedUpdates = new RefusedUpdates();
-            refusedUpdates.putInto(context);
-            rejected = ApiRejections.reconcile(
-                    () -> context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow(),
-                    refusedUpdates);
-            if (rejected.isEmpty()) {
-                removeObsoleteWarmers(context, layout, desired.warmerJobName());
-            }
-            String volumes = VolumeExpansion.apply(client, layout, fastTierReplicas, spec.fastTier.storage.size);
-            if (volumes != null) {
-                rejected = new ArrayList<>(rejected);
-                rejected.add(volumes);
-            }
-            replicaSet = ReplicaSetDependent.stepOf(context);
-            if (replicaSet != null) {
-                lastSteps.put(key, replicaSet);
-            }
-            if (replicaSet instanceof ReplicaSetState.RestartMember restart) {
-                FastTierPods.restart(client, layout, restart.host());
-            }
-            if (replicaSet instanceof ReplicaSetState.Converged converged
-                    && converged.featureCompatibilityVersion() != null
-                    && replicaSetTarget != null
-                    && replicaSetTarget.version() != null) {
-                VolumeRecords.write(
-                        client,
-                        layout,
-                        spec.fastTier.members,
-                        replicaSetTarget.version(),
-                        converged.featureCompatibilityVersion());
-            }
-        } else {
-            LOG.infof(
-                    "event=workflow-held cluster=%s/%s specValid=%s archive=%s version=%s",
-                    layout.namespace(),
-                    layout.cluster(),
-                    specProblem == null,
-                    archive.getClass().getSimpleName(),
-                    version == null ? "unknown" : version.reason());
-        }
-
+        ClusterPlan plan =
+                new ClusterPlanner(archiveProbe, probeCache(), tieringObserver, lastSteps).plan(cluster, context);
         WorkflowOutcome workflow =
-                deploy ? new WorkflowOutcome(desired, replicaSet, rejected, certificates) : WorkflowOutcome.HELD;
-        BackupOperations.act(client, cluster, operations, desired);
-        StatusReport.Planned planned = new StatusReport.Planned(
-                specProblem, archive, version, fastTierVersion, initiatedBefore, pausing, operations);
-        return report(cluster, context, planned, workflow, access, users);
+                new ClusterWorkflow(replicaSetConnector, settings, lastSteps).run(cluster, context, plan);
+        BackupOperations.act(context.getClient(), cluster, plan.operations(), workflow.desired());
+        return report(cluster, context, plan, workflow);
     }
 
     /** Drives the fleet's mode, builds the status (see {@link StatusReport}) and writes it when it changed. */
     private UpdateControl<ThermoclineCluster> report(
             ThermoclineCluster cluster,
             Context<ThermoclineCluster> context,
-            StatusReport.Planned planned,
-            WorkflowOutcome workflow,
-            ArchiveSecrets.Access access,
-            Map<String, String> users) {
-        ClusterLayout layout = ClusterLayout.of(cluster);
-        ThermoclineClusterSpec spec = cluster.getSpec();
-        ThermoclineClusterStatus previous =
-                cluster.getStatus() == null ? new ThermoclineClusterStatus() : cluster.getStatus();
+            ClusterPlan plan,
+            WorkflowOutcome workflow) {
         StatusReport.Seen seen = Secondaries.seen(
                 context,
-                layout,
-                spec,
+                plan.layout(),
+                plan.spec(),
                 proxyHealth,
                 workflow.ran() ? workflow.desired().warmerJobName() : null);
-        ModeDriver.Outcome mode = driveMode(cluster, context, planned.operations(), workflow, access, users);
+        ModeDriver.Outcome mode = driveMode(cluster, context, plan, workflow);
         StatusReport.Report report = StatusReport.of(new StatusReport.Inputs(
-                layout,
-                spec,
+                plan.layout(),
+                plan.spec(),
                 cluster.getMetadata().getGeneration(),
-                previous,
+                plan.previous(),
                 Instant.now(),
-                planned,
+                plan.planned(),
                 workflow,
                 seen,
                 mode,
                 StatusReport.Requeue.of(settings)));
-        clusterGauges.record(layout, report.status());
-        return publish(cluster, context.getClient(), previous, report);
+        clusterGauges.record(plan.layout(), report.status());
+        return publish(cluster, context.getClient(), plan.previous(), report);
     }
 
     /** The fleet's mode: the fast tier is addressed once its replica set converged. */
     private ModeDriver.Outcome driveMode(
             ThermoclineCluster cluster,
             Context<ThermoclineCluster> context,
-            BackupOperations.Plan operations,
-            WorkflowOutcome workflow,
-            ArchiveSecrets.Access access,
-            Map<String, String> users) {
-        ThermoclineClusterSpec spec = cluster.getSpec();
-        ClusterLayout layout = ClusterLayout.of(cluster);
+            ClusterPlan plan,
+            WorkflowOutcome workflow) {
+        ThermoclineClusterSpec spec = plan.spec();
+        BackupOperations.Plan operations = plan.operations();
         return ModeDriver.reconcile(
                 context.getClient(),
                 cluster,
                 modeStore,
                 workflow.replicaSet() instanceof ReplicaSetState.Converged
-                        ? UsersSecretDependent.fastTierUri(layout, spec.fastTier.members, users)
+                        ? UsersSecretDependent.fastTierUri(
+                                plan.layout(),
+                                spec.fastTier.members,
+                                plan.fastTier().users())
                         : null,
-                access instanceof ArchiveSecrets.Found found
-                        ? found.connection().uri()
-                        : null,
-                () -> access instanceof ArchiveSecrets.Found found
+                plan.archiveUri(),
+                () -> plan.access() instanceof ArchiveSecrets.Found found
                         ? archiveProbe.holdingData(
                                 found.connection(),
                                 spec.collections.stream()
@@ -555,8 +330,8 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 context.getClient(), cluster, tieringObserver, modeStore, settings.deletionDrainTimeout());
         if (step.done()) {
             ArchiveSecretWatch.of(context).forget(ResourceID.fromResource(cluster));
-            probeCache().forget(layout.namespace() + "/" + layout.cluster());
-            lastSteps.remove(layout.namespace() + "/" + layout.cluster());
+            probeCache().forget(ClusterPlan.key(layout));
+            lastSteps.remove(ClusterPlan.key(layout));
             clusterGauges.forget(layout);
             return DeleteControl.defaultDelete();
         }
@@ -564,86 +339,11 @@ public class ThermoclineClusterReconciler implements Reconciler<ThermoclineClust
                 .rescheduleAfter(Math.min(5_000, settings.modeStepInterval().toMillis()), TimeUnit.MILLISECONDS);
     }
 
-    /**
-     * Validates the rendered config the way a data-plane pod will load it, and that the Secrets it mounts
-     * exist with their keys (else the pods would hang in ContainerCreating); null when all is well.
-     */
-    private static String problemOf(
-            String configYaml, ClusterLayout layout, ThermoclineClusterSpec spec, ArchiveSecrets.Lookup secrets) {
-        List<String> problems = new ArrayList<>();
-        // the CRD refuses such names (CEL); a resource created under an older CRD, or where CEL is off, still gets here
-        if (!layout.cluster().matches(ThermoclineCluster.NAME_PATTERN)
-                || layout.cluster().length() > ThermoclineCluster.MAX_NAME_LENGTH) {
-            problems.add("metadata.name " + layout.cluster()
-                    + " cannot prefix the cluster's Service names (a DNS-1035 label:"
-                    + " a lowercase letter first, then lowercase letters, digits and '-', at most "
-                    + ThermoclineCluster.MAX_NAME_LENGTH
-                    + " characters); re-create the resource under such a name");
-        }
-        if (spec.proxy.expose != null) {
-            problems.addAll(spec.proxy.expose.problems());
-        }
-        problems.addAll(MongodArgs.problems(spec.fastTier.mongodArgs));
-        try {
-            ConfigLoader.parse(
-                    configYaml,
-                    DataPlaneConfig.podEnvironment(
-                            VALIDATION_ARCHIVE_URI,
-                            UsersSecretDependent.fastTierUri(
-                                    layout, spec.fastTier.members, "validation", "validation")));
-        } catch (InvalidConfigException e) {
-            // the files the operator mounts into the pods are not here: they are checked as Secrets below
-            e.problems().stream()
-                    .filter(p -> !p.contains(ClusterLayout.CONFIG_DIR + "/") || !p.contains(" cannot be read;"))
-                    .forEach(p -> problems.add("the data plane rejects the rendered config: " + p));
-        }
-        for (SecretKeyRef ref : DataPlaneMounts.referencedSecrets(spec)) {
-            Secret secret = secrets.find(ref.name);
-            if (secret == null) {
-                problems.add("Secret " + layout.namespace() + "/" + ref.name
-                        + " (named in spec.auth or spec.tls) does not exist; create it");
-            } else if ((secret.getData() == null || !secret.getData().containsKey(ref.key))
-                    && (secret.getStringData() == null
-                            || !secret.getStringData().containsKey(ref.key))) {
-                problems.add("Secret " + layout.namespace() + "/" + ref.name + " has no key " + ref.key + "; add it");
-            }
-        }
-        return problems.isEmpty() ? null : String.join("; ", problems);
-    }
-
-    /** Hash of the archive's connection string and CA: a rotated Secret changes the pod templates, so the pods restart. */
-    private static String archiveSecretHash(ArchiveSecrets.Access access) {
-        return access instanceof ArchiveSecrets.Found found
-                ? DataPlaneConfig.hash(
-                        found.connection().uri() + "\n" + found.connection().caPem())
-                : "none";
-    }
-
     private ProbeCache probeCache() {
         if (probeCache == null) {
             probeCache = new ProbeCache(settings.archiveProbeInterval(), Clock.systemUTC());
         }
         return probeCache;
-    }
-
-    private String image(ThermoclineClusterSpec spec) {
-        return spec.image == null || spec.image.isBlank() ? settings.dataPlaneImage() : spec.image;
-    }
-
-    /** Jobs of earlier windows are obsolete once the windows changed: the current Job warms the current windows. */
-    private static void removeObsoleteWarmers(
-            Context<ThermoclineCluster> context, ClusterLayout layout, String current) {
-        KubernetesClient client = context.getClient();
-        context.getSecondaryResourcesAsStream(Job.class)
-                .filter(job -> job.getMetadata().getName().startsWith(layout.warmerPrefix()))
-                .filter(job -> !job.getMetadata().getName().equals(current))
-                .forEach(job -> client.batch()
-                        .v1()
-                        .jobs()
-                        .inNamespace(layout.namespace())
-                        .withName(job.getMetadata().getName())
-                        .withPropagationPolicy(DeletionPropagation.BACKGROUND)
-                        .delete());
     }
 
     private static boolean sameStatus(ThermoclineClusterStatus before, ThermoclineClusterStatus after) {
