@@ -33,8 +33,7 @@ public final class ChangeStreamCursor {
     private static final int SCAN_CHUNK = 1_000;
 
     /** A batch of events and the token to resume after it. */
-    public record Batch(List<BsonDocument> events, BsonDocument postBatchResumeToken, boolean exhausted) {
-    }
+    public record Batch(List<BsonDocument> events, BsonDocument postBatchResumeToken, boolean exhausted) {}
 
     private final long id;
     private final ChangeStreamScope scope;
@@ -49,8 +48,14 @@ public final class ChangeStreamCursor {
     private volatile boolean closed;
     private volatile long lastUsedMillis = System.currentTimeMillis();
 
-    public ChangeStreamCursor(long id, ChangeStreamScope scope, ChangeStreamOptions options, List<BsonDocument> postStages,
-                              MemberState member, ReplicationCoordinator coordinator, CommittedLookup lookup) {
+    public ChangeStreamCursor(
+            long id,
+            ChangeStreamScope scope,
+            ChangeStreamOptions options,
+            List<BsonDocument> postStages,
+            MemberState member,
+            ReplicationCoordinator coordinator,
+            CommittedLookup lookup) {
         this.id = id;
         this.lookup = lookup;
         this.scope = scope;
@@ -70,8 +75,11 @@ public final class ChangeStreamCursor {
                 case "$set" -> new BsonDocument("$addFields", stage.get(name));
                 case "$replaceWith" -> new BsonDocument("$replaceRoot", new BsonDocument("newRoot", stage.get(name)));
                 case "$match", "$project", "$addFields", "$replaceRoot", "$unset", "$redact" -> stage;
-                default -> throw new ReplicationException(ErrorCodes.ILLEGAL_OPERATION, "IllegalOperation",
-                    name + " is not permitted in a $changeStream pipeline");
+                default ->
+                    throw new ReplicationException(
+                            ErrorCodes.ILLEGAL_OPERATION,
+                            "IllegalOperation",
+                            name + " is not permitted in a $changeStream pipeline");
             };
             pipeline.add(BsonBridge.toBackend(translated));
         }
@@ -84,8 +92,10 @@ public final class ChangeStreamCursor {
         }
         if (options.resumeAfter() != null) {
             if (options.resumeAfter().kind() == ResumeToken.Kind.INVALIDATE) {
-                throw new ReplicationException(260, "InvalidResumeToken",
-                    "Attempting to resume a change stream using 'resumeAfter' is not allowed from an invalidate notification; use 'startAfter'");
+                throw new ReplicationException(
+                        260,
+                        "InvalidResumeToken",
+                        "Attempting to resume a change stream using 'resumeAfter' is not allowed from an invalidate notification; use 'startAfter'");
             }
             return options.resumeAfter().position();
         }
@@ -98,8 +108,10 @@ public final class ChangeStreamCursor {
 
     private void checkHistory() {
         if (coordinator.oplog().trimmedThrough().isAfter(position)) {
-            throw new ReplicationException(286, "ChangeStreamHistoryLost",
-                "Resume of change stream was not possible, as the resume point may no longer be in the oplog.");
+            throw new ReplicationException(
+                    286,
+                    "ChangeStreamHistoryLost",
+                    "Resume of change stream was not possible, as the resume point may no longer be in the oplog.");
         }
     }
 
@@ -172,11 +184,13 @@ public final class ChangeStreamCursor {
                 break;
             }
             OplogPosition seen = position;
-            coordinator.progress().await(() -> closed || readableLimit().isAfter(seen), remaining, TimeUnit.NANOSECONDS);
+            coordinator
+                    .progress()
+                    .await(() -> closed || readableLimit().isAfter(seen), remaining, TimeUnit.NANOSECONDS);
         }
         BsonDocument pbrt = lastEventToken != null && lastEventToken.position().equals(position)
-            ? lastEventToken.toBson()
-            : new ResumeToken(position, ResumeToken.Kind.HIGH_WATER_MARK).toBson();
+                ? lastEventToken.toBson()
+                : new ResumeToken(position, ResumeToken.Kind.HIGH_WATER_MARK).toBson();
         return new Batch(events, pbrt, invalidated || closed);
     }
 
@@ -190,16 +204,17 @@ public final class ChangeStreamCursor {
         if (ends) {
             ResumeToken token = new ResumeToken(entry.position(), ResumeToken.Kind.INVALIDATE);
             BsonDocument invalidate = new BsonDocument("_id", token.toBson())
-                .append("operationType", new BsonString("invalidate"))
-                .append("clusterTime", entry.clusterTime())
-                .append("wallTime", new BsonDateTime(entry.wallTimeMillis()));
+                    .append("operationType", new BsonString("invalidate"))
+                    .append("clusterTime", entry.clusterTime())
+                    .append("wallTime", new BsonDateTime(entry.wallTimeMillis()));
             emit(invalidate, entry, out);
             invalidated = true;
         }
     }
 
     private void emit(BsonDocument event, OplogEntry entry, List<BsonDocument> out) {
-        if (stages == null || "invalidate".equals(event.getString("operationType").getValue())) {
+        if (stages == null
+                || "invalidate".equals(event.getString("operationType").getValue())) {
             checkSize(event);
             out.add(event);
             lastEventToken = ResumeToken.parse(event.get("_id"));
@@ -212,10 +227,12 @@ public final class ChangeStreamCursor {
         BsonDocument transformed = BsonBridge.fromBackend(result.get(0));
         BsonValue id = transformed.get("_id");
         if (id == null || !id.equals(event.get("_id"))) {
-            throw new ReplicationException(280, "ChangeStreamFatalError",
-                "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. "
-                    + "Modifying the _id field of an event makes it impossible to resume the stream from that point. "
-                    + "Only transformations that retain the unmodified _id field are allowed.");
+            throw new ReplicationException(
+                    280,
+                    "ChangeStreamFatalError",
+                    "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. "
+                            + "Modifying the _id field of an event makes it impossible to resume the stream from that point. "
+                            + "Only transformations that retain the unmodified _id field are allowed.");
         }
         checkSize(transformed);
         out.add(transformed);
@@ -242,10 +259,16 @@ public final class ChangeStreamCursor {
      * its internal BSON limit (16 MB + 16 KB): resuming meets the same event again.
      */
     private static void checkSize(BsonDocument event) {
-        int size = new RawBsonDocument(event, new BsonDocumentCodec()).getByteBuffer().remaining();
+        int size = new RawBsonDocument(event, new BsonDocumentCodec())
+                .getByteBuffer()
+                .remaining();
         if (size > MAX_EVENT_BYTES) {
-            throw new ReplicationException(10334, "BSONObjectTooLarge", "Executor error during getMore :: caused by :: BSONObj size: "
-                + size + " (0x" + Integer.toHexString(size).toUpperCase() + ") is invalid. Size must be between 0 and 16793600(16MB)");
+            throw new ReplicationException(
+                    10334,
+                    "BSONObjectTooLarge",
+                    "Executor error during getMore :: caused by :: BSONObj size: " + size + " (0x"
+                            + Integer.toHexString(size).toUpperCase()
+                            + ") is invalid. Size must be between 0 and 16793600(16MB)");
         }
     }
 
@@ -278,8 +301,10 @@ public final class ChangeStreamCursor {
         if (entry.operation() == Operation.RENAME) {
             String to = entry.document().getString("to").getValue();
             int dot = to.indexOf('.');
-            event.append("to", new BsonDocument("db", new BsonString(to.substring(0, dot)))
-                .append("coll", new BsonString(to.substring(dot + 1))));
+            event.append(
+                    "to",
+                    new BsonDocument("db", new BsonString(to.substring(0, dot)))
+                            .append("coll", new BsonString(to.substring(dot + 1))));
         }
         if (entry.documentKey() != null) {
             event.append("documentKey", entry.documentKey());
@@ -297,12 +322,18 @@ public final class ChangeStreamCursor {
     private BsonValue fullDocument(OplogEntry entry) {
         return switch (entry.operation()) {
             case INSERT, REPLACE -> entry.document();
-            case UPDATE -> switch (options.fullDocument()) {
-                case "updateLookup" -> lookup.find(entry.database(), entry.collection(), entry.documentKey().get("_id"))
-                    .<BsonValue>map(d -> d).orElse(BsonNull.VALUE);
-                case "whenAvailable", "required" -> entry.document();
-                default -> null;
-            };
+            case UPDATE ->
+                switch (options.fullDocument()) {
+                    case "updateLookup" ->
+                        lookup.find(
+                                        entry.database(),
+                                        entry.collection(),
+                                        entry.documentKey().get("_id"))
+                                .<BsonValue>map(d -> d)
+                                .orElse(BsonNull.VALUE);
+                    case "whenAvailable", "required" -> entry.document();
+                    default -> null;
+                };
             default -> null;
         };
     }

@@ -21,13 +21,17 @@ import org.bson.types.ObjectId;
 final class HelloReply {
     /** MongoDB 6.0: what this set implements (sessions, transactions, change streams, OP_MSG). */
     static final int MAX_WIRE_VERSION = 17;
+
     static final List<String> COMPRESSORS = List.of("snappy", "zstd", "zlib");
 
-    private HelloReply() {
-    }
+    private HelloReply() {}
 
-    static BsonDocument build(ReplicationCoordinator coordinator, MemberState self, BsonDocument request,
-                              boolean legacy, int connectionId) {
+    static BsonDocument build(
+            ReplicationCoordinator coordinator,
+            MemberState self,
+            BsonDocument request,
+            boolean legacy,
+            int connectionId) {
         boolean primary = coordinator.isPrimary(self);
         BsonDocument reply = new BsonDocument();
         if (request.getBoolean("helloOk", BsonBoolean.FALSE).getValue()) {
@@ -50,11 +54,19 @@ final class HelloReply {
         }
         BsonTimestamp applied = self.applied().clusterTime();
         BsonTimestamp majority = coordinator.majorityCommitted().clusterTime();
-        reply.append("lastWrite", new BsonDocument()
-            .append("opTime", new BsonDocument("ts", applied).append("t", new BsonInt64(coordinator.term())))
-            .append("lastWriteDate", new BsonDateTime(Math.max(self.appliedWallMillis(), applied.getTime() * 1000L)))
-            .append("majorityOpTime", new BsonDocument("ts", majority).append("t", new BsonInt64(coordinator.term())))
-            .append("majorityWriteDate", new BsonDateTime(majority.getTime() * 1000L)));
+        reply.append(
+                "lastWrite",
+                new BsonDocument()
+                        .append(
+                                "opTime",
+                                new BsonDocument("ts", applied).append("t", new BsonInt64(coordinator.term())))
+                        .append(
+                                "lastWriteDate",
+                                new BsonDateTime(Math.max(self.appliedWallMillis(), applied.getTime() * 1000L)))
+                        .append(
+                                "majorityOpTime",
+                                new BsonDocument("ts", majority).append("t", new BsonInt64(coordinator.term())))
+                        .append("majorityWriteDate", new BsonDateTime(majority.getTime() * 1000L)));
         reply.append("maxBsonObjectSize", new BsonInt32(16 * 1024 * 1024));
         reply.append("maxMessageSizeBytes", new BsonInt32(48_000_000));
         reply.append("maxWriteBatchSize", new BsonInt32(100_000));
@@ -80,7 +92,7 @@ final class HelloReply {
 
     static BsonDocument topologyVersion(MemberState self) {
         return new BsonDocument("processId", new BsonObjectId(self.processId()))
-            .append("counter", new BsonInt64(self.topologyCounter()));
+                .append("counter", new BsonInt64(self.topologyCounter()));
     }
 
     /** Real servers encode the term in the electionId, so a newer primary always has a larger one. */
