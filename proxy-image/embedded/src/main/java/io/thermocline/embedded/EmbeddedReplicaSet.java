@@ -182,7 +182,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
                     position = entry.position();
                 }
             }
-            coordinator.restoreApplied(state, oplog.last());
+            coordinator.initialSync().restoreApplied(state, oplog.last());
         }
     }
 
@@ -320,8 +320,8 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         if (member.isAlive()) {
             throw new IllegalStateException("member " + member.host() + " is running; kill it before restarting it");
         }
-        if (coordinator.needsResync(member.state())) {
-            coordinator.resync(member.state());
+        if (coordinator.initialSync().needsResync(member.state())) {
+            coordinator.initialSync().resync(member.state());
         }
         member.bind();
         coordinator.started(member.state());
@@ -350,7 +350,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
      * them go): the moment a read of the primary may see a write whose time is not yet its newest entry's.
      */
     public void holdWritesBeforeTheirOplogEntry(Member member, boolean hold) {
-        coordinator.heldBeforeOplog(member.state(), hold);
+        coordinator.holds().heldBeforeOplog(member.state(), hold);
     }
 
     /**
@@ -358,17 +358,17 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
      * storage (negative: lets them all go): a multi-document statement stopped between two of its documents.
      */
     public void holdWritesAfterDocuments(Member member, int documents) {
-        coordinator.writeStepsAllowed(member.state(), documents);
+        coordinator.holds().writeStepsAllowed(member.state(), documents);
     }
 
     /** How many document writes have waited at {@link #holdWritesAfterDocuments}'s hold. */
     public long documentWritesHeld() {
-        return coordinator.heldSteps();
+        return coordinator.holds().heldSteps();
     }
 
     /** How many writes have reached {@link #holdWritesBeforeTheirOplogEntry}'s hold (a test waits for its own). */
     public long writesHeldBeforeTheirOplogEntry() {
-        return coordinator.heldWrites();
+        return coordinator.holds().heldWrites();
     }
 
     /** How many writes outside transactions waited for an open transaction holding their documents or unique keys. */
@@ -378,12 +378,12 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** How many majority reads with {@code afterClusterTime} waited for a majority to apply that time. */
     public long majorityReadsThatWaited() {
-        return coordinator.readsWaitingForMajority();
+        return coordinator.waits().readsWaitingForMajority();
     }
 
     /** How many reads ran while a write was between storage and its oplog entry, and waited for its stamp. */
     public long readsThatWaitedForAStamp() {
-        return coordinator.readsWaitingForAStamp();
+        return coordinator.inFlight().readsWaitingForAStamp();
     }
 
     /**

@@ -146,7 +146,7 @@ public final class ChangeStreamCursor {
     }
 
     private OplogPosition readableLimit() {
-        OplogPosition majority = coordinator.majorityCommitted();
+        OplogPosition majority = coordinator.commitPoint().majorityCommitted();
         OplogPosition applied = member.applied();
         return majority.compareTo(applied) < 0 ? majority : applied;
     }

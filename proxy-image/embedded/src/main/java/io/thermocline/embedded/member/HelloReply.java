@@ -53,7 +53,7 @@ final class HelloReply {
             reply.append("electionId", new BsonObjectId(electionId(coordinator.term())));
         }
         BsonTimestamp applied = self.applied().clusterTime();
-        BsonTimestamp majority = coordinator.majorityCommitted().clusterTime();
+        BsonTimestamp majority = coordinator.commitPoint().majorityCommitted().clusterTime();
         reply.append(
                 "lastWrite",
                 new BsonDocument()

@@ -82,7 +82,7 @@ final class ReadCommands {
             sessions.uncommittedPreImages(self.index(), db, coll, reader).forEach(hidden::putIfAbsent);
             return readHiding(channel, db, lower, command, hidden);
         });
-        return new CommandResult(reply, coordinator.operationTimeAfterRead(self));
+        return new CommandResult(reply, coordinator.inFlight().operationTimeAfterRead(self));
     }
 
     /**
@@ -94,11 +94,14 @@ final class ReadCommands {
      * changes after the majority point could not hide it.
      */
     private CommandResult majorityRead(Channel channel, String db, String lower, String coll, BsonDocument command) {
-        BsonDocument reply = coordinator.betweenWriteStatements(
-                self,
-                () -> sessions.readCommitted(() -> readHiding(channel, db, lower, command, majorityHidden(db, coll))));
+        BsonDocument reply = coordinator
+                .inFlight()
+                .betweenWriteStatements(
+                        self,
+                        () -> sessions.readCommitted(
+                                () -> readHiding(channel, db, lower, command, majorityHidden(db, coll))));
         // taken after the read: the point only moves forward, and the read hid nothing at or before it
-        return new CommandResult(reply, coordinator.majorityReadTime(self));
+        return new CommandResult(reply, coordinator.commitPoint().majorityReadTime(self));
     }
 
     /**
@@ -107,7 +110,8 @@ final class ReadCommands {
      * {@link SessionCatalog#readCommitted}.
      */
     private Map<BsonValue, BsonDocument> majorityHidden(String db, String coll) {
-        Map<BsonValue, BsonDocument> hidden = new LinkedHashMap<>(coordinator.majorityPreImages(self, db, coll));
+        Map<BsonValue, BsonDocument> hidden =
+                new LinkedHashMap<>(coordinator.commitPoint().majorityPreImages(self, db, coll));
         sessions.uncommittedPreImages(self.index(), db, coll, null).forEach(hidden::putIfAbsent);
         return hidden;
     }
@@ -131,15 +135,17 @@ final class ReadCommands {
      */
     Optional<BsonDocument> lookupCommitted(String db, String coll, BsonValue id) {
         // as a majority read: never a write still between storage and oplog, which no pre-image could hide
-        return coordinator.betweenWriteStatements(
-                self,
-                () -> sessions.readCommitted(() -> {
-                    Map<BsonValue, BsonDocument> hidden = majorityHidden(db, coll);
-                    if (hidden.containsKey(id)) {
-                        return Optional.ofNullable(hidden.get(id));
-                    }
-                    return self.store().findById(db, coll, id).map(d -> (BsonDocument) d);
-                }));
+        return coordinator
+                .inFlight()
+                .betweenWriteStatements(
+                        self,
+                        () -> sessions.readCommitted(() -> {
+                            Map<BsonValue, BsonDocument> hidden = majorityHidden(db, coll);
+                            if (hidden.containsKey(id)) {
+                                return Optional.ofNullable(hidden.get(id));
+                            }
+                            return self.store().findById(db, coll, id).map(d -> (BsonDocument) d);
+                        }));
     }
 
     private static boolean isMajorityRead(BsonDocument command) {
@@ -195,8 +201,8 @@ final class ReadCommands {
         // a majority read waits until its snapshot holds the time, as mongod's does: having applied it is not enough
         boolean majority = isMajorityRead(command);
         if (!(majority
-                ? coordinator.awaitMajorityApplied(self, after, timeout)
-                : coordinator.awaitApplied(self, after, timeout))) {
+                ? coordinator.waits().awaitMajorityApplied(self, after, timeout)
+                : coordinator.waits().awaitApplied(self, after, timeout))) {
             throw new ReplicationException(
                     50,
                     "MaxTimeMSExpired",

@@ -39,7 +39,7 @@ final class ReplicaSetStatus {
             }
             members.add(member);
         }
-        BsonTimestamp majority = coordinator.majorityCommitted().clusterTime();
+        BsonTimestamp majority = coordinator.commitPoint().majorityCommitted().clusterTime();
         return new BsonDocument("set", new BsonString(coordinator.setName()))
                 .append("date", new BsonDateTime(System.currentTimeMillis()))
                 .append("myState", new BsonInt32(coordinator.role(self).code()))

@@ -106,7 +106,7 @@ final class TransactionCommands {
                     },
                     (database, coll, filter) -> heldMatches(database, coll, filter, t),
                     statement -> {
-                        coordinator.passDocumentHold(self);
+                        coordinator.holds().passDocumentHold(self);
                         return sessions.changeUncommitted(statement);
                     });
             // each document's storage write and its staging are one step for committed readers, who wait for one

@@ -79,14 +79,14 @@ final class WriteCommands {
                     self.store(),
                     channel,
                     change -> {
-                        coordinator.passBeforeOplog(self);
+                        coordinator.holds().passBeforeOplog(self);
                         last[0] = coordinator.commit(self, List.of(change), lsid, txnNumber, false);
                         sessions.committed(last[0], List.of(change));
                     },
                     (database, coll, ids) -> waitOutTransactions(owner, database, coll, ids),
                     (database, coll, filter) -> transactions.heldMatches(database, coll, filter, null),
                     statement -> {
-                        coordinator.passDocumentHold(self);
+                        coordinator.holds().passDocumentHold(self);
                         if (self.isStopping()) {
                             // as mongod at shutdown: a multi-document statement stops between documents (those before
                             // stay written), so the stop never waits for the rest of a minutes-long updateMany
@@ -96,8 +96,9 @@ final class WriteCommands {
                         // in flight (what majority reads wait for) only once it may change storage: a step waiting
                         // for a long read to leave the visibility lock made every majority read wait with it
                         return sessions.snapshotsOpen()
-                                ? sessions.changeUncommitted(() -> coordinator.writing(self, statement))
-                                : coordinator.writing(self, statement);
+                                ? sessions.changeUncommitted(
+                                        () -> coordinator.inFlight().writing(self, statement))
+                                : coordinator.inFlight().writing(self, statement);
                     });
             reply = executor.execute(db, name, command);
             if (retryable && WriteExecutor.isOk(reply)) {

@@ -41,9 +41,9 @@ final class WriteConcernWait {
                 : Duration.ofDays(1);
         boolean satisfied;
         if (w == null) {
-            satisfied = !majorityByDefault || coordinator.awaitMajority(self, position, timeout);
+            satisfied = !majorityByDefault || coordinator.waits().awaitMajority(self, position, timeout);
         } else if (w.isString() && "majority".equals(w.asString().getValue())) {
-            satisfied = coordinator.awaitMajority(self, position, timeout);
+            satisfied = coordinator.waits().awaitMajority(self, position, timeout);
         } else if (w.isNumber() && w.asNumber().intValue() > 1) {
             int count = w.asNumber().intValue();
             if (count > coordinator.members().size()) {
@@ -56,7 +56,7 @@ final class WriteConcernWait {
                                 .append("errInfo", new BsonDocument("writeConcern", clientSupplied(wc.asDocument()))));
                 return;
             }
-            satisfied = coordinator.awaitAcknowledged(self, position, count, timeout);
+            satisfied = coordinator.waits().awaitAcknowledged(self, position, count, timeout);
         } else if (w.isString()) {
             // as mongod: the set defines no tags (settings.getLastErrorModes), so the write stands and its reply says
             // so
