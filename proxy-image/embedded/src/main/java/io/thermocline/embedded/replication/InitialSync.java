@@ -1,6 +1,7 @@
 package io.thermocline.embedded.replication;
 
 import io.thermocline.embedded.oplog.OplogPosition;
+import io.thermocline.embedded.storage.InitialSyncCloner;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +42,7 @@ public final class InitialSync {
         Object owner = new Object();
         coordinator.writeLock().acquire(owner, 1, TimeUnit.DAYS);
         try {
-            member.store().copyFrom(source.store());
+            InitialSyncCloner.copy(source.store(), member.store());
             member.applied(source.applied(), source.appliedWallMillis());
             log.info("event=resync set={} member={} from={}", coordinator.setName(), member.index(), source.index());
         } finally {

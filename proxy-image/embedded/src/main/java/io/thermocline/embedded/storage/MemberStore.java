@@ -38,32 +38,6 @@ import org.h2.mvstore.MVStoreException;
  */
 public final class MemberStore implements AutoCloseable {
 
-    /** Fields that belong to the replica-set layer and that the backend must not see. */
-    private static final Set<String> LAYER_FIELDS = Set.of(
-            "lsid",
-            "txnNumber",
-            "autocommit",
-            "startTransaction",
-            "$clusterTime",
-            "readConcern",
-            "writeConcern",
-            "$readPreference",
-            "apiVersion",
-            "apiStrict",
-            "apiDeprecationErrors",
-            "maxTimeMS",
-            "comment",
-            "stmtId",
-            "stmtIds",
-            "$db",
-            "let",
-            "bypassDocumentValidation",
-            "collation",
-            "hint",
-            "allowDiskUse",
-            "maxAwaitTimeMS",
-            "recoveryToken");
-
     /** Commands that change no stored document: they share their collections (see {@link StoreLocks}). */
     private static final Set<String> READ_ONLY = Set.of(
             "find",
@@ -93,6 +67,7 @@ public final class MemberStore implements AutoCloseable {
     private final Channel internalChannel = new EmbeddedChannel();
     private final StoreLocks locks = new StoreLocks();
     private final SnapshotCursors cursors = new SnapshotCursors();
+    private final IdIndexScan idIndex = new IdIndexScan(locks);
 
     MemberStore(MongoBackend backend) {
         this.backend = backend;
@@ -249,7 +224,7 @@ public final class MemberStore implements AutoCloseable {
     }
 
     private BsonDocument engine(Channel channel, String database, BsonDocument command) {
-        Document query = BsonBridge.toBackend(withoutLayerFields(command));
+        Document query = BsonBridge.toBackend(LayerFields.removedFrom(command));
         String name = query.keySet().iterator().next();
         try {
             Document reply = backend.handleCommand(channel == null ? internalChannel : channel, database, name, query);
@@ -267,16 +242,6 @@ public final class MemberStore implements AutoCloseable {
         return command(null, database, command);
     }
 
-    public static BsonDocument withoutLayerFields(BsonDocument command) {
-        BsonDocument copy = new BsonDocument();
-        for (var entry : command.entrySet()) {
-            if (!LAYER_FIELDS.contains(entry.getKey())) {
-                copy.put(entry.getKey(), entry.getValue());
-            }
-        }
-        return copy;
-    }
-
     /** Documents matching a filter in natural order (or by sort), at most limit (0 = all). */
     public List<RawBsonDocument> find(
             String database, String collection, BsonDocument filter, BsonDocument sort, int limit) {
@@ -284,9 +249,10 @@ public final class MemberStore implements AutoCloseable {
         if (coll.isEmpty()) {
             return List.of();
         }
-        Optional<BsonDocument> byId = sort == null || sort.isEmpty() ? idCondition(filter) : Optional.empty();
+        Optional<BsonDocument> byId =
+                sort == null || sort.isEmpty() ? IdIndexScan.idCondition(filter) : Optional.empty();
         if (byId.isPresent()) {
-            return findThroughIdIndex(coll.get(), database, collection, byId.get(), filter, limit);
+            return idIndex.find(coll.get(), database, collection, byId.get(), filter, limit);
         }
         Document selector = new Document("$query", BsonBridge.toBackend(filter));
         if (sort != null && !sort.isEmpty()) {
@@ -298,54 +264,6 @@ public final class MemberStore implements AutoCloseable {
             List<RawBsonDocument> result = new ArrayList<>();
             for (Document document : coll.get().handleQuery(new QueryParameters(selector, 0, limit))) {
                 result.add(BsonBridge.fromBackend(document));
-            }
-            return result;
-        });
-    }
-
-    /**
-     * The _id condition a filter requires beside others: a top-level {@code _id} with other fields, or a conjunct of a
-     * top-level {@code $and} that is an _id condition alone (how the proxy restricts a chunk of a multi-document write
-     * to its documents). The engine uses an index only for a query of that index's keys alone: it scanned the whole
-     * collection for such a filter, matching a 1,000-id {@code $in} list against every document.
-     */
-    static Optional<BsonDocument> idCondition(BsonDocument filter) {
-        if (filter.size() > 1 && filter.containsKey("_id")) {
-            return Optional.of(new BsonDocument("_id", filter.get("_id")));
-        }
-        BsonValue and = filter.get("$and");
-        if (filter.size() == 1 && and != null && and.isArray()) {
-            for (BsonValue conjunct : and.asArray()) {
-                if (conjunct.isDocument()
-                        && conjunct.asDocument().size() == 1
-                        && conjunct.asDocument().containsKey("_id")) {
-                    return Optional.of(conjunct.asDocument());
-                }
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** The documents the _id condition finds through the _id index that match the whole filter, at most limit. */
-    private List<RawBsonDocument> findThroughIdIndex(
-            MongoCollection<?> coll,
-            String database,
-            String collection,
-            BsonDocument byId,
-            BsonDocument filter,
-            int limit) {
-        Document query = BsonBridge.toBackend(filter);
-        Document candidates = new Document("$query", BsonBridge.toBackend(byId));
-        return locks.readingCollection(database, collection, () -> {
-            de.bwaldvogel.mongo.backend.QueryMatcher matcher = new de.bwaldvogel.mongo.backend.DefaultQueryMatcher();
-            List<RawBsonDocument> result = new ArrayList<>();
-            for (Document document : coll.handleQuery(new QueryParameters(candidates, 0, 0))) {
-                if (matcher.matches(document, query)) {
-                    result.add(BsonBridge.fromBackend(document));
-                    if (limit > 0 && result.size() == limit) {
-                        break;
-                    }
-                }
             }
             return result;
         });
@@ -418,44 +336,6 @@ public final class MemberStore implements AutoCloseable {
             }
         }
         return result;
-    }
-
-    /** Replaces this store's content with a copy of another's (initial sync after a rollback). */
-    public void copyFrom(MemberStore source) {
-        for (String db : databaseNames()) {
-            dropDatabase(db);
-        }
-        for (String db : source.databaseNames()) {
-            for (String coll : source.collectionNames(db)) {
-                command(db, new BsonDocument("create", new BsonString(coll)));
-                List<BsonDocument> indexes = new ArrayList<>();
-                for (BsonDocument index : source.indexes(db, coll)) {
-                    if (!"_id_"
-                            .equals(index.getString("name", new BsonString("")).getValue())) {
-                        BsonDocument spec = BsonBridge.mutable(index);
-                        spec.remove("v");
-                        spec.remove("ns");
-                        indexes.add(spec);
-                    }
-                }
-                if (!indexes.isEmpty()) {
-                    command(
-                            db,
-                            new BsonDocument("createIndexes", new BsonString(coll))
-                                    .append("indexes", new BsonArray(indexes)));
-                }
-                List<RawBsonDocument> documents = source.find(db, coll, new BsonDocument(), null, 0);
-                for (int i = 0; i < documents.size(); i += 1000) {
-                    command(
-                            db,
-                            new BsonDocument("insert", new BsonString(coll))
-                                    .append(
-                                            "documents",
-                                            new BsonArray(new ArrayList<>(
-                                                    documents.subList(i, Math.min(documents.size(), i + 1000))))));
-                }
-            }
-        }
     }
 
     public Optional<MongoCollection<?>> collection(String database, String collection) {

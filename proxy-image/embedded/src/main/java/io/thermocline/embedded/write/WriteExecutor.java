@@ -5,6 +5,7 @@ import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.Operation;
 import io.thermocline.embedded.replication.ReplicationException;
 import io.thermocline.embedded.storage.BsonBridge;
+import io.thermocline.embedded.storage.LayerFields;
 import io.thermocline.embedded.storage.MemberStore;
 import java.util.List;
 import java.util.Set;
@@ -254,7 +255,7 @@ public final class WriteExecutor {
     private BsonDocument ddl(String db, BsonDocument command) {
         BsonDocument reply = store.command(channel, db, command);
         if (isOk(reply)) {
-            BsonDocument replayable = MemberStore.withoutLayerFields(command);
+            BsonDocument replayable = LayerFields.removedFrom(command);
             String coll = command.get(command.getFirstKey()).isString()
                     ? command.getString(command.getFirstKey()).getValue()
                     : null;

@@ -61,13 +61,13 @@ class IdRestrictedFindTest {
                             new BsonArray(List.of(
                                     new BsonDocument("_id", new BsonDocument("$gte", new BsonInt32(150))), placed))));
             for (BsonDocument filter : filters) {
-                assertThat(MemberStore.idCondition(filter))
+                assertThat(IdIndexScan.idCondition(filter))
                         .as("taken through the _id index: " + filter.toJson())
                         .isPresent();
                 // the same filter nested once more is not recognized: the engine scans the collection for it
                 BsonDocument scanned = new BsonDocument(
                         "$and", new BsonArray(List.of(new BsonDocument("$and", new BsonArray(List.of(filter))))));
-                assertThat(MemberStore.idCondition(scanned)).isEmpty();
+                assertThat(IdIndexScan.idCondition(scanned)).isEmpty();
                 List<BsonValue> expected = ids(store.find("d", "orders", scanned, null, 0));
                 assertThat(ids(store.find("d", "orders", filter, null, 0)))
                         .as(filter.toJson())
