@@ -1,44 +1,20 @@
 package io.thermocline.embedded;
 
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.thermocline.embedded.member.Member;
-import io.thermocline.embedded.oplog.Change;
-import io.thermocline.embedded.oplog.HybridClock;
-import io.thermocline.embedded.oplog.Operation;
-import io.thermocline.embedded.oplog.Oplog;
-import io.thermocline.embedded.oplog.OplogEntry;
-import io.thermocline.embedded.oplog.OplogPosition;
-import io.thermocline.embedded.oplog.OplogStore;
-import io.thermocline.embedded.oplog.ProgressSignal;
-import io.thermocline.embedded.replication.Durability;
-import io.thermocline.embedded.replication.MemberState;
-import io.thermocline.embedded.replication.ReplicationCoordinator;
-import io.thermocline.embedded.replication.SecondaryApplier;
-import io.thermocline.embedded.security.MemberSecurity;
 import io.thermocline.embedded.security.UserRegistry;
-import io.thermocline.embedded.session.SessionCatalog;
-import io.thermocline.embedded.session.Transaction;
-import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.storage.Storage;
 import io.thermocline.security.UserName;
 import io.thermocline.security.roles.RoleName;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
-import org.bson.BsonDocument;
-import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,22 +36,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     private final Builder config;
     private final Storage storage;
-    private final List<Member> members = new ArrayList<>();
-    private final List<SecondaryApplier> appliers = new ArrayList<>();
-    private final List<MemberStore> opened = new ArrayList<>();
-    private ReplicationCoordinator coordinator;
-    private SessionCatalog sessions;
-    private Oplog oplog;
-    private EventLoopGroup group;
-    private ScheduledExecutorService housekeeping;
-    private OplogStore oplogStore;
     private boolean started;
     private final UserRegistry users = new UserRegistry();
-    private MemberSecurity security;
+    private final RunningSet running;
 
     private EmbeddedReplicaSet(Builder config) {
         this.config = config;
         this.storage = config.storage != null ? config.storage : Storage.unspecified();
+        this.running = new RunningSet(config, storage, users);
     }
 
     public static Builder builder() {
@@ -93,7 +61,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         }
         started = true;
         try {
-            open();
+            running.open();
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -102,173 +70,17 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         return this;
     }
 
-    private void open() {
-        ProgressSignal progress = new ProgressSignal();
-        if (storage instanceof Storage.Directory dir) {
-            oplogStore = new OplogStore(dir);
-        }
-        oplog = new Oplog(config.oplogSize, progress, oplogStore);
-        HybridClock clock = new HybridClock(Clock.systemUTC());
-        clock.advanceTo(oplog.last().clusterTime());
-        List<MemberState> states = new ArrayList<>();
-        for (int i = 0; i < config.members; i++) {
-            MemberStore store = MemberStore.open(storage, "member" + i);
-            opened.add(store);
-            states.add(new MemberState(i, store));
-        }
-        long term = oplog.lastEntry().map(OplogEntry::term).orElse(0L);
-        coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
-        coordinator.lag(config.replicationLag);
-        if (storage instanceof Storage.Directory dir) {
-            coordinator.durability(
-                    Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush));
-        }
-        coordinator.electionTimeout(config.electionTimeout);
-        recover(states);
-        sessions = new SessionCatalog(config.transactionLifetime);
-        coordinator.onPrimaryChange(this::primaryChanged);
-        group = new MultiThreadIoEventLoopGroup(Math.min(2, config.members + 1), NioIoHandler.newFactory());
-        for (Builder.SeedUser u : config.users) {
-            if (users.find(u.name()).join().isEmpty()) {
-                users.create(u.name(), u.password().toCharArray(), u.roles());
-            }
-        }
-        security = new MemberSecurity(
-                users, config.requireAuthentication, config.tls == null ? null : config.tls.context());
-        for (MemberState state : states) {
-            int port = config.ports.isEmpty() ? 0 : config.ports.get(state.index());
-            Member member = new Member(
-                    coordinator,
-                    state,
-                    sessions,
-                    group,
-                    port,
-                    config.majorityWriteConcernByDefault,
-                    config.name + "-m" + state.index(),
-                    security);
-            member.bind();
-            members.add(member);
-        }
-        for (MemberState state : states) {
-            SecondaryApplier applier = new SecondaryApplier(coordinator, state);
-            applier.start(config.name + "-m" + state.index() + "-applier");
-            appliers.add(applier);
-        }
-        coordinator.startedAll(states);
-        if (oplog.lastEntry().isEmpty()) {
-            initiate();
-        }
-        housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, config.name + "-housekeeping");
-            t.setDaemon(true);
-            return t;
-        });
-        housekeeping.scheduleWithFixedDelay(this::housekeeping, 1, 1, TimeUnit.SECONDS);
-    }
-
-    /** On-disk restart: replays what each member had not durably applied (entries are idempotent). */
-    private void recover(List<MemberState> states) {
-        for (MemberState state : states) {
-            OplogPosition from = oplogStore == null ? null : oplogStore.applied(state.index());
-            if (from == null) {
-                from = oplog.trimmedThrough();
-            }
-            OplogPosition position = from;
-            for (List<OplogEntry> batch = oplog.after(position, oplog.last(), 1000);
-                    !batch.isEmpty();
-                    batch = oplog.after(position, oplog.last(), 1000)) {
-                for (OplogEntry entry : batch) {
-                    SecondaryApplier.apply(state.store(), entry);
-                    position = entry.position();
-                }
-            }
-            coordinator.initialSync().restoreApplied(state, oplog.last());
-        }
-    }
-
-    /** The first oplog entry, as replSetInitiate writes one: operationTime is never zero. */
-    private void initiate() {
-        MemberState primary = coordinator.primary().orElseThrow();
-        Object owner = new Object();
-        coordinator.writeLock().acquire(owner, 1, TimeUnit.MINUTES);
-        try {
-            coordinator.commit(
-                    primary,
-                    List.of(new Change(
-                            Operation.COMMAND,
-                            "admin",
-                            null,
-                            null,
-                            new BsonDocument("noop", new BsonString("initiating set")),
-                            null,
-                            null)),
-                    null,
-                    null,
-                    false);
-        } finally {
-            coordinator.writeLock().releaseAll(owner);
-        }
-    }
-
-    private void primaryChanged(int newPrimary) {
-        for (Transaction t : sessions.openTransactions()) {
-            if (t.primaryIndex() != newPrimary) {
-                sessions.abort(t, coordinator.members().get(t.primaryIndex()).store());
-            }
-        }
-        coordinator.progress().signalAll();
-        if (newPrimary >= 0) {
-            sessions.forgetAfter(coordinator.members().get(newPrimary).applied());
-        }
-    }
-
-    private void housekeeping() {
-        try {
-            long now = System.currentTimeMillis();
-            for (Transaction t : sessions.openTransactions()) {
-                if (now > t.deadlineMillis()) {
-                    log.info("event=transactionExpired set={} txnNumber={}", config.name, t.txnNumber());
-                    Object owner = new Object();
-                    coordinator.writeLock().acquire(owner, 1, TimeUnit.MINUTES);
-                    try {
-                        sessions.abort(
-                                t, coordinator.members().get(t.primaryIndex()).store());
-                    } finally {
-                        coordinator.writeLock().release(owner);
-                    }
-                    coordinator.progress().signalAll();
-                }
-            }
-            coordinator.durability().flushNow();
-        } catch (RuntimeException e) {
-            log.warn("event=housekeepingFailed set={} error={}", config.name, e.toString());
-        }
-    }
-
-    private void flush() {
-        if (oplogStore == null) {
-            return;
-        }
-        for (MemberState state : coordinator.members()) {
-            state.store().commit();
-        }
-        for (MemberState state : coordinator.members()) {
-            oplogStore.saveApplied(state.index(), state.applied());
-        }
-        oplog.flush();
-    }
-
     /** Why the set refuses writes (its storage directory refused a flush: disk full, read-only), if it does. */
     public java.util.Optional<String> writesRefused() {
-        return coordinator == null
+        return running.coordinator() == null
                 ? java.util.Optional.empty()
-                : coordinator.durability().refusal();
+                : running.coordinator().durability().refusal();
     }
 
     /** mongodb://127.0.0.1:p1,127.0.0.1:p2,.../?replicaSet=name */
     public String connectionString() {
-        return "mongodb://" + members.stream().map(Member::host).collect(Collectors.joining(",")) + "/?replicaSet="
-                + config.name + (config.tls != null ? "&tls=true" : "");
+        return "mongodb://" + running.members().stream().map(Member::host).collect(Collectors.joining(","))
+                + "/?replicaSet=" + config.name + (config.tls != null ? "&tls=true" : "");
     }
 
     public String name() {
@@ -276,11 +88,11 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     }
 
     public List<Member> members() {
-        return List.copyOf(members);
+        return List.copyOf(running.members());
     }
 
     public Member member(int index) {
-        return members.get(index);
+        return running.members().get(index);
     }
 
     /** The current primary; fails when the set has none (a majority of members is down). */
@@ -291,23 +103,25 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
     }
 
     public Optional<Member> findPrimary() {
-        return coordinator.primary().map(s -> members.get(s.index()));
+        return running.coordinator().primary().map(s -> running.members().get(s.index()));
     }
 
     public List<Member> secondaries() {
-        return members.stream().filter(m -> m.isAlive() && !m.isPrimary()).toList();
+        return running.members().stream()
+                .filter(m -> m.isAlive() && !m.isPrimary())
+                .toList();
     }
 
     /** replSetStepDown: the primary steps down once a secondary caught up; another member is elected. */
     public Member stepDown() {
-        coordinator.stepDown(Duration.ofSeconds(10));
+        running.coordinator().stepDown(Duration.ofSeconds(10));
         return primary();
     }
 
     /** Crashes a member: its port and connections close; a killed primary is replaced by election. */
     public void kill(Member member) {
         member.unbind();
-        coordinator.stopped(member.state());
+        running.coordinator().stopped(member.state());
         log.info("event=memberKilled set={} member={}", config.name, member.index());
     }
 
@@ -320,20 +134,20 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
         if (member.isAlive()) {
             throw new IllegalStateException("member " + member.host() + " is running; kill it before restarting it");
         }
-        if (coordinator.initialSync().needsResync(member.state())) {
-            coordinator.initialSync().resync(member.state());
+        if (running.coordinator().initialSync().needsResync(member.state())) {
+            running.coordinator().initialSync().resync(member.state());
         }
         member.bind();
-        coordinator.started(member.state());
+        running.coordinator().started(member.state());
         log.info("event=memberRestarted set={} member={}", config.name, member.index());
     }
 
     public void pauseReplication(Member member) {
-        coordinator.paused(member.state(), true);
+        running.coordinator().paused(member.state(), true);
     }
 
     public void resumeReplication(Member member) {
-        coordinator.paused(member.state(), false);
+        running.coordinator().paused(member.state(), false);
     }
 
     /**
@@ -342,7 +156,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
      * member's applied point is still the previous entry, as a mongod's secondary is in the middle of a batch.
      */
     public void holdApplyingMidEntry(Member member, boolean hold) {
-        coordinator.heldMidEntry(member.state(), hold);
+        running.coordinator().heldMidEntry(member.state(), hold);
     }
 
     /**
@@ -350,7 +164,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
      * them go): the moment a read of the primary may see a write whose time is not yet its newest entry's.
      */
     public void holdWritesBeforeTheirOplogEntry(Member member, boolean hold) {
-        coordinator.holds().heldBeforeOplog(member.state(), hold);
+        running.coordinator().holds().heldBeforeOplog(member.state(), hold);
     }
 
     /**
@@ -358,32 +172,32 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
      * storage (negative: lets them all go): a multi-document statement stopped between two of its documents.
      */
     public void holdWritesAfterDocuments(Member member, int documents) {
-        coordinator.holds().writeStepsAllowed(member.state(), documents);
+        running.coordinator().holds().writeStepsAllowed(member.state(), documents);
     }
 
     /** How many document writes have waited at {@link #holdWritesAfterDocuments}'s hold. */
     public long documentWritesHeld() {
-        return coordinator.holds().heldSteps();
+        return running.coordinator().holds().heldSteps();
     }
 
     /** How many writes have reached {@link #holdWritesBeforeTheirOplogEntry}'s hold (a test waits for its own). */
     public long writesHeldBeforeTheirOplogEntry() {
-        return coordinator.holds().heldWrites();
+        return running.coordinator().holds().heldWrites();
     }
 
     /** How many writes outside transactions waited for an open transaction holding their documents or unique keys. */
     public long writesThatWaitedForATransaction() {
-        return coordinator.writesWaitingForTransactions();
+        return running.coordinator().writesWaitingForTransactions();
     }
 
     /** How many majority reads with {@code afterClusterTime} waited for a majority to apply that time. */
     public long majorityReadsThatWaited() {
-        return coordinator.waits().readsWaitingForMajority();
+        return running.coordinator().waits().readsWaitingForMajority();
     }
 
     /** How many reads ran while a write was between storage and its oplog entry, and waited for its stamp. */
     public long readsThatWaitedForAStamp() {
-        return coordinator.inFlight().readsWaitingForAStamp();
+        return running.coordinator().inFlight().readsWaitingForAStamp();
     }
 
     /**
@@ -396,28 +210,28 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** Secondaries apply each entry no earlier than this long after the primary wrote it. */
     public void setReplicationLag(Duration lag) {
-        coordinator.lag(lag);
+        running.coordinator().lag(lag);
     }
 
     /** Waits until every running, unpaused member has applied the whole oplog. */
     public boolean awaitReplication(Duration timeout) {
-        return coordinator
+        return running.coordinator()
                 .progress()
                 .await(
-                        () -> coordinator.members().stream()
+                        () -> running.coordinator().members().stream()
                                 .filter(m -> m.alive() && !m.paused())
-                                .allMatch(m -> !oplog.last().isAfter(m.applied())),
+                                .allMatch(m -> !running.oplog().last().isAfter(m.applied())),
                         timeout.toMillis(),
                         TimeUnit.MILLISECONDS);
     }
 
     /** The cluster time of the newest oplog entry. */
     public BsonTimestamp lastOperationTime() {
-        return oplog.last().clusterTime();
+        return running.oplog().last().clusterTime();
     }
 
     public int oplogSize() {
-        return oplog.size();
+        return running.oplog().size();
     }
 
     @Override
@@ -426,39 +240,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             return;
         }
         started = false;
-        if (housekeeping != null) {
-            housekeeping.shutdownNow();
-        }
-        appliers.forEach(SecondaryApplier::stop);
-        members.forEach(Member::shutdown);
-        if (coordinator != null) {
-            coordinator.close();
-            try {
-                coordinator.durability().flushNow();
-            } catch (RuntimeException e) {
-                log.warn("event=finalFlushFailed set={} error=\"{}\"", config.name, e.getMessage());
-            }
-        }
-        for (MemberStore store : opened) {
-            try {
-                store.close();
-            } catch (RuntimeException e) {
-                // a store the disk refused is closed by H2 already: what it could not write was never acknowledged
-                log.warn("event=storeCloseFailed set={} error=\"{}\"", config.name, e.toString());
-            }
-        }
-        try {
-            if (oplog != null) {
-                oplog.close();
-            } else if (oplogStore != null) {
-                oplogStore.close();
-            }
-        } catch (RuntimeException e) {
-            log.warn("event=oplogCloseFailed set={} error=\"{}\"", config.name, e.toString());
-        }
-        if (group != null) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-        }
+        running.close();
         log.info("event=replicaSetClosed set={}", config.name);
     }
 
@@ -469,13 +251,13 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** How to build a replica set; every setting has a default suited to tests. */
     public static final class Builder {
-        private record SeedUser(UserName name, String password, List<RoleName> roles) {}
+        record SeedUser(UserName name, String password, List<RoleName> roles) {}
 
-        private boolean requireAuthentication;
-        private TlsFiles tls;
+        boolean requireAuthentication;
+        TlsFiles tls;
 
         /** The members' certificate chain and PKCS#8 key (PEM). */
-        private record TlsFiles(Path certificate, Path key) {
+        record TlsFiles(Path certificate, Path key) {
             SslContext context() {
                 try {
                     return SslContextBuilder.forServer(certificate.toFile(), key.toFile())
@@ -488,16 +270,16 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             }
         }
 
-        private final List<SeedUser> users = new ArrayList<>();
-        private String name = "rs0";
-        private int members = 1;
-        private Storage storage; // null: Storage.unspecified(), chosen when the set is built
-        private List<Integer> ports = List.of();
-        private int oplogSize = 100_000;
-        private Duration replicationLag = Duration.ZERO;
-        private Duration transactionLifetime = Duration.ofSeconds(60);
-        private boolean majorityWriteConcernByDefault = true;
-        private Duration electionTimeout = Duration.ZERO;
+        final List<SeedUser> users = new ArrayList<>();
+        String name = "rs0";
+        int members = 1;
+        Storage storage; // null: Storage.unspecified(), chosen when the set is built
+        List<Integer> ports = List.of();
+        int oplogSize = 100_000;
+        Duration replicationLag = Duration.ZERO;
+        Duration transactionLifetime = Duration.ofSeconds(60);
+        boolean majorityWriteConcernByDefault = true;
+        Duration electionTimeout = Duration.ZERO;
 
         public Builder name(String value) {
             if (value == null || value.isBlank() || value.contains("/") || value.contains(",")) {
