@@ -128,9 +128,7 @@ final class TransactionCommands {
     CommandResult commitTransaction(BsonDocument command) {
         BsonDocument lsid = command.getDocument("lsid");
         long txnNumber = command.getNumber("txnNumber").longValue();
-        Transaction t = sessions.transaction(lsid, txnNumber)
-                .orElseThrow(() -> new ReplicationException(
-                        251, "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
+        Transaction t = existing(lsid, txnNumber);
         if (t.state() == Transaction.State.ABORTED) {
             throw new ReplicationException(251, "NoSuchTransaction", "Transaction " + txnNumber + " has been aborted.");
         }
@@ -161,6 +159,13 @@ final class TransactionCommands {
         return new CommandResult(reply, position.clusterTime());
     }
 
+    /** The session's transaction {@code txnNumber} in whatever state it is; NoSuchTransaction (251) if it never began. */
+    private Transaction existing(BsonDocument lsid, long txnNumber) {
+        return sessions.transaction(lsid, txnNumber)
+                .orElseThrow(() -> new ReplicationException(
+                        251, "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
+    }
+
     /** Ending a session aborts its open transaction, as on a server (its writes would otherwise stay held until it expires). */
     CommandResult endSessions(BsonValue ended) {
         if (ended != null && ended.isArray()) {
@@ -176,9 +181,7 @@ final class TransactionCommands {
     CommandResult abortTransaction(BsonDocument command) {
         BsonDocument lsid = command.getDocument("lsid");
         long txnNumber = command.getNumber("txnNumber").longValue();
-        Transaction t = sessions.transaction(lsid, txnNumber)
-                .orElseThrow(() -> new ReplicationException(
-                        251, "NoSuchTransaction", "Transaction with txnNumber " + txnNumber + " does not exist."));
+        Transaction t = existing(lsid, txnNumber);
         if (t.state() == Transaction.State.COMMITTED) {
             throw new ReplicationException(
                     256, "TransactionCommitted", "Transaction " + txnNumber + " has been committed.");
