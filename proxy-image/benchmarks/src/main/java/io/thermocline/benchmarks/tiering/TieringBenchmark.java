@@ -27,7 +27,7 @@ import java.util.function.Supplier;
  * {@code records}, {@code memory} (MB), {@code iops}, {@code archiveJvm}, {@code threads},
  * {@code warmup}, {@code seconds}, {@code rounds}, {@code adoption} (seconds per side),
  * {@code adoptionMix}, {@code mixes}, {@code window}, {@code feeder} (extra THERMOCLINE_ settings,
- * comma-separated), {@code warmer}, {@code ceiling}, {@code fastOplog} (the fast tier's oplog in entries), {@code only=load},
+ * comma-separated), {@code warmer}, {@code ceiling}, {@code fastOplog} (the fast tier's oplog in entries), {@code only=load} or {@code only=adoption},
  * {@code out}, {@code device}.
  */
 public final class TieringBenchmark {
@@ -54,7 +54,9 @@ public final class TieringBenchmark {
         if (o.containsKey("jfr")) {
             stackJvm = List.of("-Xmx4g", "-XX:StartFlightRecording=dumponexit=true,filename=" + o.get("jfr"));
         }
-        String mixes = o.getOrDefault("mixes", "store,read-heavy,concentrated");
+        // only=adoption: the adoption of both sides and nothing after it (to profile the cutover onto a cold fast tier)
+        boolean adoptionOnly = "adoption".equals(o.get("only"));
+        String mixes = adoptionOnly ? "" : o.getOrDefault("mixes", "store,read-heavy,concentrated");
         Settings s = new Settings(
                 Path.of(o.getOrDefault(
                         "dir", quick ? "/var/tmp/thermocline-tiering-quick" : "/var/tmp/thermocline-tiering")),
@@ -73,14 +75,14 @@ public final class TieringBenchmark {
                 Integer.parseInt(o.getOrDefault("rounds", quick ? "1" : "2")),
                 Integer.parseInt(o.getOrDefault("adoption", quick ? "60" : "240")),
                 Mix.named(o.getOrDefault("adoptionMix", "concentrated")),
-                mixes.split(","),
-                o.getOrDefault("equal", mixes).split(","),
+                mixes.isEmpty() ? new String[0] : mixes.split(","),
+                adoptionOnly ? new String[0] : o.getOrDefault("equal", mixes).split(","),
                 o.getOrDefault("window", "40d"),
                 o.getOrDefault("feeder", "").isBlank()
                         ? List.of()
                         : List.of(o.get("feeder").split(",")),
                 Boolean.parseBoolean(o.getOrDefault("warmer", "false")),
-                Boolean.parseBoolean(o.getOrDefault("ceiling", "true")),
+                !adoptionOnly && Boolean.parseBoolean(o.getOrDefault("ceiling", "true")),
                 Integer.parseInt(o.getOrDefault("fastOplog", "600000")),
                 Path.of(o.getOrDefault("out", "docs/benchmarks/tiering.md")),
                 quick);
