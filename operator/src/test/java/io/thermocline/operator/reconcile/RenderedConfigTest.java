@@ -50,10 +50,25 @@ class RenderedConfigTest {
                 .startsWith("metadata.name shop.orders cannot prefix the cluster's Service names")
                 .endsWith("re-create the resource under such a name");
 
-        String tooLong = "a".repeat(60);
+        String longest = "a".repeat(44);
+        assertThat(RenderedConfig.of(new ClusterLayout(longest, "shop"), spec(), NO_SECRETS)
+                        .problem())
+                .as("44 characters still prefix every Service name")
+                .isNull();
+        String tooLong = "a".repeat(45);
         assertThat(RenderedConfig.of(new ClusterLayout(tooLong, "shop"), spec(), NO_SECRETS)
                         .problem())
-                .contains("metadata.name " + tooLong);
+                .contains("metadata.name " + tooLong)
+                .contains("at most 44 characters");
+    }
+
+    @Test
+    void aValueTheRendererCannotReadIsTheProblemAndNothingIsRendered() {
+        ThermoclineClusterSpec spec = spec();
+        spec.collections.get(0).hotWindow = "soon";
+        RenderedConfig config = RenderedConfig.of(LAYOUT, spec, NO_SECRETS);
+        assertThat(config.yaml()).isNull();
+        assertThat(config.problem()).contains("'soon' is not a duration");
     }
 
     @Test

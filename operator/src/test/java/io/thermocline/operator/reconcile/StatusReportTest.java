@@ -26,6 +26,7 @@ import io.thermocline.operator.workflow.DesiredCluster;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -448,5 +449,53 @@ class StatusReportTest {
 
         assertThat(find(report.status(), ConditionType.Ready).getStatus()).isEqualTo("False");
         assertThat(report.requeueMillis()).isEqualTo(15_000);
+    }
+
+    @Test
+    void theIntervalsAreTheOperatorSettings() {
+        OperatorSettings settings = new OperatorSettings() {
+            @Override
+            public String dataPlaneImage() {
+                return "img";
+            }
+
+            @Override
+            public Duration archiveProbeInterval() {
+                return Duration.ofSeconds(20);
+            }
+
+            @Override
+            public Duration tieringPollInterval() {
+                return Duration.ofSeconds(30);
+            }
+
+            @Override
+            public Duration replicaSetStepInterval() {
+                return Duration.ofSeconds(2);
+            }
+
+            @Override
+            public Duration modeStepInterval() {
+                return Duration.ofSeconds(4);
+            }
+
+            @Override
+            public Duration deletionDrainTimeout() {
+                return Duration.ofMinutes(30);
+            }
+
+            @Override
+            public Optional<String> namespace() {
+                return Optional.empty();
+            }
+
+            @Override
+            public Optional<String> monitoringLabels() {
+                return Optional.empty();
+            }
+        };
+        assertThat(StatusReport.Requeue.of(settings))
+                .isEqualTo(
+                        new StatusReport.Requeue(Duration.ofSeconds(2), Duration.ofSeconds(20), Duration.ofSeconds(4)));
     }
 }
