@@ -28,7 +28,6 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -69,7 +68,10 @@ class ArchiveSecretWatchTest extends OperatorOnFakes {
     void aRotatedArchiveSecretRestartsThePodsThatReadItPromptly() {
         client.secrets().inNamespace(ns).resource(archiveSecret(ns)).create();
         create(cluster(ns, "rotate"));
-        await().atMost(WAIT).until(() -> get(Deployment.class, "rotate-feeder"), Objects::nonNull);
+        // the workflow creates the proxy and the feeder side by side: both must exist before they are marked ready
+        await().atMost(WAIT)
+                .until(() -> get(Deployment.class, "rotate-feeder") != null
+                        && get(Deployment.class, "rotate-proxy") != null);
         Clusters.markReady(client, ns, "rotate", 3);
         await().atMost(WAIT)
                 .ignoreExceptions()
