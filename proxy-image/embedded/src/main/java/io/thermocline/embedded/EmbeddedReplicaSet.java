@@ -114,14 +114,14 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
 
     /** replSetStepDown: the primary steps down once a secondary caught up; another member is elected. */
     public Member stepDown() {
-        running.coordinator().stepDown(Duration.ofSeconds(10));
+        running.coordinator().replicaSetTopology().stepDown(Duration.ofSeconds(10));
         return primary();
     }
 
     /** Crashes a member: its port and connections close; a killed primary is replaced by election. */
     public void kill(Member member) {
         member.unbind();
-        running.coordinator().stopped(member.state());
+        running.coordinator().replicaSetTopology().stopped(member.state());
         log.info("event=memberKilled set={} member={}", config.name, member.index());
     }
 
@@ -138,16 +138,16 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
             running.coordinator().initialSync().resync(member.state());
         }
         member.bind();
-        running.coordinator().started(member.state());
+        running.coordinator().replicaSetTopology().started(member.state());
         log.info("event=memberRestarted set={} member={}", config.name, member.index());
     }
 
     public void pauseReplication(Member member) {
-        running.coordinator().paused(member.state(), true);
+        running.coordinator().replicaSetTopology().paused(member.state(), true);
     }
 
     public void resumeReplication(Member member) {
-        running.coordinator().paused(member.state(), false);
+        running.coordinator().replicaSetTopology().paused(member.state(), false);
     }
 
     /**
@@ -156,7 +156,7 @@ public final class EmbeddedReplicaSet implements AutoCloseable {
      * member's applied point is still the previous entry, as a mongod's secondary is in the middle of a batch.
      */
     public void holdApplyingMidEntry(Member member, boolean hold) {
-        running.coordinator().heldMidEntry(member.state(), hold);
+        running.coordinator().replicaSetTopology().heldMidEntry(member.state(), hold);
     }
 
     /**

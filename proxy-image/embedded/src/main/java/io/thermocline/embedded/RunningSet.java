@@ -95,7 +95,7 @@ final class RunningSet {
             coordinator.durability(
                     Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush));
         }
-        coordinator.electionTimeout(config.electionTimeout);
+        coordinator.replicaSetTopology().electionTimeout(config.electionTimeout);
         recover(states);
         sessions = new SessionCatalog(config.transactionLifetime);
         coordinator.onPrimaryChange(this::primaryChanged);
@@ -126,7 +126,7 @@ final class RunningSet {
             applier.start(config.name + "-m" + state.index() + "-applier");
             appliers.add(applier);
         }
-        coordinator.startedAll(states);
+        coordinator.replicaSetTopology().startedAll(states);
         if (oplog.lastEntry().isEmpty()) {
             initiate();
         }
@@ -238,7 +238,7 @@ final class RunningSet {
         appliers.forEach(SecondaryApplier::stop);
         members.forEach(Member::shutdown);
         if (coordinator != null) {
-            coordinator.close();
+            coordinator.replicaSetTopology().close();
             try {
                 coordinator.durability().flushNow();
             } catch (RuntimeException e) {

@@ -291,7 +291,7 @@ final class CommandDispatcher {
         admission.requirePrimary();
         long catchUp = command.getNumber("secondaryCatchUpPeriodSecs", new BsonInt32(10))
                 .longValue();
-        coordinator.stepDown(Duration.ofSeconds(catchUp));
+        coordinator.replicaSetTopology().stepDown(Duration.ofSeconds(catchUp));
         return new CommandResult(MemberStore.okReply(), coordinator.operationTime(self));
     }
 }
