@@ -73,6 +73,9 @@ public final class MemberStore implements AutoCloseable {
         this.backend = backend;
     }
 
+    /** H2's default: the background writer's interval, started once the store's maps are checked. */
+    private static final int AUTO_COMMIT_DELAY_MS = 1000;
+
     public static MemberStore open(Storage storage, String memberName) {
         if (storage instanceof Storage.Directory directory) {
             try {
@@ -86,8 +89,14 @@ public final class MemberStore implements AutoCloseable {
             Path file = directory.path().resolve(memberName + ".mv");
             MVStore store;
             try {
+                // H2's compaction rewrites live pages into new chunks and drops the old chunks at once, while a walk
+                // of a tree as it was (the order check below, a long query) still reads them: that walk then fails with
+                // "Chunk N not found". So no background writer until the maps are checked, and no compaction: a
+                // chunk is dropped only once writes replaced all of it (docs/embedded-replica-set.md, "The H2 version")
                 store = new MVStore.Builder()
                         .fileName(directory.h2Name(memberName + ".mv"))
+                        .autoCommitDisabled()
+                        .autoCompactFillRate(0)
                         .open();
             } catch (MVStoreException e) {
                 throw new IllegalStateException(
@@ -95,7 +104,9 @@ public final class MemberStore implements AutoCloseable {
                                 + "; another replica set or process may be using this storage directory",
                         e);
             }
-            return new MemberStore(new OrderedH2Backend(store));
+            MemberStore opened = new MemberStore(new OrderedH2Backend(store));
+            store.setAutoCommitDelay(AUTO_COMMIT_DELAY_MS);
+            return opened;
         }
         return new MemberStore(new MemoryBackend());
     }
