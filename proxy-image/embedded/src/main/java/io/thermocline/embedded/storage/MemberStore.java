@@ -238,7 +238,8 @@ public final class MemberStore implements AutoCloseable {
         Document query = BsonBridge.toBackend(LayerFields.removedFrom(command));
         String name = query.keySet().iterator().next();
         try {
-            Document reply = backend.handleCommand(channel == null ? internalChannel : channel, database, name, query);
+            Document reply = walking(
+                    () -> backend.handleCommand(channel == null ? internalChannel : channel, database, name, query));
             return reply == null ? okReply() : BsonBridge.fromBackend(reply);
         } catch (MongoServerError e) {
             return errorReply(e.getCode(), e.getCodeName(), e.getMessageWithoutErrorCode());
@@ -271,13 +272,34 @@ public final class MemberStore implements AutoCloseable {
         }
         // copied under the collection's read lock: the engine hands out the stored documents, which writes change in
         // place
-        return locks.readingCollection(database, collection, () -> {
-            List<RawBsonDocument> result = new ArrayList<>();
-            for (Document document : coll.get().handleQuery(new QueryParameters(selector, 0, limit))) {
-                result.add(BsonBridge.fromBackend(document));
-            }
-            return result;
-        });
+        return locks.readingCollection(
+                database,
+                collection,
+                () -> walking(() -> {
+                    List<RawBsonDocument> result = new ArrayList<>();
+                    for (Document document : coll.get().handleQuery(new QueryParameters(selector, 0, limit))) {
+                        result.add(BsonBridge.fromBackend(document));
+                    }
+                    return result;
+                }));
+    }
+
+    /**
+     * Runs a step that walks the store's trees with the version it starts from registered at H2, so the chunks that
+     * version reads stay until the step ends: without it H2 may drop a chunk whose pages writes or a compaction copied
+     * elsewhere while the walk still needs it ("Chunk N not found"; docs/embedded-replica-set.md, "The H2 version").
+     */
+    private <T> T walking(java.util.function.Supplier<T> step) {
+        if (!(backend instanceof H2Backend h2)) {
+            return step.get();
+        }
+        MVStore store = h2.getMvStore();
+        MVStore.TxCounter version = store.registerVersionUsage();
+        try {
+            return step.get();
+        } finally {
+            store.deregisterVersionUsage(version);
+        }
     }
 
     public Optional<RawBsonDocument> findById(String database, String collection, BsonValue id) {
