@@ -16,12 +16,15 @@ import io.thermocline.proxy.server.cursors.OrphanCursors;
 import io.thermocline.proxy.server.forwarding.Backends;
 import io.thermocline.proxy.server.forwarding.ErrorMapping;
 import io.thermocline.proxy.server.forwarding.Forwarder;
+import io.thermocline.proxy.server.forwarding.ForwardingGateway;
 import io.thermocline.proxy.server.forwarding.PassThrough;
 import io.thermocline.proxy.server.handshake.Authentication;
 import io.thermocline.proxy.server.handshake.Hello;
 import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.session.TransactionPins;
+import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.tiered.TieredRouting;
+import io.thermocline.proxy.topology.Tier;
 import io.thermocline.security.roles.Privileges;
 import io.thermocline.wire.OpMsg;
 import java.time.Duration;
@@ -83,6 +86,11 @@ final class CommandDispatcher implements RequestHandler {
         this.killCursors = new KillCursors(cursors, forwarder, replies, peers);
         this.passThrough = new PassThrough(forwarder, replies, errors);
         this.sessions = new Sessions(pins, orphans, passThrough, forwarder);
+        if (tiered != null) {
+            tiered.reachTiersThrough(new TierGateways(
+                    new ForwardingGateway(forwarder, backends.tier(Tier.FAST)),
+                    new ForwardingGateway(forwarder, backends.archive())));
+        }
     }
 
     @Override
@@ -173,7 +181,7 @@ final class CommandDispatcher implements RequestHandler {
                 ? reply -> AuthorizedDatabases.filter(reply, only.privileges())
                 : UnaryOperator.identity();
         Optional<CompletableFuture<RawBsonDocument>> summed =
-                tiered == null ? Optional.empty() : tiered.listDatabases(request, tierCall(request));
+                tiered == null ? Optional.empty() : tiered.listDatabases(request);
         if (summed.isPresent()) {
             return summed.get()
                     .thenCompose(out -> OpMsg.isOk(out)
@@ -184,19 +192,13 @@ final class CommandDispatcher implements RequestHandler {
         return passThrough.edited(request, shown);
     }
 
-    /** The tiered layer's way to a tier for this request, through the forwarder. */
-    private io.thermocline.proxy.tiered.TierCall tierCall(Request request) {
-        return (tier, msg) ->
-                forwarder.call(request, forwarder.backends().tier(tier), msg).thenApply(Forwarder.Answer::body);
-    }
-
-    /** Offers the command to the tiered layer, which reaches the tiers through the forwarder; unclaimed ones pass through. */
+    /** Offers the command to the tiered layer, which reaches the tiers through its gateways; unclaimed ones pass through. */
     private CompletableFuture<Void> tiered(Request request) {
         // the mode ticket is held until the reply is sent: the fleet's mode switch waits for it (proxy/mode)
         ModeGate.Ticket ticket = tiered.modes().gate().enter();
         CompletableFuture<Void> done;
         try {
-            done = tiered.route(request, tierCall(request), ticket)
+            done = tiered.route(request, ticket)
                     .map(reply -> reply.thenCompose(out -> replies.finish(request, out, OpMsg.isOk(out), 0))
                             .exceptionallyCompose(e -> errors.unavailable(request, e)))
                     .orElseGet(() -> passThrough.observed(request, ticket::archiveReplied));

@@ -79,6 +79,7 @@ public final class TieredRouting implements AutoCloseable {
     private final AtomicBoolean metadataStarted = new AtomicBoolean();
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
+    private volatile TierGateways gateways;
 
     TieredRouting(
             TieringFollower follower,
@@ -221,12 +222,34 @@ public final class TieredRouting implements AutoCloseable {
     }
 
     /**
+     * The way to the tiers, given once by the server that owns this before it takes commands: every claimed command
+     * reaches the fast tier and the archive through these gateways.
+     */
+    public void reachTiersThrough(TierGateways gateways) {
+        this.gateways = java.util.Objects.requireNonNull(gateways, "gateways");
+    }
+
+    private TierGateways gateways() {
+        TierGateways g = gateways;
+        if (g == null) {
+            throw new IllegalStateException("no way to the tiers yet: the server calls reachTiersThrough first");
+        }
+        return g;
+    }
+
+    /** The client's command on a tier through its gateway: the reply the tiered handlers read. */
+    private TierCall callFor(Request request) {
+        TierGateways g = gateways();
+        return (tier, msg) -> g.of(tier).send(request, msg).thenApply(TierReply::body);
+    }
+
+    /**
      * Claims a command when it involves tiered data; empty leaves it to the pass-through path. The
      * classification is pure and cheap, so it runs on the network thread; the work does not.
      */
-    public Optional<CompletableFuture<RawBsonDocument>> route(Request request, TierCall call) {
+    public Optional<CompletableFuture<RawBsonDocument>> route(Request request) {
         try (ModeGate.Ticket ticket = modes.gate().enter()) {
-            return route(request, call, ticket);
+            return route(request, ticket);
         }
     }
 
@@ -234,7 +257,7 @@ public final class TieredRouting implements AutoCloseable {
      * {@code listDatabases} with the fast tier's disk added to the databases holding tiered collections; empty
      * when only names are asked (or nothing is tiered): the archive's answer is the whole answer then.
      */
-    public Optional<CompletableFuture<RawBsonDocument>> listDatabases(Request request, TierCall call) {
+    public Optional<CompletableFuture<RawBsonDocument>> listDatabases(Request request) {
         RoutingTable table = follower.decide().table();
         BsonDocument command = request.msg().command();
         org.bson.BsonValue only = command.get("nameOnly");
@@ -245,7 +268,7 @@ public final class TieredRouting implements AutoCloseable {
         if (table.policies().isEmpty() || nameOnly || request.traits().inTransaction()) {
             return Optional.empty();
         }
-        return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.listDatabases(call, request.msg(), table));
+        return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.listDatabases(callFor(request), request.msg(), table));
     }
 
     /** This proxy's mode machinery (gate, shadow comparator, controller). */
@@ -254,10 +277,10 @@ public final class TieredRouting implements AutoCloseable {
     }
 
     /**
-     * As {@link #route(Request, TierCall)}, under the mode {@code ticket} the dispatcher holds until the reply is
+     * As {@link #route(Request)}, under the mode {@code ticket} the dispatcher holds until the reply is
      * sent; a shadowed read left to the pass-through path hands the archive's reply to the ticket for comparison.
      */
-    public Optional<CompletableFuture<RawBsonDocument>> route(Request request, TierCall call, ModeGate.Ticket ticket) {
+    public Optional<CompletableFuture<RawBsonDocument>> route(Request request, ModeGate.Ticket ticket) {
         TieringFollower.Decided decided = follower.decide();
         RoutingTable table = decided.table();
         if (table.policies().isEmpty()) {
@@ -267,6 +290,7 @@ public final class TieredRouting implements AutoCloseable {
         BsonDocument command = msg.command();
         CommandTraits traits = request.traits();
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
+        TierCall call = callFor(request);
         Exchange x = new Exchange(request, call, command, traits, traits.session(), decided);
         ensureMetadata();
         if (cls instanceof CommandClass.Admin admin && !traits.inTransaction()) {

@@ -1,0 +1,29 @@
+package io.thermocline.proxy.server.forwarding;
+
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.tiered.TierGateway;
+import io.thermocline.proxy.tiered.TierReply;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.wire.OpMsg;
+import java.util.concurrent.CompletableFuture;
+
+/** A tier's gateway over the proxy's own Netty path: the {@link Forwarder} to the tier's members ({@link TierBackend}). */
+public final class ForwardingGateway implements TierGateway {
+    private final Forwarder forwarder;
+    private final TierBackend backend;
+
+    public ForwardingGateway(Forwarder forwarder, TierBackend backend) {
+        this.forwarder = forwarder;
+        this.backend = backend;
+    }
+
+    @Override
+    public Tier tier() {
+        return backend.tier();
+    }
+
+    @Override
+    public CompletableFuture<TierReply> send(Request request, OpMsg msg) {
+        return forwarder.call(request, backend, msg).thenApply(answer -> new TierReply(answer.body(), answer.ok()));
+    }
+}

@@ -1,0 +1,20 @@
+package io.thermocline.proxy.tiered;
+
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.wire.OpMsg;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One tier as the tiered layer reaches it: a command of a client's request (as sent, or rewritten) goes to the member
+ * of the tier that must serve it (transaction pin, cursor, primary, read preference), with mongos-only fields and
+ * cluster times translated, and comes back with the cursor it opened registered under a proxy cursor id, so getMore
+ * and killCursors keep working. One per tier for the life of the proxy, not one per request.
+ */
+public interface TierGateway {
+
+    Tier tier();
+
+    /** {@code msg} of {@code request} on this tier; fails with the error the round trip met (mapped for the client by the caller). */
+    CompletableFuture<TierReply> send(Request request, OpMsg msg);
+}

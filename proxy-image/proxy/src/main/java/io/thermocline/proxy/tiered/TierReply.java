@@ -1,0 +1,6 @@
+package io.thermocline.proxy.tiered;
+
+import org.bson.RawBsonDocument;
+
+/** A tier member's reply as the client may see it (cursor ids are the proxy's), and whether it succeeded. */
+public record TierReply(RawBsonDocument body, boolean ok) {}
