@@ -17,7 +17,11 @@ import com.tngtech.archunit.library.dependencies.SliceRule;
 import io.thermocline.proxy.fleet.Fleet;
 import io.thermocline.proxy.server.CannotListen;
 import io.thermocline.proxy.server.ProxySettings;
+import io.thermocline.proxy.tiered.CausalTiers;
 import io.thermocline.proxy.tiered.Promotion;
+import io.thermocline.proxy.tiered.TierGateway;
+import io.thermocline.proxy.tiered.TierGateways;
+import io.thermocline.proxy.tiered.TierReply;
 import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.proxy.tiered.TieredRouting;
 import java.util.List;
@@ -110,6 +114,43 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.thermocline.proxy.server..")
+                .check(CLASSES);
+    }
+
+    /**
+     * The server sees the tiered layer through its entry (built by TieredProxy, offered commands at TieredRouting) and
+     * the gateway contract it implements over its forwarding (issue 45 step 2): it hands the tiered layer no function
+     * per request, so the call hierarchy from a claimed command to a tier's member reads top to bottom.
+     */
+    @Test
+    void theServerSeesTheTieredLayerOnlyThroughItsEntryAndTheGateways() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.server..")
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline.proxy.tiered..")
+                        .and(not(belongToAnyOf(
+                                TieredProxy.class,
+                                TieredRouting.class,
+                                TierGateway.class,
+                                TierGateways.class,
+                                TierReply.class))))
+                .check(CLASSES);
+    }
+
+    /**
+     * The handlers reach a tier only through CausalTiers (which keeps the client's causal point and passes the read
+     * barrier): none holds a gateway of its own. The admin commands, which pass no barrier, use both tiers' gateways.
+     */
+    @Test
+    void handlersReachTheTiersOnlyThroughCausalTiers() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.tiered..")
+                .and(not(belongToAnyOf(TieredRouting.class, CausalTiers.class, TierGateways.class)))
+                .and(not(resideInAPackage("io.thermocline.proxy.tiered.admin")))
+                .should()
+                .dependOnClassesThat(belongToAnyOf(TierGateway.class, TierGateways.class))
                 .check(CLASSES);
     }
 

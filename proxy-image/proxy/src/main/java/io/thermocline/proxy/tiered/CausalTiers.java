@@ -7,7 +7,6 @@ import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.topology.ReadPreference;
-import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.wire.OpMsg;
 import java.util.Map;
@@ -31,6 +30,7 @@ public final class CausalTiers {
     private final ArchivePresent archivePresent;
     private final TieredCursors cursors;
     private volatile Supplier<TierTopology> archiveTopology = () -> null;
+    private volatile TierGateways gateways;
 
     CausalTiers(CausalPoints causal, ReadBarrier barrier, ArchivePresent archivePresent, TieredCursors cursors) {
         this.causal = causal;
@@ -44,6 +44,20 @@ public final class CausalTiers {
         this.archiveTopology = topology;
     }
 
+    /** The gateway to each tier, given once before the first command (see {@link TieredRouting#reachTiersThrough}). */
+    void reachThrough(TierGateways gateways) {
+        this.gateways = java.util.Objects.requireNonNull(gateways, "gateways");
+    }
+
+    /** The gateway to each tier. */
+    TierGateways gateways() {
+        TierGateways g = gateways;
+        if (g == null) {
+            throw new IllegalStateException("no way to the tiers yet: the server calls reachTiersThrough first");
+        }
+        return g;
+    }
+
     /** {@code proxy.causalWaitTimeout}: the longest a read waits to know what it must see. */
     public java.time.Duration causalWaitTimeout() {
         return barrier.timeout();
@@ -51,7 +65,7 @@ public final class CausalTiers {
 
     /** Runs on the fast tier and moves the client's causal point to the reply's operation time. */
     public RawBsonDocument fast(Exchange x, OpMsg msg) {
-        RawBsonDocument reply = x.call().call(Tier.FAST, msg).join();
+        RawBsonDocument reply = gateways().fast().send(x.request(), msg).join().body();
         observed(x, Replies.operationTime(reply));
         return reply;
     }
@@ -157,7 +171,7 @@ public final class CausalTiers {
     /** Runs on the archive; {@code through}: the fast-tier time through which the archive holds every write, or null. */
     private RawBsonDocument archive(Exchange x, OpMsg msg, BsonTimestamp through) {
         barrier.refuseWhileArchiveOutOfService(x.traits().name()); // reads that skipped the barrier too
-        RawBsonDocument reply = x.call().call(Tier.ARCHIVE, msg).join();
+        RawBsonDocument reply = onArchive(x, msg);
         if (through == null) {
             return reply;
         }
@@ -166,6 +180,14 @@ public final class CausalTiers {
                 new TieredCursors.Archive(through),
                 x.traits().noCursorTimeout());
         return Replies.withOperationTime(reply, through);
+    }
+
+    /**
+     * Runs on the archive as is: no read barrier, no causal point, no tiered cursor (DDL, which the archive applies
+     * before the fast tier).
+     */
+    public RawBsonDocument onArchive(Exchange x, OpMsg msg) {
+        return gateways().archive().send(x.request(), msg).join().body();
     }
 
     BsonTimestamp awaitCausalPoint(Exchange x) throws InterruptedException {

@@ -79,7 +79,6 @@ public final class TieredRouting implements AutoCloseable {
     private final AtomicBoolean metadataStarted = new AtomicBoolean();
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
-    private volatile TierGateways gateways;
 
     TieredRouting(
             TieringFollower follower,
@@ -226,21 +225,7 @@ public final class TieredRouting implements AutoCloseable {
      * reaches the fast tier and the archive through these gateways.
      */
     public void reachTiersThrough(TierGateways gateways) {
-        this.gateways = java.util.Objects.requireNonNull(gateways, "gateways");
-    }
-
-    private TierGateways gateways() {
-        TierGateways g = gateways;
-        if (g == null) {
-            throw new IllegalStateException("no way to the tiers yet: the server calls reachTiersThrough first");
-        }
-        return g;
-    }
-
-    /** The client's command on a tier through its gateway: the reply the tiered handlers read. */
-    private TierCall callFor(Request request) {
-        TierGateways g = gateways();
-        return (tier, msg) -> g.of(tier).send(request, msg).thenApply(TierReply::body);
+        tiers.reachThrough(gateways);
     }
 
     /**
@@ -268,7 +253,8 @@ public final class TieredRouting implements AutoCloseable {
         if (table.policies().isEmpty() || nameOnly || request.traits().inTransaction()) {
             return Optional.empty();
         }
-        return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.listDatabases(callFor(request), request.msg(), table));
+        return Optional.of(
+                io.thermocline.proxy.tiered.admin.TierStatistics.listDatabases(tiers.gateways(), request, table));
     }
 
     /** This proxy's mode machinery (gate, shadow comparator, controller). */
@@ -290,32 +276,36 @@ public final class TieredRouting implements AutoCloseable {
         BsonDocument command = msg.command();
         CommandTraits traits = request.traits();
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
-        TierCall call = callFor(request);
-        Exchange x = new Exchange(request, call, command, traits, traits.session(), decided);
+        Exchange x = new Exchange(request, command, traits, traits.session(), decided);
         ensureMetadata();
         if (cls instanceof CommandClass.Admin admin && !traits.inTransaction()) {
             // a DBA sees and kills the operations of both tiers, as through a mongos (docs/proxy.md, "DBA commands")
             if (admin.commandName().equals("currentOp")) {
-                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.currentOp(call, msg));
+                return Optional.of(
+                        io.thermocline.proxy.tiered.admin.TierOperations.currentOp(tiers.gateways(), request));
             }
             if (admin.commandName().equals("serverStatus")) {
-                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.serverStatus(call, msg));
+                return Optional.of(
+                        io.thermocline.proxy.tiered.admin.TierOperations.serverStatus(tiers.gateways(), request));
             }
             if (admin.commandName().equals("killOp")) {
-                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.killOp(call, msg, command));
+                return Optional.of(
+                        io.thermocline.proxy.tiered.admin.TierOperations.killOp(tiers.gateways(), request, command));
             }
             if (admin.commandName().equals("replSetGetStatus")) {
-                return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.replSetGetStatus(call, msg));
+                return Optional.of(
+                        io.thermocline.proxy.tiered.admin.TierOperations.replSetGetStatus(tiers.gateways(), request));
             }
             // storage statistics of tiered data count each document once and the disk of both tiers (docs/proxy.md)
             if (admin.commandName().equals("dbStats") && table.hasTieredCollectionIn(msg.database())) {
-                return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.dbStats(call, msg));
+                return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.dbStats(tiers.gateways(), request));
             }
             if (admin.commandName().equals("collStats")
                     && command.isString(command.getFirstKey())
                     && table.tiered(msg.database() + "."
                             + command.getString(command.getFirstKey()).getValue())) {
-                return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.collStats(call, msg));
+                return Optional.of(
+                        io.thermocline.proxy.tiered.admin.TierStatistics.collStats(tiers.gateways(), request));
             }
         }
         if (cls instanceof CommandClass.Aggregate aggregate
@@ -323,12 +313,14 @@ public final class TieredRouting implements AutoCloseable {
                 && aggregate.collection() != null
                 && table.tiered(aggregate.database() + "." + aggregate.collection())
                 && io.thermocline.proxy.tiered.admin.TierStatistics.isCollStatsAlone(aggregate.pipeline())) {
-            return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.collStatsStage(call, msg));
+            return Optional.of(
+                    io.thermocline.proxy.tiered.admin.TierStatistics.collStatsStage(tiers.gateways(), request));
         }
         if (cls instanceof CommandClass.Aggregate aggregate
                 && !traits.inTransaction()
                 && io.thermocline.proxy.tiered.admin.TierOperations.isCurrentOpStage(aggregate.pipeline())) {
-            return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.currentOpStage(call, msg, command));
+            return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.currentOpStage(
+                    tiers.gateways(), request, command));
         }
         switch (ModeRoute.of(
                 ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {

@@ -1,8 +1,9 @@
 package io.thermocline.proxy.tiered.admin;
 
 import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.TierCall;
+import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
 import java.util.List;
@@ -32,9 +33,10 @@ public final class TierOperations {
         record Malformed(String message) implements KillTarget {}
     }
 
-    public static CompletableFuture<RawBsonDocument> currentOp(TierCall call, OpMsg msg) {
-        CompletableFuture<RawBsonDocument> fast = call.call(Tier.FAST, msg);
-        CompletableFuture<RawBsonDocument> archive = call.call(Tier.ARCHIVE, msg);
+    public static CompletableFuture<RawBsonDocument> currentOp(TierGateways tiers, Request request) {
+        OpMsg msg = request.msg();
+        CompletableFuture<RawBsonDocument> fast = tiers.send(Tier.FAST, request, msg);
+        CompletableFuture<RawBsonDocument> archive = tiers.send(Tier.ARCHIVE, request, msg);
         return fast.thenCombine(archive, TierOperations::merged);
     }
 
@@ -60,7 +62,9 @@ public final class TierOperations {
      * batch (up to 16 MB of operations): a tier that leaves a cursor open makes the answer an error asking for a
      * narrower {@code $match}, rather than a list without its remaining operations.
      */
-    public static CompletableFuture<RawBsonDocument> currentOpStage(TierCall call, OpMsg msg, BsonDocument command) {
+    public static CompletableFuture<RawBsonDocument> currentOpStage(
+            TierGateways tiers, Request request, BsonDocument command) {
+        OpMsg msg = request.msg();
         BsonArray pipeline = command.getArray("pipeline");
         for (BsonValue stage : pipeline.subList(1, pipeline.size())) {
             String name = stage.isDocument() && !stage.asDocument().isEmpty()
@@ -79,8 +83,8 @@ public final class TierOperations {
         // all of a tier's operations in its first batch: its cursor cannot be continued as part of a merged one
         whole.put("cursor", new BsonDocument("batchSize", new org.bson.BsonInt32(Integer.MAX_VALUE)));
         OpMsg sent = new OpMsg(msg.requestId(), 0, 0, OpMsg.raw(whole), List.of());
-        CompletableFuture<RawBsonDocument> fast = call.call(Tier.FAST, sent);
-        CompletableFuture<RawBsonDocument> archive = call.call(Tier.ARCHIVE, sent);
+        CompletableFuture<RawBsonDocument> fast = tiers.send(Tier.FAST, request, sent);
+        CompletableFuture<RawBsonDocument> archive = tiers.send(Tier.ARCHIVE, request, sent);
         return fast.thenCombine(archive, TierOperations::mergedBatches);
     }
 
@@ -113,11 +117,12 @@ public final class TierOperations {
      * {@code replSetGetStatus} ({@code rs.status()}): the archive's answer at the top level, the replica set the
      * application knew, plus {@code tiers: {fast: ..., archive: ...}}, each tier's own with its members.
      */
-    public static CompletableFuture<RawBsonDocument> replSetGetStatus(TierCall call, OpMsg msg) {
-        return withTierSections(call, msg);
+    public static CompletableFuture<RawBsonDocument> replSetGetStatus(TierGateways tiers, Request request) {
+        return withTierSections(tiers, request);
     }
 
-    public static CompletableFuture<RawBsonDocument> killOp(TierCall call, OpMsg msg, BsonDocument command) {
+    public static CompletableFuture<RawBsonDocument> killOp(TierGateways tiers, Request request, BsonDocument command) {
+        OpMsg msg = request.msg();
         KillTarget target = target(command.get("op"));
         if (target instanceof KillTarget.Malformed malformed) {
             return CompletableFuture.completedFuture(MongoError.BAD_VALUE.reply(malformed.message()));
@@ -125,7 +130,7 @@ public final class TierOperations {
         KillTarget.Routed routed = (KillTarget.Routed) target;
         BsonDocument rewritten = Replies.mutable(command);
         rewritten.put("op", routed.backendOp());
-        return call.call(routed.tier(), new OpMsg(msg.requestId(), 0, 0, OpMsg.raw(rewritten), List.of()));
+        return tiers.send(routed.tier(), request, new OpMsg(msg.requestId(), 0, 0, OpMsg.raw(rewritten), List.of()));
     }
 
     /**
@@ -133,13 +138,14 @@ public final class TierOperations {
      * read) and adds {@code tiers: {fast: ..., archive: ...}}, each tier's own answer, so the fast tier's
      * connections, opcounters and memory are visible through the proxy too.
      */
-    public static CompletableFuture<RawBsonDocument> serverStatus(TierCall call, OpMsg msg) {
-        return withTierSections(call, msg);
+    public static CompletableFuture<RawBsonDocument> serverStatus(TierGateways tiers, Request request) {
+        return withTierSections(tiers, request);
     }
 
-    private static CompletableFuture<RawBsonDocument> withTierSections(TierCall call, OpMsg msg) {
-        CompletableFuture<RawBsonDocument> fast = call.call(Tier.FAST, msg);
-        CompletableFuture<RawBsonDocument> archive = call.call(Tier.ARCHIVE, msg);
+    private static CompletableFuture<RawBsonDocument> withTierSections(TierGateways tiers, Request request) {
+        OpMsg msg = request.msg();
+        CompletableFuture<RawBsonDocument> fast = tiers.send(Tier.FAST, request, msg);
+        CompletableFuture<RawBsonDocument> archive = tiers.send(Tier.ARCHIVE, request, msg);
         return fast.thenCombine(archive, TierOperations::withTierSections);
     }
 

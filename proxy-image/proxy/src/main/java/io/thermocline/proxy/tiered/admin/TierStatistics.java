@@ -1,8 +1,9 @@
 package io.thermocline.proxy.tiered.admin;
 
+import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.routing.RoutingTable;
 import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.TierCall;
+import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
 import java.util.List;
@@ -43,13 +44,13 @@ public final class TierStatistics {
     private TierStatistics() {}
 
     /** {@code dbStats} of a database holding a tiered collection. */
-    public static CompletableFuture<RawBsonDocument> dbStats(TierCall call, OpMsg msg) {
-        return both(call, msg).thenApply(r -> withTierSections(r.fast(), r.archive(), TierStatistics::summed));
+    public static CompletableFuture<RawBsonDocument> dbStats(TierGateways tiers, Request request) {
+        return both(tiers, request).thenApply(r -> withTierSections(r.fast(), r.archive(), TierStatistics::summed));
     }
 
     /** {@code collStats} of a tiered collection. */
-    public static CompletableFuture<RawBsonDocument> collStats(TierCall call, OpMsg msg) {
-        return both(call, msg).thenApply(r -> withTierSections(r.fast(), r.archive(), TierStatistics::summed));
+    public static CompletableFuture<RawBsonDocument> collStats(TierGateways tiers, Request request) {
+        return both(tiers, request).thenApply(r -> withTierSections(r.fast(), r.archive(), TierStatistics::summed));
     }
 
     /** Whether {@code pipeline} is a {@code $collStats} stage alone (later stages would need the merged document). */
@@ -64,8 +65,8 @@ public final class TierStatistics {
      * The {@code $collStats} stage on a tiered collection: one document, as one replica set gives, whose
      * {@code storageStats} is summed as {@code collStats} is and whose {@code count} is the archive's.
      */
-    public static CompletableFuture<RawBsonDocument> collStatsStage(TierCall call, OpMsg msg) {
-        return both(call, msg).thenApply(r -> {
+    public static CompletableFuture<RawBsonDocument> collStatsStage(TierGateways tiers, Request request) {
+        return both(tiers, request).thenApply(r -> {
             BsonDocument archiveStats = Replies.isOk(r.archive()) ? onlyDocument(r.archive()) : null;
             if (archiveStats == null) {
                 return r.archive();
@@ -95,8 +96,9 @@ public final class TierStatistics {
      * and {@code totalSize} with it; the list stays the archive's (the fast tier's metadata database is Thermocline's,
      * not the application's).
      */
-    public static CompletableFuture<RawBsonDocument> listDatabases(TierCall call, OpMsg msg, RoutingTable table) {
-        return both(call, msg).thenApply(r -> listDatabases(r.fast(), r.archive(), table));
+    public static CompletableFuture<RawBsonDocument> listDatabases(
+            TierGateways tiers, Request request, RoutingTable table) {
+        return both(tiers, request).thenApply(r -> listDatabases(r.fast(), r.archive(), table));
     }
 
     static RawBsonDocument listDatabases(RawBsonDocument fast, RawBsonDocument archive, RoutingTable table) {
@@ -214,9 +216,10 @@ public final class TierStatistics {
 
     private record TierReplies(RawBsonDocument fast, RawBsonDocument archive) {}
 
-    private static CompletableFuture<TierReplies> both(TierCall call, OpMsg msg) {
-        CompletableFuture<RawBsonDocument> fast = call.call(Tier.FAST, msg);
-        CompletableFuture<RawBsonDocument> archive = call.call(Tier.ARCHIVE, msg);
+    private static CompletableFuture<TierReplies> both(TierGateways tiers, Request request) {
+        OpMsg msg = request.msg();
+        CompletableFuture<RawBsonDocument> fast = tiers.send(Tier.FAST, request, msg);
+        CompletableFuture<RawBsonDocument> archive = tiers.send(Tier.ARCHIVE, request, msg);
         return fast.thenCombine(archive, TierReplies::new);
     }
 }

@@ -9,7 +9,6 @@ import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
-import io.thermocline.proxy.topology.Tier;
 import java.util.List;
 import java.util.function.Supplier;
 import org.bson.BsonDocument;
@@ -59,13 +58,16 @@ public final class DdlFanOut {
     }
 
     private RawBsonDocument bothTiers(Exchange x, CommandClass.Ddl ddl) {
-        RawBsonDocument archived = x.call().call(Tier.ARCHIVE, x.msg()).join();
+        RawBsonDocument archived = tiers.onArchive(x, x.msg());
         if (!Replies.isOk(archived)) {
             return archived;
         }
         RawBsonDocument fastReply = tiers.fast(x, x.msg());
         if (!Replies.isOk(fastReply) && !ignorableOnFastTier(fastReply)) {
-            LOG.warn("event=ddl_fast_tier_failed command={} namespaces={} code={}", ddl.commandName(), ddl.namespaces(),
+            LOG.warn(
+                    "event=ddl_fast_tier_failed command={} namespaces={} code={}",
+                    ddl.commandName(),
+                    ddl.namespaces(),
                     fastReply.get("code"));
             return fastReply;
         }
@@ -78,6 +80,8 @@ public final class DdlFanOut {
     private static boolean ignorableOnFastTier(BsonDocument reply) {
         BsonValue code = reply.get("code");
         int c = code != null && code.isNumber() ? code.asNumber().intValue() : -1;
-        return MongoError.NAMESPACE_NOT_FOUND.is(c) || MongoError.INDEX_NOT_FOUND.is(c) || MongoError.NAMESPACE_EXISTS.is(c);
+        return MongoError.NAMESPACE_NOT_FOUND.is(c)
+                || MongoError.INDEX_NOT_FOUND.is(c)
+                || MongoError.NAMESPACE_EXISTS.is(c);
     }
 }

@@ -1,13 +1,13 @@
 package io.thermocline.proxy.tiered.admin;
 
+import static io.thermocline.proxy.tiered.admin.AnsweringTiers.requestOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.thermocline.proxy.tiered.TierCall;
+import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
@@ -19,23 +19,22 @@ class TierOperationsTest {
 
     private record Sent(Tier tier, BsonDocument command) {}
 
-    private static TierCall answering(List<Sent> sent, String fastReply, String archiveReply) {
-        return (tier, msg) -> {
+    private static TierGateways answering(List<Sent> sent, String fastReply, String archiveReply) {
+        return AnsweringTiers.answering((tier, msg) -> {
             sent.add(new Sent(tier, msg.body()));
-            return CompletableFuture.completedFuture(
-                    OpMsg.raw(BsonDocument.parse(tier == Tier.FAST ? fastReply : archiveReply)));
-        };
+            return OpMsg.raw(BsonDocument.parse(tier == Tier.FAST ? fastReply : archiveReply));
+        });
     }
 
     @Test
     void currentOpListsTheOperationsOfBothTiersWithTierPrefixedOpids() {
         List<Sent> sent = new ArrayList<>();
-        TierCall call = answering(
+        TierGateways call = answering(
                 sent,
                 "{inprog: [{opid: 12, op: 'query', ns: 'shop.orders'}], ok: 1}",
                 "{inprog: [{opid: 7, op: 'update'}, {opid: {$numberLong: '3000000000'}, op: 'getmore'}], ok: 1}");
         RawBsonDocument reply = TierOperations.currentOp(
-                        call, OpMsg.request(1, BsonDocument.parse("{currentOp: 1, $db: 'admin'}")))
+                        call, requestOf(OpMsg.request(1, BsonDocument.parse("{currentOp: 1, $db: 'admin'}"))))
                 .join();
         assertThat(sent).extracting(Sent::tier).containsExactlyInAnyOrder(Tier.FAST, Tier.ARCHIVE);
         assertThat(reply.getArray("inprog").stream()
@@ -52,10 +51,10 @@ class TierOperationsTest {
 
     @Test
     void aTierThatRefusesCurrentOpIsTheAnswer() {
-        TierCall call =
+        TierGateways call =
                 answering(new ArrayList<>(), "{ok: 0, errmsg: 'not authorized', code: 13}", "{inprog: [], ok: 1}");
         RawBsonDocument reply = TierOperations.currentOp(
-                        call, OpMsg.request(1, BsonDocument.parse("{currentOp: 1, $db: 'admin'}")))
+                        call, requestOf(OpMsg.request(1, BsonDocument.parse("{currentOp: 1, $db: 'admin'}"))))
                 .join();
         assertThat(reply.getInt32("code").getValue()).isEqualTo(13);
     }
@@ -63,11 +62,11 @@ class TierOperationsTest {
     @Test
     void killOpGoesToTheTierItsPrefixNamesWithTheTiersOwnOpid() {
         List<Sent> sent = new ArrayList<>();
-        TierCall call =
+        TierGateways call =
                 answering(sent, "{info: 'attempting to kill op', ok: 1}", "{info: 'attempting to kill op', ok: 1}");
         TierOperations.killOp(
                         call,
-                        OpMsg.request(1, BsonDocument.parse("{killOp: 1, op: 'fast:12', $db: 'admin'}")),
+                        requestOf(OpMsg.request(1, BsonDocument.parse("{killOp: 1, op: 'fast:12', $db: 'admin'}"))),
                         BsonDocument.parse("{killOp: 1, op: 'fast:12', $db: 'admin'}"))
                 .join();
         assertThat(sent).containsExactly(new Sent(Tier.FAST, BsonDocument.parse("{killOp: 1, op: 12, $db: 'admin'}")));
@@ -93,7 +92,7 @@ class TierOperationsTest {
         List<Sent> sent = new ArrayList<>();
         RawBsonDocument reply = TierOperations.killOp(
                         answering(sent, "{ok: 1}", "{ok: 1}"),
-                        OpMsg.request(1, BsonDocument.parse("{killOp: 1, op: 'warm:1'}")),
+                        requestOf(OpMsg.request(1, BsonDocument.parse("{killOp: 1, op: 'warm:1'}"))),
                         BsonDocument.parse("{killOp: 1, op: 'warm:1'}"))
                 .join();
         assertThat(sent).isEmpty();
@@ -102,12 +101,12 @@ class TierOperationsTest {
 
     @Test
     void serverStatusKeepsTheArchivesAnswerAndAddsASectionPerTier() {
-        TierCall call = answering(
+        TierGateways call = answering(
                 new ArrayList<>(),
                 "{host: 'fast-0:27017', connections: {current: 4}, ok: 1, operationTime: {$timestamp: {t: 1, i: 1}}}",
                 "{host: 'a-0:27017', connections: {current: 90}, ok: 1}");
         RawBsonDocument reply = TierOperations.serverStatus(
-                        call, OpMsg.request(1, BsonDocument.parse("{serverStatus: 1, $db: 'admin'}")))
+                        call, requestOf(OpMsg.request(1, BsonDocument.parse("{serverStatus: 1, $db: 'admin'}"))))
                 .join();
         assertThat(reply.getString("host").getValue())
                 .as("the top level stays the archive's")
@@ -130,10 +129,10 @@ class TierOperationsTest {
 
     @Test
     void aFastTierThatCannotAnswerServerStatusShowsItsErrorInItsSection() {
-        TierCall call =
+        TierGateways call =
                 answering(new ArrayList<>(), "{ok: 0, errmsg: 'no primary', code: 189}", "{host: 'a-0:27017', ok: 1}");
         RawBsonDocument reply = TierOperations.serverStatus(
-                        call, OpMsg.request(1, BsonDocument.parse("{serverStatus: 1}")))
+                        call, requestOf(OpMsg.request(1, BsonDocument.parse("{serverStatus: 1}"))))
                 .join();
         assertThat(reply.getDocument("tiers")
                         .getDocument("fast")
@@ -146,14 +145,14 @@ class TierOperationsTest {
     @Test
     void currentOpStageListsTheOperationsOfBothTiersInOneBatch() {
         List<Sent> sent = new ArrayList<>();
-        TierCall call = answering(
+        TierGateways call = answering(
                 sent,
                 "{cursor: {firstBatch: [{opid: 12, op: 'query'}], id: {$numberLong: '0'}, ns: 'admin.$cmd.aggregate'}, ok: 1}",
                 "{cursor: {firstBatch: [{opid: 7, op: 'update'}, {op: 'none', desc: 'conn9'}], id: {$numberLong: '0'},"
                         + " ns: 'admin.$cmd.aggregate'}, ok: 1}");
         BsonDocument command = BsonDocument.parse("{aggregate: 1, pipeline: [{$currentOp: {allUsers: true}},"
                 + " {$match: {active: true}}, {$project: {opid: 1, op: 1}}], cursor: {batchSize: 2}, $db: 'admin'}");
-        RawBsonDocument reply = TierOperations.currentOpStage(call, OpMsg.request(1, command), command)
+        RawBsonDocument reply = TierOperations.currentOpStage(call, requestOf(OpMsg.request(1, command)), command)
                 .join();
         assertThat(sent).extracting(Sent::tier).containsExactlyInAnyOrder(Tier.FAST, Tier.ARCHIVE);
         // each tier runs the whole pipeline and answers all of it in its first batch
@@ -191,7 +190,7 @@ class TierOperationsTest {
                 "{aggregate: 1, pipeline: [{$currentOp: {}}, {$match: {active: true}}, {$group: {_id: '$op', n: {$sum: 1}}}],"
                         + " cursor: {}, $db: 'admin'}");
         RawBsonDocument reply = TierOperations.currentOpStage(
-                        answering(sent, "{ok: 1}", "{ok: 1}"), OpMsg.request(1, command), command)
+                        answering(sent, "{ok: 1}", "{ok: 1}"), requestOf(OpMsg.request(1, command)), command)
                 .join();
         assertThat(sent).isEmpty();
         assertThat(reply.getInt32("code").getValue()).isEqualTo(2);
@@ -200,13 +199,13 @@ class TierOperationsTest {
 
     @Test
     void currentOpStageOfATierThatNeedsAGetMoreIsAnErrorNotAPartialList() {
-        TierCall call = answering(
+        TierGateways call = answering(
                 new ArrayList<>(),
                 "{cursor: {firstBatch: [{opid: 1}], id: {$numberLong: '0'}, ns: 'admin.$cmd.aggregate'}, ok: 1}",
                 "{cursor: {firstBatch: [{opid: 2}], id: {$numberLong: '4242'}, ns: 'admin.$cmd.aggregate'}, ok: 1}");
         BsonDocument command =
                 BsonDocument.parse("{aggregate: 1, pipeline: [{$currentOp: {}}], cursor: {}, $db: 'admin'}");
-        RawBsonDocument reply = TierOperations.currentOpStage(call, OpMsg.request(1, command), command)
+        RawBsonDocument reply = TierOperations.currentOpStage(call, requestOf(OpMsg.request(1, command)), command)
                 .join();
         assertThat(reply.getNumber("ok").intValue()).isZero();
         assertThat(reply.getString("errmsg").getValue()).contains("$match");
@@ -214,13 +213,13 @@ class TierOperationsTest {
 
     @Test
     void replSetGetStatusKeepsTheArchivesSetAndAddsBothTiersMembers() {
-        TierCall call = answering(
+        TierGateways call = answering(
                 new ArrayList<>(),
                 "{set: 'fast', myState: 1, members: [{_id: 0, name: 'fast-0:27017', stateStr: 'PRIMARY'},"
                         + " {_id: 1, name: 'fast-1:27017', stateStr: 'SECONDARY'}], ok: 1}",
                 "{set: 'rs0', myState: 1, members: [{_id: 0, name: 'db-0:27017', stateStr: 'PRIMARY'}], ok: 1}");
         RawBsonDocument reply = TierOperations.replSetGetStatus(
-                        call, OpMsg.request(1, BsonDocument.parse("{replSetGetStatus: 1, $db: 'admin'}")))
+                        call, requestOf(OpMsg.request(1, BsonDocument.parse("{replSetGetStatus: 1, $db: 'admin'}"))))
                 .join();
         assertThat(reply.getString("set").getValue())
                 .as("the set the application knew")

@@ -1,16 +1,17 @@
 package io.thermocline.proxy.tiered.admin;
 
+import static io.thermocline.proxy.tiered.admin.AnsweringTiers.requestOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thermocline.config.CollectionPolicy;
+import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.routing.RoutingTable;
-import io.thermocline.proxy.tiered.TierCall;
+import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.tiering.state.TieringState;
 import io.thermocline.wire.OpMsg;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.bson.BsonDocument;
 import org.bson.RawBsonDocument;
 import org.junit.jupiter.api.Test;
@@ -21,18 +22,18 @@ import org.junit.jupiter.api.Test;
  */
 class TierStatisticsTest {
 
-    private static TierCall answering(String fastReply, String archiveReply) {
-        return (tier, msg) -> CompletableFuture.completedFuture(
-                OpMsg.raw(BsonDocument.parse(tier == Tier.FAST ? fastReply : archiveReply)));
+    private static TierGateways answering(String fastReply, String archiveReply) {
+        return AnsweringTiers.answering(
+                (tier, msg) -> OpMsg.raw(BsonDocument.parse(tier == Tier.FAST ? fastReply : archiveReply)));
     }
 
-    private static OpMsg request(String command) {
-        return OpMsg.request(1, BsonDocument.parse(command));
+    private static Request request(String command) {
+        return requestOf(OpMsg.request(1, BsonDocument.parse(command)));
     }
 
     @Test
     void dbStatsCountsEachDocumentOnceAndTheDiskOfBothTiers() {
-        TierCall call = answering(
+        TierGateways call = answering(
                 "{db: 'shop', collections: 4, objects: 1600, avgObjSize: 200, dataSize: 320000, storageSize: 180000,"
                         + " indexes: 6, indexSize: 60000, totalSize: 240000, fsUsedSize: 10, fsTotalSize: 100, ok: 1,"
                         + " operationTime: {$timestamp: {t: 1, i: 1}}}",
@@ -69,7 +70,7 @@ class TierStatisticsTest {
 
     @Test
     void collStatsSumsEachIndexAndWidensASumPastAnInt() {
-        TierCall call = answering(
+        TierGateways call = answering(
                 "{ns: 'shop.orders', count: 1600, size: 320000, storageSize: 2000000000, totalIndexSize: 60000,"
                         + " totalSize: 2000060000, nindexes: 2, indexSizes: {_id_: 40000, createdAt_1: 20000}, ok: 1}",
                 "{ns: 'shop.orders', count: 20000, size: 4000000, storageSize: 2000000000, totalIndexSize: 500000,"
@@ -89,7 +90,7 @@ class TierStatisticsTest {
 
     @Test
     void aFastTierThatCannotAnswerLeavesTheArchivesNumbersAndShowsItsError() {
-        TierCall call = answering(
+        TierGateways call = answering(
                 "{ok: 0, errmsg: 'no primary', code: 189}",
                 "{db: 'shop', objects: 20000, storageSize: 2000000, ok: 1}");
         RawBsonDocument reply = TierStatistics.dbStats(call, request("{dbStats: 1, $db: 'shop'}"))
@@ -105,7 +106,7 @@ class TierStatisticsTest {
 
     @Test
     void collStatsStageIsOneDocumentWithStorageSummedAndTheArchivesCount() {
-        TierCall call = answering(
+        TierGateways call = answering(
                 "{cursor: {firstBatch: [{ns: 'shop.orders', host: 'fast-0', count: 1600,"
                         + " storageStats: {count: 1600, size: 320000, storageSize: 180000, totalIndexSize: 60000, totalSize: 240000}}],"
                         + " id: {$numberLong: '0'}, ns: 'shop.orders'}, ok: 1}",

@@ -30,15 +30,23 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(10)
 class TransactionRoutingTest {
 
-    private static final CollectionPolicy ORDERS = new CollectionPolicy("shop", "orders", "createdAt", Duration.ofDays(30));
-    private static final RoutingTable TABLE = RoutingTable.of(List.of(ORDERS),
-            TieringState.initial().withCoverage(ORDERS.namespace(), CoverageBound.from(Instant.parse("2026-03-01T00:00:00Z"))));
+    private static final CollectionPolicy ORDERS =
+            new CollectionPolicy("shop", "orders", "createdAt", Duration.ofDays(30));
+    private static final RoutingTable TABLE = RoutingTable.of(
+            List.of(ORDERS),
+            TieringState.initial()
+                    .withCoverage(ORDERS.namespace(), CoverageBound.from(Instant.parse("2026-03-01T00:00:00Z"))));
     private static final RawBsonDocument OK = OpMsg.raw(BsonDocument.parse("{ok: 1}"));
 
     private final AtomicLong nanos = new AtomicLong();
     private final AtomicLong submitted = new AtomicLong();
-    private final TransactionRouting routing = new TransactionRouting((x, ns, cls, cold) -> OK, null,
-            () -> new RoutingMetrics(new PrometheusRegistry()), 2, SessionKey.TIMEOUT, nanos::get);
+    private final TransactionRouting routing = new TransactionRouting(
+            (x, ns, cls, cold) -> OK,
+            null,
+            () -> new RoutingMetrics(new PrometheusRegistry()),
+            2,
+            SessionKey.TIMEOUT,
+            nanos::get);
 
     @Test
     void aCommitFollowsItsTransactionToTheFastTier() {
@@ -54,24 +62,36 @@ class TransactionRoutingTest {
         nanos.addAndGet(Duration.ofMinutes(20).toNanos());
         assertThat(insertContinuing(1)).isPresent();
         nanos.addAndGet(Duration.ofMinutes(20).toNanos());
-        assertThat(commit(2)).as("idle 40 minutes: the pin is gone, the commit passes through").isEmpty();
+        assertThat(commit(2))
+                .as("idle 40 minutes: the pin is gone, the commit passes through")
+                .isEmpty();
         assertThat(commit(1)).as("used 20 minutes ago").isPresent();
     }
 
     @Test
     void aLaterStatementOnAReplicaThatDidNotStartTheTransactionGetsNoSuchTransaction() throws Exception {
         assertThat(insertStarting(1)).isPresent();
-        TransactionRouting elsewhere = new TransactionRouting((x, ns, cls, cold) -> OK, null,
-                () -> new RoutingMetrics(new PrometheusRegistry()), 2, SessionKey.TIMEOUT, nanos::get);
+        TransactionRouting elsewhere = new TransactionRouting(
+                (x, ns, cls, cold) -> OK,
+                null,
+                () -> new RoutingMetrics(new PrometheusRegistry()),
+                2,
+                SessionKey.TIMEOUT,
+                nanos::get);
         long before = submitted.get();
-        Optional<CompletableFuture<RawBsonDocument>> there = route(elsewhere, 1, "{insert: 'orders', documents: [{createdAt:"
-                + " {$date: '2026-03-15T00:00:00Z'}}], $db: 'shop', autocommit: false}");
+        Optional<CompletableFuture<RawBsonDocument>> there = route(
+                elsewhere,
+                1,
+                "{insert: 'orders', documents: [{createdAt:"
+                        + " {$date: '2026-03-15T00:00:00Z'}}], $db: 'shop', autocommit: false}");
         assertThat(there).as("refused, not started anew on the fast tier").isPresent();
         RawBsonDocument reply = there.get().get();
         assertThat(reply.getInt32("code").getValue()).isEqualTo(251);
         assertThat(reply.getArray("errorLabels").get(0).asString().getValue()).isEqualTo("TransientTransactionError");
         assertThat(submitted.get()).isEqualTo(before);
-        assertThat(insertContinuing(1)).as("the replica that started it goes on").isPresent();
+        assertThat(insertContinuing(1))
+                .as("the replica that started it goes on")
+                .isPresent();
     }
 
     @Test
@@ -84,13 +104,17 @@ class TransactionRoutingTest {
     }
 
     private Optional<CompletableFuture<RawBsonDocument>> insertStarting(int session) {
-        return route(session, "{insert: 'orders', documents: [{createdAt: {$date: '2026-03-15T00:00:00Z'}}], $db: 'shop',"
-                + " startTransaction: true, autocommit: false}");
+        return route(
+                session,
+                "{insert: 'orders', documents: [{createdAt: {$date: '2026-03-15T00:00:00Z'}}], $db: 'shop',"
+                        + " startTransaction: true, autocommit: false}");
     }
 
     private Optional<CompletableFuture<RawBsonDocument>> insertContinuing(int session) {
-        return route(session, "{insert: 'orders', documents: [{createdAt: {$date: '2026-03-15T00:00:00Z'}}], $db: 'shop',"
-                + " autocommit: false}");
+        return route(
+                session,
+                "{insert: 'orders', documents: [{createdAt: {$date: '2026-03-15T00:00:00Z'}}], $db: 'shop',"
+                        + " autocommit: false}");
     }
 
     private Optional<CompletableFuture<RawBsonDocument>> commit(int session) {
@@ -102,10 +126,15 @@ class TransactionRoutingTest {
     }
 
     private Optional<CompletableFuture<RawBsonDocument>> route(TransactionRouting routing, int session, String json) {
-        BsonDocument command = BsonDocument.parse(json).append("lsid", BsonDocument.parse("{id: " + session + "}"))
+        BsonDocument command = BsonDocument.parse(json)
+                .append("lsid", BsonDocument.parse("{id: " + session + "}"))
                 .append("txnNumber", new BsonInt64(1));
         Request request = Request.of(null, OpMsg.request(1, command), null);
-        Exchange x = new Exchange(request, null, command, request.traits(), request.traits().session(),
+        Exchange x = new Exchange(
+                request,
+                command,
+                request.traits(),
+                request.traits().session(),
                 new TieringFollower.Decided(TABLE, 1, 0));
         return routing.route(x, CommandClassifier.classify(command, request.database(), TABLE), (exchange, work) -> {
             submitted.incrementAndGet();

@@ -1,0 +1,41 @@
+package io.thermocline.proxy.tiered.admin;
+
+import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.tiered.TierGateway;
+import io.thermocline.proxy.tiered.TierGateways;
+import io.thermocline.proxy.tiered.TierReply;
+import io.thermocline.proxy.topology.Tier;
+import io.thermocline.wire.OpMsg;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
+import org.bson.RawBsonDocument;
+
+/** Two tiers that answer each command at once with the reply {@code reply} gives for the tier: the admin commands' tests. */
+final class AnsweringTiers {
+
+    private AnsweringTiers() {}
+
+    static TierGateways answering(BiFunction<Tier, OpMsg, RawBsonDocument> reply) {
+        return new TierGateways(gateway(Tier.FAST, reply), gateway(Tier.ARCHIVE, reply));
+    }
+
+    /** A client's request of {@code msg} (no connection: the gateways above never look at it). */
+    static Request requestOf(OpMsg msg) {
+        return Request.of(null, msg, null);
+    }
+
+    private static TierGateway gateway(Tier tier, BiFunction<Tier, OpMsg, RawBsonDocument> reply) {
+        return new TierGateway() {
+            @Override
+            public Tier tier() {
+                return tier;
+            }
+
+            @Override
+            public CompletableFuture<TierReply> send(Request request, OpMsg msg) {
+                RawBsonDocument body = reply.apply(tier, msg);
+                return CompletableFuture.completedFuture(new TierReply(body, OpMsg.isOk(body)));
+            }
+        };
+    }
+}
