@@ -15,13 +15,12 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.library.dependencies.SliceRule;
 import io.thermocline.proxy.fleet.Fleet;
+import io.thermocline.proxy.gateway.TierGateway;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.server.CannotListen;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.tiered.CausalTiers;
 import io.thermocline.proxy.tiered.Promotion;
-import io.thermocline.proxy.tiered.TierGateway;
-import io.thermocline.proxy.tiered.TierGateways;
-import io.thermocline.proxy.tiered.TierReply;
 import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.proxy.tiered.TieredRouting;
 import java.util.List;
@@ -51,7 +50,8 @@ class ArchitectureTest {
                     belongToAnyOf(TieredRouting.class, TieredProxy.class),
                     TIERED_HANDLERS,
                     "tiered <-> tiered/*: TieredRouting builds its handlers, which use the values beside it (Exchange,"
-                            + " Replies, CausalTiers, RoutingMetrics); those values move below both (step 2, a gateway per tier)"),
+                            + " Replies, CausalTiers, RoutingMetrics); those values move into a package below both (issue 45"
+                            + " step 2 moved the way to the tiers into gateway, not these)"),
             new Frozen(
                     belongToAnyOf(Promotion.class),
                     resideInAPackage("io.thermocline.proxy.tiered.writes"),
@@ -118,23 +118,33 @@ class ArchitectureTest {
     }
 
     /**
-     * The server sees the tiered layer through its entry (built by TieredProxy, offered commands at TieredRouting) and
-     * the gateway contract it implements over its forwarding (issue 45 step 2): it hands the tiered layer no function
-     * per request, so the call hierarchy from a claimed command to a tier's member reads top to bottom.
+     * The server sees the tiered layer only through its entry (built by TieredProxy, offered commands at TieredRouting):
+     * it hands it no function per request (issue 45 step 2), so the call hierarchy from a claimed command to a tier's
+     * member reads top to bottom.
      */
     @Test
-    void theServerSeesTheTieredLayerOnlyThroughItsEntryAndTheGateways() {
+    void theServerSeesTheTieredLayerOnlyThroughItsEntry() {
         noClasses()
                 .that()
                 .resideInAPackage("io.thermocline.proxy.server..")
                 .should()
                 .dependOnClassesThat(resideInAPackage("io.thermocline.proxy.tiered..")
-                        .and(not(belongToAnyOf(
-                                TieredProxy.class,
-                                TieredRouting.class,
-                                TierGateway.class,
-                                TierGateways.class,
-                                TierReply.class))))
+                        .and(not(belongToAnyOf(TieredProxy.class, TieredRouting.class))))
+                .check(CLASSES);
+    }
+
+    /**
+     * The way to each tier sits below the server and the tiered layer, which both use it: a request goes down
+     * (decode, dispatch, tiered, gateway, reply) and never back into the server.
+     */
+    @Test
+    void gatewayIsBelowServerAndTiered() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.proxy.gateway..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.thermocline.proxy.server..", "io.thermocline.proxy.tiered..")
                 .check(CLASSES);
     }
 
@@ -147,7 +157,7 @@ class ArchitectureTest {
         noClasses()
                 .that()
                 .resideInAPackage("io.thermocline.proxy.tiered..")
-                .and(not(belongToAnyOf(TieredRouting.class, CausalTiers.class, TierGateways.class)))
+                .and(not(belongToAnyOf(TieredRouting.class, CausalTiers.class)))
                 .and(not(resideInAPackage("io.thermocline.proxy.tiered.admin")))
                 .should()
                 .dependOnClassesThat(belongToAnyOf(TierGateway.class, TierGateways.class))

@@ -11,27 +11,16 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
+import io.thermocline.proxy.gateway.TierBackend;
 import io.thermocline.proxy.server.CannotListen;
 import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.server.cursors.CursorPeers;
-import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.security.UserName;
 import io.thermocline.security.authentication.ConnectionAuth;
+import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
-import io.thermocline.wire.OpMsg;
-import org.bson.BsonArray;
-import org.bson.BsonBoolean;
-import org.bson.BsonDocument;
-import org.bson.BsonDouble;
-import org.bson.BsonInt32;
-import org.bson.BsonString;
-import org.bson.BsonValue;
-import org.bson.RawBsonDocument;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,6 +32,16 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * This replica's view of the fleet: it listens for its peers on the peer port, pings every peer address
@@ -54,8 +53,12 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Fleet.class);
 
     /** What one peer said in its last answer. */
-    record PeerStatus(String instanceId, InetSocketAddress address, List<String> view, Map<String, Integer> held, long seenNanos) {
-    }
+    record PeerStatus(
+            String instanceId,
+            InetSocketAddress address,
+            List<String> view,
+            Map<String, Integer> held,
+            long seenNanos) {}
 
     /** One tier whose budget the fleet divides, and this replica's limit on it now. */
     private static final class Share {
@@ -76,6 +79,7 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     private final Class<? extends ServerChannel> serverChannel;
     /** Heartbeats on links of their own, so forwarded cursor commands holding every connection never look like a dead peer. */
     private final PeerLinks heartbeats;
+
     private final PeerLinks links;
     private final Duration heartbeat;
     private final Duration pingTimeout;
@@ -84,23 +88,34 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     private final Map<InetSocketAddress, PeerStatus> peers = new ConcurrentHashMap<>();
     private final Set<InetSocketAddress> ownAddresses = ConcurrentHashMap.newKeySet();
     private volatile List<String> view;
-    private volatile PeerRequests requests = (r, hops) -> CompletableFuture.failedFuture(new IllegalStateException("not serving yet"));
+    private volatile PeerRequests requests =
+            (r, hops) -> CompletableFuture.failedFuture(new IllegalStateException("not serving yet"));
     private Channel listener;
     private ScheduledFuture<?> beat;
 
     /** {@code peerWait}: how long a forwarded cursor command waits for one of the {@code fleet.peerConnections} to a peer. */
-    public Fleet(String instanceId, ProxySettings.FleetSettings settings, ClusterSecret secret, EventLoopGroup group,
-                 Class<? extends ServerChannel> serverChannel, BackendConnector connector, Duration heartbeat, Duration peerWait) {
+    public Fleet(
+            String instanceId,
+            ProxySettings.FleetSettings settings,
+            ClusterSecret secret,
+            EventLoopGroup group,
+            Class<? extends ServerChannel> serverChannel,
+            BackendConnector connector,
+            Duration heartbeat,
+            Duration peerWait) {
         this.instanceId = instanceId;
         this.settings = settings;
         this.secret = secret;
         this.group = group;
         this.serverChannel = serverChannel;
         this.heartbeat = heartbeat;
-        this.pingTimeout = heartbeat.multipliedBy(2).compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : heartbeat.multipliedBy(2);
+        this.pingTimeout = heartbeat.multipliedBy(2).compareTo(Duration.ofSeconds(1)) < 0
+                ? Duration.ofSeconds(1)
+                : heartbeat.multipliedBy(2);
         this.liveForNanos = heartbeat.multipliedBy(3).plus(pingTimeout).toNanos();
         this.heartbeats = new PeerLinks(connector, secret, instanceId, pingTimeout, 1, pingTimeout, group.next());
-        this.links = new PeerLinks(connector, secret, instanceId, pingTimeout, settings.peerConnections(), peerWait, group.next());
+        this.links = new PeerLinks(
+                connector, secret, instanceId, pingTimeout, settings.peerConnections(), peerWait, group.next());
         this.view = List.of(instanceId);
     }
 
@@ -128,21 +143,32 @@ public final class Fleet implements CursorPeers, AutoCloseable {
         } catch (Exception e) {
             LOG.warn("event=fleet_first_heartbeat_incomplete error=\"{}\"", e.toString());
         }
-        beat = group.next().scheduleWithFixedDelay(() -> beatOnce(), heartbeat.toMillis(), heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+        beat = group.next()
+                .scheduleWithFixedDelay(
+                        () -> beatOnce(), heartbeat.toMillis(), heartbeat.toMillis(), TimeUnit.MILLISECONDS);
         LOG.info("event=fleet_started instance={} peer_port={} live={}", instanceId, peerPort(), view);
     }
 
     private Channel bindPeerPort() throws InterruptedException {
-        return new ServerBootstrap().group(group).channel(serverChannel)
+        return new ServerBootstrap()
+                .group(group)
+                .channel(serverChannel)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ch.pipeline().addLast("frames", new WireFrameDecoder(48_000_000));
                         ch.pipeline().addLast("encoder", new WireEncoder());
-                        ch.pipeline().addLast("peer", new PeerConnection(secret, instanceId, Fleet.this.requests, Fleet.this::answerPing));
+                        ch.pipeline()
+                                .addLast(
+                                        "peer",
+                                        new PeerConnection(
+                                                secret, instanceId, Fleet.this.requests, Fleet.this::answerPing));
                     }
-                }).bind(settings.listenHost(), settings.peerPort()).sync().channel();
+                })
+                .bind(settings.listenHost(), settings.peerPort())
+                .sync()
+                .channel();
     }
 
     public int peerPort() {
@@ -156,7 +182,11 @@ public final class Fleet implements CursorPeers, AutoCloseable {
 
     /** This replica's limit per member on {@code tier} now. */
     public int limit(Tier tier) {
-        return shares.stream().filter(s -> s.tier.tier() == tier).findFirst().map(s -> s.limit).orElse(-1);
+        return shares.stream()
+                .filter(s -> s.tier.tier() == tier)
+                .findFirst()
+                .map(s -> s.limit)
+                .orElse(-1);
     }
 
     private CompletableFuture<Void> beatOnce() {
@@ -176,7 +206,10 @@ public final class Fleet implements CursorPeers, AutoCloseable {
             pings.add(heartbeats.call(a, ping, pingTimeout).handle((body, e) -> {
                 if (e != null || !OpMsg.isOk(body)) {
                     if (peers.remove(a) != null) {
-                        LOG.info("event=fleet_peer_lost address={} error=\"{}\"", a, e == null ? body.get("errmsg") : e.getMessage());
+                        LOG.info(
+                                "event=fleet_peer_lost address={} error=\"{}\"",
+                                a,
+                                e == null ? body.get("errmsg") : e.getMessage());
                     }
                     return null;
                 }
@@ -209,8 +242,14 @@ public final class Fleet implements CursorPeers, AutoCloseable {
             int others = othersHeld(live.values(), s.tier.tier().label());
             int next = ConnectionBudget.next(s.budget, s.limit, share, others, agreed);
             if (next != s.limit) {
-                LOG.info("event=fleet_budget tier={} live={} share={} others_hold={} limit_before={} limit={}",
-                        s.tier.tier().label(), view.size(), share, others, s.limit, next);
+                LOG.info(
+                        "event=fleet_budget tier={} live={} share={} others_hold={} limit_before={} limit={}",
+                        s.tier.tier().label(),
+                        view.size(),
+                        share,
+                        others,
+                        s.limit,
+                        next);
                 s.limit = next;
                 s.tier.resize(next);
             }
@@ -236,7 +275,9 @@ public final class Fleet implements CursorPeers, AutoCloseable {
         for (Share s : shares) {
             held.append(s.tier.tier().label(), new BsonInt32(Math.max(s.limit, s.tier.held())));
         }
-        return doc.append("instanceId", new BsonString(instanceId)).append("view", ids).append("held", held);
+        return doc.append("instanceId", new BsonString(instanceId))
+                .append("view", ids)
+                .append("held", held);
     }
 
     private static PeerStatus parse(BsonDocument body, InetSocketAddress address) {
@@ -250,7 +291,8 @@ public final class Fleet implements CursorPeers, AutoCloseable {
         if (h != null && h.isDocument()) {
             h.asDocument().forEach((tier, n) -> held.put(tier, n.asNumber().intValue()));
         }
-        return new PeerStatus(body.getString("instanceId").getValue(), address, List.copyOf(view), held, System.nanoTime());
+        return new PeerStatus(
+                body.getString("instanceId").getValue(), address, List.copyOf(view), held, System.nanoTime());
     }
 
     @Override
@@ -262,18 +304,23 @@ public final class Fleet implements CursorPeers, AutoCloseable {
                 return new Peer(p.instanceId(), p.address());
             }
         }
-        return new Gone("it belongs to another proxy replica (owner tag " + tag + "), which is not among the live replicas "
-                + view + ": that replica stopped or restarted, and its cursors ended with it; run the query again");
+        return new Gone("it belongs to another proxy replica (owner tag " + tag
+                + "), which is not among the live replicas " + view
+                + ": that replica stopped or restarted, and its cursors ended with it; run the query again");
     }
 
     @Override
-    public CompletableFuture<RawBsonDocument> call(Peer owner, RawBsonDocument command, int hops, ConnectionAuth caller) {
+    public CompletableFuture<RawBsonDocument> call(
+            Peer owner, RawBsonDocument command, int hops, ConnectionAuth caller) {
         BsonDocument who = new BsonDocument("enforced", BsonBoolean.valueOf(caller.enforced()));
         UserName user = caller.userName();
         if (user != null) {
             who.append("user", new BsonString(user.user())).append("db", new BsonString(user.db()));
         }
-        RawBsonDocument counted = CommandEnvelope.edit(command, Map.of(), Set.of(HOPS_FIELD, CALLER_FIELD),
+        RawBsonDocument counted = CommandEnvelope.edit(
+                command,
+                Map.of(),
+                Set.of(HOPS_FIELD, CALLER_FIELD),
                 new BsonDocument(HOPS_FIELD, new BsonInt32(hops)).append(CALLER_FIELD, who));
         return links.call(owner.address(), counted, null);
     }

@@ -7,22 +7,22 @@ import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
+import io.thermocline.proxy.gateway.Backends;
+import io.thermocline.proxy.gateway.ErrorMapping;
+import io.thermocline.proxy.gateway.Forwarder;
+import io.thermocline.proxy.gateway.ForwardingGateway;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.server.cursors.GetMore;
 import io.thermocline.proxy.server.cursors.KillCursors;
 import io.thermocline.proxy.server.cursors.OrphanCursors;
-import io.thermocline.proxy.server.forwarding.Backends;
-import io.thermocline.proxy.server.forwarding.ErrorMapping;
-import io.thermocline.proxy.server.forwarding.Forwarder;
-import io.thermocline.proxy.server.forwarding.ForwardingGateway;
 import io.thermocline.proxy.server.forwarding.PassThrough;
 import io.thermocline.proxy.server.handshake.Authentication;
 import io.thermocline.proxy.server.handshake.Hello;
 import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.session.TransactionPins;
-import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.tiered.TieredRouting;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.security.roles.Privileges;
@@ -87,9 +87,12 @@ final class CommandDispatcher implements RequestHandler {
         this.passThrough = new PassThrough(forwarder, replies, errors);
         this.sessions = new Sessions(pins, orphans, passThrough, forwarder);
         if (tiered != null) {
-            tiered.reachTiersThrough(new TierGateways(
-                    new ForwardingGateway(forwarder, backends.tier(Tier.FAST)),
-                    new ForwardingGateway(forwarder, backends.archive())));
+            tiered.reachTiersThrough(
+                    new TierGateways(
+                            new ForwardingGateway(forwarder, backends.tier(Tier.FAST)),
+                            new ForwardingGateway(forwarder, backends.archive())),
+                    replies,
+                    errors);
         }
     }
 
@@ -192,16 +195,16 @@ final class CommandDispatcher implements RequestHandler {
         return passThrough.edited(request, shown);
     }
 
-    /** Offers the command to the tiered layer, which reaches the tiers through its gateways; unclaimed ones pass through. */
+    /**
+     * Offers the command to the tiered layer, which serves it to the reply (through each tier's gateway); unclaimed
+     * ones pass through.
+     */
     private CompletableFuture<Void> tiered(Request request) {
         // the mode ticket is held until the reply is sent: the fleet's mode switch waits for it (proxy/mode)
         ModeGate.Ticket ticket = tiered.modes().gate().enter();
         CompletableFuture<Void> done;
         try {
-            done = tiered.route(request, ticket)
-                    .map(reply -> reply.thenCompose(out -> replies.finish(request, out, OpMsg.isOk(out), 0))
-                            .exceptionallyCompose(e -> errors.unavailable(request, e)))
-                    .orElseGet(() -> passThrough.observed(request, ticket::archiveReplied));
+            done = tiered.serve(request, ticket).orElseGet(() -> passThrough.observed(request, ticket::archiveReplied));
         } catch (RuntimeException e) {
             ticket.close();
             throw e;

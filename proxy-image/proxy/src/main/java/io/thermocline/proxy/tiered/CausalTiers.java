@@ -6,6 +6,7 @@ import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.command.CommandEnvelope;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.wire.OpMsg;

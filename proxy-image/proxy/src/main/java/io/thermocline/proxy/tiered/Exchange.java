@@ -2,6 +2,7 @@ package io.thermocline.proxy.tiered;
 
 import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.routing.RoutingTable;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.wire.OpMsg;

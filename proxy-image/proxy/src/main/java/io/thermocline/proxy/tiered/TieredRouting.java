@@ -6,9 +6,12 @@ import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
 import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.gateway.ErrorMapping;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.mode.ModeExplain;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.mode.ModeRoute;
@@ -79,6 +82,8 @@ public final class TieredRouting implements AutoCloseable {
     private final AtomicBoolean metadataStarted = new AtomicBoolean();
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
+    private volatile ClientReplies replies;
+    private volatile ErrorMapping errors;
 
     TieredRouting(
             TieringFollower follower,
@@ -221,21 +226,26 @@ public final class TieredRouting implements AutoCloseable {
     }
 
     /**
-     * The way to the tiers, given once by the server that owns this before it takes commands: every claimed command
-     * reaches the fast tier and the archive through these gateways.
+     * The way to the tiers and back to the client, given once by the server that owns this before it takes commands:
+     * every claimed command reaches the fast tier and the archive through these gateways, and its reply (or the
+     * error its round trip met, mapped as for every command) goes to the client from here.
      */
-    public void reachTiersThrough(TierGateways gateways) {
+    public void reachTiersThrough(TierGateways gateways, ClientReplies replies, ErrorMapping errors) {
         tiers.reachThrough(gateways);
+        this.replies = java.util.Objects.requireNonNull(replies, "replies");
+        this.errors = java.util.Objects.requireNonNull(errors, "errors");
     }
 
     /**
-     * Claims a command when it involves tiered data; empty leaves it to the pass-through path. The
-     * classification is pure and cheap, so it runs on the network thread; the work does not.
+     * Serves a command when it involves tiered data, to its reply to the client; empty leaves it to the pass-through
+     * path. Runs under the mode {@code ticket} the dispatcher holds until the reply is sent; a shadowed read left to the
+     * pass-through path hands the archive's reply to the ticket for comparison. The classification is pure and cheap,
+     * so it runs on the network thread; the work does not.
      */
-    public Optional<CompletableFuture<RawBsonDocument>> route(Request request) {
-        try (ModeGate.Ticket ticket = modes.gate().enter()) {
-            return route(request, ticket);
-        }
+    public Optional<CompletableFuture<Void>> serve(Request request, ModeGate.Ticket ticket) {
+        return route(request, ticket)
+                .map(reply -> reply.thenCompose(out -> replies.finish(request, out, OpMsg.isOk(out), 0))
+                        .exceptionallyCompose(e -> errors.unavailable(request, e)));
     }
 
     /**
@@ -262,11 +272,8 @@ public final class TieredRouting implements AutoCloseable {
         return modes;
     }
 
-    /**
-     * As {@link #route(Request)}, under the mode {@code ticket} the dispatcher holds until the reply is
-     * sent; a shadowed read left to the pass-through path hands the archive's reply to the ticket for comparison.
-     */
-    public Optional<CompletableFuture<RawBsonDocument>> route(Request request, ModeGate.Ticket ticket) {
+    /** The reply a claimed command gets, before it is sent; empty: not claimed. */
+    private Optional<CompletableFuture<RawBsonDocument>> route(Request request, ModeGate.Ticket ticket) {
         TieringFollower.Decided decided = follower.decide();
         RoutingTable table = decided.table();
         if (table.policies().isEmpty()) {

@@ -3,19 +3,18 @@ package io.thermocline.proxy.server.cursors;
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
+import io.thermocline.proxy.gateway.Forwarder;
+import io.thermocline.proxy.gateway.TierBackend;
 import io.thermocline.proxy.metrics.ProxyMetrics;
-import io.thermocline.proxy.server.forwarding.Forwarder;
-import io.thermocline.proxy.server.forwarding.TierBackend;
 import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.time.Duration;
-import java.util.List;
 
 /**
  * Cursors nobody can continue any more (their connection or session is gone, or they sat idle
@@ -54,9 +53,14 @@ public final class OrphanCursors {
                 cmd.append("lsid", r.lsid());
             }
             tier.clock().latest().ifPresent(ct -> cmd.append("$clusterTime", ct));
-            forwarder.roundTrip(tier, r.member(), OpMsg.request(BackendConnection.nextRequestId(), cmd), null)
-                    .whenComplete((reply, e) -> LOG.info("event=orphan_cursor_killed tier={} member={} ns={} ok={}",
-                            r.tier().label(), r.member(), r.namespace(), e == null && OpMsg.isOk(reply.body())));
+            forwarder
+                    .roundTrip(tier, r.member(), OpMsg.request(BackendConnection.nextRequestId(), cmd), null)
+                    .whenComplete((reply, e) -> LOG.info(
+                            "event=orphan_cursor_killed tier={} member={} ns={} ok={}",
+                            r.tier().label(),
+                            r.member(),
+                            r.namespace(),
+                            e == null && OpMsg.isOk(reply.body())));
         }
     }
 

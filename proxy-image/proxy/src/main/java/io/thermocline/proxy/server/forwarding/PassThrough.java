@@ -2,12 +2,13 @@ package io.thermocline.proxy.server.forwarding;
 
 import io.thermocline.proxy.command.ClientReplies;
 import io.thermocline.proxy.command.Request;
-
-import org.bson.RawBsonDocument;
-
+import io.thermocline.proxy.gateway.ErrorMapping;
+import io.thermocline.proxy.gateway.Forwarder;
+import io.thermocline.proxy.gateway.TierBackend;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import org.bson.RawBsonDocument;
 
 /** A command the proxy does not route itself: to the archive as a mongos would send it, and the answer back. */
 public final class PassThrough {
@@ -22,12 +23,12 @@ public final class PassThrough {
     }
 
     public CompletableFuture<Void> handle(Request request) {
-        return handle(request, UnaryOperator.identity(), reply -> { });
+        return handle(request, UnaryOperator.identity(), reply -> {});
     }
 
     /** As {@link #handle(Request)}, with a successful answer {@code edit}ed before the client sees it. */
     public CompletableFuture<Void> edited(Request request, UnaryOperator<RawBsonDocument> edit) {
-        return handle(request, edit, reply -> { });
+        return handle(request, edit, reply -> {});
     }
 
     /** As {@link #handle(Request)}; {@code observer} sees the archive's reply after the client got it (shadow mode compares it). */
@@ -35,11 +36,14 @@ public final class PassThrough {
         return handle(request, UnaryOperator.identity(), observer);
     }
 
-    private CompletableFuture<Void> handle(Request request, UnaryOperator<RawBsonDocument> edit, Consumer<RawBsonDocument> observer) {
+    private CompletableFuture<Void> handle(
+            Request request, UnaryOperator<RawBsonDocument> edit, Consumer<RawBsonDocument> observer) {
         TierBackend archive = forwarder.backends().archive();
-        return forwarder.causalPointFor(archive, request.msg().body())
+        return forwarder
+                .causalPointFor(archive, request.msg().body())
                 .thenCompose(readConcern -> forwarder.call(request, archive, request.msg(), readConcern))
-                .thenCompose(answer -> replies.finish(request, answer.ok() ? edit.apply(answer.body()) : answer.body(), answer.ok(), 0)
+                .thenCompose(answer -> replies.finish(
+                                request, answer.ok() ? edit.apply(answer.body()) : answer.body(), answer.ok(), 0)
                         .thenRun(() -> observer.accept(answer.body())))
                 .exceptionallyCompose(e -> errors.unavailable(request, e));
     }

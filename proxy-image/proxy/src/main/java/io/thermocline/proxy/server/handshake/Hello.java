@@ -4,26 +4,25 @@ import io.thermocline.proxy.auth.ProxySecurity;
 import io.thermocline.proxy.command.Client;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.gateway.Backends;
+import io.thermocline.proxy.gateway.Forwarder;
 import io.thermocline.proxy.metrics.ProxyMetrics;
-import io.thermocline.proxy.server.forwarding.Backends;
-import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.topology.WireLimits;
 import io.thermocline.wire.Compressor;
 import io.thermocline.wire.OpMsg;
 import io.thermocline.wire.OpQuery;
 import io.thermocline.wire.OpReply;
-import org.bson.BsonDocument;
-
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import org.bson.BsonDocument;
 
 /**
  * hello and isMaster, which the proxy answers itself: over OP_QUERY (the legacy first message),
@@ -42,8 +41,13 @@ public final class Hello {
     private final Map<Runnable, CompletableFuture<Void>> waiting = new ConcurrentHashMap<>();
 
     /** {@code security} adds what a driver's login needs to each reply (issue 15). */
-    public Hello(Handshake handshake, Backends backends, int maxMessageSizeBytes, BooleanSupplier draining, ProxyMetrics metrics,
-                 ProxySecurity security) {
+    public Hello(
+            Handshake handshake,
+            Backends backends,
+            int maxMessageSizeBytes,
+            BooleanSupplier draining,
+            ProxyMetrics metrics,
+            ProxySecurity security) {
         this.handshake = handshake;
         this.backends = backends;
         this.maxMessageSizeBytes = maxMessageSizeBytes;
@@ -108,10 +112,12 @@ public final class Hello {
         }
         if (handshake.isAwaitable(body) && handshake.isCurrent(body)) {
             long waitMs = Math.max(0, body.getNumber("maxAwaitTimeMS").longValue());
-            return awaitable(request, request.msg().requestId(), waitMs, request.msg().exhaustAllowed());
+            return awaitable(
+                    request, request.msg().requestId(), waitMs, request.msg().exhaustAllowed());
         }
         return document(request.client(), request.name(), body).thenCompose(reply -> {
-            metrics.commandFinished(request.name(), ok(reply) ? "ok" : "error", System.nanoTime() - request.startNanos());
+            metrics.commandFinished(
+                    request.name(), ok(reply) ? "ok" : "error", System.nanoTime() - request.startNanos());
             return request.client().send(OpMsg.reply(request.msg().requestId(), reply), request.compressor());
         });
     }
@@ -138,7 +144,8 @@ public final class Hello {
                 return;
             }
             if (quiesced.isDone()) {
-                client.send(OpMsg.reply(responseTo, shuttingDown()), request.compressor()).whenComplete((v, e) -> done.complete(null));
+                client.send(OpMsg.reply(responseTo, shuttingDown()), request.compressor())
+                        .whenComplete((v, e) -> done.complete(null));
                 return;
             }
             document(client, request.name(), request.msg().body()).thenAccept(reply -> {
@@ -152,7 +159,8 @@ public final class Hello {
                     if (e != null || !more) {
                         done.complete(null);
                     } else {
-                        awaitable(request, sent.requestId(), waitMs, true).whenComplete((v2, e2) -> done.complete(null));
+                        awaitable(request, sent.requestId(), waitMs, true)
+                                .whenComplete((v2, e2) -> done.complete(null));
                     }
                 });
             });
@@ -175,7 +183,8 @@ public final class Hello {
     /** What mongos answers to hello in quiesce mode: the error, with the changed topologyVersion. */
     private BsonDocument shuttingDown() {
         BsonDocument reply = new BsonDocument();
-        reply.putAll(MongoError.SHUTDOWN_IN_PROGRESS.reply("the Thermocline proxy is shutting down; use another proxy replica"));
+        reply.putAll(MongoError.SHUTDOWN_IN_PROGRESS.reply(
+                "the Thermocline proxy is shutting down; use another proxy replica"));
         return reply.append("topologyVersion", handshake.topologyVersion());
     }
 
@@ -186,21 +195,33 @@ public final class Hello {
     private CompletableFuture<BsonDocument> document(Client client, String name, BsonDocument request) {
         List<Compressor> agreed = handshake.negotiate(request);
         boolean lb = Handshake.asksLoadBalanced(request);
-        return backends.advertisedLimits().handle((limits, error) -> {
-            if (error != null) {
-                return MongoError.HOST_UNREACHABLE.reply("the proxy cannot reach its backend yet: "
-                        + Forwarder.unwrap(error).getMessage());
-            }
-            if (lb) {
-                client.loadBalancedAsked();
-            }
-            // Never invite a message larger than the proxy itself accepts.
-            WireLimits advertised = new WireLimits(limits.minWireVersion(), limits.maxWireVersion(), limits.maxBsonObjectSize(),
-                    Math.min(limits.maxMessageSizeBytes(), maxMessageSizeBytes), limits.maxWriteBatchSize(),
-                    limits.logicalSessionTimeoutMinutes());
-            return handshake.reply(name, request, advertised, client.id(), agreed, lb,
-                    backends.archive().clock().latest().orElse(null));
-        }).thenCompose(reply -> security.hello(client.auth(), request, reply));
+        return backends.advertisedLimits()
+                .handle((limits, error) -> {
+                    if (error != null) {
+                        return MongoError.HOST_UNREACHABLE.reply("the proxy cannot reach its backend yet: "
+                                + Forwarder.unwrap(error).getMessage());
+                    }
+                    if (lb) {
+                        client.loadBalancedAsked();
+                    }
+                    // Never invite a message larger than the proxy itself accepts.
+                    WireLimits advertised = new WireLimits(
+                            limits.minWireVersion(),
+                            limits.maxWireVersion(),
+                            limits.maxBsonObjectSize(),
+                            Math.min(limits.maxMessageSizeBytes(), maxMessageSizeBytes),
+                            limits.maxWriteBatchSize(),
+                            limits.logicalSessionTimeoutMinutes());
+                    return handshake.reply(
+                            name,
+                            request,
+                            advertised,
+                            client.id(),
+                            agreed,
+                            lb,
+                            backends.archive().clock().latest().orElse(null));
+                })
+                .thenCompose(reply -> security.hello(client.auth(), request, reply));
     }
 
     private static boolean ok(BsonDocument reply) {

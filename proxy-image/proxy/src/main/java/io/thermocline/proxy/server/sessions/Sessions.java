@@ -5,15 +5,24 @@ import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorOwner;
 import io.thermocline.proxy.cursor.CursorRoute;
+import io.thermocline.proxy.gateway.Forwarder;
+import io.thermocline.proxy.gateway.TierBackend;
 import io.thermocline.proxy.server.cursors.OrphanCursors;
-import io.thermocline.proxy.server.forwarding.Forwarder;
 import io.thermocline.proxy.server.forwarding.PassThrough;
-import io.thermocline.proxy.server.forwarding.TierBackend;
-import io.thermocline.wire.OpMsg;
 import io.thermocline.proxy.session.BackendSessionIds;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.session.SessionUsage;
 import io.thermocline.proxy.session.TransactionPins;
+import io.thermocline.security.UserName;
+import io.thermocline.wire.OpMsg;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -21,18 +30,8 @@ import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
-import io.thermocline.security.UserName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Logical sessions as the proxy follows them: which connections use each, and what ends one
@@ -91,15 +90,20 @@ public final class Sessions {
     public void used(Request request) {
         Optional<SessionKey> session = request.traits().session();
         session.ifPresent(s -> usage.used(s, request.connectionId()));
-        if (session.isPresent() && request.traits().startsTransaction() && request.client().loadBalanced()) {
-            pinnedToConnection.computeIfAbsent(request.connectionId(), c -> new ConcurrentHashMap<>())
+        if (session.isPresent()
+                && request.traits().startsTransaction()
+                && request.client().loadBalanced()) {
+            pinnedToConnection
+                    .computeIfAbsent(request.connectionId(), c -> new ConcurrentHashMap<>())
                     .put(session.get(), request.traits().txnNumber());
         }
     }
 
     /** endSessions goes to the archive as sent; then the proxy forgets the sessions' pins and kills their cursors. */
     public CompletableFuture<Void> endSessions(Request request) {
-        return passThrough.handle(request).whenComplete((v, e) -> ended(request.msg().body().get("endSessions")));
+        return passThrough
+                .handle(request)
+                .whenComplete((v, e) -> ended(request.msg().body().get("endSessions")));
     }
 
     private void ended(BsonValue ended) {
@@ -119,7 +123,8 @@ public final class Sessions {
     /** A client connection closed: kill the cursors nobody can continue any more. */
     public void connectionClosed(long connectionId) {
         abortTransactionsOf(connectionId);
-        List<CursorRoute> orphaned = new ArrayList<>(orphans.registry().removeOwnedBy(new CursorOwner.Connection(connectionId)));
+        List<CursorRoute> orphaned =
+                new ArrayList<>(orphans.registry().removeOwnedBy(new CursorOwner.Connection(connectionId)));
         for (SessionKey abandoned : usage.connectionClosed(connectionId)) {
             pins.release(abandoned);
             orphaned.addAll(orphans.registry().removeOwnedBy(new CursorOwner.Session(abandoned)));
@@ -140,13 +145,20 @@ public final class Sessions {
         started.forEach((session, txnNumber) -> pins.find(session, txnNumber).ifPresent(pin -> {
             pins.release(session);
             BsonDocument abort = new BsonDocument("abortTransaction", new BsonInt32(1))
-                    .append("lsid", new BsonDocument("id", session.id())).append("txnNumber", new BsonInt64(txnNumber))
-                    .append("autocommit", BsonBoolean.FALSE).append("$db", new BsonString("admin"));
+                    .append("lsid", new BsonDocument("id", session.id()))
+                    .append("txnNumber", new BsonInt64(txnNumber))
+                    .append("autocommit", BsonBoolean.FALSE)
+                    .append("$db", new BsonString("admin"));
             TierBackend tier = forwarder.backends().tier(pin.tier());
             tier.clock().latest().ifPresent(ct -> abort.append("$clusterTime", ct));
-            forwarder.roundTrip(tier, pin.member(), OpMsg.request(BackendConnection.nextRequestId(), abort), null)
-                    .whenComplete((reply, e) -> LOG.info("event=load_balanced_transaction_aborted connection={} tier={} member={} ok={}",
-                            connectionId, pin.tier().label(), pin.member(), e == null && OpMsg.isOk(reply.body())));
+            forwarder
+                    .roundTrip(tier, pin.member(), OpMsg.request(BackendConnection.nextRequestId(), abort), null)
+                    .whenComplete((reply, e) -> LOG.info(
+                            "event=load_balanced_transaction_aborted connection={} tier={} member={} ok={}",
+                            connectionId,
+                            pin.tier().label(),
+                            pin.member(),
+                            e == null && OpMsg.isOk(reply.body())));
         }));
     }
 }

@@ -2,8 +2,8 @@ package io.thermocline.proxy.tiered.admin;
 
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
 import java.util.List;

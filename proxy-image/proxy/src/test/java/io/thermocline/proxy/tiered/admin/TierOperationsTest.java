@@ -3,7 +3,7 @@ package io.thermocline.proxy.tiered.admin;
 import static io.thermocline.proxy.tiered.admin.AnsweringTiers.requestOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.thermocline.proxy.tiered.TierGateways;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
 import java.util.ArrayList;

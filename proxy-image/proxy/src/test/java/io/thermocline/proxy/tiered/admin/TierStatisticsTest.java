@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.command.Request;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.routing.RoutingTable;
-import io.thermocline.proxy.tiered.TierGateways;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.tiering.state.TieringState;
 import io.thermocline.wire.OpMsg;

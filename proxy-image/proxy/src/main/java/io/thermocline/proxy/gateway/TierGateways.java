@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.gateway;
 
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.topology.Tier;

@@ -1,8 +1,6 @@
-package io.thermocline.proxy.server.forwarding;
+package io.thermocline.proxy.gateway;
 
 import io.thermocline.proxy.command.Request;
-import io.thermocline.proxy.tiered.TierGateway;
-import io.thermocline.proxy.tiered.TierReply;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
 import java.util.concurrent.CompletableFuture;

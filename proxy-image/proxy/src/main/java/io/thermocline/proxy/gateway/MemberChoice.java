@@ -1,14 +1,13 @@
-package io.thermocline.proxy.server.forwarding;
+package io.thermocline.proxy.gateway;
 
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.topology.MemberSelector;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.TierTopology;
-import org.bson.BsonTimestamp;
-
 import java.util.Optional;
 import java.util.function.ToIntFunction;
+import org.bson.BsonTimestamp;
 
 /**
  * Which member of a tier serves a command, as one pure function holding the whole precedence:
@@ -24,19 +23,16 @@ public sealed interface MemberChoice {
      * This member, decided: a transaction's or a cursor's, or one the read preference selected;
      * {@code laggingSkipped}: a member the preference allowed was passed over as behind the read's point.
      */
-    record Member(ServerAddress address, Why why, boolean laggingSkipped) implements MemberChoice {
-    }
+    record Member(ServerAddress address, Why why, boolean laggingSkipped) implements MemberChoice {}
 
     /** The primary, once one is known; {@code pin} when the transaction's later statements must follow it there. */
-    record Primary(boolean pin) implements MemberChoice {
-    }
+    record Primary(boolean pin) implements MemberChoice {}
 
     /**
      * No member fits a read preference that accepts the primary ({@code primary}, {@code primaryPreferred},
      * {@code secondaryPreferred}) right now (an election, a restart): wait for a primary, then choose again.
      */
-    record NoneEligible(ReadPreference preference) implements MemberChoice {
-    }
+    record NoneEligible(ReadPreference preference) implements MemberChoice {}
 
     /**
      * No member fits a mode that never falls back to the primary ({@code secondary}, {@code nearest} with tags):
@@ -45,11 +41,15 @@ public sealed interface MemberChoice {
      * recovering), so the choice is retried as the topology changes until the server-selection timeout, as the
      * server-selection specification's loop and a mongos do; without one (a set with no secondary at all) it fails at once.
      */
-    record Unsatisfiable(ReadPreference preference, String why, boolean mayWait) implements MemberChoice {
-    }
+    record Unsatisfiable(ReadPreference preference, String why, boolean mayWait) implements MemberChoice {}
 
     /** {@code TRANSACTION}: the primary a transaction's statement or its end goes to, once known. */
-    enum Why { TRANSACTION_PIN, CURSOR, TRANSACTION, READ_PREFERENCE }
+    enum Why {
+        TRANSACTION_PIN,
+        CURSOR,
+        TRANSACTION,
+        READ_PREFERENCE
+    }
 
     /**
      * @param transactionPin the member this command's transaction (same session, same txnNumber, same tier) ran on so far
@@ -60,9 +60,14 @@ public sealed interface MemberChoice {
      * @param spread         any number, varied per call: breaks ties between equally loaded members
      * @throws io.thermocline.proxy.topology.InvalidReadPreference for a read preference a mongos refuses
      */
-    static MemberChoice choose(Optional<ServerAddress> transactionPin, Optional<ServerAddress> cursorMember,
-                               CommandTraits traits, TierTopology topology, BsonTimestamp point,
-                               ToIntFunction<ServerAddress> load, int spread) {
+    static MemberChoice choose(
+            Optional<ServerAddress> transactionPin,
+            Optional<ServerAddress> cursorMember,
+            CommandTraits traits,
+            TierTopology topology,
+            BsonTimestamp point,
+            ToIntFunction<ServerAddress> load,
+            int spread) {
         if (traits.inTransaction() && transactionPin.isPresent()) {
             return new Member(transactionPin.get(), Why.TRANSACTION_PIN, false);
         }
@@ -77,7 +82,9 @@ public sealed interface MemberChoice {
                 .<MemberChoice>map(s -> new Member(s.member(), Why.READ_PREFERENCE, s.laggingSkipped()))
                 .orElseGet(() -> preference.mode().acceptsPrimary()
                         ? new NoneEligible(preference)
-                        : new Unsatisfiable(preference, MemberSelector.whyNone(topology, preference),
+                        : new Unsatisfiable(
+                                preference,
+                                MemberSelector.whyNone(topology, preference),
                                 MemberSelector.mayBecomeSatisfiable(topology, preference)));
     }
 }

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.server.forwarding;
+package io.thermocline.proxy.gateway;
 
 import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.command.ClientReplies;

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.server.forwarding;
+package io.thermocline.proxy.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

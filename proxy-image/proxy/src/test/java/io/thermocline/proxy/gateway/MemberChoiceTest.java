@@ -1,29 +1,28 @@
-package io.thermocline.proxy.server.forwarding;
+package io.thermocline.proxy.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.mongodb.ServerAddress;
 import io.thermocline.proxy.command.CommandTraits;
+import io.thermocline.proxy.topology.InvalidReadPreference;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.proxy.topology.WireLimits;
 import io.thermocline.wire.OpMsg;
-import io.thermocline.proxy.topology.InvalidReadPreference;
-import org.bson.BsonDocument;
-import org.bson.BsonString;
-import org.bson.BsonTimestamp;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.ToIntFunction;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.BsonTimestamp;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 @Timeout(10)
 class MemberChoiceTest {
@@ -42,8 +41,19 @@ class MemberChoiceTest {
     }
 
     private static MemberDescription member(ServerAddress a, MemberRole role) {
-        return new MemberDescription(a, role, "rs0", List.of(P, S1, S2), null, null,
-                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30), new BsonDocument(), 0, null, true, null);
+        return new MemberDescription(
+                a,
+                role,
+                "rs0",
+                List.of(P, S1, S2),
+                null,
+                null,
+                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30),
+                new BsonDocument(),
+                0,
+                null,
+                true,
+                null);
     }
 
     private static Optional<ServerAddress> address(String host) {
@@ -80,11 +90,12 @@ class MemberChoiceTest {
             find: 'c'                                                        | -  | -  | false | wait for a primary
             find: 'c', readConcern: {afterClusterTime: {$timestamp: {t: 9, i: 1}}} | - | - | true | p by READ_PREFERENCE
             """)
-    void choosesByTransactionPinThenCursorThenPrimaryThenReadPreference(String command, String pin, String cursor,
-                                                                           boolean primaryUp, String expected) {
+    void choosesByTransactionPinThenCursorThenPrimaryThenReadPreference(
+            String command, String pin, String cursor, boolean primaryUp, String expected) {
         BsonDocument body = BsonDocument.parse("{" + command.replace("TXN", TXN) + ", $db: 'app'}");
         CommandTraits traits = CommandTraits.of(body.getFirstKey(), OpMsg.raw(body));
-        MemberChoice choice = MemberChoice.choose(address(pin), address(cursor), traits, topology(primaryUp), null, m -> 0, 1);
+        MemberChoice choice =
+                MemberChoice.choose(address(pin), address(cursor), traits, topology(primaryUp), null, m -> 0, 1);
         assertThat(describe(choice)).isEqualTo(expected);
     }
 
@@ -101,16 +112,41 @@ class MemberChoiceTest {
         if (variant.equals("primaryOnly")) {
             return new TierTopology(Tier.ARCHIVE, "rs0", m, P);
         }
-        m.put(S1, member(S1, variant.equals("s1Down") || variant.equals("noSecondaries") ? MemberRole.UNKNOWN : MemberRole.SECONDARY,
-                "east", 10, NOW));
-        m.put(S2, member(S2, variant.equals("noSecondaries") ? MemberRole.UNKNOWN : MemberRole.SECONDARY, "west", 5, NOW - 120_000));
+        m.put(
+                S1,
+                member(
+                        S1,
+                        variant.equals("s1Down") || variant.equals("noSecondaries")
+                                ? MemberRole.UNKNOWN
+                                : MemberRole.SECONDARY,
+                        "east",
+                        10,
+                        NOW));
+        m.put(
+                S2,
+                member(
+                        S2,
+                        variant.equals("noSecondaries") ? MemberRole.UNKNOWN : MemberRole.SECONDARY,
+                        "west",
+                        5,
+                        NOW - 120_000));
         return new TierTopology(Tier.ARCHIVE, "rs0", m, primaryUp ? P : null);
     }
 
     private static MemberDescription member(ServerAddress a, MemberRole role, String dc, int applied, long lastWrite) {
-        return new MemberDescription(a, role, "rs0", List.of(P, S1, S2), null, null,
-                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30), new BsonDocument("dc", new BsonString(dc)),
-                lastWrite, new BsonTimestamp(applied, 0), true, null);
+        return new MemberDescription(
+                a,
+                role,
+                "rs0",
+                List.of(P, S1, S2),
+                null,
+                null,
+                new WireLimits(0, 17, 16 << 20, 48_000_000, 100_000, 30),
+                new BsonDocument("dc", new BsonString(dc)),
+                lastWrite,
+                new BsonTimestamp(applied, 0),
+                true,
+                null);
     }
 
     private static ToIntFunction<ServerAddress> loads(String spec) {
@@ -162,16 +198,24 @@ class MemberChoiceTest {
             {mode: 'primary', tags: [{dc: 'east'}]}                    | -  | -         | all           | error BAD_VALUE
             {mode: 'Secondary'}                                        | -  | -         | all           | error BAD_VALUE
             """)
-    void readPreferenceModesChooseAsAMongosAmongMembersThatAppliedThePoint(String preference, String point, String load,
-                                                                           String variant, String expected) {
-        BsonDocument body = new BsonDocument("find", new BsonString("c")).append("$readPreference", BsonDocument.parse(preference))
+    void readPreferenceModesChooseAsAMongosAmongMembersThatAppliedThePoint(
+            String preference, String point, String load, String variant, String expected) {
+        BsonDocument body = new BsonDocument("find", new BsonString("c"))
+                .append("$readPreference", BsonDocument.parse(preference))
                 .append("$db", new BsonString("app"));
         CommandTraits traits = CommandTraits.of("find", OpMsg.raw(body));
         String actual;
         try {
-            MemberChoice choice = MemberChoice.choose(Optional.empty(), Optional.empty(), traits, lagging(variant),
-                    point.equals("-") ? null : new BsonTimestamp(Integer.parseInt(point), 0), loads(load), 0);
-            actual = describe(choice) + (choice instanceof MemberChoice.Member m && m.laggingSkipped() ? ", s2 skipped as lagging" : "");
+            MemberChoice choice = MemberChoice.choose(
+                    Optional.empty(),
+                    Optional.empty(),
+                    traits,
+                    lagging(variant),
+                    point.equals("-") ? null : new BsonTimestamp(Integer.parseInt(point), 0),
+                    loads(load),
+                    0);
+            actual = describe(choice)
+                    + (choice instanceof MemberChoice.Member m && m.laggingSkipped() ? ", s2 skipped as lagging" : "");
         } catch (InvalidReadPreference e) {
             actual = "error " + e.kind();
         }

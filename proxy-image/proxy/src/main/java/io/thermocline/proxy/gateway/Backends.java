@@ -1,9 +1,8 @@
-package io.thermocline.proxy.server.forwarding;
+package io.thermocline.proxy.gateway;
 
 import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.WireLimits;
-
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -60,9 +59,11 @@ public final class Backends implements AutoCloseable {
         }
         CompletableFuture<?> wait = fast == null
                 ? archive.monitor().awaitPrimary(primaryWait)
-                : CompletableFuture.allOf(archive.monitor().awaitPrimary(primaryWait), fast.monitor().awaitPrimary(primaryWait));
-        return wait.thenApply(v -> currentLimits().orElseThrow(() ->
-                new BackendUnavailableException("no backend member reported its limits", false)));
+                : CompletableFuture.allOf(
+                        archive.monitor().awaitPrimary(primaryWait),
+                        fast.monitor().awaitPrimary(primaryWait));
+        return wait.thenApply(v -> currentLimits()
+                .orElseThrow(() -> new BackendUnavailableException("no backend member reported its limits", false)));
     }
 
     private Optional<WireLimits> currentLimits() {
