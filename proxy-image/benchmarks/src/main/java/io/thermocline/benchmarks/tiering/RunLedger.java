@@ -1,5 +1,6 @@
 package io.thermocline.benchmarks.tiering;
 
+import io.thermocline.benchmarks.GeneratedSection;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,8 +20,9 @@ import java.util.Map;
  * with other settings are not pooled.
  */
 final class RunLedger {
-    static final String START = "<!-- generated runs per cell: start -->";
-    static final String END = "<!-- generated runs per cell: end -->";
+    /** Where the table stands in the results file, apart from the latest run's own generated section. */
+    static final GeneratedSection SECTION = new GeneratedSection("TieringBenchmark, runs per cell");
+
     private static final String HEADER =
             "date\tcommit\tmode\tmix\twindow\tadoption s\talone ops/s\tThermocline ops/s\tratio\tceiling ops/s"
                     + "\tadoption first 10 s alone\tadoption first 10 s Thermocline\tload average";
@@ -115,7 +117,7 @@ final class RunLedger {
         Map<String, List<Row>> cells = new LinkedHashMap<>();
         rows.forEach(
                 r -> cells.computeIfAbsent(r.cell(), k -> new ArrayList<>()).add(r));
-        StringBuilder b = new StringBuilder(START).append("\n\n");
+        StringBuilder b = new StringBuilder();
         b.append(
                 "| mode | mix | window | adoption s | runs | ratio per run (alone -> Thermocline ops/s) | spread | **worst (headline)** "
                         + "| Thermocline / ceiling | adoption first 10 s, Thermocline / alone |\n|---|---|---|---|---|---|---|---|---|---|\n");
@@ -156,16 +158,7 @@ final class RunLedger {
                     ceilings,
                     adoptions));
         });
-        return b.append('\n').append(END).append('\n').toString();
-    }
-
-    /** Replaces the runs-per-cell table in the results text, or appends it when the text has none yet. */
-    static String replaceIn(String text, String table) {
-        int a = text.indexOf(START);
-        int z = text.indexOf(END);
-        return a >= 0 && z > a
-                ? text.substring(0, a) + table + text.substring(z + END.length() + 1)
-                : text + "\n" + table;
+        return b.toString();
     }
 
     private static String num(double v) {
