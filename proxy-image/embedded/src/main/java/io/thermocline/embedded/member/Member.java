@@ -53,17 +53,6 @@ public final class Member {
             EventLoopGroup group,
             int port,
             boolean majorityByDefault,
-            String threadPrefix) {
-        this(coordinator, state, sessions, group, port, majorityByDefault, threadPrefix, MemberSecurity.open());
-    }
-
-    public Member(
-            ReplicationCoordinator coordinator,
-            MemberState state,
-            SessionCatalog sessions,
-            EventLoopGroup group,
-            int port,
-            boolean majorityByDefault,
             String threadPrefix,
             MemberSecurity security) {
         this.security = security;
