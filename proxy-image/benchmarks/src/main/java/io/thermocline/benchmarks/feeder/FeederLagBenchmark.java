@@ -9,6 +9,7 @@ import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -18,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import org.bson.BsonTimestamp;
+import org.bson.Document;
 
 /**
  * Write-to-mirrored latency at a steady write load: writer threads update random documents on the
@@ -25,14 +27,35 @@ import org.bson.BsonTimestamp;
  * was acknowledged; a watcher polls the feeder's persisted checkpoint every 0.2 ms and records, per
  * write, the time from acknowledgement until mirrored-through covered it. That is what an
  * archive-routed read behind the read barrier waits for (plus the barrier's own probe and polling).
- * Prints a table; not a test. Run: see docs/benchmarks/feeder-lag.md.
+ *
+ * <p>Workloads: {@code update} ({@code $inc} of a random document), and {@code updateDelete}: an update, the delete
+ * of the same document at once and its re-insert, back to back, so the feeder's {@code updateLookup} often finds
+ * nothing (a missing image) and mirrored-through is held until a probe written after the lookup is mirrored (issue
+ * 37's fix): the lag that fix costs where it acts. Prints a table; not a test. Run: see docs/benchmarks/feeder-lag.md.
  */
 public final class FeederLagBenchmark {
 
-    private record Write(BsonTimestamp operationTime, long acknowledgedNanos) {
-    }
+    private record Write(BsonTimestamp operationTime, long acknowledgedNanos) {}
 
-    private FeederLagBenchmark() {
+    private FeederLagBenchmark() {}
+
+    /** What each scheduled slot of a writer does. */
+    enum Workload {
+        UPDATE,
+        UPDATE_DELETE;
+
+        static Workload parse(String name) {
+            return switch (name) {
+                case "update" -> UPDATE;
+                case "updateDelete" -> UPDATE_DELETE;
+                default -> throw new IllegalArgumentException("workload " + name + ": update or updateDelete");
+            };
+        }
+
+        /** Writes per slot: the rate is in writes, so a slot of three comes a third as often. */
+        int writesPerSlot() {
+            return this == UPDATE ? 1 : 3;
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -42,19 +65,29 @@ public final class FeederLagBenchmark {
         for (String r : (args.length > 1 ? args[1] : "100,400").split(",")) {
             rates.add(Integer.parseInt(r));
         }
+        List<Workload> workloads = new ArrayList<>();
+        for (String w : (args.length > 3 ? args[3] : "update").split(",")) {
+            workloads.add(Workload.parse(w));
+        }
         FeederConfig config = FeederConfig.defaults();
-        System.out.printf("%d s per rate, %d writer threads, 10,000 documents, feeder batch %d / maxBatchWait %d ms, coalesce %s%n",
+        System.out.printf(
+                "%d s per rate, %d writer threads, 10,000 documents, feeder batch %d / maxBatchWait %d ms, coalesce %s%n",
                 seconds, writers, config.batchSize(), config.maxBatchWait().toMillis(), config.coalesce());
-        System.out.println("| target writes/s | achieved writes/s | writes measured | write-to-mirrored p50 ms | p90 ms | p99 ms | max ms |");
-        System.out.println("|---|---|---|---|---|---|---|");
+        System.out.println(
+                "| workload | target writes/s | achieved writes/s | writes measured | write-to-mirrored p50 ms | p90 ms | p99 ms | max ms | missing images |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|");
         for (int rate : rates) {
-            run(config, rate, seconds, writers);
+            for (Workload workload : workloads) { // interleaved per rate: both see the same machine state
+                run(config, rate, seconds, writers, workload);
+            }
         }
     }
 
-    static void run(FeederConfig config, int rate, int seconds, int writers) throws Exception {
+    static void run(FeederConfig config, int rate, int seconds, int writers, Workload workload) throws Exception {
         int documents = 10_000;
-        try (BenchTiers tiers = new BenchTiers(); Feeder feeder = tiers.feederWithSeed(config, new PrometheusRegistry(), documents)) {
+        PrometheusRegistry registry = new PrometheusRegistry();
+        try (BenchTiers tiers = new BenchTiers();
+                Feeder feeder = tiers.feederWithSeed(config, registry, documents)) {
             var orders = tiers.orders;
             var barrier = tiers.barrier;
             var user = tiers.user;
@@ -63,7 +96,7 @@ public final class FeederLagBenchmark {
             List<ConcurrentLinkedQueue<Write>> pending = new ArrayList<>();
             AtomicBoolean stop = new AtomicBoolean();
             AtomicLong written = new AtomicLong();
-            long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / rate;
+            long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers * workload.writesPerSlot() / rate;
             long start = System.nanoTime();
             long end = start + TimeUnit.SECONDS.toNanos(seconds);
             List<Thread> threads = new ArrayList<>();
@@ -76,9 +109,23 @@ public final class FeederLagBenchmark {
                         long next = start + offset;
                         while (next < end) {
                             LockSupport.parkNanos(next - System.nanoTime());
-                            orders.updateOne(session, Filters.eq("_id", ThreadLocalRandom.current().nextInt(documents)), Updates.inc("n", 1));
+                            int id = ThreadLocalRandom.current().nextInt(documents);
+                            orders.updateOne(session, Filters.eq("_id", id), Updates.inc("n", 1));
                             queue.add(new Write(session.getOperationTime(), System.nanoTime()));
                             written.incrementAndGet();
+                            if (workload == Workload.UPDATE_DELETE
+                                    && orders.deleteOne(session, Filters.eq("_id", id))
+                                                    .getDeletedCount()
+                                            == 1) {
+                                queue.add(new Write(session.getOperationTime(), System.nanoTime()));
+                                orders.insertOne(
+                                        session,
+                                        new Document("_id", id)
+                                                .append("createdAt", new Date())
+                                                .append("n", 0));
+                                queue.add(new Write(session.getOperationTime(), System.nanoTime()));
+                                written.addAndGet(2);
+                            }
                             next += intervalNanos; // a fixed schedule: a slow write does not lower the offered load
                         }
                     }
@@ -92,7 +139,9 @@ public final class FeederLagBenchmark {
                     long now = System.nanoTime();
                     for (ConcurrentLinkedQueue<Write> queue : pending) {
                         Write head;
-                        while ((head = queue.peek()) != null && checkpoint != null && checkpoint.covers(head.operationTime())) {
+                        while ((head = queue.peek()) != null
+                                && checkpoint != null
+                                && checkpoint.covers(head.operationTime())) {
                             queue.poll();
                             lags.recordValue(Math.max(0, (now - head.acknowledgedNanos()) / 1000));
                         }
@@ -108,9 +157,17 @@ public final class FeederLagBenchmark {
             barrier.sync(Duration.ofSeconds(120));
             stop.set(true);
             watcher.join(TimeUnit.SECONDS.toMillis(30));
-            System.out.printf("| %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f |%n", rate, written.get() / elapsed, lags.getTotalCount(),
-                    lags.getValueAtPercentile(50) / 1000.0, lags.getValueAtPercentile(90) / 1000.0,
-                    lags.getValueAtPercentile(99) / 1000.0, lags.getMaxValue() / 1000.0);
+            System.out.printf(
+                    "| %s | %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.0f |%n",
+                    workload == Workload.UPDATE ? "update" : "updateDelete",
+                    rate,
+                    written.get() / elapsed,
+                    lags.getTotalCount(),
+                    lags.getValueAtPercentile(50) / 1000.0,
+                    lags.getValueAtPercentile(90) / 1000.0,
+                    lags.getValueAtPercentile(99) / 1000.0,
+                    lags.getMaxValue() / 1000.0,
+                    FeederBenchmark.counter(registry, "thermocline_feeder_events", "missing_image"));
             tiers.verify();
         }
     }
