@@ -8,7 +8,6 @@ import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.Callable;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
@@ -16,9 +15,7 @@ import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -35,7 +32,7 @@ import picocli.CommandLine.Option;
             "Exit 0 with the point, 1 refused (dead letters, archive refusing writes, feeder stopped or not advancing), 3 timed out."
         },
         exitCodeOnInvalidInput = 2)
-public final class BackupPointCommand implements Callable<Integer> {
+public final class BackupPointCommand extends FleetCommand {
 
     @Option(
             names = "--timeout",
@@ -57,22 +54,18 @@ public final class BackupPointCommand implements Callable<Integer> {
             description = "Print one JSON document (plain JSON) instead of text; progress still goes to stderr.")
     boolean json;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    final ConfigSource source = new ConfigSource();
+    public BackupPointCommand() {
+        super("thermocline-backup-point");
+    }
 
     @Override
-    public Integer call() throws InterruptedException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        ThermoclineConfig loaded = source.load();
-        if (loaded == null) {
-            return 2;
-        }
+    int run(ThermoclineConfig loaded, TierClients clients) throws InterruptedException {
+        PrintWriter out = out();
+        PrintWriter err = err();
+        // the clients are open but have not reached a tier yet: every write acknowledged before this instant
+        // is acknowledged before the point is awaited
         Instant started = Instant.now();
-        try (TierClients clients = TierClients.open(loaded, "thermocline-backup-point")) {
+        try {
             BackupPoint.Point point = new BackupPoint(clients.fast(), clients.archive(), hostName(), Clock.systemUTC())
                     .await(
                             Duration.ofSeconds(timeoutSeconds),

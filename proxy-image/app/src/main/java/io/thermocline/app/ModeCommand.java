@@ -8,10 +8,7 @@ import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -27,7 +24,7 @@ import picocli.CommandLine.Parameters;
             "Prints the mode document; follow it with thermocline status."
         },
         exitCodeOnInvalidInput = 2)
-public final class ModeCommand implements Callable<Integer> {
+public final class ModeCommand extends FleetCommand {
 
     @Parameters(index = "0", paramLabel = "MODE", description = "shadow, tiered or draining")
     Mode mode;
@@ -51,27 +48,17 @@ public final class ModeCommand implements Callable<Integer> {
             description = "How long --wait waits (default ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    final ConfigSource source = new ConfigSource();
+    public ModeCommand() {
+        super("thermocline-cli");
+    }
 
     @Override
-    public Integer call() {
-        ThermoclineConfig loaded = source.load();
-        if (loaded == null) {
-            return 2;
-        }
-        try (TierClients clients = TierClients.open(loaded, "thermocline-cli")) {
-            ModeDocument d = new ModeStore(new MetadataStore(clients.fast())).request(mode, override, "cli");
-            spec.commandLine()
-                    .getOut()
-                    .println("requested " + mode.configName() + (override ? " (override)" : "") + "; active "
-                            + d.active().configName() + ", phase " + d.phase().documentName());
-            spec.commandLine().getOut().flush();
-            return waitFor == null ? 0 : await(new ModeStore(new MetadataStore(clients.fast())));
-        }
+    int run(ThermoclineConfig loaded, TierClients clients) {
+        ModeDocument d = new ModeStore(new MetadataStore(clients.fast())).request(mode, override, "cli");
+        out().println("requested " + mode.configName() + (override ? " (override)" : "") + "; active "
+                + d.active().configName() + ", phase " + d.phase().documentName());
+        out().flush();
+        return waitFor == null ? 0 : await(new ModeStore(new MetadataStore(clients.fast())));
     }
 
     private int await(ModeStore store) {
@@ -79,18 +66,11 @@ public final class ModeCommand implements Callable<Integer> {
         try {
             target = Phase.parse(waitFor);
         } catch (IllegalArgumentException e) {
-            spec.commandLine()
-                    .getErr()
-                    .println("--wait " + waitFor
-                            + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining, Drained or Restoring");
+            err().println("--wait " + waitFor
+                    + ": not a phase; use Shadowing, CuttingOver, Tiered, Draining, Drained or Restoring");
             return 2;
         }
-        return awaitPhase(
-                store,
-                target,
-                java.time.Duration.ofSeconds(timeoutSeconds),
-                spec.commandLine().getOut(),
-                spec.commandLine().getErr());
+        return awaitPhase(store, target, java.time.Duration.ofSeconds(timeoutSeconds), out(), err());
     }
 
     /**

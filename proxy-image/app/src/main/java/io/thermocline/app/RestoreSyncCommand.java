@@ -12,10 +12,7 @@ import io.thermocline.tiering.worker.TierClients;
 import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -35,7 +32,7 @@ import picocli.CommandLine.Option;
             "  restore-sync --cancel give up a hold before the archive was touched (back to Tiered)"
         },
         exitCodeOnInvalidInput = 2)
-public final class RestoreSyncCommand implements Callable<Integer> {
+public final class RestoreSyncCommand extends FleetCommand {
 
     @Option(names = "--hold", description = "Before restoring the archive: stop the tiers and the feeder.")
     boolean hold;
@@ -56,25 +53,24 @@ public final class RestoreSyncCommand implements Callable<Integer> {
             description = "How long each wait lasts (default ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    final ConfigSource source = new ConfigSource();
+    public RestoreSyncCommand() {
+        super("thermocline-restore-sync");
+    }
 
     @Override
-    public Integer call() throws InterruptedException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    Integer refuseOptions() {
         if (hold && cancel) {
-            err.println("restore-sync: --hold and --cancel exclude each other");
+            err().println("restore-sync: --hold and --cancel exclude each other");
             return 2;
         }
-        ThermoclineConfig loaded = source.load();
-        if (loaded == null) {
-            return 2;
-        }
-        try (TierClients clients = TierClients.open(loaded, "thermocline-restore-sync")) {
+        return null;
+    }
+
+    @Override
+    int run(ThermoclineConfig loaded, TierClients clients) throws InterruptedException {
+        PrintWriter out = out();
+        PrintWriter err = err();
+        try {
             RestoreSync restore = new RestoreSync(
                     clients.fast(), clients.archive(), loaded.collections(), Clock.systemUTC(), line -> {
                         out.println("restore-sync: " + line);
