@@ -47,18 +47,43 @@ final class OrderedH2Backend extends H2Backend {
         }
     }
 
+    /**
+     * The map naming the key order the store's maps were checked to be in, and its version. Checking walks every key
+     * of every map: minutes for a store of a few GB on a slow disk, at every start. Once a store is checked (or created
+     * empty) by this backend, which creates and rebuilds maps only in the stable order, later opens trust the mark.
+     * A store written since by a version before the mark existed (before the stable order) would not be checked again:
+     * such a downgrade is not supported.
+     */
+    static final String KEY_ORDER = "thermocline.keyOrder";
+
+    /** Raised whenever {@link StableKeyOrder} changes how keys compare: every store is then checked again. */
+    static final int STABLE_ORDER_VERSION = 1;
+
     /** Opens every existing document and index map in the stable order, rebuilding those whose entries are out of it. */
     static MVStore withOrderedMaps(MVStore store) {
         finishInterruptedRebuilds(store);
+        MVMap<String, Object> keyOrder = store.openMap(KEY_ORDER);
+        boolean checked = Integer.valueOf(STABLE_ORDER_VERSION).equals(keyOrder.get("version"));
         for (String name : List.copyOf(store.getMapNames())) {
             if ((name.startsWith(DOCUMENTS) || name.contains(INDEX)) && !name.endsWith(REORDERING)) {
-                MVMap<Object, Object> map = open(store, name);
-                if (!inOrder(map)) {
+                MVMap<Object, Object> map = open(store, name); // always: the backend's own openMap gets this instance
+                if (!checked && !inOrder(map)) {
                     rebuild(store, map, name);
                 }
             }
         }
+        if (!checked) {
+            keyOrder.put("version", STABLE_ORDER_VERSION);
+            store.commit();
+        }
         return store;
+    }
+
+    /** Whether the store is marked as checked in the current stable order (its next open walks no map). */
+    static boolean checkedInStableOrder(MVStore store) {
+        return store.hasMap(KEY_ORDER)
+                && Integer.valueOf(STABLE_ORDER_VERSION)
+                        .equals(store.openMap(KEY_ORDER).get("version"));
     }
 
     static MVMap<Object, Object> open(MVStore store, String name) {

@@ -162,6 +162,90 @@ class StableKeyOrderTest {
         }
     }
 
+    /**
+     * The check walks every key of every map (minutes on a store of a few GB behind a slow disk, at every start): a
+     * store is checked once, then marked, and later opens trust the mark; a mark of an older stable order is checked
+     * again. Shown with a map out of order: reordered while unmarked or marked with an older version, left as it is
+     * under the current mark (which is why a store marked by this version must not be written by one before it).
+     */
+    @Test
+    void aStoreIsCheckedOnceThenTrustedUntilTheStableOrderChanges() {
+        String file = dir.resolve("marked.mv").toString();
+        try (MemberStore writer = new MemberStore(
+                new H2Backend(new MVStore.Builder().fileName(file).open()))) {
+            insertAndUpsertAlternately(writer, 200); // the engine's own order: out of the stable one
+        }
+        try (MVStore store = new MVStore.Builder().fileName(file).open()) {
+            assertThat(OrderedH2Backend.checkedInStableOrder(store)).isFalse();
+            OrderedH2Backend.withOrderedMaps(store);
+            assertThat(OrderedH2Backend.checkedInStableOrder(store))
+                    .as("marked once checked")
+                    .isTrue();
+            assertThat(storedInStableOrder(store)).as("reordered").isTrue();
+        }
+        // a map out of order again, under the current mark: trusted, not walked
+        try (MVStore store = new MVStore.Builder().fileName(file).open()) {
+            outOfOrder(store);
+            store.commit();
+        }
+        try (MVStore store = new MVStore.Builder().fileName(file).open()) {
+            OrderedH2Backend.withOrderedMaps(store);
+            assertThat(storedInStableOrder(store))
+                    .as("not walked under the current mark")
+                    .isFalse();
+            store.<String, Object>openMap(OrderedH2Backend.KEY_ORDER)
+                    .put("version", OrderedH2Backend.STABLE_ORDER_VERSION - 1);
+            store.commit();
+        }
+        // an older mark: checked and reordered again
+        try (MVStore store = new MVStore.Builder().fileName(file).open()) {
+            OrderedH2Backend.withOrderedMaps(store);
+            assertThat(storedInStableOrder(store))
+                    .as("reordered under an older mark")
+                    .isTrue();
+            assertThat(OrderedH2Backend.checkedInStableOrder(store)).isTrue();
+        }
+        try (MemberStore store = MemberStore.open(Storage.directory(dir), "marked")) {
+            for (int i = 0; i < 200; i++) {
+                assertThat(store.findById("d", "fences", key(i))).as("key " + i).isPresent();
+            }
+        }
+    }
+
+    private static final String FENCES = "databases.d.fences";
+
+    /** Writes the fences map's entries again in the reverse of the stable order (a tree no lookup can search). */
+    private static void outOfOrder(MVStore store) {
+        MVMap<Object, Object> ordered = OrderedH2Backend.open(store, FENCES);
+        Map<Object, Object> entries = new LinkedHashMap<>();
+        ordered.forEach(entries::put);
+        store.removeMap(ordered);
+        MVMap<Object, Object> reversed =
+                store.openMap(FENCES, new MVMap.Builder<Object, Object>().keyType(new ObjectDataType() {
+                            @Override
+                            public int compare(Object a, Object b) {
+                                return new StableKeyOrder().compare(b, a);
+                            }
+                        }));
+        entries.forEach(reversed::put);
+    }
+
+    /** Whether the fences map's keys come in the stable order. */
+    private static boolean storedInStableOrder(MVStore store) {
+        StableKeyOrder order = new StableKeyOrder();
+        Object previous = null;
+        for (java.util.Iterator<Object> keys =
+                        OrderedH2Backend.open(store, FENCES).keyIterator(null);
+                keys.hasNext(); ) {
+            Object key = keys.next();
+            if (previous != null && order.compare(previous, key) >= 0) {
+                return false;
+            }
+            previous = key;
+        }
+        return true;
+    }
+
     /** A crash between removing a map and renaming its rebuilt copy leaves only the copy: it becomes the map, never dropped. */
     @Test
     void aRebuildInterruptedAfterItsCopyWasCompleteKeepsEveryEntry() {
