@@ -22,6 +22,7 @@ import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.tls.CertificateAuthority;
 import io.thermocline.operator.fasttier.tls.TlsMode;
 import io.thermocline.operator.kit.Clusters;
+import io.thermocline.operator.kit.FixedOperatorSettings;
 import io.thermocline.operator.kit.UserEdits;
 import io.thermocline.operator.tiering.TieringSnapshot;
 import java.io.FileInputStream;
@@ -88,47 +89,13 @@ class K3sEndToEndTest {
         reconciler.replicaSetConnector = MODEL;
         reconciler.modeStore = MODES;
         reconciler.tieringObserver = target -> Optional.of(new TieringSnapshot(0L, DRAINED.get(), 0L, 0L));
-        reconciler.settings = new OperatorSettings() {
-            @Override
-            public String dataPlaneImage() {
-                return "ghcr.io/thermocline/thermocline:e2e";
-            }
-
-            @Override
-            public Duration archiveProbeInterval() {
-                return Duration.ofSeconds(30);
-            }
-
-            @Override
-            public Duration tieringPollInterval() {
-                return Duration.ofSeconds(1);
-            }
-
-            @Override
-            public Duration replicaSetStepInterval() {
-                return Duration.ofSeconds(1);
-            }
-
-            @Override
-            public Duration modeStepInterval() {
-                return Duration.ofSeconds(1);
-            }
-
-            @Override
-            public Duration deletionDrainTimeout() {
-                return Duration.ofMinutes(1);
-            }
-
-            @Override
-            public Optional<String> namespace() {
-                return Optional.empty();
-            }
-
-            @Override
-            public Optional<String> monitoringLabels() {
-                return Optional.empty();
-            }
-        };
+        reconciler.settings = new FixedOperatorSettings(
+                "ghcr.io/thermocline/thermocline:e2e",
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(1),
+                Duration.ofMinutes(1));
         operator = new Operator(o -> o.withKubernetesClient(client));
         operator.register(reconciler);
         operator.start();

@@ -15,6 +15,7 @@ import io.thermocline.operator.backup.BackupOperations;
 import io.thermocline.operator.backup.BackupPointSteps;
 import io.thermocline.operator.backup.RestoreSteps;
 import io.thermocline.operator.fasttier.ReplicaSetState;
+import io.thermocline.operator.kit.FixedOperatorSettings;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.mode.ModeDriver;
 import io.thermocline.operator.status.ClusterHealth;
@@ -26,7 +27,6 @@ import io.thermocline.operator.workflow.DesiredCluster;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -453,47 +453,13 @@ class StatusReportTest {
 
     @Test
     void theIntervalsAreTheOperatorSettings() {
-        OperatorSettings settings = new OperatorSettings() {
-            @Override
-            public String dataPlaneImage() {
-                return "img";
-            }
-
-            @Override
-            public Duration archiveProbeInterval() {
-                return Duration.ofSeconds(20);
-            }
-
-            @Override
-            public Duration tieringPollInterval() {
-                return Duration.ofSeconds(30);
-            }
-
-            @Override
-            public Duration replicaSetStepInterval() {
-                return Duration.ofSeconds(2);
-            }
-
-            @Override
-            public Duration modeStepInterval() {
-                return Duration.ofSeconds(4);
-            }
-
-            @Override
-            public Duration deletionDrainTimeout() {
-                return Duration.ofMinutes(30);
-            }
-
-            @Override
-            public Optional<String> namespace() {
-                return Optional.empty();
-            }
-
-            @Override
-            public Optional<String> monitoringLabels() {
-                return Optional.empty();
-            }
-        };
+        OperatorSettings settings = new FixedOperatorSettings(
+                "img",
+                Duration.ofSeconds(20),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(4),
+                Duration.ofMinutes(30));
         assertThat(StatusReport.Requeue.of(settings))
                 .isEqualTo(
                         new StatusReport.Requeue(Duration.ofSeconds(2), Duration.ofSeconds(20), Duration.ofSeconds(4)));
