@@ -37,8 +37,7 @@ public final class SessionCatalog {
     private static final Logger log = LoggerFactory.getLogger(SessionCatalog.class);
 
     /** A retryable write's command name and outcome, and where its last entry sits (rolled back with it). */
-    public record RecordedWrite(long txnNumber, String command, BsonDocument reply, OplogPosition position) {
-    }
+    public record RecordedWrite(long txnNumber, String command, BsonDocument reply, OplogPosition position) {}
 
     private static final class Session {
         long highestTxnNumber = -1;
@@ -86,14 +85,19 @@ public final class SessionCatalog {
             return Optional.of(s.lastWrite);
         }
         if (txnNumber < s.highestTxnNumber) {
-            throw new ReplicationException(225, "TransactionTooOld", "Retryable write with txnNumber " + txnNumber
-                + " is prohibited on session because a newer retryable write with txnNumber " + s.highestTxnNumber
-                + " has already started on this session.");
+            throw new ReplicationException(
+                    225,
+                    "TransactionTooOld",
+                    "Retryable write with txnNumber " + txnNumber
+                            + " is prohibited on session because a newer retryable write with txnNumber "
+                            + s.highestTxnNumber
+                            + " has already started on this session.");
         }
         return Optional.empty();
     }
 
-    public synchronized void record(BsonDocument lsid, long txnNumber, String command, BsonDocument reply, OplogPosition position) {
+    public synchronized void record(
+            BsonDocument lsid, long txnNumber, String command, BsonDocument reply, OplogPosition position) {
         Session s = session(lsid);
         s.highestTxnNumber = Math.max(s.highestTxnNumber, txnNumber);
         s.lastWrite = new RecordedWrite(txnNumber, command, reply, position);
@@ -118,12 +122,14 @@ public final class SessionCatalog {
     public synchronized Transaction begin(BsonDocument lsid, long txnNumber, int primaryIndex) {
         Session s = session(lsid);
         if (txnNumber < s.highestTxnNumber || (txnNumber == s.highestTxnNumber && s.transaction != null)) {
-            throw new ReplicationException(225, "TransactionTooOld", "txnNumber " + txnNumber
-                + " is not newer than the session's " + s.highestTxnNumber);
+            throw new ReplicationException(
+                    225,
+                    "TransactionTooOld",
+                    "txnNumber " + txnNumber + " is not newer than the session's " + s.highestTxnNumber);
         }
         s.highestTxnNumber = txnNumber;
-        s.transaction = new Transaction(lsid, txnNumber, primaryIndex,
-            System.currentTimeMillis() + transactionLifetime.toMillis());
+        s.transaction = new Transaction(
+                lsid, txnNumber, primaryIndex, System.currentTimeMillis() + transactionLifetime.toMillis());
         return s.transaction;
     }
 
@@ -200,26 +206,25 @@ public final class SessionCatalog {
      * collection that open transactions on a member have changed but not committed yet. A reader in a
      * transaction passes it as except: it sees its own writes. Call inside {@link #readCommitted}.
      */
-    public Map<BsonValue, BsonDocument> uncommittedPreImages(int memberIndex, String database, String collection,
-                                                             Transaction except) {
+    public Map<BsonValue, BsonDocument> uncommittedPreImages(
+            int memberIndex, String database, String collection, Transaction except) {
         Map<BsonValue, BsonDocument> committed = new LinkedHashMap<>();
         for (Transaction t : openTransactions()) {
             if (t == except || t.primaryIndex() != memberIndex) {
                 continue;
             }
-            for (Change c : t.changes()) {
-                if (c.documentKey() != null && database.equals(c.database()) && collection.equals(c.collection())
-                    && !committed.containsKey(c.documentKey().get("_id"))) {
-                    committed.put(c.documentKey().get("_id"), c.preImage());
+            t.committedVersions(database, collection).forEach((id, version) -> {
+                if (!committed.containsKey(id)) { // a null version (absent) counts as known
+                    committed.put(id, version);
                 }
-            }
+            });
         }
         return committed;
     }
 
     /** Another open transaction on this member holding one of these documents, if any. */
-    public Optional<Transaction> holder(int memberIndex, String database, String collection, List<BsonValue> ids,
-                                        Transaction except) {
+    public Optional<Transaction> holder(
+            int memberIndex, String database, String collection, List<BsonValue> ids, Transaction except) {
         for (Transaction t : openTransactions()) {
             if (t == except || t.primaryIndex() != memberIndex) {
                 continue;
@@ -271,7 +276,8 @@ public final class SessionCatalog {
                         store.upsert(c.database(), c.collection(), c.preImage());
                     }
                 }
-                default -> log.warn("event=abortCannotUndo op={} ns={}.{}", c.operation(), c.database(), c.collection());
+                default ->
+                    log.warn("event=abortCannotUndo op={} ns={}.{}", c.operation(), c.database(), c.collection());
             }
         }
         return true;

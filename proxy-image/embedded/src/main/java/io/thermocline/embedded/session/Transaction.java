@@ -3,11 +3,14 @@ package io.thermocline.embedded.session;
 import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.OplogPosition;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
 
 /**
  * A multi-document transaction: its writes are applied to the primary's storage as they come
@@ -16,14 +19,24 @@ import org.bson.BsonValue;
  * the primary's position then, which its reads see and its writes must not have been overtaken since.
  */
 public final class Transaction {
-    public enum State { IN_PROGRESS, COMMITTED, ABORTED }
+    public enum State {
+        IN_PROGRESS,
+        COMMITTED,
+        ABORTED
+    }
 
     private final BsonDocument lsid;
     private final long txnNumber;
     private final int primaryIndex;
     private final long deadlineMillis;
     private final List<Change> changes = new ArrayList<>();
-    private final Set<String> touched = new HashSet<>();
+    /**
+     * Per namespace, each document it changed with its version before the transaction (the first change's pre-image,
+     * null: absent). Every read of the namespace and every check for a held document asks this, so it is kept as the
+     * changes come instead of walking them (and decoding their document keys) per question.
+     */
+    private final Map<String, Map<BsonValue, BsonDocument>> committedVersions = new HashMap<>();
+
     private volatile State state = State.IN_PROGRESS;
     private volatile OplogPosition snapshot;
 
@@ -70,13 +83,40 @@ public final class Transaction {
     public synchronized void stage(Change change) {
         changes.add(change);
         if (change.documentKey() != null) {
-            touched.add(change.database() + "." + change.collection() + "\u0000" + change.documentKey().get("_id"));
+            Map<BsonValue, BsonDocument> versions = committedVersions.computeIfAbsent(
+                    namespace(change.database(), change.collection()), ns -> new LinkedHashMap<>());
+            BsonValue id = comparable(change.documentKey().get("_id"));
+            if (!versions.containsKey(id)) { // the first change's pre-image, even when null (inserted here)
+                versions.put(id, change.preImage());
+            }
         }
     }
 
     /** Whether this transaction changed the document (so others must not until it ends). */
     public synchronized boolean touches(String database, String collection, BsonValue id) {
-        return touched.contains(database + "." + collection + "\u0000" + id);
+        Map<BsonValue, BsonDocument> versions = committedVersions.get(namespace(database, collection));
+        return versions != null && versions.containsKey(comparable(id));
+    }
+
+    /**
+     * The documents of the collection this transaction changed, each in its version before the transaction (null:
+     * absent then), in the order of their first change.
+     */
+    public synchronized Map<BsonValue, BsonDocument> committedVersions(String database, String collection) {
+        Map<BsonValue, BsonDocument> versions = committedVersions.get(namespace(database, collection));
+        return versions == null ? Map.of() : new LinkedHashMap<>(versions);
+    }
+
+    private static String namespace(String database, String collection) {
+        return database + "." + collection;
+    }
+
+    /**
+     * An {@code _id} as a map key: a raw document decodes itself whole at every hash and comparison, so it is decoded
+     * once here (equal to the raw form either way: both hash and compare by their entries).
+     */
+    private static BsonValue comparable(BsonValue id) {
+        return id instanceof RawBsonDocument raw ? raw.decode(new BsonDocumentCodec()) : id;
     }
 
     public synchronized List<Change> changes() {
