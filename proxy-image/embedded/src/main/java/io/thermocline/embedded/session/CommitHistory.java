@@ -4,10 +4,12 @@ import io.thermocline.embedded.oplog.Change;
 import io.thermocline.embedded.oplog.OplogPosition;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -18,22 +20,24 @@ import org.bson.BsonValue;
  * first committer wins, as WiredTiger decides on a server).
  */
 final class CommitHistory {
-    private record Committed(OplogPosition position, Change change) {
-    }
+    /** A committed change with its document's {@code _id} ready to hash (see {@link Transaction#comparable}). */
+    private record Committed(OplogPosition position, Change change, BsonValue id) {}
 
     private final Deque<Committed> changes = new ArrayDeque<>();
 
     synchronized void record(OplogPosition position, List<Change> committed) {
         for (Change c : committed) {
             if (c.documentKey() != null) {
-                changes.addLast(new Committed(position, c));
+                changes.addLast(new Committed(
+                        position, c, Transaction.comparable(c.documentKey().get("_id"))));
             }
         }
     }
 
     /** Forgets what no open snapshot can need: changes at or before the oldest snapshot (null: all). */
     synchronized void forgetThrough(OplogPosition oldestSnapshot) {
-        while (!changes.isEmpty() && (oldestSnapshot == null || !changes.peekFirst().position().isAfter(oldestSnapshot))) {
+        while (!changes.isEmpty()
+                && (oldestSnapshot == null || !changes.peekFirst().position().isAfter(oldestSnapshot))) {
             changes.removeFirst();
         }
     }
@@ -53,19 +57,21 @@ final class CommitHistory {
             }
             if (in(c.change(), database, collection)) {
                 // walking back from the newest: the earliest change's pre-image is what the snapshot held
-                versions.put(c.change().documentKey().get("_id"), c.change().preImage());
+                versions.put(c.id(), c.change().preImage());
             }
         }
         return versions;
     }
 
     synchronized boolean changedAfter(OplogPosition snapshot, String database, String collection, List<BsonValue> ids) {
+        Set<BsonValue> wanted = new HashSet<>();
+        ids.forEach(id -> wanted.add(Transaction.comparable(id)));
         for (Iterator<Committed> it = changes.descendingIterator(); it.hasNext(); ) {
             Committed c = it.next();
             if (!c.position().isAfter(snapshot)) {
                 return false;
             }
-            if (in(c.change(), database, collection) && ids.contains(c.change().documentKey().get("_id"))) {
+            if (in(c.change(), database, collection) && wanted.contains(c.id())) {
                 return true;
             }
         }

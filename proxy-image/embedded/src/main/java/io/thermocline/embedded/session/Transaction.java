@@ -115,7 +115,7 @@ public final class Transaction {
      * An {@code _id} as a map key: a raw document decodes itself whole at every hash and comparison, so it is decoded
      * once here (equal to the raw form either way: both hash and compare by their entries).
      */
-    private static BsonValue comparable(BsonValue id) {
+    static BsonValue comparable(BsonValue id) {
         return id instanceof RawBsonDocument raw ? raw.decode(new BsonDocumentCodec()) : id;
     }
 
