@@ -213,11 +213,7 @@ public final class SessionCatalog {
             if (t == except || t.primaryIndex() != memberIndex) {
                 continue;
             }
-            t.committedVersions(database, collection).forEach((id, version) -> {
-                if (!committed.containsKey(id)) { // a null version (absent) counts as known
-                    committed.put(id, version);
-                }
-            });
+            t.addCommittedVersions(database, collection, committed);
         }
         return committed;
     }

@@ -102,9 +102,28 @@ public final class Transaction {
      * The documents of the collection this transaction changed, each in its version before the transaction (null:
      * absent then), in the order of their first change.
      */
-    public synchronized Map<BsonValue, BsonDocument> committedVersions(String database, String collection) {
+    public Map<BsonValue, BsonDocument> committedVersions(String database, String collection) {
+        Map<BsonValue, BsonDocument> versions = new LinkedHashMap<>();
+        addCommittedVersions(database, collection, versions);
+        return versions;
+    }
+
+    /**
+     * Adds to {@code into} the documents of the collection this transaction changed that it does not hold yet (a
+     * null version counts as held), each in its version before the transaction: what every read of the collection
+     * asks, so without a copy per read.
+     */
+    public synchronized void addCommittedVersions(
+            String database, String collection, Map<BsonValue, BsonDocument> into) {
         Map<BsonValue, BsonDocument> versions = committedVersions.get(namespace(database, collection));
-        return versions == null ? Map.of() : new LinkedHashMap<>(versions);
+        if (versions == null) {
+            return;
+        }
+        versions.forEach((id, version) -> {
+            if (!into.containsKey(id)) {
+                into.put(id, version);
+            }
+        });
     }
 
     private static String namespace(String database, String collection) {
