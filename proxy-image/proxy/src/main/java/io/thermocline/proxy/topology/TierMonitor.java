@@ -7,26 +7,18 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.backend.BackendUnavailableException;
-import io.thermocline.wire.OpMsg;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.bson.BsonDocument;
-import org.bson.BsonInt32;
-import org.bson.BsonString;
 import org.bson.BsonTimestamp;
-import org.bson.BsonValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -41,6 +33,9 @@ import org.slf4j.event.Level;
  * trip. Streaming (awaitable) hello would not do this: a member answers it when its topologyVersion
  * changes (elections, state changes), never because it applied a write, so optimes would refresh only
  * every maxAwaitTimeMS.
+ *
+ * <p>This class holds the tier's state (the descriptions, the topology, the waiters for a primary); each member's
+ * heartbeat is a {@link MemberMonitor}, the optime poll an {@link OptimePoll}.
  */
 public final class TierMonitor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TierMonitor.class);
@@ -64,9 +59,6 @@ public final class TierMonitor implements AutoCloseable {
     private final EventLoopGroup group;
     private final Duration heartbeat;
     private final Listener listener;
-    private final Duration optimeInterval;
-    private final Function<BackendConnection, CompletableFuture<Void>> login;
-    /** Built last in the constructor: its connection needs the connector and the login. */
     private final OptimePoll optimes;
 
     private final Map<ServerAddress, MemberMonitor> monitors = new LinkedHashMap<>();
@@ -82,26 +74,6 @@ public final class TierMonitor implements AutoCloseable {
 
     /** After this long with no member answering, the tier is down: requests stop waiting the full selection timeout. */
     public static final Duration OUTAGE_CONFIRMED = Duration.ofSeconds(2);
-    /** How long a request waits for a primary of a tier that is down (a check requested meanwhile finds one back). */
-    static final Duration OUTAGE_WAIT = Duration.ofSeconds(1);
-
-    public TierMonitor(
-            Tier tier,
-            ConnectionString uri,
-            BackendConnector connector,
-            EventLoopGroup group,
-            Duration heartbeat,
-            Listener listener) {
-        this(
-                tier,
-                uri,
-                connector,
-                group,
-                heartbeat,
-                defaultOptimeInterval(heartbeat),
-                c -> CompletableFuture.completedFuture(null),
-                listener);
-    }
 
     /**
      * {@code optimeInterval}: how often the primary is asked for every member's optime ({@code replSetGetStatus});
@@ -116,8 +88,6 @@ public final class TierMonitor implements AutoCloseable {
             Duration optimeInterval,
             Function<BackendConnection, CompletableFuture<Void>> login,
             Listener listener) {
-        this.optimeInterval = optimeInterval;
-        this.login = login;
         this.tier = tier;
         this.requiredSetName = uri.getRequiredReplicaSetName();
         this.direct = Boolean.TRUE.equals(uri.isDirectConnection());
@@ -130,7 +100,7 @@ public final class TierMonitor implements AutoCloseable {
             descriptions.put(a, MemberDescription.unknown(a, "not checked yet"));
         }
         this.topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), null);
-        this.optimes = new OptimePoll();
+        this.optimes = new OptimePoll(this, connector, login, group, optimeInterval);
     }
 
     public Tier tier() {
@@ -151,7 +121,7 @@ public final class TierMonitor implements AutoCloseable {
 
     public synchronized void start() {
         for (ServerAddress a : descriptions.keySet()) {
-            monitors.computeIfAbsent(a, MemberMonitor::new).check();
+            monitors.computeIfAbsent(a, this::memberMonitor).check();
         }
         if (!direct) {
             optimes.schedule();
@@ -244,20 +214,6 @@ public final class TierMonitor implements AutoCloseable {
         return since == 0 ? Optional.empty() : Optional.of(Duration.ofNanos(System.nanoTime() - since));
     }
 
-    /**
-     * How long a request waits for a primary: the full {@code timeout}, except once no member has answered for
-     * {@link #OUTAGE_CONFIRMED}: then {@link #OUTAGE_WAIT}, so requests needing a tier that is down fail fast and
-     * retryably instead of each spending the selection timeout (docs/faults.md).
-     */
-    static Duration primaryWait(Duration timeout, Optional<Duration> unreachableFor) {
-        if (unreachableFor.isPresent()
-                && unreachableFor.get().compareTo(OUTAGE_CONFIRMED) >= 0
-                && timeout.compareTo(OUTAGE_WAIT) > 0) {
-            return OUTAGE_WAIT;
-        }
-        return timeout;
-    }
-
     /** Completes with the primary as soon as one is known, or fails after {@code timeout} (less while the tier is down). */
     public CompletableFuture<ServerAddress> awaitPrimary(Duration requested) {
         ServerAddress p = topology.primary();
@@ -265,7 +221,7 @@ public final class TierMonitor implements AutoCloseable {
             return CompletableFuture.completedFuture(p);
         }
         Optional<Duration> down = unreachableFor();
-        Duration timeout = primaryWait(requested, down);
+        Duration timeout = OutOfService.primaryWait(requested, down);
         String outage = timeout.equals(requested)
                 ? ""
                 : "the " + tier.label() + " tier is unreachable (no member has answered for "
@@ -318,7 +274,22 @@ public final class TierMonitor implements AutoCloseable {
         optimes.stop();
     }
 
-    private void update(MemberDescription described) {
+    private MemberMonitor memberMonitor(ServerAddress member) {
+        return new MemberMonitor(this, member, connector, group, heartbeat);
+    }
+
+    /** Whether the monitor was closed: its member monitors and optime poll stop scheduling. */
+    boolean closed() {
+        return closed;
+    }
+
+    /** A cluster time a member's hello carried, for the listener. */
+    void clusterTimeSeen(BsonDocument clusterTime) {
+        listener.clusterTimeSeen(tier, clusterTime);
+    }
+
+    /** Takes a member's new description (from its heartbeat or a failed request) into the topology. */
+    void update(MemberDescription described) {
         List<Runnable> notifications = new ArrayList<>();
         List<CompletableFuture<ServerAddress>> wake = List.of();
         ServerAddress primary;
@@ -335,7 +306,7 @@ public final class TierMonitor implements AutoCloseable {
             if (d.role() == MemberRole.PRIMARY) {
                 for (MemberDescription other : new ArrayList<>(descriptions.values())) {
                     if (other.role() == MemberRole.PRIMARY && !other.address().equals(d.address())) {
-                        if (newer(other, d)) {
+                        if (MemberDescription.newer(other, d)) {
                             d = MemberDescription.unknown(d.address(), "reports a stale election");
                         } else {
                             MemberDescription demoted =
@@ -348,7 +319,7 @@ public final class TierMonitor implements AutoCloseable {
             }
             MemberDescription before = descriptions.put(d.address(), d);
             MemberDescription after = d;
-            if (!sameState(before, after)) {
+            if (!MemberDescription.sameState(before, after)) {
                 notifications.add(() -> listener.memberChanged(tier, before, after));
                 LOG.atLevel(changeLevel(after))
                         .log(
@@ -361,11 +332,11 @@ public final class TierMonitor implements AutoCloseable {
             }
             if (!direct
                     && (d.role() == MemberRole.PRIMARY
-                            || (d.role() == MemberRole.SECONDARY && primaryOf(descriptions) == null))) {
+                            || (d.role() == MemberRole.SECONDARY && TierTopology.primaryOf(descriptions) == null))) {
                 for (ServerAddress h : d.hosts()) {
                     if (!descriptions.containsKey(h)) {
                         descriptions.put(h, MemberDescription.unknown(h, "not checked yet"));
-                        MemberMonitor m = new MemberMonitor(h);
+                        MemberMonitor m = memberMonitor(h);
                         monitors.put(h, m);
                         notifications.add(m::check);
                     }
@@ -384,11 +355,11 @@ public final class TierMonitor implements AutoCloseable {
                     }
                 }
             }
-            primary = primaryOf(descriptions);
+            primary = TierTopology.primaryOf(descriptions);
             topology = new TierTopology(tier, requiredSetName, Map.copyOf(descriptions), primary);
             primarySeen |= primary != null;
             boolean noneAnswers =
-                    primary == null && descriptions.values().stream().allMatch(TierMonitor::failedCheck);
+                    primary == null && descriptions.values().stream().allMatch(MemberDescription::failedCheck);
             if (!noneAnswers) {
                 unreachableSince = 0;
             } else if (unreachableSince == 0) {
@@ -402,209 +373,6 @@ public final class TierMonitor implements AutoCloseable {
         notifications.forEach(Runnable::run);
         for (CompletableFuture<ServerAddress> w : wake) {
             w.complete(primary);
-        }
-    }
-
-    /** A member whose last check failed (not one merely not checked yet). */
-    private static boolean failedCheck(MemberDescription m) {
-        return m.role() == MemberRole.UNKNOWN && m.error() != null && !m.error().equals("not checked yet");
-    }
-
-    private static boolean newer(MemberDescription a, MemberDescription b) {
-        if (a.electionId() == null || b.electionId() == null) {
-            return false;
-        }
-        int byElection = a.electionId().compareTo(b.electionId());
-        if (byElection != 0) {
-            return byElection > 0;
-        }
-        return Objects.requireNonNullElse(a.setVersion(), 0) > Objects.requireNonNullElse(b.setVersion(), 0);
-    }
-
-    private static boolean sameState(MemberDescription a, MemberDescription b) {
-        return a != null
-                && a.role() == b.role()
-                && Objects.equals(a.setName(), b.setName())
-                && Objects.equals(a.electionId(), b.electionId())
-                && Objects.equals(a.limits(), b.limits())
-                && Objects.equals(a.error(), b.error())
-                && a.hosts().equals(b.hosts());
-    }
-
-    private static ServerAddress primaryOf(Map<ServerAddress, MemberDescription> members) {
-        for (MemberDescription m : members.values()) {
-            if (m.role().writable()) {
-                return m.address();
-            }
-        }
-        return null;
-    }
-
-    /** Polls one member over its own connection; checks never overlap. */
-    private final class MemberMonitor {
-        private final ServerAddress address;
-        private final AtomicBoolean running = new AtomicBoolean();
-        private volatile boolean again;
-        private volatile boolean stopped;
-        private volatile boolean useHello = true;
-        private volatile BackendConnection connection;
-        private volatile ScheduledFuture<?> next;
-
-        MemberMonitor(ServerAddress address) {
-            this.address = address;
-        }
-
-        void check() {
-            if (stopped) {
-                return;
-            }
-            if (!running.compareAndSet(false, true)) {
-                again = true;
-                return;
-            }
-            ScheduledFuture<?> n = next;
-            if (n != null) {
-                n.cancel(false);
-            }
-            BackendConnection c = connection;
-            CompletableFuture<BackendConnection> conn =
-                    c != null && c.isOpen() ? CompletableFuture.completedFuture(c) : connector.connect(address, 0);
-            conn.thenCompose(open -> {
-                        connection = open;
-                        BsonDocument cmd = new BsonDocument(useHello ? "hello" : "isMaster", new BsonInt32(1))
-                                .append("$db", new BsonString("admin"));
-                        return open.roundTrip(
-                                OpMsg.request(BackendConnection.nextRequestId(), cmd),
-                                connector.connectTimeout().plus(heartbeat));
-                    })
-                    .whenComplete((reply, error) -> {
-                        boolean retryNow = false;
-                        if (error != null) {
-                            BackendConnection broken = connection;
-                            if (broken != null) {
-                                broken.close();
-                            }
-                            connection = null;
-                            Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-                            update(MemberDescription.unknown(address, cause.getMessage()));
-                        } else {
-                            BsonDocument body = reply.body();
-                            BsonValue ok = body.get("ok");
-                            if (ok != null && ok.isNumber() && ok.asNumber().doubleValue() == 1.0) {
-                                update(HelloReplies.describe(address, body, useHello));
-                                BsonValue ct = body.get("$clusterTime");
-                                if (ct != null && ct.isDocument()) {
-                                    listener.clusterTimeSeen(tier, ct.asDocument());
-                                }
-                            } else if (useHello) {
-                                // Servers before 4.4 (and some wire-compatible servers) only know isMaster.
-                                useHello = false;
-                                retryNow = true;
-                            } else {
-                                update(MemberDescription.unknown(address, "isMaster failed: " + body.toJson()));
-                            }
-                        }
-                        running.set(false);
-                        if (stopped) {
-                            BackendConnection open = connection;
-                            if (open != null) {
-                                open.close();
-                            }
-                            return;
-                        }
-                        if (retryNow || again) {
-                            again = false;
-                            check();
-                        } else {
-                            next = group.schedule(this::check, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
-                        }
-                    });
-        }
-
-        void stop() {
-            stopped = true;
-            ScheduledFuture<?> n = next;
-            if (n != null) {
-                n.cancel(false);
-            }
-            BackendConnection c = connection;
-            if (c != null) {
-                c.close();
-            }
-        }
-    }
-
-    /**
-     * Asks the primary for {@code replSetGetStatus} every {@code optimeInterval} on a logged-in connection of its
-     * own, and raises each secondary's known applied optime to what the primary reports. A tier whose user may
-     * not run it (Unauthorized, 13) or whose server does not know it is asked no more: heartbeats and the
-     * optimes of read replies remain.
-     */
-    private final class OptimePoll {
-        /** Unauthorized, CommandNotFound, NoReplicationEnabled: asking again would not help. */
-        private static final Set<Integer> NEVER_ALLOWED = Set.of(13, 59, 76);
-
-        private static int code(BsonDocument reply) {
-            BsonValue c = reply.get("code");
-            return c != null && c.isNumber() ? c.asNumber().intValue() : 0;
-        }
-
-        private volatile boolean off;
-        private final OwnConnection connection = new OwnConnection(connector, login);
-        private volatile ScheduledFuture<?> next;
-
-        void schedule() {
-            if (!off && !closed) {
-                next = group.schedule(this::poll, optimeInterval.toMillis(), TimeUnit.MILLISECONDS);
-            }
-        }
-
-        private void poll() {
-            ServerAddress primary = topology.primary();
-            if (primary == null || off || closed) {
-                schedule();
-                return;
-            }
-            connection
-                    .to(primary)
-                    .thenCompose(open -> open.roundTrip(
-                            OpMsg.request(
-                                    BackendConnection.nextRequestId(),
-                                    new BsonDocument("replSetGetStatus", new BsonInt32(1))
-                                            .append("$db", new BsonString("admin"))),
-                            connector.connectTimeout()))
-                    .whenComplete((reply, error) -> {
-                        if (error != null) {
-                            drop();
-                        } else if (OpMsg.isOk(reply.body())) {
-                            ReplSetOptimes.applied(reply.body()).forEach(TierMonitor.this::appliedAtLeast);
-                        } else if (!NEVER_ALLOWED.contains(code(reply.body()))) {
-                            drop(); // e.g. the primary stepped down: ask the next one
-                        } else {
-                            off = true;
-                            drop();
-                            LOG.info(
-                                    "event=optime_poll_off tier={} member={} reason=\"{}\" hint=\"grant the tier's user clusterMonitor"
-                                            + " for member optimes between heartbeats\"",
-                                    tier.label(),
-                                    primary,
-                                    reply.body().get("errmsg"));
-                        }
-                        schedule();
-                    });
-        }
-
-        private void drop() {
-            connection.drop();
-        }
-
-        void stop() {
-            off = true;
-            ScheduledFuture<?> n = next;
-            if (n != null) {
-                n.cancel(false);
-            }
-            drop();
         }
     }
 

@@ -10,15 +10,18 @@ import org.junit.jupiter.api.Test;
 class PrimaryWaitTest {
 
     private static Duration wait(long timeoutMs, Long unreachableMs) {
-        return TierMonitor.primaryWait(Duration.ofMillis(timeoutMs), Optional.ofNullable(unreachableMs).map(Duration::ofMillis));
+        return OutOfService.primaryWait(
+                Duration.ofMillis(timeoutMs), Optional.ofNullable(unreachableMs).map(Duration::ofMillis));
     }
 
     @Test
     void theFullTimeoutUntilNoMemberHasAnsweredForTheConfirmationThenTheOutageWait() {
         assertThat(wait(30_000, null)).as("a member answers").isEqualTo(Duration.ofSeconds(30));
         assertThat(wait(30_000, 500L)).as("just lost: maybe an election").isEqualTo(Duration.ofSeconds(30));
-        assertThat(wait(30_000, TierMonitor.OUTAGE_CONFIRMED.toMillis())).as("down").isEqualTo(TierMonitor.OUTAGE_WAIT);
-        assertThat(wait(30_000, 600_000L)).isEqualTo(TierMonitor.OUTAGE_WAIT);
+        assertThat(wait(30_000, TierMonitor.OUTAGE_CONFIRMED.toMillis()))
+                .as("down")
+                .isEqualTo(OutOfService.OUTAGE_WAIT);
+        assertThat(wait(30_000, 600_000L)).isEqualTo(OutOfService.OUTAGE_WAIT);
         assertThat(wait(200, 600_000L)).as("never longer than asked").isEqualTo(Duration.ofMillis(200));
     }
 }
