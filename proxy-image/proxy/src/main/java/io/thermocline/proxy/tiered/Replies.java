@@ -14,9 +14,7 @@ import org.bson.RawBsonDocument;
 /** Reading server replies and shaping commands and errors for the tiered paths. */
 public final class Replies {
 
-
-    private Replies() {
-    }
+    private Replies() {}
 
     public static boolean isOk(BsonDocument reply) {
         BsonValue ok = reply.get("ok");
@@ -57,7 +55,11 @@ public final class Replies {
         }
         BsonValue id = cursor.asDocument().get("id");
         BsonValue batch = cursor.asDocument().get("firstBatch");
-        return id != null && id.isNumber() && id.asNumber().longValue() == 0 && batch != null && batch.isArray()
+        return id != null
+                && id.isNumber()
+                && id.asNumber().longValue() == 0
+                && batch != null
+                && batch.isArray()
                 && batch.asArray().isEmpty();
     }
 
@@ -78,8 +80,12 @@ public final class Replies {
             return null;
         }
         BsonValue batch = cursor.asDocument().get("firstBatch");
-        return batch != null && batch.isArray() && !batch.asArray().isEmpty() && batch.asArray().get(0).isDocument()
-                ? batch.asArray().get(0).asDocument() : null;
+        return batch != null
+                        && batch.isArray()
+                        && !batch.asArray().isEmpty()
+                        && batch.asArray().get(0).isDocument()
+                ? batch.asArray().get(0).asDocument()
+                : null;
     }
 
     /**
@@ -89,8 +95,10 @@ public final class Replies {
      */
     public static OpMsg forTier(OpMsg msg) {
         BsonValue readConcern = msg.body().get("readConcern");
-        boolean causal = readConcern != null && readConcern.isDocument()
-                && (readConcern.asDocument().containsKey("afterClusterTime") || readConcern.asDocument().containsKey("afterOpTime"));
+        boolean causal = readConcern != null
+                && readConcern.isDocument()
+                && (readConcern.asDocument().containsKey("afterClusterTime")
+                        || readConcern.asDocument().containsKey("afterOpTime"));
         if (!causal && !msg.body().containsKey("$readPreference")) {
             return msg;
         }
@@ -117,4 +125,11 @@ public final class Replies {
         return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
     }
 
+    /** The labels a driver retries a refused command by: its transaction, or its retryable write. */
+    static List<String> retryLabels(Exchange x) {
+        if (x.traits().inTransaction()) {
+            return List.of("TransientTransactionError");
+        }
+        return x.traits().retryableWrite() ? List.of("RetryableWriteError") : List.of();
+    }
 }

@@ -1,6 +1,5 @@
 package io.thermocline.proxy.tiered;
 
-import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
@@ -12,19 +11,17 @@ import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.gateway.ErrorMapping;
 import io.thermocline.proxy.gateway.TierGateways;
-import io.thermocline.proxy.mode.ModeExplain;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.mode.ModeRoute;
 import io.thermocline.proxy.mode.Modes;
-import io.thermocline.proxy.mode.ShadowComparator;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.CommandClassifier;
 import io.thermocline.proxy.routing.PipelineRouter;
 import io.thermocline.proxy.routing.ReadRoute;
 import io.thermocline.proxy.routing.Reason;
-import io.thermocline.proxy.routing.RoutingExplanation;
 import io.thermocline.proxy.routing.RoutingTable;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.admin.DbaCommands;
 import io.thermocline.proxy.tiered.changestreams.ChangeStreamFilter;
 import io.thermocline.proxy.tiered.changestreams.UpdateLookups;
 import io.thermocline.proxy.tiered.ddl.DdlFanOut;
@@ -79,6 +76,7 @@ public final class TieredRouting implements AutoCloseable {
     private final OwnTransactionLedger ledger;
     private final MetadataStore store;
     private final Modes modes;
+    private final ModePhases phases;
     private final AtomicBoolean metadataStarted = new AtomicBoolean();
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
@@ -118,6 +116,7 @@ public final class TieredRouting implements AutoCloseable {
         this.ledger = ledger;
         this.store = store;
         this.modes = modes;
+        this.phases = new ModePhases(modes, tiers, cursors, follower);
         this.workers = workers;
         this.resources = resources;
     }
@@ -132,64 +131,7 @@ public final class TieredRouting implements AutoCloseable {
         this.metrics = new RoutingMetrics(registry);
         writes.metrics(metrics);
         writes.barrierWaitsIn(BarrierWaits.in(registry, "proxy"));
-        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder()
-                .name("thermocline_mode_phase")
-                .help(
-                        "1 for the fleet's phase as this proxy routes by it (Shadowing, CuttingOver, Tiered, Draining, Drained), 0 for the others")
-                .labelNames("phase")
-                .callback(cb -> {
-                    io.thermocline.tiering.mode.Phase now =
-                            modes.gate().view().document().phase();
-                    for (io.thermocline.tiering.mode.Phase p : io.thermocline.tiering.mode.Phase.values()) {
-                        cb.call(p == now ? 1 : 0, p.documentName());
-                    }
-                })
-                .register(registry);
-        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder()
-                .name("thermocline_mode_epoch")
-                .help("The epoch of the mode document this proxy routes by (it rises with every phase change)")
-                .callback(cb -> cb.call(modes.gate().view().document().epoch()))
-                .register(registry);
-        String mode = barrier.mode().configName();
-        CounterWithCallback.builder()
-                .name("thermocline_proxy_read_barrier_total")
-                .help(
-                        "Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
-                                + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out,"
-                                + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for),"
-                                + " quiet (linearizable reads whose namespaces had no write the feeder had not mirrored: no probe, no wait)")
-                .labelNames("mode", "outcome")
-                .callback(cb -> {
-                    ReadBarrier.Counts c = barrier.counts();
-                    cb.call(c.immediate(), mode, "no_wait");
-                    cb.call(c.probed(), mode, "probed");
-                    cb.call(c.waitedForFeeder(), mode, "waited");
-                    cb.call(c.timedOut(), mode, "timed_out");
-                    cb.call(c.skipped(), mode, "skipped");
-                    cb.call(c.quiet(), mode, "quiet");
-                })
-                .register(registry);
-        CounterWithCallback.builder()
-                .name("thermocline_proxy_copy_up_barrier_total")
-                .help(
-                        "Promotions (copy-ups from the archive) by how they passed the sync barrier: skipped (documents no fence"
-                                + " names: nothing to wait for), waited (fenced documents, after the barrier), timed_out (fenced"
-                                + " documents not copied: the feeder was behind), left (fenced documents a read-through promotion left out)")
-                .labelNames("outcome")
-                .callback(cb -> {
-                    CopyUp.BarrierCounts c = promotion.barrierCounts();
-                    cb.call(c.skipped(), "skipped");
-                    cb.call(c.waited(), "waited");
-                    cb.call(c.timedOut(), "timed_out");
-                    cb.call(c.left(), "left");
-                })
-                .register(registry);
-        CounterWithCallback.builder()
-                .name("thermocline_proxy_archive_present_pings_total")
-                .help("Pings to the archive's primary reading its present for reads allowed on secondaries"
-                        + " (none while the archive has no secondary a primary-accepting read could go to)")
-                .callback(cb -> cb.call(archivePresent.pings()))
-                .register(registry);
+        TieredGauges.register(registry, modes, barrier, promotion, archivePresent);
     }
 
     /** How promotions passed the sync barrier so far. */
@@ -253,18 +195,8 @@ public final class TieredRouting implements AutoCloseable {
      * when only names are asked (or nothing is tiered): the archive's answer is the whole answer then.
      */
     public Optional<CompletableFuture<RawBsonDocument>> listDatabases(Request request) {
-        RoutingTable table = follower.decide().table();
-        BsonDocument command = request.msg().command();
-        org.bson.BsonValue only = command.get("nameOnly");
-        boolean nameOnly = only != null
-                && (only.isBoolean()
-                        ? only.asBoolean().getValue()
-                        : only.isNumber() && only.asNumber().doubleValue() != 0);
-        if (table.policies().isEmpty() || nameOnly || request.traits().inTransaction()) {
-            return Optional.empty();
-        }
-        return Optional.of(
-                io.thermocline.proxy.tiered.admin.TierStatistics.listDatabases(tiers.gateways(), request, table));
+        return DbaCommands.listDatabases(
+                tiers.gateways(), request, follower.decide().table());
     }
 
     /** This proxy's mode machinery (gate, shadow comparator, controller). */
@@ -285,71 +217,21 @@ public final class TieredRouting implements AutoCloseable {
         CommandClass cls = CommandClassifier.classify(command, msg.database(), table);
         Exchange x = new Exchange(request, command, traits, traits.session(), decided);
         ensureMetadata();
-        if (cls instanceof CommandClass.Admin admin && !traits.inTransaction()) {
-            // a DBA sees and kills the operations of both tiers, as through a mongos (docs/proxy.md, "DBA commands")
-            if (admin.commandName().equals("currentOp")) {
-                return Optional.of(
-                        io.thermocline.proxy.tiered.admin.TierOperations.currentOp(tiers.gateways(), request));
-            }
-            if (admin.commandName().equals("serverStatus")) {
-                return Optional.of(
-                        io.thermocline.proxy.tiered.admin.TierOperations.serverStatus(tiers.gateways(), request));
-            }
-            if (admin.commandName().equals("killOp")) {
-                return Optional.of(
-                        io.thermocline.proxy.tiered.admin.TierOperations.killOp(tiers.gateways(), request, command));
-            }
-            if (admin.commandName().equals("replSetGetStatus")) {
-                return Optional.of(
-                        io.thermocline.proxy.tiered.admin.TierOperations.replSetGetStatus(tiers.gateways(), request));
-            }
-            // storage statistics of tiered data count each document once and the disk of both tiers (docs/proxy.md)
-            if (admin.commandName().equals("dbStats") && table.hasTieredCollectionIn(msg.database())) {
-                return Optional.of(io.thermocline.proxy.tiered.admin.TierStatistics.dbStats(tiers.gateways(), request));
-            }
-            if (admin.commandName().equals("collStats")
-                    && command.isString(command.getFirstKey())
-                    && table.tiered(msg.database() + "."
-                            + command.getString(command.getFirstKey()).getValue())) {
-                return Optional.of(
-                        io.thermocline.proxy.tiered.admin.TierStatistics.collStats(tiers.gateways(), request));
-            }
-        }
-        if (cls instanceof CommandClass.Aggregate aggregate
-                && !traits.inTransaction()
-                && aggregate.collection() != null
-                && table.tiered(aggregate.database() + "." + aggregate.collection())
-                && io.thermocline.proxy.tiered.admin.TierStatistics.isCollStatsAlone(aggregate.pipeline())) {
-            return Optional.of(
-                    io.thermocline.proxy.tiered.admin.TierStatistics.collStatsStage(tiers.gateways(), request));
-        }
-        if (cls instanceof CommandClass.Aggregate aggregate
-                && !traits.inTransaction()
-                && io.thermocline.proxy.tiered.admin.TierOperations.isCurrentOpStage(aggregate.pipeline())) {
-            return Optional.of(io.thermocline.proxy.tiered.admin.TierOperations.currentOpStage(
-                    tiers.gateways(), request, command));
+        Optional<CompletableFuture<RawBsonDocument>> dba = DbaCommands.serve(tiers.gateways(), request, cls, table);
+        if (dba.isPresent()) {
+            return dba;
         }
         switch (ModeRoute.of(
                 ticket.phase(), ticket.stale(), ticket.fleetBehind(), cls, traits.inTransaction(), request.name())) {
             case REFUSE -> {
-                String why = ticket.stale()
-                        ? "this Thermocline proxy cannot read the fleet's mode document; retry"
-                        : ticket.phase().reads() == io.thermocline.tiering.mode.Phase.Reads.REFUSED
-                                ? "the archive is being restored from a backup (Thermocline phase Restoring): tiered collections answer"
-                                        + " again once thermocline restore-sync has finished; retry"
-                                : "writes pause while the Thermocline fleet switches mode ("
-                                        + ticket.phase().documentName()
-                                        + (ticket.phase().writesRefused() ? "" : ", until every proxy follows")
-                                        + "); retry";
-                return Optional.of(
-                        CompletableFuture.completedFuture(MongoError.EXCEEDED_TIME_LIMIT.reply(why, retryLabels(x))));
+                return Optional.of(CompletableFuture.completedFuture(phases.refusal(x, ticket)));
             }
             case ARCHIVE -> {
-                shadowed(x, cls, ticket);
+                phases.shadowed(x, cls, ticket);
                 return Optional.empty();
             }
             case EXPLAIN -> {
-                return Optional.of(run(x, () -> modeExplain(x, cls, ticket)));
+                return Optional.of(run(x, () -> phases.modeExplain(x, cls, ticket)));
             }
             case TIERED -> {
                 // the tiered path below, as before modes existed
@@ -403,27 +285,7 @@ public final class TieredRouting implements AutoCloseable {
             boolean inTransaction,
             boolean openedBeforeRestore,
             ModeGate.Ticket ticket) {
-        boolean continues = ModeRoute.cursorContinues(ticket.phase(), ticket.stale());
-        if ((continues && !openedBeforeRestore)
-                || (cursors.get(proxyCursorId) == null
-                        && table().policy(namespace).isEmpty())) {
-            return Optional.empty();
-        }
-        cursors.closed(proxyCursorId);
-        if (continues) {
-            // as mongod answers a getMore on a collection dropped under it (mongorestore --drop): re-run the query
-            return Optional.of(MongoError.QUERY_PLAN_KILLED.reply(
-                    "this cursor was opened before the archive was restored from a backup (thermocline restore-sync)"
-                            + " and read the state the restore replaced: it is ended; re-run the query",
-                    List.of()));
-        }
-        String why = ticket.stale()
-                ? "this Thermocline proxy cannot read the fleet's mode document, so it cannot tell whether the"
-                        + " archive is being restored: this cursor is ended; re-run the query"
-                : "the archive is being restored from a backup (Thermocline phase Restoring): this cursor, opened before, is ended;"
-                        + " re-run the query once thermocline restore-sync has finished";
-        return Optional.of(MongoError.EXCEEDED_TIME_LIMIT.reply(
-                why, inTransaction ? List.of("TransientTransactionError") : List.of()));
+        return phases.refusedCursorRound(proxyCursorId, namespace, inTransaction, openedBeforeRestore, ticket);
     }
 
     /**
@@ -458,46 +320,6 @@ public final class TieredRouting implements AutoCloseable {
         });
     }
 
-    /** Shadow mode: counts the read, and when sampled, compares it on the fast tier once the archive answered. */
-    private void shadowed(Exchange x, CommandClass cls, ModeGate.Ticket ticket) {
-        if (ticket.phase() != io.thermocline.tiering.mode.Phase.SHADOWING
-                || x.traits().inTransaction()
-                || !(cls instanceof CommandClass.Read || cls instanceof CommandClass.Aggregate)) {
-            return;
-        }
-        RoutingExplanation explanation = RoutingExplanation.of(cls, x.table());
-        if (explanation.namespace() == null
-                || x.table().policy(explanation.namespace()).isEmpty()) {
-            return;
-        }
-        ShadowComparator shadow = modes.shadow();
-        boolean couldAnswer = explanation.served() == RoutingExplanation.Served.FAST_TIER;
-        if (shadow.sampled(explanation.namespace(), couldAnswer)) {
-            BsonDocument command = x.command();
-            ticket.onArchiveReply(reply -> shadow.offer(new ShadowComparator.Sample(
-                    explanation.namespace(),
-                    ModeExplain.shape(cls),
-                    x.database(),
-                    command,
-                    reply,
-                    ticket.epoch(),
-                    x.table().coverage(explanation.namespace()))));
-        }
-    }
-
-    private RawBsonDocument modeExplain(Exchange x, CommandClass cls, ModeGate.Ticket ticket)
-            throws InterruptedException {
-        RoutingExplanation explanation = RoutingExplanation.of(cls, x.table());
-        RawBsonDocument reply = tiers.archive(x, Replies.forTier(x.msg()));
-        return ModeExplain.annotate(
-                reply,
-                explanation,
-                ticket.phase(),
-                ticket.phase() == io.thermocline.tiering.mode.Phase.SHADOWING
-                        ? modes.shadow().lastAgreement(ModeExplain.shape(cls))
-                        : Optional.empty());
-    }
-
     private static boolean tiered(CommandClass cls) {
         return cls instanceof CommandClass.Read
                 || cls instanceof CommandClass.Write
@@ -517,23 +339,16 @@ public final class TieredRouting implements AutoCloseable {
                     try {
                         return tiers.withCausalPoint(x, work.run());
                     } catch (CausalWaitTimeout e) {
-                        return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
+                        return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), Replies.retryLabels(x));
                     } catch (TierLagging e) {
-                        return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), retryLabels(x));
+                        return MongoError.EXCEEDED_TIME_LIMIT.reply(e.getMessage(), Replies.retryLabels(x));
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         return MongoError.SHUTDOWN_IN_PROGRESS.reply(
-                                "the Thermocline proxy is shutting down", retryLabels(x));
+                                "the Thermocline proxy is shutting down", Replies.retryLabels(x));
                     }
                 },
                 workers);
-    }
-
-    private static List<String> retryLabels(Exchange x) {
-        if (x.traits().inTransaction()) {
-            return List.of("TransientTransactionError");
-        }
-        return x.traits().retryableWrite() ? List.of("RetryableWriteError") : List.of();
     }
 
     /** Runs on the fast tier and moves the client's causal point (the writes' way to the fast tier). */
