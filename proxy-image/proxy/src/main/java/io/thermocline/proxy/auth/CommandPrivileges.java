@@ -3,7 +3,6 @@ package io.thermocline.proxy.auth;
 import io.thermocline.security.roles.Target;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -15,6 +14,10 @@ import org.bson.BsonValue;
  * {@code $graphLookup}, {@code $unionWith}, {@code $facet}, {@code $out}, {@code $merge}, at any
  * depth). A pure function of the command; a command it does not know needs what nobody but
  * {@code root} has, so an unknown command fails closed.
+ *
+ * <p>The commands whose need follows from their name alone are tables in {@link CommandActions}, an aggregation's
+ * stages are read by {@link PipelinePrivileges}; this class holds the entry and the rules that read a command's
+ * content.
  */
 public final class CommandPrivileges {
     /** One privilege a command needs. */
@@ -34,121 +37,10 @@ public final class CommandPrivileges {
         }
     }
 
-    /** Commands every client may run, logged in or not (handshake, sessions, auth) or that act on the caller only. */
-    private static final Set<String> FREE = Set.of(
-            "hello",
-            "ismaster",
-            "ping",
-            "buildinfo",
-            "connectionstatus",
-            "endsessions",
-            "startsession",
-            "refreshsessions",
-            "committransaction",
-            "aborttransaction",
-            "getlasterror",
-            "whatsmyuri",
-            "listcommands",
-            "logout",
-            "saslstart",
-            "saslcontinue",
-            "authenticate",
-            "getnonce",
-            "features",
-            "isdbgrid");
-    /**
-     * Commands mongod authorizes by what they act on, checked where they are answered: any logged-in
-     * user may continue or kill its own cursors (the cursor handlers check the creator) and list
-     * the databases it holds privileges in ({@link AuthorizedDatabases}).
-     */
-    private static final Set<String> AUTHORIZED_WHERE_ANSWERED = Set.of("getmore", "killcursors", "listdatabases");
-    /** Commands on the collection named by their first field, with the action each needs. */
-    private static final Map<String, List<String>> ON_COLLECTION = Map.ofEntries(
-            Map.entry("find", List.of("find")),
-            Map.entry("count", List.of("find")),
-            Map.entry("distinct", List.of("find")),
-            Map.entry("listindexes", List.of("listIndexes")),
-            Map.entry("insert", List.of("insert")),
-            Map.entry("delete", List.of("remove")),
-            Map.entry("drop", List.of("dropCollection")),
-            Map.entry("createindexes", List.of("createIndex")),
-            Map.entry("dropindexes", List.of("dropIndex")),
-            Map.entry("deleteindexes", List.of("dropIndex")),
-            Map.entry("collstats", List.of("collStats")),
-            Map.entry("validate", List.of("validate")),
-            Map.entry("compact", List.of("compact")),
-            Map.entry("converttocapped", List.of("convertToCapped")),
-            Map.entry("dbhash", List.of("dbHash")),
-            Map.entry("reindex", List.of("reIndex")),
-            Map.entry("createsearchindexes", List.of("createSearchIndexes")),
-            Map.entry("listsearchindexes", List.of("listSearchIndexes")),
-            Map.entry("dropsearchindex", List.of("dropSearchIndex")),
-            Map.entry("updatesearchindex", List.of("updateSearchIndex")));
-    /** Commands on the database they are sent to. */
-    private static final Map<String, String> ON_DATABASE = Map.ofEntries(
-            Map.entry("listcollections", "listCollections"),
-            Map.entry("dbstats", "dbStats"),
-            Map.entry("dropdatabase", "dropDatabase"),
-            Map.entry("dropuser", "dropUser"),
-            Map.entry("dropallusersfromdatabase", "dropUser"),
-            Map.entry("droprole", "dropRole"),
-            Map.entry("dropallrolesfromdatabase", "dropRole"),
-            Map.entry("usersinfo", "viewUser"),
-            Map.entry("rolesinfo", "viewRole"));
-    /** Cluster-wide commands, with the action each needs. */
-    private static final Map<String, String> ON_CLUSTER = Map.ofEntries(
-            Map.entry("serverstatus", "serverStatus"),
-            Map.entry("lockinfo", "serverStatus"),
-            Map.entry("replsetgetstatus", "replSetGetStatus"),
-            Map.entry("replsetgetconfig", "replSetGetConfig"),
-            Map.entry("currentop", "inprog"),
-            Map.entry("killop", "killop"),
-            Map.entry("hostinfo", "hostInfo"),
-            Map.entry("getcmdlineopts", "getCmdLineOpts"),
-            Map.entry("getparameter", "getParameter"),
-            Map.entry("setparameter", "setParameter"),
-            Map.entry("top", "top"),
-            Map.entry("getlog", "getLog"),
-            Map.entry("connpoolstats", "connPoolStats"),
-            Map.entry("netstat", "netstat"),
-            Map.entry("fsync", "fsync"),
-            Map.entry("fsyncunlock", "unlock"),
-            Map.entry("logrotate", "logRotate"),
-            Map.entry("shutdown", "shutdown"),
-            Map.entry("getdefaultrwconcern", "getDefaultRWConcern"),
-            Map.entry("setdefaultrwconcern", "setDefaultRWConcern"),
-            Map.entry("replsetstepdown", "replSetStateChange"),
-            Map.entry("replsetfreeze", "replSetStateChange"),
-            Map.entry("replsetreconfig", "replSetConfigure"),
-            Map.entry("killallsessions", "killAnySession"),
-            Map.entry("killallsessionsbypattern", "killAnySession"),
-            Map.entry("setfeaturecompatibilityversion", "setFeatureCompatibilityVersion"),
-            Map.entry("listshards", "listShards"),
-            Map.entry("getshardmap", "getShardMap"),
-            Map.entry("appendoplognote", "appendOplogNote"),
-            Map.entry("invalidateusercache", "invalidateUserCache"),
-            Map.entry("getclusterparameter", "getClusterParameter"),
-            Map.entry("setclusterparameter", "setClusterParameter"));
     /** What nobody but a holder of {@code anyResource} has: the need of a command this table does not know. */
     static final String UNKNOWN_ACTION = "anyAction";
 
     private CommandPrivileges() {}
-
-    /** Whether {@code command}'s first value is a collection name (safe to show in a denial), not a payload such as eval's code. */
-    public static boolean firstValueNamesCollection(String command) {
-        String lower = command.toLowerCase();
-        return ON_COLLECTION.containsKey(lower) && !lower.equals("datasize")
-                || Set.of(
-                                "aggregate",
-                                "update",
-                                "findandmodify",
-                                "killcursors",
-                                "create",
-                                "collmod",
-                                "mapreduce",
-                                "clonecollectionascapped")
-                        .contains(lower);
-    }
 
     /** Commands with a rule of their own in {@link #collect}'s switch. */
     private static final Set<String> BY_CONTENT = Set.of(
@@ -166,51 +58,15 @@ public final class CommandPrivileges {
             "killsessions",
             "collmod");
 
-    /** Commands mongod runs only when sent to {@code admin}: elsewhere they are 13 whoever sends them. */
-    private static final Set<String> ADMIN_ONLY = Set.of(
-            "listdatabases",
-            "renamecollection",
-            "currentop",
-            "killop",
-            "lockinfo",
-            "getcmdlineopts",
-            "getlog",
-            "getparameter",
-            "setparameter",
-            "fsync",
-            "fsyncunlock",
-            "logrotate",
-            "shutdown",
-            "replsetgetstatus",
-            "replsetgetconfig",
-            "replsetstepdown",
-            "replsetfreeze",
-            "replsetreconfig",
-            "setfeaturecompatibilityversion",
-            "getdefaultrwconcern",
-            "setdefaultrwconcern",
-            "getclusterparameter",
-            "setclusterparameter",
-            "appendoplognote",
-            "top",
-            "getshardmap",
-            "listshards",
-            "netstat");
-
-    /** Whether mongod refuses {@code command} on any database but {@code admin} ("may only be run against the admin database"). */
-    public static boolean adminOnly(String command) {
-        return ADMIN_ONLY.contains(command.toLowerCase());
-    }
-
     /** Every command this table has a rule for, in lower case (any other needs what only root has). */
     public static Set<String> commands() {
         Set<String> all = new java.util.TreeSet<>();
         List.of(
-                        FREE,
-                        AUTHORIZED_WHERE_ANSWERED,
-                        ON_COLLECTION.keySet(),
-                        ON_DATABASE.keySet(),
-                        ON_CLUSTER.keySet(),
+                        CommandActions.FREE,
+                        CommandActions.AUTHORIZED_WHERE_ANSWERED,
+                        CommandActions.ON_COLLECTION.keySet(),
+                        CommandActions.ON_DATABASE.keySet(),
+                        CommandActions.ON_CLUSTER.keySet(),
                         BY_CONTENT,
                         UserAdminPrivileges.COMMANDS)
                 .forEach(all::addAll);
@@ -231,10 +87,10 @@ public final class CommandPrivileges {
         String name = body.getFirstKey();
         String lower = name.toLowerCase();
         BsonValue first = body.get(name);
-        if (FREE.contains(lower) || AUTHORIZED_WHERE_ANSWERED.contains(lower)) {
+        if (CommandActions.FREE.contains(lower) || CommandActions.AUTHORIZED_WHERE_ANSWERED.contains(lower)) {
             return;
         }
-        List<String> actions = ON_COLLECTION.get(lower);
+        List<String> actions = CommandActions.ON_COLLECTION.get(lower);
         if (actions != null) {
             Target target = collectionOrDatabase(db, first);
             actions.forEach(a -> needs.add(new Need(target, a)));
@@ -244,18 +100,18 @@ public final class CommandPrivileges {
             UserAdminPrivileges.collect(lower, db, body, needs);
             return;
         }
-        String onDb = ON_DATABASE.get(lower);
+        String onDb = CommandActions.ON_DATABASE.get(lower);
         if (onDb != null) {
             needs.add(new Need(new Target.Database(db), onDb));
             return;
         }
-        String onCluster = ON_CLUSTER.get(lower);
+        String onCluster = CommandActions.ON_CLUSTER.get(lower);
         if (onCluster != null) {
             needs.add(new Need(new Target.Cluster(), onCluster));
             return;
         }
         switch (lower) {
-            case "aggregate" -> aggregate(db, first, body.get("pipeline"), needs);
+            case "aggregate" -> PipelinePrivileges.aggregate(db, first, body.get("pipeline"), needs);
             case "update" -> {
                 Target t = collectionOrDatabase(db, first);
                 needs.add(new Need(t, "update"));
@@ -357,7 +213,7 @@ public final class CommandPrivileges {
             sources.add(
                     new Need(new Target.Collection(db, body.getString("viewOn").getValue()), "find"));
         }
-        pipeline(db, body.get("pipeline"), sources);
+        PipelinePrivileges.pipeline(db, body.get("pipeline"), sources);
         Need readsTheView = new Need(view, "find");
         sources.forEach(source -> needs.add(source.onlyIf(readsTheView)));
     }
@@ -393,124 +249,6 @@ public final class CommandPrivileges {
         needs.add(new Need(t, mode.equals("replace") ? "remove" : "update"));
     }
 
-    private static void aggregate(String db, BsonValue source, BsonValue pipeline, List<Need> needs) {
-        boolean onCollection = source != null && source.isString();
-        Target input =
-                onCollection ? new Target.Collection(db, source.asString().getValue()) : new Target.Database(db);
-        String firstStage = firstStage(pipeline);
-        switch (firstStage) {
-            case "$changeStream" -> {
-                // as mongod: a collection's stream needs find + changeStream on it, a database's on the database,
-                // the cluster's ({allChangesForCluster: true}, on admin) on every database's normal collections
-                Target watched =
-                        onCollection ? input : allChangesForCluster(pipeline) ? new Target.AnyDatabase() : input;
-                needs.add(new Need(watched, "changeStream"));
-                needs.add(new Need(watched, "find"));
-            }
-            case "$collStats" -> needs.add(new Need(input, "collStats"));
-            case "$indexStats" -> needs.add(new Need(input, "indexStats"));
-            case "$currentOp", "$listSessions" ->
-                needs.add(new Need(new Target.Cluster(), firstStage.equals("$currentOp") ? "inprog" : "listSessions"));
-            case "$planCacheStats" -> needs.add(new Need(input, "planCacheRead"));
-            // the backend sees one user, the proxy's, so it cannot list only the caller's own sessions: listing any
-            // needs
-            // what mongod requires for listing every user's ({allUsers: true})
-            case "$listLocalSessions" -> needs.add(new Need(new Target.Cluster(), "listSessions"));
-            case "$documents" -> {}
-            default -> {
-                if (onCollection) {
-                    needs.add(new Need(input, "find"));
-                } else if (!firstStage.isEmpty() && !firstStage.equals("$documents")) {
-                    needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
-                }
-            }
-        }
-        pipeline(db, pipeline, needs);
-    }
-
-    /** The collections the stages name, at any depth. */
-    private static void pipeline(String db, BsonValue pipeline, List<Need> needs) {
-        if (!(pipeline instanceof BsonArray stages)) {
-            return;
-        }
-        for (BsonValue s : stages) {
-            if (!(s instanceof BsonDocument stage) || stage.isEmpty()) {
-                continue;
-            }
-            String op = stage.getFirstKey();
-            BsonValue spec = stage.get(op);
-            switch (op) {
-                case "$lookup", "$graphLookup" -> {
-                    if (spec instanceof BsonDocument d) {
-                        BsonValue from = d.get("from");
-                        if (from != null) {
-                            needs.add(new Need(fromTarget(db, from), "find"));
-                        }
-                        pipeline(
-                                from instanceof BsonDocument f && f.isString("db")
-                                        ? f.getString("db").getValue()
-                                        : db,
-                                d.get("pipeline"),
-                                needs);
-                    }
-                }
-                case "$unionWith" -> {
-                    if (spec != null && spec.isString()) {
-                        needs.add(new Need(
-                                new Target.Collection(db, spec.asString().getValue()), "find"));
-                    } else if (spec instanceof BsonDocument d) {
-                        if (d.isString("coll")) {
-                            needs.add(new Need(
-                                    new Target.Collection(
-                                            db, d.getString("coll").getValue()),
-                                    "find"));
-                        }
-                        pipeline(db, d.get("pipeline"), needs);
-                    }
-                }
-                case "$facet" -> {
-                    if (spec instanceof BsonDocument d) {
-                        d.values().forEach(sub -> pipeline(db, sub, needs));
-                    }
-                }
-                case "$out" -> {
-                    Target t = outTarget(db, spec, "coll");
-                    needs.add(new Need(t, "insert"));
-                    needs.add(new Need(t, "remove"));
-                }
-                case "$merge" -> {
-                    Target t = spec instanceof BsonDocument d
-                            ? outTarget(db, d.get("into"), "coll")
-                            : outTarget(db, spec, "coll");
-                    needs.add(new Need(t, "insert"));
-                    needs.add(new Need(t, "update"));
-                }
-                default -> {}
-            }
-        }
-    }
-
-    private static Target fromTarget(String db, BsonValue from) {
-        if (from instanceof BsonDocument d && d.isString("coll")) {
-            return new Target.Collection(
-                    d.isString("db") ? d.getString("db").getValue() : db,
-                    d.getString("coll").getValue());
-        }
-        return from.isString() ? new Target.Collection(db, from.asString().getValue()) : new Target.Cluster();
-    }
-
-    private static Target outTarget(String db, BsonValue spec, String collField) {
-        if (spec != null && spec.isString()) {
-            return new Target.Collection(db, spec.asString().getValue());
-        }
-        if (spec instanceof BsonDocument d && d.isString(collField)) {
-            return new Target.Collection(
-                    d.isString("db") ? d.getString("db").getValue() : db,
-                    d.getString(collField).getValue());
-        }
-        return new Target.Cluster();
-    }
-
     private static void rename(BsonValue from, BsonValue to, List<Need> needs) {
         if (from == null || !from.isString() || to == null || !to.isString()) {
             needs.add(new Need(new Target.Cluster(), UNKNOWN_ACTION));
@@ -538,18 +276,6 @@ public final class CommandPrivileges {
         return name != null && name.isString()
                 ? new Target.Collection(db, name.asString().getValue())
                 : new Target.Database(db);
-    }
-
-    private static boolean allChangesForCluster(BsonValue pipeline) {
-        BsonValue spec = ((BsonDocument) pipeline.asArray().get(0)).get("$changeStream");
-        return spec instanceof BsonDocument d && MongoBooleans.isTrue(d.get("allChangesForCluster"));
-    }
-
-    private static String firstStage(BsonValue pipeline) {
-        if (pipeline instanceof BsonArray a && !a.isEmpty() && a.get(0) instanceof BsonDocument d && !d.isEmpty()) {
-            return d.getFirstKey();
-        }
-        return "";
     }
 
     private static boolean anyUpsert(BsonValue updates) {

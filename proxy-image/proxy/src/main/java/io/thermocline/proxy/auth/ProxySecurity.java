@@ -196,7 +196,7 @@ public final class ProxySecurity implements AutoCloseable {
         }
         String db = database(body);
         StoredUser user = conn.user().orElseThrow();
-        if (!db.equals("admin") && CommandPrivileges.adminOnly(command)) {
+        if (!db.equals("admin") && CommandActions.adminOnly(command)) {
             metrics.unauthorized(command, true);
             return Optional.of(done(Authenticator.error(
                     UNAUTHORIZED, "Unauthorized", command + " may only be run against the admin database.")));
@@ -287,7 +287,7 @@ public final class ProxySecurity implements AutoCloseable {
     private static String describe(String command, BsonDocument body, String db) {
         BsonValue v = body.get(command);
         String shown = v.isString()
-                        && CommandPrivileges.firstValueNamesCollection(command)
+                        && CommandActions.firstValueNamesCollection(command)
                         && v.asString().getValue().length() <= 255
                 ? "\"" + v.asString().getValue() + "\""
                 : v.isInt32() || v.isInt64()

@@ -21,19 +21,28 @@ import org.bson.BsonValue;
 public final class PipelineRouter {
 
     /** Statistics of the user's collection: the archive holds all of it, so its numbers are the true ones. */
-    private static final Set<String> STATISTICS_STAGES = Set.of("$collStats", "$indexStats", "$planCacheStats", "$listSearchIndexes");
+    private static final Set<String> STATISTICS_STAGES =
+            Set.of("$collStats", "$indexStats", "$planCacheStats", "$listSearchIndexes");
 
     /** Server-wide diagnostics: answered by the archive, the cluster the application thinks it talks to. */
-    private static final Set<String> ADMIN_STAGES = Set.of("$currentOp", "$listLocalSessions", "$listSessions",
-            "$shardedDataDistribution", "$listSampledQueries", "$querySettings", "$listCatalog", "$listClusterCatalog");
+    private static final Set<String> ADMIN_STAGES = Set.of(
+            "$currentOp",
+            "$listLocalSessions",
+            "$listSessions",
+            "$shardedDataDistribution",
+            "$listSampledQueries",
+            "$querySettings",
+            "$listCatalog",
+            "$listClusterCatalog");
 
-    private PipelineRouter() {
+    private PipelineRouter() {}
+
+    private enum Use {
+        READ,
+        OUTPUT
     }
 
-    private enum Use { READ, OUTPUT }
-
-    private record Touched(String namespace, Use use, Optional<Instant> proof) {
-    }
+    private record Touched(String namespace, Use use, Optional<Instant> proof) {}
 
     /**
      * @param database   the command's {@code $db}
@@ -50,8 +59,9 @@ public final class PipelineRouter {
             stages.add(stage.asDocument());
         }
         String first = stages.isEmpty() ? "" : stages.get(0).getFirstKey();
-        if ("$changeStream".equals(first)) {
-            return changeStream(database, collection, stages.get(0).get("$changeStream"), table);
+        BsonValue changeStream = ChangeStreamStage.options(pipeline);
+        if (changeStream != null) {
+            return changeStream(database, collection, changeStream, table);
         }
         if (STATISTICS_STAGES.contains(first)) {
             return new ReadRoute.Archive(Reason.STATISTICS_OF_ARCHIVE);
@@ -63,7 +73,10 @@ public final class PipelineRouter {
         List<Touched> touched = new ArrayList<>();
         String source = collection == null ? null : database + "." + collection;
         if (source != null) {
-            touched.add(new Touched(source, Use.READ, leadingMatchProof(stages, table.policy(source).orElse(null))));
+            touched.add(new Touched(
+                    source,
+                    Use.READ,
+                    leadingMatchProof(stages, table.policy(source).orElse(null))));
         }
         walk(database, stages, table, touched);
         return decide(source, touched, table);
@@ -72,8 +85,10 @@ public final class PipelineRouter {
     private static ReadRoute decide(String source, List<Touched> touched, RoutingTable table) {
         for (Touched t : touched) {
             if (t.use() == Use.OUTPUT && table.tiered(t.namespace())) {
-                return new ReadRoute.Refused(Reason.OUTPUT_TO_TIERED_NAMESPACE,
-                        "this pipeline writes into tiered namespace " + t.namespace() + " with $out or $merge, which Thermocline "
+                return new ReadRoute.Refused(
+                        Reason.OUTPUT_TO_TIERED_NAMESPACE,
+                        "this pipeline writes into tiered namespace " + t.namespace()
+                                + " with $out or $merge, which Thermocline "
                                 + "cannot apply to both tiers as one write; write the output to an untiered collection, "
                                 + "then insert or update from it through the proxy");
             }
@@ -84,7 +99,8 @@ public final class PipelineRouter {
         if (source != null && !table.tiered(source)) {
             // the archive answers either way, but a tiered collection it reads needs the read barrier first
             return touched.stream().anyMatch(t -> table.tiered(t.namespace()))
-                    ? new ReadRoute.Archive(Reason.FOREIGN_NAMESPACE_TIERED) : new ReadRoute.Archive(Reason.UNTIERED_NAMESPACE);
+                    ? new ReadRoute.Archive(Reason.FOREIGN_NAMESPACE_TIERED)
+                    : new ReadRoute.Archive(Reason.UNTIERED_NAMESPACE);
         }
         for (Touched t : touched) {
             if (!table.tiered(t.namespace())) {
@@ -99,11 +115,14 @@ public final class PipelineRouter {
             }
         }
         for (Touched t : foreign) {
-            if (t.proof().isEmpty() || !table.coverage(t.namespace()).covers(t.proof().get())) {
+            if (t.proof().isEmpty()
+                    || !table.coverage(t.namespace()).covers(t.proof().get())) {
                 return new ReadRoute.Archive(Reason.FOREIGN_NAMESPACE_NOT_PROVABLY_HOT);
             }
         }
-        return touched.isEmpty() ? new ReadRoute.Archive(Reason.NO_SOURCE_NAMESPACE) : new ReadRoute.FastTier(Reason.AGE_BOUND_COVERED);
+        return touched.isEmpty()
+                ? new ReadRoute.Archive(Reason.NO_SOURCE_NAMESPACE)
+                : new ReadRoute.FastTier(Reason.AGE_BOUND_COVERED);
     }
 
     private static ReadRoute notCoveredReason(Touched source, CoverageBound bound) {
@@ -111,7 +130,8 @@ public final class PipelineRouter {
             return new ReadRoute.Archive(Reason.NO_AGE_BOUND);
         }
         if (!bound.covers(source.proof().get())) {
-            return new ReadRoute.Archive(bound instanceof CoverageBound.Nothing ? Reason.NOTHING_COVERED : Reason.AGE_BOUND_BELOW_COVERAGE);
+            return new ReadRoute.Archive(
+                    bound instanceof CoverageBound.Nothing ? Reason.NOTHING_COVERED : Reason.AGE_BOUND_BELOW_COVERAGE);
         }
         return null;
     }
@@ -122,14 +142,19 @@ public final class PipelineRouter {
                     ? new ReadRoute.FastTier(Reason.CHANGE_STREAM_ON_FAST_TIER)
                     : new ReadRoute.Archive(Reason.UNTIERED_NAMESPACE);
         }
-        boolean wholeCluster = options != null && options.isDocument()
-                && options.asDocument().getBoolean("allChangesForCluster", BsonBoolean.FALSE).getValue();
+        boolean wholeCluster = options != null
+                && options.isDocument()
+                && options.asDocument()
+                        .getBoolean("allChangesForCluster", BsonBoolean.FALSE)
+                        .getValue();
         String scope = wholeCluster ? null : database;
         if (!table.hasTieredCollectionIn(scope)) {
             return new ReadRoute.Archive(Reason.UNTIERED_NAMESPACE);
         }
-        return new ReadRoute.Refused(Reason.CHANGE_STREAM_SPANS_TIERS,
-                "a change stream on " + (wholeCluster ? "the whole cluster" : "database " + database) + " would need events from "
+        return new ReadRoute.Refused(
+                Reason.CHANGE_STREAM_SPANS_TIERS,
+                "a change stream on " + (wholeCluster ? "the whole cluster" : "database " + database)
+                        + " would need events from "
                         + "both tiers because it includes tiered collections; watch each tiered collection on its own "
                         + "through the proxy, and the other collections separately");
     }
@@ -169,7 +194,13 @@ public final class PipelineRouter {
                     }
                 }
                 case "$out" -> output(namespaceOf(database, spec, "coll"), touched);
-                case "$merge" -> output(namespaceOf(database, spec.isDocument() ? spec.asDocument().get("into") : spec, "coll"), touched);
+                case "$merge" ->
+                    output(
+                            namespaceOf(
+                                    database,
+                                    spec.isDocument() ? spec.asDocument().get("into") : spec,
+                                    "coll"),
+                            touched);
                 default -> {
                     // Other stages transform the documents they are given and touch no namespace.
                 }
@@ -186,7 +217,10 @@ public final class PipelineRouter {
         String foreign = namespaceOf(database, lookup.get("from"), "coll");
         if (foreign != null) {
             // localField/foreignField joins documents of any age; only a leading $match of the sub-pipeline proves.
-            touched.add(new Touched(foreign, Use.READ, leadingMatchProof(sub, table.policy(foreign).orElse(null))));
+            touched.add(new Touched(
+                    foreign,
+                    Use.READ,
+                    leadingMatchProof(sub, table.policy(foreign).orElse(null))));
         }
         walk(database, sub, table, touched);
     }
@@ -213,7 +247,10 @@ public final class PipelineRouter {
         List<BsonDocument> sub = spec.isDocument() ? documents(spec.asDocument().get("pipeline")) : List.of();
         String foreign = namespaceOf(database, coll, "coll");
         if (foreign != null) {
-            touched.add(new Touched(foreign, Use.READ, leadingMatchProof(sub, table.policy(foreign).orElse(null))));
+            touched.add(new Touched(
+                    foreign,
+                    Use.READ,
+                    leadingMatchProof(sub, table.policy(foreign).orElse(null))));
         }
         walk(database, sub, table, touched);
     }
@@ -237,7 +274,8 @@ public final class PipelineRouter {
             BsonValue db = d.get("db");
             BsonValue coll = d.get(collKey);
             if (coll != null && coll.isString()) {
-                return (db != null && db.isString() ? db.asString().getValue() : database) + "." + coll.asString().getValue();
+                return (db != null && db.isString() ? db.asString().getValue() : database) + "."
+                        + coll.asString().getValue();
             }
         }
         return null;

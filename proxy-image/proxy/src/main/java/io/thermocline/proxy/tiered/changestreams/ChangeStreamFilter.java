@@ -1,6 +1,7 @@
 package io.thermocline.proxy.tiered.changestreams;
 
 import io.thermocline.proxy.command.MongoError;
+import io.thermocline.proxy.routing.ChangeStreamStage;
 import io.thermocline.proxy.routing.ReadRoute;
 import io.thermocline.proxy.tiered.CausalTiers;
 import io.thermocline.proxy.tiered.Exchange;
@@ -79,13 +80,7 @@ public final class ChangeStreamFilter {
      */
     static boolean looksUp(BsonDocument aggregate) {
         BsonValue pipeline = aggregate.get("pipeline");
-        if (pipeline == null
-                || !pipeline.isArray()
-                || pipeline.asArray().isEmpty()
-                || !pipeline.asArray().get(0).isDocument()) {
-            return false;
-        }
-        BsonValue stage = pipeline.asArray().get(0).asDocument().get("$changeStream");
+        BsonValue stage = ChangeStreamStage.options(pipeline);
         if (stage == null
                 || !stage.isDocument()
                 || !stage.asDocument().isString("fullDocument")
@@ -105,14 +100,7 @@ public final class ChangeStreamFilter {
 
     /** Whether the {@code $changeStream} stage resumes from a token (the stream may resume inside a transaction). */
     static boolean resumed(BsonDocument aggregate) {
-        BsonValue pipeline = aggregate.get("pipeline");
-        if (pipeline == null
-                || !pipeline.isArray()
-                || pipeline.asArray().isEmpty()
-                || !pipeline.asArray().get(0).isDocument()) {
-            return false;
-        }
-        BsonValue stage = pipeline.asArray().get(0).asDocument().get("$changeStream");
+        BsonValue stage = ChangeStreamStage.options(aggregate.get("pipeline"));
         return stage != null
                 && stage.isDocument()
                 && (stage.asDocument().containsKey("resumeAfter")
