@@ -7,11 +7,8 @@ import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
-import io.thermocline.proxy.gateway.Backends;
 import io.thermocline.proxy.gateway.ErrorMapping;
 import io.thermocline.proxy.gateway.Forwarder;
-import io.thermocline.proxy.gateway.ForwardingGateway;
-import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.server.cursors.CursorPeers;
@@ -24,7 +21,6 @@ import io.thermocline.proxy.server.handshake.Hello;
 import io.thermocline.proxy.server.sessions.Sessions;
 import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.tiered.TieredRouting;
-import io.thermocline.proxy.topology.Tier;
 import io.thermocline.security.roles.Privileges;
 import io.thermocline.wire.OpMsg;
 import java.time.Duration;
@@ -58,7 +54,7 @@ final class CommandDispatcher implements RequestHandler {
 
     CommandDispatcher(
             ProxyServer server,
-            Backends backends,
+            Forwarding forwarding,
             Hello hello,
             CursorRegistry cursors,
             TieredRouting tiered,
@@ -68,10 +64,10 @@ final class CommandDispatcher implements RequestHandler {
         this.tiered = tiered;
         this.cursors = cursors;
         this.hello = hello;
-        this.replies = new ClientReplies(metrics);
-        this.errors = new ErrorMapping(replies, ErrorMapping.tierNamedBy(backends));
-        TransactionPins pins = new TransactionPins();
-        this.forwarder = new Forwarder(backends, pins, cursors, metrics);
+        this.replies = forwarding.replies();
+        this.errors = forwarding.errors();
+        TransactionPins pins = forwarding.pins();
+        this.forwarder = forwarding.forwarder();
         this.authentication = new Authentication(server.security(), replies);
         this.orphans = new OrphanCursors(cursors, forwarder, metrics);
         this.getMore = new GetMore(
@@ -86,14 +82,6 @@ final class CommandDispatcher implements RequestHandler {
         this.killCursors = new KillCursors(cursors, forwarder, replies, peers);
         this.passThrough = new PassThrough(forwarder, replies, errors);
         this.sessions = new Sessions(pins, orphans, passThrough, forwarder);
-        if (tiered != null) {
-            tiered.reachTiersThrough(
-                    new TierGateways(
-                            new ForwardingGateway(forwarder, backends.tier(Tier.FAST)),
-                            new ForwardingGateway(forwarder, backends.archive())),
-                    replies,
-                    errors);
-        }
     }
 
     @Override

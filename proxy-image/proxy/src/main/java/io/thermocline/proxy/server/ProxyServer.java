@@ -1,6 +1,5 @@
 package io.thermocline.proxy.server;
 
-import com.mongodb.MongoCompressor;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
@@ -15,7 +14,6 @@ import io.thermocline.proxy.cursor.ProxyCursorIds;
 import io.thermocline.proxy.fleet.ClusterSecret;
 import io.thermocline.proxy.fleet.Fleet;
 import io.thermocline.proxy.gateway.Backends;
-import io.thermocline.proxy.gateway.TierBackend;
 import io.thermocline.proxy.http.HttpEndpoint;
 import io.thermocline.proxy.http.Readiness;
 import io.thermocline.proxy.metrics.ProxyMetrics;
@@ -27,24 +25,15 @@ import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.proxy.tiered.TieredRouting;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierTopology;
-import io.thermocline.wire.Compressor;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.bson.types.ObjectId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,9 +52,6 @@ public final class ProxyServer implements AutoCloseable {
     private final CommandDispatcher dispatcher;
     private final Hello hello;
     private final TieredRouting tiered;
-    /** How often the archive's primary is asked a read to tell a stalled archive from a serving one. */
-    static final java.time.Duration SERVING_PROBE_INTERVAL = java.time.Duration.ofMillis(500);
-
     private final Fleet fleet;
     private final ProxySecurity security;
     private final MessageMemory messageMemory;
@@ -120,16 +106,16 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /**
-     * A tiering proxy: {@code tiered} routes commands on tiered namespaces (see
-     * {@link TieredProxy}); null makes a pass-through proxy. The server closes it.
+     * A tiering proxy: {@code layer} routes commands on tiered namespaces once the server gives it the way to each
+     * tier (see {@link TieredProxy}); null makes a pass-through proxy. The server closes it.
      */
-    public ProxyServer(ProxySettings settings, TieredRouting tiered) {
-        this(settings, tiered, ProxySecurity.disabled());
+    public ProxyServer(ProxySettings settings, TieredProxy.Layer layer) {
+        this(settings, layer, ProxySecurity.disabled());
     }
 
     /** With client authentication and authorization ({@code auth.*}, see docs/security.md); the server closes {@code security}. */
-    public ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security) {
-        this(settings, tiered, security, null);
+    public ProxyServer(ProxySettings settings, TieredProxy.Layer layer, ProxySecurity security) {
+        this(settings, layer, security, null);
     }
 
     /**
@@ -137,61 +123,40 @@ public final class ProxyServer implements AutoCloseable {
      * {@code proxy.transport}); the proxy owns it from then on. Connections it accepted while starting are plain
      * TCP even when {@code tls.*} asks for TLS: TLS clients fail their handshake then, which drivers retry.
      */
-    private ProxyServer(ProxySettings settings, TieredRouting tiered, ProxySecurity security, ClientPort port) {
+    private ProxyServer(ProxySettings settings, TieredProxy.Layer layer, ProxySecurity security, ClientPort port) {
         this.settings = settings;
         this.security = security;
         this.messageMemory = new MessageMemory(settings.messageMemory());
         metrics.messageMemoryFrom(messageMemory::held, messageMemory::refused);
         metrics.alsoExpose(security.metrics().registry());
-        this.tiered = tiered;
         // one set of event loops for the client port and the backends: a request never crosses threads
         this.clientPort = port != null ? port : new ClientPort(NettyTransport.choose(settings.transport()));
         this.transport = clientPort.transport();
-        if (tiered != null) {
-            tiered.countIn(metrics.registry());
-        }
         this.group = clientPort.group();
         // Replies from a member can be as large as the member allows, whatever the client-side limit.
         // Each tier's own connector: TLS as tls.tierCaFile or its URI asks (a URI with tls=true is never reached in
         // plain text).
-        this.backends = new Backends(
-                tierBackend(Tier.ARCHIVE, settings.archive(), connector(settings, settings.archive())),
-                settings.fast() == null
-                        ? null
-                        : tierBackend(Tier.FAST, settings.fast(), connector(settings, settings.fast())),
-                settings.primaryWaitTimeout());
-        if (tiered != null) {
-            tiered.followArchive(backends.archive().monitor()::topology);
-            tiered.readBarrierFailsFastWhileArchiveDown(backends.archive()::outOfServiceFor);
-            // a point count that finds nothing, on a tiered collection the data plane reads anyway: a stalled archive
-            // (hello answered, commands not) then refuses archive-routed reads fast instead of holding each one
-            tiered.table().policies().values().stream()
-                    .findFirst()
-                    .ifPresent(p -> backends.archive()
-                            .probeServing(
-                                    io.thermocline.proxy.topology.ServingProbe.pointCount(p.database(), p.collection()),
-                                    SERVING_PROBE_INTERVAL));
-        }
+        this.backends = TierWiring.backends(settings, group, transport, security, metrics);
         CursorRegistry cursors = new CursorRegistry(new ProxyCursorIds(settings.instanceId()));
+        // the tiered layer gets its way to each tier at construction, over the same forwarder as every other command
+        Forwarding forwarding = Forwarding.over(backends, cursors, metrics);
+        this.tiered = layer == null
+                ? null
+                : layer.reaching(
+                        TierWiring.gateways(forwarding.forwarder(), backends),
+                        forwarding.replies(),
+                        forwarding.errors());
+        if (tiered != null) {
+            tiered.countIn(metrics.registry());
+            TierWiring.followArchive(tiered, backends.archive());
+        }
         this.fleet = settings.fleet() == null ? null : fleet(settings);
-        Handshake handshake = new Handshake(settings.compressors(), serviceIdFor(settings.instanceId()));
+        Handshake handshake = new Handshake(settings.compressors(), Handshake.serviceIdFor(settings.instanceId()));
         this.hello =
                 new Hello(handshake, backends, settings.maxMessageSizeBytes(), this::isDraining, metrics, security);
         this.dispatcher = new CommandDispatcher(
-                this, backends, hello, cursors, tiered, metrics, fleet == null ? CursorPeers.NONE : fleet);
+                this, forwarding, hello, cursors, tiered, metrics, fleet == null ? CursorPeers.NONE : fleet);
         metrics.inFlightFrom(inFlight::get);
-    }
-
-    /**
-     * Compression towards a tier is asked for the way any driver asks: {@code compressors=} in
-     * the tier's connection string. Off by default, since the proxy usually sits next to its backends.
-     */
-    private static List<Compressor> backendCompressors(ProxySettings.TierEndpoint endpoint) {
-        List<Compressor> out = new ArrayList<>();
-        for (MongoCompressor c : endpoint.uri().getCompressorList()) {
-            Compressor.byName(c.getName()).filter(x -> x != Compressor.NOOP).ifPresent(out::add);
-        }
-        return out;
     }
 
     /** The peer link and budget division; the link has its own connector, since peers speak plain TCP inside the cluster. */
@@ -219,34 +184,8 @@ public final class ProxyServer implements AutoCloseable {
         return Optional.ofNullable(fleet);
     }
 
-    private TierBackend tierBackend(Tier tier, ProxySettings.TierEndpoint endpoint, BackendConnector connector) {
-        return new TierBackend(
-                tier,
-                endpoint.uri(),
-                endpoint.poolSize(),
-                connector,
-                group,
-                settings.heartbeatInterval(),
-                settings.poolWaitTimeout(),
-                metrics,
-                backendCompressors(endpoint));
-    }
-
-    /** A stable serviceId per instance id, so load-balanced drivers can tell fleet members apart. */
-    private static ObjectId serviceIdFor(String instanceId) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(instanceId.getBytes(StandardCharsets.UTF_8));
-            return new ObjectId(Arrays.copyOf(digest, 12));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("the JDK always has SHA-256", e);
-        }
-    }
-
     public ProxyServer start() throws IOException, InterruptedException {
-        warnUnsupported("tiers.archive.uri", settings.archive());
-        if (settings.fast() != null) {
-            warnUnsupported("tiers.fast.uri", settings.fast());
-        }
+        TierWiring.warnTierTls(settings, security);
         backends.start();
         if (fleet != null) {
             fleet.start(dispatcher::fromPeer);
@@ -305,26 +244,6 @@ public final class ProxyServer implements AutoCloseable {
         pipeline.addLast("frames", frames);
         pipeline.addLast("encoder", new WireEncoder());
         pipeline.addLast("client", client);
-    }
-
-    private BackendConnector connector(ProxySettings settings, ProxySettings.TierEndpoint endpoint) {
-        return new BackendConnector(
-                group,
-                transport.socketChannel(),
-                Math.max(settings.maxMessageSizeBytes(), 48_000_000),
-                settings.connectTimeout(),
-                security.tierTls().forTier(endpoint.uri()));
-    }
-
-    /** A tier URI asking for TLS without tls.tierCaFile is reached over TLS trusting the system store: say so at start. */
-    private void warnUnsupported(String field, ProxySettings.TierEndpoint endpoint) {
-        if (Boolean.TRUE.equals(endpoint.uri().getSslEnabled())
-                && !security.tierTls().enabled()) {
-            LOG.info(
-                    "event=tier_tls field={} trust=system problem=\"tls=true without tls.tierCaFile: TLS trusting the JDK's system"
-                            + " trust store; set tls.tierCaFile to trust only the tiers' CA\"",
-                    field);
-        }
     }
 
     public InetSocketAddress address() {
@@ -411,71 +330,18 @@ public final class ProxyServer implements AutoCloseable {
         return writeRefusals;
     }
 
-    /** How many clients' awaitable hellos (streaming monitors) wait for this proxy's topology to change now. */
     /** How long the archive has been out of service for requests that need it (unreachable, or stalling its reads). */
     public java.util.Optional<java.time.Duration> archiveOutOfServiceFor() {
         return backends.archive().outOfServiceFor();
     }
 
+    /** How many clients' awaitable hellos (streaming monitors) wait for this proxy's topology to change now. */
     public int awaitableHellosWaiting() {
         return hello.waiting();
     }
 
     public Readiness readiness() {
-        if (draining) {
-            return new Readiness(false, "shutting down");
-        }
-        Optional<String> refusing = writeRefusals.current();
-        if (refusing.isPresent()) {
-            return new Readiness(false, "writes refused: " + refusing.get());
-        }
-        if (backends.archive().monitor().topology().primary() == null) {
-            if (tiered != null
-                    && backends.fast() != null
-                    && backends.fast().monitor().topology().primary() != null) {
-                // taking every replica out of service would stop the hot data too: stay ready, and say it
-                // (docs/faults.md)
-                return new Readiness(
-                        true,
-                        "degraded: no primary known for the archive tier; serving what the fast tier proves, "
-                                + "refusing the rest retryably");
-            }
-            // the members' errors are the cause a person acts on (a rejected certificate, a refused connection);
-            // the operator carries this text into its ProxyReady condition
-            return new Readiness(
-                    false,
-                    "no primary known for the archive tier ("
-                            + backends.archive().monitor().describeProblems() + ")");
-        }
-        String degraded = "";
-        if (backends.fast() != null && backends.fast().monitor().topology().primary() == null) {
-            String problems = "no primary known for the fast tier ("
-                    + backends.fast().monitor().describeProblems() + ")";
-            if (!backends.fast().monitor().primarySeen()) {
-                return new Readiness(false, problems);
-            }
-            // an election, or a fast tier down after it served: every replica sees it at once, and taking them all out
-            // would empty the Service and refuse every connection (issue 42 item 3). The archive still answers what
-            // needs no fast tier; the rest gets retryable errors, which drivers ride out across an election
-            degraded = "degraded: " + problems + "; commands that need it get retryable errors until it has one";
-        }
-        // wrong credentials in a tier URI: every client login (archive users) and every pooled connection fails, so
-        // not ready
-        for (TierBackend tier :
-                backends.fast() == null ? List.of(backends.archive()) : List.of(backends.archive(), backends.fast())) {
-            tier.probeLogin(Duration.ofSeconds(2));
-            Optional<String> refused = tier.login().refusal();
-            if (refused.isPresent()) {
-                return new Readiness(
-                        false, "the " + tier.tier().label() + " tier refused the proxy's login: " + refused.get());
-            }
-            if (!tier.login().succeeded()) {
-                return new Readiness(
-                        false,
-                        "the proxy has not logged in to the " + tier.tier().label() + " tier yet");
-            }
-        }
-        return new Readiness(true, degraded);
+        return ProxyReadiness.of(draining, writeRefusals, backends, tiered != null);
     }
 
     /**

@@ -31,13 +31,19 @@ public final class CausalTiers {
     private final ArchivePresent archivePresent;
     private final TieredCursors cursors;
     private volatile Supplier<TierTopology> archiveTopology = () -> null;
-    private volatile TierGateways gateways;
+    private final TierGateways gateways;
 
-    CausalTiers(CausalPoints causal, ReadBarrier barrier, ArchivePresent archivePresent, TieredCursors cursors) {
+    CausalTiers(
+            CausalPoints causal,
+            ReadBarrier barrier,
+            ArchivePresent archivePresent,
+            TieredCursors cursors,
+            TierGateways gateways) {
         this.causal = causal;
         this.barrier = barrier;
         this.archivePresent = archivePresent;
         this.cursors = cursors;
+        this.gateways = java.util.Objects.requireNonNull(gateways, "gateways");
     }
 
     /** The archive's members as the proxy's monitor sees them (until set: unknown, so offloading always reads the present). */
@@ -45,18 +51,9 @@ public final class CausalTiers {
         this.archiveTopology = topology;
     }
 
-    /** The gateway to each tier, given once before the first command (see {@link TieredRouting#reachTiersThrough}). */
-    void reachThrough(TierGateways gateways) {
-        this.gateways = java.util.Objects.requireNonNull(gateways, "gateways");
-    }
-
-    /** The gateway to each tier. */
+    /** The gateway to each tier, given at construction by the server that built them ({@link TieredProxy.Layer}). */
     TierGateways gateways() {
-        TierGateways g = gateways;
-        if (g == null) {
-            throw new IllegalStateException("no way to the tiers yet: the server calls reachTiersThrough first");
-        }
-        return g;
+        return gateways;
     }
 
     /** {@code proxy.causalWaitTimeout}: the longest a read waits to know what it must see. */

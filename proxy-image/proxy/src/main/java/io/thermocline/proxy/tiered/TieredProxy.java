@@ -14,6 +14,9 @@ import io.thermocline.proxy.causal.FastTierClock;
 import io.thermocline.proxy.causal.FastTierWrites;
 import io.thermocline.proxy.causal.MirrorProgress;
 import io.thermocline.proxy.causal.ReadBarrier;
+import io.thermocline.proxy.command.ClientReplies;
+import io.thermocline.proxy.gateway.ErrorMapping;
+import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.mode.ModeGate;
 import io.thermocline.proxy.mode.Modes;
 import io.thermocline.proxy.mode.ShadowComparator;
@@ -143,8 +146,18 @@ public final class TieredProxy {
 
     private TieredProxy() {}
 
+    /**
+     * The tiered layer built from the config, before it has a way to the tiers: the server builds each tier's gateway
+     * over its own connections (and the replies back to the client), then makes the routing that holds them from its
+     * construction on, so no command can find the layer without them.
+     */
+    @FunctionalInterface
+    public interface Layer {
+        TieredRouting reaching(TierGateways gateways, ClientReplies replies, ErrorMapping errors);
+    }
+
     /** The tiered layer {@code config} asks for: none without a fast tier or without a collection policy. */
-    public static Optional<TieredRouting> routing(ThermoclineConfig config, String instanceId, Options options) {
+    public static Optional<Layer> routing(ThermoclineConfig config, String instanceId, Options options) {
         if (config.tiers().fast() == null || config.collections().isEmpty()) {
             return Optional.empty();
         }
@@ -160,7 +173,7 @@ public final class TieredProxy {
     }
 
     /** As the full form, with {@code proxy.readConsistency} at its default, {@code linearizable}. */
-    public static TieredRouting routing(
+    public static Layer routing(
             String fastUri,
             String archiveUri,
             List<CollectionPolicy> policies,
@@ -172,7 +185,7 @@ public final class TieredProxy {
     }
 
     /** As the full form, without TLS settings beyond the connection strings'. */
-    public static TieredRouting routing(
+    public static Layer routing(
             String fastUri,
             String archiveUri,
             List<CollectionPolicy> policies,
@@ -195,7 +208,7 @@ public final class TieredProxy {
      * The tiered layer alone, with its own driver clients for promotions, tombstones and barriers
      * (TLS to the tiers with {@code tls.tierCaFile}, as the pools).
      */
-    public static TieredRouting routing(
+    public static Layer routing(
             String fastUri,
             String archiveUri,
             TlsConfig tls,
@@ -295,7 +308,7 @@ public final class TieredProxy {
                                 options.modeLease(),
                                 Clock.systemUTC())
                         .start());
-        return new TieredRouting(
+        return (gateways, replies, errors) -> new TieredRouting(
                 tiering,
                 new CausalPoints(100_000),
                 readBarrier,
@@ -315,7 +328,10 @@ public final class TieredProxy {
                     follower.close();
                     fast.close();
                     archive.close();
-                });
+                },
+                gateways,
+                replies,
+                errors);
     }
 
     /** The archive primary's last applied optime: the operationTime of a {@code ping} (a read of the present). */

@@ -53,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * touch tiered namespaces and hands each to the handler of its kind (reads, change streams, writes,
  * DDL, explain, transactions), leaving everything else to the pass-through path. Claimed commands run
  * on a worker pool, because they may wait (causal point, sync barrier, promotion) and the network
- * threads must not.
+ * threads must not. It reaches each tier through the gateway the server built over its own connections, and
+ * answers the client through the server's replies; both are given at construction ({@link TieredProxy.Layer}).
  */
 public final class TieredRouting implements AutoCloseable {
 
@@ -80,8 +81,8 @@ public final class TieredRouting implements AutoCloseable {
     private final AtomicBoolean metadataStarted = new AtomicBoolean();
     private volatile boolean metadataReady;
     private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
-    private volatile ClientReplies replies;
-    private volatile ErrorMapping errors;
+    private final ClientReplies replies;
+    private final ErrorMapping errors;
 
     TieredRouting(
             TieringFollower follower,
@@ -96,12 +97,15 @@ public final class TieredRouting implements AutoCloseable {
             Modes modes,
             UpdateLookups lookups,
             ExecutorService workers,
-            AutoCloseable resources) {
+            AutoCloseable resources,
+            TierGateways gateways,
+            ClientReplies replies,
+            ErrorMapping errors) {
         TieredCursors cursors = new TieredCursors(100_000);
         this.cursors = cursors;
         this.follower = follower;
         this.barrier = barrier;
-        this.tiers = new CausalTiers(causal, barrier, archivePresent, cursors);
+        this.tiers = new CausalTiers(causal, barrier, archivePresent, cursors, gateways);
         this.archivePresent = archivePresent;
         this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, this::metrics);
         this.promotion = promotion;
@@ -119,6 +123,8 @@ public final class TieredRouting implements AutoCloseable {
         this.phases = new ModePhases(modes, tiers, cursors, follower);
         this.workers = workers;
         this.resources = resources;
+        this.replies = java.util.Objects.requireNonNull(replies, "replies");
+        this.errors = java.util.Objects.requireNonNull(errors, "errors");
     }
 
     /** The archive's members as the proxy monitors them: offloading skips reading the present when none could serve. */
@@ -165,17 +171,6 @@ public final class TieredRouting implements AutoCloseable {
 
     public RoutingTable table() {
         return follower.table();
-    }
-
-    /**
-     * The way to the tiers and back to the client, given once by the server that owns this before it takes commands:
-     * every claimed command reaches the fast tier and the archive through these gateways, and its reply (or the
-     * error its round trip met, mapped as for every command) goes to the client from here.
-     */
-    public void reachTiersThrough(TierGateways gateways, ClientReplies replies, ErrorMapping errors) {
-        tiers.reachThrough(gateways);
-        this.replies = java.util.Objects.requireNonNull(replies, "replies");
-        this.errors = java.util.Objects.requireNonNull(errors, "errors");
     }
 
     /**

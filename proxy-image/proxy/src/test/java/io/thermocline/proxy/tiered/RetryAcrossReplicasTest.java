@@ -58,10 +58,19 @@ class RetryAcrossReplicasTest {
                 + "fleet:\n  instanceId: tiered-test-1\n"
                 + "collections:\n  - {database: shop, collection: orders, ageField: createdAt, hotWindow: 1h}\n";
         ThermoclineConfig config = ConfigLoader.parse(yaml, Map.of());
-        ProxySettings settings = ProxySettings.from(config).withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
-        secondRouting = TieredProxy.routing(stack.tiers.fastUri(), stack.tiers.archiveUri(), config.collections(),
-                Duration.ofSeconds(10), settings.instanceId(), TieredProxy.Options.defaults().withFollowInterval(TieredStack.FOLLOW));
-        second = new ProxyServer(settings, secondRouting).start();
+        ProxySettings settings = ProxySettings.from(config)
+                .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
+        second = new ProxyServer(
+                        settings,
+                        TieredProxy.routing(
+                                stack.tiers.fastUri(),
+                                stack.tiers.archiveUri(),
+                                config.collections(),
+                                Duration.ofSeconds(10),
+                                settings.instanceId(),
+                                TieredProxy.Options.defaults().withFollowInterval(TieredStack.FOLLOW)))
+                .start();
+        secondRouting = second.tieredRouting().orElseThrow();
         stack.coverSince(NOW.minus(Duration.ofHours(1)), secondRouting);
     }
 
@@ -83,7 +92,8 @@ class RetryAcrossReplicasTest {
         }
 
         BsonDocument command(BsonDocument body) throws IOException {
-            socket.getOutputStream().write(WireCodec.encodeToBytes(new Outbound(OpMsg.request(WireCodec.nextRequestId(), body), null)));
+            socket.getOutputStream()
+                    .write(WireCodec.encodeToBytes(new Outbound(OpMsg.request(WireCodec.nextRequestId(), body), null)));
             socket.getOutputStream().flush();
             byte[] head = new byte[4];
             in.readFully(head);
@@ -102,15 +112,21 @@ class RetryAcrossReplicasTest {
 
     private static BsonDocument session(BsonDocument command, UUID lsid, long txnNumber) {
         return command.append("lsid", new BsonDocument("id", new BsonBinary(lsid, UuidRepresentation.STANDARD)))
-                .append("txnNumber", new BsonInt64(txnNumber)).append("$db", new BsonString("shop"));
+                .append("txnNumber", new BsonInt64(txnNumber))
+                .append("$db", new BsonString("shop"));
     }
 
     private static BsonDocument inc(int id, UUID lsid, long txnNumber) {
-        return session(BsonDocument.parse("{update: 'orders', updates: [{q: {_id: " + id + "}, u: {$inc: {n: 1}}}]}"), lsid, txnNumber);
+        return session(
+                BsonDocument.parse("{update: 'orders', updates: [{q: {_id: " + id + "}, u: {$inc: {n: 1}}}]}"),
+                lsid,
+                txnNumber);
     }
 
     private static void archived(int id) {
-        stack.archiveOrders().insertOne(SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(5)), "cold").append("n", new BsonInt32(0)));
+        stack.archiveOrders()
+                .insertOne(SessionConsistencyTest.order(id, NOW.minus(Duration.ofHours(5)), "cold")
+                        .append("n", new BsonInt32(0)));
     }
 
     private static int counter(int id) {
@@ -121,7 +137,8 @@ class RetryAcrossReplicasTest {
     void guardedIncRetriedOnAnotherReplicaRunsOnce() throws Exception {
         archived(900);
         UUID lsid = UUID.randomUUID();
-        try (Raw a = new Raw(stack.proxy.port()); Raw b = new Raw(second.port())) {
+        try (Raw a = new Raw(stack.proxy.port());
+                Raw b = new Raw(second.port())) {
             BsonDocument first = a.command(inc(900, lsid, 1));
             BsonDocument retry = b.command(inc(900, lsid, 1));
             assertThat(first.getNumber("n").intValue()).isEqualTo(1);
@@ -136,9 +153,17 @@ class RetryAcrossReplicasTest {
         archived(901);
         UUID lsid = UUID.randomUUID();
         BsonDocument delete = BsonDocument.parse("{delete: 'orders', deletes: [{q: {_id: 901}, limit: 1}]}");
-        try (Raw a = new Raw(stack.proxy.port()); Raw b = new Raw(second.port())) {
-            assertThat(a.command(session(delete.clone(), lsid, 7)).getNumber("n").intValue()).isEqualTo(1);
-            assertThat(b.command(session(delete.clone(), lsid, 7)).getNumber("n").intValue()).as("the retry's reply").isEqualTo(1);
+        try (Raw a = new Raw(stack.proxy.port());
+                Raw b = new Raw(second.port())) {
+            assertThat(a.command(session(delete.clone(), lsid, 7))
+                            .getNumber("n")
+                            .intValue())
+                    .isEqualTo(1);
+            assertThat(b.command(session(delete.clone(), lsid, 7))
+                            .getNumber("n")
+                            .intValue())
+                    .as("the retry's reply")
+                    .isEqualTo(1);
         }
         assertThat(stack.orders().find(Filters.eq("_id", 901)).first()).isNull();
     }
@@ -148,11 +173,17 @@ class RetryAcrossReplicasTest {
         archived(903);
         UUID lsid = UUID.randomUUID();
         String insert = "{insert: 'orders', documents: [{_id: 904, createdAt: {$date: '" + NOW + "'}}, {_id: 903}]}";
-        try (Raw a = new Raw(stack.proxy.port()); Raw b = new Raw(second.port())) {
+        try (Raw a = new Raw(stack.proxy.port());
+                Raw b = new Raw(second.port())) {
             BsonDocument first = a.command(session(BsonDocument.parse(insert), lsid, 3));
             BsonDocument retry = b.command(session(BsonDocument.parse(insert), lsid, 3));
             assertThat(first.getNumber("n").intValue()).isEqualTo(1);
-            assertThat(first.getArray("writeErrors").get(0).asDocument().getNumber("index").intValue()).isEqualTo(1);
+            assertThat(first.getArray("writeErrors")
+                            .get(0)
+                            .asDocument()
+                            .getNumber("index")
+                            .intValue())
+                    .isEqualTo(1);
             assertThat(retry.getNumber("n").intValue()).as("the retry's n").isEqualTo(1);
             assertThat(retry.getArray("writeErrors")).isEqualTo(first.getArray("writeErrors"));
         }
@@ -168,12 +199,15 @@ class RetryAcrossReplicasTest {
         archived(902);
         UUID lsid = UUID.randomUUID();
         List<String> wrongReplies = new ArrayList<>();
-        try (Raw a = new Raw(stack.proxy.port()); Raw b = new Raw(second.port())) {
+        try (Raw a = new Raw(stack.proxy.port());
+                Raw b = new Raw(second.port())) {
             for (int round = 1; round <= rounds; round++) {
                 long txn = round;
                 CountDownLatch go = new CountDownLatch(1);
-                CompletableFuture<BsonDocument> onA = CompletableFuture.supplyAsync(() -> send(a, go, inc(902, lsid, txn)));
-                CompletableFuture<BsonDocument> onB = CompletableFuture.supplyAsync(() -> send(b, go, inc(902, lsid, txn)));
+                CompletableFuture<BsonDocument> onA =
+                        CompletableFuture.supplyAsync(() -> send(a, go, inc(902, lsid, txn)));
+                CompletableFuture<BsonDocument> onB =
+                        CompletableFuture.supplyAsync(() -> send(b, go, inc(902, lsid, txn)));
                 go.countDown();
                 for (BsonDocument reply : List.of(onA.get(60, TimeUnit.SECONDS), onB.get(60, TimeUnit.SECONDS))) {
                     if (!reply.isNumber("n") || reply.getNumber("n").intValue() != 1) {

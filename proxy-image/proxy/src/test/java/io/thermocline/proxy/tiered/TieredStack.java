@@ -95,16 +95,12 @@ final class TieredStack implements AutoCloseable {
         config = ConfigLoader.parse(yaml, Map.of());
         settings = ProxySettings.from(config)
                 .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMillis(200));
-        routing = routing(settings.instanceId());
-        proxy = new ProxyServer(settings, routing).start();
+        proxy = new ProxyServer(settings, layer(settings.instanceId(), FOLLOW)).start();
+        routing = proxy.tieredRouting().orElseThrow();
         client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true");
     }
 
-    private TieredRouting routing(String instanceId) {
-        return routing(instanceId, FOLLOW);
-    }
-
-    private TieredRouting routing(String instanceId, Duration follow) {
+    private TieredProxy.Layer layer(String instanceId, Duration follow) {
         return TieredProxy.routing(
                 tiers.fastUri(),
                 tiers.archiveUri(),
@@ -127,8 +123,8 @@ final class TieredStack implements AutoCloseable {
 
     /** As {@link #anotherProxy(String)}, re-reading the shared state (and the mode) every {@code follow}: a slow replica. */
     ProxyServer anotherProxy(String instanceId, Duration follow) throws Exception {
-        TieredRouting itsRouting = routing(instanceId, follow);
-        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), itsRouting).start();
+        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), layer(instanceId, follow)).start();
+        TieredRouting itsRouting = another.tieredRouting().orElseThrow();
         moreProxies.add(another);
         moreRoutings.add(itsRouting);
         return another;

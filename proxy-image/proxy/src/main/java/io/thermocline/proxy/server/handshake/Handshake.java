@@ -2,6 +2,12 @@ package io.thermocline.proxy.server.handshake;
 
 import io.thermocline.proxy.topology.WireLimits;
 import io.thermocline.wire.Compressor;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDateTime;
@@ -14,9 +20,6 @@ import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * The proxy's own hello/isMaster answer: it presents itself as a mongos ({@code msg: "isdbgrid"})
  * so drivers treat it as a router, with the backends' wire versions and limits.
@@ -28,6 +31,7 @@ public final class Handshake {
     private volatile long counter;
     /** Stands for the proxy instance in load-balanced mode, where drivers key pinning on it. */
     private final ObjectId serviceId;
+
     private final List<Compressor> supported;
 
     public Handshake(List<Compressor> supported, ObjectId serviceId) {
@@ -55,8 +59,10 @@ public final class Handshake {
         if (offered instanceof BsonArray names) {
             for (BsonValue n : names) {
                 if (n.isString()) {
-                    Compressor.byName(n.asString().getValue()).filter(supported::contains)
-                            .filter(c -> !agreed.contains(c)).ifPresent(agreed::add);
+                    Compressor.byName(n.asString().getValue())
+                            .filter(supported::contains)
+                            .filter(c -> !agreed.contains(c))
+                            .ifPresent(agreed::add);
                 }
             }
         }
@@ -83,12 +89,22 @@ public final class Handshake {
         BsonDocument tv = request.getDocument("topologyVersion");
         BsonValue pid = tv.get("processId");
         BsonValue count = tv.get("counter");
-        return pid != null && pid.isObjectId() && pid.asObjectId().getValue().equals(processId)
-                && count != null && count.isNumber() && count.asNumber().longValue() == counter;
+        return pid != null
+                && pid.isObjectId()
+                && pid.asObjectId().getValue().equals(processId)
+                && count != null
+                && count.isNumber()
+                && count.asNumber().longValue() == counter;
     }
 
-    BsonDocument reply(String commandName, BsonDocument request, WireLimits limits, long connectionId,
-                       List<Compressor> agreed, boolean loadBalanced, BsonDocument clusterTime) {
+    BsonDocument reply(
+            String commandName,
+            BsonDocument request,
+            WireLimits limits,
+            long connectionId,
+            List<Compressor> agreed,
+            boolean loadBalanced,
+            BsonDocument clusterTime) {
         boolean legacy = !commandName.equals("hello");
         BsonDocument d = new BsonDocument();
         BsonValue helloOk = request.get("helloOk");
@@ -120,5 +136,15 @@ public final class Handshake {
         }
         d.append("ok", new BsonDouble(1));
         return d;
+    }
+
+    /** A stable serviceId per instance id, so load-balanced drivers can tell fleet members apart. */
+    public static ObjectId serviceIdFor(String instanceId) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(instanceId.getBytes(StandardCharsets.UTF_8));
+            return new ObjectId(Arrays.copyOf(digest, 12));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK always has SHA-256", e);
+        }
     }
 }
