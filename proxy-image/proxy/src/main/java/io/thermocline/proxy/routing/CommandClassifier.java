@@ -134,7 +134,7 @@ public final class CommandClassifier {
             return new CommandClass.Session(name);
         }
         if (COLLECTION_DDL.contains(name)) {
-            return collectionDdl(name, command.get(sent), db, table);
+            return DdlClassifier.collectionDdl(name, command.get(sent), db, table);
         }
         if (!BY_CONTENT.contains(name)) {
             return new CommandClass.PassThrough(name, Reason.UNKNOWN_COMMAND);
@@ -155,10 +155,10 @@ public final class CommandClassifier {
             case "killCursors" -> killCursors(command, sent, db);
             case "commitTransaction", "abortTransaction" -> new CommandClass.TransactionEnd(name);
             case "explain" -> explain(command, sent, db, table);
-            case "renameCollection" -> rename(command, sent, table);
-            case "dropDatabase" -> dropDatabase(db, table);
-            case "convertToCapped" -> convertToCapped(command.get(sent), db, table);
-            case "cloneCollectionAsCapped" -> cloneAsCapped(command, db, table);
+            case "renameCollection" -> DdlClassifier.rename(command, sent, table);
+            case "dropDatabase" -> DdlClassifier.dropDatabase(db, table);
+            case "convertToCapped" -> DdlClassifier.convertToCapped(command.get(sent), db, table);
+            case "cloneCollectionAsCapped" -> DdlClassifier.cloneAsCapped(command, db, table);
             case "mapReduce" -> mapReduce(command, sent, db, table);
             case "bulkWrite" -> bulkWrite(command, table);
             default -> throw new IllegalStateException(name + " is in BY_CONTENT without a case");
@@ -289,75 +289,6 @@ public final class CommandClassifier {
                 verbosity != null && verbosity.isString() ? verbosity.asString().getValue() : "allPlansExecution");
     }
 
-    private static CommandClass collectionDdl(String name, BsonValue collection, String db, RoutingTable table) {
-        String ns = namespace(db, collection);
-        if (ns == null) {
-            return new CommandClass.PassThrough(name, Reason.MALFORMED_COMMAND);
-        }
-        return table.tiered(ns)
-                ? new CommandClass.Ddl(name, List.of(ns))
-                : new CommandClass.PassThrough(name, Reason.UNTIERED_NAMESPACE);
-    }
-
-    private static CommandClass rename(BsonDocument command, String sent, RoutingTable table) {
-        String from = stringOrNull(command.get(sent));
-        String to = stringOrNull(command.get("to"));
-        if (from == null || to == null) {
-            return new CommandClass.PassThrough("renameCollection", Reason.MALFORMED_COMMAND);
-        }
-        for (String ns : List.of(from, to)) {
-            if (table.tiered(ns)) {
-                return new CommandClass.Rejected(
-                        "renameCollection",
-                        Reason.RENAME_OF_TIERED_NAMESPACE,
-                        "renameCollection " + from + " -> " + to + " involves tiered namespace " + ns
-                                + "; the two tiers and the "
-                                + "feeder cannot rename as one step. Remove the collection's tiering policy (and let the proxy pick up "
-                                + "the change) before renaming it, then add a policy for the new name");
-            }
-        }
-        return new CommandClass.PassThrough("renameCollection", Reason.UNTIERED_NAMESPACE);
-    }
-
-    private static CommandClass dropDatabase(String db, RoutingTable table) {
-        List<String> tiered = table.policies().keySet().stream()
-                .filter(ns -> ns.startsWith(db + "."))
-                .sorted()
-                .toList();
-        return tiered.isEmpty()
-                ? new CommandClass.PassThrough("dropDatabase", Reason.UNTIERED_NAMESPACE)
-                : new CommandClass.Ddl("dropDatabase", tiered);
-    }
-
-    private static CommandClass convertToCapped(BsonValue collection, String db, RoutingTable table) {
-        String ns = namespace(db, collection);
-        if (ns != null && table.tiered(ns)) {
-            return new CommandClass.Rejected(
-                    "convertToCapped",
-                    Reason.DDL_ON_TIERED_NAMESPACE,
-                    "convertToCapped on tiered namespace " + ns
-                            + ": a capped collection cannot have documents evicted, so it "
-                            + "cannot be tiered; remove its tiering policy first");
-        }
-        return new CommandClass.PassThrough(
-                "convertToCapped", ns == null ? Reason.MALFORMED_COMMAND : Reason.UNTIERED_NAMESPACE);
-    }
-
-    private static CommandClass cloneAsCapped(BsonDocument command, String db, RoutingTable table) {
-        String target = namespace(db, command.get("toCollection"));
-        if (target != null && table.tiered(target)) {
-            return new CommandClass.Rejected(
-                    "cloneCollectionAsCapped",
-                    Reason.DDL_ON_TIERED_NAMESPACE,
-                    "cloneCollectionAsCapped into tiered namespace " + target
-                            + ": a capped collection cannot be tiered; "
-                            + "clone into a namespace without a tiering policy");
-        }
-        // The archive holds every document of a tiered source (after the sync barrier), so it can clone it.
-        return new CommandClass.PassThrough(
-                "cloneCollectionAsCapped", target == null ? Reason.MALFORMED_COMMAND : Reason.UNTIERED_NAMESPACE);
-    }
-
     private static CommandClass mapReduce(BsonDocument command, String sent, String db, RoutingTable table) {
         String ns = namespace(db, command.get(sent));
         if (ns == null) {
@@ -430,12 +361,13 @@ public final class CommandClassifier {
         return new CommandClass.PassThrough("bulkWrite", Reason.UNTIERED_NAMESPACE);
     }
 
-    private static String namespace(String db, BsonValue collection) {
+    /** {@code db.collection} when {@code collection} is a non-empty string, else null (malformed). */
+    static String namespace(String db, BsonValue collection) {
         String name = stringOrNull(collection);
         return name == null || name.isEmpty() ? null : db + "." + name;
     }
 
-    private static String stringOrNull(BsonValue v) {
+    static String stringOrNull(BsonValue v) {
         return v != null && v.isString() ? v.asString().getValue() : null;
     }
 }
