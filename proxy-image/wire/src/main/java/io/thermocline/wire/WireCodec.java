@@ -2,14 +2,7 @@ package io.thermocline.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import org.bson.BsonBinaryReader;
-import org.bson.BsonInvalidOperationException;
-import org.bson.BsonSerializationException;
-import org.bson.BsonType;
-import org.bson.RawBsonDocument;
-
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -18,12 +11,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32C;
+import org.bson.BsonBinaryReader;
+import org.bson.BsonInvalidOperationException;
+import org.bson.BsonSerializationException;
+import org.bson.BsonType;
+import org.bson.RawBsonDocument;
 
 /**
  * Parses and writes whole wire messages (header included). Parsing checks every length,
  * the OP_MSG checksum and flag bits, and the structure of every BSON document, so a
  * malformed message fails here with a {@link MalformedMessageException} and never
- * later in the code that acts on it.
+ * later in the code that acts on it. The byte layout it writes is {@link MessageLayout}'s.
  */
 public final class WireCodec {
 
@@ -34,8 +32,7 @@ public final class WireCodec {
 
     private static final AtomicInteger REQUEST_IDS = new AtomicInteger();
 
-    private WireCodec() {
-    }
+    private WireCodec() {}
 
     public static int nextRequestId() {
         return REQUEST_IDS.incrementAndGet() & Integer.MAX_VALUE;
@@ -67,7 +64,8 @@ public final class WireCodec {
 
     public static Inbound decode(byte[] message, int maxMessageSize, boolean walkDocuments) {
         if (message.length < HEADER_LENGTH) {
-            throw new MalformedMessageException(0, "message of " + message.length + " bytes is shorter than the 16-byte header");
+            throw new MalformedMessageException(
+                    0, "message of " + message.length + " bytes is shorter than the 16-byte header");
         }
         ByteBuffer in = ByteBuffer.wrap(message).order(ByteOrder.LITTLE_ENDIAN);
         int length = in.getInt();
@@ -75,7 +73,8 @@ public final class WireCodec {
         int responseTo = in.getInt();
         int opCode = in.getInt();
         if (length != message.length) {
-            throw new MalformedMessageException(requestId, "header says " + length + " bytes but the message has " + message.length);
+            throw new MalformedMessageException(
+                    requestId, "header says " + length + " bytes but the message has " + message.length);
         }
         try {
             if (opCode == OpCode.OP_COMPRESSED) {
@@ -84,9 +83,13 @@ public final class WireCodec {
             return new Inbound(decodeBody(opCode, in, requestId, responseTo, message, walkDocuments), null);
         } catch (MalformedMessageException e) {
             throw e;
-        } catch (BsonSerializationException | IllegalArgumentException | IndexOutOfBoundsException
-                 | BufferUnderflowException | BsonInvalidOperationException e) {
-            throw new MalformedMessageException(requestId, "malformed message (opcode " + opCode + "): " + e.getMessage(), e);
+        } catch (BsonSerializationException
+                | IllegalArgumentException
+                | IndexOutOfBoundsException
+                | BufferUnderflowException
+                | BsonInvalidOperationException e) {
+            throw new MalformedMessageException(
+                    requestId, "malformed message (opcode " + opCode + "): " + e.getMessage(), e);
         }
     }
 
@@ -97,33 +100,47 @@ public final class WireCodec {
         int originalOpCode = in.getInt();
         int uncompressedSize = in.getInt();
         int compressorId = in.get() & 0xff;
-        Compressor compressor = Compressor.byId(compressorId).orElseThrow(() -> new MalformedMessageException(requestId,
-                "OP_COMPRESSED uses unknown compressor id " + compressorId + "; supported: noop 0, snappy 1, zlib 2, zstd 3"));
+        Compressor compressor = Compressor.byId(compressorId)
+                .orElseThrow(() -> new MalformedMessageException(
+                        requestId,
+                        "OP_COMPRESSED uses unknown compressor id " + compressorId
+                                + "; supported: noop 0, snappy 1, zlib 2, zstd 3"));
         if (originalOpCode == OpCode.OP_COMPRESSED) {
             throw new MalformedMessageException(requestId, "OP_COMPRESSED may not wrap another OP_COMPRESSED");
         }
         if (uncompressedSize < 0 || uncompressedSize > maxMessageSize - HEADER_LENGTH) {
-            throw new MalformedMessageException(requestId, "OP_COMPRESSED declares " + uncompressedSize
-                    + " uncompressed bytes; the limit is " + (maxMessageSize - HEADER_LENGTH));
+            throw new MalformedMessageException(
+                    requestId,
+                    "OP_COMPRESSED declares " + uncompressedSize + " uncompressed bytes; the limit is "
+                            + (maxMessageSize - HEADER_LENGTH));
         }
         byte[] compressed = new byte[in.remaining()];
         in.get(compressed);
         byte[] body = compressor.decompress(compressed, uncompressedSize);
         byte[] whole = new byte[HEADER_LENGTH + body.length];
-        ByteBuffer.wrap(whole).order(ByteOrder.LITTLE_ENDIAN)
-                .putInt(whole.length).putInt(requestId).putInt(responseTo).putInt(originalOpCode).put(body);
+        ByteBuffer.wrap(whole)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(whole.length)
+                .putInt(requestId)
+                .putInt(responseTo)
+                .putInt(originalOpCode)
+                .put(body);
         ByteBuffer inner = ByteBuffer.wrap(whole).order(ByteOrder.LITTLE_ENDIAN);
         inner.position(HEADER_LENGTH);
         return new Inbound(decodeBody(originalOpCode, inner, requestId, responseTo, whole, walk), compressor);
     }
 
-    private static WireMessage decodeBody(int opCode, ByteBuffer in, int requestId, int responseTo, byte[] message, boolean walk) {
+    private static WireMessage decodeBody(
+            int opCode, ByteBuffer in, int requestId, int responseTo, byte[] message, boolean walk) {
         return switch (opCode) {
             case OpCode.OP_MSG -> decodeOpMsg(in, requestId, responseTo, message, walk);
             case OpCode.OP_QUERY -> decodeOpQuery(in, requestId, responseTo, message, walk);
             case OpCode.OP_REPLY -> decodeOpReply(in, requestId, responseTo, message, walk);
-            default -> throw new MalformedMessageException(requestId, "opcode " + opCode
-                    + " is not supported; use OP_MSG (2013), or OP_QUERY (2004) for the handshake");
+            default ->
+                throw new MalformedMessageException(
+                        requestId,
+                        "opcode " + opCode
+                                + " is not supported; use OP_MSG (2013), or OP_QUERY (2004) for the handshake");
         };
     }
 
@@ -131,17 +148,21 @@ public final class WireCodec {
         int flags = in.getInt();
         int unknownRequired = flags & 0xffff & ~OpMsg.KNOWN_REQUIRED_BITS;
         if (unknownRequired != 0) {
-            throw new MalformedMessageException(requestId, "OP_MSG sets unknown required flag bits 0x" + Integer.toHexString(unknownRequired));
+            throw new MalformedMessageException(
+                    requestId, "OP_MSG sets unknown required flag bits 0x" + Integer.toHexString(unknownRequired));
         }
         int end = message.length;
         if ((flags & OpMsg.CHECKSUM_PRESENT) != 0) {
             if (end - in.position() < 4) {
-                throw new MalformedMessageException(requestId, "OP_MSG says a checksum is present but has no room for one");
+                throw new MalformedMessageException(
+                        requestId, "OP_MSG says a checksum is present but has no room for one");
             }
             end -= 4;
             CRC32C crc = new CRC32C();
             crc.update(message, 0, end);
-            int expected = ByteBuffer.wrap(message, end, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+            int expected = ByteBuffer.wrap(message, end, 4)
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .getInt();
             if ((int) crc.getValue() != expected) {
                 throw new MalformedMessageException(requestId, "OP_MSG checksum does not match its contents");
             }
@@ -159,7 +180,8 @@ public final class WireCodec {
                 int start = in.position();
                 int size = in.getInt();
                 if (size < 5 || start + size > end) {
-                    throw new MalformedMessageException(requestId, "OP_MSG document sequence size " + size + " does not fit the message");
+                    throw new MalformedMessageException(
+                            requestId, "OP_MSG document sequence size " + size + " does not fit the message");
                 }
                 int sectionEnd = start + size;
                 String identifier = cstring(in, sectionEnd, requestId, message);
@@ -169,7 +191,8 @@ public final class WireCodec {
                 }
                 sequences.add(new DocumentSequence(identifier, documents));
             } else {
-                throw new MalformedMessageException(requestId, "OP_MSG section kind " + kind + " is unknown; kinds are 0 and 1");
+                throw new MalformedMessageException(
+                        requestId, "OP_MSG section kind " + kind + " is unknown; kinds are 0 and 1");
             }
         }
         if (in.position() != end) {
@@ -179,7 +202,8 @@ public final class WireCodec {
             throw new MalformedMessageException(requestId, "OP_MSG has no body section (kind 0)");
         }
         if (body.isEmpty()) {
-            throw new MalformedMessageException(requestId, "OP_MSG body is an empty document; it must start with the command name");
+            throw new MalformedMessageException(
+                    requestId, "OP_MSG body is an empty document; it must start with the command name");
         }
         return new OpMsg(requestId, responseTo, flags, body, sequences);
     }
@@ -190,9 +214,11 @@ public final class WireCodec {
         int skip = in.getInt();
         int toReturn = in.getInt();
         RawBsonDocument query = document(in, message.length, requestId, message, walk);
-        RawBsonDocument selector = in.position() < message.length ? document(in, message.length, requestId, message, walk) : null;
+        RawBsonDocument selector =
+                in.position() < message.length ? document(in, message.length, requestId, message, walk) : null;
         if (in.position() != message.length) {
-            throw new MalformedMessageException(requestId, "OP_QUERY has " + (message.length - in.position()) + " trailing bytes");
+            throw new MalformedMessageException(
+                    requestId, "OP_QUERY has " + (message.length - in.position()) + " trailing bytes");
         }
         return new OpQuery(requestId, responseTo, flags, collection, skip, toReturn, query, selector);
     }
@@ -210,7 +236,8 @@ public final class WireCodec {
             documents.add(document(in, message.length, requestId, message, walk));
         }
         if (in.position() != message.length) {
-            throw new MalformedMessageException(requestId, "OP_REPLY has trailing bytes after " + numberReturned + " documents");
+            throw new MalformedMessageException(
+                    requestId, "OP_REPLY has trailing bytes after " + numberReturned + " documents");
         }
         return new OpReply(requestId, responseTo, flags, cursorId, startingFrom, documents);
     }
@@ -232,7 +259,9 @@ public final class WireCodec {
         if (end - start < 5) {
             throw new MalformedMessageException(requestId, "BSON document is cut short");
         }
-        int size = ByteBuffer.wrap(message, start, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        int size = ByteBuffer.wrap(message, start, 4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .getInt();
         if (size < 5 || size > end - start) {
             throw new MalformedMessageException(requestId, "BSON document size " + size + " does not fit the message");
         }
@@ -248,10 +277,14 @@ public final class WireCodec {
     }
 
     private static void validate(RawBsonDocument document, int requestId) {
-        try (BsonBinaryReader reader = new BsonBinaryReader(document.getByteBuffer().asNIO())) {
+        try (BsonBinaryReader reader =
+                new BsonBinaryReader(document.getByteBuffer().asNIO())) {
             walkDocument(reader, 0);
-        } catch (BsonSerializationException | BsonInvalidOperationException | IllegalArgumentException
-                 | IndexOutOfBoundsException | BufferUnderflowException e) {
+        } catch (BsonSerializationException
+                | BsonInvalidOperationException
+                | IllegalArgumentException
+                | IndexOutOfBoundsException
+                | BufferUnderflowException e) {
             throw new MalformedMessageException(requestId, "invalid BSON document: " + e.getMessage(), e);
         }
     }
@@ -292,53 +325,25 @@ public final class WireCodec {
     public static ByteBuf encode(ByteBufAllocator alloc, Outbound outbound) {
         WireMessage message = outbound.message();
         if (outbound.compressor() == null && message instanceof OpMsg msg && !msg.checksumPresent()) {
-            return encodeOpMsg(alloc, msg);
+            return MessageLayout.opMsg(alloc, msg);
         }
-        byte[] body = encodeBody(message);
+        byte[] body = MessageLayout.body(message);
         Compressor compressor = outbound.compressor();
         if (compressor == null) {
             ByteBuf out = alloc.buffer(HEADER_LENGTH + body.length);
-            header(out, HEADER_LENGTH + body.length, message.requestId(), message.responseTo(), message.opCode());
+            MessageLayout.header(
+                    out, HEADER_LENGTH + body.length, message.requestId(), message.responseTo(), message.opCode());
             out.writeBytes(body);
             return out;
         }
         byte[] compressed = compressor.compress(body);
         int length = HEADER_LENGTH + 9 + compressed.length;
         ByteBuf out = alloc.buffer(length);
-        header(out, length, message.requestId(), message.responseTo(), OpCode.OP_COMPRESSED);
+        MessageLayout.header(out, length, message.requestId(), message.responseTo(), OpCode.OP_COMPRESSED);
         out.writeIntLE(message.opCode());
         out.writeIntLE(body.length);
         out.writeByte(compressor.id());
         out.writeBytes(compressed);
-        return out;
-    }
-
-    /** The common case, every request and reply the proxy forwards: straight into the outgoing buffer, no copy in between. */
-    private static ByteBuf encodeOpMsg(ByteBufAllocator alloc, OpMsg msg) {
-        ByteBuffer body = msg.body().getByteBuffer().asNIO();
-        int length = HEADER_LENGTH + 4 + 1 + body.remaining();
-        for (DocumentSequence s : msg.sequences()) {
-            length += 1 + 4 + ByteBufUtil.utf8Bytes(s.identifier()) + 1;
-            for (RawBsonDocument d : s.documents()) {
-                length += d.getByteBuffer().remaining();
-            }
-        }
-        ByteBuf out = alloc.buffer(length);
-        header(out, length, msg.requestId(), msg.responseTo(), OpCode.OP_MSG);
-        out.writeIntLE(msg.flagBits());
-        out.writeByte(0);
-        out.writeBytes(body);
-        for (DocumentSequence s : msg.sequences()) {
-            out.writeByte(1);
-            int sizeAt = out.writerIndex();
-            out.writeIntLE(0);
-            ByteBufUtil.writeUtf8(out, s.identifier());
-            out.writeByte(0);
-            for (RawBsonDocument d : s.documents()) {
-                out.writeBytes(d.getByteBuffer().asNIO());
-            }
-            out.setIntLE(sizeAt, out.writerIndex() - sizeAt);
-        }
         return out;
     }
 
@@ -352,76 +357,5 @@ public final class WireCodec {
         } finally {
             buf.release();
         }
-    }
-
-    private static void header(ByteBuf out, int length, int requestId, int responseTo, int opCode) {
-        out.writeIntLE(length).writeIntLE(requestId).writeIntLE(responseTo).writeIntLE(opCode);
-    }
-
-    /** The message after its header; an OP_MSG checksum covers the header too, so it is computed with it. */
-    private static byte[] encodeBody(WireMessage message) {
-        ByteBuffer out;
-        if (message instanceof OpMsg msg) {
-            int size = 4 + 1 + msg.body().getByteBuffer().remaining();
-            List<byte[]> identifiers = new ArrayList<>();
-            for (DocumentSequence s : msg.sequences()) {
-                byte[] id = s.identifier().getBytes(StandardCharsets.UTF_8);
-                identifiers.add(id);
-                size += 1 + 4 + id.length + 1;
-                for (RawBsonDocument d : s.documents()) {
-                    size += d.getByteBuffer().remaining();
-                }
-            }
-            boolean checksum = msg.checksumPresent();
-            out = ByteBuffer.allocate(size + (checksum ? 4 : 0)).order(ByteOrder.LITTLE_ENDIAN);
-            out.putInt(msg.flagBits());
-            out.put((byte) 0);
-            put(out, msg.body());
-            for (int i = 0; i < msg.sequences().size(); i++) {
-                DocumentSequence s = msg.sequences().get(i);
-                out.put((byte) 1);
-                int sizeAt = out.position();
-                out.putInt(0);
-                out.put(identifiers.get(i)).put((byte) 0);
-                for (RawBsonDocument d : s.documents()) {
-                    put(out, d);
-                }
-                out.putInt(sizeAt, out.position() - sizeAt);
-            }
-            if (checksum) {
-                CRC32C crc = new CRC32C();
-                ByteBuffer head = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN)
-                        .putInt(HEADER_LENGTH + out.capacity()).putInt(msg.requestId()).putInt(msg.responseTo()).putInt(OpCode.OP_MSG);
-                crc.update(head.array());
-                crc.update(out.array(), 0, out.position());
-                out.putInt((int) crc.getValue());
-            }
-        } else if (message instanceof OpQuery q) {
-            byte[] name = q.fullCollectionName().getBytes(StandardCharsets.UTF_8);
-            int size = 4 + name.length + 1 + 8 + q.query().getByteBuffer().remaining()
-                    + (q.returnFieldsSelector() == null ? 0 : q.returnFieldsSelector().getByteBuffer().remaining());
-            out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-            out.putInt(q.flags()).put(name).put((byte) 0).putInt(q.numberToSkip()).putInt(q.numberToReturn());
-            put(out, q.query());
-            if (q.returnFieldsSelector() != null) {
-                put(out, q.returnFieldsSelector());
-            }
-        } else {
-            OpReply r = (OpReply) message;
-            int size = 20;
-            for (RawBsonDocument d : r.documents()) {
-                size += d.getByteBuffer().remaining();
-            }
-            out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-            out.putInt(r.responseFlags()).putLong(r.cursorId()).putInt(r.startingFrom()).putInt(r.documents().size());
-            for (RawBsonDocument d : r.documents()) {
-                put(out, d);
-            }
-        }
-        return out.array();
-    }
-
-    private static void put(ByteBuffer out, RawBsonDocument document) {
-        out.put(document.getByteBuffer().asNIO());
     }
 }
