@@ -49,7 +49,7 @@ final class Deletes {
     private static final int RESOLVE_CANDIDATES = 100;
 
     private final MongoClient fast;
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final Fences fences;
     private final UserDeletes userDeletes;
     private final GuardedTransaction transactions;
@@ -58,8 +58,16 @@ final class Deletes {
     private final RouteCounter routes;
     private final WriteRaces races;
 
-    Deletes(MongoClient fast, MongoClient archive, Fences fences, UserDeletes userDeletes, GuardedTransaction transactions,
-            GuardedCopies copies, SyncBarrier sync, RouteCounter routes, WriteRaces races) {
+    Deletes(
+            MongoClient fast,
+            ArchiveReads archive,
+            Fences fences,
+            UserDeletes userDeletes,
+            GuardedTransaction transactions,
+            GuardedCopies copies,
+            SyncBarrier sync,
+            RouteCounter routes,
+            WriteRaces races) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -72,15 +80,15 @@ final class Deletes {
     }
 
     /** One statement of a delete command, as routed. */
-    private record DeleteStatement(BsonDocument filter, Collation collation, boolean single, boolean archiveToo) {
-    }
+    private record DeleteStatement(BsonDocument filter, Collation collation, boolean single, boolean archiveToo) {}
 
     /**
      * The archive's candidates for a statement: documents matching there, read again after their
      * fences were read (so an eviction after that read shows in the transaction as a changed fence);
      * {@code versions}: those documents as that second read found them, keyed in MongoDB's order.
      */
-    private record Resolved(List<BsonValue> candidates, Map<BsonValue, BsonDocument> versions, Map<BsonValue, Fence> fencesAtRead) {
+    private record Resolved(
+            List<BsonValue> candidates, Map<BsonValue, BsonDocument> versions, Map<BsonValue, Fence> fencesAtRead) {
         static final Resolved NONE = new Resolved(List.of(), Map.of(), Map.of());
     }
 
@@ -97,11 +105,19 @@ final class Deletes {
         for (BsonDocument statement : write.statements()) {
             WriteRoute route = WriteRouter.delete(statement, policy, bound);
             routes.count(route);
-            boolean single = statement.isNumber("limit") && statement.getNumber("limit").intValue() == 1;
-            statements.add(new DeleteStatement(documentOrEmpty(statement, "q"), collation(statement), single,
+            boolean single =
+                    statement.isNumber("limit") && statement.getNumber("limit").intValue() == 1;
+            statements.add(new DeleteStatement(
+                    documentOrEmpty(statement, "q"),
+                    collation(statement),
+                    single,
                     !(route instanceof WriteRoute.FastTier)));
         }
         String namespace = write.namespace();
+        if (statements.stream().anyMatch(DeleteStatement::archiveToo)) {
+            // before any statement runs: a multi-statement delete is not left half done by a refusal
+            archive.refuseWhileOutOfService("delete");
+        }
         if (statements.stream().allMatch(DeleteStatement::single)) {
             if (statements.stream().anyMatch(s -> s.archiveToo() && !matchesByIdAlone(s.filter()))) {
                 // the archive may hold an older version of a document evicted with writes not yet mirrored (an
@@ -114,7 +130,8 @@ final class Deletes {
                 for (DeleteStatement statement : statements) {
                     // the archive is read after the transaction's fast-tier read: a document evicted before that
                     // read is in the archive then, one evicted after it conflicts with this transaction
-                    Deleted d = deleteInSession(session, namespace, statement, () -> resolve(namespace, statement, null), 1);
+                    Deleted d = deleteInSession(
+                            session, namespace, statement, () -> resolve(namespace, statement, null), 1);
                     if (d == null) {
                         return null;
                     }
@@ -133,7 +150,9 @@ final class Deletes {
 
     /** Whether a filter selects by {@code _id} equality only: then any version of the document matches it alike. */
     private static boolean matchesByIdAlone(BsonDocument filter) {
-        return filter.size() == 1 && filter.containsKey("_id") && AgeProof.idEquality(filter).isPresent();
+        return filter.size() == 1
+                && filter.containsKey("_id")
+                && AgeProof.idEquality(filter).isPresent();
     }
 
     static String keptMoving(String namespace) {
@@ -156,7 +175,9 @@ final class Deletes {
             sync.await();
         }
         List<BsonValue> all = statement.archiveToo()
-                ? TierQueries.idsMatching(archive, null, namespace, statement.filter(), statement.collation(), 0) : List.of();
+                ? TierQueries.idsMatching(
+                        archive.client("delete"), null, namespace, statement.filter(), statement.collation(), 0)
+                : List.of();
         long n = 0;
         int from = 0;
         while (true) {
@@ -183,15 +204,23 @@ final class Deletes {
         if (!statement.archiveToo()) {
             return Resolved.NONE;
         }
-        List<BsonValue> first = within != null ? within : TierQueries.idsMatching(archive, null, namespace, statement.filter(),
-                statement.collation(), statement.single() ? RESOLVE_CANDIDATES : 0);
+        List<BsonValue> first = within != null
+                ? within
+                : TierQueries.idsMatching(
+                        archive.client("delete"),
+                        null,
+                        namespace,
+                        statement.filter(),
+                        statement.collation(),
+                        statement.single() ? RESOLVE_CANDIDATES : 0);
         if (first.isEmpty()) {
             return Resolved.NONE;
         }
         Map<BsonValue, Fence> fenced = fences.read(null, namespace, Fences.withDropFence(first));
         List<BsonValue> confirmed = new ArrayList<>();
         Map<BsonValue, BsonDocument> versions = new TreeMap<>(BsonOrder.COMPARATOR);
-        for (BsonDocument d : Blocking.list(TierQueries.collection(archive, namespace).find(restricted(statement.filter(), first))
+        for (BsonDocument d : Blocking.list(TierQueries.collection(archive.client("delete"), namespace)
+                .find(restricted(statement.filter(), first))
                 .collation(statement.collation()))) {
             confirmed.add(d.get("_id"));
             versions.put(d.get("_id"), d);
@@ -207,11 +236,15 @@ final class Deletes {
      * now holds is deleted there if its version matches; one it does not hold is decided by
      * {@link ColdTarget}. A single delete claims one candidate at a time.
      */
-    private Deleted deleteInSession(ClientSession session, String namespace, DeleteStatement statement,
-                                    Supplier<Resolved> archiveCandidates, int fastLimit) {
+    private Deleted deleteInSession(
+            ClientSession session,
+            String namespace,
+            DeleteStatement statement,
+            Supplier<Resolved> archiveCandidates,
+            int fastLimit) {
         long fastTier = 0;
-        List<BsonValue> fastMatches = TierQueries.idsMatching(fast, session, namespace, statement.filter(), statement.collation(),
-                fastLimit);
+        List<BsonValue> fastMatches =
+                TierQueries.idsMatching(fast, session, namespace, statement.filter(), statement.collation(), fastLimit);
         races.reached(WriteRaces.Point.DELETE_BETWEEN_TIER_READS);
         for (BsonValue id : fastMatches) {
             if (userDeletes.deleteInSession(session, namespace, id) == 0) {
@@ -234,8 +267,13 @@ final class Deletes {
             Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(part));
             if (!present.isEmpty()) {
                 // copied in since the fast tier was queried above, or held there with a version that does not match
-                for (BsonValue id : TierQueries.idsMatching(fast, session, namespace, restricted(statement.filter(), new ArrayList<>(present)),
-                        statement.collation(), 0)) {
+                for (BsonValue id : TierQueries.idsMatching(
+                        fast,
+                        session,
+                        namespace,
+                        restricted(statement.filter(), new ArrayList<>(present)),
+                        statement.collation(),
+                        0)) {
                     if (userDeletes.deleteInSession(session, namespace, id) == 0) {
                         return null; // gone since read, as above
                     }
@@ -254,8 +292,7 @@ final class Deletes {
                     case START_OVER -> {
                         return null;
                     }
-                    case ALREADY_DELETED -> {
-                    }
+                    case ALREADY_DELETED -> {}
                     case TOMBSTONE -> archived.add(id);
                 }
                 if (statement.single() && !archived.isEmpty()) {
@@ -263,20 +300,23 @@ final class Deletes {
                 }
             }
             if (ColdTarget.dropMoved(r.fencesAtRead().get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()))) {
-                // the collection is being (or was) dropped: a copy would recreate it in the fast tier; its drop event ends
+                // the collection is being (or was) dropped: a copy would recreate it in the fast tier; its drop event
+                // ends
                 // the application's stream anyway, so the tombstones alone delete the archive's copies
                 for (BsonValue id : archived) {
                     fences.write(session, namespace, id, Fence.Kind.USER_DELETE);
                     archiveOnly++;
                 }
             } else {
-                List<BsonDocument> versions = archived.stream().map(id -> r.versions().get(id)).toList();
+                List<BsonDocument> versions =
+                        archived.stream().map(id -> r.versions().get(id)).toList();
                 if (!copies.copyToDelete(session, namespace, versions)) {
                     return null;
                 }
                 for (BsonValue id : archived) {
                     if (userDeletes.deleteInSession(session, namespace, id) == 0) {
-                        return null; // the copy is gone: cannot happen inside this transaction, but never count what was not deleted
+                        return null; // the copy is gone: cannot happen inside this transaction, but never count what
+                        // was not deleted
                     }
                     archiveOnly++;
                 }

@@ -36,7 +36,7 @@ import org.bson.RawBsonDocument;
 final class FindAndModifies {
 
     private final MongoClient fast;
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final Fences fences;
     private final GuardedTransaction transactions;
     private final ExactlyOnce guarded;
@@ -45,8 +45,16 @@ final class FindAndModifies {
     private final RouteCounter routes;
     private final UniqueIndexes uniques;
 
-    FindAndModifies(MongoClient fast, MongoClient archive, Fences fences, GuardedTransaction transactions, ExactlyOnce guarded,
-                    GuardedCopies copies, SyncBarrier sync, RouteCounter routes, UniqueIndexes uniques) {
+    FindAndModifies(
+            MongoClient fast,
+            ArchiveReads archive,
+            Fences fences,
+            GuardedTransaction transactions,
+            ExactlyOnce guarded,
+            GuardedCopies copies,
+            SyncBarrier sync,
+            RouteCounter routes,
+            UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -58,7 +66,8 @@ final class FindAndModifies {
         this.uniques = uniques;
     }
 
-    RawBsonDocument findAndModify(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
+    RawBsonDocument findAndModify(
+            WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
             throws InterruptedException {
         BsonDocument command = write.statements().get(0);
         WriteRoute route = WriteRouter.findAndModify(command, policy, bound);
@@ -73,22 +82,30 @@ final class FindAndModifies {
         }
         if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
             sync.await();
-            BsonValue id = TierQueries.first(archive, write.namespace(), query, sort, collation(command));
+            BsonValue id = TierQueries.first(
+                    archive.client("findAndModify"), write.namespace(), query, sort, collation(command));
             if (id != null) {
                 BsonDocument rewritten = Replies.mutable(x.command());
                 rewritten.put("query", restricted(query, id));
                 return guarded.guarded(x, write.namespace(), rewritten, List.of(id), policy);
             }
             if (resolve.upsertId().isPresent()) {
-                return guarded.guarded(x, write.namespace(), Replies.mutable(x.command()), List.of(resolve.upsertId().get()), policy);
+                return guarded.guarded(
+                        x,
+                        write.namespace(),
+                        Replies.mutable(x.command()),
+                        List.of(resolve.upsertId().get()),
+                        policy);
             }
         }
         BsonDocument asStatement = new BsonDocument("u", command.get("update", new BsonDocument()))
                 .append("upsert", command.getBoolean("upsert", BsonBoolean.FALSE));
-        if (route instanceof WriteRoute.FastTier && UniqueKeys.mayChangeKey(uniques.of(write.namespace()), asStatement)) {
+        if (route instanceof WriteRoute.FastTier
+                && UniqueKeys.mayChangeKey(uniques.of(write.namespace()), asStatement)) {
             // guarded, so a unique key the update gives its document is checked against the archive
             BsonValue id = TierQueries.first(fast, write.namespace(), query, sort, collation(command));
-            return guarded.guarded(x, write.namespace(), Replies.mutable(x.command()), id == null ? List.of() : List.of(id), policy);
+            return guarded.guarded(
+                    x, write.namespace(), Replies.mutable(x.command()), id == null ? List.of() : List.of(id), policy);
         }
         return guarded.forwarded(x, write.namespace(), x.command(), policy);
     }
@@ -99,8 +116,14 @@ final class FindAndModifies {
      * ({@link ColdTarget}) the archive's version (its latest) is copied in and removed there, so the fast
      * tier's change stream shows the delete and the fast tier applies the projection to the reply.
      */
-    private RawBsonDocument remove(WriteRequest x, String namespace, WriteRoute route, BsonDocument query, BsonDocument sort,
-                                   BsonDocument command) throws InterruptedException {
+    private RawBsonDocument remove(
+            WriteRequest x,
+            String namespace,
+            WriteRoute route,
+            BsonDocument query,
+            BsonDocument sort,
+            BsonDocument command)
+            throws InterruptedException {
         Collation collation = collation(command);
         BsonDocument fields = command.isDocument("fields") ? command.getDocument("fields") : null;
         return OpMsg.raw(transactions.run(x, true, Deletes.keptMoving(namespace), () -> {
@@ -112,35 +135,46 @@ final class FindAndModifies {
             Map<BsonValue, Fence> fencesThen = fences.read(null, namespace, Fences.withDropFence(List.of(target)));
             Fence then = fencesThen.get(target);
             // read after the fence: an eviction after this read shows as a changed fence below
-            BsonDocument archived = Blocking.single(TierQueries.collection(archive, namespace).find(pinned).collation(collation)
-                    .first()).orElse(null);
-            FindOneAndDeleteOptions options = new FindOneAndDeleteOptions().projection(fields).collation(collation);
+            BsonDocument archived = Blocking.single(TierQueries.collection(archive.client("findAndModify"), namespace)
+                            .find(pinned)
+                            .collation(collation)
+                            .first())
+                    .orElse(null);
+            FindOneAndDeleteOptions options =
+                    new FindOneAndDeleteOptions().projection(fields).collation(collation);
             return session -> {
                 fences.claim(session, namespace, List.of(target));
-                BsonDocument removed = Blocking.single(TierQueries.collection(fast, namespace).findOneAndDelete(session, pinned,
-                        options)).orElse(null);
+                BsonDocument removed = Blocking.single(
+                                TierQueries.collection(fast, namespace).findOneAndDelete(session, pinned, options))
+                        .orElse(null);
                 if (removed != null) {
                     fences.write(session, namespace, target, Fence.Kind.USER_DELETE);
                     return Outcome.committed(reply(removed));
                 }
-                if (!TierQueries.idsIn(fast, session, namespace, List.of(target)).isEmpty() || archived == null) {
+                if (!TierQueries.idsIn(fast, session, namespace, List.of(target))
+                                .isEmpty()
+                        || archived == null) {
                     return Outcome.committed(reply(null)); // the fast tier's version does not match
                 }
-                Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(List.of(target)));
-                boolean dropping = ColdTarget.dropMoved(fencesThen.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()));
+                Map<BsonValue, Fence> fencesNow =
+                        fences.read(session, namespace, Fences.withDropFence(List.of(target)));
+                boolean dropping =
+                        ColdTarget.dropMoved(fencesThen.get(Fence.namespaceId()), fencesNow.get(Fence.namespaceId()));
                 return switch (ColdTarget.of(then, fencesNow.get(target))) {
                     case ALREADY_DELETED -> Outcome.committed(reply(null));
                     case START_OVER -> null;
                     case TOMBSTONE -> {
                         if (dropping) {
-                            yield null; // a copy would recreate the collection being dropped: start over (then nothing to remove)
+                            yield null; // a copy would recreate the collection being dropped: start over (then nothing
+                            // to remove)
                         }
                         if (!copies.copyToDelete(session, namespace, List.of(archived))) {
                             yield null;
                         }
                         fences.write(session, namespace, target, Fence.Kind.USER_DELETE);
-                        BsonDocument copyRemoved = Blocking.single(TierQueries.collection(fast, namespace).findOneAndDelete(session,
-                                pinned, options)).orElse(null);
+                        BsonDocument copyRemoved = Blocking.single(TierQueries.collection(fast, namespace)
+                                        .findOneAndDelete(session, pinned, options))
+                                .orElse(null);
                         yield copyRemoved == null ? null : Outcome.committed(reply(copyRemoved));
                     }
                 };
@@ -149,17 +183,18 @@ final class FindAndModifies {
     }
 
     /** The document a remove targets, as routed: the fast tier's first match, the archive's after the sync barrier, or either. */
-    private BsonValue target(String namespace, WriteRoute route, BsonDocument query, BsonDocument sort, Collation collation)
+    private BsonValue target(
+            String namespace, WriteRoute route, BsonDocument query, BsonDocument sort, Collation collation)
             throws InterruptedException {
         if (route instanceof WriteRoute.FastTier) {
             return TierQueries.first(fast, namespace, query, sort, collation);
         }
         if (route instanceof WriteRoute.ResolveOneThenPointWrite) {
             sync.await();
-            return TierQueries.first(archive, namespace, query, sort, collation);
+            return TierQueries.first(archive.client("findAndModify"), namespace, query, sort, collation);
         }
         BsonValue id = TierQueries.first(fast, namespace, query, sort, collation);
-        return id != null ? id : TierQueries.first(archive, namespace, query, sort, collation);
+        return id != null ? id : TierQueries.first(archive.client("findAndModify"), namespace, query, sort, collation);
     }
 
     private static BsonDocument reply(BsonDocument value) {

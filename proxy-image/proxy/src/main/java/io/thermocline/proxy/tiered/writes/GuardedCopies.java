@@ -29,12 +29,12 @@ import org.bson.BsonValue;
 final class GuardedCopies {
 
     private final MongoClient fast;
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final Fences fences;
     private final CopyMarks marks;
     private final Duration maxInFlight;
 
-    GuardedCopies(MongoClient fast, MongoClient archive, Fences fences, CopyMarks marks, Duration maxInFlight) {
+    GuardedCopies(MongoClient fast, ArchiveReads archive, Fences fences, CopyMarks marks, Duration maxInFlight) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -47,8 +47,12 @@ final class GuardedCopies {
      * barrier and the archive read, with the namespace's drop fence); returns their ids, or null when
      * the attempt must start over.
      */
-    List<BsonValue> copyMissing(ClientSession session, String namespace, Map<BsonValue, BsonDocument> archived,
-                                Map<BsonValue, Fence> fencesAtRead, long startedNanos) {
+    List<BsonValue> copyMissing(
+            ClientSession session,
+            String namespace,
+            Map<BsonValue, BsonDocument> archived,
+            Map<BsonValue, Fence> fencesAtRead,
+            long startedNanos) {
         if (archived.isEmpty()) {
             return List.of();
         }
@@ -59,8 +63,14 @@ final class GuardedCopies {
         // claim before reading: a delete committed before the claim is seen below, a later one conflicts
         fences.claim(session, namespace, absent);
         Map<BsonValue, Fence> fencesNow = fences.read(session, namespace, Fences.withDropFence(candidates));
-        List<BsonValue> ids = GuardedCopy.toCopy(candidates, present, fencesAtRead, fencesNow, Instant.now(),
-                Duration.ofNanos(System.nanoTime() - startedNanos), maxInFlight);
+        List<BsonValue> ids = GuardedCopy.toCopy(
+                candidates,
+                present,
+                fencesAtRead,
+                fencesNow,
+                Instant.now(),
+                Duration.ofNanos(System.nanoTime() - startedNanos),
+                maxInFlight);
         if (ids == null) {
             return null;
         }
@@ -92,7 +102,7 @@ final class GuardedCopies {
                 case START_OVER -> {
                     return false;
                 }
-                case SKIP -> { }
+                case SKIP -> {}
             }
         }
         if (evicted.isEmpty()) {
@@ -105,7 +115,7 @@ final class GuardedCopies {
         fromArchive.removeAll(versions.keySet());
         List<BsonDocument> copies = new ArrayList<>(versions.values());
         if (!fromArchive.isEmpty()) {
-            copies.addAll(TierQueries.documents(archive, namespace, fromArchive));
+            copies.addAll(TierQueries.documents(archive.client("write"), namespace, fromArchive));
         }
         return copies.size() == evicted.size() && insertedAll(session, namespace, copies);
     }
@@ -133,10 +143,12 @@ final class GuardedCopies {
     private boolean insertedAll(ClientSession session, String namespace, List<BsonDocument> copies) {
         try {
             Blocking.run(TierQueries.collection(fast, namespace).insertMany(session, copies));
-            marks.mark(session, namespace, copies.stream().map(d -> d.get("_id")).toList());
+            marks.mark(
+                    session, namespace, copies.stream().map(d -> d.get("_id")).toList());
             return true;
         } catch (MongoBulkWriteException e) {
-            if (e.getWriteErrors().stream().allMatch(w -> ErrorCategory.fromErrorCode(w.getCode()) == ErrorCategory.DUPLICATE_KEY)) {
+            if (e.getWriteErrors().stream()
+                    .allMatch(w -> ErrorCategory.fromErrorCode(w.getCode()) == ErrorCategory.DUPLICATE_KEY)) {
                 return false;
             }
             throw e;

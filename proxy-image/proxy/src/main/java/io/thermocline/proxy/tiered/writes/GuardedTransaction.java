@@ -139,6 +139,9 @@ final class GuardedTransaction {
                 return Ended.CONFLICT;
             }
             throw e;
+        } catch (RuntimeException e) {
+            abortQuietly(session); // a refusal inside the body (the archive out of service): nothing of it stands
+            throw e;
         } finally {
             session.close();
         }

@@ -62,7 +62,7 @@ final class GuardedWrite {
             "apiDeprecationErrors");
 
     private final MongoClient fast;
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final Fences fences;
     private final GuardedCopies copies;
     private final GuardedTransaction transactions;
@@ -74,7 +74,7 @@ final class GuardedWrite {
 
     GuardedWrite(
             MongoClient fast,
-            MongoClient archive,
+            ArchiveReads archive,
             Fences fences,
             GuardedCopies copies,
             GuardedTransaction transactions,
@@ -264,7 +264,7 @@ final class GuardedWrite {
                     missing.removeAll(held);
                     Map<BsonValue, BsonDocument> archived = new HashMap<>();
                     if (!missing.isEmpty()
-                            && !TierQueries.idsIn(archive, null, namespace, missing)
+                            && !TierQueries.idsIn(archive.client(x.traits().name()), null, namespace, missing)
                                     .isEmpty()) {
                         if (!fencesAtRead.isEmpty()) {
                             sync.await(); // the archive now reflects every fast-tier delete older than the fences
@@ -275,7 +275,8 @@ final class GuardedWrite {
                         // have their latest versions in the archive already, as for point reads (docs/consistency.md,
                         // "Point
                         // reads that skip the barrier"); a fence written since the read above starts the attempt over
-                        for (BsonDocument d : TierQueries.documents(archive, namespace, missing)) {
+                        for (BsonDocument d :
+                                TierQueries.documents(archive.client(x.traits().name()), namespace, missing)) {
                             archived.put(d.get("_id"), d);
                         }
                     }

@@ -2,7 +2,6 @@ package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
-import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.Reason;
 import io.thermocline.proxy.routing.WriteRoute;
@@ -10,17 +9,13 @@ import io.thermocline.proxy.routing.WriteRouter;
 import io.thermocline.proxy.tiered.Promotion;
 import io.thermocline.proxy.tiered.Replies;
 import io.thermocline.proxy.tiered.RoutingMetrics.Served;
-import io.thermocline.proxy.topology.OutOfService;
-import io.thermocline.proxy.topology.Tier;
 import io.thermocline.tiering.state.CoverageBound;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
@@ -35,19 +30,17 @@ import org.bson.RawBsonDocument;
 final class Inserts {
 
     private final MongoClient fast;
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final Promotion promotion;
     private final RetryableReplies replies;
     private final GuardedWrite guarded;
     private final RouteCounter routes;
     private final WriteRaces races;
     private final UniqueIndexes uniques;
-    /** How long the archive has been out of service (empty while it serves). */
-    private volatile Supplier<Optional<Duration>> archiveOutOfServiceFor = Optional::empty;
 
     Inserts(
             MongoClient fast,
-            MongoClient archive,
+            ArchiveReads archive,
             Promotion promotion,
             RetryableReplies replies,
             GuardedWrite guarded,
@@ -62,10 +55,6 @@ final class Inserts {
         this.routes = routes;
         this.races = races;
         this.uniques = uniques;
-    }
-
-    void failFastWhileArchiveDown(Supplier<Optional<Duration>> outOfServiceFor) {
-        this.archiveOutOfServiceFor = outOfServiceFor;
     }
 
     RawBsonDocument insert(WriteRequest x, CommandClass.Write write, CollectionPolicy policy, CoverageBound bound)
@@ -118,12 +107,8 @@ final class Inserts {
         List<BsonValue> others = new ArrayList<>(ids);
         others.removeAll(inFast);
         if (!others.isEmpty()) {
-            Optional<BackendUnavailableException> refused =
-                    OutOfService.refusal(Tier.ARCHIVE, archiveOutOfServiceFor.get(), "insert");
-            if (refused.isPresent()) {
-                throw refused.get(); // nothing written yet
-            }
-            existing.addAll(TierQueries.idsIn(archive, null, namespace, others));
+            // refused at once while the archive is out of service: nothing written yet
+            existing.addAll(TierQueries.idsIn(archive.client("insert"), null, namespace, others));
         }
         return existing;
     }
@@ -131,7 +116,7 @@ final class Inserts {
     /** Whether every existing document equals the one this insert carries for its {@code _id}. */
     private boolean sameDocuments(CommandClass.Write write, List<BsonValue> existing) {
         Map<BsonValue, BsonDocument> current = new HashMap<>();
-        for (MongoClient tier : List.of(fast, archive)) {
+        for (MongoClient tier : List.of(fast, archive.client("insert"))) {
             for (BsonDocument d : TierQueries.documents(tier, write.namespace(), existing)) {
                 current.putIfAbsent(d.get("_id"), d);
             }

@@ -43,10 +43,11 @@ public final class TieredWrites {
     private final Deletes deletes;
     private final FindAndModifies findAndModifies;
     private final TransactionStatements inTransactions;
+    private final ArchiveReads archiveReads;
 
     public TieredWrites(
             MongoClient fast,
-            MongoClient archive,
+            MongoClient archiveClient,
             MirrorBarrier barrier,
             Duration barrierTimeout,
             UserDeletes userDeletes,
@@ -60,7 +61,9 @@ public final class TieredWrites {
             WriteRaces races) {
         this.replies = replies;
         this.fences = fences;
-        this.sync = new SyncBarrier(barrier, barrierTimeout);
+        ArchiveReads archive = new ArchiveReads(archiveClient);
+        this.archiveReads = archive;
+        this.sync = new SyncBarrier(barrier, barrierTimeout, archive);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
         UniqueIndexes uniques = new UniqueIndexes(fast, archive, fences);
@@ -86,9 +89,12 @@ public final class TieredWrites {
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
     }
 
-    /** While the archive is out of service, writes that must read it are refused at once (docs/faults.md). */
+    /**
+     * While the archive is out of service, writes that must read it (inserts, writes of documents only the archive
+     * holds, writes waiting for the feeder to mirror into it) are refused at once, nothing written (docs/faults.md).
+     */
     public void failFastWhileArchiveDown(java.util.function.Supplier<java.util.Optional<Duration>> outOfServiceFor) {
-        inserts.failFastWhileArchiveDown(outOfServiceFor);
+        archiveReads.failFastWhileOutOfService(outOfServiceFor);
     }
 
     public void metrics(RoutingMetrics m) {

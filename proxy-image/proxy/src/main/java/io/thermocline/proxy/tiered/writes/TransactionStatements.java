@@ -1,7 +1,6 @@
 package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.MongoNamespace;
-import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.tiered.Replies;
@@ -38,13 +37,12 @@ import org.bson.RawBsonDocument;
  */
 final class TransactionStatements {
 
-
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final Fences fences;
     private final SyncBarrier sync;
     private final Duration maxInFlight;
 
-    TransactionStatements(MongoClient archive, Fences fences, SyncBarrier sync, Duration maxInFlight) {
+    TransactionStatements(ArchiveReads archive, Fences fences, SyncBarrier sync, Duration maxInFlight) {
         this.archive = archive;
         this.fences = fences;
         this.sync = sync;
@@ -52,7 +50,8 @@ final class TransactionStatements {
     }
 
     /** Runs {@code statement} in the client's transaction after copying in {@code cold} and fencing its deletes. */
-    RawBsonDocument run(WriteRequest x, String namespace, CommandClass statement, List<BsonValue> cold) throws InterruptedException {
+    RawBsonDocument run(WriteRequest x, String namespace, CommandClass statement, List<BsonValue> cold)
+            throws InterruptedException {
         Joined joined = new Joined(x);
         MongoNamespace ns = new MongoNamespace(namespace);
         if (!cold.isEmpty()) {
@@ -67,7 +66,8 @@ final class TransactionStatements {
                 return found;
             }
             for (BsonValue id : ids(found)) {
-                RawBsonDocument fenced = joined.send(Fences.writeCommand(namespace, id, Fence.Kind.USER_DELETE), MetadataStore.DATABASE);
+                RawBsonDocument fenced =
+                        joined.send(Fences.writeCommand(namespace, id, Fence.Kind.USER_DELETE), MetadataStore.DATABASE);
                 if (!succeeded(fenced)) {
                     return fenced;
                 }
@@ -81,19 +81,23 @@ final class TransactionStatements {
         String namespace = ns.getFullName();
         long started = System.nanoTime();
         Map<BsonValue, Fence> fencesAtRead = fences.read(null, namespace, Fences.withDropFence(ids));
-        if (TierQueries.idsIn(archive, null, namespace, ids).isEmpty()) {
+        if (TierQueries.idsIn(archive.client(joined.name()), null, namespace, ids)
+                .isEmpty()) {
             return null; // nothing cold: a document in neither tier is absent, not in flight
         }
         sync.await(); // the archive now reflects every fast-tier delete older than the fences read above
         Map<BsonValue, BsonDocument> archived = new HashMap<>();
-        for (BsonDocument d : TierQueries.documents(archive, namespace, ids)) {
+        for (BsonDocument d : TierQueries.documents(archive.client(joined.name()), namespace, ids)) {
             archived.put(d.get("_id"), d);
         }
         List<BsonValue> candidates = new ArrayList<>(archived.keySet());
-        RawBsonDocument held = joined.send(new BsonDocument("find", new BsonString(ns.getCollectionName()))
-                .append("filter", new BsonDocument("_id", new BsonDocument("$in", new BsonArray(candidates))))
-                .append("projection", new BsonDocument("_id", new BsonInt32(1))).append("singleBatch", BsonBoolean.TRUE)
-                .append("batchSize", new BsonInt32(candidates.size())), ns.getDatabaseName());
+        RawBsonDocument held = joined.send(
+                new BsonDocument("find", new BsonString(ns.getCollectionName()))
+                        .append("filter", new BsonDocument("_id", new BsonDocument("$in", new BsonArray(candidates))))
+                        .append("projection", new BsonDocument("_id", new BsonInt32(1)))
+                        .append("singleBatch", BsonBoolean.TRUE)
+                        .append("batchSize", new BsonInt32(candidates.size())),
+                ns.getDatabaseName());
         if (!Replies.isOk(held)) {
             return held;
         }
@@ -107,7 +111,8 @@ final class TransactionStatements {
                 return claimed;
             }
         }
-        RawBsonDocument read = joined.send(Fences.readCommand(namespace, Fences.withDropFence(candidates)), MetadataStore.DATABASE);
+        RawBsonDocument read =
+                joined.send(Fences.readCommand(namespace, Fences.withDropFence(candidates)), MetadataStore.DATABASE);
         if (!Replies.isOk(read)) {
             return read;
         }
@@ -119,23 +124,31 @@ final class TransactionStatements {
             Fence fence = Fence.fromBson(d.asDocument());
             fencesNow.put(fence.documentId(), fence);
         }
-        List<BsonValue> toCopy = GuardedCopy.toCopy(candidates, present, fencesAtRead, fencesNow, Instant.now(),
-                Duration.ofNanos(System.nanoTime() - started), maxInFlight);
+        List<BsonValue> toCopy = GuardedCopy.toCopy(
+                candidates,
+                present,
+                fencesAtRead,
+                fencesNow,
+                Instant.now(),
+                Duration.ofNanos(System.nanoTime() - started),
+                maxInFlight);
         if (toCopy == null) {
-            return retryTransaction("a document of " + namespace + " this transaction addresses changed tier (or the collection"
-                    + " was dropped) while it was copied into the fast tier");
+            return retryTransaction(
+                    "a document of " + namespace + " this transaction addresses changed tier (or the collection"
+                            + " was dropped) while it was copied into the fast tier");
         }
         if (toCopy.isEmpty()) {
             return null;
         }
         BsonArray copies = new BsonArray();
         toCopy.forEach(id -> copies.add(archived.get(id)));
-        RawBsonDocument inserted = joined.send(new BsonDocument("insert", new BsonString(ns.getCollectionName()))
-                .append("documents", copies), ns.getDatabaseName());
+        RawBsonDocument inserted = joined.send(
+                new BsonDocument("insert", new BsonString(ns.getCollectionName())).append("documents", copies),
+                ns.getDatabaseName());
         if (!succeeded(inserted)) {
             // another transaction inserted one of them since this one read (a read-committed server says E11000)
-            return retryTransaction("a document of " + namespace + " was copied into the fast tier by another transaction"
-                    + " while this one copied it");
+            return retryTransaction("a document of " + namespace
+                    + " was copied into the fast tier by another transaction" + " while this one copied it");
         }
         // so that the application's change streams leave the copies' inserts out (CopyMarks)
         for (BsonDocument mark : CopyMarks.markCommands(namespace, toCopy)) {
@@ -159,17 +172,25 @@ final class TransactionStatements {
                     boolean single = d.isNumber("limit") && d.getNumber("limit").intValue() == 1;
                     finds.add(find(collection, Statements.documentOrEmpty(d, "q"), null, single, d.get("collation")));
                 }
-            } else if (write.kind() == CommandClass.WriteKind.FIND_AND_MODIFY && Statements.flag(write.statements().get(0), "remove")) {
+            } else if (write.kind() == CommandClass.WriteKind.FIND_AND_MODIFY
+                    && Statements.flag(write.statements().get(0), "remove")) {
                 BsonDocument c = write.statements().get(0);
-                finds.add(find(collection, Statements.documentOrEmpty(c, "query"), c.isDocument("sort") ? c.getDocument("sort") : null,
-                        true, c.get("collation")));
+                finds.add(find(
+                        collection,
+                        Statements.documentOrEmpty(c, "query"),
+                        c.isDocument("sort") ? c.getDocument("sort") : null,
+                        true,
+                        c.get("collation")));
             }
             return finds;
         }
 
-        private static BsonDocument find(String collection, BsonDocument filter, BsonDocument sort, boolean single, BsonValue collation) {
-            BsonDocument find = new BsonDocument("find", new BsonString(collection)).append("filter", filter)
-                    .append("projection", new BsonDocument("_id", new BsonInt32(1))).append("singleBatch", BsonBoolean.TRUE);
+        private static BsonDocument find(
+                String collection, BsonDocument filter, BsonDocument sort, boolean single, BsonValue collation) {
+            BsonDocument find = new BsonDocument("find", new BsonString(collection))
+                    .append("filter", filter)
+                    .append("projection", new BsonDocument("_id", new BsonInt32(1)))
+                    .append("singleBatch", BsonBoolean.TRUE);
             if (sort != null) {
                 find.append("sort", sort);
             }
@@ -193,6 +214,11 @@ final class TransactionStatements {
 
         Joined(WriteRequest x) {
             this.x = x;
+        }
+
+        /** The client's command's name (in a refusal). */
+        String name() {
+            return x.traits().name();
         }
 
         RawBsonDocument send(BsonDocument command, String database) {
@@ -229,7 +255,8 @@ final class TransactionStatements {
 
     private static List<BsonValue> firstBatch(BsonDocument reply) {
         return reply.isDocument("cursor") && reply.getDocument("cursor").isArray("firstBatch")
-                ? reply.getDocument("cursor").getArray("firstBatch") : List.of();
+                ? reply.getDocument("cursor").getArray("firstBatch")
+                : List.of();
     }
 
     private static List<BsonValue> ids(BsonDocument findReply) {
@@ -242,7 +269,7 @@ final class TransactionStatements {
 
     /** A WriteConflict with the TransientTransactionError label: drivers run the whole transaction again. */
     private static RawBsonDocument retryTransaction(String why) {
-        return MongoError.WRITE_CONFLICT.reply(why + "; the transaction can be retried as a whole",
-                List.of("TransientTransactionError"));
+        return MongoError.WRITE_CONFLICT.reply(
+                why + "; the transaction can be retried as a whole", List.of("TransientTransactionError"));
     }
 }

@@ -28,15 +28,14 @@ final class UniqueIndexes {
 
     static final Duration FRESH = Duration.ofSeconds(1);
 
-    private record Known(List<UniqueIndex> indexes, long readNanos) {
-    }
+    private record Known(List<UniqueIndex> indexes, long readNanos) {}
 
     private final MongoClient fast;
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final Fences fences;
     private final Map<String, Known> known = new ConcurrentHashMap<>();
 
-    UniqueIndexes(MongoClient fast, MongoClient archive, Fences fences) {
+    UniqueIndexes(MongoClient fast, ArchiveReads archive, Fences fences) {
         this.fast = fast;
         this.archive = archive;
         this.fences = fences;
@@ -50,7 +49,8 @@ final class UniqueIndexes {
         }
         List<UniqueIndex> indexes = new ArrayList<>();
         try {
-            for (BsonDocument spec : Blocking.list(TierQueries.collection(fast, namespace).listIndexes(BsonDocument.class))) {
+            for (BsonDocument spec :
+                    Blocking.list(TierQueries.collection(fast, namespace).listIndexes(BsonDocument.class))) {
                 UniqueIndex.of(spec).ifPresent(indexes::add);
             }
         } catch (MongoCommandException e) {
@@ -78,7 +78,7 @@ final class UniqueIndexes {
             return List.of();
         }
         Set<BsonValue> ids = new LinkedHashSet<>(TierQueries.idsMatching(fast, null, namespace, filter.get(), null, 0));
-        ids.addAll(TierQueries.idsMatching(archive, null, namespace, filter.get(), null, 0));
+        ids.addAll(TierQueries.idsMatching(archive.client("write"), null, namespace, filter.get(), null, 0));
         return new ArrayList<>(ids);
     }
 
@@ -92,21 +92,31 @@ final class UniqueIndexes {
         if (indexes.isEmpty() || written.isEmpty()) {
             return List.of();
         }
-        List<BsonDocument> now = Blocking.list(TierQueries.collection(fast, namespace).find(session, Filters.in("_id", written)));
+        List<BsonDocument> now =
+                Blocking.list(TierQueries.collection(fast, namespace).find(session, Filters.in("_id", written)));
         Optional<BsonDocument> filter = UniqueKeys.holders(indexes, now);
         if (filter.isEmpty()) {
             return List.of();
         }
-        List<BsonValue> inArchive = TierQueries.idsMatching(archive, null, namespace, filter.get(), null, 0);
+        List<BsonValue> inArchive =
+                TierQueries.idsMatching(archive.client("write"), null, namespace, filter.get(), null, 0);
         if (inArchive.isEmpty()) {
             return List.of();
         }
         // a holder whose fast-tier version has another key is superseded; one whose fast-tier version still has
         // the key was removed since this transaction's snapshot (its index entry gone): it counts, as one absent
         Set<BsonValue> superseded = new java.util.HashSet<>(TierQueries.idsIn(fast, session, namespace, inArchive));
-        superseded.removeAll(TierQueries.idsMatching(fast, session, namespace,
-                new BsonDocument("$and", new org.bson.BsonArray(List.of(new BsonDocument("_id", new BsonDocument("$in",
-                        new org.bson.BsonArray(inArchive))), filter.get()))), null, 0));
+        superseded.removeAll(TierQueries.idsMatching(
+                fast,
+                session,
+                namespace,
+                new BsonDocument(
+                        "$and",
+                        new org.bson.BsonArray(List.of(
+                                new BsonDocument("_id", new BsonDocument("$in", new org.bson.BsonArray(inArchive))),
+                                filter.get()))),
+                null,
+                0));
         List<BsonValue> holders = new ArrayList<>(inArchive);
         holders.removeAll(superseded);
         // a document a user deleted holds no key, though the archive keeps it until the feeder mirrors the delete

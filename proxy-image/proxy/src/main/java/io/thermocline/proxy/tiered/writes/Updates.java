@@ -37,14 +37,20 @@ final class Updates {
     static final int CHUNK = 1000;
 
     private final MongoClient fast;
-    private final MongoClient archive;
+    private final ArchiveReads archive;
     private final SyncBarrier sync;
     private final GuardedWrite guarded;
     private final ExactlyOnce once;
     private final RouteCounter routes;
     private final UniqueIndexes uniques;
 
-    Updates(MongoClient fast, MongoClient archive, SyncBarrier sync, GuardedWrite guarded, ExactlyOnce once, RouteCounter routes,
+    Updates(
+            MongoClient fast,
+            ArchiveReads archive,
+            SyncBarrier sync,
+            GuardedWrite guarded,
+            ExactlyOnce once,
+            RouteCounter routes,
             UniqueIndexes uniques) {
         this.fast = fast;
         this.archive = archive;
@@ -69,8 +75,8 @@ final class Updates {
             BsonDocument filter = documentOrEmpty(statement, "q");
             Collation collation = collation(statement);
             if (route instanceof WriteRoute.FastTier && UniqueKeys.mayChangeKey(unique, statement)) {
-                touched.addAll(TierQueries.idsMatching(fast, null, write.namespace(), filter, collation,
-                        flag(statement, "multi") ? 0 : 1));
+                touched.addAll(TierQueries.idsMatching(
+                        fast, null, write.namespace(), filter, collation, flag(statement, "multi") ? 0 : 1));
             } else if (route instanceof WriteRoute.PointWrite point) {
                 touched.add(point.id());
             } else if (route instanceof WriteRoute.ResolveOneThenPointWrite resolve) {
@@ -78,7 +84,8 @@ final class Updates {
                     sync.await();
                     synced = true;
                 }
-                BsonValue id = TierQueries.first(archive, write.namespace(), resolve.filter(), resolve.sort(), collation);
+                BsonValue id = TierQueries.first(
+                        archive.client("update"), write.namespace(), resolve.filter(), resolve.sort(), collation);
                 if (id != null) {
                     touched.add(id);
                     statement = Replies.mutable(statement);
@@ -92,7 +99,8 @@ final class Updates {
                 // barrier between them has mirrored the writes before the eviction (the evictor does not wait for them)
                 touched.addAll(TierQueries.idsMatching(fast, null, write.namespace(), filter, collation, 0));
                 sync.await();
-                touched.addAll(TierQueries.idsMatching(archive, null, write.namespace(), filter, collation, 0));
+                touched.addAll(TierQueries.idsMatching(
+                        archive.client("update"), null, write.namespace(), filter, collation, 0));
                 both.upsertId().ifPresent(touched::add);
             }
             sent.add(statement);
@@ -107,11 +115,15 @@ final class Updates {
             return once.guarded(x, write.namespace(), command, touched, policy);
         }
         if (!splittable(sent, x.traits().retryableWrite())) {
-            return MongoError.TRANSACTION_TOO_LARGE.reply("this update may change " + distinct.size()
-                    + " documents of " + write.namespace() + " that are not all in the fast tier; Thermocline applies such a"
-                    + " write in one fast-tier transaction, limited to " + CHUNK + " documents, and only a single multi-document"
-                    + " update without upsert is split into several. Nothing was changed: narrow the filter (e.g. by "
-                    + policy.ageField() + ") or send one updateMany per statement", List.of());
+            return MongoError.TRANSACTION_TOO_LARGE.reply(
+                    "this update may change " + distinct.size()
+                            + " documents of " + write.namespace()
+                            + " that are not all in the fast tier; Thermocline applies such a"
+                            + " write in one fast-tier transaction, limited to " + CHUNK
+                            + " documents, and only a single multi-document"
+                            + " update without upsert is split into several. Nothing was changed: narrow the filter (e.g. by "
+                            + policy.ageField() + ") or send one updateMany per statement",
+                    List.of());
         }
         return inChunks(x, write.namespace(), command, sent.get(0), distinct);
     }
@@ -122,7 +134,10 @@ final class Updates {
      * resume a split one).
      */
     static boolean splittable(List<BsonDocument> statements, boolean retryable) {
-        return statements.size() == 1 && flag(statements.get(0), "multi") && !flag(statements.get(0), "upsert") && !retryable;
+        return statements.size() == 1
+                && flag(statements.get(0), "multi")
+                && !flag(statements.get(0), "upsert")
+                && !retryable;
     }
 
     /**
@@ -132,11 +147,13 @@ final class Updates {
      * concurrent readers see it half done), and drivers do not retry it. Counts are summed; a write
      * error stops it there, as it would stop one database's.
      */
-    private RawBsonDocument inChunks(WriteRequest x, String namespace, BsonDocument command, BsonDocument statement,
-                                     List<BsonValue> ids) throws InterruptedException {
+    private RawBsonDocument inChunks(
+            WriteRequest x, String namespace, BsonDocument command, BsonDocument statement, List<BsonValue> ids)
+            throws InterruptedException {
         long n = 0;
         long modified = 0;
-        BsonDocument unmet = null; // a chunk's unmet write concern: the client's reply carries it, as one database's would
+        BsonDocument unmet =
+                null; // a chunk's unmet write concern: the client's reply carries it, as one database's would
         BsonDocument filter = documentOrEmpty(statement, "q");
         for (int from = 0; from < ids.size(); from += CHUNK) {
             List<BsonValue> chunk = ids.subList(from, Math.min(ids.size(), from + CHUNK));
@@ -158,7 +175,10 @@ final class Updates {
                 return OpMsg.raw(stopped);
             }
         }
-        return OpMsg.raw(ClientWriteConcern.withError(new BsonDocument("n", new BsonInt32((int) n))
-                .append("nModified", new BsonInt32((int) modified)).append("ok", new BsonDouble(1)), unmet));
+        return OpMsg.raw(ClientWriteConcern.withError(
+                new BsonDocument("n", new BsonInt32((int) n))
+                        .append("nModified", new BsonInt32((int) modified))
+                        .append("ok", new BsonDouble(1)),
+                unmet));
     }
 }
