@@ -84,6 +84,7 @@ public final class StatusCommand implements Callable<Integer> {
         FeederCheckpoint feeder = metadata.feederCheckpoint();
         FeederHealth.ArchiveUnavailable unavailable = metadata.feederHealth().archiveUnavailable();
         List<ShadowEvidence> evidence = modes.evidence();
+        ArchiveAnswers archive = new ArchiveAnswers(clients.archive());
         BsonArray collections = new BsonArray();
         for (CollectionPolicy p : policies) {
             Namespace ns = Namespace.of(p);
@@ -106,7 +107,7 @@ public final class StatusCommand implements Callable<Integer> {
                             "fastDocuments",
                             new BsonInt64(Blocking.single(ns.in(clients.fast()).countDocuments(Filters.empty()))
                                     .orElse(0L)))
-                    .append("archiveDocuments", new BsonInt64(archiveCount(ns, clients.archive())))
+                    .append("archiveDocuments", new BsonInt64(archive.count(ns)))
                     .append(
                             "coveredFrom",
                             state.oldestCovered() == null
@@ -129,7 +130,9 @@ public final class StatusCommand implements Callable<Integer> {
         BsonDocument modeDoc = mode.toBson();
         modeDoc.remove("_id");
         FollowerState follower = modes.follower();
+        BsonTimestamp archiveLatest = archive.latest();
         return new BsonDocument("mode", modeDoc)
+                .append("archive", archive.toBson())
                 .append(
                         "feeder",
                         new BsonDocument("lagSeconds", new BsonDouble(feeder.lagSeconds()))
@@ -143,7 +146,7 @@ public final class StatusCommand implements Callable<Integer> {
                                                                 "since",
                                                                 new BsonString(String.valueOf(unavailable.since())))
                                                         .append("cause", new BsonString(unavailable.cause()))))
-                .append("follower", follower(follower, mode, archiveLatest(clients.archive()), Instant.now()))
+                .append("follower", follower(follower, mode, archiveLatest, Instant.now()))
                 .append("collections", collections);
     }
 
@@ -171,29 +174,58 @@ public final class StatusCommand implements Callable<Integer> {
     }
 
     /**
-     * How long the screen waits for each archive answer: an archive that accepts connections but stalls (a full disk, a
-     * stuck primary) must not hold the screen for the client's 30 s; its lines say "unavailable" instead.
+     * How long the screen waits for an archive answer: an archive that accepts connections but stalls (a full disk, a
+     * stuck primary) must not hold the screen for the client's 30 s; it is shown as not serving instead.
      */
     static final Duration ARCHIVE_ANSWER = Duration.ofSeconds(2);
 
-    /** -1 when the archive cannot be asked (an outage) or does not answer in time: the rest of the screen says why. */
-    private static long archiveCount(Namespace ns, MongoClient archive) {
-        try {
-            return Blocking.single(ns.in(archive)
-                            .withTimeout(ARCHIVE_ANSWER.toMillis(), TimeUnit.MILLISECONDS)
-                            .estimatedDocumentCount())
-                    .orElse(0L);
-        } catch (MongoException | IllegalStateException e) {
-            return -1;
-        }
-    }
+    /**
+     * The archive's answers for one screen, each with a deadline of {@link #ARCHIVE_ANSWER} (the driver's timeout: sent
+     * as {@code maxTimeMS} and kept by the client, so a paused archive is not waited for). After the first question it
+     * leaves unanswered, it is not asked again (each would wait as long): its counts are -1, its optime null, and
+     * {@link #toBson} says it is not serving, with the cause.
+     */
+    static final class ArchiveAnswers {
+        private final MongoClient archive;
+        private String notServing;
 
-    /** Null when the archive cannot be asked: the rest of the screen is still worth showing. */
-    private static BsonTimestamp archiveLatest(MongoClient archive) {
-        try {
-            return ModeController.archiveTime(archive, ARCHIVE_ANSWER);
-        } catch (MongoException | IllegalStateException e) {
-            return null;
+        ArchiveAnswers(MongoClient archive) {
+            this.archive = archive;
+        }
+
+        /** The namespace's estimated count, -1 when the archive does not answer in time. */
+        long count(Namespace ns) {
+            Long count = ask(
+                    "the count of " + ns,
+                    () -> Blocking.single(ns.in(archive)
+                                    .withTimeout(ARCHIVE_ANSWER.toMillis(), TimeUnit.MILLISECONDS)
+                                    .estimatedDocumentCount())
+                            .orElse(0L));
+            return count == null ? -1 : count;
+        }
+
+        /** The archive's latest optime, null when it does not answer in time. */
+        BsonTimestamp latest() {
+            return ask("its optime", () -> ModeController.archiveTime(archive, ARCHIVE_ANSWER));
+        }
+
+        /** {@code serving}, and why not ({@code cause}, null while it serves). */
+        BsonDocument toBson() {
+            return new BsonDocument("serving", BsonBoolean.valueOf(notServing == null))
+                    .append("cause", notServing == null ? BsonNull.VALUE : new BsonString(notServing));
+        }
+
+        private <T> T ask(String what, java.util.function.Supplier<T> question) {
+            if (notServing != null) {
+                return null;
+            }
+            try {
+                return question.get();
+            } catch (MongoException | IllegalStateException e) {
+                notServing =
+                        "did not answer " + what + " within " + ARCHIVE_ANSWER.toSeconds() + " s: " + e.getMessage();
+                return null;
+            }
         }
     }
 
@@ -248,6 +280,12 @@ public final class StatusCommand implements Callable<Integer> {
                                         .getString("cause")
                                         .getValue())
                         : ""));
+        if (s.isDocument("archive")
+                && !s.getDocument("archive").getBoolean("serving").getValue()) {
+            b.append("archive   NOT SERVING: ")
+                    .append(s.getDocument("archive").getString("cause").getValue())
+                    .append('\n');
+        }
         b.append(follower(s.getDocument("follower")));
         for (var v : s.getArray("collections")) {
             BsonDocument c = v.asDocument();

@@ -128,8 +128,9 @@ class StatusCommandTest {
 
     /**
      * Issue 40: an archive that accepts connections and answers {@code hello} but stalls every command held the screen
-     * for as long as the archive did (here a minute); each archive question now gives up after two seconds and its
-     * line says so.
+     * for as long as the archive did (here a minute). Its first question gives up at its deadline (two seconds, sent
+     * as maxTimeMS and kept by the client), no other is asked (each would wait as long: before, one per collection and
+     * the optime's), and the screen says the archive is not serving and why.
      */
     @Test
     void anArchiveThatStallsItsCommandsDoesNotHoldTheScreen() throws Exception {
@@ -139,9 +140,9 @@ class StatusCommandTest {
             try (TierClients clients = TierClients.open(tiers.loaded(), "test")) {
                 new MetadataStore(clients.fast()).ensureCollections();
             }
-            admin.getDatabase("admin")
-                    .runCommand(new org.bson.Document("configureFailPoint", "failCommand")
-                            .append("mode", "alwaysOn")
+            long enteredBefore = failPoint(
+                    admin,
+                    new org.bson.Document("mode", "alwaysOn")
                             .append(
                                     "data",
                                     new org.bson.Document(
@@ -149,18 +150,69 @@ class StatusCommandTest {
                                                     java.util.List.of("count", "ping", "aggregate", "find"))
                                             .append("blockConnection", true)
                                             .append("blockTimeMS", 60_000)));
+            String text;
+            BsonDocument json;
             try {
-                String text = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                text = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
                         Duration.ofSeconds(30),
                         () -> CommandRun.thermocline("status", "--config", config.toString())
                                 .succeeded(),
                         "the status screen waited for the stalled archive");
-                assertThat(text).contains("shop.orders              fast 0, archive unavailable");
+                json = BsonDocument.parse(org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                        Duration.ofSeconds(30),
+                        () -> CommandRun.thermocline("status", "--json", "--config", config.toString())
+                                .succeeded(),
+                        "the status screen waited for the stalled archive"));
             } finally {
-                admin.getDatabase("admin")
-                        .runCommand(new org.bson.Document("configureFailPoint", "failCommand").append("mode", "off"));
+                long enteredDuring = failPoint(admin, new org.bson.Document("mode", "off")) - enteredBefore;
+                assertThat(enteredDuring)
+                        .as("archive questions the two screens asked the stalled archive: one each, not one per"
+                                + " collection and the optime's")
+                        .isEqualTo(2);
             }
+            assertThat(text)
+                    .contains("shop.orders              fast 0, archive unavailable")
+                    .contains("archive   NOT SERVING: did not answer the count of shop.orders within 2 s: ");
+            BsonDocument archive = json.getDocument("archive");
+            assertThat(archive.getBoolean("serving").getValue()).isFalse();
+            assertThat(archive.getString("cause").getValue()).startsWith("did not answer the count of shop.orders");
+            assertThat(json.getArray("collections")
+                            .get(0)
+                            .asDocument()
+                            .getNumber("archiveDocuments")
+                            .longValue())
+                    .isEqualTo(-1);
+            assertThat(json.getDocument("follower").get("archiveLatest").isNull())
+                    .isTrue();
         }
+    }
+
+    @Test
+    void aServingArchiveIsSaidToServe() throws Exception {
+        try (LocalTiers tiers = LocalTiers.start(dir)) {
+            try (TierClients clients = TierClients.open(tiers.loaded(), "test")) {
+                new MetadataStore(clients.fast()).ensureCollections();
+            }
+            BsonDocument json =
+                    BsonDocument.parse(CommandRun.thermocline("status", "--json", "--config", tiers.config.toString())
+                            .succeeded());
+            assertThat(json.getDocument("archive").getBoolean("serving").getValue())
+                    .isTrue();
+            assertThat(json.getDocument("archive").get("cause").isNull()).isTrue();
+            assertThat(CommandRun.thermocline("status", "--config", tiers.config.toString())
+                            .succeeded())
+                    .doesNotContain("NOT SERVING");
+        }
+    }
+
+    /** Sets the archive's failCommand fail point; returns how many commands it had acted on (mongod's count). */
+    private static long failPoint(com.mongodb.client.MongoClient admin, org.bson.Document settings) {
+        org.bson.Document command = new org.bson.Document("configureFailPoint", "failCommand");
+        command.putAll(settings);
+        return admin.getDatabase("admin")
+                .runCommand(command)
+                .get("count", Number.class)
+                .longValue();
     }
 
     @Test
