@@ -1,6 +1,7 @@
 package io.thermocline.proxy.tiered;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.mongodb.client.MongoChangeStreamCursor;
 import com.mongodb.client.MongoClient;
@@ -27,6 +28,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.bson.BsonDocument;
@@ -45,7 +47,7 @@ import org.junit.jupiter.api.Timeout;
  * order). Cold documents are in the archive only; the warmer, promotions and the evictor move
  * documents between the tiers meanwhile, and none of that may show.
  */
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ChangeStreamFidelityTest {
 
     static final Instant NOW = Instant.now();
@@ -57,6 +59,7 @@ class ChangeStreamFidelityTest {
     static MirrorBarrier barrier;
     /** What a stream opened before the warm-up saw of it and of one user insert (see {@link #start}). */
     static List<BsonDocument> duringWarmUp;
+
     static List<BsonDocument> duringWarmUpReference;
 
     @BeforeAll
@@ -65,7 +68,8 @@ class ChangeStreamFidelityTest {
         stack.startFeeder();
         referenceSet = EmbeddedReplicaSet.builder().name("reference").build().start();
         referenceClient = MongoClients.create(referenceSet.connectionString());
-        barrier = new MirrorBarrier(stack.fastWorkers, new MetadataStore(stack.fastWorkers), "change-stream-fidelity-test");
+        barrier = new MirrorBarrier(
+                stack.fastWorkers, new MetadataStore(stack.fastWorkers), "change-stream-fidelity-test");
         // the adopted replica set: recent documents (the warmer copies them) and old ones
         List<BsonDocument> adopted = new ArrayList<>();
         for (int i = 1; i <= 5; i++) {
@@ -74,19 +78,29 @@ class ChangeStreamFidelityTest {
         stack.archiveOrders().insertMany(adopted);
         reference().insertMany(adopted);
         try (var stream = stack.orders().watch(BsonDocument.class).cursor();
-             var referenceStream = reference().watch(BsonDocument.class).cursor()) {
-            Warmer warmer = new Warmer(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY), new WarmerConfig(50, 100_000),
-                    Warmer.Options.defaults().withBarrierTimeout(Duration.ofSeconds(10)).withRegistry(new PrometheusRegistry())
+                var referenceStream = reference().watch(BsonDocument.class).cursor()) {
+            Warmer warmer = new Warmer(
+                    stack.fastWorkers,
+                    stack.archiveWorkers,
+                    List.of(TieredStack.POLICY),
+                    new WarmerConfig(50, 100_000),
+                    Warmer.Options.defaults()
+                            .withBarrierTimeout(Duration.ofSeconds(10))
+                            .withRegistry(new PrometheusRegistry())
                             .withFaults(FaultInjection.NONE));
             assertThat(warmer.warmAll()).as("warmed").isTrue();
-            assertThat(stack.fastOrders().countDocuments(Filters.eq("state", "recent"))).as("warm copies").isEqualTo(5);
+            assertThat(stack.fastOrders().countDocuments(Filters.eq("state", "recent")))
+                    .as("warm copies")
+                    .isEqualTo(5);
             both(c -> c.updateOne(Filters.eq("_id", 1), Updates.set("state", "warm-updated")));
             duringWarmUp = until(stream, sentinel(stack.orders(), 90));
             duringWarmUpReference = until(referenceStream, sentinel(reference(), 90));
         }
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (stack.routing.table().coverage(TieredStack.POLICY.namespace()) instanceof CoverageBound.Nothing) {
-            assertThat(System.nanoTime()).as("the proxy follows the warmed coverage").isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("the proxy follows the warmed coverage")
+                    .isLessThan(deadline);
             Thread.sleep(20);
         }
     }
@@ -99,7 +113,9 @@ class ChangeStreamFidelityTest {
     }
 
     static MongoCollection<BsonDocument> reference() {
-        return referenceClient.getDatabase(TieredStack.POLICY.database()).getCollection(TieredStack.POLICY.collection(), BsonDocument.class);
+        return referenceClient
+                .getDatabase(TieredStack.POLICY.database())
+                .getCollection(TieredStack.POLICY.collection(), BsonDocument.class);
     }
 
     /** Documents only the archive holds (and the reference set, as the one replica set). */
@@ -123,21 +139,31 @@ class ChangeStreamFidelityTest {
         return id;
     }
 
+    /**
+     * The bound on one wait for a stream's event: each wait ends when the event arrives (the driver's blocking
+     * {@code next()}), so a loaded machine only makes it slower; the bound only turns a stream that never shows it into
+     * a failure naming what it showed.
+     */
+    static final Duration EVENT_WAIT = Duration.ofSeconds(120);
+
     /** The stream's events up to the sentinel's insert (included), as compared: what a replica set's event says. */
     static List<BsonDocument> until(MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> stream, int sentinel) {
-        List<BsonDocument> events = new ArrayList<>();
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (System.nanoTime() < deadline) {
-            ChangeStreamDocument<BsonDocument> event = stream.tryNext();
-            if (event == null) {
-                continue;
-            }
-            events.add(compared(event));
-            if (event.getDocumentKey() != null && new BsonInt32(sentinel).equals(event.getDocumentKey().get("_id"))) {
-                return events;
-            }
-        }
-        throw new AssertionError("no sentinel event within 90 s; events so far: " + events);
+        List<BsonDocument> events = new CopyOnWriteArrayList<>();
+        return assertTimeoutPreemptively(
+                EVENT_WAIT,
+                () -> {
+                    while (true) {
+                        ChangeStreamDocument<BsonDocument> event = stream.next(); // waits for the stream's next event
+                        events.add(compared(event));
+                        if (event.getDocumentKey() != null
+                                && new BsonInt32(sentinel)
+                                        .equals(event.getDocumentKey().get("_id"))) {
+                            return List.copyOf(events);
+                        }
+                    }
+                },
+                () -> "no sentinel " + sentinel + " event within " + EVENT_WAIT.toSeconds() + " s; events so far: "
+                        + events);
     }
 
     static BsonDocument compared(ChangeStreamDocument<BsonDocument> event) {
@@ -152,10 +178,19 @@ class ChangeStreamFidelityTest {
             d.append("fullDocument", event.getFullDocument());
         }
         if (event.getUpdateDescription() != null) {
-            d.append("updated", event.getUpdateDescription().getUpdatedFields() == null ? new BsonDocument()
-                    : event.getUpdateDescription().getUpdatedFields());
-            d.append("removed", new org.bson.BsonArray(event.getUpdateDescription().getRemovedFields() == null ? List.of()
-                    : event.getUpdateDescription().getRemovedFields().stream().map(f -> (org.bson.BsonValue) new BsonString(f)).toList()));
+            d.append(
+                    "updated",
+                    event.getUpdateDescription().getUpdatedFields() == null
+                            ? new BsonDocument()
+                            : event.getUpdateDescription().getUpdatedFields());
+            d.append(
+                    "removed",
+                    new org.bson.BsonArray(
+                            event.getUpdateDescription().getRemovedFields() == null
+                                    ? List.of()
+                                    : event.getUpdateDescription().getRemovedFields().stream()
+                                            .map(f -> (org.bson.BsonValue) new BsonString(f))
+                                            .toList()));
         }
         return d;
     }
@@ -171,22 +206,29 @@ class ChangeStreamFidelityTest {
      */
     static List<BsonDocument> sameEvents(int sentinel, boolean multiDocument, Runnable ops) {
         try (var stream = stack.orders().watch(BsonDocument.class).cursor();
-             var referenceStream = reference().watch(BsonDocument.class).cursor()) {
+                var referenceStream = reference().watch(BsonDocument.class).cursor()) {
             ops.run();
             List<BsonDocument> proxied = until(stream, sentinel(stack.orders(), sentinel));
             List<BsonDocument> expected = until(referenceStream, sentinel(reference(), sentinel));
             if (multiDocument) {
-                assertThat(proxied).as("the proxy's stream shows what one replica set shows").containsExactlyInAnyOrderElementsOf(expected);
+                assertThat(proxied)
+                        .as("the proxy's stream shows what one replica set shows")
+                        .containsExactlyInAnyOrderElementsOf(expected);
                 assertThat(proxied.get(proxied.size() - 1)).isEqualTo(expected.get(expected.size() - 1));
             } else {
-                assertThat(proxied).as("the proxy's stream shows what one replica set shows").isEqualTo(expected);
+                assertThat(proxied)
+                        .as("the proxy's stream shows what one replica set shows")
+                        .isEqualTo(expected);
             }
             return proxied;
         }
     }
 
     static List<String> types(List<BsonDocument> events) {
-        return events.stream().map(e -> e.getString("op").getValue() + " " + e.getDocument("key").getInt32("_id").getValue()).toList();
+        return events.stream()
+                .map(e -> e.getString("op").getValue() + " "
+                        + e.getDocument("key").getInt32("_id").getValue())
+                .toList();
     }
 
     @Test
@@ -198,14 +240,20 @@ class ChangeStreamFidelityTest {
     @Test
     void deleteOneByIdOfAnArchiveOnlyDocumentEmitsItsDelete() {
         cold(101);
-        List<BsonDocument> events = sameEvents(109, () -> both(c -> assertThat(c.deleteOne(Filters.eq("_id", 101)).getDeletedCount()).isEqualTo(1)));
+        List<BsonDocument> events = sameEvents(
+                109,
+                () -> both(c -> assertThat(c.deleteOne(Filters.eq("_id", 101)).getDeletedCount())
+                        .isEqualTo(1)));
         assertThat(types(events)).containsExactly("delete 101", "insert 109");
     }
 
     @Test
     void deleteOneByFilterOfAnArchiveOnlyDocumentEmitsItsDelete() {
         cold(111);
-        List<BsonDocument> events = sameEvents(119, () -> both(c -> assertThat(c.deleteOne(Filters.eq("n", 111)).getDeletedCount()).isEqualTo(1)));
+        List<BsonDocument> events = sameEvents(
+                119,
+                () -> both(c -> assertThat(c.deleteOne(Filters.eq("n", 111)).getDeletedCount())
+                        .isEqualTo(1)));
         assertThat(types(events)).containsExactly("delete 111", "insert 119");
     }
 
@@ -213,47 +261,64 @@ class ChangeStreamFidelityTest {
     void deleteManyOverBothTiersEmitsEveryDelete() {
         cold(121, 122, 123);
         both(c -> c.insertOne(TieredProxyTest.order(124, NOW, "cold").append("n", new BsonInt32(124))));
-        List<BsonDocument> events = sameEvents(129, true, () -> both(c -> assertThat(c.deleteMany(Filters.eq("state", "cold")).getDeletedCount())
-                .isEqualTo(4)));
-        assertThat(types(events)).containsExactlyInAnyOrder("delete 121", "delete 122", "delete 123", "delete 124", "insert 129");
+        List<BsonDocument> events = sameEvents(
+                129,
+                true,
+                () -> both(c -> assertThat(
+                                c.deleteMany(Filters.eq("state", "cold")).getDeletedCount())
+                        .isEqualTo(4)));
+        assertThat(types(events))
+                .containsExactlyInAnyOrder("delete 121", "delete 122", "delete 123", "delete 124", "insert 129");
     }
 
     @Test
     void findOneAndDeleteOfAnArchiveOnlyDocumentEmitsItsDeleteAndAnswersWithItsProjection() {
         cold(131);
-        List<BsonDocument> events = sameEvents(139, () -> both(c -> assertThat(c.findOneAndDelete(Filters.eq("n", 131),
-                new FindOneAndDeleteOptions().projection(Projections.include("state")))).isEqualTo(
-                new BsonDocument("_id", new BsonInt32(131)).append("state", new BsonString("cold")))));
+        List<BsonDocument> events = sameEvents(
+                139,
+                () -> both(c -> assertThat(c.findOneAndDelete(
+                                Filters.eq("n", 131),
+                                new FindOneAndDeleteOptions().projection(Projections.include("state"))))
+                        .isEqualTo(
+                                new BsonDocument("_id", new BsonInt32(131)).append("state", new BsonString("cold")))));
         assertThat(types(events)).containsExactly("delete 131", "insert 139");
     }
 
     @Test
     void updateOfAColdDocumentEmitsOnlyItsUpdate() {
         cold(141);
-        List<BsonDocument> events = sameEvents(149, () -> both(c -> c.updateOne(Filters.eq("_id", 141), Updates.set("state", "changed"))));
+        List<BsonDocument> events =
+                sameEvents(149, () -> both(c -> c.updateOne(Filters.eq("_id", 141), Updates.set("state", "changed"))));
         assertThat(types(events)).containsExactly("update 141", "insert 149");
     }
 
     @Test
     void replaceOfAColdDocumentEmitsOnlyItsReplace() {
         cold(151);
-        List<BsonDocument> events = sameEvents(159, () -> both(c -> c.replaceOne(Filters.eq("_id", 151),
-                TieredProxyTest.order(151, NOW.minus(OLD), "replaced"))));
+        List<BsonDocument> events = sameEvents(
+                159,
+                () -> both(c ->
+                        c.replaceOne(Filters.eq("_id", 151), TieredProxyTest.order(151, NOW.minus(OLD), "replaced"))));
         assertThat(types(events)).hasSize(2).last().isEqualTo("insert 159");
     }
 
     @Test
     void updateManyOfColdDocumentsEmitsOnlyTheirUpdates() {
         cold(161, 162);
-        List<BsonDocument> events = sameEvents(169, true, () -> both(c -> assertThat(c.updateMany(Filters.in("n", 161, 162),
-                Updates.set("state", "many")).getModifiedCount()).isEqualTo(2)));
+        List<BsonDocument> events = sameEvents(
+                169,
+                true,
+                () -> both(c -> assertThat(c.updateMany(Filters.in("n", 161, 162), Updates.set("state", "many"))
+                                .getModifiedCount())
+                        .isEqualTo(2)));
         assertThat(types(events)).containsExactlyInAnyOrder("update 161", "update 162", "insert 169");
     }
 
     @Test
     void findOneAndUpdateOfAColdDocumentEmitsOnlyItsUpdate() {
         cold(171);
-        List<BsonDocument> events = sameEvents(179, () -> both(c -> c.findOneAndUpdate(Filters.eq("n", 171), Updates.set("state", "fam"))));
+        List<BsonDocument> events =
+                sameEvents(179, () -> both(c -> c.findOneAndUpdate(Filters.eq("n", 171), Updates.set("state", "fam"))));
         assertThat(types(events)).containsExactly("update 171", "insert 179");
     }
 
@@ -280,29 +345,30 @@ class ChangeStreamFidelityTest {
         });
     }
 
+    /** The stream's next event, waited for (see {@link #EVENT_WAIT}). */
     static ChangeStreamDocument<BsonDocument> next(MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> stream) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            ChangeStreamDocument<BsonDocument> event = stream.tryNext();
-            if (event != null) {
-                return event;
-            }
-        }
-        throw new AssertionError("no event within 60 s");
+        return assertTimeoutPreemptively(EVENT_WAIT, stream::next, "no event within " + EVENT_WAIT.toSeconds() + " s");
     }
 
     /** An evictor whose passes the test runs itself. */
     static Evictor evictor() {
-        return new Evictor(stack.fastWorkers, stack.archiveWorkers, List.of(TieredStack.POLICY),
-                new EvictorConfig(Duration.ofMillis(100), 50, 100_000), Evictor.Options.defaults()
-                .withBoundPropagationDelay(Duration.ZERO).withBarrierTimeout(Duration.ofSeconds(10))
-                .withRegistry(new PrometheusRegistry()));
+        return new Evictor(
+                stack.fastWorkers,
+                stack.archiveWorkers,
+                List.of(TieredStack.POLICY),
+                new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
+                Evictor.Options.defaults()
+                        .withBoundPropagationDelay(Duration.ZERO)
+                        .withBarrierTimeout(Duration.ofSeconds(10))
+                        .withRegistry(new PrometheusRegistry()));
     }
 
     static void awaitInFast(int id, boolean present) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while ((stack.fastOrders().find(Filters.eq("_id", id)).first() != null) != present) {
-            assertThat(System.nanoTime()).as("document %d %s the fast tier", id, present ? "in" : "out of").isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("document %d %s the fast tier", id, present ? "in" : "out of")
+                    .isLessThan(deadline);
             Thread.sleep(20);
         }
     }
@@ -313,7 +379,7 @@ class ChangeStreamFidelityTest {
         var token = new java.util.concurrent.atomic.AtomicReference<BsonDocument>();
         List<BsonDocument> expected;
         try (var stream = stack.orders().watch(BsonDocument.class).cursor();
-             var referenceStream = reference().watch(BsonDocument.class).cursor()) {
+                var referenceStream = reference().watch(BsonDocument.class).cursor()) {
             both(c -> c.insertOne(TieredProxyTest.order(194, NOW, "first")));
             ChangeStreamDocument<BsonDocument> first = next(stream);
             token.set(first.getResumeToken());
@@ -329,9 +395,14 @@ class ChangeStreamFidelityTest {
         ProxyServer other = stack.anotherProxy("tiered-test-resume");
         for (ProxyServer proxy : List.of(stack.proxy, other)) {
             try (MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/");
-                 var resumed = client.getDatabase(TieredStack.POLICY.database()).getCollection(TieredStack.POLICY.collection(), BsonDocument.class)
-                         .watch(BsonDocument.class).resumeAfter(token.get()).cursor()) {
-                assertThat(until(resumed, 199)).as("resumed through proxy on port %d", proxy.port()).isEqualTo(expected);
+                    var resumed = client.getDatabase(TieredStack.POLICY.database())
+                            .getCollection(TieredStack.POLICY.collection(), BsonDocument.class)
+                            .watch(BsonDocument.class)
+                            .resumeAfter(token.get())
+                            .cursor()) {
+                assertThat(until(resumed, 199))
+                        .as("resumed through proxy on port %d", proxy.port())
+                        .isEqualTo(expected);
             }
         }
     }
@@ -359,8 +430,11 @@ class ChangeStreamFidelityTest {
         }
         ProxyServer restarted = stack.anotherProxy("tiered-test-restarted");
         try (MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + restarted.port() + "/");
-             var resumed = client.getDatabase(TieredStack.POLICY.database()).getCollection(TieredStack.POLICY.collection(), BsonDocument.class)
-                     .watch(BsonDocument.class).resumeAfter(token).cursor()) {
+                var resumed = client.getDatabase(TieredStack.POLICY.database())
+                        .getCollection(TieredStack.POLICY.collection(), BsonDocument.class)
+                        .watch(BsonDocument.class)
+                        .resumeAfter(token)
+                        .cursor()) {
             assertThat(types(until(resumed, 219))).containsExactly("insert 219");
         }
     }
@@ -390,10 +464,17 @@ class ChangeStreamFidelityTest {
     @Test
     void updateLookupOfAColdDocumentsUpdateShowsTheDocument() {
         cold(201);
-        try (var stream = stack.orders().watch(BsonDocument.class).fullDocument(FullDocument.UPDATE_LOOKUP).cursor();
-             var referenceStream = reference().watch(BsonDocument.class).fullDocument(FullDocument.UPDATE_LOOKUP).cursor()) {
+        try (var stream = stack.orders()
+                        .watch(BsonDocument.class)
+                        .fullDocument(FullDocument.UPDATE_LOOKUP)
+                        .cursor();
+                var referenceStream = reference()
+                        .watch(BsonDocument.class)
+                        .fullDocument(FullDocument.UPDATE_LOOKUP)
+                        .cursor()) {
             both(c -> c.updateOne(Filters.eq("_id", 201), Updates.set("state", "looked-up")));
-            assertThat(until(stream, sentinel(stack.orders(), 209))).isEqualTo(until(referenceStream, sentinel(reference(), 209)));
+            assertThat(until(stream, sentinel(stack.orders(), 209)))
+                    .isEqualTo(until(referenceStream, sentinel(reference(), 209)));
         }
     }
 }

@@ -3,10 +3,10 @@ package io.thermocline.proxy.tiered;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import com.mongodb.client.model.Filters;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.result.UpdateResult;
 import io.thermocline.proxy.ExternalClient;
@@ -57,6 +57,7 @@ class RetryRouteChangeTest {
     static final Instant NOW = Instant.now().truncatedTo(ChronoUnit.MILLIS);
     /** The filters' age bound: inside the window, covered by the wide bound, not by the narrow one. */
     static final Instant SINCE = NOW.minus(Duration.ofMinutes(20));
+
     static final Instant WIDE = NOW.minus(Duration.ofHours(1));
     static final Instant NARROW = NOW.minus(Duration.ofMinutes(5));
 
@@ -80,13 +81,16 @@ class RetryRouteChangeTest {
 
     /** Publishes the coverage bound and waits until both replicas route by it. */
     static void bound(Instant oldestCovered) throws InterruptedException {
-        new MetadataStore(stack.fastWorkers).updateNamespace(TieredStack.POLICY.namespace(), s -> s.withCoverage(oldestCovered));
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        new MetadataStore(stack.fastWorkers)
+                .updateNamespace(TieredStack.POLICY.namespace(), s -> s.withCoverage(oldestCovered));
+        // the deadline only bounds a replica that never follows the bound: a loaded machine only makes them slower
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         CoverageBound wanted = CoverageBound.from(oldestCovered);
         while (!List.of(stack.routing, secondRouting).stream()
-                .allMatch(r -> r.table().coverage(TieredStack.POLICY.namespace()).equals(wanted))) {
+                .allMatch(
+                        r -> r.table().coverage(TieredStack.POLICY.namespace()).equals(wanted))) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the proxies did not follow the bound within 10 s");
+                throw new IllegalStateException("the proxies did not follow the bound within 60 s");
             }
             Thread.sleep(20);
         }
@@ -94,7 +98,8 @@ class RetryRouteChangeTest {
 
     private static BsonDocument session(BsonDocument command, UUID lsid, long txnNumber) {
         return command.append("lsid", new BsonDocument("id", new BsonBinary(lsid, UuidRepresentation.STANDARD)))
-                .append("txnNumber", new BsonInt64(txnNumber)).append("$db", new BsonString("shop"));
+                .append("txnNumber", new BsonInt64(txnNumber))
+                .append("$db", new BsonString("shop"));
     }
 
     private static String hot(String tag) {
@@ -102,8 +107,10 @@ class RetryRouteChangeTest {
     }
 
     private static void recent(int id, String tag) {
-        stack.orders().insertOne(SessionConsistencyTest.order(id, NOW.minus(Duration.ofMinutes(10)), "recent")
-                .append("tag", new BsonString(tag)).append("n", new BsonInt32(0)));
+        stack.orders()
+                .insertOne(SessionConsistencyTest.order(id, NOW.minus(Duration.ofMinutes(10)), "recent")
+                        .append("tag", new BsonString(tag))
+                        .append("n", new BsonInt32(0)));
     }
 
     private static int counter(String tag) {
@@ -113,7 +120,8 @@ class RetryRouteChangeTest {
 
     /** The first attempt forwarded while the filter is provably hot, the retry on the other replica after the bound moved. */
     private static BsonDocument[] forwardedThenGuarded(String command, UUID lsid) throws Exception {
-        try (Raw a = new Raw(stack.proxy.port()); Raw b = new Raw(second.port())) {
+        try (Raw a = new Raw(stack.proxy.port());
+                Raw b = new Raw(second.port())) {
             BsonDocument first = a.command(session(BsonDocument.parse(command), lsid, 1));
             bound(NARROW); // the document need not move: only the proof of the retry's route changes
             BsonDocument retry = b.command(session(BsonDocument.parse(command), lsid, 1));
@@ -124,34 +132,48 @@ class RetryRouteChangeTest {
     @Test
     void updateForwardedThenRetriedGuardedRunsOnce() throws Exception {
         recent(1001, "route-update");
-        BsonDocument[] replies = forwardedThenGuarded("{update: 'orders', updates: [{q: " + hot("route-update")
-                + ", u: {$inc: {n: 1}}}]}", UUID.randomUUID());
+        BsonDocument[] replies = forwardedThenGuarded(
+                "{update: 'orders', updates: [{q: " + hot("route-update") + ", u: {$inc: {n: 1}}}]}",
+                UUID.randomUUID());
         assertThat(replies[0].getNumber("nModified").intValue()).isEqualTo(1);
         assertThat(replies[1].getNumber("n").intValue()).as("the retry's n").isEqualTo(1);
-        assertThat(replies[1].getNumber("nModified").intValue()).as("the retry's nModified").isEqualTo(1);
+        assertThat(replies[1].getNumber("nModified").intValue())
+                .as("the retry's nModified")
+                .isEqualTo(1);
         assertThat(counter("route-update")).as("the $inc applied once").isEqualTo(1);
     }
 
     @Test
     void upsertForwardedThenRetriedGuardedRunsOnce() throws Exception {
-        BsonDocument[] replies = forwardedThenGuarded("{update: 'orders', updates: [{q: " + hot("route-upsert")
-                + ", u: {$inc: {n: 1}, $setOnInsert: {createdAt: {$date: '" + NOW.minus(Duration.ofMinutes(10)) + "'}}}, upsert: true}]}",
+        BsonDocument[] replies = forwardedThenGuarded(
+                "{update: 'orders', updates: [{q: " + hot("route-upsert")
+                        + ", u: {$inc: {n: 1}, $setOnInsert: {createdAt: {$date: '" + NOW.minus(Duration.ofMinutes(10))
+                        + "'}}}, upsert: true}]}",
                 UUID.randomUUID());
         assertThat(replies[0].getArray("upserted")).hasSize(1);
-        assertThat(replies[1].getArray("upserted", new BsonArray())).as("the retry's reply: " + replies[1].toJson())
+        assertThat(replies[1].getArray("upserted", new BsonArray()))
+                .as("the retry's reply: " + replies[1].toJson())
                 .isEqualTo(replies[0].getArray("upserted"));
-        assertThat(stack.fastOrders().countDocuments(Filters.eq("tag", "route-upsert"))).isEqualTo(1);
-        assertThat(counter("route-upsert")).as("upserted once, not incremented again").isEqualTo(1);
+        assertThat(stack.fastOrders().countDocuments(Filters.eq("tag", "route-upsert")))
+                .isEqualTo(1);
+        assertThat(counter("route-upsert"))
+                .as("upserted once, not incremented again")
+                .isEqualTo(1);
     }
 
     @Test
     void findAndModifyForwardedThenRetriedGuardedRunsOnce() throws Exception {
         recent(1003, "route-fam");
-        BsonDocument[] replies = forwardedThenGuarded("{findAndModify: 'orders', query: " + hot("route-fam")
-                + ", update: {$inc: {n: 1}}, new: true}", UUID.randomUUID());
+        BsonDocument[] replies = forwardedThenGuarded(
+                "{findAndModify: 'orders', query: " + hot("route-fam") + ", update: {$inc: {n: 1}}, new: true}",
+                UUID.randomUUID());
         assertThat(replies[0].getDocument("value").getNumber("n").intValue()).isEqualTo(1);
-        assertThat(replies[1].isDocument("value")).as("the retry's reply: " + replies[1].toJson()).isTrue();
-        assertThat(replies[1].getDocument("value").getNumber("n").intValue()).as("the retry's value").isEqualTo(1);
+        assertThat(replies[1].isDocument("value"))
+                .as("the retry's reply: " + replies[1].toJson())
+                .isTrue();
+        assertThat(replies[1].getDocument("value").getNumber("n").intValue())
+                .as("the retry's value")
+                .isEqualTo(1);
         assertThat(counter("route-fam")).as("the $inc applied once").isEqualTo(1);
     }
 
@@ -166,25 +188,36 @@ class RetryRouteChangeTest {
         recent(1004, "route-late");
         recent(1005, "route-late-fam");
         String update = "{update: 'orders', updates: [{q: " + hot("route-late") + ", u: {$inc: {n: 1}}}]}";
-        String fam = "{findAndModify: 'orders', query: " + hot("route-late-fam") + ", update: {$inc: {n: 1}}, new: true}";
+        String fam =
+                "{findAndModify: 'orders', query: " + hot("route-late-fam") + ", update: {$inc: {n: 1}}, new: true}";
         BsonDocument[] late = overtaken(update, UUID.randomUUID());
-        assertThat(late[0].getNumber("nModified").intValue()).as("the guarded retry: " + late[0].toJson()).isEqualTo(1);
-        assertThat(late[1].getNumber("n").intValue()).as("the overtaken attempt's reply: " + late[1].toJson()).isEqualTo(1);
+        assertThat(late[0].getNumber("nModified").intValue())
+                .as("the guarded retry: " + late[0].toJson())
+                .isEqualTo(1);
+        assertThat(late[1].getNumber("n").intValue())
+                .as("the overtaken attempt's reply: " + late[1].toJson())
+                .isEqualTo(1);
         assertThat(late[1].getNumber("nModified").intValue()).isEqualTo(1);
-        assertThat(late[1].containsKey("upserted")).as("no claim leaks into the reply").isFalse();
+        assertThat(late[1].containsKey("upserted"))
+                .as("no claim leaks into the reply")
+                .isFalse();
         assertThat(counter("route-late")).as("the $inc applied once").isEqualTo(1);
         bound(WIDE);
         BsonDocument[] lateFam = overtaken(fam, UUID.randomUUID());
-        assertThat(lateFam[1].getDocument("value", new BsonDocument())).as("the overtaken findAndModify's reply: " + lateFam[1].toJson())
+        assertThat(lateFam[1].getDocument("value", new BsonDocument()))
+                .as("the overtaken findAndModify's reply: " + lateFam[1].toJson())
                 .isEqualTo(lateFam[0].getDocument("value"));
-        assertThat(counter("route-late-fam")).as("the findAndModify applied once").isEqualTo(1);
+        assertThat(counter("route-late-fam"))
+                .as("the findAndModify applied once")
+                .isEqualTo(1);
     }
 
     /** Sends {@code command} to the first replica; once it is about to forward it, the bound narrows and the second replica runs it. */
     private static BsonDocument[] overtaken(String command, UUID lsid) throws Exception {
         BsonDocument[] replies = new BsonDocument[2];
         AtomicBoolean once = new AtomicBoolean();
-        try (Raw a = new Raw(stack.proxy.port()); Raw b = new Raw(second.port())) {
+        try (Raw a = new Raw(stack.proxy.port());
+                Raw b = new Raw(second.port())) {
             stack.writeRaces.set(point -> {
                 if (point == WriteRaces.Point.RETRY_FORWARDING && once.compareAndSet(false, true)) {
                     try {
@@ -215,14 +248,19 @@ class RetryRouteChangeTest {
     void javaDriverRetryBehindADroppingRelayAppliesOnce() throws Exception {
         recent(1010, "relay-java");
         try (DroppingRelay relay = new DroppingRelay(List.of(stack.proxy.port(), second.port()));
-             MongoClient client = MongoClients.create(relay.uri("retryWrites=true&serverSelectionTimeoutMS=30000&heartbeatFrequencyMS=500"))) {
-            MongoCollection<BsonDocument> orders = client.getDatabase("shop").getCollection("orders", BsonDocument.class);
+                MongoClient client = MongoClients.create(
+                        relay.uri("retryWrites=true&serverSelectionTimeoutMS=30000&heartbeatFrequencyMS=500"))) {
+            MongoCollection<BsonDocument> orders =
+                    client.getDatabase("shop").getCollection("orders", BsonDocument.class);
             assertThat(orders.find(Filters.eq("_id", 1010)).first()).isNotNull(); // connected before the outage
-            // refused until both replicas route by the narrow bound (the driver's retry waits up to serverSelectionTimeoutMS)
+            // refused until both replicas route by the narrow bound (the driver's retry waits up to
+            // serverSelectionTimeoutMS)
             CountDownLatch dropped = relay.dropReplyTo("relay-java", Duration.ofSeconds(25));
             CompletableFuture<UpdateResult> update = CompletableFuture.supplyAsync(
                     () -> orders.updateOne(BsonDocument.parse(hot("relay-java")), Updates.inc("n", 1)));
-            assertThat(dropped.await(60, TimeUnit.SECONDS)).as("the first attempt's reply was dropped").isTrue();
+            assertThat(dropped.await(60, TimeUnit.SECONDS))
+                    .as("the first attempt's reply was dropped")
+                    .isTrue();
             bound(NARROW);
             assertThat(update).as("the retry waits for the relay").isNotDone();
             relay.endRefusal();
@@ -238,7 +276,9 @@ class RetryRouteChangeTest {
     @Test
     void pymongoRetryBehindADroppingRelayAppliesOnce() throws Exception {
         String python = ExternalClient.pymongoPython();
-        assumeTrue(python != null, "pymongo not found: apt-get install -y python3-pymongo (.ci/run does), or set THERMOCLINE_PYTHON");
+        assumeTrue(
+                python != null,
+                "pymongo not found: apt-get install -y python3-pymongo (.ci/run does), or set THERMOCLINE_PYTHON");
         recent(1011, "relay-python");
         Path script = Files.createTempFile("thermocline-retry", ".py");
         Files.writeString(script, """
@@ -254,12 +294,15 @@ class RetryRouteChangeTest {
             CountDownLatch dropped = relay.dropReplyTo("relay-python", Duration.ofSeconds(25));
             CompletableFuture<ExternalClient.Result> run = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return ExternalClient.run(List.of(python, script.toString(), relay.uri(""), Long.toString(SINCE.toEpochMilli())));
+                    return ExternalClient.run(
+                            List.of(python, script.toString(), relay.uri(""), Long.toString(SINCE.toEpochMilli())));
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
             });
-            assertThat(dropped.await(60, TimeUnit.SECONDS)).as("the first attempt's reply was dropped").isTrue();
+            assertThat(dropped.await(60, TimeUnit.SECONDS))
+                    .as("the first attempt's reply was dropped")
+                    .isTrue();
             bound(NARROW);
             assertThat(run).as("the retry waits for the relay").isNotDone();
             relay.endRefusal();
