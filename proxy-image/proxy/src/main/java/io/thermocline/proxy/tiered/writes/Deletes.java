@@ -114,11 +114,9 @@ final class Deletes {
                     !(route instanceof WriteRoute.FastTier)));
         }
         String namespace = write.namespace();
-        if (statements.stream().anyMatch(DeleteStatement::archiveToo)) {
-            // before any statement runs: a multi-statement delete is not left half done by a refusal
-            archive.refuseWhileOutOfService("delete");
-        }
         if (statements.stream().allMatch(DeleteStatement::single)) {
+            // one transaction: a refusal at an archive read aborts it whole; a document the fast tier holds is deleted
+            // without reading the archive, so served while the archive is out of service
             if (statements.stream().anyMatch(s -> s.archiveToo() && !matchesByIdAlone(s.filter()))) {
                 // the archive may hold an older version of a document evicted with writes not yet mirrored (an
                 // update and its undo racing the eviction); whether such a version matches depends on its fields,
@@ -139,6 +137,10 @@ final class Deletes {
                 }
                 return Outcome.committed(reply(n));
             }));
+        }
+        if (statements.stream().anyMatch(DeleteStatement::archiveToo)) {
+            // a transaction per statement: refused before the first runs, not left half done by a refusal
+            archive.refuseWhileOutOfService("delete");
         }
         long n = 0;
         BsonDocument[] unmet = new BsonDocument[1]; // a transaction's unmet write concern, reported once as mongod does
