@@ -108,13 +108,21 @@ public final class ArchiveFollower implements AutoCloseable {
     private volatile long applied;
     private volatile long deposed;
 
-    public ArchiveFollower(MongoClient fast, com.mongodb.client.MongoClient archive, List<CollectionPolicy> policies,
-                           String instanceId, Duration idle) {
+    public ArchiveFollower(
+            MongoClient fast,
+            com.mongodb.client.MongoClient archive,
+            List<CollectionPolicy> policies,
+            String instanceId,
+            Duration idle) {
         this(fast, archive, policies, instanceId, Options.defaults(idle));
     }
 
-    public ArchiveFollower(MongoClient fast, com.mongodb.client.MongoClient archive, List<CollectionPolicy> policies,
-                           String instanceId, Options options) {
+    public ArchiveFollower(
+            MongoClient fast,
+            com.mongodb.client.MongoClient archive,
+            List<CollectionPolicy> policies,
+            String instanceId,
+            Options options) {
         this.fast = fast;
         this.archive = archive;
         this.policies = List.copyOf(policies);
@@ -125,7 +133,8 @@ public final class ArchiveFollower implements AutoCloseable {
         this.fences = new Fences(store);
         this.options = options;
         this.metrics = FollowerMetrics.in(options.registry());
-        this.loop = new WorkerLoop("archive-follower", this::round, options.idle().multipliedBy(5));
+        this.loop =
+                new WorkerLoop("archive-follower", this::round, options.idle().multipliedBy(5));
     }
 
     public ArchiveFollower start() {
@@ -185,7 +194,9 @@ public final class ArchiveFollower implements AutoCloseable {
         boolean reachedLimit = false;
         ChangeStreamDocument<BsonDocument> event;
         while ((event = cursor.tryNext()) != null) {
-            if (limit != null && event.getClusterTime() != null && event.getClusterTime().compareTo(limit) > 0) {
+            if (limit != null
+                    && event.getClusterTime() != null
+                    && event.getClusterTime().compareTo(limit) > 0) {
                 reachedLimit = true; // only the feeder's writes come after a cutover point; never apply them
                 break;
             }
@@ -235,7 +246,11 @@ public final class ArchiveFollower implements AutoCloseable {
     }
 
     private void deposed(String why) {
-        LOG.warn("event=archive_follower_deposed instance={} term={} reason=\"{}\"", instanceId, lease == null ? 0 : lease.term(), why);
+        LOG.warn(
+                "event=archive_follower_deposed instance={} term={} reason=\"{}\"",
+                instanceId,
+                lease == null ? 0 : lease.term(),
+                why);
         deposed++;
         metrics.deposed.inc();
         metrics.leader.set(0);
@@ -254,20 +269,22 @@ public final class ArchiveFollower implements AutoCloseable {
                 changing.merge(e.getNamespace().getFullName(), e.getClusterTime(), ArchiveFollower::later);
                 if (e.getOperationType() == OperationType.UPDATE) {
                     // its post-image was looked up when the event was read: the document as the archive held it then,
-                    // possibly after later changes whose events come in a later batch. The archive's majority time, read
+                    // possibly after later changes whose events come in a later batch. The archive's majority time,
+                    // read
                     // after the events, bounds every lookup (it reads majority-committed data), so announce up to it.
                     lookupBound = lookupBound == null ? archiveMajorityTime() : lookupBound;
                     changing.merge(e.getNamespace().getFullName(), lookupBound, ArchiveFollower::later);
                 }
             }
         }
-        // announce before applying: a shadow comparison reading this after its fast-tier read sees every change it may have met
+        // announce before applying: a shadow comparison reading this after its fast-tier read sees every change it may
+        // have met
         FollowerState announced = state.withChanging(changing);
         modes.saveFollower(null, lease, announced);
         options.faults().reached(FaultPoint.FOLLOWER_BEFORE_APPLY);
         BsonTimestamp last = events.get(events.size() - 1).getClusterTime();
-        FollowerState next = announced.applied(events.get(events.size() - 1).getResumeToken(),
-                last == null ? announced.appliedThrough() : last);
+        FollowerState next = announced.applied(
+                events.get(events.size() - 1).getResumeToken(), last == null ? announced.appliedThrough() : last);
         ownWrites.inTransaction(session -> {
             modes.saveFollower(session, lease, next); // the fence: commits only while the lease names this term
             for (ChangeStreamDocument<BsonDocument> e : events) {
@@ -285,7 +302,8 @@ public final class ArchiveFollower implements AutoCloseable {
         return a.compareTo(b) >= 0 ? a : b;
     }
 
-    private void applyOne(com.mongodb.reactivestreams.client.ClientSession session, ChangeStreamDocument<BsonDocument> e) {
+    private void applyOne(
+            com.mongodb.reactivestreams.client.ClientSession session, ChangeStreamDocument<BsonDocument> e) {
         if (e.getNamespace() == null || e.getDocumentKey() == null) {
             return;
         }
@@ -297,7 +315,8 @@ public final class ArchiveFollower implements AutoCloseable {
         } else if (type == OperationType.INSERT || type == OperationType.REPLACE || type == OperationType.UPDATE) {
             BsonDocument full = e.getFullDocument();
             if (full != null) { // null: deleted since; its delete event follows
-                Blocking.run(collection.replaceOne(session, Filters.eq("_id", full.get("_id")), full, new ReplaceOptions().upsert(true)));
+                Blocking.run(collection.replaceOne(
+                        session, Filters.eq("_id", full.get("_id")), full, new ReplaceOptions().upsert(true)));
             }
         } else {
             LOG.warn("event=archive_follower_ignored operation={} namespace={}", type, ns);
@@ -328,7 +347,11 @@ public final class ArchiveFollower implements AutoCloseable {
             Instant started = Instant.now();
             String reason = "archive change stream history lost (code " + cause.getCode() + ")";
             BsonTimestamp position = archiveMajorityTime();
-            LOG.warn("event=archive_follower_history_lost code={} resync={} restartAfter={}", cause.getCode(), count, position);
+            LOG.warn(
+                    "event=archive_follower_history_lost code={} resync={} restartAfter={}",
+                    cause.getCode(),
+                    count,
+                    position);
             Map<String, BsonTimestamp> anyTime = new HashMap<>();
             policies.forEach(p -> anyTime.put(p.namespace(), ANY_TIME));
             modes.saveFollower(null, lease, state.withChanging(anyTime));
@@ -341,11 +364,16 @@ public final class ArchiveFollower implements AutoCloseable {
             BsonTimestamp copiedBy = archiveMajorityTime();
             Map<String, BsonTimestamp> bounded = new HashMap<>(modes.follower().changing());
             policies.forEach(p -> bounded.put(p.namespace(), copiedBy));
-            modes.saveFollower(null, lease, modes.follower().resumingAfter(position).withChangingReset(bounded));
+            modes.saveFollower(
+                    null, lease, modes.follower().resumingAfter(position).withChangingReset(bounded));
             progress = new FollowerResync(count, started, Instant.now(), reason, progress.copied(), progress.deleted());
             modes.saveFollowerResync(null, lease, progress);
-            LOG.info("event=archive_follower_resynced resync={} copied={} deleted={} restartAfter={}", count, progress.copied(),
-                    progress.deleted(), position);
+            LOG.info(
+                    "event=archive_follower_resynced resync={} copied={} deleted={} restartAfter={}",
+                    count,
+                    progress.copied(),
+                    progress.deleted(),
+                    position);
         } finally {
             metrics.resyncing.set(0);
         }
@@ -358,11 +386,13 @@ public final class ArchiveFollower implements AutoCloseable {
      */
     private FollowerResync resyncNamespace(CollectionPolicy policy, FollowerResync progress) {
         Namespace ns = Namespace.of(policy);
-        var archived = archive.getDatabase(policy.database()).getCollection(policy.collection(), BsonDocument.class)
+        var archived = archive.getDatabase(policy.database())
+                .getCollection(policy.collection(), BsonDocument.class)
                 .withReadConcern(ReadConcern.MAJORITY);
         // ids only; the fast tier holds the recent documents, so their ids fit in memory
         List<BsonValue> fastIds = new ArrayList<>();
-        Blocking.list(ns.in(fast).find().projection(Projections.include("_id"))).forEach(d -> fastIds.add(d.get("_id")));
+        Blocking.list(ns.in(fast).find().projection(Projections.include("_id")))
+                .forEach(d -> fastIds.add(d.get("_id")));
         for (int from = 0; from < fastIds.size(); from += BATCH) {
             List<BsonValue> ids = fastIds.subList(from, Math.min(fastIds.size(), from + BATCH));
             progress = reconcile(policy, ids, byId(archived.find(Filters.in("_id", ids))), progress);
@@ -371,7 +401,9 @@ public final class ArchiveFollower implements AutoCloseable {
         if (covered == null) {
             return progress; // the router promises nothing of this namespace yet
         }
-        try (MongoCursor<BsonDocument> inCoverage = archived.find(AgeValue.atOrAfter(policy, covered)).batchSize(BATCH).iterator()) {
+        try (MongoCursor<BsonDocument> inCoverage = archived.find(AgeValue.atOrAfter(policy, covered))
+                .batchSize(BATCH)
+                .iterator()) {
             List<BsonDocument> page = new ArrayList<>();
             while (inCoverage.hasNext()) {
                 page.add(inCoverage.next());
@@ -386,8 +418,11 @@ public final class ArchiveFollower implements AutoCloseable {
     }
 
     /** Makes the fast tier's {@code ids} equal to {@code archived} (their archive versions; absent ones are deleted). */
-    private FollowerResync reconcile(CollectionPolicy policy, List<BsonValue> ids, Map<BsonValue, BsonDocument> archived,
-                                     FollowerResync progress) {
+    private FollowerResync reconcile(
+            CollectionPolicy policy,
+            List<BsonValue> ids,
+            Map<BsonValue, BsonDocument> archived,
+            FollowerResync progress) {
         if (!leaseHeld()) {
             throw new StaleStateException("the archive follower lost its lease during a resync");
         }
@@ -406,12 +441,19 @@ public final class ArchiveFollower implements AutoCloseable {
         if (stale.isEmpty() && gone.isEmpty()) {
             return progress;
         }
-        FollowerResync next = new FollowerResync(progress.count(), progress.startedAt(), null, progress.reason(),
-                progress.copied() + stale.size(), progress.deleted() + gone.size());
+        FollowerResync next = new FollowerResync(
+                progress.count(),
+                progress.startedAt(),
+                null,
+                progress.reason(),
+                progress.copied() + stale.size(),
+                progress.deleted() + gone.size());
         ownWrites.inTransaction(session -> {
             modes.saveFollowerResync(session, lease, next); // the fence, as for a batch of events
             for (BsonValue id : stale) {
-                Blocking.run(ns.in(fast).replaceOne(session, Filters.eq("_id", id), archived.get(id), new ReplaceOptions().upsert(true)));
+                Blocking.run(ns.in(fast)
+                        .replaceOne(
+                                session, Filters.eq("_id", id), archived.get(id), new ReplaceOptions().upsert(true)));
             }
             for (BsonValue id : gone) {
                 deleteFenced(session, policy.namespace(), id);
@@ -433,8 +475,10 @@ public final class ArchiveFollower implements AutoCloseable {
         for (CollectionPolicy p : policies) {
             namespaces.add(Filters.and(Filters.eq("ns.db", p.database()), Filters.eq("ns.coll", p.collection())));
         }
-        ChangeStreamIterable<BsonDocument> stream = archive.watch(List.of(Aggregates.match(Filters.or(namespaces))), BsonDocument.class)
-                .fullDocument(FullDocument.UPDATE_LOOKUP).maxAwaitTime(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+        ChangeStreamIterable<BsonDocument> stream = archive.watch(
+                        List.of(Aggregates.match(Filters.or(namespaces))), BsonDocument.class)
+                .fullDocument(FullDocument.UPDATE_LOOKUP)
+                .maxAwaitTime(50, java.util.concurrent.TimeUnit.MILLISECONDS);
         if (state.resumeToken() != null) {
             stream = stream.resumeAfter(state.resumeToken());
         } else {
@@ -443,18 +487,28 @@ public final class ArchiveFollower implements AutoCloseable {
         }
         cursor = stream.cursor();
         cursorOrigin = state.origin();
-        LOG.info("event=archive_follower_started origin={} resumed={} term={}", state.origin(), state.resumeToken() != null, lease.term());
+        LOG.info(
+                "event=archive_follower_started origin={} resumed={} term={}",
+                state.origin(),
+                state.resumeToken() != null,
+                lease.term());
     }
 
     private BsonTimestamp archiveMajorityTime() {
         try (ClientSession session = archive.startSession()) {
             CollectionPolicy first = policies.get(0);
-            archive.getDatabase(first.database()).getCollection(first.collection(), BsonDocument.class)
+            archive.getDatabase(first.database())
+                    .getCollection(first.collection(), BsonDocument.class)
                     .withReadConcern(ReadConcern.MAJORITY)
-                    .find(session, Filters.eq("_id", new BsonDocument("thermoclineNoSuchId", new org.bson.BsonInt32(1)))).limit(1).first();
+                    .find(
+                            session,
+                            Filters.eq("_id", new BsonDocument("thermoclineNoSuchId", new org.bson.BsonInt32(1))))
+                    .limit(1)
+                    .first();
             BsonTimestamp time = session.getOperationTime();
             if (time == null) {
-                throw new IllegalStateException("the archive returned no operationTime: it must be a replica set to be followed");
+                throw new IllegalStateException(
+                        "the archive returned no operationTime: it must be a replica set to be followed");
             }
             return time;
         }
