@@ -116,6 +116,7 @@ public final class Feeder extends Worker<Feeder> {
     private volatile long leaseValidUntilNanos;
     /** The checkpoint being written while the next batch goes to the archive (at most one). */
     private Future<FeederCheckpoint> inFlight;
+
     private final ExecutorService checkpointer = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "thermocline-feeder-checkpoint");
         t.setDaemon(true);
@@ -126,21 +127,31 @@ public final class Feeder extends Worker<Feeder> {
     private long deadLetterCount;
     /** Set after a change event over 16 MB failed the stream: stream without large fields until past it. */
     private BsonTimestamp leanThrough;
+
     private boolean streamIsLean;
     private BsonTimestamp lastReceived;
     private long lastDeadLetterRetryNanos;
     private FeederHealth health = FeederHealth.HEALTHY;
     /** Why the archive took no batch since {@link #troubleSince} (null while it takes them). */
     private ArchiveTrouble trouble;
+
     private long troubleSince;
 
     /** Starts a feeder with its own clients for the configured tiers. */
     public static Feeder start(ThermoclineConfig config, Options options) {
-        return startOwning(config, "feeder", (fast, archive) -> new Feeder(fast, archive, config.collections(), config.feeder(), options));
+        return startOwning(
+                config,
+                "feeder",
+                (fast, archive) -> new Feeder(fast, archive, config.collections(), config.feeder(), options));
     }
 
     /** A feeder over clients the caller owns (the embedded default, tests). Call {@link #start()}. */
-    public Feeder(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, FeederConfig config, Options options) {
+    public Feeder(
+            MongoClient fast,
+            MongoClient archive,
+            List<CollectionPolicy> policies,
+            FeederConfig config,
+            Options options) {
         super("feeder", fast, archive, policies, options);
         this.config = config;
         this.options = options;
@@ -181,11 +192,14 @@ public final class Feeder extends Worker<Feeder> {
             if (stream == null && !open()) {
                 return options.leaseDuration().dividedBy(4);
             }
-            if (deadLetterCount > 0 && System.nanoTime() - lastDeadLetterRetryNanos >= options.deadLetterRetryInterval().toNanos()) {
+            if (deadLetterCount > 0
+                    && System.nanoTime() - lastDeadLetterRetryNanos
+                            >= options.deadLetterRetryInterval().toNanos()) {
                 settle();
                 retryDeadLetters();
             }
-            List<ChangeEvent> events = stream.nextBatch(config.batchSize(), config.maxBatchWait(), options.probeInterval());
+            List<ChangeEvent> events =
+                    stream.nextBatch(config.batchSize(), config.maxBatchWait(), options.probeInterval());
             if (events.isEmpty()) {
                 idle();
                 return Duration.ZERO;
@@ -208,11 +222,17 @@ public final class Feeder extends Worker<Feeder> {
                 resync(error);
                 return Duration.ZERO;
             }
-            if (e instanceof MongoException error && LargeEvents.tooLarge(error) && checkpoint != null && !streamIsLean) {
+            if (e instanceof MongoException error
+                    && LargeEvents.tooLarge(error)
+                    && checkpoint != null
+                    && !streamIsLean) {
                 BsonTimestamp received = lastReceived == null ? checkpoint.mirroredThrough() : lastReceived;
                 leanThrough = MetadataStore.max(received, checkpoint.mirroredThrough());
-                LOG.warn("event=feeder_large_event instance={} after={} error=\"{}\" action=stream_without_large_fields",
-                        options.instanceId(), describe(leanThrough), error.getMessage());
+                LOG.warn(
+                        "event=feeder_large_event instance={} after={} error=\"{}\" action=stream_without_large_fields",
+                        options.instanceId(),
+                        describe(leanThrough),
+                        error.getMessage());
                 return Duration.ZERO;
             }
             ArchiveTrouble.of(e).ifPresent(this::archiveTakesNothing);
@@ -228,13 +248,18 @@ public final class Feeder extends Worker<Feeder> {
             } else {
                 metrics.archiveTrouble.labelValues(trouble.kind().label).set(0);
             }
-            LOG.warn("event=feeder_archive_unavailable instance={} why={} pending={} mirroredThrough={} cause=\"{}\" "
-                    + "action=\"retrying the batch until the archive takes it; the fast tier keeps the writes\"", options.instanceId(),
-                    now.kind().label, stream == null ? 0 : stream.pending(), checkpoint == null ? "none" : describe(checkpoint.mirroredThrough()),
+            LOG.warn(
+                    "event=feeder_archive_unavailable instance={} why={} pending={} mirroredThrough={} cause=\"{}\" "
+                            + "action=\"retrying the batch until the archive takes it; the fast tier keeps the writes\"",
+                    options.instanceId(),
+                    now.kind().label,
+                    stream == null ? 0 : stream.pending(),
+                    checkpoint == null ? "none" : describe(checkpoint.mirroredThrough()),
                     now.cause());
         }
         if (trouble == null || trouble.kind() != now.kind()) {
-            publishArchiveUnavailable(new FeederHealth.ArchiveUnavailable(now.kind().label, Instant.now(), firstLine(now.cause())));
+            publishArchiveUnavailable(
+                    new FeederHealth.ArchiveUnavailable(now.kind().label, Instant.now(), firstLine(now.cause())));
         }
         trouble = now;
         metrics.archiveTrouble.labelValues(now.kind().label).set(1);
@@ -258,8 +283,11 @@ public final class Feeder extends Worker<Feeder> {
 
     private void archiveTookABatch() {
         if (trouble != null) {
-            LOG.warn("event=feeder_archive_available instance={} was={} after_ms={} action=catching_up", options.instanceId(),
-                    trouble.kind().label, (System.nanoTime() - troubleSince) / 1_000_000);
+            LOG.warn(
+                    "event=feeder_archive_available instance={} was={} after_ms={} action=catching_up",
+                    options.instanceId(),
+                    trouble.kind().label,
+                    (System.nanoTime() - troubleSince) / 1_000_000);
             metrics.archiveTrouble.labelValues(trouble.kind().label).set(0);
             trouble = null;
         }
@@ -273,8 +301,10 @@ public final class Feeder extends Worker<Feeder> {
      * 4.2+), CappedPositionLost (136), or 4.0's "resume token was not found" (280). Retrying cannot help.
      */
     public static boolean historyLost(MongoException error) {
-        return error.getCode() == 286 || error.getCode() == 136
-                || (error.getCode() == 280 && String.valueOf(error.getMessage()).contains("resume token was not found"));
+        return error.getCode() == 286
+                || error.getCode() == 136
+                || (error.getCode() == 280
+                        && String.valueOf(error.getMessage()).contains("resume token was not found"));
     }
 
     /**
@@ -285,15 +315,23 @@ public final class Feeder extends Worker<Feeder> {
     private void resync(MongoException cause) throws InterruptedException {
         metrics.historyLost.inc();
         Instant detected = Instant.now();
-        LOG.warn("event=feeder_history_lost instance={} mirroredThrough={} error=\"{}\" action=resync", options.instanceId(),
-                describe(checkpoint.mirroredThrough()), cause.getMessage());
+        LOG.warn(
+                "event=feeder_history_lost instance={} mirroredThrough={} error=\"{}\" action=resync",
+                options.instanceId(),
+                describe(checkpoint.mirroredThrough()),
+                cause.getMessage());
         health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, null, 0, 0));
         store.saveFeederHealth(health);
         Resync.Result result = catchUp();
-        health = health.withHistoryLost(new FeederHealth.HistoryLoss(detected, Instant.now(), result.upserted(), result.deleted()));
+        health = health.withHistoryLost(
+                new FeederHealth.HistoryLoss(detected, Instant.now(), result.upserted(), result.deleted()));
         store.saveFeederHealth(health);
-        LOG.warn("event=feeder_resynced instance={} upserted={} deleted={} mirroredThrough={}", options.instanceId(),
-                result.upserted(), result.deleted(), describe(checkpoint.mirroredThrough()));
+        LOG.warn(
+                "event=feeder_resynced instance={} upserted={} deleted={} mirroredThrough={}",
+                options.instanceId(),
+                result.upserted(),
+                result.deleted(),
+                describe(checkpoint.mirroredThrough()));
     }
 
     /**
@@ -308,8 +346,12 @@ public final class Feeder extends Worker<Feeder> {
     private void firstStart() throws InterruptedException {
         LOG.info("event=feeder_first_start instance={} action=resync", options.instanceId());
         Resync.Result result = catchUp();
-        LOG.info("event=feeder_started_fresh instance={} upserted={} deleted={} mirroredThrough={}", options.instanceId(),
-                result.upserted(), result.deleted(), describe(checkpoint.mirroredThrough()));
+        LOG.info(
+                "event=feeder_started_fresh instance={} upserted={} deleted={} mirroredThrough={}",
+                options.instanceId(),
+                result.upserted(),
+                result.deleted(),
+                describe(checkpoint.mirroredThrough()));
     }
 
     /**
@@ -332,11 +374,13 @@ public final class Feeder extends Worker<Feeder> {
                 return archiveWriteTimeoutMillis();
             });
             options.faults().reached(FaultPoint.FEEDER_RESYNCED);
-            // a document deleted between the stream's start and the scan was not copied: its delete must be applied first
+            // a document deleted between the stream's start and the scan was not copied: its delete must be applied
+            // first
             unresolved.hold(checkpoint.mirroredThrough(), barrier.probe());
-            BsonTimestamp through = unresolved.publishable(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start), null);
-            checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, null, through, null,
-                    checkpoint.mirroredEvents(), 0, 0));
+            BsonTimestamp through =
+                    unresolved.publishable(checkpoint.mirroredThrough(), BatchPlanner.justBefore(start), null);
+            checkpoint = store.saveFeederCheckpoint(
+                    checkpoint, withLease(checkpoint, null, through, null, checkpoint.mirroredEvents(), 0, 0));
             own = new OwnTransactions(null);
             deadLetterCount = deadLetters.count();
             publishDeadLetters();
@@ -348,39 +392,68 @@ public final class Feeder extends Worker<Feeder> {
 
     /** Re-writes the checkpoint unchanged with a fresh lease (long work between batches). */
     private void renewLease() {
-        checkpoint = store.saveFeederCheckpoint(checkpoint, withLease(checkpoint, checkpoint.resumeToken(), checkpoint.mirroredThrough(),
-                checkpoint.openOwnTransaction(), checkpoint.mirroredEvents(), checkpoint.lagSeconds(), checkpoint.pendingEvents()));
+        checkpoint = store.saveFeederCheckpoint(
+                checkpoint,
+                withLease(
+                        checkpoint,
+                        checkpoint.resumeToken(),
+                        checkpoint.mirroredThrough(),
+                        checkpoint.openOwnTransaction(),
+                        checkpoint.mirroredEvents(),
+                        checkpoint.lagSeconds(),
+                        checkpoint.pendingEvents()));
     }
 
     private boolean open() throws InterruptedException {
         store.ensureCollections();
         FeederCheckpoint current = store.feederCheckpoint();
         Instant now = Instant.now();
-        if (current.owner() != null && !current.owner().equals(options.instanceId()) && current.leaseExpiresAt().isAfter(now)) {
+        if (current.owner() != null
+                && !current.owner().equals(options.instanceId())
+                && current.leaseExpiresAt().isAfter(now)) {
             LOG.info("event=feeder_lease_held owner={} until={}", current.owner(), current.leaseExpiresAt());
             return false;
         }
-        checkpoint = store.saveFeederCheckpoint(current, withLease(current, current.resumeToken(), current.mirroredThrough(),
-                current.openOwnTransaction(), current.mirroredEvents(), current.lagSeconds(), current.pendingEvents()));
+        checkpoint = store.saveFeederCheckpoint(
+                current,
+                withLease(
+                        current,
+                        current.resumeToken(),
+                        current.mirroredThrough(),
+                        current.openOwnTransaction(),
+                        current.mirroredEvents(),
+                        current.lagSeconds(),
+                        current.pendingEvents()));
         own = new OwnTransactions(checkpoint.openOwnTransaction());
         health = store.feederHealth();
         deadLetterCount = deadLetters.count();
         lastDeadLetterRetryNanos = System.nanoTime();
         publishDeadLetters();
-        LOG.debug("event=feeder_open instance={} openOwnTransaction={}", options.instanceId(), checkpoint.openOwnTransaction());
-        if (checkpoint.resumeToken() != null || !checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
-            // what the previous incarnation (or this one, before a retry) held back is not known: hold until the stream passes now
+        LOG.debug(
+                "event=feeder_open instance={} openOwnTransaction={}",
+                options.instanceId(),
+                checkpoint.openOwnTransaction());
+        if (checkpoint.resumeToken() != null
+                || !checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
+            // what the previous incarnation (or this one, before a retry) held back is not known: hold until the stream
+            // passes now
             unresolved.hold(checkpoint.mirroredThrough(), barrier.probe());
         }
         if (checkpoint.resumeToken() != null) {
             subscribe(checkpoint.resumeToken(), null, checkpoint.openOwnTransaction());
-            LOG.info("event=feeder_resumed instance={} mirroredThrough={}", options.instanceId(), describe(checkpoint.mirroredThrough()));
+            LOG.info(
+                    "event=feeder_resumed instance={} mirroredThrough={}",
+                    options.instanceId(),
+                    describe(checkpoint.mirroredThrough()));
         } else if (checkpoint.mirroredThrough().equals(FeederCheckpoint.NOTHING_MIRRORED)) {
             firstStart();
         } else {
             BsonTimestamp start = justAfter(checkpoint.mirroredThrough());
             subscribe(null, start, checkpoint.openOwnTransaction());
-            LOG.info("event=feeder_restarted_before_first_batch instance={} at={}", options.instanceId(), describe(start));
+            LOG.info(
+                    "event=feeder_restarted_before_first_batch instance={} at={}",
+                    options.instanceId(),
+                    describe(start));
         }
         return true;
     }
@@ -392,7 +465,8 @@ public final class Feeder extends Worker<Feeder> {
     private void subscribe(BsonDocument resumeToken, BsonTimestamp startAt, TransactionId openOwn) {
         streamIsLean = leanThrough != null;
         lastReceived = null;
-        List<Bson> pipeline = streamIsLean ? LargeEvents.leanPipeline(matchFilter()) : List.of(Aggregates.match(matchFilter()));
+        List<Bson> pipeline =
+                streamIsLean ? LargeEvents.leanPipeline(matchFilter()) : List.of(Aggregates.match(matchFilter()));
         ChangeStreamPublisher<BsonDocument> publisher = fast.watch(pipeline, BsonDocument.class)
                 .fullDocument(streamIsLean ? FullDocument.DEFAULT : FullDocument.UPDATE_LOOKUP)
                 .batchSize(config.batchSize())
@@ -405,15 +479,18 @@ public final class Feeder extends Worker<Feeder> {
     private Bson matchFilter() {
         List<Bson> namespaces = new ArrayList<>();
         for (CollectionPolicy policy : policies) {
-            namespaces.add(Filters.and(Filters.eq("ns.db", policy.database()), Filters.eq("ns.coll", policy.collection())));
+            namespaces.add(
+                    Filters.and(Filters.eq("ns.db", policy.database()), Filters.eq("ns.coll", policy.collection())));
         }
-        namespaces.add(Filters.and(Filters.eq("ns.db", MetadataStore.DATABASE), Filters.in("ns.coll", MetadataStore.WATCHED)));
+        namespaces.add(
+                Filters.and(Filters.eq("ns.db", MetadataStore.DATABASE), Filters.in("ns.coll", MetadataStore.WATCHED)));
         return Filters.or(namespaces);
     }
 
     private void idle() {
         long now = System.nanoTime();
-        if (outstandingProbe != null && now - lastProbeNanos > options.probeInterval().toNanos()) {
+        if (outstandingProbe != null
+                && now - lastProbeNanos > options.probeInterval().toNanos()) {
             double lag = (now - lastProbeNanos) / 1e9;
             metrics.lagSeconds.set(lag);
         }
@@ -436,7 +513,8 @@ public final class Feeder extends Worker<Feeder> {
             BsonTimestamp probe = barrier.probe();
             unresolved.hold(BatchPlanner.justBefore(plan.missingImageAt()), probe);
             metrics.events.labelValues("missing_image").inc();
-            LOG.debug("event=feeder_missing_image at={} heldUntil={}", describe(plan.missingImageAt()), describe(probe));
+            LOG.debug(
+                    "event=feeder_missing_image at={} heldUntil={}", describe(plan.missingImageAt()), describe(probe));
         }
         boolean deadLettersChanged = false;
         boolean wrote = false;
@@ -445,8 +523,11 @@ public final class Feeder extends Worker<Feeder> {
                 continue;
             }
             wrote = true;
-            ArchiveWriter.Outcome outcome = writer.write(entry.getKey(), entry.getValue(), this::archiveWriteTimeoutMillis);
-            long cleared = deadLetterCount + outcome.deadLettered() > 0 ? deadLetters.clear(entry.getKey(), outcome.succeeded()) : 0;
+            ArchiveWriter.Outcome outcome =
+                    writer.write(entry.getKey(), entry.getValue(), this::archiveWriteTimeoutMillis);
+            long cleared = deadLetterCount + outcome.deadLettered() > 0
+                    ? deadLetters.clear(entry.getKey(), outcome.succeeded())
+                    : 0;
             deadLettersChanged |= outcome.deadLettered() > 0 || cleared > 0;
         }
         if (deadLettersChanged) {
@@ -464,14 +545,23 @@ public final class Feeder extends Worker<Feeder> {
             outstandingProbe = null;
         }
         int pending = stream.pending();
-        double lag = pending > 0 && last != null ? Math.max(0, Instant.now().getEpochSecond() - (last.getTime() & 0xFFFFFFFFL)) : 0;
+        double lag = pending > 0 && last != null
+                ? Math.max(0, Instant.now().getEpochSecond() - (last.getTime() & 0xFFFFFFFFL))
+                : 0;
         // the previous checkpoint was written while this batch went to the archive; only now wait for it
         settle();
         FeederCheckpoint base = checkpoint;
         BsonTimestamp through = unresolved.publishable(base.mirroredThrough(), plan.mirroredThrough(), last);
-        FeederCheckpoint next = new FeederCheckpoint(plan.resumeToken(), through, plan.openOwnTransaction(),
-                base.mirroredEvents() + plan.counts().mirrored(), lag, pending, options.instanceId(),
-                Instant.now().plus(options.leaseDuration()), base.version());
+        FeederCheckpoint next = new FeederCheckpoint(
+                plan.resumeToken(),
+                through,
+                plan.openOwnTransaction(),
+                base.mirroredEvents() + plan.counts().mirrored(),
+                lag,
+                pending,
+                options.instanceId(),
+                Instant.now().plus(options.leaseDuration()),
+                base.version());
         long sentAt = System.nanoTime();
         inFlight = checkpointer.submit(() -> {
             FeederCheckpoint saved = store.saveFeederCheckpoint(base, next);
@@ -489,8 +579,13 @@ public final class Feeder extends Worker<Feeder> {
         metrics.pendingEvents.set(pending);
         metrics.mirroredThroughSeconds.set(through.getTime() & 0xFFFFFFFFL);
         if (plan.actionCount() > 0) {
-            LOG.debug("event=feeder_batch events={} writes={} coalesced={} own={} mirroredThrough={}", plan.counts().events(),
-                    plan.actionCount(), plan.counts().coalesced(), plan.counts().own(), describe(through));
+            LOG.debug(
+                    "event=feeder_batch events={} writes={} coalesced={} own={} mirroredThrough={}",
+                    plan.counts().events(),
+                    plan.actionCount(),
+                    plan.counts().coalesced(),
+                    plan.counts().own(),
+                    describe(through));
         }
     }
 
@@ -533,7 +628,8 @@ public final class Feeder extends Worker<Feeder> {
      * the driver abandons it (and the server stops it, maxTimeMS) before the lease expires.
      */
     private long archiveWriteTimeoutMillis() {
-        long leaseLeftMillis = (leaseValidUntilNanos - System.nanoTime()) / 1_000_000 + options.leaseDuration().toMillis() / 3;
+        long leaseLeftMillis = (leaseValidUntilNanos - System.nanoTime()) / 1_000_000
+                + options.leaseDuration().toMillis() / 3;
         if (leaseLeftMillis <= 0) {
             throw new StaleStateException("the feeder's lease ran out during its archive writes; re-acquiring");
         }
@@ -553,12 +649,18 @@ public final class Feeder extends Worker<Feeder> {
             throw new StaleStateException("the feeder's lease ran out before its dead-letter retry; re-acquiring");
         }
         for (DeadLetters.Letter letter : deadLetters.oldest(100)) {
-            BsonDocument current = Blocking.single(letter.namespace().in(fast).find(Filters.eq("_id", letter.documentId())).first()).orElse(null);
+            BsonDocument current = Blocking.single(letter.namespace()
+                            .in(fast)
+                            .find(Filters.eq("_id", letter.documentId()))
+                            .first())
+                    .orElse(null);
             if (current == null) {
                 continue;
             }
-            ArchiveWriter.Outcome outcome = writer.write(letter.namespace(),
-                    List.of(new MirrorAction.Upsert(letter.namespace(), letter.documentId(), current)), this::archiveWriteTimeoutMillis);
+            ArchiveWriter.Outcome outcome = writer.write(
+                    letter.namespace(),
+                    List.of(new MirrorAction.Upsert(letter.namespace(), letter.documentId(), current)),
+                    this::archiveWriteTimeoutMillis);
             deadLetters.clear(letter.namespace(), outcome.succeeded());
         }
         deadLetterCount = deadLetters.count();
@@ -567,7 +669,12 @@ public final class Feeder extends Worker<Feeder> {
 
     private void publishDeadLetters() {
         metrics.deadLetters.set(deadLetterCount);
-        String oldest = deadLetterCount == 0 ? null : deadLetters.oldest(1).stream().findFirst().map(DeadLetters.Letter::summary).orElse(null);
+        String oldest = deadLetterCount == 0
+                ? null
+                : deadLetters.oldest(1).stream()
+                        .findFirst()
+                        .map(DeadLetters.Letter::summary)
+                        .orElse(null);
         FeederHealth next = health.withDeadLetters(deadLetterCount, oldest);
         if (!next.equals(health)) {
             store.saveFeederHealth(next);
@@ -575,11 +682,25 @@ public final class Feeder extends Worker<Feeder> {
         }
     }
 
-    private FeederCheckpoint withLease(FeederCheckpoint base, BsonDocument token, BsonTimestamp through,
-                                       TransactionId openOwn, long mirrored, double lag, long pending) {
+    private FeederCheckpoint withLease(
+            FeederCheckpoint base,
+            BsonDocument token,
+            BsonTimestamp through,
+            TransactionId openOwn,
+            long mirrored,
+            double lag,
+            long pending) {
         leaseValidUntilNanos = System.nanoTime() + options.leaseDuration().toNanos() * 2 / 3;
-        return new FeederCheckpoint(token, through, openOwn, mirrored, lag, pending, options.instanceId(),
-                Instant.now().plus(options.leaseDuration()), base.version());
+        return new FeederCheckpoint(
+                token,
+                through,
+                openOwn,
+                mirrored,
+                lag,
+                pending,
+                options.instanceId(),
+                Instant.now().plus(options.leaseDuration()),
+                base.version());
     }
 
     private void closeStream() {
