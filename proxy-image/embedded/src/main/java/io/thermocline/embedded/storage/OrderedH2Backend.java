@@ -57,7 +57,7 @@ final class OrderedH2Backend extends H2Backend {
     static final String KEY_ORDER = "thermocline.keyOrder";
 
     /** Raised whenever {@link StableKeyOrder} changes how keys compare: every store is then checked again. */
-    static final int STABLE_ORDER_VERSION = 1;
+    static final int STABLE_ORDER_VERSION = 2;
 
     /** Opens every existing document and index map in the stable order, rebuilding those whose entries are out of it. */
     static MVStore withOrderedMaps(MVStore store) {

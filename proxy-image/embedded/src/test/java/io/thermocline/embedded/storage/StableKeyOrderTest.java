@@ -271,12 +271,13 @@ class StableKeyOrderTest {
     }
 
     /**
-     * The order with the search key's serialized form kept is exactly the order without: for keys of every shape the
-     * engine stores (documents, index key tuples, mixed with strings and numbers), each compared as one search would
-     * (one key against many, then the next), the sign equals that of H2's comparison of the canonical copies.
+     * Version 2 compares values, not serialized forms: for keys of every shape the engine stores (documents, index key
+     * tuples, lists, mixed with strings, numbers, object ids and nulls), it is a total order (antisymmetric and
+     * transitive), and two keys compare equal exactly when their canonical serialized forms are equal, so the keys
+     * that were one key in version 1 are one key now.
      */
     @Test
-    void keepingTheSearchKeysSerializedFormKeepsTheOrder() {
+    void valuesCompareInATotalOrderWhoseEqualKeysAreTheSerializedFormsEqualKeys() {
         java.util.Random random = new java.util.Random(20261207);
         List<Object> keys = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
@@ -284,15 +285,86 @@ class StableKeyOrderTest {
         }
         keys.add(decoded());
         keys.add(copied());
+        keys.add(new KeyValue(new de.bwaldvogel.mongo.bson.ObjectId(), 1L));
+        keys.add(new KeyValue(new de.bwaldvogel.mongo.bson.ObjectId(), 1L));
         StableKeyOrder order = new StableKeyOrder();
-        ObjectDataType h2 = new ObjectDataType();
-        for (Object probe : keys) {
-            for (Object stored : keys) {
-                int expected =
-                        Integer.signum(h2.compare(StableKeyOrder.canonical(probe), StableKeyOrder.canonical(stored)));
-                assertThat(Integer.signum(order.compare(probe, stored)))
-                        .as(probe + " against " + stored)
-                        .isEqualTo(expected);
+        int equalPairs = 0;
+        for (Object a : keys) {
+            for (Object b : keys) {
+                int ab = Integer.signum(order.compare(a, b));
+                assertThat(Integer.signum(order.compare(b, a)))
+                        .as(a + " against " + b)
+                        .isEqualTo(-ab);
+                boolean sameSerialized = java.util.Arrays.equals(
+                        ObjectDataType.serialize(StableKeyOrder.canonical(a)),
+                        ObjectDataType.serialize(StableKeyOrder.canonical(b)));
+                assertThat(ab == 0).as(a + " equal to " + b).isEqualTo(sameSerialized);
+                if (ab == 0 && a != b) {
+                    equalPairs++;
+                }
+            }
+        }
+        assertThat(equalPairs)
+                .as("distinct objects holding one key were compared")
+                .isPositive();
+        List<Object> sorted = new ArrayList<>(keys);
+        sorted.sort(order::compare);
+        for (int i = 0; i < sorted.size(); i++) {
+            for (int j = i + 1; j < sorted.size(); j++) {
+                assertThat(order.compare(sorted.get(i), sorted.get(j)))
+                        .as("transitive: " + sorted.get(i) + " before " + sorted.get(j))
+                        .isLessThanOrEqualTo(0);
+            }
+        }
+    }
+
+    /** Version 1's order: the canonical copies' serialized forms, compared as H2 compares a type it does not know. */
+    private static final class SerializedOrder extends ObjectDataType {
+        @Override
+        public int compare(Object a, Object b) {
+            boolean structuredA = a instanceof Document || a instanceof KeyValue;
+            boolean structuredB = b instanceof Document || b instanceof KeyValue;
+            if (structuredA && structuredB) {
+                return ObjectDataType.compareNotNull(
+                        ObjectDataType.serialize(StableKeyOrder.canonical(a)),
+                        ObjectDataType.serialize(StableKeyOrder.canonical(b)));
+            }
+            return new ObjectDataType().compare(StableKeyOrder.canonical(a), StableKeyOrder.canonical(b));
+        }
+    }
+
+    /**
+     * A store written and marked in version 1's order (the serialized forms) is rebuilt in version 2's when opened:
+     * every document found by its {@code _id}, every key still unique, nothing lost.
+     */
+    @Test
+    void aStoreMarkedInTheSerializedOrderOfVersionOneIsRebuiltAndLosesNothing() {
+        String file = dir.resolve("v1.mv").toString();
+        try (MVStore store = new MVStore.Builder().fileName(file).open()) {
+            MVMap<Object, Object> fences =
+                    store.openMap(FENCES, new MVMap.Builder<Object, Object>().keyType(new SerializedOrder()));
+            for (int i = 0; i < 300; i++) {
+                Document id = new Document();
+                id.put("ns", "demo.orders");
+                id.put("id", i % 2 == 0 ? (Object) i : "k" + i);
+                fences.put(id, "fence " + i);
+            }
+            store.<String, Object>openMap(OrderedH2Backend.KEY_ORDER).put("version", 1);
+            store.commit();
+        }
+        try (MVStore store = new MVStore.Builder().fileName(file).open()) {
+            assertThat(storedInStableOrder(store))
+                    .as("version 1's order is not version 2's")
+                    .isFalse();
+            OrderedH2Backend.withOrderedMaps(store);
+            assertThat(storedInStableOrder(store)).as("rebuilt").isTrue();
+            MVMap<Object, Object> fences = OrderedH2Backend.open(store, FENCES);
+            assertThat(fences.size()).isEqualTo(300);
+            for (int i = 0; i < 300; i++) {
+                Map<String, Object> fields = new LinkedHashMap<>();
+                fields.put("ns", "demo.orders");
+                fields.put("id", i % 2 == 0 ? (Object) i : "k" + i);
+                assertThat(fences.get(new Document(fields))).as("key " + i).isEqualTo("fence " + i);
             }
         }
     }
