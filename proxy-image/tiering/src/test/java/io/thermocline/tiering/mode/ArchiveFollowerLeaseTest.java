@@ -44,8 +44,10 @@ class ArchiveFollowerLeaseTest extends OnTwoTiers {
             tiers.archiveOrders().insertOne(order(1, NOW, "v1"));
             beforeApply.awaitReached(); // first read the insert and stopped before its transaction
 
+            // the successor's lease is long: a 500 ms one can lapse on a loaded machine between two renewals, and the
+            // first would then rightly take it back, which is not the case this test is about
             try (ArchiveFollower second =
-                    Shadowing.follower(tiers, "second", Duration.ofMillis(500), FaultInjection.NONE)) {
+                    Shadowing.follower(tiers, "second", Duration.ofSeconds(20), FaultInjection.NONE)) {
                 awaitHolder("second"); // first's lease ran out while it was paused
                 tiers.archiveOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
                 await().atMost(Duration.ofSeconds(20)).until(() -> state(1).equals("v2"));
@@ -59,13 +61,17 @@ class ArchiveFollowerLeaseTest extends OnTwoTiers {
                 assertThat(first.applied())
                         .as("the first follower's batch was refused")
                         .isZero();
-                assertThat(modes.follower().lease().owner()).isEqualTo("second");
+                FollowerLease held = modes.follower().lease();
+                assertThat(held.owner()).isEqualTo("second");
 
                 tiers.archiveOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v3"));
                 await().atMost(Duration.ofSeconds(20)).until(() -> state(1).equals("v3"));
                 assertThat(first.applied())
                         .as("the deposed follower stays a standby while the lease is held")
                         .isZero();
+                assertThat(modes.follower().lease().term())
+                        .as("the successor held its lease throughout")
+                        .isEqualTo(held.term());
             }
         }
     }
