@@ -1,18 +1,24 @@
 package io.thermocline.embedded.storage;
 
 import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.DefaultQueryMatcher;
+import de.bwaldvogel.mongo.backend.QueryMatcher;
 import de.bwaldvogel.mongo.backend.QueryParameters;
 import de.bwaldvogel.mongo.bson.Document;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
 /**
- * A query whose filter requires an _id condition beside others, run through the _id index (as mongod's IDHACK):
- * the candidates the condition finds, then the whole filter matched on each.
+ * A query whose filter requires an _id condition, run through the _id index (as mongod's IDHACK): the candidates the
+ * condition finds, then the rest of the filter matched on each.
  */
 final class IdIndexScan {
     private final StoreLocks locks;
@@ -21,47 +27,97 @@ final class IdIndexScan {
         this.locks = locks;
     }
 
+    /** A filter split into the _id condition it requires and the rest (empty when the condition is all of it). */
+    record IdRestricted(BsonDocument byId, BsonDocument rest) {}
+
     /**
-     * The _id condition a filter requires beside others: a top-level {@code _id} with other fields, or a conjunct of a
-     * top-level {@code $and} that is an _id condition alone (how the proxy restricts a chunk of a multi-document write
-     * to its documents). The engine uses an index only for a query of that index's keys alone: it scanned the whole
-     * collection for such a filter, matching a 1,000-id {@code $in} list against every document.
+     * The _id condition a filter requires: a top-level {@code _id} with other fields, a conjunct of a top-level
+     * {@code $and} that is an _id condition alone (how the proxy restricts a chunk of a multi-document write to its
+     * documents), or an {@code _id} {@code $in} list alone. The engine uses an index only for a query of that index's
+     * keys alone: it scanned the whole collection for the first two, matching a 1,000-id {@code $in} list against every
+     * document, and for the last it matches each document it finds against the whole list again.
      */
-    static Optional<BsonDocument> idCondition(BsonDocument filter) {
+    static Optional<IdRestricted> idCondition(BsonDocument filter) {
         if (filter.size() > 1 && filter.containsKey("_id")) {
-            return Optional.of(new BsonDocument("_id", filter.get("_id")));
+            BsonDocument rest = filter.clone();
+            rest.remove("_id");
+            return Optional.of(new IdRestricted(new BsonDocument("_id", filter.get("_id")), rest));
+        }
+        if (filter.size() == 1 && inList(filter) != null) {
+            return Optional.of(new IdRestricted(filter, new BsonDocument()));
         }
         BsonValue and = filter.get("$and");
         if (filter.size() == 1 && and != null && and.isArray()) {
-            for (BsonValue conjunct : and.asArray()) {
+            List<BsonValue> conjuncts = and.asArray().getValues();
+            for (int i = 0; i < conjuncts.size(); i++) {
+                BsonValue conjunct = conjuncts.get(i);
                 if (conjunct.isDocument()
                         && conjunct.asDocument().size() == 1
                         && conjunct.asDocument().containsKey("_id")) {
-                    return Optional.of(conjunct.asDocument());
+                    BsonArray others = new BsonArray(new ArrayList<>(conjuncts));
+                    others.remove(i);
+                    return Optional.of(new IdRestricted(
+                            conjunct.asDocument(),
+                            others.isEmpty() ? new BsonDocument() : new BsonDocument("$and", others)));
                 }
             }
         }
         return Optional.empty();
     }
 
-    /** The documents the _id condition finds through the _id index that match the whole filter, at most limit. */
+    /**
+     * The values of {@code {_id: {$in: [...]}}} when each is found by an equality lookup alone (no regular
+     * expression, which {@code $in} matches as a pattern, and no operator document), else null.
+     */
+    private static BsonArray inList(BsonDocument byId) {
+        BsonValue condition = byId.get("_id");
+        if (condition == null
+                || !condition.isDocument()
+                || condition.asDocument().size() != 1
+                || !condition.asDocument().isArray("$in")) {
+            return null;
+        }
+        BsonArray values = condition.asDocument().getArray("$in");
+        for (BsonValue value : values) {
+            if (value.isRegularExpression()
+                    || (value.isDocument()
+                            && value.asDocument().keySet().stream().anyMatch(k -> k.startsWith("$")))) {
+                return null;
+            }
+        }
+        return values;
+    }
+
+    /** The documents the _id condition finds through the _id index that match the rest of the filter, at most limit. */
     List<RawBsonDocument> find(
-            MongoCollection<?> coll,
-            String database,
-            String collection,
-            BsonDocument byId,
-            BsonDocument filter,
-            int limit) {
-        Document query = BsonBridge.toBackend(filter);
-        Document candidates = new Document("$query", BsonBridge.toBackend(byId));
+            MongoCollection<?> coll, String database, String collection, IdRestricted filter, int limit) {
+        Document rest = filter.rest().isEmpty() ? null : BsonBridge.toBackend(filter.rest());
+        BsonArray in = inList(filter.byId());
+        List<Document> lookups = new ArrayList<>();
+        if (in != null) {
+            // one index lookup per value: the engine would match every document it finds against the whole list
+            for (BsonValue value : new LinkedHashSet<>(in.getValues())) {
+                lookups.add(new Document("$query", BsonBridge.toBackend(new BsonDocument("_id", value))));
+            }
+        } else {
+            lookups.add(new Document("$query", BsonBridge.toBackend(filter.byId())));
+        }
         return locks.readingCollection(database, collection, () -> {
-            de.bwaldvogel.mongo.backend.QueryMatcher matcher = new de.bwaldvogel.mongo.backend.DefaultQueryMatcher();
+            QueryMatcher matcher = new DefaultQueryMatcher();
             List<RawBsonDocument> result = new ArrayList<>();
-            for (Document document : coll.handleQuery(new QueryParameters(candidates, 0, 0))) {
-                if (matcher.matches(document, query)) {
-                    result.add(BsonBridge.fromBackend(document));
+            Set<BsonValue> seen = new HashSet<>(); // values $in holds apart (1 and 1.0) may find one document
+            for (Document lookup : lookups) {
+                for (Document document : coll.handleQuery(new QueryParameters(lookup, 0, 0))) {
+                    if (rest != null && !matcher.matches(document, rest)) {
+                        continue;
+                    }
+                    RawBsonDocument found = BsonBridge.fromBackend(document);
+                    if (in != null && !seen.add(found.get("_id"))) {
+                        continue;
+                    }
+                    result.add(found);
                     if (limit > 0 && result.size() == limit) {
-                        break;
+                        return result;
                     }
                 }
             }

@@ -261,10 +261,10 @@ public final class MemberStore implements AutoCloseable {
         if (coll.isEmpty()) {
             return List.of();
         }
-        Optional<BsonDocument> byId =
+        Optional<IdIndexScan.IdRestricted> byId =
                 sort == null || sort.isEmpty() ? IdIndexScan.idCondition(filter) : Optional.empty();
         if (byId.isPresent()) {
-            return idIndex.find(coll.get(), database, collection, byId.get(), filter, limit);
+            return idIndex.find(coll.get(), database, collection, byId.get(), limit);
         }
         Document selector = new Document("$query", BsonBridge.toBackend(filter));
         if (sort != null && !sort.isEmpty()) {

@@ -54,6 +54,20 @@ class IdRestrictedFindTest {
                             new BsonArray(
                                     List.of(in, new BsonDocument("items", new BsonDocument("$gt", new BsonInt32(3)))))),
                     new BsonDocument("_id", new BsonDocument("$in", some)).append("status", new BsonString("paid")),
+                    in, // alone: one index lookup per value
+                    new BsonDocument(
+                            "_id",
+                            new BsonDocument(
+                                    "$in",
+                                    new BsonArray(List.of(
+                                            new BsonInt32(8),
+                                            new org.bson.BsonDouble(8.0),
+                                            new org.bson.BsonInt64(8),
+                                            new BsonInt32(12))))), // equal values of three types find one document
+                    new BsonDocument(
+                            "$and",
+                            new BsonArray(List.of(
+                                    placed, in, new BsonDocument("items", new BsonDocument("$gt", new BsonInt32(3)))))),
                     new BsonDocument("_id", new BsonInt32(12)).append("status", new BsonString("placed")),
                     new BsonDocument("_id", new BsonInt32(13)).append("status", new BsonString("placed")),
                     new BsonDocument(
@@ -77,6 +91,11 @@ class IdRestrictedFindTest {
                         .hasSize(Math.min(1, expected.size()))
                         .allSatisfy(d -> assertThat(expected).contains(d.get("_id")));
             }
+            BsonDocument pattern = new BsonDocument(
+                    "_id", new BsonDocument("$in", new BsonArray(List.of(new org.bson.BsonRegularExpression("^1")))));
+            assertThat(IdIndexScan.idCondition(pattern))
+                    .as("a pattern in $in is no equality lookup")
+                    .isEmpty();
             assertThat(ids(store.find(
                             "d", "orders", new BsonDocument("$and", new BsonArray(List.of(placed, in))), null, 0)))
                     .as("ids divisible by 4 and by 3, below 200")
