@@ -10,15 +10,12 @@ import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
 import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.TierLagging;
 import io.thermocline.proxy.tiered.writes.GuardedTransaction.Outcome;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.wire.OpMsg;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -26,11 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.UnaryOperator;
-import org.bson.BsonArray;
-import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
-import org.bson.BsonDouble;
-import org.bson.BsonInt32;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
@@ -117,115 +110,9 @@ final class GuardedWrite {
         if (field == null) {
             return OpMsg.raw(once(x, namespace, command, ids, complete));
         }
-        return OpMsg.raw(
-                transactions.writeConcernWaited(x, statementsThatSucceed(x, namespace, command, field, ids, complete)));
-    }
-
-    /**
-     * A write error aborts the guarded transaction, so nothing of it stands, while one database would
-     * have applied the statements before the error (ordered) or all the others (unordered). So the
-     * statements that failed are taken out and the rest runs again, until a run has no write error;
-     * the client gets that run's reply with the failed statements' errors at their own indexes.
-     */
-    private BsonDocument statementsThatSucceed(
-            WriteRequest x,
-            String namespace,
-            BsonDocument command,
-            String field,
-            List<BsonValue> ids,
-            UnaryOperator<BsonDocument> complete)
-            throws InterruptedException {
-        BsonArray statements = command.getArray(field);
-        boolean ordered = command.getBoolean("ordered", BsonBoolean.TRUE).getValue();
-        List<Integer> live = new ArrayList<>();
-        for (int i = 0; i < statements.size(); i++) {
-            live.add(i);
-        }
-        List<BsonDocument> errors = new ArrayList<>();
-        for (int round = 0; round <= statements.size(); round++) {
-            if (live.isEmpty()) {
-                BsonDocument none = new BsonDocument("n", new BsonInt32(0));
-                if (field.equals("updates")) {
-                    none.append("nModified", new BsonInt32(0));
-                }
-                return complete.apply(withErrors(
-                        none.append("ok", new BsonDouble(1)), errors, live)); // nothing ran: nothing to record
-            }
-            BsonArray subset = new BsonArray();
-            live.forEach(i -> subset.add(statements.get(i)));
-            BsonDocument attempt = Replies.mutable(command);
-            attempt.put(field, subset);
-            List<BsonDocument> failedBefore = List.copyOf(errors);
-            List<Integer> running = List.copyOf(live);
-            // the reply is completed inside the committing transaction, so the retryable record holds it whole
-            boolean[] committed = new boolean[1];
-            BsonDocument answer = once(x, namespace, attempt, ids, reply -> {
-                committed[0] = true;
-                return complete.apply(failedBefore.isEmpty() ? reply : withErrors(reply, failedBefore, running));
-            });
-            if (committed[0]) {
-                return answer;
-            }
-            if (!Replies.isOk(answer)
-                    || !answer.isArray("writeErrors")
-                    || answer.getArray("writeErrors").isEmpty()) {
-                return complete.apply(answer);
-            }
-            List<Integer> failed = new ArrayList<>();
-            for (BsonValue error : answer.getArray("writeErrors")) {
-                failed.add(error.asDocument().getNumber("index").intValue());
-            }
-            Collections.sort(failed);
-            if (ordered) {
-                // the first error ends an ordered write: only the statements before it ran
-                int first = failed.get(0);
-                errors.clear();
-                errors.add(renumbered(errorAt(answer, first), live.get(first)));
-                live = new ArrayList<>(live.subList(0, first));
-            } else {
-                for (int i = failed.size() - 1; i >= 0; i--) {
-                    int index = failed.get(i);
-                    errors.add(renumbered(errorAt(answer, index), live.get(index)));
-                    live.remove(index);
-                }
-            }
-        }
-        throw new TierLagging("the statements of this write on " + namespace + " kept failing differently; retry");
-    }
-
-    private static BsonDocument errorAt(BsonDocument reply, int index) {
-        for (BsonValue error : reply.getArray("writeErrors")) {
-            if (error.asDocument().getNumber("index").intValue() == index) {
-                return error.asDocument();
-            }
-        }
-        throw new IllegalStateException("no write error at " + index);
-    }
-
-    private static BsonDocument renumbered(BsonDocument indexed, int index) {
-        BsonDocument copy = Replies.mutable(indexed);
-        copy.put("index", new BsonInt32(index));
-        return copy;
-    }
-
-    /** The reply of the statements that ran ({@code live}: their indexes in the client's command), with the others' errors. */
-    private static BsonDocument withErrors(BsonDocument reply, List<BsonDocument> errors, List<Integer> live) {
-        BsonDocument out = Replies.mutable(reply);
-        if (out.isArray("upserted")) {
-            BsonArray upserted = new BsonArray();
-            for (BsonValue u : out.getArray("upserted")) {
-                upserted.add(renumbered(
-                        u.asDocument(),
-                        live.get(u.asDocument().getNumber("index").intValue())));
-            }
-            out.put("upserted", upserted);
-        }
-        List<BsonDocument> sorted = new ArrayList<>(errors);
-        sorted.sort(Comparator.comparingInt(e -> e.getNumber("index").intValue()));
-        if (!sorted.isEmpty()) {
-            out.put("writeErrors", new BsonArray(sorted));
-        }
-        return out;
+        BsonDocument reply = StatementsThatSucceed.run(
+                namespace, command, field, complete, (attempt, finish) -> once(x, namespace, attempt, ids, finish));
+        return OpMsg.raw(transactions.writeConcernWaited(x, reply));
     }
 
     /** One guarded run of {@code command}; a committing reply passes through {@code finish} inside the transaction. */
@@ -267,14 +154,13 @@ final class GuardedWrite {
                             && !TierQueries.idsIn(archive.client(x.traits().name()), null, namespace, missing)
                                     .isEmpty()) {
                         if (!fencesAtRead.isEmpty()) {
-                            sync.await(); // the archive now reflects every fast-tier delete older than the fences
-                            // read above
+                            // the archive now reflects every fast-tier delete older than the fences read above
+                            sync.await();
                         }
-                        // else none of them and not the namespace is fenced: documents absent from the fast tier and
-                        // unfenced
-                        // have their latest versions in the archive already, as for point reads (docs/consistency.md,
-                        // "Point
-                        // reads that skip the barrier"); a fence written since the read above starts the attempt over
+                        // else none of them and not the namespace is fenced: documents absent from the fast tier
+                        // and unfenced have their latest versions in the archive already, as for point reads
+                        // (docs/consistency.md, "Point reads that skip the barrier"); a fence written since the
+                        // read above starts the attempt over
                         for (BsonDocument d :
                                 TierQueries.documents(archive.client(x.traits().name()), namespace, missing)) {
                             archived.put(d.get("_id"), d);
