@@ -65,6 +65,69 @@ final class IdIndexScan {
         return Optional.empty();
     }
 
+    /** Fields of a find command that change nothing in which documents it returns, or in what order. */
+    private static final Set<String> PLAIN_FIND_FIELDS = Set.of(
+            "find",
+            "filter",
+            "limit",
+            "batchSize",
+            "singleBatch",
+            "projection",
+            "sort",
+            "skip",
+            "lsid",
+            "txnNumber",
+            "autocommit",
+            "startTransaction",
+            "$clusterTime",
+            "readConcern",
+            "$readPreference",
+            "apiVersion",
+            "apiStrict",
+            "apiDeprecationErrors",
+            "maxTimeMS",
+            "comment",
+            "$db");
+
+    /**
+     * The filter and limit of a find command the _id index can answer alone: an _id condition as {@link #idCondition}
+     * takes it, no projection, sort or skip, no option that changes the result. Reads of the layer above (majority
+     * reads of a chunk's documents by their ids) went through the engine's own find, which matches every document it
+     * finds against the whole {@code $in} list.
+     */
+    static Optional<PlainFind> plainFind(BsonDocument command) {
+        if (!PLAIN_FIND_FIELDS.containsAll(command.keySet())
+                || !command.isString("find")
+                || !command.isDocument("filter")
+                || !emptyOrAbsent(command, "projection")
+                || !emptyOrAbsent(command, "sort")
+                || (command.containsKey("skip") && !isZero(command.get("skip")))) {
+            return Optional.empty();
+        }
+        BsonValue limit = command.get("limit", new org.bson.BsonInt32(0));
+        if (!limit.isNumber()
+                || limit.asNumber().longValue() < 0
+                || limit.asNumber().longValue() > Integer.MAX_VALUE) {
+            return Optional.empty();
+        }
+        BsonDocument filter = command.getDocument("filter");
+        return idCondition(filter)
+                .map(c -> new PlainFind(command.getString("find").getValue(), filter, (int)
+                        limit.asNumber().longValue()));
+    }
+
+    /** A find the _id index answers: its collection, filter and limit (0: none). */
+    record PlainFind(String collection, BsonDocument filter, int limit) {}
+
+    private static boolean emptyOrAbsent(BsonDocument command, String field) {
+        BsonValue value = command.get(field);
+        return value == null || (value.isDocument() && value.asDocument().isEmpty());
+    }
+
+    private static boolean isZero(BsonValue value) {
+        return value.isNumber() && value.asNumber().doubleValue() == 0;
+    }
+
     /**
      * The values of {@code {_id: {$in: [...]}}} when each is found by an equality lookup alone (no regular
      * expression, which {@code $in} matches as a pattern, and no operator document), else null.

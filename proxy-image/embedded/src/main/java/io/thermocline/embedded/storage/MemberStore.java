@@ -157,6 +157,13 @@ public final class MemberStore implements AutoCloseable {
             return locks.reading(database, command, () -> engine(channel, database, command)); // the engine's own error
         }
         boolean singleBatch = command.get("singleBatch") instanceof BsonBoolean b && b.getValue();
+        Optional<IdIndexScan.PlainFind> byId = name.equals("find") ? IdIndexScan.plainFind(command) : Optional.empty();
+        if (byId.isPresent()) {
+            IdIndexScan.PlainFind plain = byId.get();
+            List<RawBsonDocument> found = find(database, plain.collection(), plain.filter(), null, plain.limit());
+            return cursors.first(
+                    database + "." + plain.collection(), found, SnapshotCursors.firstBatchSize(requested), singleBatch);
+        }
         List<RawBsonDocument> documents = new ArrayList<>();
         String[] namespace = {
             database + "."

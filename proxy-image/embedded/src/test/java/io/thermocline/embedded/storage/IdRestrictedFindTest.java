@@ -103,6 +103,72 @@ class IdRestrictedFindTest {
         }
     }
 
+    /**
+     * A find command whose filter the _id index answers (the layer's majority reads of a chunk's documents) returns what
+     * the engine's own find returns, in batches as asked; one with a projection, sort or skip goes to the engine.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"memory", "disk"})
+    void aFindCommandByIdsAnswersWhatTheEnginesFindAnswers(String engine) {
+        try (MemberStore store =
+                MemberStore.open(engine.equals("disk") ? Storage.directory(dir) : Storage.memory(), "m")) {
+            BsonArray documents = new BsonArray();
+            BsonArray some = new BsonArray();
+            for (int i = 0; i < 120; i++) {
+                documents.add(new BsonDocument("_id", new BsonInt32(i)).append("n", new BsonInt32(i % 5)));
+                if (i % 3 == 0) {
+                    some.add(new BsonInt32(i));
+                }
+            }
+            store.command("d", new BsonDocument("insert", new BsonString("orders")).append("documents", documents));
+            BsonDocument in = new BsonDocument("_id", new BsonDocument("$in", some));
+            for (BsonDocument filter : List.of(
+                    in,
+                    new BsonDocument("$and", new BsonArray(List.of(in, new BsonDocument("n", new BsonInt32(0))))))) {
+                BsonDocument scanned = new BsonDocument(
+                        "$and", new BsonArray(List.of(new BsonDocument("$and", new BsonArray(List.of(filter))))));
+                BsonDocument command = new BsonDocument("find", new BsonString("orders")).append("filter", filter);
+                assertThat(IdIndexScan.plainFind(command)).as(filter.toJson()).isPresent();
+                assertThat(IdIndexScan.plainFind(command.clone().append("skip", new BsonInt32(2))))
+                        .isEmpty();
+                assertThat(IdIndexScan.plainFind(
+                                command.clone().append("projection", new BsonDocument("n", new BsonInt32(1)))))
+                        .isEmpty();
+                List<BsonValue> expected = allOf(
+                        store,
+                        new BsonDocument("find", new BsonString("orders"))
+                                .append("filter", scanned)
+                                .append("batchSize", new BsonInt32(7)));
+                assertThat(expected).isNotEmpty();
+                assertThat(allOf(store, command.clone().append("batchSize", new BsonInt32(7))))
+                        .as(filter.toJson())
+                        .containsExactlyInAnyOrderElementsOf(expected);
+                assertThat(allOf(store, command.clone().append("limit", new BsonInt32(3))))
+                        .hasSize(Math.min(3, expected.size()))
+                        .allSatisfy(id -> assertThat(expected).contains(id));
+            }
+        }
+    }
+
+    /** Every document a find command's cursor returns, through its getMores. */
+    private static List<BsonValue> allOf(MemberStore store, BsonDocument find) {
+        List<BsonValue> ids = new ArrayList<>();
+        BsonDocument reply = store.command("d", find);
+        assertThat(reply.getNumber("ok").intValue()).as(reply.toJson()).isEqualTo(1);
+        BsonDocument cursor = reply.getDocument("cursor");
+        cursor.getArray("firstBatch").forEach(d -> ids.add(d.asDocument().get("_id")));
+        while (cursor.getNumber("id").longValue() != 0) {
+            cursor = store.command(
+                            "d",
+                            new BsonDocument("getMore", cursor.get("id"))
+                                    .append("collection", new BsonString("orders"))
+                                    .append("batchSize", new BsonInt32(7)))
+                    .getDocument("cursor");
+            cursor.getArray("nextBatch").forEach(d -> ids.add(d.asDocument().get("_id")));
+        }
+        return ids;
+    }
+
     private static List<BsonValue> ids(List<RawBsonDocument> documents) {
         List<BsonValue> ids = new ArrayList<>();
         documents.forEach(d -> ids.add(d.get("_id")));
