@@ -23,6 +23,7 @@ import io.thermocline.embedded.session.Transaction;
 import io.thermocline.embedded.storage.MemberStore;
 import io.thermocline.embedded.storage.Storage;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -40,6 +41,8 @@ import org.slf4j.LoggerFactory;
  */
 final class RunningSet {
     private static final Logger log = LoggerFactory.getLogger(RunningSet.class);
+    /** The longest a stop waits for what is still running in the stores; each stops at once when woken. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(30);
 
     private final EmbeddedReplicaSet.Builder config;
     private final Storage storage;
@@ -230,13 +233,43 @@ final class RunningSet {
         oplog.flush();
     }
 
+    /**
+     * Waits until housekeeping and the members' commands have returned: the stores close only once nothing runs in
+     * them. A query still walking a tree when H2 closes its store fails the close ({@code AssertionError: N != N+1} in
+     * {@code MVStore.closeStore}, seen on loaded machines when a client's last request was still running).
+     */
+    private void awaitStopped() {
+        try {
+            // its flush ends by itself; an abort of an expired transaction may wait for the write lock (up to a
+            // minute): interrupted after a while
+            if (housekeeping != null && !housekeeping.awaitTermination(10, TimeUnit.SECONDS)) {
+                housekeeping.shutdownNow();
+                if (!housekeeping.awaitTermination(STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                    log.warn("event=housekeepingStillRunning set={} waited={}", config.name, STOP_WAIT);
+                }
+            }
+            for (Member member : members) {
+                if (!member.awaitCommandsEnded(STOP_WAIT)) {
+                    log.warn(
+                            "event=commandsStillRunning set={} member={} waited={}",
+                            config.name,
+                            member.index(),
+                            STOP_WAIT);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Stops what {@link #open} started, in order; a part it never opened is skipped. */
     void close() {
         if (housekeeping != null) {
-            housekeeping.shutdownNow();
+            housekeeping.shutdown(); // not interrupted: an interrupt inside H2's file I/O closes the store's file
         }
         appliers.forEach(SecondaryApplier::stop);
         members.forEach(Member::shutdown);
+        awaitStopped();
         if (coordinator != null) {
             coordinator.replicaSetTopology().close();
             try {

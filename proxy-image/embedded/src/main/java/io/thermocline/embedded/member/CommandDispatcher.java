@@ -68,10 +68,12 @@ final class CommandDispatcher {
     BsonDocument dispatch(Channel channel, int connectionId, String db, BsonDocument command, boolean legacy) {
         String name = command.isEmpty() ? "" : command.getFirstKey();
         DelayedRequests.Held held = delayedRequests.pass(name);
+        BsonDocument reply = null;
         try {
-            return dispatchNow(channel, connectionId, db, name, command, legacy);
+            reply = dispatchNow(channel, connectionId, db, name, command, legacy);
+            return reply;
         } finally {
-            delayedRequests.ran(held);
+            delayedRequests.ran(held, reply);
         }
     }
 

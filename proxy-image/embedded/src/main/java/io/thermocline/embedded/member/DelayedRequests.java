@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.bson.BsonDocument;
 
 /**
  * Test hook: a request a slow network delivers late. The next request of a command is held before the member runs
@@ -20,6 +21,7 @@ public final class DelayedRequests {
         private final CountDownLatch arrived = new CountDownLatch(1);
         private final CountDownLatch released = new CountDownLatch(1);
         private final CountDownLatch ran = new CountDownLatch(1);
+        private volatile BsonDocument reply;
 
         private Held(String command) {
             this.command = command;
@@ -38,6 +40,11 @@ public final class DelayedRequests {
         /** True once the member ran it (its reply, if anyone still waits for it, is on its way). */
         public boolean awaitRan(Duration timeout) throws InterruptedException {
             return ran.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        /** What the member answered once it ran it (null before, or if it failed without an answer), sent or not. */
+        public BsonDocument reply() {
+            return reply;
         }
     }
 
@@ -58,15 +65,17 @@ public final class DelayedRequests {
         }
         held.arrived.countDown();
         try {
-            held.released.await(Held.LONGEST.toMillis(), TimeUnit.MILLISECONDS); // never longer: a forgotten hold lets it go
+            held.released.await(
+                    Held.LONGEST.toMillis(), TimeUnit.MILLISECONDS); // never longer: a forgotten hold lets it go
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         return held;
     }
 
-    void ran(Held held) {
+    void ran(Held held, BsonDocument reply) {
         if (held != null) {
+            held.reply = reply;
             held.ran.countDown();
         }
     }

@@ -18,8 +18,10 @@ import io.thermocline.wire.WireCodec;
 import io.thermocline.wire.WireEncoder;
 import io.thermocline.wire.WireFrameDecoder;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -130,6 +132,15 @@ public final class Member {
         coordinator.progress().signalAll(); // a statement held between documents sees it at once
         unbind();
         commands.shutdownNow();
+    }
+
+    /**
+     * After {@link #shutdown}: waits until the commands it was running have returned, so the store can be closed under
+     * none of them (a query still walking a tree when H2 closes fails the close). False if some still ran after
+     * {@code timeout}.
+     */
+    public boolean awaitCommandsEnded(Duration timeout) throws InterruptedException {
+        return commands.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     public int index() {
