@@ -217,8 +217,9 @@ final class TransactionCommands {
             versions.putAll(sessions.snapshotVersions(writer, db, coll));
         }
         sessions.uncommittedPreImages(self.index(), db, coll, writer).forEach(versions::putIfAbsent);
+        boolean everything = filter.isEmpty(); // asked for any held document at all: no document needs judging
         versions.forEach((id, version) -> {
-            if (version != null && CommittedView.matches(version, filter)) {
+            if (version != null && (everything || CommittedView.matches(version, filter))) {
                 ids.add(id);
             }
         });
