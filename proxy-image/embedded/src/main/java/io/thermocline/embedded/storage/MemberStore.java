@@ -24,11 +24,9 @@ import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonInt32;
-import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
-import org.bson.codecs.BsonDocumentCodec;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.MVStoreException;
 
@@ -61,12 +59,13 @@ public final class MemberStore implements AutoCloseable {
             "hostinfo",
             "connectionstatus");
 
-    private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
-
     private final MongoBackend backend;
     private final Channel internalChannel = new EmbeddedChannel();
     private final StoreLocks locks = new StoreLocks();
-    private final SnapshotCursors cursors = new SnapshotCursors();
+    private final SnapshotQueries queries = new SnapshotQueries(
+            this::engine,
+            (database, collection, filter, limit) -> find(database, collection, filter, null, limit),
+            locks);
     private final IdIndexScan idIndex = new IdIndexScan(locks);
 
     MemberStore(MongoBackend backend) {
@@ -122,123 +121,23 @@ public final class MemberStore implements AutoCloseable {
         switch (name) {
             case "find", "aggregate" -> {
                 if (name.equals("find") || !StoreLocks.writesOutput(command)) {
-                    return query(channel, database, name, command);
+                    return queries.query(channel, database, name, command);
                 }
             }
             case "getmore" -> {
-                long id = command.get("getMore").isNumber()
-                        ? command.get("getMore").asNumber().longValue()
-                        : 0;
-                if (cursors.owns(id)) {
-                    String coll = command.get("collection") instanceof BsonString s ? s.getValue() : "";
-                    int batchSize = command.get("batchSize") != null
-                                    && command.get("batchSize").isNumber()
-                            ? command.get("batchSize").asNumber().intValue()
-                            : 0;
-                    return cursors.more(id, database + "." + coll, batchSize);
+                Optional<BsonDocument> more = queries.more(database, command);
+                if (more.isPresent()) {
+                    return more.get();
                 }
             }
             case "killcursors" -> {
-                return killCursors(channel, database, command);
+                return queries.killCursors(channel, database, command);
             }
             default -> {}
         }
         return READ_ONLY.contains(name)
                 ? locks.reading(database, command, () -> engine(channel, database, command))
                 : locks.writing(database, command, () -> engine(channel, database, command));
-    }
-
-    /** A find or aggregate: its whole result copied under the read lock, then served in batches from a snapshot cursor. */
-    private BsonDocument query(Channel channel, String database, String name, BsonDocument command) {
-        BsonValue requested = name.equals("find")
-                ? command.get("batchSize")
-                : command.getDocument("cursor", new BsonDocument()).get("batchSize");
-        if (requested != null && (!requested.isNumber() || requested.asNumber().intValue() < 0)) {
-            return locks.reading(database, command, () -> engine(channel, database, command)); // the engine's own error
-        }
-        boolean singleBatch = command.get("singleBatch") instanceof BsonBoolean b && b.getValue();
-        Optional<IdIndexScan.PlainFind> byId = name.equals("find") ? IdIndexScan.plainFind(command) : Optional.empty();
-        if (byId.isPresent()) {
-            IdIndexScan.PlainFind plain = byId.get();
-            List<RawBsonDocument> found = find(database, plain.collection(), plain.filter(), null, plain.limit());
-            return cursors.first(
-                    database + "." + plain.collection(), found, SnapshotCursors.firstBatchSize(requested), singleBatch);
-        }
-        List<RawBsonDocument> documents = new ArrayList<>();
-        String[] namespace = {
-            database + "."
-                    + (command.get(command.getFirstKey()) instanceof BsonString s ? s.getValue() : "$cmd.aggregate")
-        };
-        // the engine computes the whole result anyway: asked for it in one batch, and drained below if it pages
-        BsonDocument whole = BsonBridge.mutable(command);
-        whole.remove("singleBatch");
-        if (name.equals("find")) {
-            whole.put("batchSize", new BsonInt32(Integer.MAX_VALUE));
-        } else {
-            whole.put(
-                    "cursor",
-                    new BsonDocument()); // the engine answers an aggregate in one batch (and warns of any batchSize)
-        }
-        BsonDocument error = locks.reading(database, command, () -> {
-            BsonDocument reply = engine(channel, database, whole);
-            while (true) {
-                if (!reply.containsKey("cursor") || reply.get("ok").asNumber().intValue() != 1) {
-                    return reply; // an error, or an explain: nothing to serve in batches
-                }
-                BsonDocument cursor = reply.getDocument("cursor");
-                BsonValue batch = cursor.containsKey("firstBatch") ? cursor.get("firstBatch") : cursor.get("nextBatch");
-                batch.asArray()
-                        .forEach(d -> documents.add(
-                                d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d.asDocument(), CODEC)));
-                namespace[0] =
-                        cursor.getString("ns", new BsonString(namespace[0])).getValue();
-                long id = cursor.getNumber("id").longValue();
-                if (id == 0) {
-                    return null;
-                }
-                String coll = namespace[0].substring(namespace[0].indexOf('.') + 1);
-                reply = engine(
-                        channel,
-                        database,
-                        new BsonDocument("getMore", new BsonInt64(id))
-                                .append("collection", new BsonString(coll))
-                                .append("batchSize", new BsonInt32(Integer.MAX_VALUE)));
-            }
-        });
-        if (error != null) {
-            return error;
-        }
-        return cursors.first(namespace[0], documents, SnapshotCursors.firstBatchSize(requested), singleBatch);
-    }
-
-    private BsonDocument killCursors(Channel channel, String database, BsonDocument command) {
-        List<Long> ids = new ArrayList<>();
-        command.getArray("cursors", new BsonArray()).stream()
-                .filter(BsonValue::isNumber)
-                .forEach(v -> ids.add(v.asNumber().longValue()));
-        List<Long> killed = cursors.kill(ids);
-        BsonArray others = new BsonArray();
-        ids.stream().filter(id -> !killed.contains(id)).forEach(id -> others.add(new BsonInt64(id)));
-        BsonArray cursorsKilled = new BsonArray();
-        killed.forEach(id -> cursorsKilled.add(new BsonInt64(id)));
-        BsonArray notFound = new BsonArray();
-        if (!others.isEmpty()) {
-            BsonDocument reply = locks.reading(
-                    database,
-                    command,
-                    () -> engine(
-                            channel,
-                            database,
-                            new BsonDocument("killCursors", command.get(command.getFirstKey()))
-                                    .append("cursors", others)));
-            cursorsKilled.addAll(reply.getArray("cursorsKilled", new BsonArray()));
-            notFound.addAll(reply.getArray("cursorsNotFound", others));
-        }
-        return new BsonDocument("cursorsKilled", cursorsKilled)
-                .append("cursorsNotFound", notFound)
-                .append("cursorsAlive", new BsonArray())
-                .append("cursorsUnknown", new BsonArray())
-                .append("ok", new BsonDouble(1));
     }
 
     private BsonDocument engine(Channel channel, String database, BsonDocument command) {
