@@ -39,7 +39,9 @@ final class IdIndexScan {
      */
     static Optional<IdRestricted> idCondition(BsonDocument filter) {
         if (filter.size() > 1 && filter.containsKey("_id")) {
-            BsonDocument rest = filter.clone();
+            // a copy that can be edited: clone() of a command's filter (a RawBsonDocument) is a RawBsonDocument too
+            BsonDocument rest = new BsonDocument();
+            filter.forEach(rest::append);
             rest.remove("_id");
             return Optional.of(new IdRestricted(new BsonDocument("_id", filter.get("_id")), rest));
         }
