@@ -17,7 +17,6 @@ import io.thermocline.proxy.server.WriteRefusals;
 import io.thermocline.proxy.tiered.RoutingMetrics;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
-import io.thermocline.tiering.metadata.FeederCheckpoint;
 import io.thermocline.tiering.warmer.Warmer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -29,7 +28,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
-import org.bson.BsonTimestamp;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +41,6 @@ import org.slf4j.LoggerFactory;
 public final class EmbeddedStack implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedStack.class);
-    private static final Duration FINAL_MIRROR_WAIT = Duration.ofSeconds(30);
 
     /**
      * @param fastTierDir       where the fast tier keeps its data (null: {@code DATA_DIR/fast})
@@ -351,69 +348,12 @@ public final class EmbeddedStack implements AutoCloseable {
             started.remove(proxy);
         }
         if (feeder != null && fast != null) {
-            awaitMirrored();
-            warnOfDeadLetters();
+            new FinalMirror(fast, feeder, fastWhere, this::writesRefused, out).awaitThenWarn();
         }
         for (int i = started.size() - 1; i >= 0; i--) {
             closeQuietly(started.get(i));
         }
         started.clear();
-    }
-
-    private void awaitMirrored() {
-        BsonTimestamp last = fast.lastOperationTime();
-        long deadline = System.nanoTime() + FINAL_MIRROR_WAIT.toNanos();
-        while (System.nanoTime() < deadline
-                && feeder.running()
-                && writesRefused().isEmpty()) {
-            FeederCheckpoint checkpoint = feeder.lastCheckpoint();
-            if (checkpoint != null && checkpoint.covers(last)) {
-                return;
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-        LOG.warn(
-                "event=embedded_stop_unmirrored last_fast_write={} fast_tier=\"{}\" detail=\"the feeder did not mirror every fast-tier write "
-                        + "({}); {}\"",
-                last,
-                fastWhere,
-                writesRefused().orElse("within " + FINAL_MIRROR_WAIT.toSeconds() + " s"),
-                fastWhere.equals("in memory")
-                        ? "writes after its checkpoint are lost with the in-memory fast tier"
-                        : "the fast tier keeps them on disk and the feeder mirrors them after the next start");
-    }
-
-    /** Dead letters are acknowledged writes the archive refused: only the fast tier holds them, so a stop says where. */
-    private void warnOfDeadLetters() {
-        long letters;
-        try (MongoClient client = MongoClients.create(fast.connectionString())) {
-            letters = client.getDatabase("thermocline")
-                    .getCollection("deadLetters")
-                    .countDocuments();
-        } catch (RuntimeException e) {
-            LOG.warn("event=embedded_stop_dead_letters_unknown error=\"{}\"", e.toString());
-            return;
-        }
-        if (letters == 0) {
-            return;
-        }
-        String kept = fastWhere.equals("in memory")
-                ? "LOST with the in-memory fast tier (run without --fast-tier-in-memory to keep them)"
-                : "kept in the fast tier on disk (" + fastWhere + "); the feeder retries them after the next start";
-        LOG.warn(
-                "event=embedded_stop_dead_letters count={} detail=\"{} acknowledged write(s) the archive refused are {}\"",
-                letters,
-                letters,
-                kept);
-        if (out != null) {
-            out.printf("warning: %d acknowledged write(s) the archive refused (dead letters) are %s%n", letters, kept);
-            out.flush();
-        }
     }
 
     private static void closeQuietly(AutoCloseable c) {
