@@ -6,9 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
-@Timeout(30)
 class ModeConfigTest {
 
     private static final String TIERED = """
@@ -29,19 +27,23 @@ class ModeConfigTest {
 
     @Test
     void shadowModeAndItsSectionParseFromFileAndEnvironment() {
-        ThermoclineConfig c = ConfigLoader.parse(TIERED + "mode: shadow\nshadow: {sampleRate: 0.5, cutoverQuietPeriod: 10m}\n",
+        ThermoclineConfig c = ConfigLoader.parse(
+                TIERED + "mode: shadow\nshadow: {sampleRate: 0.5, cutoverQuietPeriod: 10m}\n",
                 Map.of("THERMOCLINE_SHADOW_MIN_COMPARISONS", "20"));
         assertThat(c.mode()).isEqualTo(Mode.SHADOW);
         assertThat(c.shadow().sampleRate()).isEqualTo(0.5);
         assertThat(c.shadow().cutoverQuietPeriod()).isEqualTo(Duration.ofMinutes(10));
         assertThat(c.shadow().minComparisons()).isEqualTo(20);
-        assertThat(ConfigLoader.parse(TIERED, Map.of("THERMOCLINE_MODE", "draining")).mode()).isEqualTo(Mode.DRAINING);
+        assertThat(ConfigLoader.parse(TIERED, Map.of("THERMOCLINE_MODE", "draining"))
+                        .mode())
+                .isEqualTo(Mode.DRAINING);
     }
 
     @Test
     void badModeAndSamplingNameTheFieldAndTheFix() {
         assertThatThrownBy(() -> ConfigLoader.parse(TIERED + "mode: shade\n", Map.of()))
-                .hasMessageContaining("mode").hasMessageContaining("use shadow");
+                .hasMessageContaining("mode")
+                .hasMessageContaining("use shadow");
         assertThatThrownBy(() -> ConfigLoader.parse(TIERED + "shadow: {sampleRate: 2}\n", Map.of()))
                 .hasMessageContaining("shadow.sampleRate");
         assertThatThrownBy(() -> ConfigLoader.parse("tiers: {archive: {uri: 'mongodb://a'}}\nmode: shadow\n", Map.of()))

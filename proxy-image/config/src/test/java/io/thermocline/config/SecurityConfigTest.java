@@ -9,12 +9,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-@Timeout(30)
 class SecurityConfigTest {
-    private static final String ARCHIVE = "tiers: {archive: {uri: 'mongodb://proxy:secret-pw@a:27017/?replicaSet=rs0'}}\n";
+    private static final String ARCHIVE =
+            "tiers: {archive: {uri: 'mongodb://proxy:secret-pw@a:27017/?replicaSet=rs0'}}\n";
 
     @Test
     void authenticationIsRequiredByDefaultWithTheArchivesUsersAndTlsIsOff() {
@@ -30,8 +29,10 @@ class SecurityConfigTest {
         Path users = Files.writeString(dir.resolve("users.yaml"), "users: []\n");
         Path cert = Files.writeString(dir.resolve("tls.crt"), "x");
         Path key = Files.writeString(dir.resolve("tls.key"), "x");
-        ThermoclineConfig c = ConfigLoader.parse(ARCHIVE + "auth: {users: [archive, file], usersFile: '" + users + "', refreshInterval: 5s}\n"
-                + "tls: {mode: requireTLS, certificateFile: '" + cert + "', keyFile: '" + key + "'}\n", Map.of());
+        ThermoclineConfig c = ConfigLoader.parse(
+                ARCHIVE + "auth: {users: [archive, file], usersFile: '" + users + "', refreshInterval: 5s}\n"
+                        + "tls: {mode: requireTLS, certificateFile: '" + cert + "', keyFile: '" + key + "'}\n",
+                Map.of());
         assertThat(c.auth().users()).containsExactly("archive", "file");
         assertThat(c.auth().refreshInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(c.tls().normalizedMode()).isEqualTo("required");
@@ -39,45 +40,63 @@ class SecurityConfigTest {
 
     @Test
     void environmentOverridesReachTheNewSections() {
-        ThermoclineConfig c = ConfigLoader.parse(ARCHIVE, Map.of("THERMOCLINE_AUTH_MODE", "disabled", "THERMOCLINE_AUTH_USERS", ""));
+        ThermoclineConfig c =
+                ConfigLoader.parse(ARCHIVE, Map.of("THERMOCLINE_AUTH_MODE", "disabled", "THERMOCLINE_AUTH_USERS", ""));
         assertThat(c.auth().mode()).isEqualTo("disabled");
         assertThat(c.auth().users()).isEmpty();
     }
 
     @Test
     void everyMistakeIsNamedWithItsFixAndNoSecretIsEchoed() {
-        assertThatThrownBy(() -> ConfigLoader.parse(ARCHIVE + "auth: {mode: maybe, users: [ldap, file]}\n"
-                + "tls: {mode: sometimes}\n", Map.of()))
+        assertThatThrownBy(() -> ConfigLoader.parse(
+                        ARCHIVE + "auth: {mode: maybe, users: [ldap, file]}\n" + "tls: {mode: sometimes}\n", Map.of()))
                 .isInstanceOfSatisfying(InvalidConfigException.class, e -> {
-                    assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("auth.mode: 'maybe' is not a mode"));
-                    assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("auth.users: 'ldap' is not a user source"));
+                    assertThat(e.problems())
+                            .anySatisfy(m -> assertThat(m).startsWith("auth.mode: 'maybe' is not a mode"));
+                    assertThat(e.problems())
+                            .anySatisfy(m -> assertThat(m).startsWith("auth.users: 'ldap' is not a user source"));
                     assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("auth.usersFile: missing"));
-                    assertThat(e.problems()).anySatisfy(m -> assertThat(m).startsWith("tls.mode: 'sometimes' is not a mode"));
+                    assertThat(e.problems())
+                            .anySatisfy(m -> assertThat(m).startsWith("tls.mode: 'sometimes' is not a mode"));
                     assertThat(String.join("\n", e.problems())).doesNotContain("secret-pw");
                 });
-        assertThatThrownBy(() -> ConfigLoader.parse(ARCHIVE + "auth: {users: []}\ntls: {mode: preferred, certificateFile: /nope.crt}\n", Map.of()))
-                .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.problems()).contains(
-                        "auth.users: empty while auth.mode is required, so nobody could log in; use archive and/or file, or set auth.mode: disabled",
-                        "tls.certificateFile: /nope.crt cannot be read; mount the proxy's PEM certificate chain there or fix the path",
-                        "tls.keyFile: missing; give the path of the PEM private key of that certificate"));
+        assertThatThrownBy(() -> ConfigLoader.parse(
+                        ARCHIVE + "auth: {users: []}\ntls: {mode: preferred, certificateFile: /nope.crt}\n", Map.of()))
+                .isInstanceOfSatisfying(
+                        InvalidConfigException.class,
+                        e -> assertThat(e.problems())
+                                .contains(
+                                        "auth.users: empty while auth.mode is required, so nobody could log in; use archive and/or file, or set auth.mode: disabled",
+                                        "tls.certificateFile: /nope.crt cannot be read; mount the proxy's PEM certificate chain there or fix the path",
+                                        "tls.keyFile: missing; give the path of the PEM private key of that certificate"));
     }
 
     @Test
-    void clientCertificatesAreOptionalUnlessAllowConnectionsWithoutCertificatesIsFalseWhichNeedsAClientCa(@TempDir Path dir) throws Exception {
+    void clientCertificatesAreOptionalUnlessAllowConnectionsWithoutCertificatesIsFalseWhichNeedsAClientCa(
+            @TempDir Path dir) throws Exception {
         Path cert = Files.writeString(dir.resolve("tls.crt"), "x");
         Path key = Files.writeString(dir.resolve("tls.key"), "x");
         Path ca = Files.writeString(dir.resolve("ca.crt"), "x");
         String files = "tls: {mode: required, certificateFile: '" + cert + "', keyFile: '" + key + "'";
-        assertThat(ConfigLoader.parse(ARCHIVE + files + ", clientCaFile: '" + ca + "'}\n", Map.of()).tls().clientCertificatesRequired())
-                .as("a CA alone keeps certificates optional, as configs from before the setting expect").isFalse();
-        ThermoclineConfig required = ConfigLoader.parse(ARCHIVE + files + ", clientCaFile: '" + ca
-                + "', allowConnectionsWithoutCertificates: false}\n", Map.of());
+        assertThat(ConfigLoader.parse(ARCHIVE + files + ", clientCaFile: '" + ca + "'}\n", Map.of())
+                        .tls()
+                        .clientCertificatesRequired())
+                .as("a CA alone keeps certificates optional, as configs from before the setting expect")
+                .isFalse();
+        ThermoclineConfig required = ConfigLoader.parse(
+                ARCHIVE + files + ", clientCaFile: '" + ca + "', allowConnectionsWithoutCertificates: false}\n",
+                Map.of());
         assertThat(required.tls().clientCertificatesRequired()).isTrue();
-        assertThat(ConfigLoader.parse(ConfigWriter.toYaml(required), Map.of()).tls()).isEqualTo(required.tls());
-        assertThatThrownBy(() -> ConfigLoader.parse(ARCHIVE + files + ", allowConnectionsWithoutCertificates: false}\n", Map.of()))
-                .isInstanceOfSatisfying(InvalidConfigException.class, e -> assertThat(e.problems()).contains(
-                        "tls.allowConnectionsWithoutCertificates: false needs tls.clientCaFile, the CAs that verify the"
-                                + " certificates it requires; set tls.clientCaFile or drop the setting"));
+        assertThat(ConfigLoader.parse(ConfigWriter.toYaml(required), Map.of()).tls())
+                .isEqualTo(required.tls());
+        assertThatThrownBy(() -> ConfigLoader.parse(
+                        ARCHIVE + files + ", allowConnectionsWithoutCertificates: false}\n", Map.of()))
+                .isInstanceOfSatisfying(
+                        InvalidConfigException.class,
+                        e -> assertThat(e.problems())
+                                .contains(
+                                        "tls.allowConnectionsWithoutCertificates: false needs tls.clientCaFile, the CAs that verify the"
+                                                + " certificates it requires; set tls.clientCaFile or drop the setting"));
     }
 
     @Test
