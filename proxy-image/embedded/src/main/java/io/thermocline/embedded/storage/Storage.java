@@ -35,13 +35,17 @@ public sealed interface Storage {
         return new Directory(path, fileSystem);
     }
 
-    record Memory() implements Storage {
-    }
+    record Memory() implements Storage {}
 
     record Directory(Path path, String fileSystem) implements Storage {
-        /** The name H2 opens {@code file} in this directory by. */
+        /**
+         * The name H2 opens {@code file} in this directory by: through H2's {@code retry:} file system, which reopens
+         * the file when an interrupted thread's read or write closed it (a Java file channel closes itself then). A
+         * stop interrupts the commands still running; without it the first one inside H2's I/O closed the store's file
+         * and the stop's own close could not write it ("storeCloseFailed", StopDuringACommandTest).
+         */
         public String h2Name(String file) {
-            return fileSystem + path.resolve(file);
+            return "retry:" + fileSystem + path.resolve(file);
         }
     }
 }
