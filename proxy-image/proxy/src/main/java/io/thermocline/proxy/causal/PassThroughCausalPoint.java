@@ -21,13 +21,17 @@ import org.bson.BsonValue;
  */
 public final class PassThroughCausalPoint {
 
-    private PassThroughCausalPoint() {
-    }
+    private PassThroughCausalPoint() {}
 
     /** The command's {@code readConcern.afterClusterTime}, or null. */
     public static BsonTimestamp of(BsonDocument command) {
         BsonValue readConcern = command.get("readConcern");
-        BsonValue after = readConcern != null && readConcern.isDocument() ? readConcern.asDocument().get("afterClusterTime") : null;
+        return afterClusterTime(readConcern != null && readConcern.isDocument() ? readConcern.asDocument() : null);
+    }
+
+    /** A read concern's {@code afterClusterTime} ({@code readConcern} null: the command has none), or null. */
+    public static BsonTimestamp afterClusterTime(BsonDocument readConcern) {
+        BsonValue after = readConcern == null ? null : readConcern.get("afterClusterTime");
         return after != null && after.isTimestamp() ? after.asTimestamp() : null;
     }
 
@@ -39,7 +43,15 @@ public final class PassThroughCausalPoint {
 
     /** Whether the command's point is beyond the tier's cluster time as known: read the tier's clock before deciding. */
     public static boolean aheadOf(BsonDocument command, BsonTimestamp tierTime) {
-        BsonTimestamp point = of(command);
+        return ahead(of(command), tierTime);
+    }
+
+    /** As {@link #aheadOf(BsonDocument, BsonTimestamp)}, for a command whose {@code readConcern} was read already. */
+    public static boolean readConcernAheadOf(BsonDocument readConcern, BsonTimestamp tierTime) {
+        return ahead(afterClusterTime(readConcern), tierTime);
+    }
+
+    private static boolean ahead(BsonTimestamp point, BsonTimestamp tierTime) {
         return point != null && (tierTime == null || point.compareTo(tierTime) > 0);
     }
 
@@ -49,16 +61,23 @@ public final class PassThroughCausalPoint {
      * primary, where such reads go, sees every write it acknowledged.
      */
     public static Optional<BsonDocument> readConcernFor(BsonDocument command, BsonTimestamp tierTime) {
-        if (!aheadOf(command, tierTime)) {
+        BsonValue readConcern = command.get("readConcern");
+        return replacingReadConcern(
+                readConcern != null && readConcern.isDocument() ? readConcern.asDocument() : null, tierTime);
+    }
+
+    /** As {@link #readConcernFor(BsonDocument, BsonTimestamp)}, for a command whose {@code readConcern} was read already. */
+    public static Optional<BsonDocument> replacingReadConcern(BsonDocument readConcern, BsonTimestamp tierTime) {
+        if (!readConcernAheadOf(readConcern, tierTime)) {
             return Optional.empty();
         }
-        BsonDocument readConcern = new BsonDocument();
-        command.getDocument("readConcern").forEach(readConcern::append);
+        BsonDocument replaced = new BsonDocument();
+        readConcern.forEach(replaced::append);
         if (tierTime == null) {
-            readConcern.remove("afterClusterTime");
+            replaced.remove("afterClusterTime");
         } else {
-            readConcern.put("afterClusterTime", tierTime);
+            replaced.put("afterClusterTime", tierTime);
         }
-        return Optional.of(readConcern);
+        return Optional.of(replaced);
     }
 }

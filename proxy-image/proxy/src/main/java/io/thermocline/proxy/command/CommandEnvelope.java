@@ -1,19 +1,15 @@
 package io.thermocline.proxy.command;
 
 import io.thermocline.wire.OpMsg;
-import org.bson.BsonBinaryReader;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Set;
 import org.bson.BsonDocument;
 import org.bson.BsonType;
 import org.bson.BsonValue;
-import org.bson.ByteBufNIO;
 import org.bson.RawBsonDocument;
-import org.bson.io.ByteBufferBsonInput;
-
-import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * Edits the top level of a command body without decoding its payload: kept elements are copied
@@ -22,36 +18,27 @@ import java.util.Set;
  */
 public final class CommandEnvelope {
 
-    private CommandEnvelope() {
-    }
+    private CommandEnvelope() {}
 
-    public static RawBsonDocument edit(RawBsonDocument body, Map<String, BsonValue> replace, Set<String> drop,
-                                       BsonDocument append) {
-        ByteBuffer nio = body.getByteBuffer().asNIO().order(ByteOrder.LITTLE_ENDIAN);
-        byte[] bytes = new byte[nio.remaining()];
-        nio.get(bytes);
-        ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length + 256);
-        out.write(bytes, 0, 4);
-        ByteBufferBsonInput input = new ByteBufferBsonInput(new ByteBufNIO(ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)));
-        try (BsonBinaryReader reader = new BsonBinaryReader(input)) {
-            reader.readStartDocument();
-            while (true) {
-                int start = input.getPosition();
-                if (reader.readBsonType() == BsonType.END_OF_DOCUMENT) {
-                    break;
-                }
-                String name = reader.readName();
-                reader.skipValue();
-                int end = input.getPosition();
-                if (drop.contains(name) || append.containsKey(name)) {
-                    continue;
-                }
-                BsonValue replacement = replace.get(name);
-                if (replacement != null) {
-                    writeElement(out, name, replacement);
-                } else {
-                    out.write(bytes, start, end - start);
-                }
+    public static RawBsonDocument edit(
+            RawBsonDocument body, Map<String, BsonValue> replace, Set<String> drop, BsonDocument append) {
+        TopLevelElements elements = new TopLevelElements(body);
+        byte[] bytes = elements.bytes();
+        ByteArrayOutputStream out =
+                new ByteArrayOutputStream(body.getByteBuffer().remaining() + 256);
+        out.write(0);
+        out.write(0);
+        out.write(0);
+        out.write(0);
+        while (elements.next()) {
+            if (named(elements, drop) || named(elements, append.keySet())) {
+                continue;
+            }
+            BsonValue replacement = replace.isEmpty() ? null : replacement(elements, replace);
+            if (replacement != null) {
+                writeElement(out, elements.name(), replacement);
+            } else {
+                out.write(bytes, elements.elementStart(), elements.elementEnd() - elements.elementStart());
             }
         }
         for (Map.Entry<String, BsonValue> e : append.entrySet()) {
@@ -59,15 +46,40 @@ public final class CommandEnvelope {
         }
         out.write(0);
         byte[] result = out.toByteArray();
-        ByteBuffer.wrap(result).order(ByteOrder.LITTLE_ENDIAN).putInt(0, result.length);
+        TopLevelElements.putInt32(result, result.length);
         return new RawBsonDocument(result);
     }
 
+    private static boolean named(TopLevelElements element, Set<String> names) {
+        for (String name : names) {
+            if (element.nameIs(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static BsonValue replacement(TopLevelElements element, Map<String, BsonValue> replace) {
+        for (Map.Entry<String, BsonValue> e : replace.entrySet()) {
+            if (element.nameIs(e.getKey())) {
+                return e.getValue();
+            }
+        }
+        return null;
+    }
+
     private static void writeElement(ByteArrayOutputStream out, String name, BsonValue value) {
+        if (value instanceof RawBsonDocument raw) {
+            // a document already in bytes (a tier's $clusterTime) is copied as it is
+            ByteBuffer nio = raw.getByteBuffer().asNIO();
+            out.write(BsonType.DOCUMENT.getValue());
+            out.writeBytes(name.getBytes(StandardCharsets.UTF_8));
+            out.write(0);
+            out.write(nio.array(), nio.arrayOffset() + nio.position(), nio.remaining());
+            return;
+        }
         RawBsonDocument single = OpMsg.raw(new BsonDocument(name, value));
         ByteBuffer nio = single.getByteBuffer().asNIO();
-        byte[] b = new byte[nio.remaining()];
-        nio.get(b);
-        out.write(b, 4, b.length - 5);
+        out.write(nio.array(), nio.arrayOffset() + nio.position() + 4, nio.remaining() - 5);
     }
 }

@@ -1,15 +1,12 @@
 package io.thermocline.proxy.command;
 
 import io.thermocline.proxy.session.SessionKey;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import org.bson.BsonBinaryReader;
 import org.bson.BsonDocument;
-import org.bson.BsonType;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
-import org.bson.codecs.BsonValueCodec;
-import org.bson.codecs.DecoderContext;
 
 /**
  * What the proxy needs to know about a client command to route it and to label its errors,
@@ -36,8 +33,6 @@ public record CommandTraits(
         boolean noCursorTimeout,
         BsonValue cursorId,
         boolean clientTimeLimit) {
-    private static final BsonValueCodec VALUES = new BsonValueCodec();
-    private static final DecoderContext DECODING = DecoderContext.builder().build();
     private static final Set<String> RETRYABLE_WRITES =
             Set.of("insert", "update", "delete", "findAndModify", "bulkWrite");
 
@@ -49,31 +44,25 @@ public record CommandTraits(
             f.cursorId = name.equals("getMore") ? body.get(name) : null;
             return f.traits(name);
         }
-        try (BsonBinaryReader reader = new BsonBinaryReader(raw.getByteBuffer().asNIO())) {
-            reader.readStartDocument();
-            boolean first = true;
-            while (reader.readBsonType() != BsonType.END_OF_DOCUMENT) {
-                String field = reader.readName();
-                if (first && field.equals("getMore")) {
-                    f.cursorId = value(reader);
-                } else if (Fields.NAMES.contains(field)) {
-                    f.take(field, value(reader));
-                } else {
-                    reader.skipValue();
+        TopLevelElements elements = new TopLevelElements(raw);
+        boolean first = true;
+        while (elements.next()) {
+            if (first && elements.nameIs("getMore")) {
+                f.cursorId = elements.value();
+            } else {
+                String field = Fields.named(elements);
+                if (field != null) {
+                    f.take(field, elements.value());
                 }
-                first = false;
             }
+            first = false;
         }
         return f.traits(name);
     }
 
-    private static BsonValue value(BsonBinaryReader reader) {
-        return VALUES.decode(reader, DECODING);
-    }
-
     /** The fields read on the way through a body. */
     private static final class Fields {
-        static final Set<String> NAMES = Set.of(
+        static final List<String> NAMES = List.of(
                 "$db",
                 "txnNumber",
                 "autocommit",
@@ -83,6 +72,16 @@ public record CommandTraits(
                 "readConcern",
                 "noCursorTimeout",
                 "maxTimeMS");
+        /** The field of {@link #NAMES} the element is, or null: compared as bytes, no name decoded. */
+        static String named(TopLevelElements element) {
+            for (String name : NAMES) {
+                if (element.nameIs(name)) {
+                    return name;
+                }
+            }
+            return null;
+        }
+
         BsonValue db;
         BsonValue txn;
         BsonValue autocommit;
@@ -134,6 +133,22 @@ public record CommandTraits(
                     cursorId,
                     maxTime != null && maxTime.isNumber() && maxTime.asNumber().longValue() > 0);
         }
+    }
+
+    /** These traits with another {@code lsid}: a command whose session was replaced by the backend's, and nothing else. */
+    public CommandTraits withLsid(BsonDocument replaced) {
+        return new CommandTraits(
+                name,
+                database,
+                txnNumber,
+                inTransaction,
+                startsTransaction,
+                replaced,
+                readPreference,
+                readConcern,
+                noCursorTimeout,
+                cursorId,
+                clientTimeLimit);
     }
 
     /** The logical session the command runs in, if it names one. */

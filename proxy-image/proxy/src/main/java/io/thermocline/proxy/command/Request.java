@@ -11,7 +11,13 @@ import org.bson.BsonDocument;
  * @param clientLsid the {@code lsid} as the client sent it, for messages that name its session; the
  *                   message and traits carry the backend's (docs/security.md, sessions belong to their user)
  */
-public record Request(Client client, OpMsg msg, CommandTraits traits, Compressor compressor, long startNanos, BsonDocument clientLsid) {
+public record Request(
+        Client client,
+        OpMsg msg,
+        CommandTraits traits,
+        Compressor compressor,
+        long startNanos,
+        BsonDocument clientLsid) {
 
     public static Request of(Client client, OpMsg msg, Compressor compressor) {
         CommandTraits traits = CommandTraits.of(msg.commandName(), msg.body());
@@ -20,7 +26,16 @@ public record Request(Client client, OpMsg msg, CommandTraits traits, Compressor
 
     /** This request with its message's sessions replaced by the backend's ({@code sent}); the client's lsid kept for messages. */
     public Request inBackendSessions(OpMsg sent) {
-        return new Request(client, sent, CommandTraits.of(sent.commandName(), sent.body()), compressor, startNanos, clientLsid);
+        return new Request(
+                client, sent, CommandTraits.of(sent.commandName(), sent.body()), compressor, startNanos, clientLsid);
+    }
+
+    /**
+     * As {@link #inBackendSessions(OpMsg)}, for a message that differs from this request's only in its sessions ({@code
+     * lsid} replaced by {@code backendLsid}, a list of sessions in its first field): its traits are not read again.
+     */
+    public Request inBackendSessions(OpMsg sent, BsonDocument backendLsid) {
+        return new Request(client, sent, traits.withLsid(backendLsid), compressor, startNanos, clientLsid);
     }
 
     public String name() {

@@ -97,8 +97,7 @@ public final class Forwarder {
         Optional<SessionKey> session = traits.session();
         BsonValue replacedConcern = replace.get("readConcern");
         BsonDocument concern = replacedConcern instanceof BsonDocument rc ? rc : traits.readConcern();
-        BsonTimestamp point =
-                concern == null ? null : PassThroughCausalPoint.of(new BsonDocument("readConcern", concern));
+        BsonTimestamp point = PassThroughCausalPoint.afterClusterTime(concern);
         return chosen(tier, traits, Optional.empty(), point)
                 .thenApply(choice -> countSecondaryRead(request, tier, traits, choice))
                 .thenCompose(member -> roundTrip(
@@ -124,11 +123,10 @@ public final class Forwarder {
     /**
      * The client's {@code afterClusterTime} as this tier can honour it ({@link PassThroughCausalPoint}): a
      * point beyond the tier's clock as known is judged after reading the clock from its primary, so one
-     * tier's cluster time never reaches the other.
+     * tier's cluster time never reaches the other. {@code readConcern}: the command's, as its traits read it.
      */
-    public CompletableFuture<Map<String, BsonValue>> causalPointFor(TierBackend tier, BsonDocument body) {
-        if (!PassThroughCausalPoint.aheadOf(
-                body, PassThroughCausalPoint.timeOf(tier.clock().latest()))) {
+    public CompletableFuture<Map<String, BsonValue>> causalPointFor(TierBackend tier, BsonDocument readConcern) {
+        if (!PassThroughCausalPoint.readConcernAheadOf(readConcern, tier.clock().latestTime())) {
             return CompletableFuture.completedFuture(Map.of());
         }
         BsonDocument ping = new BsonDocument("ping", new BsonInt32(1)).append("$db", new BsonString("admin"));
@@ -138,8 +136,8 @@ public final class Forwarder {
                 .thenCompose(primary -> roundTrip(
                                 tier, primary, OpMsg.request(BackendConnection.nextRequestId(), ping), null)
                         .thenApply(reply -> observe(tier, primary, reply.body())))
-                .thenApply(facts -> PassThroughCausalPoint.readConcernFor(
-                                body, PassThroughCausalPoint.timeOf(tier.clock().latest()))
+                .thenApply(facts -> PassThroughCausalPoint.replacingReadConcern(
+                                readConcern, tier.clock().latestTime())
                         .<Map<String, BsonValue>>map(rc -> Map.of("readConcern", rc))
                         .orElse(Map.of()));
     }

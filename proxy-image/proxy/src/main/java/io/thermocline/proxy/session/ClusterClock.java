@@ -1,10 +1,9 @@
 package io.thermocline.proxy.session;
 
+import java.util.Optional;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
-
-import java.util.Optional;
 
 /**
  * The latest signed {@code $clusterTime} one tier has shown the proxy. Each tier keeps its own:
@@ -12,23 +11,37 @@ import java.util.Optional;
  * never forwarded; the proxy sends the tier's own latest instead.
  */
 public final class ClusterClock {
-    private volatile BsonDocument latest;
+    /** The document and its time, kept together: every reply is compared with it, and reading the time from the document each time was a walk of it. */
+    private record Seen(BsonDocument clusterTime, BsonTimestamp time) {}
+
+    private volatile Seen latest;
 
     public void advance(BsonDocument clusterTime) {
         BsonTimestamp seen = timestampOf(clusterTime);
         if (seen == null) {
             return;
         }
+        Seen current = latest;
+        if (current != null && seen.compareTo(current.time()) <= 0) {
+            return; // the common case, a time already known: no lock
+        }
         synchronized (this) {
-            BsonTimestamp current = latest == null ? null : timestampOf(latest);
-            if (current == null || seen.compareTo(current) > 0) {
-                latest = clusterTime;
+            current = latest;
+            if (current == null || seen.compareTo(current.time()) > 0) {
+                latest = new Seen(clusterTime, seen);
             }
         }
     }
 
     public Optional<BsonDocument> latest() {
-        return Optional.ofNullable(latest);
+        Seen s = latest;
+        return s == null ? Optional.empty() : Optional.of(s.clusterTime());
+    }
+
+    /** The time of {@link #latest()}, or null. */
+    public BsonTimestamp latestTime() {
+        Seen s = latest;
+        return s == null ? null : s.time();
     }
 
     private static BsonTimestamp timestampOf(BsonDocument clusterTime) {

@@ -40,7 +40,7 @@ public final class PassThrough {
             Request request, UnaryOperator<RawBsonDocument> edit, Consumer<RawBsonDocument> observer) {
         TierBackend archive = forwarder.backends().archive();
         return forwarder
-                .causalPointFor(archive, request.msg().body())
+                .causalPointFor(archive, request.traits().readConcern())
                 .thenCompose(readConcern -> forwarder.call(request, archive, request.msg(), readConcern))
                 .thenCompose(answer -> replies.finish(
                                 request, answer.ok() ? edit.apply(answer.body()) : answer.body(), answer.ok(), 0)

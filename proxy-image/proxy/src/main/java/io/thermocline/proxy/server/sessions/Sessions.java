@@ -74,8 +74,9 @@ public final class Sessions {
         }
         UserName user = request.client().auth().userName();
         Map<String, BsonValue> replace = new HashMap<>();
+        BsonDocument backendLsid = lsid == null ? null : BackendSessionIds.backendLsid(lsid, user);
         if (lsid != null) {
-            replace.put("lsid", BackendSessionIds.backendLsid(lsid, user));
+            replace.put("lsid", backendLsid);
         }
         if (lists) {
             BsonValue listed = request.msg().body().get(request.name());
@@ -83,7 +84,9 @@ public final class Sessions {
         }
         OpMsg m = request.msg();
         RawBsonDocument body = CommandEnvelope.edit(m.body(), replace, Set.of(), new BsonDocument());
-        return request.inBackendSessions(new OpMsg(m.requestId(), m.responseTo(), m.flagBits(), body, m.sequences()));
+        // only the sessions changed: the traits are the request's, with the backend's lsid
+        return request.inBackendSessions(
+                new OpMsg(m.requestId(), m.responseTo(), m.flagBits(), body, m.sequences()), backendLsid);
     }
 
     /** Notes the session a request runs in, on the connection it came on. */
