@@ -1,12 +1,14 @@
 package io.thermocline.wire;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.NoSuchElementException;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
-
-import java.util.List;
 
 /**
  * OP_MSG (opcode 2013): one body document and any number of document sequences.
@@ -67,9 +69,19 @@ public record OpMsg(int requestId, int responseTo, int flagBits, RawBsonDocument
         return new OpMsg(requestId, responseTo, bits, body, sequences);
     }
 
-    /** The command's name: the body's first key. */
+    /** The command's name: the body's first key, read from its bytes (the library's reader would be made for it). */
     public String commandName() {
-        return body.getFirstKey();
+        ByteBuffer bytes = body.getByteBuffer().asNIO();
+        int name = bytes.position() + 5;
+        if (bytes.get(name - 1) == 0) {
+            throw new NoSuchElementException(); // as getFirstKey() of an empty document
+        }
+        for (int i = name; i < bytes.limit(); i++) {
+            if (bytes.get(i) == 0) {
+                return new String(bytes.array(), bytes.arrayOffset() + name, i - name, StandardCharsets.UTF_8);
+            }
+        }
+        return body.getFirstKey(); // no terminator: the library's reader reports it
     }
 
     /** The target database ({@code $db}), or null when the client sent none. */

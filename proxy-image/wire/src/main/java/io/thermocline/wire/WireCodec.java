@@ -11,10 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32C;
-import org.bson.BsonBinaryReader;
 import org.bson.BsonInvalidOperationException;
 import org.bson.BsonSerializationException;
-import org.bson.BsonType;
 import org.bson.RawBsonDocument;
 
 /**
@@ -201,11 +199,12 @@ public final class WireCodec {
         if (body == null) {
             throw new MalformedMessageException(requestId, "OP_MSG has no body section (kind 0)");
         }
-        if (body.isEmpty()) {
+        if (emptyDocument(body)) {
             throw new MalformedMessageException(
                     requestId, "OP_MSG body is an empty document; it must start with the command name");
         }
-        return new OpMsg(requestId, responseTo, flags, body, sequences);
+        // no sections beyond the body (nearly every message): an immutable empty list, which OpMsg keeps as it is
+        return new OpMsg(requestId, responseTo, flags, body, sequences.isEmpty() ? List.of() : sequences);
     }
 
     private static OpQuery decodeOpQuery(ByteBuffer in, int requestId, int responseTo, byte[] message, boolean walk) {
@@ -240,6 +239,12 @@ public final class WireCodec {
                     requestId, "OP_REPLY has trailing bytes after " + numberReturned + " documents");
         }
         return new OpReply(requestId, responseTo, flags, cursorId, startingFrom, documents);
+    }
+
+    /** Whether a document's first element is its terminator (what {@link RawBsonDocument#isEmpty()} reads, without a reader). */
+    private static boolean emptyDocument(RawBsonDocument document) {
+        ByteBuffer bytes = document.getByteBuffer().asNIO();
+        return bytes.get(bytes.position() + 4) == 0;
     }
 
     private static String cstring(ByteBuffer in, int end, int requestId, byte[] message) {
@@ -277,47 +282,11 @@ public final class WireCodec {
     }
 
     private static void validate(RawBsonDocument document, int requestId) {
-        try (BsonBinaryReader reader =
-                new BsonBinaryReader(document.getByteBuffer().asNIO())) {
-            walkDocument(reader, 0);
-        } catch (BsonSerializationException
-                | BsonInvalidOperationException
-                | IllegalArgumentException
-                | IndexOutOfBoundsException
-                | BufferUnderflowException e) {
+        ByteBuffer bytes = document.getByteBuffer().asNIO();
+        try {
+            BsonStructure.check(bytes.array(), bytes.arrayOffset() + bytes.position(), bytes.remaining());
+        } catch (BsonSerializationException e) {
             throw new MalformedMessageException(requestId, "invalid BSON document: " + e.getMessage(), e);
-        }
-    }
-
-    private static void walkDocument(BsonBinaryReader reader, int depth) {
-        if (depth > 200) {
-            throw new BsonSerializationException("documents are nested deeper than 200 levels");
-        }
-        reader.readStartDocument();
-        walkElements(reader, depth, true);
-        reader.readEndDocument();
-    }
-
-    private static void walkElements(BsonBinaryReader reader, int depth, boolean named) {
-        BsonType type;
-        while ((type = reader.readBsonType()) != BsonType.END_OF_DOCUMENT) {
-            if (named) {
-                reader.skipName(); // array elements' names are skipped by the reader itself
-            }
-            switch (type) {
-                case DOCUMENT -> walkDocument(reader, depth + 1);
-                case ARRAY -> {
-                    reader.readStartArray();
-                    walkElements(reader, depth + 1, false);
-                    reader.readEndArray();
-                }
-                case JAVASCRIPT_WITH_SCOPE -> {
-                    reader.readJavaScriptWithScope();
-                    walkDocument(reader, depth + 1);
-                }
-                case STRING -> reader.readString();
-                default -> reader.skipValue();
-            }
         }
     }
 

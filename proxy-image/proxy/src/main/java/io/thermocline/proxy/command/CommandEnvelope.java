@@ -30,8 +30,17 @@ public final class CommandEnvelope {
         out.write(0);
         out.write(0);
         out.write(0);
+        // the names to leave out, gathered once: each element is compared with every one of them
+        String[] skipped = new String[drop.size() + append.size()];
+        int n = 0;
+        for (String name : drop) {
+            skipped[n++] = name;
+        }
+        for (String name : append.keySet()) {
+            skipped[n++] = name;
+        }
         while (elements.next()) {
-            if (named(elements, drop) || named(elements, append.keySet())) {
+            if (named(elements, skipped)) {
                 continue;
             }
             BsonValue replacement = replace.isEmpty() ? null : replacement(elements, replace);
@@ -50,7 +59,7 @@ public final class CommandEnvelope {
         return new RawBsonDocument(result);
     }
 
-    private static boolean named(TopLevelElements element, Set<String> names) {
+    private static boolean named(TopLevelElements element, String[] names) {
         for (String name : names) {
             if (element.nameIs(name)) {
                 return true;
