@@ -68,7 +68,10 @@ public final class DelayedRequests {
             held.released.await(
                     Held.LONGEST.toMillis(), TimeUnit.MILLISECONDS); // never longer: a forgotten hold lets it go
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            // woken by the member's stop: the request then arrives, late, as the network would deliver it, and runs on
+            // a
+            // thread that is not interrupted (an interrupt inside H2's file I/O closes the store's file under the
+            // command)
         }
         return held;
     }
