@@ -43,20 +43,30 @@ class FleetReadConsistencyTest {
 
     static BsonDocument order(String id, String customer) {
         // recent, so the insert lands in the fast tier; read by customer, which no coverage proves: the archive answers
-        return new BsonDocument("_id", new BsonString(id)).append("createdAt", new BsonDateTime(Instant.now().toEpochMilli()))
-                .append("customer", new BsonString(customer)).append("state", new BsonString("new"));
+        return new BsonDocument("_id", new BsonString(id))
+                .append("createdAt", new BsonDateTime(Instant.now().toEpochMilli()))
+                .append("customer", new BsonString(customer))
+                .append("state", new BsonString("new"));
     }
 
     @Test
     void linearizableReadsSeeEveryAcknowledgedWriteOfAnyClientOnAnyProxy() throws Exception {
-        try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(30), ReadConsistency.LINEARIZABLE)) {
+        try (TieredStack stack =
+                new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(30), ReadConsistency.LINEARIZABLE)) {
             stack.startFeeder();
             ProxyServer second = stack.anotherProxy("tiered-test-1");
             List<String> misses = crossClientRounds(List.of(stack.proxy.port(), second.port()));
-            assertThat(misses).as("reads that missed a write acknowledged before them").isEmpty();
-            // every linearizable archive read fixed its point with a probe of the fast tier
-            assertThat(stack.routing.readBarrierCounts().immediate()).isZero();
-            assertThat(stack.routing.readBarrierCounts().probed() + stack.routing.readBarrierCounts().waitedForFeeder()).isPositive();
+            assertThat(misses)
+                    .as("reads that missed a write acknowledged before them")
+                    .isEmpty();
+            // linearizable archive reads fixed their point, with a probe of the fast tier or from this proxy's stream
+            // of
+            // its writes (issue 38); a read whose unmirrored write the feeder mirrored before the read checked counts
+            // as
+            // immediate (seen once at load 45), so only that some read waited or probed is asserted here
+            assertThat(stack.routing.readBarrierCounts().probed()
+                            + stack.routing.readBarrierCounts().waitedForFeeder())
+                    .isPositive();
         }
     }
 
@@ -73,7 +83,7 @@ class FleetReadConsistencyTest {
                 int client = c;
                 done.add(pool.submit(() -> {
                     try (MongoClient a = MongoClients.create("mongodb://127.0.0.1:" + ports.get(client % 2));
-                         MongoClient b = MongoClients.create("mongodb://127.0.0.1:" + ports.get((client + 1) % 2))) {
+                            MongoClient b = MongoClients.create("mongodb://127.0.0.1:" + ports.get((client + 1) % 2))) {
                         MongoCollection<BsonDocument> writer = orders(a);
                         MongoCollection<BsonDocument> reader = orders(b);
                         for (int r = 0; r < ROUNDS; r++) {
@@ -83,7 +93,9 @@ class FleetReadConsistencyTest {
                                 misses.add("insert " + customer);
                             }
                             writer.updateOne(Filters.eq("_id", customer), Updates.set("state", "paid"));
-                            if (reader.countDocuments(Filters.and(Filters.eq("customer", customer), Filters.eq("state", "paid"))) != 1) {
+                            if (reader.countDocuments(
+                                            Filters.and(Filters.eq("customer", customer), Filters.eq("state", "paid")))
+                                    != 1) {
                                 misses.add("update " + customer);
                             }
                             writer.deleteOne(Filters.eq("_id", customer));
@@ -106,13 +118,16 @@ class FleetReadConsistencyTest {
 
     @Test
     void aCausalSessionHoppingBetweenProxiesKeepsReadYourWritesInSessionMode() throws Exception {
-        try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(150), ReadConsistency.SESSION)) {
+        try (TieredStack stack =
+                new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(150), ReadConsistency.SESSION)) {
             stack.startFeeder();
             ProxyServer second = stack.anotherProxy("tiered-test-1");
             // one driver client over both proxies (two mongos to it): a session's operations land on either
-            try (MongoClient both = MongoClients.create("mongodb://127.0.0.1:" + stack.proxy.port() + ",127.0.0.1:" + second.port()
-                    + "/?localThresholdMS=1000");
-                 ClientSession session = both.startSession(ClientSessionOptions.builder().causallyConsistent(true).build())) {
+            try (MongoClient both = MongoClients.create("mongodb://127.0.0.1:" + stack.proxy.port() + ",127.0.0.1:"
+                            + second.port() + "/?localThresholdMS=1000");
+                    ClientSession session = both.startSession(ClientSessionOptions.builder()
+                            .causallyConsistent(true)
+                            .build())) {
                 MongoCollection<BsonDocument> orders = orders(both);
                 List<String> misses = new ArrayList<>();
                 for (int r = 0; r < 30; r++) {
@@ -126,7 +141,9 @@ class FleetReadConsistencyTest {
                         misses.add("delete " + customer);
                     }
                 }
-                assertThat(misses).as("session reads that missed the session's own writes").isEmpty();
+                assertThat(misses)
+                        .as("session reads that missed the session's own writes")
+                        .isEmpty();
             }
         }
     }
@@ -135,11 +152,19 @@ class FleetReadConsistencyTest {
     void everyReadOfATieredCollectionWorksInACausallyConsistentSession() throws Exception {
         try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(20))) {
             stack.startFeeder();
-            try (ClientSession session = stack.client.startSession(ClientSessionOptions.builder().causallyConsistent(true).build())) {
+            try (ClientSession session = stack.client.startSession(
+                    ClientSessionOptions.builder().causallyConsistent(true).build())) {
                 stack.orders().insertOne(session, order("causal", "causal"));
-                assertThat(stack.orders().countDocuments(session, Filters.eq("customer", "causal"))).isEqualTo(1);
-                assertThat(stack.orders().find(session, Filters.eq("_id", "causal")).first()).isNotNull();
-                assertThat(stack.orders().distinct(session, "customer", String.class).into(new ArrayList<>())).contains("causal");
+                assertThat(stack.orders().countDocuments(session, Filters.eq("customer", "causal")))
+                        .isEqualTo(1);
+                assertThat(stack.orders()
+                                .find(session, Filters.eq("_id", "causal"))
+                                .first())
+                        .isNotNull();
+                assertThat(stack.orders()
+                                .distinct(session, "customer", String.class)
+                                .into(new ArrayList<>()))
+                        .contains("causal");
             }
         }
     }
@@ -147,7 +172,9 @@ class FleetReadConsistencyTest {
     @Test
     void pymongoCountsInACausallyConsistentSession() throws Exception {
         String python = ExternalClient.pymongoPython();
-        assumeTrue(python != null, "pymongo not found: apt-get install -y python3-pymongo (.ci/run does), or set THERMOCLINE_PYTHON");
+        assumeTrue(
+                python != null,
+                "pymongo not found: apt-get install -y python3-pymongo (.ci/run does), or set THERMOCLINE_PYTHON");
         try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(20))) {
             stack.startFeeder();
             Path script = Files.createTempFile("thermocline-causal", ".py");
@@ -161,7 +188,8 @@ class FleetReadConsistencyTest {
                         found = orders.find_one({'_id': 'py'}, session=s) is not None
                     print('RESULT count=%d found=%s' % (n, found))
                     """);
-            ExternalClient.Result r = ExternalClient.run(List.of(python, script.toString(), "mongodb://127.0.0.1:" + stack.proxy.port()));
+            ExternalClient.Result r =
+                    ExternalClient.run(List.of(python, script.toString(), "mongodb://127.0.0.1:" + stack.proxy.port()));
             assertThat(r.exit()).as(r.output()).isZero();
             assertThat(r.output()).contains("RESULT count=1 found=True");
         }
@@ -170,22 +198,33 @@ class FleetReadConsistencyTest {
     @Test
     void aLookupFromAnUntieredCollectionIntoATieredOneSeesTheSessionsWrites() throws Exception {
         // a slow feeder: without the barrier the archive answers before it has the order
-        try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(300), ReadConsistency.SESSION)) {
+        try (TieredStack stack =
+                new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(300), ReadConsistency.SESSION)) {
             stack.startFeeder();
-            MongoCollection<Document> customers = stack.client.getDatabase("shop").getCollection("customers");
+            MongoCollection<Document> customers =
+                    stack.client.getDatabase("shop").getCollection("customers");
             customers.insertOne(new Document("_id", "ann"));
             for (int r = 0; r < 5; r++) {
                 String id = "lookup-" + r;
                 stack.orders().insertOne(order(id, "ann"));
-                List<Document> joined = customers.aggregate(List.of(new Document("$lookup", new Document("from", "orders")
-                        .append("localField", "_id").append("foreignField", "customer").append("as", "orders")))).into(new ArrayList<>());
+                List<Document> joined = customers
+                        .aggregate(List.of(new Document(
+                                "$lookup",
+                                new Document("from", "orders")
+                                        .append("localField", "_id")
+                                        .append("foreignField", "customer")
+                                        .append("as", "orders"))))
+                        .into(new ArrayList<>());
                 assertThat(joined).hasSize(1);
-                assertThat(joined.get(0).getList("orders", Document.class)).extracting(d -> d.getString("_id")).contains(id);
+                assertThat(joined.get(0).getList("orders", Document.class))
+                        .extracting(d -> d.getString("_id"))
+                        .contains(id);
             }
         }
     }
 
     static MongoCollection<BsonDocument> orders(MongoClient client) {
-        return client.getDatabase(TieredStack.POLICY.database()).getCollection(TieredStack.POLICY.collection(), BsonDocument.class);
+        return client.getDatabase(TieredStack.POLICY.database())
+                .getCollection(TieredStack.POLICY.collection(), BsonDocument.class);
     }
 }
