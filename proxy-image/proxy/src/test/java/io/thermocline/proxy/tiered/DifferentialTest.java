@@ -47,6 +47,7 @@ class DifferentialTest {
 
     /** The stack of the running seed, so a mismatch can print where each differing document lives. */
     private static TieredStack running;
+
     private static final String[] CATEGORIES = {"a", "b", "c", "d", "e"};
     private static final int OPERATIONS = Integer.getInteger("tiered.operations", 160);
 
@@ -91,9 +92,11 @@ class DifferentialTest {
         Random random = new Random(seed);
         Instant t0 = Instant.now();
         try (TieredStack stack = new TieredStack(Duration.ofSeconds(20), Duration.ofMillis(20));
-             EmbeddedReplicaSet referenceSet = EmbeddedReplicaSet.builder().name("reference").build().start();
-             MongoClient referenceClient = MongoClients.create(referenceSet.connectionString())) {
-            MongoCollection<BsonDocument> reference = referenceClient.getDatabase("shop").getCollection("orders", BsonDocument.class);
+                EmbeddedReplicaSet referenceSet =
+                        EmbeddedReplicaSet.builder().name("reference").build().start();
+                MongoClient referenceClient = MongoClients.create(referenceSet.connectionString())) {
+            MongoCollection<BsonDocument> reference =
+                    referenceClient.getDatabase("shop").getCollection("orders", BsonDocument.class);
             MongoCollection<BsonDocument> proxied = stack.orders();
             // adoption: the user's existing data is in the archive (and in the reference)
             List<BsonDocument> existing = new ArrayList<>();
@@ -107,7 +110,11 @@ class DifferentialTest {
             awaitCoverage(stack);
             if (shadow) {
                 stack.startFollower();
-                stack.switchTo(io.thermocline.config.Mode.SHADOW, false, io.thermocline.tiering.mode.Phase.SHADOWING, Duration.ofSeconds(30));
+                stack.switchTo(
+                        io.thermocline.config.Mode.SHADOW,
+                        false,
+                        io.thermocline.tiering.mode.Phase.SHADOWING,
+                        Duration.ofSeconds(30));
             }
 
             Workload w = new Workload(random, t0, 121, seed);
@@ -117,40 +124,63 @@ class DifferentialTest {
                 }
                 w.step(op, reference, proxied);
             }
-            w.check("final state", reference.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()),
+            w.check(
+                    "final state",
+                    reference.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()),
                     proxied.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()));
             MirrorBarrier barrier = new MirrorBarrier(stack.fastWorkers, new MetadataStore(stack.fastWorkers), "test");
-            assertThat(barrier.sync(Duration.ofSeconds(20))).as("seed %d: feeder caught up", seed).isPresent();
-            w.check("archive holds every acknowledged write", reference.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()),
+            assertThat(barrier.sync(Duration.ofSeconds(20)))
+                    .as("seed %d: feeder caught up", seed)
+                    .isPresent();
+            w.check(
+                    "archive holds every acknowledged write",
+                    reference.find().sort(Sorts.ascending("_id")).into(new ArrayList<>()),
                     stack.archiveOrders().find().sort(Sorts.ascending("_id")).into(new ArrayList<>()));
 
             if (shadow) {
                 // comparisons run out of band, each waiting for the follower: give the queue time to drain
-                for (long until = System.nanoTime() + Duration.ofSeconds(30).toNanos(); System.nanoTime() < until; Thread.sleep(100)) {
+                for (long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                        System.nanoTime() < until;
+                        Thread.sleep(100)) {
                     var mine = stack.routing.modes().shadow().evidence().get(TieredStack.POLICY.namespace());
                     if (mine != null && mine.compared() > 0) {
                         break;
                     }
-                    proxied.find(Filters.gte("createdAt", Date.from(t0.minusSeconds(600)))).into(new ArrayList<>());
+                    proxied.find(Filters.gte("createdAt", Date.from(t0.minusSeconds(600))))
+                            .into(new ArrayList<>());
                 }
                 stack.routing.modes().shadow().flush();
                 long compared = 0;
-                for (io.thermocline.tiering.mode.ShadowEvidence e : stack.modes().evidence()) {
-                    assertThat(e.diverged()).as("seed %d: shadow divergences %s", seed, e.toBson().toJson()).isZero();
+                for (io.thermocline.tiering.mode.ShadowEvidence e :
+                        stack.modes().evidence()) {
+                    assertThat(e.diverged())
+                            .as(
+                                    "seed %d: shadow divergences %s",
+                                    seed, e.toBson().toJson())
+                            .isZero();
                     compared += e.compared();
                 }
                 assertThat(compared).as("seed %d: shadow comparisons ran", seed).isPositive();
                 return;
             }
             RoutingMetrics metrics = stack.routing.metrics();
-            System.out.printf("DifferentialTest seed=%d reads: fast=%d archive=%d fast share=%.2f%n", seed,
-                    metrics.count("read", Served.FAST), metrics.count("read", Served.ARCHIVE), metrics.fastTierReadShare());
-            assertThat(metrics.count("read", Served.FAST)).as("seed %d: some reads served by the fast tier", seed).isPositive();
-            assertThat(metrics.count("read", Served.ARCHIVE)).as("seed %d: some reads served by the archive", seed).isPositive();
+            System.out.printf(
+                    "DifferentialTest seed=%d reads: fast=%d archive=%d fast share=%.2f%n",
+                    seed,
+                    metrics.count("read", Served.FAST),
+                    metrics.count("read", Served.ARCHIVE),
+                    metrics.fastTierReadShare());
+            assertThat(metrics.count("read", Served.FAST))
+                    .as("seed %d: some reads served by the fast tier", seed)
+                    .isPositive();
+            assertThat(metrics.count("read", Served.ARCHIVE))
+                    .as("seed %d: some reads served by the archive", seed)
+                    .isPositive();
             ByteArrayOutputStream scrape = new ByteArrayOutputStream();
             stack.proxy.metrics().writeTo(scrape);
             assertThat(scrape.toString(StandardCharsets.UTF_8))
-                    .contains("thermocline_proxy_routing_decisions_total{operation=\"read\",reason=\"age_bound_covered\",tier=\"fast\"}");
+                    .contains(
+                            "thermocline_proxy_routing_decisions_total{operation=\"read\",reason=\"age_bound_covered\",tier=\"fast\"}");
         }
     }
 
@@ -185,7 +215,9 @@ class DifferentialTest {
         // two thirds inside the one-hour window, the rest up to three hours old
         long ageSeconds = random.nextInt(3) < 2 ? random.nextInt(3600) : 3600 + random.nextInt(7200);
         return new BsonDocument("_id", new BsonInt32(id))
-                .append("createdAt", new BsonDateTime(t0.minusSeconds(ageSeconds).toEpochMilli()))
+                .append(
+                        "createdAt",
+                        new BsonDateTime(t0.minusSeconds(ageSeconds).toEpochMilli()))
                 .append("category", new BsonString(CATEGORIES[random.nextInt(CATEGORIES.length)]))
                 .append("qty", new BsonInt32(random.nextInt(100)));
     }
@@ -232,46 +264,111 @@ class DifferentialTest {
                 same(op + ": deleteMany " + filter, c -> counts(c.deleteMany(filter)), ref, prx);
             } else if (r < 42) {
                 Bson filter = Filters.eq("category", category);
-                same(op + ": findOneAndUpdate " + filter, c -> c.findOneAndUpdate(filter, Updates.inc("qty", 2),
-                        new FindOneAndUpdateOptions().sort(Sorts.ascending("_id")).returnDocument(ReturnDocument.AFTER)), ref, prx);
+                same(
+                        op + ": findOneAndUpdate " + filter,
+                        c -> c.findOneAndUpdate(
+                                filter,
+                                Updates.inc("qty", 2),
+                                new FindOneAndUpdateOptions()
+                                        .sort(Sorts.ascending("_id"))
+                                        .returnDocument(ReturnDocument.AFTER)),
+                        ref,
+                        prx);
             } else if (r < 44) {
                 Bson filter = Filters.and(Filters.eq("category", category), Filters.lt("qty", 20));
-                same(op + ": findOneAndDelete " + filter, c -> c.findOneAndDelete(filter,
-                        new FindOneAndDeleteOptions().sort(Sorts.descending("_id"))), ref, prx);
+                same(
+                        op + ": findOneAndDelete " + filter,
+                        c -> c.findOneAndDelete(filter, new FindOneAndDeleteOptions().sort(Sorts.descending("_id"))),
+                        ref,
+                        prx);
             } else if (r < 54) {
                 Bson filter = Filters.gte("createdAt", since);
                 int limit = random.nextBoolean() ? 0 : 1 + random.nextInt(20);
-                same(op + ": find " + filter + " sorted, limit " + limit, c -> c.find(filter)
-                        .sort(Sorts.orderBy(Sorts.descending("createdAt"), Sorts.ascending("_id"))).limit(limit).into(new ArrayList<>()), ref, prx);
+                same(
+                        op + ": find " + filter + " sorted, limit " + limit,
+                        c -> c.find(filter)
+                                .sort(Sorts.orderBy(Sorts.descending("createdAt"), Sorts.ascending("_id")))
+                                .limit(limit)
+                                .into(new ArrayList<>()),
+                        ref,
+                        prx);
             } else if (r < 60) {
-                Bson filter = random.nextBoolean() ? Filters.eq("category", category)
+                Bson filter = random.nextBoolean()
+                        ? Filters.eq("category", category)
                         : Filters.and(Filters.gte("createdAt", since), Filters.eq("category", category));
                 sameSet(op + ": find " + filter, c -> c.find(filter).into(new ArrayList<>()), ref, prx);
             } else if (r < 64) {
                 Bson filter = Filters.gte("qty", random.nextInt(100));
-                same(op + ": find " + filter + " sort qty limit 10", c -> c.find(filter)
-                        .sort(Sorts.orderBy(Sorts.ascending("qty"), Sorts.ascending("_id"))).limit(10).into(new ArrayList<>()), ref, prx);
+                same(
+                        op + ": find " + filter + " sort qty limit 10",
+                        c -> c.find(filter)
+                                .sort(Sorts.orderBy(Sorts.ascending("qty"), Sorts.ascending("_id")))
+                                .limit(10)
+                                .into(new ArrayList<>()),
+                        ref,
+                        prx);
             } else if (r < 72) {
                 same(op + ": find _id=" + id, c -> c.find(Filters.eq("_id", id)).into(new ArrayList<>()), ref, prx);
             } else if (r < 79) {
                 Bson filter = random.nextBoolean() ? Filters.gte("createdAt", since) : Filters.eq("category", category);
                 same(op + ": countDocuments " + filter, c -> c.countDocuments(filter), ref, prx);
             } else if (r < 85) {
-                List<Bson> pipeline = List.of(Aggregates.match(Filters.gte("createdAt", since)),
+                List<Bson> pipeline = List.of(
+                        Aggregates.match(Filters.gte("createdAt", since)),
                         Aggregates.group("$category", Accumulators.sum("total", "$qty"), Accumulators.sum("n", 1)));
-                sameSet(op + ": aggregate group since " + since.toInstant(), c -> c.aggregate(pipeline).into(new ArrayList<>()), ref, prx);
+                sameSet(
+                        op + ": aggregate group since " + since.toInstant(),
+                        c -> c.aggregate(pipeline).into(new ArrayList<>()),
+                        ref,
+                        prx);
             } else if (r < 90) {
-                List<Bson> pipeline = List.of(Aggregates.match(Filters.eq("category", category)),
-                        Aggregates.sort(Sorts.ascending("_id")), Aggregates.limit(5));
-                same(op + ": aggregate first five of " + category, c -> c.aggregate(pipeline).into(new ArrayList<>()), ref, prx);
+                List<Bson> pipeline = List.of(
+                        Aggregates.match(Filters.eq("category", category)),
+                        Aggregates.sort(Sorts.ascending("_id")),
+                        Aggregates.limit(5));
+                same(
+                        op + ": aggregate first five of " + category,
+                        c -> c.aggregate(pipeline).into(new ArrayList<>()),
+                        ref,
+                        prx);
             } else if (r < 95) {
                 Bson filter = Filters.gte("qty", random.nextInt(100));
-                same(op + ": distinct category " + filter, c -> c.distinct("category", filter, BsonValue.class)
-                        .into(new ArrayList<>()).stream().map(v -> v.asString().getValue()).sorted().toList(), ref, prx);
+                same(
+                        op + ": distinct category " + filter,
+                        c -> c.distinct("category", filter, BsonValue.class).into(new ArrayList<>()).stream()
+                                .map(v -> v.asString().getValue())
+                                .sorted()
+                                .toList(),
+                        ref,
+                        prx);
             } else {
                 Bson filter = Filters.and(Filters.gte("createdAt", since), Filters.in("category", category, "a"));
-                same(op + ": find in batches of 5 " + filter, c -> c.find(filter).sort(Sorts.ascending("_id")).batchSize(5)
-                        .into(new ArrayList<>()), ref, prx);
+                same(
+                        op + ": find in batches of 5 " + filter,
+                        c -> c.find(filter)
+                                .sort(Sorts.ascending("_id"))
+                                .batchSize(5)
+                                .into(new ArrayList<>()),
+                        ref,
+                        prx);
+            }
+        }
+
+        /**
+         * A cursor the proxy killed because the coverage bound it read under moved (QueryPlanKilled 175, "re-run the
+         * query": a loaded machine's late refresh of the tiering state) is re-run as the error asks, at most twice,
+         * each printed. Only reads get that error; a wrong answer still fails the comparison.
+         */
+        private <T> T onProxy(Function<MongoCollection<BsonDocument>, T> op, MongoCollection<BsonDocument> prx) {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return op.apply(prx);
+                } catch (com.mongodb.MongoQueryException e) {
+                    if (e.getErrorCode() != 175 || attempt == 3) {
+                        throw e;
+                    }
+                    System.out.println("re-running after QueryPlanKilled: " + current + ": " + e.getErrorMessage());
+                }
             }
         }
 
@@ -283,30 +380,48 @@ class DifferentialTest {
             return List.of(r.getDeletedCount());
         }
 
-        private <T> void same(String what, Function<MongoCollection<BsonDocument>, T> op,
-                              MongoCollection<BsonDocument> ref, MongoCollection<BsonDocument> prx) {
+        private <T> void same(
+                String what,
+                Function<MongoCollection<BsonDocument>, T> op,
+                MongoCollection<BsonDocument> ref,
+                MongoCollection<BsonDocument> prx) {
             current = what;
             T expected = op.apply(ref);
-            T actual = op.apply(prx);
+            T actual = onProxy(op, prx);
             if (running != null && !java.util.Objects.equals(expected, actual)) {
                 for (BsonDocument r : ref.find().into(new ArrayList<>())) {
                     BsonDocument p = prx.find(Filters.eq("_id", r.get("_id"))).first();
                     if (!r.equals(p)) {
-                        System.out.println("mismatch: reference=" + r.toJson() + " proxy=" + (p == null ? null : p.toJson())
-                                + " fast=" + running.fastOrders().find(Filters.eq("_id", r.get("_id"))).first()
-                                + " archive=" + running.archiveOrders().find(Filters.eq("_id", r.get("_id"))).first()
-                                + " fence=" + running.fastDirect.getDatabase("thermocline").getCollection("fences", BsonDocument.class)
-                                        .find(Filters.eq("_id.id", r.get("_id"))).first());
+                        System.out.println(
+                                "mismatch: reference=" + r.toJson() + " proxy=" + (p == null ? null : p.toJson())
+                                        + " fast="
+                                        + running.fastOrders()
+                                                .find(Filters.eq("_id", r.get("_id")))
+                                                .first()
+                                        + " archive="
+                                        + running.archiveOrders()
+                                                .find(Filters.eq("_id", r.get("_id")))
+                                                .first()
+                                        + " fence="
+                                        + running.fastDirect
+                                                .getDatabase("thermocline")
+                                                .getCollection("fences", BsonDocument.class)
+                                                .find(Filters.eq("_id.id", r.get("_id")))
+                                                .first());
                     }
                 }
             }
             check(what, expected, actual);
         }
 
-        private void sameSet(String what, Function<MongoCollection<BsonDocument>, List<BsonDocument>> op,
-                             MongoCollection<BsonDocument> ref, MongoCollection<BsonDocument> prx) {
+        private void sameSet(
+                String what,
+                Function<MongoCollection<BsonDocument>, List<BsonDocument>> op,
+                MongoCollection<BsonDocument> ref,
+                MongoCollection<BsonDocument> prx) {
             current = what;
-            Comparator<BsonDocument> byId = Comparator.comparing(d -> d.get("_id").toString());
+            Comparator<BsonDocument> byId =
+                    Comparator.comparing(d -> d.get("_id").toString());
             List<BsonDocument> expected = new ArrayList<>(op.apply(ref));
             List<BsonDocument> actual = new ArrayList<>(op.apply(prx));
             expected.sort(byId);
@@ -315,7 +430,9 @@ class DifferentialTest {
         }
 
         <T> void check(String what, T expected, T actual) {
-            assertThat(actual).as("seed %d, %s (rerun: -Dtiered.seed=%d)", seed, what, seed).isEqualTo(expected);
+            assertThat(actual)
+                    .as("seed %d, %s (rerun: -Dtiered.seed=%d)", seed, what, seed)
+                    .isEqualTo(expected);
         }
     }
 }
