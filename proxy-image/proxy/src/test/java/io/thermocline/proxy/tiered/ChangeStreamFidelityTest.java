@@ -14,7 +14,6 @@ import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.changestream.ChangeStreamDocument;
 import com.mongodb.client.model.changestream.FullDocument;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.thermocline.config.EvictorConfig;
 import io.thermocline.config.WarmerConfig;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.proxy.server.ProxyServer;
@@ -325,7 +324,7 @@ class ChangeStreamFidelityTest {
     @Test
     void promotionsAndEvictionsAreInvisible() throws Exception {
         cold(181);
-        Evictor evictor = evictor();
+        Evictor evictor = stack.evictorForPasses();
         BsonDocument recentInArchive = TieredProxyTest.order(182, NOW.minus(Duration.ofMinutes(3)), "promoted");
         stack.archiveOrders().insertOne(recentInArchive);
         reference().insertOne(recentInArchive);
@@ -348,19 +347,6 @@ class ChangeStreamFidelityTest {
     /** The stream's next event, waited for (see {@link #EVENT_WAIT}). */
     static ChangeStreamDocument<BsonDocument> next(MongoChangeStreamCursor<ChangeStreamDocument<BsonDocument>> stream) {
         return assertTimeoutPreemptively(EVENT_WAIT, stream::next, "no event within " + EVENT_WAIT.toSeconds() + " s");
-    }
-
-    /** An evictor whose passes the test runs itself. */
-    static Evictor evictor() {
-        return new Evictor(
-                stack.fastWorkers,
-                stack.archiveWorkers,
-                List.of(TieredStack.POLICY),
-                new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
-                Evictor.Options.defaults()
-                        .withBoundPropagationDelay(Duration.ZERO)
-                        .withBarrierTimeout(Duration.ofSeconds(10))
-                        .withRegistry(new PrometheusRegistry()));
     }
 
     static void awaitInFast(int id, boolean present) throws InterruptedException {
@@ -413,7 +399,7 @@ class ChangeStreamFidelityTest {
      */
     @Test
     void aStreamResumedOnAReplicaStartedAfterAPromotionAndAnEvictionDoesNotShowThem() throws Exception {
-        Evictor evictor = evictor();
+        Evictor evictor = stack.evictorForPasses();
         BsonDocument recentInArchive = TieredProxyTest.order(212, NOW.minus(Duration.ofMinutes(3)), "promoted");
         stack.archiveOrders().insertOne(recentInArchive);
         BsonDocument token;

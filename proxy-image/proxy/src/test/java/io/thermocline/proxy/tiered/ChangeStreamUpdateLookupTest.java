@@ -13,9 +13,6 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.changestream.ChangeStreamDocument;
 import com.mongodb.client.model.changestream.FullDocument;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.thermocline.config.EvictorConfig;
-import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import java.time.Duration;
@@ -214,16 +211,7 @@ class ChangeStreamUpdateLookupTest {
     /** Mirrors everything, runs an evictor pass and waits until the document left the fast tier. */
     private static void evict(int id) throws InterruptedException {
         assertThat(barrier.sync(Duration.ofSeconds(30))).as("mirrored").isPresent();
-        new Evictor(
-                        stack.fastWorkers,
-                        stack.archiveWorkers,
-                        List.of(TieredStack.POLICY),
-                        new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
-                        Evictor.Options.defaults()
-                                .withBoundPropagationDelay(Duration.ZERO)
-                                .withBarrierTimeout(Duration.ofSeconds(10))
-                                .withRegistry(new PrometheusRegistry()))
-                .runPass();
+        stack.evictorForPasses().runPass();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (stack.fastOrders().find(Filters.eq("_id", id)).first() != null) {
             assertThat(System.nanoTime()).as("document %d evicted", id).isLessThan(deadline);

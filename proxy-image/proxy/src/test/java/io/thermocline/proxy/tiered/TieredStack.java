@@ -214,6 +214,22 @@ final class TieredStack implements AutoCloseable {
                 .start();
     }
 
+    /**
+     * An evictor whose passes the test runs itself ({@link Evictor#runPass}), not started: no bound propagation
+     * delay (the test's proxies see the bound it raises through this stack's routing), barrier timeout 10 s.
+     */
+    Evictor evictorForPasses() {
+        return new Evictor(
+                fastWorkers,
+                archiveWorkers,
+                List.of(POLICY),
+                new EvictorConfig(Duration.ofMillis(100), 50, 100_000),
+                Evictor.Options.defaults()
+                        .withBoundPropagationDelay(Duration.ZERO)
+                        .withBarrierTimeout(Duration.ofSeconds(10))
+                        .withRegistry(new PrometheusRegistry()));
+    }
+
     void stopEvictor() {
         if (evictor != null) {
             evictor.close();
