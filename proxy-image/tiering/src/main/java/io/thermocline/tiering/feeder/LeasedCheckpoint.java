@@ -113,16 +113,7 @@ final class LeasedCheckpoint {
             long mirrored,
             double lag,
             long pending) {
-        FeederCheckpoint next = new FeederCheckpoint(
-                token,
-                through,
-                openOwn,
-                mirrored,
-                lag,
-                pending,
-                instanceId,
-                Instant.now().plus(leaseDuration),
-                base.version());
+        FeederCheckpoint next = leased(base, token, through, openOwn, mirrored, lag, pending);
         long sentAt = System.nanoTime();
         inFlight = checkpointer.submit(() -> {
             FeederCheckpoint saved = store.saveFeederCheckpoint(base, next);
@@ -199,6 +190,18 @@ final class LeasedCheckpoint {
             double lag,
             long pending) {
         leaseValidUntilNanos = System.nanoTime() + leaseDuration.toNanos() * 2 / 3;
+        return leased(base, token, through, openOwn, mirrored, lag, pending);
+    }
+
+    /** The checkpoint after {@code base} with this instance's lease renewed for a full lease from now. */
+    private FeederCheckpoint leased(
+            FeederCheckpoint base,
+            BsonDocument token,
+            BsonTimestamp through,
+            TransactionId openOwn,
+            long mirrored,
+            double lag,
+            long pending) {
         return new FeederCheckpoint(
                 token,
                 through,
