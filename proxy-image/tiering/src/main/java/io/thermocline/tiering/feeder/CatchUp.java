@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Brings the archive up to the fast tier where no change stream reaches back far enough: at the feeder's very
  * first start, and after the fast tier's oplog lost the feeder's resume point. Run by the feeder holding the lease;
- * afterwards the stream is open at a probe written before the {@link Resync} scan, and the checkpoint (with no own
- * transaction open) publishes the archive as mirrored just before that probe.
+ * afterwards the checkpoint (with no own transaction open) publishes the archive as mirrored just before a probe
+ * written before the {@link Resync} scan, and the stream is open at that probe.
  */
 final class CatchUp {
 
@@ -104,11 +104,13 @@ final class CatchUp {
     }
 
     /**
-     * Opens a fresh change stream at a probe written now (BEFORE the scan, so every write after it
-     * reaches the feeder after the resync's writes; the probe is majority-acknowledged, so the scan
-     * sees every write before it), resyncs the archive from the fast tier ({@link Resync}), then
-     * checkpoints just before the probe: the archive now holds every write up to it, or a newer version
-     * of its document.
+     * Writes a probe (majority-acknowledged, so the scan sees every write before it), resyncs the archive from the
+     * fast tier ({@link Resync}), checkpoints just before the probe, and only then opens a fresh change stream at the
+     * probe: every write after it reaches the feeder after the resync's writes, and the archive now holds every write
+     * up to it, or a newer version of its document. The stream opens last so that a resync that fails midway leaves
+     * none open: a stream opened before the scan outlived a failed scan, and the next round mirrored from the probe
+     * and published mirrored-through past every write the scan never copied (issue 37,
+     * {@code HistoryLossIntegrationTest#aResyncThatFailsBeforeItsScanPublishesNothingUntilAResyncFinishes}).
      */
     private Resync.Result run() throws InterruptedException {
         metrics.resyncing.set(1);
@@ -116,17 +118,17 @@ final class CatchUp {
             checkpoint.renew();
             BsonTimestamp start = barrier.probe();
             probe.wrote(start);
-            stream.open(null, start, null);
+            options.faults().reached(FaultPoint.FEEDER_RESYNC_STARTED);
             Resync.Result result = resync.run(policies, () -> {
                 checkpoint.renew();
                 return checkpoint.archiveWriteTimeoutMillis();
             });
             options.faults().reached(FaultPoint.FEEDER_RESYNCED);
-            // a document deleted between the stream's start and the scan was not copied: its delete must be applied
-            // first
+            // a document deleted between the probe and the scan was not copied: its delete must be applied first
             BsonTimestamp mirroredThrough = checkpoint.current().mirroredThrough();
             unresolved.hold(mirroredThrough, barrier.probe());
             checkpoint.resynced(unresolved.publishable(mirroredThrough, BatchPlanner.justBefore(start), null));
+            stream.open(null, start, null);
             stream.restoreOwnTransactions(null);
             deadLetters.recount();
             return result;

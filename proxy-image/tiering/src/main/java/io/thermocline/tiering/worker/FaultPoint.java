@@ -6,6 +6,8 @@ public enum FaultPoint {
     FEEDER_ARCHIVE_WRITTEN,
     /** The checkpoint of a batch is written. */
     FEEDER_CHECKPOINTED,
+    /** A resync (first start, or lost history) wrote its starting probe; its scan of the fast tier has not begun. */
+    FEEDER_RESYNC_STARTED,
     /** A resync (first start, or lost history) wrote the archive; its checkpoint is not written yet. */
     FEEDER_RESYNCED,
     /** The evictor checked a batch and is about to delete it from the fast tier. */

@@ -104,7 +104,11 @@ class FirstStartIntegrationTest extends OnTwoTiers {
 
     @Test
     void writesRacingTheFirstStartAreAllMirrored() throws Exception {
-        tiers.archiveOrders().insertOne(order(1000, COLD, "cold"));
+        // the cold document's _id lies outside the writer's (1, 2, ...): a writer that reached 1000 on a slow first
+        // start
+        // inserted its own 1000 straight into the fast tier (no proxy refuses it there), which the feeder rightly
+        // mirrored over the cold one; the test then reported the cold document "missing" (seen once at load 35)
+        tiers.archiveOrders().insertOne(order(-1, COLD, "cold"));
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger written = new AtomicInteger();
         ExecutorService writers = Executors.newSingleThreadExecutor();
@@ -135,7 +139,7 @@ class FirstStartIntegrationTest extends OnTwoTiers {
         }
         tiers.sync();
         List<BsonDocument> expected = new ArrayList<>(all(tiers.fastOrders()));
-        expected.add(order(1000, COLD, "cold"));
+        expected.add(order(-1, COLD, "cold"));
         assertThat(all(tiers.archiveOrders()))
                 .as("archive = every fast-tier document, the cold one, none of the deleted")
                 .containsExactlyInAnyOrderElementsOf(expected);

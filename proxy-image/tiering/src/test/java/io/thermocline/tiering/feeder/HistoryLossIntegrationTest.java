@@ -5,6 +5,8 @@ import static io.thermocline.tiering.TwoTiers.byId;
 import static io.thermocline.tiering.TwoTiers.order;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.mongodb.MongoSocketReadException;
+import com.mongodb.ServerAddress;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -14,10 +16,12 @@ import io.thermocline.tiering.OnTwoTiers;
 import io.thermocline.tiering.TwoTiers;
 import io.thermocline.tiering.metadata.FeederHealth;
 import io.thermocline.tiering.worker.FaultInjection;
+import io.thermocline.tiering.worker.FaultPoint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.junit.jupiter.api.Test;
@@ -94,5 +98,44 @@ class HistoryLossIntegrationTest extends OnTwoTiers {
         tiers.sync();
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(500))).isNotNull();
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(4))).isNull();
+    }
+
+    /**
+     * Issue 37: a resync that fails before its scan (the archive unreachable) must not leave the feeder streaming
+     * from the resync's starting point. Until 2026-12-07 the stream opened at that point stayed open, the next
+     * round mirrored from it and published mirrored-through past every write made while the feeder was down,
+     * none of which the archive held.
+     */
+    @Test
+    void aResyncThatFailsBeforeItsScanPublishesNothingUntilAResyncFinishes() throws Exception {
+        tiers.archiveOrders().insertOne(order(1000, NOW.minus(Duration.ofHours(5)), "cold, archive only"));
+        Feeder first = tiers.feeder();
+        tiers.fastOrders().insertOne(order(1, NOW, "v1"));
+        tiers.sync();
+        first.close();
+        tiers.fastOrders().updateOne(Filters.eq("_id", 1), Updates.set("state", "v2"));
+        for (int id = 6; id <= 200; id++) {
+            tiers.fastOrders().insertOne(order(id, NOW, "while down"));
+        }
+
+        AtomicInteger failed = new AtomicInteger();
+        FaultInjection archiveGoneOnce = point -> {
+            if (point == FaultPoint.FEEDER_RESYNC_STARTED && failed.getAndIncrement() == 0) {
+                throw new MongoSocketReadException(
+                        "injected: the archive went away as the resync began", new ServerAddress("archive", 27017));
+            }
+        };
+        tiers.startFeeder(new FeederConfig(100, Duration.ofMillis(20), true), TwoTiers.feederOptions(archiveGoneOnce));
+        assertThat(tiers.barrier.sync(Duration.ofSeconds(30)))
+                .as("the feeder recovered from lost history")
+                .isPresent();
+
+        List<BsonDocument> expected = new ArrayList<>(all(tiers.fastOrders()));
+        expected.add(order(1000, NOW.minus(Duration.ofHours(5)), "cold, archive only"));
+        assertThat(all(tiers.archiveOrders()))
+                .as(
+                        "mirrored through a probe written after them: the archive holds every write made while the feeder was down")
+                .containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(failed.get()).as("the first resync failed, a later one ran").isGreaterThanOrEqualTo(2);
     }
 }
