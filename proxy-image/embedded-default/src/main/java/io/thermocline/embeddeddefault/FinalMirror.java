@@ -4,7 +4,6 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.tiering.feeder.Feeder;
-import io.thermocline.tiering.metadata.FeederCheckpoint;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;
@@ -58,8 +57,8 @@ final class FinalMirror {
         while (System.nanoTime() < deadline
                 && feeder.running()
                 && writesRefused.get().isEmpty()) {
-            FeederCheckpoint checkpoint = feeder.lastCheckpoint();
-            if (checkpoint != null && checkpoint.covers(last)) {
+            // mirrored-through, or past it while a dead letter holds it (the warning below names those)
+            if (feeder.appliedExceptDeadLetters(last)) {
                 return;
             }
             try {

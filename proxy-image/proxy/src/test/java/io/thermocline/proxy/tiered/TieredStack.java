@@ -182,6 +182,7 @@ final class TieredStack implements AutoCloseable {
                                 .withProbeInterval(Duration.ofMillis(50))
                                 .withLeaseDuration(Duration.ofSeconds(3))
                                 .withErrorBackoff(Duration.ofMillis(50))
+                                .withDeadLetterRetryInterval(Duration.ofMillis(300))
                                 .withRegistry(new PrometheusRegistry()))
                 .start();
         // tests start writing once it streams: a feeder still resyncing would make them wait, or pass without the

@@ -127,10 +127,10 @@ final class CatchUp {
             // a document deleted between the probe and the scan was not copied: its delete must be applied first
             BsonTimestamp mirroredThrough = checkpoint.current().mirroredThrough();
             unresolved.hold(mirroredThrough, barrier.probe());
+            deadLetters.recount(); // the scan's writes may have cleared letters or set new ones aside
             checkpoint.resynced(unresolved.publishable(mirroredThrough, BatchPlanner.justBefore(start), null));
             stream.open(null, start, null);
             stream.restoreOwnTransactions(null);
-            deadLetters.recount();
             return result;
         } finally {
             metrics.resyncing.set(0);

@@ -12,11 +12,13 @@ import org.bson.BsonDocument;
 /**
  * The feeder's side of dead letters (mirror writes the archive refused for good): a later success of the same
  * document clears its record, the waiting ones are retried every {@code retryInterval} (the cause may have been
- * fixed in the archive), and their count and the oldest are reported ({@link HealthReport}, Prometheus).
+ * fixed in the archive), and their count and the oldest are reported ({@link HealthReport}, Prometheus) and told to
+ * {@link UnresolvedWrites}, which publishes no mirrored-through past an open one.
  */
 final class DeadLetterRetry {
 
     private final MongoClient fast;
+    private final UnresolvedWrites unresolved;
     private final DeadLetters deadLetters;
     private final ArchiveWriter writer;
     private final LeasedCheckpoint lease;
@@ -24,11 +26,12 @@ final class DeadLetterRetry {
     private final FeederMetrics metrics;
     private final Duration retryInterval;
 
-    private long count;
+    private volatile long count;
     private long lastRetryNanos;
 
     DeadLetterRetry(
             MongoClient fast,
+            UnresolvedWrites unresolved,
             DeadLetters deadLetters,
             ArchiveWriter writer,
             LeasedCheckpoint lease,
@@ -36,6 +39,7 @@ final class DeadLetterRetry {
             FeederMetrics metrics,
             Duration retryInterval) {
         this.fast = fast;
+        this.unresolved = unresolved;
         this.deadLetters = deadLetters;
         this.writer = writer;
         this.lease = lease;
@@ -98,7 +102,13 @@ final class DeadLetterRetry {
         recount();
     }
 
+    /** Whether a dead letter is open (mirrored-through is held while one is). */
+    boolean open() {
+        return count > 0;
+    }
+
     private void report() {
+        unresolved.deadLetters(count);
         metrics.deadLetters.set(count);
         String oldest = count == 0
                 ? null

@@ -96,6 +96,8 @@ public final class Feeder extends Worker<Feeder> {
     private final HealthReport health;
     private final DeadLetterRetry deadLetters;
     private final CatchUp catchUp;
+    /** The last event whose batch the archive acknowledged (dead letters aside), whatever mirrored-through says. */
+    private volatile BsonTimestamp applied;
 
     /** Starts a feeder with its own clients for the configured tiers. */
     public static Feeder start(ThermoclineConfig config, Options options) {
@@ -134,7 +136,7 @@ public final class Feeder extends Worker<Feeder> {
         this.probe = new LagProbe(barrier, metrics, options.probeInterval());
         this.health = new HealthReport(store, metrics, options.instanceId());
         this.deadLetters = new DeadLetterRetry(
-                fast, letters, writer, checkpoint, health, metrics, options.deadLetterRetryInterval());
+                fast, unresolved, letters, writer, checkpoint, health, metrics, options.deadLetterRetryInterval());
         this.catchUp = new CatchUp(
                 new Resync(fast, archive, store, writer),
                 this.policies,
@@ -163,6 +165,20 @@ public final class Feeder extends Worker<Feeder> {
             Thread.sleep(10);
         }
         return false;
+    }
+
+    /**
+     * Whether every fast-tier write at or before {@code time} reached the archive, or was refused by it for good and
+     * kept as a dead letter: what a stop needs to know. Mirrored-through answers it too, except while a dead letter
+     * is open, when it does not move at all (docs/consistency.md).
+     */
+    public boolean appliedExceptDeadLetters(BsonTimestamp time) {
+        FeederCheckpoint current = checkpoint.current();
+        if (current != null && current.covers(time)) {
+            return true;
+        }
+        BsonTimestamp through = applied;
+        return deadLetters.open() && through != null && through.compareTo(time) >= 0;
     }
 
     /** The checkpoint as this feeder last wrote it (null before its first). */
@@ -291,6 +307,7 @@ public final class Feeder extends Worker<Feeder> {
         }
 
         BsonTimestamp last = events.get(events.size() - 1).clusterTime();
+        applied = last;
         probe.received(last);
         int pending = stream.pending();
         double lag = pending > 0 && last != null
