@@ -14,7 +14,7 @@ import io.thermocline.embedded.storage.Storage;
 import io.thermocline.proxy.server.ClientPort;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.WriteRefusals;
-import io.thermocline.proxy.tiered.RoutingMetrics;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
 import io.thermocline.tiering.evictor.Evictor;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.warmer.Warmer;

@@ -2,7 +2,7 @@ package io.thermocline.embeddeddefault;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.thermocline.proxy.tiered.RoutingMetrics;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
 import io.thermocline.tiering.feeder.Feeder;
 import io.thermocline.tiering.metadata.FeederCheckpoint;
 import java.io.FileDescriptor;

@@ -7,7 +7,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
-import io.thermocline.proxy.tiered.RoutingMetrics;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;

@@ -2,9 +2,9 @@ package io.thermocline.proxy;
 
 import io.thermocline.config.ConfigLoader;
 import io.thermocline.proxy.auth.ProxySecurity;
+import io.thermocline.proxy.fleet.FleetSettings;
 import io.thermocline.proxy.server.ProxyServer;
 import io.thermocline.proxy.server.ProxySettings;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -81,11 +81,13 @@ final class ProxyFleet implements AutoCloseable {
                 + "fleet:\n  instanceId: " + id + "\n";
         ProxySettings settings = ProxySettings.from(ConfigLoader.parse(yaml, Map.of()))
                 .withTimeouts(poolWait, Duration.ofSeconds(5), Duration.ofMillis(100))
-                .withFleet(new ProxySettings.FleetSettings("127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile,
-                        peerConnections));
+                .withFleet(new FleetSettings(
+                        "127.0.0.1", 0, () -> List.copyOf(peerAddresses), secretFile, peerConnections));
         try {
-            ProxyServer proxy = (security == null ? new ProxyServer(settings) : new ProxyServer(settings, null, security)).start();
-            peerAddresses.add(new InetSocketAddress("127.0.0.1", proxy.fleet().orElseThrow().peerPort()));
+            ProxyServer proxy =
+                    (security == null ? new ProxyServer(settings) : new ProxyServer(settings, null, security)).start();
+            peerAddresses.add(new InetSocketAddress(
+                    "127.0.0.1", proxy.fleet().orElseThrow().peerPort()));
             running.add(proxy);
             return proxy;
         } catch (Exception e) {
@@ -106,15 +108,22 @@ final class ProxyFleet implements AutoCloseable {
     /** Documents {@code {_id: 0..n-1}} in {@code app.items}, written through {@code uri}. */
     static void insertItems(String uri, int n) {
         try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(uri)) {
-            client.getDatabase("app").getCollection("items")
-                    .insertMany(java.util.stream.IntStream.range(0, n).mapToObj(i -> new org.bson.Document("_id", i)).toList());
+            client.getDatabase("app")
+                    .getCollection("items")
+                    .insertMany(java.util.stream.IntStream.range(0, n)
+                            .mapToObj(i -> new org.bson.Document("_id", i))
+                            .toList());
         }
     }
 
     /** Waits until every running replica sees {@code n} live replicas. */
     void awaitLive(int n) {
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> running()
-                .forEach(p -> org.assertj.core.api.Assertions.assertThat(p.fleet().orElseThrow().live()).hasSize(n)));
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> running()
+                        .forEach(p -> org.assertj.core.api.Assertions.assertThat(
+                                        p.fleet().orElseThrow().live())
+                                .hasSize(n)));
     }
 
     static String uri(ProxyServer proxy) {
@@ -137,8 +146,11 @@ final class ProxyFleet implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return out.toString().lines().filter(l -> l.startsWith(prefix) && l.contains(having))
-                .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+        return out.toString()
+                .lines()
+                .filter(l -> l.startsWith(prefix) && l.contains(having))
+                .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+                .sum();
     }
 
     @Override

@@ -12,8 +12,6 @@ import io.thermocline.proxy.backend.BackendConnector;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.cursor.ProxyCursorIds;
 import io.thermocline.proxy.gateway.TierBackend;
-import io.thermocline.proxy.server.CannotListen;
-import io.thermocline.proxy.server.ProxySettings;
 import io.thermocline.proxy.server.cursors.CursorPeers;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.security.UserName;
@@ -73,7 +71,7 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     }
 
     private final String instanceId;
-    private final ProxySettings.FleetSettings settings;
+    private final FleetSettings settings;
     private final ClusterSecret secret;
     private final EventLoopGroup group;
     private final Class<? extends ServerChannel> serverChannel;
@@ -96,7 +94,7 @@ public final class Fleet implements CursorPeers, AutoCloseable {
     /** {@code peerWait}: how long a forwarded cursor command waits for one of the {@code fleet.peerConnections} to a peer. */
     public Fleet(
             String instanceId,
-            ProxySettings.FleetSettings settings,
+            FleetSettings settings,
             ClusterSecret secret,
             EventLoopGroup group,
             Class<? extends ServerChannel> serverChannel,
@@ -127,17 +125,13 @@ public final class Fleet implements CursorPeers, AutoCloseable {
         shares.add(s);
     }
 
-    /** Binds the peer port, learns who is there (one heartbeat, bounded) and takes this replica's shares; then keeps beating. */
-    public void start(PeerRequests requests) throws InterruptedException, CannotListen {
+    /**
+     * Binds the peer port, learns who is there (one heartbeat, bounded) and takes this replica's shares; then keeps
+     * beating. A peer port that cannot be bound fails with the transport's IOException (the server names the port).
+     */
+    public void start(PeerRequests requests) throws InterruptedException, java.io.IOException {
         this.requests = requests;
-        try {
-            listener = bindPeerPort();
-        } catch (Exception e) {
-            if (e instanceof java.io.IOException) {
-                throw new CannotListen("fleet peers", settings.listenHost(), settings.peerPort(), e);
-            }
-            throw e;
-        }
+        listener = bindPeerPort();
         try {
             beatOnce().get(pingTimeout.toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
@@ -149,7 +143,7 @@ public final class Fleet implements CursorPeers, AutoCloseable {
         LOG.info("event=fleet_started instance={} peer_port={} live={}", instanceId, peerPort(), view);
     }
 
-    private Channel bindPeerPort() throws InterruptedException {
+    private Channel bindPeerPort() throws InterruptedException, java.io.IOException {
         return new ServerBootstrap()
                 .group(group)
                 .channel(serverChannel)

@@ -188,7 +188,15 @@ public final class ProxyServer implements AutoCloseable {
         TierWiring.warnTierTls(settings, security);
         backends.start();
         if (fleet != null) {
-            fleet.start(dispatcher::fromPeer);
+            try {
+                fleet.start(dispatcher::fromPeer);
+            } catch (IOException e) {
+                throw new CannotListen(
+                        "fleet peers",
+                        settings.fleet().listenHost(),
+                        settings.fleet().peerPort(),
+                        e);
+            }
         }
         // a port opened early answered "starting" until now; otherwise it opens serving
         clientPort.serve(pipeline -> installClientPipeline(pipeline, dispatcher));

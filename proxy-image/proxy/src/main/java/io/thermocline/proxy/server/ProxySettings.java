@@ -5,15 +5,11 @@ import io.thermocline.config.FleetConfig;
 import io.thermocline.config.ProxyConfig;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.TierConfig;
+import io.thermocline.proxy.fleet.FleetSettings;
 import io.thermocline.proxy.server.memory.MessageMemoryLimits;
 import io.thermocline.wire.Compressor;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -50,27 +46,6 @@ public record ProxySettings(
      */
     public record TierEndpoint(ConnectionString uri, int poolSize, int budget) {}
 
-    /**
-     * Where this replica finds its peers and listens for them; null when it has none (a single proxy,
-     * or a fleet sized by {@code fleet.replicas} alone).
-     *
-     * @param peers      every replica's peer address, this one's included or not (DNS of the headless Service, or a list)
-     * @param secretFile the cluster secret shared by the fleet's replicas
-     * @param peerConnections the most connections this replica opens to each peer for forwarded cursor commands
-     */
-    public record FleetSettings(
-            String listenHost, int peerPort, PeerAddresses peers, Path secretFile, int peerConnections) {
-        public FleetSettings(String listenHost, int peerPort, PeerAddresses peers, Path secretFile) {
-            this(listenHost, peerPort, peers, secretFile, FleetConfig.DEFAULT_PEER_CONNECTIONS);
-        }
-    }
-
-    /** The peer addresses as of now (DNS answers change as replicas come and go). */
-    @FunctionalInterface
-    public interface PeerAddresses {
-        List<InetSocketAddress> resolve();
-    }
-
     public static ProxySettings from(ThermoclineConfig config) {
         ProxyConfig p = config.proxy();
         FleetConfig fleet = config.fleet();
@@ -95,14 +70,7 @@ public record ProxySettings(
                 Duration.ofMillis(500),
                 Duration.ofSeconds(5),
                 p.transport(),
-                fleet.hasPeers()
-                        ? new FleetSettings(
-                                p.listenHost(),
-                                fleet.peerPort(),
-                                peerAddresses(fleet),
-                                Path.of(fleet.secretFile()),
-                                fleet.peerConnections())
-                        : null,
+                fleet.hasPeers() ? FleetSettings.of(p.listenHost(), fleet) : null,
                 new MessageMemoryLimits(
                         p.bufferedBytesPerConnectionLimit(),
                         p.bufferedBytesLimit(),
@@ -114,35 +82,6 @@ public record ProxySettings(
 
     private static TierEndpoint endpoint(TierConfig tier, FleetConfig fleet) {
         return new TierEndpoint(new ConnectionString(tier.uri()), fleet.poolSize(tier), tier.connectionBudget());
-    }
-
-    /** A static list as given, or every address the peer Service's DNS name has now (one per ready or draining pod). */
-    private static PeerAddresses peerAddresses(FleetConfig fleet) {
-        if (fleet.peers() != null && !fleet.peers().isEmpty()) {
-            List<InetSocketAddress> listed =
-                    fleet.peers().stream().map(ProxySettings::hostPort).toList();
-            return () -> listed;
-        }
-        String service = fleet.peerService();
-        int port = fleet.peerPort();
-        return () -> {
-            try {
-                return Arrays.stream(InetAddress.getAllByName(service))
-                        .map(a -> new InetSocketAddress(a, port))
-                        .toList();
-            } catch (UnknownHostException e) {
-                return List.of(); // no replica is ready yet, or DNS is down: this one acts alone until it answers
-            }
-        };
-    }
-
-    private static InetSocketAddress hostPort(String peer) {
-        int colon = peer.lastIndexOf(':');
-        String host = peer.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        return InetSocketAddress.createUnresolved(host, Integer.parseInt(peer.substring(colon + 1)));
     }
 
     /** With peers: a fleet whose replicas find each other at {@code peers}. */

@@ -6,6 +6,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.mode.Modes;
+import io.thermocline.proxy.tiered.writes.Promotion;
 import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.provenance.CopyUp;
 

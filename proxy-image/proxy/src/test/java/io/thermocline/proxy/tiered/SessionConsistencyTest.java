@@ -9,7 +9,8 @@ import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
-import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.config.ReadConsistency;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,14 +22,14 @@ import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 import org.bson.Document;
-import io.thermocline.config.ReadConsistency;
 import org.junit.jupiter.api.Test;
 
 /** Read-your-writes across tiers: a read the proxy sends to the archive waits for the feeder, or fails retryably. */
 class SessionConsistencyTest {
 
     static BsonDocument order(int id, Instant createdAt, String state) {
-        return new BsonDocument("_id", new BsonInt32(id)).append("createdAt", new BsonDateTime(createdAt.toEpochMilli()))
+        return new BsonDocument("_id", new BsonInt32(id))
+                .append("createdAt", new BsonDateTime(createdAt.toEpochMilli()))
                 .append("state", new BsonString(state));
     }
 
@@ -41,17 +42,27 @@ class SessionConsistencyTest {
             Date archiveOnly = Date.from(old.plus(Duration.ofMinutes(30)));
             for (int i = 1; i <= 15; i++) {
                 stack.orders().insertOne(order(i, old.minusSeconds(i), "new"));
-                List<BsonDocument> seen = stack.orders().find(Filters.lt("createdAt", archiveOnly)).into(new ArrayList<>());
-                assertThat(seen).as("insert %d visible to the archive-routed read", i).contains(order(i, old.minusSeconds(i), "new"));
+                List<BsonDocument> seen = stack.orders()
+                        .find(Filters.lt("createdAt", archiveOnly))
+                        .into(new ArrayList<>());
+                assertThat(seen)
+                        .as("insert %d visible to the archive-routed read", i)
+                        .contains(order(i, old.minusSeconds(i), "new"));
 
                 stack.orders().updateOne(Filters.eq("_id", i), Updates.set("state", "paid"));
-                assertThat(stack.orders().find(Filters.and(Filters.lt("createdAt", archiveOnly), Filters.eq("_id", i))).first())
-                        .as("update %d visible", i).isEqualTo(order(i, old.minusSeconds(i), "paid"));
+                assertThat(stack.orders()
+                                .find(Filters.and(Filters.lt("createdAt", archiveOnly), Filters.eq("_id", i)))
+                                .first())
+                        .as("update %d visible", i)
+                        .isEqualTo(order(i, old.minusSeconds(i), "paid"));
 
                 if (i % 3 == 0) {
                     stack.orders().deleteOne(Filters.eq("_id", i));
-                    assertThat(stack.orders().countDocuments(Filters.and(Filters.lt("createdAt", archiveOnly), Filters.eq("_id", i))))
-                            .as("delete %d visible", i).isZero();
+                    assertThat(stack.orders()
+                                    .countDocuments(
+                                            Filters.and(Filters.lt("createdAt", archiveOnly), Filters.eq("_id", i))))
+                            .as("delete %d visible", i)
+                            .isZero();
                 }
             }
             assertThat(stack.routing.metrics().count("read", Served.ARCHIVE)).isGreaterThanOrEqualTo(15);
@@ -64,18 +75,22 @@ class SessionConsistencyTest {
             stack.startFeeder();
             Instant old = Instant.now().minus(Duration.ofHours(2));
             stack.orders().insertOne(order(1, old, "before"));
-            assertThat(stack.orders().countDocuments(Filters.lt("createdAt", Date.from(old.plusSeconds(1))))).isEqualTo(1);
+            assertThat(stack.orders().countDocuments(Filters.lt("createdAt", Date.from(old.plusSeconds(1)))))
+                    .isEqualTo(1);
 
             stack.stopFeeder();
             stack.orders().insertOne(order(2, old, "while the feeder is down"));
-            assertThatThrownBy(() -> stack.orders().find(Filters.lt("createdAt", Date.from(old.plusSeconds(1)))).into(new ArrayList<>()))
+            assertThatThrownBy(() -> stack.orders()
+                            .find(Filters.lt("createdAt", Date.from(old.plusSeconds(1))))
+                            .into(new ArrayList<>()))
                     .isInstanceOfSatisfying(MongoException.class, e -> {
                         assertThat(e.getCode()).isEqualTo(262);
                         assertThat(e.getMessage()).contains("causal point").contains("proxy.causalWaitTimeout");
                     });
 
             stack.startFeeder();
-            assertThat(stack.orders().countDocuments(Filters.lt("createdAt", Date.from(old.plusSeconds(1))))).isEqualTo(2);
+            assertThat(stack.orders().countDocuments(Filters.lt("createdAt", Date.from(old.plusSeconds(1)))))
+                    .isEqualTo(2);
         }
     }
 
@@ -92,24 +107,30 @@ class SessionConsistencyTest {
      */
     @Test
     void aCausalSessionMovingBetweenTieredAndUntieredCollectionsNeverSendsOneTiersTimeToTheOther() throws Exception {
-        try (TieredStack stack = new TieredStack(Duration.ofSeconds(5), Duration.ofMillis(20), ReadConsistency.SESSION)) {
-            MongoCollection<BsonDocument> customers = stack.client.getDatabase("shop").getCollection("customers", BsonDocument.class);
+        try (TieredStack stack =
+                new TieredStack(Duration.ofSeconds(5), Duration.ofMillis(20), ReadConsistency.SESSION)) {
+            MongoCollection<BsonDocument> customers =
+                    stack.client.getDatabase("shop").getCollection("customers", BsonDocument.class);
             Instant old = Instant.now().minus(Duration.ofHours(2));
             stack.startFeeder();
             stack.stopFeeder(); // resumes later from here: meanwhile nothing writes to the archive but the client
-            try (ClientSession session = stack.client.startSession(ClientSessionOptions.builder().causallyConsistent(true).build())) {
+            try (ClientSession session = stack.client.startSession(
+                    ClientSessionOptions.builder().causallyConsistent(true).build())) {
                 customers.insertOne(session, new BsonDocument("_id", new BsonInt32(1)));
                 Thread.sleep(1_100); // the fast tier's next time falls in a later second than any archive time so far
                 stack.orders().insertOne(session, order(1, old, "new"));
-                assertThat(session.getOperationTime()).as("the session's point is the fast tier's, ahead of the archive's clock")
+                assertThat(session.getOperationTime())
+                        .as("the session's point is the fast tier's, ahead of the archive's clock")
                         .isGreaterThan(archiveClusterTime(stack));
-                assertThat(customers.find(session, Filters.eq("_id", 1)).first()).isEqualTo(new BsonDocument("_id", new BsonInt32(1)));
+                assertThat(customers.find(session, Filters.eq("_id", 1)).first())
+                        .isEqualTo(new BsonDocument("_id", new BsonInt32(1)));
                 assertThat(customers.countDocuments(session)).isEqualTo(1);
 
                 stack.startFeeder();
                 Thread.sleep(1_100); // now the archive's next time is ahead of every fast-tier time
                 customers.insertOne(session, new BsonDocument("_id", new BsonInt32(2)));
-                assertThat(stack.orders().countDocuments(session, Filters.eq("state", "new"))).isEqualTo(1);
+                assertThat(stack.orders().countDocuments(session, Filters.eq("state", "new")))
+                        .isEqualTo(1);
                 assertThat(customers.countDocuments(session)).isEqualTo(2);
             }
         }

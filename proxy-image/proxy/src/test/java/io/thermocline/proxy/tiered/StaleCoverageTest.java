@@ -6,14 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCursor;
 import com.mongodb.client.model.Filters;
-import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.state.CoverageBound;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
-import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.bson.BsonDocument;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -49,7 +49,8 @@ class StaleCoverageTest {
                 cursor.close();
             }
             // re-run: routed with the current bound, to the archive, complete once the feeder caught up
-            assertThat(stack.orders().countDocuments(Filters.gte("createdAt", from))).isEqualTo(10);
+            assertThat(stack.orders().countDocuments(Filters.gte("createdAt", from)))
+                    .isEqualTo(10);
         }
     }
 
@@ -60,7 +61,10 @@ class StaleCoverageTest {
     private static MongoCursor<BsonDocument> fastCursor(TieredStack stack, Date from) {
         for (int attempt = 0; attempt < 10; attempt++) {
             long fastBefore = stack.routing.metrics().count("read", Served.FAST);
-            MongoCursor<BsonDocument> cursor = stack.orders().find(Filters.gte("createdAt", from)).batchSize(2).iterator();
+            MongoCursor<BsonDocument> cursor = stack.orders()
+                    .find(Filters.gte("createdAt", from))
+                    .batchSize(2)
+                    .iterator();
             cursor.next();
             cursor.next();
             if (stack.routing.metrics().count("read", Served.FAST) == fastBefore + 1) {
@@ -74,7 +78,9 @@ class StaleCoverageTest {
     private static void awaitCoverage(TieredStack stack, Predicate<CoverageBound> wanted) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (!wanted.test(stack.routing.table().coverage(TieredStack.POLICY.namespace()))) {
-            assertThat(System.nanoTime()).as("the proxy follows the shared state").isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("the proxy follows the shared state")
+                    .isLessThan(deadline);
             Thread.sleep(10);
         }
     }

@@ -11,7 +11,7 @@ import com.mongodb.client.MongoChangeStreamCursor;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.changestream.ChangeStreamDocument;
-import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.provenance.Fence;

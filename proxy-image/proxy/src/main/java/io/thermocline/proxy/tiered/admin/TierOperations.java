@@ -3,7 +3,7 @@ package io.thermocline.proxy.tiered.admin;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.gateway.TierGateways;
-import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.exchange.Replies;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.OpMsg;
 import java.util.List;

@@ -8,7 +8,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
-import io.thermocline.proxy.tiered.TierLagging;
+import io.thermocline.proxy.tiered.exchange.TierLagging;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;

@@ -2,11 +2,11 @@ package io.thermocline.proxy.tiered.explain;
 
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.RoutingExplanation;
-import io.thermocline.proxy.tiered.CausalTiers;
-import io.thermocline.proxy.tiered.Exchange;
-import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.RoutingMetrics;
-import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.exchange.CausalTiers;
+import io.thermocline.proxy.tiered.exchange.Exchange;
+import io.thermocline.proxy.tiered.exchange.Replies;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 import io.thermocline.wire.OpMsg;
 import java.util.function.Supplier;
 import org.bson.BsonDocument;

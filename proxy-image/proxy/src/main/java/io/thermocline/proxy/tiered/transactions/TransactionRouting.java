@@ -7,12 +7,12 @@ import io.thermocline.proxy.routing.TransactionRouter;
 import io.thermocline.proxy.routing.TransactionTier;
 import io.thermocline.proxy.session.SessionKey;
 import io.thermocline.proxy.session.TransactionPins;
-import io.thermocline.proxy.tiered.CausalTiers;
-import io.thermocline.proxy.tiered.Exchange;
-import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.RoutingMetrics;
-import io.thermocline.proxy.tiered.RoutingMetrics.Served;
-import io.thermocline.proxy.tiered.TierWork;
+import io.thermocline.proxy.tiered.exchange.CausalTiers;
+import io.thermocline.proxy.tiered.exchange.Exchange;
+import io.thermocline.proxy.tiered.exchange.Replies;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.exchange.TierWork;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.tiering.cache.ExpiringCache;
 import java.time.Duration;
@@ -47,8 +47,7 @@ public final class TransactionRouting {
                 throws InterruptedException;
     }
 
-    private record PinnedTransaction(long txnNumber, TransactionTier tier) {
-    }
+    private record PinnedTransaction(long txnNumber, TransactionTier tier) {}
 
     private final Statements statements;
     private final CausalTiers tiers;
@@ -59,8 +58,13 @@ public final class TransactionRouting {
         this(statements, tiers, metrics, TransactionPins.DEFAULT_CAPACITY, SessionKey.TIMEOUT, System::nanoTime);
     }
 
-    TransactionRouting(Statements statements, CausalTiers tiers, Supplier<RoutingMetrics> metrics,
-                       int capacity, Duration idle, LongSupplier nanoTime) {
+    TransactionRouting(
+            Statements statements,
+            CausalTiers tiers,
+            Supplier<RoutingMetrics> metrics,
+            int capacity,
+            Duration idle,
+            LongSupplier nanoTime) {
         this.transactions = new ExpiringCache<>(capacity, idle, nanoTime);
         this.statements = statements;
         this.tiers = tiers;
@@ -74,7 +78,9 @@ public final class TransactionRouting {
         }
         SessionKey key = x.session().get();
         PinnedTransaction pinned = transactions.get(key);
-        if (pinned != null && (x.traits().txnNumber() == null || pinned.txnNumber() != x.traits().txnNumber())) {
+        if (pinned != null
+                && (x.traits().txnNumber() == null
+                        || pinned.txnNumber() != x.traits().txnNumber())) {
             transactions.remove(key);
             pinned = null;
         }
@@ -98,14 +104,16 @@ public final class TransactionRouting {
             return Optional.of(CompletableFuture.completedFuture(notStartedHere(x)));
         }
         transactions.put(key, new PinnedTransaction(x.traits().txnNumber(), tier));
-        metrics.get().decided("transaction", tier == TransactionTier.FAST ? Served.FAST : Served.ARCHIVE, route.reason());
+        metrics.get()
+                .decided("transaction", tier == TransactionTier.FAST ? Served.FAST : Served.ARCHIVE, route.reason());
         if (tier == TransactionTier.ARCHIVE) {
             return Optional.empty();
         }
         if (route instanceof TransactionRoute.PromoteThenRun || TieredWrites.deletes(cls)) {
             // copy-ups of cold documents and the fences of deletes join the client's transaction
             List<BsonValue> cold = route instanceof TransactionRoute.PromoteThenRun promote ? promote.ids() : List.of();
-            String namespace = cls instanceof CommandClass.Write w ? w.namespace() : ((CommandClass.Read) cls).namespace();
+            String namespace =
+                    cls instanceof CommandClass.Write w ? w.namespace() : ((CommandClass.Read) cls).namespace();
             return Optional.of(worker.submit(x, () -> statements.inTransaction(x, namespace, cls, cold)));
         }
         return Optional.of(worker.submit(x, () -> tiers.fast(x, Replies.forTier(x.msg()))));
@@ -118,12 +126,15 @@ public final class TransactionRouting {
      * whole transaction.
      */
     private static RawBsonDocument notStartedHere(Exchange x) {
-        return MongoError.NO_SUCH_TRANSACTION.reply("transaction " + x.traits().txnNumber() + " of this session was not"
-                + " started through this proxy replica: a transaction's statements must reach the replica that ran its first"
-                + " one (drivers pin them in load-balanced mode); retry the transaction", List.of("TransientTransactionError"));
+        return MongoError.NO_SUCH_TRANSACTION.reply(
+                "transaction " + x.traits().txnNumber() + " of this session was not"
+                        + " started through this proxy replica: a transaction's statements must reach the replica that ran its first"
+                        + " one (drivers pin them in load-balanced mode); retry the transaction",
+                List.of("TransientTransactionError"));
     }
 
     private static CompletableFuture<RawBsonDocument> refusal(String message) {
-        return CompletableFuture.completedFuture(MongoError.OPERATION_NOT_SUPPORTED_IN_TRANSACTION.reply(message, List.of()));
+        return CompletableFuture.completedFuture(
+                MongoError.OPERATION_NOT_SUPPORTED_IN_TRANSACTION.reply(message, List.of()));
     }
 }

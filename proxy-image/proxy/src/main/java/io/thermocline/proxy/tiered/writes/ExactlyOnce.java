@@ -3,7 +3,7 @@ package io.thermocline.proxy.tiered.writes;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.routing.WriteRouter;
-import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.exchange.Replies;
 import io.thermocline.tiering.state.CoverageBound;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,7 +37,8 @@ final class ExactlyOnce {
     }
 
     /** A guarded run of {@code command} (the client's, possibly rewritten) over {@code ids}, once per retryable statement. */
-    RawBsonDocument guarded(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids, CollectionPolicy policy)
+    RawBsonDocument guarded(
+            WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids, CollectionPolicy policy)
             throws InterruptedException {
         if (!x.traits().retryableWrite() || x.traits().lsid() == null || alwaysGuarded(x.command(), policy)) {
             // decided on the client's command: a statement resolved to an _id (rewritten) was not always a point write
@@ -51,7 +52,9 @@ final class ExactlyOnce {
             // an earlier attempt went to the fast tier as sent and ran: it answers the retry from its own record
             return x.fastTier().forwardAsSent();
         }
-        return claimed.all() ? guarded.run(x, namespace, command, ids) : rest(x, namespace, command, ids, claimed.byProxy(), claimed.reply());
+        return claimed.all()
+                ? guarded.run(x, namespace, command, ids)
+                : rest(x, namespace, command, ids, claimed.byProxy(), claimed.reply());
     }
 
     /** The client's command forwarded as sent; a statement the proxy has claimed is run guarded instead. */
@@ -80,8 +83,14 @@ final class ExactlyOnce {
      * Some statements ran on the fast tier (their results in {@code base}), the others are the proxy's: those
      * run guarded, and the client gets both parts as one reply, recorded whole.
      */
-    private RawBsonDocument rest(WriteRequest x, String namespace, BsonDocument command, List<BsonValue> ids, List<Boolean> byProxy,
-                                 BsonDocument base) throws InterruptedException {
+    private RawBsonDocument rest(
+            WriteRequest x,
+            String namespace,
+            BsonDocument command,
+            List<BsonValue> ids,
+            List<Boolean> byProxy,
+            BsonDocument base)
+            throws InterruptedException {
         BsonArray statements = command.getArray("updates");
         BsonArray owned = new BsonArray();
         for (int i = 0; i < statements.size(); i++) {
@@ -109,6 +118,7 @@ final class ExactlyOnce {
         }
         List<BsonDocument> statements = new ArrayList<>();
         command.getArray("updates").forEach(s -> statements.add(s.asDocument()));
-        return statements.stream().allMatch(s -> WriteRouter.update(s, policy, EVERYTHING) instanceof WriteRoute.PointWrite);
+        return statements.stream()
+                .allMatch(s -> WriteRouter.update(s, policy, EVERYTHING) instanceof WriteRoute.PointWrite);
     }
 }

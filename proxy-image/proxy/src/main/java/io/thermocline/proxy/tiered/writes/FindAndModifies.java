@@ -11,7 +11,7 @@ import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.routing.WriteRouter;
-import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.exchange.Replies;
 import io.thermocline.proxy.tiered.writes.GuardedTransaction.Outcome;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;

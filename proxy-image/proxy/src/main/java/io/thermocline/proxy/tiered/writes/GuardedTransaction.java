@@ -6,7 +6,7 @@ import com.mongodb.ReadConcern;
 import com.mongodb.TransactionOptions;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
-import io.thermocline.proxy.tiered.TierLagging;
+import io.thermocline.proxy.tiered.exchange.TierLagging;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.reactive.Blocking;
 import java.util.Optional;

@@ -9,7 +9,7 @@ import com.mongodb.client.model.Updates;
 import com.mongodb.reactivestreams.client.ClientSession;
 import com.mongodb.reactivestreams.client.MongoClient;
 import com.mongodb.reactivestreams.client.MongoCollection;
-import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.exchange.Replies;
 import io.thermocline.proxy.tiered.writes.GuardedTransaction.Outcome;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;

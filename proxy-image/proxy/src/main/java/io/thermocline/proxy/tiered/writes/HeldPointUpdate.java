@@ -1,6 +1,6 @@
 package io.thermocline.proxy.tiered.writes;
 
-import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.exchange.Replies;
 import java.util.List;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -18,8 +18,7 @@ import org.bson.BsonValue;
  */
 final class HeldPointUpdate {
 
-    private HeldPointUpdate() {
-    }
+    private HeldPointUpdate() {}
 
     /** Whether {@code command} (the guarded update, session fields removed) over {@code ids} is one such update. */
     static boolean applies(BsonDocument command, List<BsonValue> ids) {
@@ -45,15 +44,22 @@ final class HeldPointUpdate {
 
     /** Whether the update's reply proves it changed (or matched) an existing document: n 1, nothing upserted, no error. */
     static boolean proved(BsonDocument reply) {
-        return Replies.isOk(reply) && !reply.containsKey("writeErrors") && !reply.containsKey("writeConcernError")
-                && !reply.containsKey("upserted") && reply.isNumber("n") && reply.getNumber("n").intValue() == 1;
+        return Replies.isOk(reply)
+                && !reply.containsKey("writeErrors")
+                && !reply.containsKey("writeConcernError")
+                && !reply.containsKey("upserted")
+                && reply.isNumber("n")
+                && reply.getNumber("n").intValue() == 1;
     }
 
     private static boolean isOperatorDocument(BsonValue value) {
-        return value.isDocument() && !value.asDocument().isEmpty() && value.asDocument().getFirstKey().startsWith("$");
+        return value.isDocument()
+                && !value.asDocument().isEmpty()
+                && value.asDocument().getFirstKey().startsWith("$");
     }
 
     private static boolean isSimple(BsonValue collation) {
-        return collation.isDocument() && new BsonString("simple").equals(collation.asDocument().get("locale"));
+        return collation.isDocument()
+                && new BsonString("simple").equals(collation.asDocument().get("locale"));
     }
 }

@@ -1,8 +1,8 @@
 package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.reactivestreams.client.MongoCollection;
-import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.TierLagging;
+import io.thermocline.proxy.tiered.exchange.Replies;
+import io.thermocline.proxy.tiered.exchange.TierLagging;
 import io.thermocline.tiering.metadata.MetadataStore;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -78,13 +78,17 @@ final class RetryClaims {
         BsonDateTime now = new BsonDateTime(new Date().getTime());
         for (int i = 0; i < statements; i++) {
             updates.add(new BsonDocument("q", new BsonDocument("_id", key(x, i)))
-                    .append("u", new BsonDocument("$inc", new BsonDocument("claims", new BsonInt32(1)))
-                            .append("$setOnInsert", new BsonDocument("at", now)))
+                    .append(
+                            "u",
+                            new BsonDocument("$inc", new BsonDocument("claims", new BsonInt32(1)))
+                                    .append("$setOnInsert", new BsonDocument("at", now)))
                     .append("upsert", BsonBoolean.TRUE));
         }
-        BsonDocument body = new BsonDocument("update", new BsonString(COLLECTION)).append("updates", updates)
+        BsonDocument body = new BsonDocument("update", new BsonString(COLLECTION))
+                .append("updates", updates)
                 .append("ordered", BsonBoolean.FALSE)
-                .append("lsid", x.traits().lsid()).append("txnNumber", new BsonInt64(x.traits().txnNumber()))
+                .append("lsid", x.traits().lsid())
+                .append("txnNumber", new BsonInt64(x.traits().txnNumber()))
                 .append("writeConcern", new BsonDocument("w", new BsonString("majority")))
                 .append("$db", new BsonString(MetadataStore.DATABASE));
         RawBsonDocument reply = x.fastTier().send(body);
@@ -102,17 +106,23 @@ final class RetryClaims {
      */
     static List<Boolean> claimedIn(BsonDocument reply, int statements) {
         List<Boolean> claimed = new ArrayList<>(Collections.nCopies(statements, false));
-        if (reply.isNumber("code") && reply.getNumber("code").intValue() == FIND_AND_MODIFY_RETRY_OVER_INSERT && statements == 1) {
+        if (reply.isNumber("code")
+                && reply.getNumber("code").intValue() == FIND_AND_MODIFY_RETRY_OVER_INSERT
+                && statements == 1) {
             claimed.set(0, true);
             return claimed;
         }
-        if (reply.isDocument("lastErrorObject") && isKey(reply.getDocument("lastErrorObject").get("upserted")) && statements == 1) {
+        if (reply.isDocument("lastErrorObject")
+                && isKey(reply.getDocument("lastErrorObject").get("upserted"))
+                && statements == 1) {
             claimed.set(0, true);
             return claimed;
         }
         if (reply.isArray("upserted")) {
             for (BsonValue u : reply.getArray("upserted")) {
-                if (u.isDocument() && u.asDocument().isNumber("index") && isKey(u.asDocument().get("_id"))) {
+                if (u.isDocument()
+                        && u.asDocument().isNumber("index")
+                        && isKey(u.asDocument().get("_id"))) {
                     int index = u.asDocument().getNumber("index").intValue();
                     if (index >= 0 && index < statements) {
                         claimed.set(index, true);
@@ -142,7 +152,9 @@ final class RetryClaims {
         long modified = number(base, "nModified") + number(proxyRan, "nModified");
         BsonArray upserted = new BsonArray();
         if (base.isArray("upserted")) {
-            base.getArray("upserted").stream().filter(u -> !isKey(u.asDocument().get("_id"))).forEach(upserted::add);
+            base.getArray("upserted").stream()
+                    .filter(u -> !isKey(u.asDocument().get("_id")))
+                    .forEach(upserted::add);
         }
         renumbered(proxyRan, "upserted", owned).forEach(upserted::add);
         BsonArray errors = new BsonArray();
@@ -150,7 +162,8 @@ final class RetryClaims {
             base.getArray("writeErrors").forEach(errors::add);
         }
         renumbered(proxyRan, "writeErrors", owned).forEach(errors::add);
-        BsonDocument out = new BsonDocument("n", new BsonInt32((int) n)).append("nModified", new BsonInt32((int) modified));
+        BsonDocument out =
+                new BsonDocument("n", new BsonInt32((int) n)).append("nModified", new BsonInt32((int) modified));
         if (!upserted.isEmpty()) {
             out.append("upserted", sortedByIndex(upserted));
         }
@@ -165,7 +178,9 @@ final class RetryClaims {
         if (reply.isArray(field)) {
             for (BsonValue v : reply.getArray(field)) {
                 BsonDocument copy = v.asDocument().clone();
-                copy.put("index", new BsonInt32(indexes.get(copy.getNumber("index").intValue())));
+                copy.put(
+                        "index",
+                        new BsonInt32(indexes.get(copy.getNumber("index").intValue())));
                 out.add(copy);
             }
         }
@@ -174,7 +189,9 @@ final class RetryClaims {
 
     private static BsonArray sortedByIndex(BsonArray entries) {
         List<BsonValue> sorted = new ArrayList<>(entries);
-        sorted.sort((a, b) -> Integer.compare(a.asDocument().getNumber("index").intValue(), b.asDocument().getNumber("index").intValue()));
+        sorted.sort((a, b) -> Integer.compare(
+                a.asDocument().getNumber("index").intValue(),
+                b.asDocument().getNumber("index").intValue()));
         return new BsonArray(sorted);
     }
 
@@ -190,7 +207,8 @@ final class RetryClaims {
     static BsonDocument key(WriteRequest x, int index) {
         BsonDocument lsid = x.traits().lsid();
         return new BsonDocument(KEY, lsid.containsKey("id") ? lsid.get("id") : lsid)
-                .append("txnNumber", new BsonInt64(x.traits().txnNumber())).append("statement", new BsonInt32(index));
+                .append("txnNumber", new BsonInt64(x.traits().txnNumber()))
+                .append("statement", new BsonInt32(index));
     }
 
     private void ensure() {

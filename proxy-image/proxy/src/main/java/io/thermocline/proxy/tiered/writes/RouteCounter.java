@@ -2,8 +2,8 @@ package io.thermocline.proxy.tiered.writes;
 
 import io.thermocline.proxy.routing.Reason;
 import io.thermocline.proxy.routing.WriteRoute;
-import io.thermocline.proxy.tiered.RoutingMetrics;
-import io.thermocline.proxy.tiered.RoutingMetrics.Served;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
+import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 
 /** Counts each write's routing decision in the proxy's routing metrics (which the proxy may replace once, at start). */
 final class RouteCounter {
@@ -23,7 +23,8 @@ final class RouteCounter {
     }
 
     void count(WriteRoute route) {
-        Served served = route instanceof WriteRoute.FastTier || route instanceof WriteRoute.PointWrite ? Served.FAST
+        Served served = route instanceof WriteRoute.FastTier || route instanceof WriteRoute.PointWrite
+                ? Served.FAST
                 : route instanceof WriteRoute.Archive ? Served.ARCHIVE : Served.BOTH;
         decided(served, route.reason());
     }

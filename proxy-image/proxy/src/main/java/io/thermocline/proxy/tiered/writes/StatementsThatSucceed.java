@@ -1,7 +1,7 @@
 package io.thermocline.proxy.tiered.writes;
 
-import io.thermocline.proxy.tiered.Replies;
-import io.thermocline.proxy.tiered.TierLagging;
+import io.thermocline.proxy.tiered.exchange.Replies;
+import io.thermocline.proxy.tiered.exchange.TierLagging;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;

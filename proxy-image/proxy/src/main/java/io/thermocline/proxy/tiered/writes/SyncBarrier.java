@@ -1,6 +1,6 @@
 package io.thermocline.proxy.tiered.writes;
 
-import io.thermocline.proxy.tiered.TierLagging;
+import io.thermocline.proxy.tiered.exchange.TierLagging;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metrics.BarrierWaits;
 import java.time.Duration;

@@ -3,7 +3,7 @@ package io.thermocline.proxy.tiered.writes;
 import com.mongodb.MongoNamespace;
 import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
-import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.exchange.Replies;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.provenance.CopyMarks;
 import io.thermocline.tiering.provenance.Fence;

@@ -12,7 +12,7 @@ import io.thermocline.proxy.command.MongoError;
 import io.thermocline.proxy.routing.CommandClass;
 import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.routing.WriteRouter;
-import io.thermocline.proxy.tiered.Replies;
+import io.thermocline.proxy.tiered.exchange.Replies;
 import io.thermocline.tiering.state.CoverageBound;
 import io.thermocline.wire.OpMsg;
 import java.util.ArrayList;

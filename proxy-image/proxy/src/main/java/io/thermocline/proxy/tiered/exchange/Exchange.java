@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.command.Request;

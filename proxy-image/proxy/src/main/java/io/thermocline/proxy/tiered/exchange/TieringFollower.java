@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.proxy.causal.MirrorProgress;
@@ -40,11 +40,9 @@ public final class TieringFollower {
      * @param version          how many coverage changes this follower had applied when the table was taken
      * @param readStartedNanos when a read of the state no older than the table began
      */
-    public record Decided(RoutingTable table, long version, long readStartedNanos) {
-    }
+    public record Decided(RoutingTable table, long version, long readStartedNanos) {}
 
-    private record Applied(long version, RoutingTable table) {
-    }
+    private record Applied(long version, RoutingTable table) {}
 
     private final List<CollectionPolicy> policies;
     private final MirrorProgress progress;
@@ -61,7 +59,8 @@ public final class TieringFollower {
         apply(follower.current());
     }
 
-    TieringFollower(List<CollectionPolicy> policies, StateFreshness freshness, MirrorProgress progress, LongSupplier clock) {
+    TieringFollower(
+            List<CollectionPolicy> policies, StateFreshness freshness, MirrorProgress progress, LongSupplier clock) {
         this.policies = List.copyOf(policies);
         this.progress = progress;
         this.freshness = freshness;
@@ -86,10 +85,12 @@ public final class TieringFollower {
         if (!freshness.fresh(clock.getAsLong())) {
             if (!stale) {
                 stale = true;
-                LOG.warn("event=tiering_state_stale action=route_to_archive reason=\"no successful read of thermocline.state"
-                        + " within the propagation delay\"");
+                LOG.warn(
+                        "event=tiering_state_stale action=route_to_archive reason=\"no successful read of thermocline.state"
+                                + " within the propagation delay\"");
             }
-            return new Decided(current.withState(new TieringState(Map.of(), current.state().mirroredThrough())), at, read);
+            return new Decided(
+                    current.withState(new TieringState(Map.of(), current.state().mirroredThrough())), at, read);
         }
         if (stale) {
             stale = false;

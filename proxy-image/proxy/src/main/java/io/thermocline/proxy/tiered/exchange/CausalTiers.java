@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import io.thermocline.proxy.backend.BackendUnavailableException;
 import io.thermocline.proxy.causal.ArchivePresent;
@@ -33,7 +33,7 @@ public final class CausalTiers {
     private volatile Supplier<TierTopology> archiveTopology = () -> null;
     private final TierGateways gateways;
 
-    CausalTiers(
+    public CausalTiers(
             CausalPoints causal,
             ReadBarrier barrier,
             ArchivePresent archivePresent,
@@ -47,12 +47,12 @@ public final class CausalTiers {
     }
 
     /** The archive's members as the proxy's monitor sees them (until set: unknown, so offloading always reads the present). */
-    void followArchive(Supplier<TierTopology> topology) {
+    public void followArchive(Supplier<TierTopology> topology) {
         this.archiveTopology = topology;
     }
 
-    /** The gateway to each tier, given at construction by the server that built them ({@link TieredProxy.Layer}). */
-    TierGateways gateways() {
+    /** The gateway to each tier, given at construction by the server that built them ({@code TieredProxy.Layer}). */
+    public TierGateways gateways() {
         return gateways;
     }
 
@@ -201,7 +201,7 @@ public final class CausalTiers {
      * here: replies the proxy builds itself (guarded writes, tombstone deletes) have none of their own.
      * The driver sends it back as {@code afterClusterTime}, so another proxy replica can wait for it.
      */
-    RawBsonDocument withCausalPoint(Exchange x, RawBsonDocument reply) {
+    public RawBsonDocument withCausalPoint(Exchange x, RawBsonDocument reply) {
         BsonTimestamp point = causal.point(x.session(), x.request().connectionId());
         BsonTimestamp own = Replies.operationTime(reply);
         return point == null || own != null && own.compareTo(point) >= 0

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.routing.RoutingTable;
@@ -17,16 +17,13 @@ import org.bson.BsonTimestamp;
  */
 public final class TieredCursors {
 
-    public sealed interface Basis {
-    }
+    public sealed interface Basis {}
 
     /** A fast-tier cursor: each batch is trusted only while the coverage it was decided on still holds. */
-    public record FastTier(TieringFollower.Decided decided, Predicate<RoutingTable> servesFast) implements Basis {
-    }
+    public record FastTier(TieringFollower.Decided decided, Predicate<RoutingTable> servesFast) implements Basis {}
 
     /** An archive cursor: its batches are as current as the fast-tier time its first batch waited for. */
-    public record Archive(BsonTimestamp mirroredThrough) implements Basis {
-    }
+    public record Archive(BsonTimestamp mirroredThrough) implements Basis {}
 
     /** Past the cursor table's idle timeout, however late its sweep runs. */
     static final Duration IDLE = CursorRegistry.IDLE_TIMEOUT.multipliedBy(2);
@@ -34,7 +31,7 @@ public final class TieredCursors {
     private final ExpiringCache<Long, Basis> open;
     private final ExpiringCache<Long, Basis> openWithoutTimeout;
 
-    TieredCursors(int capacity) {
+    public TieredCursors(int capacity) {
         this(capacity, IDLE, System::nanoTime);
     }
 

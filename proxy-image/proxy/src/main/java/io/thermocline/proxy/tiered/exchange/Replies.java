@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import io.thermocline.proxy.causal.PassThroughCausalPoint;
 import io.thermocline.proxy.command.CommandEnvelope;
@@ -121,12 +121,12 @@ public final class Replies {
     }
 
     /** A new command body (no kind-1 sequences) built from the folded command. */
-    static OpMsg rewritten(BsonDocument command) {
+    public static OpMsg rewritten(BsonDocument command) {
         return new OpMsg(0, 0, 0, OpMsg.raw(command), List.of());
     }
 
     /** The labels a driver retries a refused command by: its transaction, or its retryable write. */
-    static List<String> retryLabels(Exchange x) {
+    public static List<String> retryLabels(Exchange x) {
         if (x.traits().inTransaction()) {
             return List.of("TransientTransactionError");
         }

@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import java.util.Set;
 import org.bson.BsonDocument;
@@ -14,11 +14,10 @@ final class ReadNamespaces {
 
     private static final Set<String> ONE_COLLECTION = Set.of("find", "count", "distinct", "aggregate");
     /** Stages and fields through which a pipeline reads another collection. */
-    private static final Set<String> OTHER_COLLECTIONS = Set.of("$lookup", "$graphLookup", "$unionWith", "$out", "$merge",
-            "from", "coll", "$documents");
+    private static final Set<String> OTHER_COLLECTIONS =
+            Set.of("$lookup", "$graphLookup", "$unionWith", "$out", "$merge", "from", "coll", "$documents");
 
-    private ReadNamespaces() {
-    }
+    private ReadNamespaces() {}
 
     /** {@code database}: the command's {@code $db}; null: it may read any tiered namespace. */
     static Set<String> of(String database, BsonDocument command) {

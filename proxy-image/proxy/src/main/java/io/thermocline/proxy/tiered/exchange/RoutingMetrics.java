@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -17,7 +17,12 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class RoutingMetrics {
 
-    public enum Served { FAST, ARCHIVE, BOTH, REFUSED;
+    public enum Served {
+        FAST,
+        ARCHIVE,
+        BOTH,
+        REFUSED;
+
         String label() {
             return name().toLowerCase(Locale.ROOT);
         }
@@ -28,22 +33,25 @@ public final class RoutingMetrics {
     /** Each decision's counters, looked up once: every request counts one, and a label lookup builds strings and lists. */
     private final Map<Decision, Counted> counted = new ConcurrentHashMap<>();
 
-    private record Decision(String operation, Served served, Reason reason) {
-    }
+    private record Decision(String operation, Served served, Reason reason) {}
 
-    private record Counted(CounterDataPoint labelled, LongAdder total) {
-    }
+    private record Counted(CounterDataPoint labelled, LongAdder total) {}
 
     public RoutingMetrics(PrometheusRegistry registry) {
-        this.decisions = Counter.builder().withoutExemplars().name("thermocline_proxy_routing_decisions_total")
+        this.decisions = Counter.builder()
+                .withoutExemplars()
+                .name("thermocline_proxy_routing_decisions_total")
                 .help("Routing decisions of the tiered proxy by operation, serving tier and reason")
-                .labelNames("operation", "tier", "reason").register(registry);
+                .labelNames("operation", "tier", "reason")
+                .register(registry);
     }
 
     public void decided(String operation, Served served, Reason reason) {
-        Counted c = counted.computeIfAbsent(new Decision(operation, served, reason), d -> new Counted(
-                decisions.labelValues(operation, served.label(), reason.label()),
-                totals.computeIfAbsent(operation + "/" + served.label(), k -> new LongAdder())));
+        Counted c = counted.computeIfAbsent(
+                new Decision(operation, served, reason),
+                d -> new Counted(
+                        decisions.labelValues(operation, served.label(), reason.label()),
+                        totals.computeIfAbsent(operation + "/" + served.label(), k -> new LongAdder())));
         c.labelled().inc();
         c.total().increment();
     }

@@ -1,8 +1,8 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.writes;
 
 import com.mongodb.reactivestreams.client.MongoClient;
 import io.thermocline.config.CollectionPolicy;
-import io.thermocline.proxy.tiered.writes.TierQueries;
+import io.thermocline.proxy.tiered.exchange.TierLagging;
 import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.CopyUpDecision;
 import io.thermocline.tiering.provenance.Fence;
@@ -55,7 +55,8 @@ public final class Promotion {
     private Map<String, PendingCopy> waiting = new LinkedHashMap<>(); // guarded by rounds
     private boolean copying; // a copy round runs; guarded by rounds
 
-    public Promotion(MongoClient fast, MongoClient archive, CopyUp copyUp, Fences fences, Executor background, Clock clock) {
+    public Promotion(
+            MongoClient fast, MongoClient archive, CopyUp copyUp, Fences fences, Executor background, Clock clock) {
         this.fast = fast;
         this.fences = fences;
         this.archive = archive;
@@ -87,7 +88,8 @@ public final class Promotion {
                     missing.add(id);
                 }
             }
-            List<BsonValue> archived = missing.isEmpty() ? List.of() : live(namespace, idsIn(archive, namespace, missing));
+            List<BsonValue> archived =
+                    missing.isEmpty() ? List.of() : live(namespace, idsIn(archive, namespace, missing));
             if (archived.isEmpty()) {
                 return held;
             }
@@ -122,7 +124,9 @@ public final class Promotion {
     public void promoteIfHot(CollectionPolicy policy, BsonDocument document) {
         if (hot(policy, document)) {
             // a fenced document is left out, not waited for: it needs the feeder, and rounds run one after another
-            logSkipped(policy, inNextRound(policy.namespace(), List.of(document.get("_id")), CopyUp.Fenced.LEAVE, null, 0));
+            logSkipped(
+                    policy,
+                    inNextRound(policy.namespace(), List.of(document.get("_id")), CopyUp.Fenced.LEAVE, null, 0));
         }
     }
 
@@ -143,14 +147,19 @@ public final class Promotion {
             return false;
         }
         Instant cutoff = clock.instant().minus(policy.hotWindow());
-        return AgeValue.ofDocument(policy, document).filter(AgeValue::orderMatchesTime)
-                .map(age -> !age.instant().isBefore(cutoff)).orElse(false);
+        return AgeValue.ofDocument(policy, document)
+                .filter(AgeValue::orderMatchesTime)
+                .map(age -> !age.instant().isBefore(cutoff))
+                .orElse(false);
     }
 
     private static void logSkipped(CollectionPolicy policy, CompletableFuture<Void> round) {
         round.whenComplete((ok, e) -> {
             if (e != null) {
-                LOG.info("event=read_through_promotion_skipped ns={} error={}", policy.namespace(), unwrap(e).toString());
+                LOG.info(
+                        "event=read_through_promotion_skipped ns={} error={}",
+                        policy.namespace(),
+                        unwrap(e).toString());
             }
         });
     }
@@ -175,8 +184,8 @@ public final class Promotion {
      * arrive while a copy runs therefore wait and go together in the next one: one barrier and
      * one transaction per round and namespace, whatever the number of clients.
      */
-    private CompletableFuture<Void> inNextRound(String namespace, List<BsonValue> ids, CopyUp.Fenced fenced,
-                                                BsonDocument read, long fencesRead) {
+    private CompletableFuture<Void> inNextRound(
+            String namespace, List<BsonValue> ids, CopyUp.Fenced fenced, BsonDocument read, long fencesRead) {
         CompletableFuture<Void> done;
         boolean startRounds;
         synchronized (rounds) {
@@ -189,7 +198,8 @@ public final class Promotion {
                 }
             }
             if (fenced == CopyUp.Fenced.WAIT) {
-                pending.fenced = CopyUp.Fenced.WAIT; // one caller that needs them all makes the round wait for the fenced ones
+                pending.fenced =
+                        CopyUp.Fenced.WAIT; // one caller that needs them all makes the round wait for the fenced ones
             }
             done = pending.done;
             startRounds = !copying;
@@ -220,8 +230,12 @@ public final class Promotion {
                 try {
                     List<BsonDocument> read = new ArrayList<>(pending.read.values());
                     for (int from = 0; from < read.size(); from += CHUNK) {
-                        checked(namespace, copyUp.copyRead(namespace, read.subList(from, Math.min(read.size(), from + CHUNK)),
-                                pending.readSince));
+                        checked(
+                                namespace,
+                                copyUp.copyRead(
+                                        namespace,
+                                        read.subList(from, Math.min(read.size(), from + CHUNK)),
+                                        pending.readSince));
                     }
                     List<BsonValue> ids = new ArrayList<>(pending.ids);
                     ids.removeIf(pending.read::containsKey);
@@ -251,6 +265,7 @@ public final class Promotion {
         final Set<BsonValue> ids = new LinkedHashSet<>();
         /** Documents read from the archive after an empty fence read (none of them in {@code ids}), and the earliest such read. */
         final Map<BsonValue, BsonDocument> read = new TreeMap<>(BsonOrder.COMPARATOR);
+
         long readSince;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         CopyUp.Fenced fenced = CopyUp.Fenced.LEAVE;
@@ -269,11 +284,12 @@ public final class Promotion {
 
     private static void checked(String namespace, CopyUp.Result result) {
         if (result.feederBehind()) {
-            throw new TierLagging("the feeder did not mirror recent fast-tier writes in time to promote " + result.fencedLeft()
-                    + " document(s) of " + namespace + " from the archive; retry the operation");
+            throw new TierLagging("the feeder did not mirror recent fast-tier writes in time to promote "
+                    + result.fencedLeft() + " document(s) of " + namespace + " from the archive; retry the operation");
         }
         if (result.count(CopyUpDecision.SKIP_TOO_SLOW) > 0) {
-            throw new TierLagging("promoting documents of " + namespace + " took longer than half the fence retention; retry");
+            throw new TierLagging(
+                    "promoting documents of " + namespace + " took longer than half the fence retention; retry");
         }
     }
 

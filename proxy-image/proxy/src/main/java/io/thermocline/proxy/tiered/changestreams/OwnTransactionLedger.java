@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.changestreams;
 
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
@@ -39,8 +39,7 @@ public final class OwnTransactionLedger implements AutoCloseable {
      * the commit's cluster time and the transaction number. The {@code lsid} is not part of the key: a
      * change stream opened under another session may show it differently.
      */
-    private record Key(BsonTimestamp clusterTime, long txnNumber) {
-    }
+    private record Key(BsonTimestamp clusterTime, long txnNumber) {}
 
     private final MongoClient fast;
     private final MirrorBarrier prober;
@@ -50,6 +49,7 @@ public final class OwnTransactionLedger implements AutoCloseable {
      * stream reads is bounded by the oplog, not by the clock (as the feeder's {@code OwnTransactions}).
      */
     private final ExpiringCache<Key, Boolean> own = new ExpiringCache<>(REMEMBERED, Duration.ZERO);
+
     private final ExpiringCache<Key, CopyMarks.Mark> copies = new ExpiringCache<>(REMEMBERED, Duration.ZERO);
     private volatile BsonTimestamp seenThrough;
     private volatile BsonTimestamp startedAt;
@@ -57,11 +57,12 @@ public final class OwnTransactionLedger implements AutoCloseable {
     private volatile BsonTimestamp coveredFrom;
     /** A history read from here failed: events from here up to {@link #coveredFrom} stay undecided (no read again). */
     private volatile BsonTimestamp unreadableFrom;
+
     private final Object historyLock = new Object();
     private volatile Subscription subscription;
     private volatile boolean closed;
 
-    OwnTransactionLedger(MongoClient fast, MirrorBarrier prober, Duration maxWait) {
+    public OwnTransactionLedger(MongoClient fast, MirrorBarrier prober, Duration maxWait) {
         this.fast = fast;
         this.prober = prober;
         this.maxWait = maxWait;
@@ -233,7 +234,8 @@ public final class OwnTransactionLedger implements AutoCloseable {
 
                         @Override
                         public void onNext(ChangeStreamDocument<BsonDocument> event) {
-                            if (event.getClusterTime() != null && event.getClusterTime().compareTo(until) >= 0) {
+                            if (event.getClusterTime() != null
+                                    && event.getClusterTime().compareTo(until) >= 0) {
                                 reached[0] = true;
                                 done.countDown();
                                 return;
@@ -260,7 +262,10 @@ public final class OwnTransactionLedger implements AutoCloseable {
                 coveredFrom = clusterTime;
             } else {
                 unreadableFrom = clusterTime;
-                LOG.warn("event=own_transaction_history_incomplete from={}.{}", clusterTime.getTime(), clusterTime.getInc());
+                LOG.warn(
+                        "event=own_transaction_history_incomplete from={}.{}",
+                        clusterTime.getTime(),
+                        clusterTime.getInc());
             }
         }
     }

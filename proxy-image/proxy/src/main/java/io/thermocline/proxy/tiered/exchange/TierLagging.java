@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 /**
  * A tiered operation needed the feeder to catch up (a promotion's sync barrier) and it did not in

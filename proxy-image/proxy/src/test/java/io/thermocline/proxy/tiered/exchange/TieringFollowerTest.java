@@ -1,4 +1,4 @@
-package io.thermocline.proxy.tiered;
+package io.thermocline.proxy.tiered.exchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,7 +24,8 @@ class TieringFollowerTest {
     static final long DELAY = Duration.ofSeconds(1).toNanos();
     static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     /** A read of documents with createdAt >= T0: fast while the bound is at or below T0. */
-    static final Predicate<RoutingTable> READ_FROM_T0 = t -> t.coverage(ORDERS.namespace()).covers(T0);
+    static final Predicate<RoutingTable> READ_FROM_T0 =
+            t -> t.coverage(ORDERS.namespace()).covers(T0);
 
     /** A follower's reads as a test sets them: when the last one started, when the unbroken run began. */
     static final class Reads implements StateFreshness {
@@ -56,12 +57,14 @@ class TieringFollowerTest {
     }
 
     final Reads reads = new Reads();
-    final TieringFollower follower = new TieringFollower(List.of(ORDERS), reads, new MirrorProgress(() -> null), () -> reads.now);
+    final TieringFollower follower =
+            new TieringFollower(List.of(ORDERS), reads, new MirrorProgress(() -> null), () -> reads.now);
 
     void bound(Instant coveredFrom) {
         reads.readNow();
         NamespaceState state = NamespaceState.initial(ORDERS.namespace()).withCoverage(coveredFrom);
-        follower.apply(new TieringSnapshot(Map.of(ORDERS.namespace(), state), FeederCheckpoint.initial(), Instant.now()));
+        follower.apply(
+                new TieringSnapshot(Map.of(ORDERS.namespace(), state), FeederCheckpoint.initial(), Instant.now()));
     }
 
     @Test
