@@ -151,6 +151,7 @@ public final class WorkerChaos implements AutoCloseable {
                 .withProbeInterval(Duration.ofMillis(50))
                 .withLeaseDuration(Duration.ofMillis(600))
                 .withErrorBackoff(Duration.ofMillis(50))
+                .withDeadLetterRetryInterval(Duration.ofMillis(300))
                 .withRegistry(new PrometheusRegistry())
                 .withFaults(faults);
         return new Feeder(

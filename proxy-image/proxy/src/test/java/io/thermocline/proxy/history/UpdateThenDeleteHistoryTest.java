@@ -1,9 +1,13 @@
 package io.thermocline.proxy.history;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Updates;
 import io.thermocline.proxy.WireClient;
 import io.thermocline.proxy.chaos.Seeds;
@@ -12,6 +16,9 @@ import io.thermocline.proxy.chaos.WorkerChaos;
 import io.thermocline.proxy.history.HistoryChecker.Anomaly;
 import io.thermocline.proxy.history.HistoryChecker.Mode;
 import io.thermocline.proxy.tiered.TierPair;
+import io.thermocline.tiering.metadata.DeadLetters;
+import io.thermocline.tiering.metadata.MetadataStore;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +31,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
+import org.awaitility.Awaitility;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
+import org.bson.BsonString;
 import org.bson.conversions.Bson;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,39 +72,155 @@ class UpdateThenDeleteHistoryTest {
         Random random = new Random(seed);
         Map<String, List<Doc>> finals;
         String disturbed;
-        try (TierPair tiers = TierPair.open(); TieredFleet fleet = new TieredFleet(tiers, 2, "linearizable")) {
+        try (TierPair tiers = TierPair.open();
+                TieredFleet fleet = new TieredFleet(tiers, 2, "linearizable")) {
             ConcurrentHistoryTest.adopt(fleet, history, keys, random);
             try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
-                ArchiveWriteRefusals refusals = new ArchiveWriteRefusals(tiers.embeddedArchive().orElseThrow().primary().port(), seed);
+                ArchiveWriteRefusals refusals = new ArchiveWriteRefusals(
+                        tiers.embeddedArchive().orElseThrow().primary().port(), seed);
                 refusals.start();
                 try {
-                    runClients(fleet, history, keys, random);
+                    runClients(fleet, history, keys, random, false);
                 } finally {
                     refusals.stop();
                 }
                 chaos.quiesce();
                 finals = ConcurrentHistoryTest.finalStates(fleet);
-                disturbed = "archive write refusals=" + refusals.spells.get() + ", worker crashes=" + chaos.crashes.get()
-                        + " kills=" + chaos.kills.get();
+                disturbed = "archive write refusals=" + refusals.spells.get() + ", worker crashes="
+                        + chaos.crashes.get() + " kills=" + chaos.kills.get();
             }
         }
         List<Op> ops = history.ops();
-        // an archive refusing writes answers OutOfDiskSpace to the proxy's own archive writes too: its answer, not an anomaly
+        // an archive refusing writes answers OutOfDiskSpace to the proxy's own archive writes too: its answer, not an
+        // anomaly
         List<Anomaly> anomalies = HistoryChecker.check(ops, Mode.LINEARIZABLE, finals).stream()
-                .filter(a -> !(a.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR && a.message().contains("14031"))).toList();
-        String summary = String.format("seed %d (update then delete, linearizable): %d ops (%s), %s, %d anomalies %s, %.1f s", seed,
-                ops.size(), ConcurrentHistoryTest.outcomes(ops), disturbed, anomalies.size(),
+                .filter(a -> !(a.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
+                        && a.message().contains("14031")))
+                .toList();
+        String summary = String.format(
+                "seed %d (update then delete, linearizable): %d ops (%s), %s, %d anomalies %s, %.1f s",
+                seed,
+                ops.size(),
+                ConcurrentHistoryTest.outcomes(ops),
+                disturbed,
+                anomalies.size(),
                 anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
                 (System.nanoTime() - started) / 1e9);
         System.out.println("UpdateThenDeleteHistoryTest " + summary);
-        ConcurrentHistoryTest.assertNoAnomaly("history.updateDeleteSeeds", seed, Mode.LINEARIZABLE, new ConcurrentHistoryTest.Result(ops, anomalies, summary));
+        ConcurrentHistoryTest.assertNoAnomaly(
+                "history.updateDeleteSeeds",
+                seed,
+                Mode.LINEARIZABLE,
+                new ConcurrentHistoryTest.Result(ops, anomalies, summary));
+    }
+
+    static LongStream deadLetterSeeds() {
+        return Seeds.from("history.deadLetterSeeds", "1");
+    }
+
+    /**
+     * The same workload while the archive refuses some writes for good: a sparse unique index on {@code tag} that only
+     * the archive has, half the adopted documents holding tags, and one write in eight setting a tag. A write whose tag an archived document holds is acknowledged by the fast tier and refused by the archive
+     * (E11000): a dead letter, which the key's delete (or a retry after the other document's) closes. While one is
+     * open the archive lacks an acknowledged write, so mirrored-through must not pass it: a scan then must see the
+     * update or wait (and may fail retryably), never the version before it. At the end the index is dropped (the
+     * operator fixes the cause) and every letter closes. Seeds: {@code -Dhistory.deadLetterSeeds} ({@code 1}).
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("deadLetterSeeds")
+    @Timeout(600)
+    void aReadNeverSeesTheVersionBeforeAWriteTheArchiveRefusedForGood(long seed) throws Exception {
+        long started = System.nanoTime();
+        History history = new History();
+        HistoryClient.Keys keys = new HistoryClient.Keys();
+        Random random = new Random(seed);
+        Map<String, List<Doc>> finals;
+        String disturbed;
+        try (TierPair tiers = TierPair.open();
+                TieredFleet fleet = new TieredFleet(tiers, 2, "linearizable")) {
+            fleet.archiveOrders()
+                    .createIndex(
+                            Indexes.ascending(TAG),
+                            new IndexOptions().unique(true).sparse(true));
+            ConcurrentHistoryTest.adopt(fleet, history, keys, random);
+            for (int key = 1; key <= TAGS / 2; key++) {
+                fleet.archiveOrders().updateOne(Filters.eq("_id", key), Updates.set(TAG, "t" + key));
+            }
+            DeadLetters letters = new DeadLetters(new MetadataStore(fleet.fastWorkers));
+            AtomicInteger mostOpen = new AtomicInteger();
+            AtomicBoolean sampling = new AtomicBoolean(true);
+            Thread sampler = new Thread(
+                    () -> {
+                        while (sampling.get()) {
+                            int open = mostOpen.accumulateAndGet((int) letters.count(), Math::max);
+                            try {
+                                // a letter may be open for a moment only: look often until one is seen
+                                Thread.sleep(open == 0 ? 5 : 50);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    },
+                    "dead-letter-sampler");
+            sampler.start();
+            try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
+                try {
+                    runClients(fleet, history, keys, random, true);
+                } finally {
+                    sampling.set(false);
+                    sampler.join(10_000);
+                }
+                // the operator fixes the cause: the feeder's retries land what is left and close every letter
+                fleet.archiveOrders().dropIndex(Indexes.ascending(TAG));
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> letters.count() == 0);
+                chaos.quiesce();
+                finals = ConcurrentHistoryTest.finalStates(fleet);
+                disturbed = "dead letters open at most=" + mostOpen.get() + ", worker crashes=" + chaos.crashes.get()
+                        + " kills=" + chaos.kills.get();
+            }
+            assertThat(mostOpen.get())
+                    .as("the archive refused some writes for good (the scenario happened)")
+                    .isPositive();
+        }
+        List<Op> ops = history.ops();
+        List<Anomaly> anomalies = HistoryChecker.check(ops, Mode.LINEARIZABLE, finals);
+        String summary = String.format(
+                "seed %d (dead letters, linearizable): %d ops (%s), %s, %d anomalies %s, %.1f s",
+                seed,
+                ops.size(),
+                ConcurrentHistoryTest.outcomes(ops),
+                disturbed,
+                anomalies.size(),
+                anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
+                (System.nanoTime() - started) / 1e9);
+        System.out.println("UpdateThenDeleteHistoryTest " + summary);
+        ConcurrentHistoryTest.assertNoAnomaly(
+                "history.deadLetterSeeds",
+                seed,
+                Mode.LINEARIZABLE,
+                new ConcurrentHistoryTest.Result(ops, anomalies, summary));
+    }
+
+    /** A field with a sparse unique index only the archive has, and how many tags there are. */
+    private static final String TAG = "tag";
+
+    private static final int TAGS = 40;
+
+    /**
+     * A tag for one write in eight when {@code tagged}, half of them held by an adopted document (a few refused writes
+     * a run, each open for a moment: enough to test the hold, few enough that most reads are still answered).
+     */
+    private static String tag(boolean tagged, Random random) {
+        return tagged && random.nextInt(8) == 0 ? "t" + (1 + random.nextInt(TAGS)) : null;
     }
 
     /**
      * Writers insert a key, update it (or an older one) and delete it at once, {@code history.operations / 2} times
      * each; readers scan and read until the writers are done.
      */
-    private static void runClients(TieredFleet fleet, History history, HistoryClient.Keys keys, Random random) throws Exception {
+    private static void runClients(
+            TieredFleet fleet, History history, HistoryClient.Keys keys, Random random, boolean tagged)
+            throws Exception {
         List<MongoClient> clients = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(WRITERS + READERS);
         AtomicInteger writersLeft = new AtomicInteger(WRITERS);
@@ -111,7 +236,7 @@ class UpdateThenDeleteHistoryTest {
                 if (process < WRITERS) {
                     running.add(pool.submit(() -> {
                         try {
-                            write(id, orders, history, keys, own);
+                            write(id, orders, history, keys, own, tagged);
                         } finally {
                             writersLeft.decrementAndGet();
                         }
@@ -130,34 +255,64 @@ class UpdateThenDeleteHistoryTest {
         }
     }
 
-    private static void write(int process, MongoCollection<BsonDocument> orders, History history, HistoryClient.Keys keys, Random random)
+    private static void write(
+            int process,
+            MongoCollection<BsonDocument> orders,
+            History history,
+            HistoryClient.Keys keys,
+            Random random,
+            boolean tagged)
             throws InterruptedException {
         for (int i = 0; i < ConcurrentHistoryTest.OPERATIONS / 2; i++) {
             int fresh = keys.nextKey.getAndIncrement();
             Doc inserted = keys.version(fresh, random);
+            // the first insert of the first writer takes the tag of adopted document 1: at least one refusal a run
+            String insertTag = tagged && process == 0 && i == 0 ? "t1" : tag(tagged, random);
             history.run(process, Op.NO_SESSION, new Call.Insert(List.of(inserted), true), () -> {
-                orders.insertOne(HistoryClient.bson(inserted));
+                BsonDocument document = HistoryClient.bson(inserted);
+                if (insertTag != null) {
+                    document.append(TAG, new BsonString(insertTag));
+                }
+                orders.insertOne(document);
                 return Outcome.Written.of(1);
             });
             keys.used(fresh);
-            // half of them a key just inserted (hot, in the feeder's current batches), half any key (cold ones promoted first)
+            // half of them a key just inserted (hot, in the feeder's current batches), half any key (cold ones promoted
+            // first)
             int key = random.nextBoolean() ? fresh : keys.pick(random);
             Doc updated = keys.version(key, random);
-            Bson set = Updates.combine(Updates.set("value", updated.value()),
+            String updateTag = tag(tagged, random);
+            Bson values = Updates.combine(
+                    Updates.set("value", updated.value()),
                     Updates.set(TieredFleet.POLICY.ageField(), new BsonDateTime(updated.age())));
-            history.run(process, Op.NO_SESSION, new Call.Update(updated),
-                    () -> Outcome.Written.of(orders.updateOne(Filters.eq("_id", key), set).getMatchedCount()));
-            // readers' barrier probes fall in between; a feeder that replays the pair looks the update up after the delete
+            Bson set = updateTag == null ? values : Updates.combine(values, Updates.set(TAG, updateTag));
+            history.run(
+                    process,
+                    Op.NO_SESSION,
+                    new Call.Update(updated),
+                    () -> Outcome.Written.of(
+                            orders.updateOne(Filters.eq("_id", key), set).getMatchedCount()));
+            // readers' barrier probes fall in between; a feeder that replays the pair looks the update up after the
+            // delete
             Thread.sleep(random.nextInt(250));
-            history.run(process, Op.NO_SESSION, new Call.Delete(key),
-                    () -> Outcome.Written.of(orders.deleteOne(Filters.eq("_id", key)).getDeletedCount()));
+            history.run(
+                    process,
+                    Op.NO_SESSION,
+                    new Call.Delete(key),
+                    () -> Outcome.Written.of(
+                            orders.deleteOne(Filters.eq("_id", key)).getDeletedCount()));
             Thread.sleep(random.nextInt(100));
         }
     }
 
     /** Mostly scans of a bucket (archive-routed), some counts and point reads, until the writers are done. */
-    private static void read(int process, MongoCollection<BsonDocument> orders, History history, HistoryClient.Keys keys, Random random,
-                             AtomicInteger writersLeft) {
+    private static void read(
+            int process,
+            MongoCollection<BsonDocument> orders,
+            History history,
+            HistoryClient.Keys keys,
+            Random random,
+            AtomicInteger writersLeft) {
         while (writersLeft.get() > 0) {
             int choice = random.nextInt(10);
             Filter bucket = new Filter.Bucket(random.nextInt(HistoryClient.BUCKETS));
@@ -170,7 +325,10 @@ class UpdateThenDeleteHistoryTest {
                     return new Outcome.Found(docs);
                 });
             } else if (choice < 9) {
-                history.run(process, Op.NO_SESSION, new Call.Count(bucket),
+                history.run(
+                        process,
+                        Op.NO_SESSION,
+                        new Call.Count(bucket),
                         () -> new Outcome.Counted(orders.countDocuments(HistoryClient.bson(bucket))));
             } else {
                 int key = keys.pick(random);
@@ -203,23 +361,28 @@ class UpdateThenDeleteHistoryTest {
         }
 
         void start() {
-            thread = new Thread(() -> {
-                try {
-                    while (running.get()) {
-                        Thread.sleep(200 + random.nextInt(800));
-                        // refused (the batch is retried from the checkpoint), or slow (events pile up behind it, looked up late)
-                        String data = random.nextBoolean() ? "{errorCode: 14031, failCommands: ['update', 'delete']}"
-                                : "{blockConnection: true, blockTimeMS: " + (200 + random.nextInt(600)) + ", failCommands: ['update', 'delete']}";
-                        failPoint("{configureFailPoint: 'failCommand', mode: {times: " + (1 + random.nextInt(3)) + "}, data: " + data
-                                + ", $db: 'admin'}");
-                        spells.incrementAndGet();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } catch (Exception e) {
-                    throw new IllegalStateException("archive write refusals", e);
-                }
-            }, "archive-write-refusals");
+            thread = new Thread(
+                    () -> {
+                        try {
+                            while (running.get()) {
+                                Thread.sleep(200 + random.nextInt(800));
+                                // refused (the batch is retried from the checkpoint), or slow (events pile up behind
+                                // it, looked up late)
+                                String data = random.nextBoolean()
+                                        ? "{errorCode: 14031, failCommands: ['update', 'delete']}"
+                                        : "{blockConnection: true, blockTimeMS: " + (200 + random.nextInt(600))
+                                                + ", failCommands: ['update', 'delete']}";
+                                failPoint("{configureFailPoint: 'failCommand', mode: {times: " + (1 + random.nextInt(3))
+                                        + "}, data: " + data + ", $db: 'admin'}");
+                                spells.incrementAndGet();
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        } catch (Exception e) {
+                            throw new IllegalStateException("archive write refusals", e);
+                        }
+                    },
+                    "archive-write-refusals");
             thread.setDaemon(true);
             thread.start();
         }
