@@ -97,9 +97,22 @@ class UpdateThenDeleteHistoryTest {
                 .filter(a -> !(a.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
                         && a.message().contains("14031")))
                 .toList();
+        assertNoAnomaly("history.updateDeleteSeeds", seed, "update then delete", ops, anomalies, disturbed, started);
+    }
+
+    /** Prints the run's summary line and fails on any anomaly, naming the seed to rerun. */
+    private static void assertNoAnomaly(
+            String property,
+            long seed,
+            String scenario,
+            List<Op> ops,
+            List<Anomaly> anomalies,
+            String disturbed,
+            long started) {
         String summary = String.format(
-                "seed %d (update then delete, linearizable): %d ops (%s), %s, %d anomalies %s, %.1f s",
+                "seed %d (%s, linearizable): %d ops (%s), %s, %d anomalies %s, %.1f s",
                 seed,
+                scenario,
                 ops.size(),
                 ConcurrentHistoryTest.outcomes(ops),
                 disturbed,
@@ -108,10 +121,7 @@ class UpdateThenDeleteHistoryTest {
                 (System.nanoTime() - started) / 1e9);
         System.out.println("UpdateThenDeleteHistoryTest " + summary);
         ConcurrentHistoryTest.assertNoAnomaly(
-                "history.updateDeleteSeeds",
-                seed,
-                Mode.LINEARIZABLE,
-                new ConcurrentHistoryTest.Result(ops, anomalies, summary));
+                property, seed, Mode.LINEARIZABLE, new ConcurrentHistoryTest.Result(ops, anomalies, summary));
     }
 
     static LongStream deadLetterSeeds() {
@@ -183,22 +193,14 @@ class UpdateThenDeleteHistoryTest {
                     .isPositive();
         }
         List<Op> ops = history.ops();
-        List<Anomaly> anomalies = HistoryChecker.check(ops, Mode.LINEARIZABLE, finals);
-        String summary = String.format(
-                "seed %d (dead letters, linearizable): %d ops (%s), %s, %d anomalies %s, %.1f s",
-                seed,
-                ops.size(),
-                ConcurrentHistoryTest.outcomes(ops),
-                disturbed,
-                anomalies.size(),
-                anomalies.stream().collect(Collectors.groupingBy(Anomaly::type, TreeMap::new, Collectors.counting())),
-                (System.nanoTime() - started) / 1e9);
-        System.out.println("UpdateThenDeleteHistoryTest " + summary);
-        ConcurrentHistoryTest.assertNoAnomaly(
+        assertNoAnomaly(
                 "history.deadLetterSeeds",
                 seed,
-                Mode.LINEARIZABLE,
-                new ConcurrentHistoryTest.Result(ops, anomalies, summary));
+                "dead letters",
+                ops,
+                HistoryChecker.check(ops, Mode.LINEARIZABLE, finals),
+                disturbed,
+                started);
     }
 
     /** A field with a sparse unique index only the archive has, and how many tags there are. */
