@@ -10,8 +10,10 @@ import org.bson.BsonTimestamp;
  */
 public final class CausalWaitTimeout extends RuntimeException {
 
+    // a dead letter (a write the archive refused for good) holds the feeder's mirrored-through until it is resolved
     private static final String ADVICE = " Retry the operation; if this persists, check the feeder"
-            + " (thermocline_feeder_lag_seconds) or raise proxy.causalWaitTimeout";
+            + " (thermocline_feeder_lag_seconds, and thermocline_feeder_dead_letters: a write the archive refused"
+            + " holds it until resolved, see thermocline.deadLetters) or raise proxy.causalWaitTimeout";
 
     public CausalWaitTimeout(String command, BsonTimestamp causalPoint, Duration timeout) {
         super("the archive has not yet received this session's latest fast-tier writes (causal point "

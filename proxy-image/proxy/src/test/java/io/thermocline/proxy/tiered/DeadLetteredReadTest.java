@@ -67,8 +67,9 @@ class DeadLetteredReadTest {
             assertThatThrownBy(() -> stack.orders().countDocuments(Filters.eq("state", "v2")))
                     .as("the archive lacks an acknowledged write: refused, not answered 0")
                     .isInstanceOf(MongoException.class)
-                    .satisfies(
-                            e -> assertThat(((MongoException) e).getMessage()).contains("proxy.causalWaitTimeout"));
+                    .satisfies(e -> assertThat(((MongoException) e).getMessage())
+                            .contains("proxy.causalWaitTimeout")
+                            .contains("thermocline_feeder_dead_letters"));
             assertThat(stack.archiveOrders().find(Filters.eq("_id", 1)).first().getString("state"))
                     .as("the archive still holds the version before the update")
                     .isEqualTo(new BsonString("v1"));
