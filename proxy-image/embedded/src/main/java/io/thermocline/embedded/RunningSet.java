@@ -267,7 +267,11 @@ final class RunningSet {
         if (housekeeping != null) {
             housekeeping.shutdown(); // not interrupted: an interrupt inside H2's file I/O closes the store's file
         }
-        appliers.forEach(SecondaryApplier::stop);
+        for (SecondaryApplier applier : appliers) {
+            if (!applier.stop(STOP_WAIT)) {
+                log.warn("event=applierStillRunning set={} waited={}", config.name, STOP_WAIT);
+            }
+        }
         members.forEach(Member::shutdown);
         awaitStopped();
         if (coordinator != null) {
