@@ -124,6 +124,57 @@ class UpdateThenDeleteHistoryTest {
                 property, seed, Mode.LINEARIZABLE, new ConcurrentHistoryTest.Result(ops, anomalies, summary));
     }
 
+    static LongStream lostHistorySeeds() {
+        return Seeds.from("history.lostHistorySeeds", "1");
+    }
+
+    /**
+     * The same workload on a fast tier whose oplog keeps only {@link #SHORT_OPLOG} entries, so that a feeder killed
+     * between I/O steps ({@link WorkerChaos}) often restarts behind it: the stream's history is lost and the feeder
+     * resyncs the archive from the fast tier while clients write and read, and the archive's short runs of refused
+     * writes make some resyncs fail midway (a resync that failed before its scan left its stream open and published
+     * mirrored-through past writes the archive lacked, {@code HistoryLossIntegrationTest}). Every read must still see
+     * every write acknowledged before it. Seeds: {@code -Dhistory.lostHistorySeeds} ({@code 1}).
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("lostHistorySeeds")
+    @Timeout(600)
+    void aReadSeesEveryEarlierWriteWhileTheFeederLosesItsHistoryAndResyncs(long seed) throws Exception {
+        long started = System.nanoTime();
+        History history = new History();
+        HistoryClient.Keys keys = new HistoryClient.Keys();
+        Random random = new Random(seed);
+        Map<String, List<Doc>> finals;
+        String disturbed;
+        try (TierPair tiers = TierPair.embeddedWithFastOplogOf(SHORT_OPLOG);
+                TieredFleet fleet = new TieredFleet(tiers, 2, "linearizable")) {
+            ConcurrentHistoryTest.adopt(fleet, history, keys, random);
+            try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
+                ArchiveWriteRefusals refusals = new ArchiveWriteRefusals(
+                        tiers.embeddedArchive().orElseThrow().primary().port(), seed);
+                refusals.start();
+                try {
+                    runClients(fleet, history, keys, random, false);
+                } finally {
+                    refusals.stop();
+                }
+                chaos.quiesce();
+                finals = ConcurrentHistoryTest.finalStates(fleet);
+                disturbed = "archive write refusals=" + refusals.spells.get() + ", worker crashes="
+                        + chaos.crashes.get() + " kills=" + chaos.kills.get();
+            }
+        }
+        List<Op> ops = history.ops();
+        List<Anomaly> anomalies = HistoryChecker.check(ops, Mode.LINEARIZABLE, finals).stream()
+                .filter(a -> !(a.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
+                        && a.message().contains("14031")))
+                .toList();
+        assertNoAnomaly("history.lostHistorySeeds", seed, "lost history", ops, anomalies, disturbed, started);
+    }
+
+    /** Oplog entries the lost-history scenario's fast tier keeps (its probes alone write 20 a second). */
+    private static final int SHORT_OPLOG = 300;
+
     static LongStream deadLetterSeeds() {
         return Seeds.from("history.deadLetterSeeds", "1");
     }

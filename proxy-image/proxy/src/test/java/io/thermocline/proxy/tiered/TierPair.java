@@ -40,35 +40,71 @@ public final class TierPair implements AutoCloseable {
 
     public static TierPair embedded() {
         // a worker killed inside a transaction leaves it to the server's lifetime limit: keep it short
-        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
-        EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start();
+        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder()
+                .name("fast")
+                .transactionLifetime(Duration.ofSeconds(3))
+                .build()
+                .start();
+        EmbeddedReplicaSet archive =
+                EmbeddedReplicaSet.builder().name("archive").build().start();
         return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
     }
 
     /** As {@link #embedded()}, with an archive of {@code archiveMembers} members (secondary-reads runs lag and pause them). */
     public static TierPair embedded(int archiveMembers) {
-        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").transactionLifetime(Duration.ofSeconds(3)).build().start();
-        EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").members(archiveMembers).build().start();
+        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder()
+                .name("fast")
+                .transactionLifetime(Duration.ofSeconds(3))
+                .build()
+                .start();
+        EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder()
+                .name("archive")
+                .members(archiveMembers)
+                .build()
+                .start();
+        return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
+    }
+
+    /**
+     * As {@link #embedded()}, with a fast tier whose oplog keeps only {@code entries} entries: a feeder (or any change
+     * stream) that falls that far behind loses its history (286) and must resync.
+     */
+    public static TierPair embeddedWithFastOplogOf(int entries) {
+        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder()
+                .name("fast")
+                .oplogSize(entries)
+                .transactionLifetime(Duration.ofSeconds(3))
+                .build()
+                .start();
+        EmbeddedReplicaSet archive =
+                EmbeddedReplicaSet.builder().name("archive").build().start();
         return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
     }
 
     /** As {@link #embedded()}, with a fast tier of {@code fastMembers} members (failover runs step its primary down). */
     public static TierPair embeddedFast(int fastMembers) {
-        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder().name("fast").members(fastMembers)
-                .transactionLifetime(Duration.ofSeconds(3)).build().start();
-        EmbeddedReplicaSet archive = EmbeddedReplicaSet.builder().name("archive").build().start();
+        EmbeddedReplicaSet fast = EmbeddedReplicaSet.builder()
+                .name("fast")
+                .members(fastMembers)
+                .transactionLifetime(Duration.ofSeconds(3))
+                .build()
+                .start();
+        EmbeddedReplicaSet archive =
+                EmbeddedReplicaSet.builder().name("archive").build().start();
         return new TierPair(fast.connectionString(), archive.connectionString(), List.of(fast, archive));
     }
 
     /** The embedded fast tier, when this pair started one. */
     public java.util.Optional<EmbeddedReplicaSet> embeddedFast() {
-        return owned.size() == 2 && owned.get(0) instanceof EmbeddedReplicaSet fast ? java.util.Optional.of(fast)
+        return owned.size() == 2 && owned.get(0) instanceof EmbeddedReplicaSet fast
+                ? java.util.Optional.of(fast)
                 : java.util.Optional.empty();
     }
 
     /** The embedded archive, when this pair started one. */
     public java.util.Optional<EmbeddedReplicaSet> embeddedArchive() {
-        return owned.size() == 2 && owned.get(1) instanceof EmbeddedReplicaSet archive ? java.util.Optional.of(archive)
+        return owned.size() == 2 && owned.get(1) instanceof EmbeddedReplicaSet archive
+                ? java.util.Optional.of(archive)
                 : java.util.Optional.empty();
     }
 
@@ -85,7 +121,8 @@ public final class TierPair implements AutoCloseable {
     private static String required(String property) {
         String value = System.getProperty(property);
         if (value == null || value.isBlank()) {
-            throw new IllegalArgumentException("-Dthermocline.tiers=external needs -D" + property + "=mongodb://... (a replica set)");
+            throw new IllegalArgumentException(
+                    "-Dthermocline.tiers=external needs -D" + property + "=mongodb://... (a replica set)");
         }
         return value;
     }
