@@ -54,9 +54,6 @@ public final class Forwarder {
     /** Fields a mongos accepts that must not reach a member as the client sent them. */
     private static final Set<String> MONGOS_ONLY = Set.of("$readPreference", "$clusterTime", "recoveryToken");
 
-    /** A member's reply as the client gets it (cursor ids are the proxy's), and whether it succeeded. */
-    public record Answer(RawBsonDocument body, boolean ok) {}
-
     private final Backends backends;
     private final TransactionPins pins;
     private final CursorRegistry cursors;
@@ -78,12 +75,12 @@ public final class Forwarder {
      * One command of {@code request} (the client's own message, or one the tiered layer rewrote) on
      * {@code tier}: to the member it must reach, and back with the cursor it opened registered.
      */
-    public CompletableFuture<Answer> call(Request request, TierBackend tier, OpMsg msg) {
+    public CompletableFuture<TierReply> call(Request request, TierBackend tier, OpMsg msg) {
         return call(request, tier, msg, Map.of());
     }
 
     /** As {@link #call(Request, TierBackend, OpMsg)}, with {@code replace}d fields on the member's command. */
-    public CompletableFuture<Answer> call(
+    public CompletableFuture<TierReply> call(
             Request request, TierBackend tier, OpMsg msg, Map<String, BsonValue> replace) {
         CommandTraits traits = request.traitsOf(msg);
         if (tier.tier() == Tier.ARCHIVE) {
@@ -115,7 +112,7 @@ public final class Forwarder {
                                     && (traits.name().equals("abortTransaction") || facts.ok())) {
                                 pins.release(session.get());
                             }
-                            return new Answer(
+                            return new TierReply(
                                     registerCursor(request, tier, member, reply.body(), facts, traits), facts.ok());
                         }));
     }

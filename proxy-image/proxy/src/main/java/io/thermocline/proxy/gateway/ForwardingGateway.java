@@ -2,7 +2,10 @@ package io.thermocline.proxy.gateway;
 
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /** A tier's gateway over the proxy's own Netty path: the {@link Forwarder} to the tier's members ({@link TierBackend}). */
@@ -21,7 +24,17 @@ public final class ForwardingGateway implements TierGateway {
     }
 
     @Override
+    public TierTopology topology() {
+        return backend.monitor().topology();
+    }
+
+    @Override
+    public Optional<Duration> outOfServiceFor() {
+        return backend.outOfServiceFor();
+    }
+
+    @Override
     public CompletableFuture<TierReply> send(Request request, OpMsg msg) {
-        return forwarder.call(request, backend, msg).thenApply(answer -> new TierReply(answer.body(), answer.ok()));
+        return forwarder.call(request, backend, msg);
     }
 }

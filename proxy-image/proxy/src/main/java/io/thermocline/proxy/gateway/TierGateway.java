@@ -2,7 +2,10 @@ package io.thermocline.proxy.gateway;
 
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -14,6 +17,12 @@ import java.util.concurrent.CompletableFuture;
 public interface TierGateway {
 
     Tier tier();
+
+    /** The tier's members as the proxy's monitor sees them now. */
+    TierTopology topology();
+
+    /** How long the tier has been out of service for requests that need it (unreachable, or stalling); empty while it serves. */
+    Optional<Duration> outOfServiceFor();
 
     /** {@code msg} of {@code request} on this tier; fails with the error the round trip met (mapped for the client by the caller). */
     CompletableFuture<TierReply> send(Request request, OpMsg msg);

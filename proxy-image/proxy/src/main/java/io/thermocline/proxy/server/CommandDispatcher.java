@@ -162,7 +162,9 @@ final class CommandDispatcher implements RequestHandler {
 
     /**
      * listDatabases from the archive (with the fast tier's disk added to databases holding tiered collections),
-     * showing the user only the databases it holds privileges in (as mongod).
+     * showing the user only the databases it holds privileges in (as mongod). Here, not in the tiered layer: the
+     * filter applies on every proxy, tiered or not, so it stays in one place, and the tiered layer gives its sum back
+     * unsent (docs/architecture.md).
      */
     private CompletableFuture<Void> listDatabases(Request request) {
         UnaryOperator<RawBsonDocument> shown = server.security()

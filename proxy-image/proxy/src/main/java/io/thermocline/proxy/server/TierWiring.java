@@ -10,7 +10,8 @@ import io.thermocline.proxy.gateway.ForwardingGateway;
 import io.thermocline.proxy.gateway.TierBackend;
 import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.metrics.ProxyMetrics;
-import io.thermocline.proxy.tiered.TieredRouting;
+import io.thermocline.proxy.routing.RoutingTable;
+import io.thermocline.proxy.topology.ServingProbe;
 import io.thermocline.proxy.topology.Tier;
 import io.thermocline.wire.Compressor;
 import java.util.ArrayList;
@@ -20,8 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server's way to the tiers, built from its settings: each tier's connector (TLS as {@code tls.tierCaFile} or its
- * URI asks), monitor and pool ({@link TierBackend}), the gateways over them the tiered layer is built with, and what
- * the tiered layer follows of the archive. Apart from {@link ProxyServer}, which holds the lifecycle.
+ * URI asks), monitor and pool ({@link TierBackend}), the gateways over them the tiered layer is built with (which
+ * carry each tier's members and outages), and the probe that tells a stalled archive. Apart from {@link ProxyServer}, which holds the lifecycle.
  */
 final class TierWiring {
     /** The server's logger: the start-up events keep the logger name operators filter on. */
@@ -69,17 +70,15 @@ final class TierWiring {
                 new ForwardingGateway(forwarder, backends.archive()));
     }
 
-    /** The archive's members and outages as the tiered layer needs them, and a probe that tells a stalled archive. */
-    static void followArchive(TieredRouting tiered, TierBackend archive) {
-        tiered.followArchive(archive.monitor()::topology);
-        tiered.readBarrierFailsFastWhileArchiveDown(archive::outOfServiceFor);
-        // a point count that finds nothing, on a tiered collection the data plane reads anyway: a stalled archive
-        // (hello answered, commands not) then refuses archive-routed reads fast instead of holding each one
-        tiered.table().policies().values().stream()
+    /**
+     * A point count that finds nothing, on a tiered collection the data plane reads anyway: a stalled archive (hello
+     * answered, commands not) then refuses archive-routed reads fast instead of holding each one.
+     */
+    static void probeArchiveServing(RoutingTable table, TierBackend archive) {
+        table.policies().values().stream()
                 .findFirst()
                 .ifPresent(p -> archive.probeServing(
-                        io.thermocline.proxy.topology.ServingProbe.pointCount(p.database(), p.collection()),
-                        SERVING_PROBE_INTERVAL));
+                        ServingProbe.pointCount(p.database(), p.collection()), SERVING_PROBE_INTERVAL));
     }
 
     /** Says at start which tier is reached over TLS trusting the system store. */

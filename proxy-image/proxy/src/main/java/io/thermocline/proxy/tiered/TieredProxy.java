@@ -245,20 +245,6 @@ public final class TieredProxy {
         Fences fences = new Fences(fast, store);
         Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
         RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
-        TieredWrites writes = new TieredWrites(
-                fast,
-                archive,
-                barrier,
-                options.barrierTimeout(),
-                new UserDeletes(fast, store),
-                fences,
-                new RetryableReplies(store),
-                metrics,
-                store,
-                instanceId,
-                options.fenceRetention(),
-                promotion,
-                options.writeRaces());
         OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
         // the read barrier's probes have their own document: they never contend with the write path's barrier probes
         FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);
@@ -312,30 +298,49 @@ public final class TieredProxy {
                                 options.modeLease(),
                                 Clock.systemUTC())
                         .start());
-        return (gateways, replies, errors) -> new TieredRouting(
-                tiering,
-                new CausalPoints(100_000),
-                readBarrier,
-                archivePresent,
-                promotion,
-                writes,
-                fences,
-                ledger,
-                store,
-                modes,
-                new UpdateLookups(fast, archive, fences, barrier, options.barrierTimeout()),
-                workers,
-                () -> {
-                    if (stream != null) {
-                        stream.close();
-                    }
-                    follower.close();
-                    fast.close();
-                    archive.close();
-                },
-                gateways,
-                replies,
-                errors);
+        return (gateways, replies, errors) -> {
+            // while the archive is down or stalled, archive-routed reads and the writes that must read it fail fast
+            // instead of waiting for a feeder that cannot mirror or an archive that does not answer (docs/faults.md)
+            readBarrier.failFastWhile(gateways.archive()::outOfServiceFor);
+            return new TieredRouting(
+                    tiering,
+                    new CausalPoints(100_000),
+                    readBarrier,
+                    archivePresent,
+                    promotion,
+                    new TieredWrites(
+                            fast,
+                            archive,
+                            barrier,
+                            options.barrierTimeout(),
+                            new UserDeletes(fast, store),
+                            fences,
+                            new RetryableReplies(store),
+                            metrics,
+                            store,
+                            instanceId,
+                            options.fenceRetention(),
+                            promotion,
+                            options.writeRaces(),
+                            gateways.archive()::outOfServiceFor),
+                    fences,
+                    ledger,
+                    store,
+                    modes,
+                    new UpdateLookups(fast, archive, fences, barrier, options.barrierTimeout()),
+                    workers,
+                    () -> {
+                        if (stream != null) {
+                            stream.close();
+                        }
+                        follower.close();
+                        fast.close();
+                        archive.close();
+                    },
+                    gateways,
+                    replies,
+                    errors);
+        };
     }
 
     /** The archive primary's last applied optime: the operationTime of a {@code ping} (a read of the present). */

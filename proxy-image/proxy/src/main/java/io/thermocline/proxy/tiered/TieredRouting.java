@@ -40,7 +40,6 @@ import io.thermocline.proxy.tiered.transactions.TransactionRouting;
 import io.thermocline.proxy.tiered.writes.Promotion;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.proxy.tiered.writes.WriteRequest;
-import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.provenance.CopyUp;
@@ -51,7 +50,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.RawBsonDocument;
@@ -137,11 +135,6 @@ public final class TieredRouting implements AutoCloseable {
         this.errors = java.util.Objects.requireNonNull(errors, "errors");
     }
 
-    /** The archive's members as the proxy monitors them: offloading skips reading the present when none could serve. */
-    public void followArchive(Supplier<TierTopology> topology) {
-        tiers.followArchive(topology);
-    }
-
     /** Counts decisions in the proxy's registry (called once by the server that owns this). */
     public void countIn(PrometheusRegistry registry) {
         this.metrics = new RoutingMetrics(registry);
@@ -153,16 +146,6 @@ public final class TieredRouting implements AutoCloseable {
     /** How promotions passed the sync barrier so far. */
     public CopyUp.BarrierCounts copyUpBarrierCounts() {
         return promotion.barrierCounts();
-    }
-
-    /**
-     * While the archive is down or stalled, archive-routed reads and inserts that must read it fail fast instead of
-     * waiting for a feeder that cannot mirror or an archive that does not answer.
-     */
-    public void readBarrierFailsFastWhileArchiveDown(
-            java.util.function.Supplier<java.util.Optional<java.time.Duration>> unreachableFor) {
-        barrier.failFastWhile(unreachableFor);
-        writes.failFastWhileArchiveDown(unreachableFor);
     }
 
     /** How many linearizable reads waited for this proxy's stream of fast-tier writes to reach the present. */

@@ -13,7 +13,6 @@ import io.thermocline.wire.OpMsg;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
@@ -30,7 +29,6 @@ public final class CausalTiers {
     private final ReadBarrier barrier;
     private final ArchivePresent archivePresent;
     private final TieredCursors cursors;
-    private volatile Supplier<TierTopology> archiveTopology = () -> null;
     private final TierGateways gateways;
 
     public CausalTiers(
@@ -44,11 +42,6 @@ public final class CausalTiers {
         this.archivePresent = archivePresent;
         this.cursors = cursors;
         this.gateways = java.util.Objects.requireNonNull(gateways, "gateways");
-    }
-
-    /** The archive's members as the proxy's monitor sees them (until set: unknown, so offloading always reads the present). */
-    public void followArchive(Supplier<TierTopology> topology) {
-        this.archiveTopology = topology;
     }
 
     /** The gateway to each tier, given at construction by the server that built them ({@code TieredProxy.Layer}). */
@@ -152,7 +145,7 @@ public final class CausalTiers {
      * ({@code secondary}) still reads the present, so a secondary that appears within the selection wait gets a point.
      */
     private boolean nothingToOffloadTo(BsonDocument preference) {
-        TierTopology topology = archiveTopology.get();
+        TierTopology topology = gateways.archive().topology();
         return topology != null
                 && topology.secondaries().isEmpty()
                 && ReadPreference.parse(preference).mode().acceptsPrimary();

@@ -20,14 +20,11 @@ final class ArchiveReads {
 
     private final MongoClient archive;
     /** How long the archive has been out of service (empty while it serves). */
-    private volatile Supplier<Optional<Duration>> outOfServiceFor = Optional::empty;
+    private final Supplier<Optional<Duration>> outOfServiceFor;
 
-    ArchiveReads(MongoClient archive) {
+    ArchiveReads(MongoClient archive, Supplier<Optional<Duration>> outOfServiceFor) {
         this.archive = archive;
-    }
-
-    void failFastWhileOutOfService(Supplier<Optional<Duration>> outOfServiceFor) {
-        this.outOfServiceFor = outOfServiceFor;
+        this.outOfServiceFor = java.util.Objects.requireNonNull(outOfServiceFor, "outOfServiceFor");
     }
 
     /** The archive's client for a read {@code work} (a command's name, or "write") needs; refused while out of service. */

@@ -42,7 +42,6 @@ public final class TieredWrites {
     private final Deletes deletes;
     private final FindAndModifies findAndModifies;
     private final TransactionStatements inTransactions;
-    private final ArchiveReads archiveReads;
 
     public TieredWrites(
             MongoClient fast,
@@ -57,11 +56,13 @@ public final class TieredWrites {
             String instanceId,
             Duration fenceRetention,
             Promotion promotion,
-            WriteRaces races) {
+            WriteRaces races,
+            java.util.function.Supplier<java.util.Optional<Duration>> archiveOutOfServiceFor) {
         this.replies = replies;
         this.fences = fences;
-        ArchiveReads archive = new ArchiveReads(archiveClient);
-        this.archiveReads = archive;
+        // while the archive is out of service, writes that must read it (inserts, writes of documents only the archive
+        // holds, writes waiting for the feeder to mirror into it) are refused at once, nothing written (docs/faults.md)
+        ArchiveReads archive = new ArchiveReads(archiveClient, archiveOutOfServiceFor);
         this.sync = new SyncBarrier(barrier, barrierTimeout, archive);
         this.routes = new RouteCounter(metrics);
         GuardedTransaction transactions = new GuardedTransaction(fast, replies);
@@ -86,14 +87,6 @@ public final class TieredWrites {
         this.findAndModifies =
                 new FindAndModifies(fast, archive, fences, transactions, once, copies, sync, routes, uniques);
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
-    }
-
-    /**
-     * While the archive is out of service, writes that must read it (inserts, writes of documents only the archive
-     * holds, writes waiting for the feeder to mirror into it) are refused at once, nothing written (docs/faults.md).
-     */
-    public void failFastWhileArchiveDown(java.util.function.Supplier<java.util.Optional<Duration>> outOfServiceFor) {
-        archiveReads.failFastWhileOutOfService(outOfServiceFor);
     }
 
     public void metrics(RoutingMetrics m) {

@@ -5,7 +5,10 @@ import io.thermocline.proxy.gateway.TierGateway;
 import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.gateway.TierReply;
 import io.thermocline.proxy.topology.Tier;
+import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.wire.OpMsg;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 import org.bson.RawBsonDocument;
@@ -29,6 +32,16 @@ final class AnsweringTiers {
             @Override
             public Tier tier() {
                 return tier;
+            }
+
+            @Override
+            public TierTopology topology() {
+                throw new UnsupportedOperationException("the admin commands never ask for a tier's members");
+            }
+
+            @Override
+            public Optional<Duration> outOfServiceFor() {
+                return Optional.empty(); // always serving
             }
 
             @Override
