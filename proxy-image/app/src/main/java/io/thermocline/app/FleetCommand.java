@@ -9,7 +9,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * What the commands that act on a running deployment through its two tiers share (mode, backup-point,
+ * What the commands that act on a running deployment through its two tiers share (status, mode, backup-point,
  * restore-sync): the config ({@link ConfigSource}), the tiers' clients for one run, and the command's output.
  */
 abstract class FleetCommand implements Callable<Integer> {

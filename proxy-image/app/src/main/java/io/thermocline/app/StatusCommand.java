@@ -18,11 +18,9 @@ import io.thermocline.tiering.mode.Phase;
 import io.thermocline.tiering.mode.ShadowEvidence;
 import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.worker.TierClients;
-import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
@@ -32,9 +30,7 @@ import org.bson.BsonInt64;
 import org.bson.BsonNull;
 import org.bson.BsonString;
 import org.bson.BsonTimestamp;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -48,7 +44,7 @@ import picocli.CommandLine.Option;
         description =
                 "Mode, tier sizes, coverage per collection, feeder lag, archive follower, shadow agreement and drain progress.",
         exitCodeOnInvalidInput = 2)
-public final class StatusCommand implements Callable<Integer> {
+public final class StatusCommand extends FleetCommand {
 
     @Option(
             names = "--json",
@@ -56,25 +52,16 @@ public final class StatusCommand implements Callable<Integer> {
                     "Print one plain JSON document (dates as ISO-8601 strings; schema in docs/adoption.md) instead of text.")
     boolean json;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    final ConfigSource source = new ConfigSource();
+    public StatusCommand() {
+        super("thermocline-cli");
+    }
 
     @Override
-    public Integer call() {
-        ThermoclineConfig loaded = source.load();
-        if (loaded == null) {
-            return 2;
-        }
-        try (TierClients clients = TierClients.open(loaded, "thermocline-cli")) {
-            BsonDocument status = status(loaded.collections(), clients);
-            PrintWriter out = spec.commandLine().getOut();
-            out.println(json ? PlainJson.of(status) : text(status));
-            out.flush();
-            return 0;
-        }
+    int run(ThermoclineConfig loaded, TierClients clients) {
+        BsonDocument status = status(loaded.collections(), clients);
+        out().println(json ? PlainJson.of(status) : text(status));
+        out().flush();
+        return 0;
     }
 
     static BsonDocument status(List<CollectionPolicy> policies, TierClients clients) {
