@@ -9,8 +9,13 @@ import java.util.List;
  * proxy cannot hold a tiered collection's unique secondary index across the tiers
  * ({@link UniqueIndexCoverage}: one sentence each).
  */
-public record TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastTierDocuments, Long archiveDocuments,
-                              List<String> uniqueIndexes, FeederAlerts feederAlerts) {
+public record TieringSnapshot(
+        Long feederLagSeconds,
+        boolean drained,
+        Long fastTierDocuments,
+        Long archiveDocuments,
+        List<String> uniqueIndexes,
+        FeederAlerts feederAlerts) {
 
     /**
      * What the feeder reports in {@code thermocline.state} document {@code feederHealth}: mirror writes the
@@ -25,14 +30,18 @@ public record TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastT
         feederAlerts = feederAlerts == null ? FeederAlerts.NONE : feederAlerts;
     }
 
-    public TieringSnapshot(Long feederLagSeconds, boolean drained, Long fastTierDocuments, Long archiveDocuments,
-                           List<String> uniqueIndexes) {
+    public TieringSnapshot(
+            Long feederLagSeconds,
+            boolean drained,
+            Long fastTierDocuments,
+            Long archiveDocuments,
+            List<String> uniqueIndexes) {
         this(feederLagSeconds, drained, fastTierDocuments, archiveDocuments, uniqueIndexes, FeederAlerts.NONE);
     }
 
     /**
-     * Why the archive does not hold every fast-tier write although the checkpoint passed the probe, or null:
-     * a dead-lettered write moves the checkpoint on but exists only in the fast tier (the evictor keeps it too).
+     * Why the archive does not hold every fast-tier write, or null: a dead-lettered write exists only in the fast
+     * tier (the evictor keeps it too), and while one is open the feeder's mirrored-through does not move.
      */
     public String heldOnlyInFastTier() {
         if (feederAlerts.deadLetters() <= 0) {

@@ -123,9 +123,10 @@ class DeletionTest {
                 .as("a paused cluster's feeder runs again to mirror what is left")
                 .isEqualTo(1);
 
+        // as the feeder reports them: an open dead letter holds mirrored-through, so the drain is not complete either
         tiering.report(new TieringSnapshot(
                 0L,
-                true,
+                false,
                 10L,
                 10L,
                 List.of(),

@@ -59,6 +59,18 @@ class PausingTest {
         ClusterHealth.Pausing deadLetters = Pausing.step(client, layout, feeder(1), () -> Optional.of(DEAD_LETTERS));
         assertThat(deadLetters.reason()).isEqualTo(Pausing.DEAD_LETTERS);
         assertThat(deadLetters.message()).contains("E11000");
+        // as the feeder reports them now: an open dead letter holds mirrored-through, so the drain is not complete
+        TieringSnapshot heldByADeadLetter = new TieringSnapshot(
+                5L,
+                false,
+                10L,
+                9L,
+                List.of(),
+                new TieringSnapshot.FeederAlerts(1, "shop.orders _id 9 upsert: E11000", null, false));
+        assertThat(Pausing.step(client, layout, feeder(1), () -> Optional.of(heldByADeadLetter))
+                        .reason())
+                .as("the dead letter is named, not a feeder that never catches up")
+                .isEqualTo(Pausing.DEAD_LETTERS);
         assertThat(Pausing.step(client, layout, feeder(1), () -> Optional.of(DRAINED)))
                 .isNull();
     }
