@@ -201,7 +201,8 @@ public final class ReadBarrierBenchmark {
         }
         ReadBarrier.Counts delta = new ReadBarrier.Counts(after.immediate() - before.immediate(), after.probed() - before.probed(),
                 after.waitedForFeeder() - before.waitedForFeeder(), after.timedOut() - before.timedOut(), after.skipped() - before.skipped(),
-                after.quiet() - before.quiet());
+                after.quiet() - before.quiet(), after.speculated() - before.speculated(),
+                after.speculationsDropped() - before.speculationsDropped());
         Cell cell = new Cell(batchWait, mode, clients, latency.getTotalCount(), latency.getTotalCount() / elapsed, latency,
                 writes.get() / elapsed, delta);
         System.out.printf("feederBatchWait=%d ms mode=%s clients=%d reads/s=%.0f p50=%.1f ms p99=%.1f ms%n", batchWait.toMillis(),

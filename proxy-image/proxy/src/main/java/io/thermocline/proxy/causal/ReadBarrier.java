@@ -7,6 +7,7 @@ import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.TierMonitor;
 import io.thermocline.tiering.state.MirroredThrough;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +46,8 @@ public final class ReadBarrier {
     private final LongAdder timedOut = new LongAdder();
     private final LongAdder skipped = new LongAdder();
     private final LongAdder quiet = new LongAdder();
+    private final LongAdder speculated = new LongAdder();
+    private final LongAdder speculationsDropped = new LongAdder();
     /** Null until {@link #watching}: then linearizable reads first ask the stream. */
     private volatile Watch watch;
     /** How long the archive has been down (empty while it answers): such reads need it, so they do not wait for the feeder. */
@@ -53,9 +56,19 @@ public final class ReadBarrier {
     /**
      * How reads passed the barrier so far: for metrics and benchmarks. {@code skipped}: point reads
      * that did not need it ({@link PointReadSkip}); {@code quiet}: linearizable reads whose namespaces had
-     * no write the feeder had not mirrored ({@link UnmirroredWrites.Nothing}).
+     * no write the feeder had not mirrored ({@link UnmirroredWrites.Nothing}); {@code speculated}: linearizable reads
+     * whose archive answer, asked while the fast tier's present was being read ({@link Speculation}), was kept;
+     * {@code speculationsDropped}: speculative answers thrown away (those reads then passed as counted in the others).
      */
-    public record Counts(long immediate, long probed, long waitedForFeeder, long timedOut, long skipped, long quiet) {}
+    public record Counts(
+            long immediate,
+            long probed,
+            long waitedForFeeder,
+            long timedOut,
+            long skipped,
+            long quiet,
+            long speculated,
+            long speculationsDropped) {}
 
     /**
      * This proxy's view of the fast tier's writes, the shared reads of the fast tier's present, every tiered
@@ -107,38 +120,135 @@ public final class ReadBarrier {
      * any tiered namespace): in linearizable mode only writes to them are waited for.
      */
     public BsonTimestamp await(
-            String command,
-            java.util.Collection<String> namespaces,
-            BsonTimestamp trackedPoint,
-            BsonTimestamp clientPoint)
+            String command, Collection<String> namespaces, BsonTimestamp trackedPoint, BsonTimestamp clientPoint)
             throws InterruptedException {
         refuseWhileArchiveOutOfService(command);
         long deadline = System.nanoTime() + timeout.toNanos();
-        BsonTimestamp point;
-        boolean probe = mode == ReadConsistency.LINEARIZABLE
-                || clientPoint != null
-                        && !progress.known().covers(clientPoint)
-                        && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0);
         if (mode == ReadConsistency.LINEARIZABLE) {
-            UnmirroredWrites.Verdict verdict = watched(namespaces, deadline);
-            if (verdict instanceof UnmirroredWrites.Nothing) {
-                quiet.increment();
-                return through();
-            }
-            if (verdict instanceof UnmirroredWrites.WaitFor unmirrored) {
-                point = unmirrored.latest();
-                probe = false;
-            } else {
-                point = present(command, deadline);
-            }
-        } else {
-            point = later(trackedPoint, clientPoint);
-            if (probe) {
-                point = later(trackedPoint, earlier(clientPoint, present(command, deadline)));
-            }
+            return linearizable(command, watched(deadline).decide(progress.known(), namespaces), deadline);
         }
+        BsonTimestamp point = later(trackedPoint, clientPoint);
+        boolean probe = clientPoint != null
+                && !progress.known().covers(clientPoint)
+                && (trackedPoint == null || clientPoint.compareTo(trackedPoint) > 0);
+        if (probe) {
+            point = later(trackedPoint, earlier(clientPoint, present(command, deadline)));
+        }
+        return mirrored(command, point, probe, deadline);
+    }
+
+    /**
+     * A linearizable read of {@code namespaces} that may run on the archive before this barrier decides, or empty (the
+     * read waits at {@link #await} as before). Taken only where that wait would pass at once as far as this proxy can
+     * tell: the quiet path ({@link #watching}), a pure read of known namespaces (one that may write, {@code $out} or
+     * {@code $merge}, or read any namespace, is never run twice) and no write to them unmirrored in the stream
+     * ({@link UnmirroredWrites#worthSpeculating}). Mirrored-through M is read now, before the caller asks the archive:
+     * whatever M covers, the archive's answer reflects.
+     *
+     * @throws io.thermocline.proxy.backend.BackendUnavailableException while the archive is out of service
+     */
+    public Optional<Speculation> speculation(String command, Collection<String> namespaces) {
+        refuseWhileArchiveOutOfService(command);
+        Watch w = watch;
+        MirroredThrough mirrored = progress.known();
+        if (mode != ReadConsistency.LINEARIZABLE
+                || w == null
+                || namespaces == null
+                || !UnmirroredWrites.worthSpeculating(w.writes().seen(), mirrored, namespaces)) {
+            return Optional.empty();
+        }
+        return Optional.of(new Speculation(command, namespaces, mirrored, System.nanoTime() + timeout.toNanos()));
+    }
+
+    /**
+     * A linearizable read whose archive query is sent right after this was made, while {@link #settle} reads the fast
+     * tier's present P (the shared ping, started after the read arrived) and the stream through P. The answer is kept
+     * when the stream, open since a point M covers, shows no write to the read's namespaces after M (M: mirrored-through
+     * as read before the query was sent): every write to them acknowledged before the read arrived is at or before P,
+     * so at or before M, and the archive held it when the query ran (docs/consistency.md, "Archive reads that ask the
+     * archive while the present is read"). Otherwise the read passes the barrier as {@link #await} does, from the same
+     * P and stream, and runs again.
+     */
+    public final class Speculation {
+        private final String command;
+        private final Collection<String> namespaces;
+        private final MirroredThrough mirrored;
+        private final long deadline;
+
+        private Speculation(String command, Collection<String> namespaces, MirroredThrough mirrored, long deadline) {
+            this.command = command;
+            this.namespaces = namespaces;
+            this.mirrored = mirrored;
+            this.deadline = deadline;
+        }
+
+        /**
+         * Whether the archive answer asked after this speculation was made may be kept. When it may not, the caller
+         * drops it first, then passes the barrier with {@link Again#await} and asks the archive again.
+         */
+        public Settled settle() throws InterruptedException {
+            Watched seen = watched(deadline);
+            if (seen.decide(mirrored, namespaces) instanceof UnmirroredWrites.Nothing) {
+                speculated.increment();
+                return new Kept(through(mirrored));
+            }
+            speculationsDropped.increment();
+            return new Again(command, seen.decide(progress.known(), namespaces), deadline);
+        }
+    }
+
+    /** How a {@link Speculation} ended. */
+    public sealed interface Settled permits Kept, Again {}
+
+    /**
+     * The speculative answer reflects every write the read must see; {@code through}: the reply's operationTime (the
+     * archive held every write up to it when the answer was read), as {@link #await} returns it.
+     */
+    public record Kept(BsonTimestamp through) implements Settled {}
+
+    /**
+     * The speculative answer may miss a write the read must see: drop it (kill its cursor), {@link #await} the barrier,
+     * then ask the archive again.
+     */
+    public final class Again implements Settled {
+        private final String command;
+        private final UnmirroredWrites.Verdict verdict;
+        private final long deadline;
+
+        private Again(String command, UnmirroredWrites.Verdict verdict, long deadline) {
+            this.command = command;
+            this.verdict = verdict;
+            this.deadline = deadline;
+        }
+
+        /**
+         * Waits as {@link ReadBarrier#await} does, from the same present and stream as the speculation.
+         *
+         * @return the reply's operationTime, as {@link ReadBarrier#await} returns it
+         * @throws CausalWaitTimeout when the feeder or the fast tier did not answer in time (retryable)
+         */
+        public BsonTimestamp await() throws InterruptedException {
+            return linearizable(command, verdict, deadline);
+        }
+    }
+
+    private BsonTimestamp linearizable(String command, UnmirroredWrites.Verdict verdict, long deadline)
+            throws InterruptedException {
+        if (verdict instanceof UnmirroredWrites.Nothing) {
+            quiet.increment();
+            return through();
+        }
+        if (verdict instanceof UnmirroredWrites.WaitFor unmirrored) {
+            return mirrored(command, unmirrored.latest(), false, deadline);
+        }
+        return mirrored(command, present(command, deadline), true, deadline);
+    }
+
+    /** Waits until mirrored-through covers {@code point}; {@code probed}: the point came from a probe of the present. */
+    private BsonTimestamp mirrored(String command, BsonTimestamp point, boolean probed, long deadline)
+            throws InterruptedException {
         if (progress.known().covers(point)) {
-            (probe ? probed : immediate).increment();
+            (probed ? this.probed : immediate).increment();
         } else {
             waited.increment();
             if (!progress.await(point, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
@@ -176,7 +286,11 @@ public final class ReadBarrier {
     }
 
     private BsonTimestamp through() {
-        BsonTimestamp through = progress.known().clusterTime();
+        return through(progress.known());
+    }
+
+    private static BsonTimestamp through(MirroredThrough mirrored) {
+        BsonTimestamp through = mirrored.clusterTime();
         return through.equals(MirroredThrough.NOTHING.clusterTime()) ? null : through;
     }
 
@@ -187,31 +301,52 @@ public final class ReadBarrier {
     }
 
     public Counts counts() {
-        return new Counts(immediate.sum(), probed.sum(), waited.sum(), timedOut.sum(), skipped.sum(), quiet.sum());
+        return new Counts(
+                immediate.sum(),
+                probed.sum(),
+                waited.sum(),
+                timedOut.sum(),
+                skipped.sum(),
+                quiet.sum(),
+                speculated.sum(),
+                speculationsDropped.sum());
     }
 
     /**
-     * What the stream says this read must wait for. Mirrored-through is read after the stream, and before the
-     * archive is: whatever it covers, the archive held when the read ran.
+     * The fast tier's present P, read after the read arrived, and the stream once it read through P (or as far as it
+     * got within the watch's catch-up); {@code failure} when there is no stream or no P.
      */
-    private UnmirroredWrites.Verdict watched(java.util.Collection<String> namespaces, long deadline)
-            throws InterruptedException {
+    private record Watched(FastTierWrites.Seen seen, BsonTimestamp present, Collection<String> tiered, String failure) {
+
+        /** What the read must wait for, with {@code mirrored} read before the archive is ({@link UnmirroredWrites}). */
+        UnmirroredWrites.Verdict decide(MirroredThrough mirrored, Collection<String> namespaces) {
+            return failure != null
+                    ? new UnmirroredWrites.Unknown(failure)
+                    : UnmirroredWrites.decide(seen, present, mirrored, namespaces, tiered);
+        }
+    }
+
+    /**
+     * What the stream shows up to the fast tier's present. The caller reads mirrored-through after it (or before, for a
+     * {@link Speculation}), and before the archive answers: whatever it covers, the archive held when the read ran.
+     */
+    private Watched watched(long deadline) throws InterruptedException {
         Watch w = watch;
         if (w == null) {
-            return new UnmirroredWrites.Unknown("not watching");
+            return new Watched(null, null, null, "not watching");
         }
         BsonTimestamp present;
         try {
             // a ping started after the read arrived: at or after every write the fast tier acknowledged before
             present = w.present().now().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException | TimeoutException e) {
-            return new UnmirroredWrites.Unknown("no present: " + e);
+            return new Watched(null, null, w.tiered(), "no present: " + e);
         }
         long left = Math.max(0, deadline - System.nanoTime());
         FastTierWrites.Seen seen = w.writes()
                 .awaitThrough(
                         present, Duration.ofNanos(Math.min(left, w.catchUp().toNanos())));
-        return UnmirroredWrites.decide(seen, present, progress.known(), namespaces, w.tiered());
+        return new Watched(seen, present, w.tiered(), null);
     }
 
     private BsonTimestamp present(String command, long deadline) throws InterruptedException {

@@ -17,30 +17,29 @@ import org.bson.BsonTimestamp;
  */
 public final class UnmirroredWrites {
 
-    private UnmirroredWrites() {
-    }
+    private UnmirroredWrites() {}
 
-    public sealed interface Verdict {
-    }
+    public sealed interface Verdict {}
 
     /** The archive holds every write to the read's namespaces acknowledged before {@code present}. */
-    public record Nothing() implements Verdict {
-    }
+    public record Nothing() implements Verdict {}
 
     /** The archive holds them once mirrored-through covers {@code latest}, the latest seen write to one of them. */
-    public record WaitFor(BsonTimestamp latest) implements Verdict {
-    }
+    public record WaitFor(BsonTimestamp latest) implements Verdict {}
 
     /** The stream cannot tell (not open, behind the present, or started after mirrored-through). */
-    public record Unknown(String why) implements Verdict {
-    }
+    public record Unknown(String why) implements Verdict {}
 
     /**
      * @param namespaces the tiered namespaces ("db.coll") the read touches; null: every tiered namespace
      * @param tiered     every tiered namespace
      */
-    public static Verdict decide(FastTierWrites.Seen seen, BsonTimestamp present, MirroredThrough mirrored,
-                                 Collection<String> namespaces, Collection<String> tiered) {
+    public static Verdict decide(
+            FastTierWrites.Seen seen,
+            BsonTimestamp present,
+            MirroredThrough mirrored,
+            Collection<String> namespaces,
+            Collection<String> tiered) {
         if (seen == null || seen.from() == null) {
             return new Unknown("no stream");
         }
@@ -51,13 +50,34 @@ public final class UnmirroredWrites {
             // writes between mirrored-through and the stream's start were never seen
             return new Unknown("stream started after mirrored-through");
         }
+        BsonTimestamp latest = latest(seen, namespaces == null ? tiered : namespaces);
+        return latest == null || mirrored.covers(latest) ? new Nothing() : new WaitFor(latest);
+    }
+
+    /**
+     * Whether a read of {@code namespaces} may ask the archive before it knows the fast tier's present
+     * ({@link ReadBarrier.Speculation}): the stream is open from a point {@code mirrored} covers and shows no write to
+     * them that {@code mirrored} does not cover. A hint only: the answer is kept when {@link #decide}, with the same
+     * {@code mirrored} and a present read after the archive query was sent, says {@link Nothing}. It spares a read that
+     * would wait anyway an archive query thrown away.
+     */
+    public static boolean worthSpeculating(
+            FastTierWrites.Seen seen, MirroredThrough mirrored, Collection<String> namespaces) {
+        if (seen == null || seen.from() == null || seen.through() == null || !mirrored.covers(seen.from())) {
+            return false;
+        }
+        BsonTimestamp latest = latest(seen, namespaces);
+        return latest == null || mirrored.covers(latest);
+    }
+
+    private static BsonTimestamp latest(FastTierWrites.Seen seen, Collection<String> namespaces) {
         BsonTimestamp latest = null;
-        for (String namespace : namespaces == null ? tiered : namespaces) {
+        for (String namespace : namespaces) {
             BsonTimestamp write = seen.latest(namespace);
             if (write != null && (latest == null || write.compareTo(latest) > 0)) {
                 latest = write;
             }
         }
-        return latest == null || mirrored.covers(latest) ? new Nothing() : new WaitFor(latest);
+        return latest;
     }
 }

@@ -12,6 +12,7 @@ import io.thermocline.proxy.command.ReplyFacts;
 import io.thermocline.proxy.command.Request;
 import io.thermocline.proxy.cursor.CursorOwner;
 import io.thermocline.proxy.cursor.CursorRegistry;
+import io.thermocline.proxy.cursor.CursorRoute;
 import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.proxy.pool.MemberPool;
 import io.thermocline.proxy.session.SessionKey;
@@ -26,6 +27,7 @@ import io.thermocline.proxy.topology.Tier;
 import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
 import io.thermocline.wire.OpMsg;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -33,8 +35,10 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
+import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
@@ -352,6 +356,39 @@ public final class Forwarder {
                 .proxyId();
         metrics.openCursors(cursors.size());
         return facts.withCursorId(reply, proxyId);
+    }
+
+    /**
+     * Ends a proxy cursor nobody will continue (see {@link TierGateway#kill}): out of the table, killed on its member.
+     * Completes with whether the member reported it among {@code cursorsKilled}.
+     */
+    public CompletableFuture<Boolean> kill(long proxyCursorId) {
+        Optional<CursorRoute> route = cursors.remove(proxyCursorId);
+        if (route.isEmpty()) {
+            return CompletableFuture.completedFuture(false);
+        }
+        metrics.openCursors(cursors.size());
+        long backendId = route.get().backendId();
+        return killOnMember(route.get()).thenApply(reply -> {
+            BsonValue killed = reply.body().get("cursorsKilled");
+            return killed != null
+                    && killed.isArray()
+                    && killed.asArray().stream()
+                            .anyMatch(id -> id.isNumber() && id.asNumber().longValue() == backendId);
+        });
+    }
+
+    /** A {@code killCursors} of {@code route}'s cursor on its member (the route already out of the table). */
+    public CompletableFuture<OpMsg> killOnMember(CursorRoute route) {
+        TierBackend tier = backends.tier(route.tier());
+        BsonDocument cmd = new BsonDocument("killCursors", new BsonString(route.collection()))
+                .append("cursors", new BsonArray(List.of(new BsonInt64(route.backendId()))))
+                .append("$db", new BsonString(route.database()));
+        if (route.lsid() != null) {
+            cmd.append("lsid", route.lsid());
+        }
+        tier.clock().latest().ifPresent(ct -> cmd.append("$clusterTime", ct));
+        return roundTrip(tier, route.member(), OpMsg.request(BackendConnection.nextRequestId(), cmd), null);
     }
 
     /** The reply to a command the proxy answers itself, with the archive's latest cluster time as a mongos gossips it. */

@@ -37,4 +37,9 @@ public final class ForwardingGateway implements TierGateway {
     public CompletableFuture<TierReply> send(Request request, OpMsg msg) {
         return forwarder.call(request, backend, msg);
     }
+
+    @Override
+    public CompletableFuture<Boolean> kill(long proxyCursorId) {
+        return forwarder.kill(proxyCursorId);
+    }
 }

@@ -26,4 +26,11 @@ public interface TierGateway {
 
     /** {@code msg} of {@code request} on this tier; fails with the error the round trip met (mapped for the client by the caller). */
     CompletableFuture<TierReply> send(Request request, OpMsg msg);
+
+    /**
+     * Ends the cursor {@code proxyCursorId} that a reply of {@link #send} opened and the caller does not hand to the
+     * client: out of the proxy's table and killed on its member. Completes with whether the member reported it killed
+     * (false when the table no longer held it: its connection or session ended it first).
+     */
+    CompletableFuture<Boolean> kill(long proxyCursorId);
 }

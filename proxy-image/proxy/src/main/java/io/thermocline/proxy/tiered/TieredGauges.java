@@ -48,7 +48,9 @@ final class TieredGauges {
                         "Archive-routed reads by how they passed the read barrier: no_wait (causal point already mirrored),"
                                 + " probed (a fast-tier probe, then already mirrored), waited (waited for the feeder), timed_out,"
                                 + " skipped (point reads of documents absent from the fast tier and never fenced: nothing to wait for),"
-                                + " quiet (linearizable reads whose namespaces had no write the feeder had not mirrored: no probe, no wait)")
+                                + " quiet (linearizable reads whose namespaces had no write the feeder had not mirrored: no probe, no wait),"
+                                + " speculated (quiet linearizable reads whose archive answer, asked while the fast tier's present was"
+                                + " read, was kept)")
                 .labelNames("mode", "outcome")
                 .callback(cb -> {
                     ReadBarrier.Counts c = barrier.counts();
@@ -58,7 +60,16 @@ final class TieredGauges {
                     cb.call(c.timedOut(), mode, "timed_out");
                     cb.call(c.skipped(), mode, "skipped");
                     cb.call(c.quiet(), mode, "quiet");
+                    cb.call(c.speculated(), mode, "speculated");
                 })
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("thermocline_proxy_read_barrier_speculations_dropped_total")
+                .help(
+                        "Archive answers asked while the fast tier's present was read and dropped: the stream showed a write"
+                                + " the answer may miss, or could not tell (the read then passed the barrier as counted in"
+                                + " thermocline_proxy_read_barrier_total and asked the archive again)")
+                .callback(cb -> cb.call(barrier.counts().speculationsDropped()))
                 .register(registry);
         CounterWithCallback.builder()
                 .name("thermocline_proxy_copy_up_barrier_total")

@@ -153,6 +153,11 @@ public final class TieredRouting implements AutoCloseable {
         return barrier.streamWaits();
     }
 
+    /** How many speculative archive answers were dropped with a cursor the archive then reported killed. */
+    public long speculativeCursorsKilled() {
+        return tiers.speculativeCursorsKilled();
+    }
+
     /** How archive-routed reads passed the read barrier so far. */
     public ReadBarrier.Counts readBarrierCounts() {
         return barrier.counts();

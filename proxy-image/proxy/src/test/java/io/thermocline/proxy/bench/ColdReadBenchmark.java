@@ -323,7 +323,9 @@ public final class ColdReadBenchmark {
                         after.waitedForFeeder() - before.waitedForFeeder(),
                         after.timedOut() - before.timedOut(),
                         after.skipped() - before.skipped(),
-                        after.quiet() - before.quiet()),
+                        after.quiet() - before.quiet(),
+                        after.speculated() - before.speculated(),
+                        after.speculationsDropped() - before.speculationsDropped()),
                 sorted(lag));
         System.out.println(row(cell));
         return cell;
@@ -393,15 +395,16 @@ public final class ColdReadBenchmark {
 
     static String header() {
         return "| reads | clients | writes/s (target) | archive alone p50 / p99 ms | proxy, linearizable p50 / p99 ms | p50 ratio"
-                + " | proxy, no barrier (session) p50 / p99 ms | linearizable reads | quiet | waited for feeder | probed | feeder lag p50 / p99 ms |\n"
-                + "|---|---|---|---|---|---|---|---|---|---|---|---|";
+                + " | proxy, no barrier (session) p50 / p99 ms | linearizable reads | speculated | quiet | waited for feeder | probed"
+                + " | speculations dropped | feeder lag p50 / p99 ms |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
     }
 
     static String row(Cell c) {
         ReadBarrier.Counts k = c.counts();
-        double all = Math.max(1, k.quiet() + k.waitedForFeeder() + k.probed() + k.immediate());
+        double all = Math.max(1, k.speculated() + k.quiet() + k.waitedForFeeder() + k.probed() + k.immediate());
         return String.format(
-                "| %s | %d | %.0f (%d) | %.1f / %.1f | %.1f / %.1f | %.2f | %.1f / %.1f | %d | %.0f %% | %.0f %% | %.0f %% | %s |",
+                "| %s | %d | %.0f (%d) | %.1f / %.1f | %.1f / %.1f | %.2f | %.1f / %.1f | %d | %.0f %% | %.0f %% | %.0f %% | %.0f %% | %d | %s |",
                 c.reads().name().toLowerCase(java.util.Locale.ROOT),
                 c.clients(),
                 c.writesPerSecond(),
@@ -414,9 +417,11 @@ public final class ColdReadBenchmark {
                 ms(c.hop(), 50),
                 ms(c.hop(), 99),
                 c.proxy().length,
+                100 * k.speculated() / all,
                 100 * k.quiet() / all,
                 100 * k.waitedForFeeder() / all,
                 100 * (k.probed() + k.immediate()) / all,
+                k.speculationsDropped(),
                 c.lag().length == 0 ? "-" : String.format("%.1f / %.1f", ms(c.lag(), 50), ms(c.lag(), 99)));
     }
 

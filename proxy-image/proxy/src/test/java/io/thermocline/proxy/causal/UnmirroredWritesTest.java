@@ -21,29 +21,40 @@ class UnmirroredWritesTest {
 
     private static final Set<String> TIERED = Set.of("shop.orders", "shop.carts");
 
-    @ParameterizedTest(name = "from {0} through {1}, orders {2}, carts {3}, present {4}, mirrored {5}, reads {6} -> {7}")
-    @CsvSource(delimiter = '|', nullValues = "-", value = {
-            // nothing written since mirrored-through: no wait
-            "10 | 50 | 20 | -  | 50 | 30 | shop.orders | nothing",
-            "10 | 50 | -  | -  | 50 | 10 | shop.orders | nothing",
-            // a write after mirrored-through: wait for it, not for the present
-            "10 | 50 | 40 | -  | 50 | 30 | shop.orders | wait 40",
-            "10 | 60 | 55 | -  | 50 | 30 | shop.orders | wait 55",
-            // only the read's namespaces count; null reads every tiered one
-            "10 | 50 | 20 | 45 | 50 | 30 | shop.orders | nothing",
-            "10 | 50 | 20 | 45 | 50 | 30 | -           | wait 45",
-            "10 | 50 | 20 | 45 | 50 | 30 | shop.carts  | wait 45",
-            "10 | 50 | 20 | 45 | 50 | 30 | other.coll  | nothing",
-            // the stream has not read through the present: a write acknowledged before the read may be unseen
-            "10 | 49 | 20 | -  | 50 | 30 | shop.orders | unknown",
-            "10 | -  | -  | -  | 50 | 30 | shop.orders | unknown",
-            // the stream started after mirrored-through: writes in between were never seen
-            "31 | 50 | -  | -  | 50 | 30 | shop.orders | unknown",
-            "30 | 50 | -  | -  | 50 | 30 | shop.orders | nothing",
-            "-  | -  | -  | -  | 50 | 30 | shop.orders | unknown",
-    })
-    void waitsOnlyForSeenUnmirroredWritesToTheReadsNamespaces(Integer from, Integer through, Integer orders, Integer carts,
-                                                               int present, int mirrored, String reads, String expected) {
+    @ParameterizedTest(
+            name = "from {0} through {1}, orders {2}, carts {3}, present {4}, mirrored {5}, reads {6} -> {7}")
+    @CsvSource(
+            delimiter = '|',
+            nullValues = "-",
+            value = {
+                // nothing written since mirrored-through: no wait
+                "10 | 50 | 20 | -  | 50 | 30 | shop.orders | nothing",
+                "10 | 50 | -  | -  | 50 | 10 | shop.orders | nothing",
+                // a write after mirrored-through: wait for it, not for the present
+                "10 | 50 | 40 | -  | 50 | 30 | shop.orders | wait 40",
+                "10 | 60 | 55 | -  | 50 | 30 | shop.orders | wait 55",
+                // only the read's namespaces count; null reads every tiered one
+                "10 | 50 | 20 | 45 | 50 | 30 | shop.orders | nothing",
+                "10 | 50 | 20 | 45 | 50 | 30 | -           | wait 45",
+                "10 | 50 | 20 | 45 | 50 | 30 | shop.carts  | wait 45",
+                "10 | 50 | 20 | 45 | 50 | 30 | other.coll  | nothing",
+                // the stream has not read through the present: a write acknowledged before the read may be unseen
+                "10 | 49 | 20 | -  | 50 | 30 | shop.orders | unknown",
+                "10 | -  | -  | -  | 50 | 30 | shop.orders | unknown",
+                // the stream started after mirrored-through: writes in between were never seen
+                "31 | 50 | -  | -  | 50 | 30 | shop.orders | unknown",
+                "30 | 50 | -  | -  | 50 | 30 | shop.orders | nothing",
+                "-  | -  | -  | -  | 50 | 30 | shop.orders | unknown",
+            })
+    void waitsOnlyForSeenUnmirroredWritesToTheReadsNamespaces(
+            Integer from,
+            Integer through,
+            Integer orders,
+            Integer carts,
+            int present,
+            int mirrored,
+            String reads,
+            String expected) {
         FastTierWrites writes = new FastTierWrites();
         if (from != null) {
             writes.openedAt(t(from));
@@ -57,11 +68,58 @@ class UnmirroredWritesTest {
         if (through != null) {
             writes.readThrough(t(through));
         }
-        UnmirroredWrites.Verdict verdict = UnmirroredWrites.decide(writes.seen(), t(present), new MirroredThrough(t(mirrored)),
-                reads == null ? null : Set.of(reads), TIERED);
-        String got = verdict instanceof UnmirroredWrites.WaitFor w ? "wait " + w.latest().getTime()
+        UnmirroredWrites.Verdict verdict = UnmirroredWrites.decide(
+                writes.seen(),
+                t(present),
+                new MirroredThrough(t(mirrored)),
+                reads == null ? null : Set.of(reads),
+                TIERED);
+        String got = verdict instanceof UnmirroredWrites.WaitFor w
+                ? "wait " + w.latest().getTime()
                 : verdict instanceof UnmirroredWrites.Nothing ? "nothing" : "unknown";
         assertThat(got).isEqualTo(expected);
+    }
+
+    @ParameterizedTest(name = "from {0} through {1}, orders {2}, carts {3}, mirrored {4}, reads {5} -> {6}")
+    @CsvSource(
+            delimiter = '|',
+            nullValues = "-",
+            value = {
+                // nothing unmirrored to the read's namespaces as the stream stands: ask the archive at once
+                "10 | 50 | 20 | -  | 30 | shop.orders | true",
+                "10 | 50 | -  | -  | 10 | shop.orders | true",
+                "10 | 50 | 20 | 45 | 30 | shop.orders | true",
+                // an unmirrored write to them: the read would wait, its early answer would be thrown away
+                "10 | 50 | 40 | -  | 30 | shop.orders | false",
+                "10 | 50 | 20 | 45 | 30 | shop.carts  | false",
+                // the stream cannot tell: not read yet, not open, or started after mirrored-through
+                "10 | -  | -  | -  | 30 | shop.orders | false",
+                "-  | -  | -  | -  | 30 | shop.orders | false",
+                "31 | 50 | -  | -  | 30 | shop.orders | false",
+            })
+    void speculatesOnlyWhereTheStreamShowsNothingUnmirroredToTheReadsNamespaces(
+            Integer from,
+            Integer through,
+            Integer orders,
+            Integer carts,
+            int mirrored,
+            String reads,
+            boolean expected) {
+        FastTierWrites writes = new FastTierWrites();
+        if (from != null) {
+            writes.openedAt(t(from));
+        }
+        if (orders != null) {
+            writes.wrote(List.of("shop.orders"), t(orders));
+        }
+        if (carts != null) {
+            writes.wrote(List.of("shop.carts"), t(carts));
+        }
+        if (through != null) {
+            writes.readThrough(t(through));
+        }
+        assertThat(UnmirroredWrites.worthSpeculating(writes.seen(), new MirroredThrough(t(mirrored)), Set.of(reads)))
+                .isEqualTo(expected);
     }
 
     @Test
@@ -96,7 +154,9 @@ class UnmirroredWritesTest {
         assertThat(waiting).isNotDone();
         writes.readThrough(t(50));
         assertThat(waiting.get(10, TimeUnit.SECONDS).reached(t(50))).isTrue();
-        assertThat(writes.awaitThrough(t(60), Duration.ofMillis(20)).reached(t(60))).as("gives up after its wait").isFalse();
+        assertThat(writes.awaitThrough(t(60), Duration.ofMillis(20)).reached(t(60)))
+                .as("gives up after its wait")
+                .isFalse();
     }
 
     private static BsonTimestamp t(int seconds) {

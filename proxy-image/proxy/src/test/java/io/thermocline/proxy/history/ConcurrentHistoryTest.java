@@ -219,17 +219,22 @@ class ConcurrentHistoryTest {
 
     /** How the fleet's archive-routed reads passed the read barrier (quiet: no unmirrored write to wait for, no probe). */
     static String barrierOutcomes(TieredFleet fleet) {
+        long speculated = 0;
+        long dropped = 0;
         long quiet = 0;
         long waited = 0;
         long probed = 0;
         for (var proxy : fleet.proxies) {
             io.thermocline.proxy.causal.ReadBarrier.Counts c =
                     proxy.tieredRouting().orElseThrow().readBarrierCounts();
+            speculated += c.speculated();
+            dropped += c.speculationsDropped();
             quiet += c.quiet();
             waited += c.waitedForFeeder();
             probed += c.probed() + c.immediate();
         }
-        return "barrier quiet=" + quiet + " waited=" + waited + " probed=" + probed;
+        return "barrier speculated=" + speculated + " (dropped " + dropped + ") quiet=" + quiet + " waited=" + waited
+                + " probed=" + probed;
     }
 
     /** Archive-routed reads the fleet's secondaries served. */

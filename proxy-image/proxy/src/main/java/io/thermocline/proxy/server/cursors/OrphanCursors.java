@@ -1,18 +1,12 @@
 package io.thermocline.proxy.server.cursors;
 
-import io.thermocline.proxy.backend.BackendConnection;
 import io.thermocline.proxy.cursor.CursorRegistry;
 import io.thermocline.proxy.cursor.CursorRoute;
 import io.thermocline.proxy.gateway.Forwarder;
-import io.thermocline.proxy.gateway.TierBackend;
 import io.thermocline.proxy.metrics.ProxyMetrics;
 import io.thermocline.wire.OpMsg;
 import java.time.Duration;
 import java.util.List;
-import org.bson.BsonArray;
-import org.bson.BsonDocument;
-import org.bson.BsonInt64;
-import org.bson.BsonString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,16 +39,8 @@ public final class OrphanCursors {
         }
         metrics.openCursors(cursors.size());
         for (CursorRoute r : routes) {
-            TierBackend tier = forwarder.backends().tier(r.tier());
-            BsonDocument cmd = new BsonDocument("killCursors", new BsonString(r.collection()))
-                    .append("cursors", new BsonArray(List.of(new BsonInt64(r.backendId()))))
-                    .append("$db", new BsonString(r.database()));
-            if (r.lsid() != null) {
-                cmd.append("lsid", r.lsid());
-            }
-            tier.clock().latest().ifPresent(ct -> cmd.append("$clusterTime", ct));
             forwarder
-                    .roundTrip(tier, r.member(), OpMsg.request(BackendConnection.nextRequestId(), cmd), null)
+                    .killOnMember(r)
                     .whenComplete((reply, e) -> LOG.info(
                             "event=orphan_cursor_killed tier={} member={} ns={} ok={}",
                             r.tier().label(),

@@ -7,12 +7,15 @@ import io.thermocline.proxy.causal.PointReadSkip;
 import io.thermocline.proxy.causal.ReadBarrier;
 import io.thermocline.proxy.command.CommandEnvelope;
 import io.thermocline.proxy.gateway.TierGateways;
+import io.thermocline.proxy.gateway.TierReply;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.TierTopology;
 import io.thermocline.wire.OpMsg;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
@@ -30,6 +33,7 @@ public final class CausalTiers {
     private final ArchivePresent archivePresent;
     private final TieredCursors cursors;
     private final TierGateways gateways;
+    private final LongAdder speculativeCursorsKilled = new LongAdder();
 
     public CausalTiers(
             CausalPoints causal,
@@ -71,7 +75,7 @@ public final class CausalTiers {
      * driver sends it back as {@code afterClusterTime}, a causal point any proxy replica can wait for.
      */
     public RawBsonDocument archive(Exchange x, OpMsg msg) throws InterruptedException {
-        return archive(x, msg, awaitCausalPoint(x));
+        return onArchivePrimary(x, msg);
     }
 
     /**
@@ -80,8 +84,58 @@ public final class CausalTiers {
      */
     public RawBsonDocument archive(Exchange x, OpMsg msg, Optional<BsonDocument> secondaries)
             throws InterruptedException {
+        if (secondaries.isEmpty()) {
+            return onArchivePrimary(x, msg);
+        }
         BsonTimestamp through = awaitCausalPoint(x);
         return archive(x, onCaughtUpMember(msg, secondaries), through);
+    }
+
+    /**
+     * A read on the archive's primary past the read barrier. Where the barrier lets it ({@link
+     * ReadBarrier#speculation}), the archive is asked at once, while the barrier reads the fast tier's present: the
+     * answer is kept if the barrier says it reflects every write the read must see, otherwise dropped (its cursor killed
+     * on the archive) and the read asked again once the barrier passed.
+     */
+    private RawBsonDocument onArchivePrimary(Exchange x, OpMsg msg) throws InterruptedException {
+        Optional<ReadBarrier.Speculation> speculation =
+                barrier.speculation(x.msg().commandName(), ReadNamespaces.of(x.database(), x.command()));
+        if (speculation.isEmpty()) {
+            return archive(x, msg, awaitCausalPoint(x));
+        }
+        CompletableFuture<RawBsonDocument> early =
+                gateways().archive().send(x.request(), msg).thenApply(TierReply::body);
+        ReadBarrier.Settled settled;
+        try {
+            settled = speculation.get().settle();
+        } catch (InterruptedException | RuntimeException e) {
+            drop(early);
+            throw e;
+        }
+        if (settled instanceof ReadBarrier.Kept kept) {
+            return answered(x, early.join(), kept.through());
+        }
+        drop(early);
+        return archive(x, msg, ((ReadBarrier.Again) settled).await());
+    }
+
+    /** A speculative archive answer the client will not get: the cursor it opened, if any, is killed on the archive. */
+    private void drop(CompletableFuture<RawBsonDocument> early) {
+        early.thenAccept(reply -> {
+            long cursor = Replies.cursorId(reply);
+            if (cursor != 0) {
+                gateways().archive().kill(cursor).thenAccept(killed -> {
+                    if (killed) {
+                        speculativeCursorsKilled.increment();
+                    }
+                });
+            }
+        });
+    }
+
+    /** Speculative archive answers dropped whose cursor the archive then reported killed. */
+    public long speculativeCursorsKilled() {
+        return speculativeCursorsKilled.sum();
     }
 
     /** As {@link #archiveWithoutWait(Exchange, OpMsg)}, possibly on a caught-up secondary. */
@@ -162,7 +216,11 @@ public final class CausalTiers {
     /** Runs on the archive; {@code through}: the fast-tier time through which the archive holds every write, or null. */
     private RawBsonDocument archive(Exchange x, OpMsg msg, BsonTimestamp through) {
         barrier.refuseWhileArchiveOutOfService(x.traits().name()); // reads that skipped the barrier too
-        RawBsonDocument reply = onArchive(x, msg);
+        return answered(x, onArchive(x, msg), through);
+    }
+
+    /** The archive's {@code reply}: its cursor a tiered one, its operationTime {@code through} (unless null). */
+    private RawBsonDocument answered(Exchange x, RawBsonDocument reply, BsonTimestamp through) {
         if (through == null) {
             return reply;
         }

@@ -49,6 +49,11 @@ final class AnsweringTiers {
                 RawBsonDocument body = reply.apply(tier, msg);
                 return CompletableFuture.completedFuture(new TierReply(body, OpMsg.isOk(body)));
             }
+
+            @Override
+            public CompletableFuture<Boolean> kill(long proxyCursorId) {
+                return CompletableFuture.completedFuture(false); // these tiers open no cursor
+            }
         };
     }
 }
