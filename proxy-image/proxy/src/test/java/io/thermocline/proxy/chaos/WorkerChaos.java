@@ -31,6 +31,9 @@ public final class WorkerChaos implements AutoCloseable {
     /** Off until the first feeder streams: writes made before the first feeder start are not mirrored, by design. */
     private final AtomicBoolean armed = new AtomicBoolean();
 
+    /** Every feeder this chaos starts counts into one set of metrics (restarted feeders reuse it). */
+    private final PrometheusRegistry feederMetrics = new PrometheusRegistry();
+
     public final AtomicInteger crashes = new AtomicInteger();
     public final AtomicInteger kills = new AtomicInteger();
     /** Set once a feeder died after the archive acknowledged a batch and before its checkpoint (forced once per run). */
@@ -152,7 +155,7 @@ public final class WorkerChaos implements AutoCloseable {
                 .withLeaseDuration(Duration.ofMillis(600))
                 .withErrorBackoff(Duration.ofMillis(50))
                 .withDeadLetterRetryInterval(Duration.ofMillis(300))
-                .withRegistry(new PrometheusRegistry())
+                .withRegistry(feederMetrics)
                 .withFaults(faults);
         return new Feeder(
                         client(fleet.fastWorkers, life),
@@ -204,6 +207,17 @@ public final class WorkerChaos implements AutoCloseable {
      * eviction pass finished: the state a final read must find. The clean workers go on running (a
      * linearizable read through the proxy needs a feeder) until {@link #close()}.
      */
+    /** Mirror writes the archive refused for good, across every feeder this chaos started. */
+    public long deadLettered() {
+        return feederMetrics.scrape().stream()
+                .filter(m -> m.getMetadata().getPrometheusName().equals("thermocline_feeder_dead_lettered"))
+                .mapToLong(m -> (long) ((io.prometheus.metrics.model.snapshots.CounterSnapshot) m)
+                        .getDataPoints()
+                        .get(0)
+                        .getValue())
+                .sum();
+    }
+
     public void quiesce() throws InterruptedException {
         stopChaos();
         Feeder feeder = feeder(null, FaultInjection.NONE);
