@@ -14,6 +14,7 @@ import com.mongodb.event.ServerDescriptionChangedEvent;
 import com.mongodb.event.ServerListener;
 import io.netty.pkitesting.X509Bundle;
 import io.thermocline.embedded.EmbeddedReplicaSet;
+import io.thermocline.proxy.topology.TierMonitor;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -125,12 +126,24 @@ class TierTlsTest {
     }
 
     /**
-     * Runs {@code operation} through the proxy while its archive tier cannot be reached and returns what the proxy answered the
+     * Runs {@code operation} through the proxy once it knows its archive tier cannot be reached and returns what the proxy answered the
      * client's handshake with: HostUnreachable (6) naming the cause. A proxy that never answers, or another error, fails. The
      * answer is taken as soon as the driver's monitor has it; the operation, which cannot have a server while the proxy
      * refuses every hello, is then ended by closing the client rather than by the server selection timeout.
      */
     private static String refusal(SecuredProxy p, Consumer<MongoClient> operation) throws Exception {
+        // the proxy knows the outage first (no member answered for OUTAGE_CONFIRMED): its hello then waits 1 s for a
+        // primary, not the full primary wait (5 s here), so each refusal takes about 3 s instead of 5
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (p.proxy
+                .archiveOutOfServiceFor()
+                .filter(d -> d.compareTo(TierMonitor.OUTAGE_CONFIRMED) >= 0)
+                .isEmpty()) {
+            assertThat(System.nanoTime())
+                    .as("the proxy confirms the archive is unreachable")
+                    .isLessThan(deadline);
+            Thread.sleep(20);
+        }
         CompletableFuture<Throwable> answered = new CompletableFuture<>();
         MongoClientSettings settings = MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(p.uri("", "?retryReads=false&retryWrites=false")))

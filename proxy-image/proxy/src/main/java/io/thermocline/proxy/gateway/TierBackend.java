@@ -107,11 +107,20 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         return monitor;
     }
 
-    /** From now on asks the primary {@code read} every {@code every} ({@link io.thermocline.proxy.topology.ServingProbe}). */
-    public synchronized void probeServing(BsonDocument read, Duration every) {
+    /**
+     * From now on asks the primary {@code read} every {@code every}, the tier stalled once one is unanswered for {@code
+     * stallConfirmed} ({@link io.thermocline.proxy.topology.ServingProbe}).
+     */
+    public synchronized void probeServing(BsonDocument read, Duration every, Duration stallConfirmed) {
         if (serving == null && !closed) {
             serving = new io.thermocline.proxy.topology.ServingProbe(
-                            monitor, connector, group, c -> login.login(c, connector.connectTimeout()), read, every)
+                            monitor,
+                            connector,
+                            group,
+                            c -> login.login(c, connector.connectTimeout()),
+                            read,
+                            every,
+                            stallConfirmed)
                     .start();
         }
     }

@@ -53,9 +53,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
      * Where authentication is required, a connection that has not logged in must complete each message (its first
      * included, TLS handshake before it) within this time, or is closed: otherwise connections that send a few bytes
      * and stop would be held for ever, bounded only by maxClientConnections. An idle connection with nothing
-     * half-sent stays (drivers' monitoring connections send hello and never log in).
+     * half-sent stays (drivers' monitoring connections send hello and never log in). The default of {@link
+     * ProxySettings#handshakeDeadline}.
      */
-    static final Duration HANDSHAKE_DEADLINE = Duration.ofSeconds(10);
+    static final Duration DEFAULT_HANDSHAKE_DEADLINE = Duration.ofSeconds(10);
 
     private final long id;
     private final ProxyServer server;
@@ -142,17 +143,21 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
         } else if (!anyMessage) {
             pendingSince = openedNanos;
         }
-        if (pending && now - pendingSince > HANDSHAKE_DEADLINE.toNanos()) {
+        if (pending
+                && now - pendingSince > server.settings().handshakeDeadline().toNanos()) {
             LOG.info(
                     "event=handshake_deadline connection={} remote={} deadline={}",
                     id,
                     channel.remoteAddress(),
-                    HANDSHAKE_DEADLINE);
+                    server.settings().handshakeDeadline());
             channel.close();
             return;
         }
         channel.eventLoop()
-                .schedule(this::checkHandshakeDeadline, HANDSHAKE_DEADLINE.toMillis() / 4, TimeUnit.MILLISECONDS);
+                .schedule(
+                        this::checkHandshakeDeadline,
+                        server.settings().handshakeDeadline().toMillis() / 4,
+                        TimeUnit.MILLISECONDS);
     }
 
     /** The message size limit now: the server's, or {@link #UNAUTHENTICATED_MESSAGE_LIMIT} before a required login. */
@@ -198,7 +203,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
         }
         if (server.security().mode() == ProxySecurity.Mode.REQUIRED) {
             channel.eventLoop()
-                    .schedule(this::checkHandshakeDeadline, HANDSHAKE_DEADLINE.toMillis() / 4, TimeUnit.MILLISECONDS);
+                    .schedule(
+                            this::checkHandshakeDeadline,
+                            server.settings().handshakeDeadline().toMillis() / 4,
+                            TimeUnit.MILLISECONDS);
         }
         ctx.fireChannelActive();
     }

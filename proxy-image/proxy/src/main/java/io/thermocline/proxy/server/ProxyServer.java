@@ -148,7 +148,7 @@ public final class ProxyServer implements AutoCloseable {
                         forwarding.errors());
         if (tiered != null) {
             tiered.countIn(metrics.registry());
-            TierWiring.probeArchiveServing(tiered.table(), backends.archive());
+            TierWiring.probeArchiveServing(tiered.table(), backends.archive(), settings.stallConfirmed());
         }
         this.fleet = settings.fleet() == null ? null : fleet(settings);
         Handshake handshake = new Handshake(settings.compressors(), Handshake.serviceIdFor(settings.instanceId()));

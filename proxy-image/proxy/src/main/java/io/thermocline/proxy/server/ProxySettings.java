@@ -19,6 +19,10 @@ import java.util.List;
  *
  * @param httpPort -1 disables the HTTP endpoint, 0 picks an ephemeral port
  * @param messageMemory what client messages may hold, per connection and in all ({@code proxy.maxBufferedBytes*})
+ * @param stallConfirmed how long the archive's primary may leave the serving probe's read unanswered before requests that
+ *     need the archive are refused as stalled ({@link io.thermocline.proxy.topology.ServingProbe}, docs/faults.md)
+ * @param handshakeDeadline where authentication is required, how long a connection that has not logged in may take to
+ *     complete a message before it is closed
  */
 public record ProxySettings(
         String listenHost,
@@ -34,6 +38,8 @@ public record ProxySettings(
         TierEndpoint fast,
         Duration poolWaitTimeout,
         Duration primaryWaitTimeout,
+        Duration stallConfirmed,
+        Duration handshakeDeadline,
         Duration heartbeatInterval,
         Duration connectTimeout,
         String transport,
@@ -67,6 +73,8 @@ public record ProxySettings(
                 config.tiers().fast() == null ? null : endpoint(config.tiers().fast(), fleet),
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(10),
+                io.thermocline.proxy.topology.ServingProbe.DEFAULT_STALL_CONFIRMED,
+                ClientConnection.DEFAULT_HANDSHAKE_DEADLINE,
                 Duration.ofMillis(500),
                 Duration.ofSeconds(5),
                 p.transport(),
@@ -100,6 +108,8 @@ public record ProxySettings(
                 fast,
                 poolWaitTimeout,
                 primaryWaitTimeout,
+                stallConfirmed,
+                handshakeDeadline,
                 heartbeatInterval,
                 connectTimeout,
                 transport,
@@ -122,6 +132,8 @@ public record ProxySettings(
                 fast,
                 poolWait,
                 primaryWait,
+                stallConfirmed,
+                handshakeDeadline,
                 heartbeat,
                 connectTimeout,
                 transport,
@@ -145,6 +157,8 @@ public record ProxySettings(
                 fast,
                 poolWaitTimeout,
                 primaryWaitTimeout,
+                stallConfirmed,
+                handshakeDeadline,
                 heartbeatInterval,
                 connectTimeout,
                 transport,
@@ -168,6 +182,58 @@ public record ProxySettings(
                 fast,
                 poolWaitTimeout,
                 primaryWaitTimeout,
+                stallConfirmed,
+                handshakeDeadline,
+                heartbeatInterval,
+                connectTimeout,
+                transport,
+                fleet,
+                messageMemory);
+    }
+
+    /** Another stall confirmation (tests that stall an archive on purpose: the default suits a loaded production host). */
+    public ProxySettings withStallConfirmed(Duration confirmed) {
+        return new ProxySettings(
+                listenHost,
+                port,
+                httpHost,
+                httpPort,
+                maxClientConnections,
+                maxMessageSizeBytes,
+                compressors,
+                drainTimeout,
+                instanceId,
+                archive,
+                fast,
+                poolWaitTimeout,
+                primaryWaitTimeout,
+                confirmed,
+                handshakeDeadline,
+                heartbeatInterval,
+                connectTimeout,
+                transport,
+                fleet,
+                messageMemory);
+    }
+
+    /** Another handshake deadline (a test that waits for an unauthenticated connection to be closed). */
+    public ProxySettings withHandshakeDeadline(Duration deadline) {
+        return new ProxySettings(
+                listenHost,
+                port,
+                httpHost,
+                httpPort,
+                maxClientConnections,
+                maxMessageSizeBytes,
+                compressors,
+                drainTimeout,
+                instanceId,
+                archive,
+                fast,
+                poolWaitTimeout,
+                primaryWaitTimeout,
+                stallConfirmed,
+                deadline,
                 heartbeatInterval,
                 connectTimeout,
                 transport,

@@ -72,13 +72,14 @@ final class TierWiring {
 
     /**
      * A point count that finds nothing, on a tiered collection the data plane reads anyway: a stalled archive (hello
-     * answered, commands not) then refuses archive-routed reads fast instead of holding each one.
+     * answered, commands not) then refuses archive-routed reads fast instead of holding each one, once the count is
+     * unanswered for {@code stallConfirmed}.
      */
-    static void probeArchiveServing(RoutingTable table, TierBackend archive) {
+    static void probeArchiveServing(RoutingTable table, TierBackend archive, java.time.Duration stallConfirmed) {
         table.policies().values().stream()
                 .findFirst()
                 .ifPresent(p -> archive.probeServing(
-                        ServingProbe.pointCount(p.database(), p.collection()), SERVING_PROBE_INTERVAL));
+                        ServingProbe.pointCount(p.database(), p.collection()), SERVING_PROBE_INTERVAL, stallConfirmed));
     }
 
     /** Says at start which tier is reached over TLS trusting the system store. */

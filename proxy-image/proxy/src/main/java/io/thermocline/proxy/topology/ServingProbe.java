@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * Tells a tier that answers {@code hello} but stalls its commands (a stalled disk, a stuck primary, a long pause)
  * from one that serves. Every {@code interval} the primary is asked a real read ({@code read}: a point lookup that
  * finds nothing) on a logged-in connection of its own, one at a time. A read unanswered for
- * {@link #STALL_CONFIRMED} makes the tier stalled since it was sent, until one is answered: requests that
+ * {@code stallConfirmed} ({@link #DEFAULT_STALL_CONFIRMED} unless set) makes the tier stalled since it was sent, until
+ * one is answered: requests that
  * need the tier then fail fast and retryably instead of each waiting out its own deadline (docs/faults.md). Any reply
  * counts as an answer, an error too: the command path answered. A connection that fails gives no verdict (the
  * monitor's {@code hello} tells an unreachable tier).
@@ -32,6 +33,7 @@ public final class ServingProbe implements AutoCloseable {
     private final EventLoopGroup group;
     private final BsonDocument read;
     private final Duration interval;
+    private final Duration stallConfirmed;
     /** {@link System#nanoTime} when the read in flight was sent (0: none in flight). */
     private volatile long sentAt;
     /** Whether the tier was reported stalled (for the log line when it serves again). */
@@ -47,12 +49,14 @@ public final class ServingProbe implements AutoCloseable {
             EventLoopGroup group,
             Function<BackendConnection, CompletableFuture<Void>> login,
             BsonDocument read,
-            Duration interval) {
+            Duration interval,
+            Duration stallConfirmed) {
         this.monitor = monitor;
         this.group = group;
         this.connection = new OwnConnection(connector, login);
         this.read = read;
         this.interval = interval;
+        this.stallConfirmed = stallConfirmed;
     }
 
     /** The probe's read: a count of one {@code _id} no document has, on a collection the tier's user reads anyway. */
@@ -72,17 +76,18 @@ public final class ServingProbe implements AutoCloseable {
      * A point count left unanswered this long means a stalled primary, not a busy one: a healthy primary on a loaded
      * machine (a 2-core box at load 26) left the probe unanswered past 2 s, and every archive-routed read was refused
      * meanwhile that would have been served. A stall shorter than this is waited out, as against the archive alone.
+     * The proxy's default ({@code ProxySettings#stallConfirmed}); tests that stall an archive on purpose set less.
      */
-    public static final Duration STALL_CONFIRMED = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_STALL_CONFIRMED = Duration.ofSeconds(10);
 
-    /** How long the tier's primary has left a read unanswered, once that is {@link #STALL_CONFIRMED} or more. */
+    /** How long the tier's primary has left a read unanswered, once that is {@code stallConfirmed} or more. */
     public Optional<Duration> stalledFor() {
         long sent = sentAt;
         if (sent == 0) {
             return Optional.empty();
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - sent);
-        return waited.compareTo(STALL_CONFIRMED) >= 0 ? Optional.of(waited) : Optional.empty();
+        return waited.compareTo(stallConfirmed) >= 0 ? Optional.of(waited) : Optional.empty();
     }
 
     private void schedule() {

@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.mongodb.MongoException;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
+import io.thermocline.proxy.server.ProxyServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
@@ -24,59 +28,72 @@ class StalledArchiveTest {
 
     static final Instant OLD = Instant.now().minus(Duration.ofHours(2));
 
+    /**
+     * The proxy under test confirms a stall after 4 s, not the production 10 s ({@code ProxySettings#stallConfirmed}), so
+     * the archive needs to stall for 15 s only; 4 s, not less: a healthy archive on a loaded machine has left the probe
+     * unanswered past 2 s.
+     */
+    static final Duration STALL_CONFIRMED = Duration.ofSeconds(4);
+
     @Test
     void archiveReadsAreRefusedAtOnceWhileTheArchiveStallsAndHotReadsGoOn() throws Exception {
         try (TieredStack stack = new TieredStack(Duration.ofSeconds(60), Duration.ofMillis(5))) {
             stack.startFeeder();
-            stack.archiveOrders().insertOne(SessionConsistencyTest.order(1, OLD, "archived"));
-            stack.orders().insertOne(SessionConsistencyTest.order(2, Instant.now(), "hot"));
-            assertThat(stack.orders().countDocuments())
-                    .as("both tiers, before the stall")
-                    .isEqualTo(2);
+            ProxyServer proxy =
+                    stack.anotherProxy("stall-test", TieredStack.FOLLOW, s -> s.withStallConfirmed(STALL_CONFIRMED));
+            try (MongoClient client =
+                    MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true")) {
+                MongoCollection<BsonDocument> orders =
+                        client.getDatabase("shop").getCollection("orders", BsonDocument.class);
+                stack.archiveOrders().insertOne(SessionConsistencyTest.order(1, OLD, "archived"));
+                stack.orders().insertOne(SessionConsistencyTest.order(2, Instant.now(), "hot"));
+                awaitOutOfService(proxy, false); // a loaded machine may delay the probe's first answers
+                assertThat(orders.countDocuments())
+                        .as("both tiers, before the stall")
+                        .isEqualTo(2);
 
-            var admin = stack.archiveDirect.getDatabase("admin");
-            // every read the archive gets from now on waits 40 s before it runs (the probe's is a stall after 10 s);
-            // hello, ping and writes are answered
-            admin.runCommand(
-                    Document.parse(
-                            "{configureFailPoint: 'failCommand', mode: 'alwaysOn', data: {blockConnection: true,"
-                                    + " blockTimeMS: 40000, failCommands: ['find', 'count', 'aggregate', 'distinct', 'getMore']}}"));
-            try {
-                awaitOutOfService(stack, true);
-                assertThat(stack.orders()
-                                .find(Filters.eq("_id", 2))
-                                .first()
-                                .getString("state")
-                                .getValue())
-                        .as("a hot read, served by the fast tier")
-                        .isEqualTo("hot");
-                assertThatThrownBy(() -> stack.orders().countDocuments())
-                        .as("an archive-routed count")
-                        .isInstanceOfSatisfying(MongoException.class, e -> {
-                            assertThat(e.getCode()).isEqualTo(6);
-                            assertThat(e.getMessage()).contains("stalled");
-                        });
-                assertThatThrownBy(
-                                () -> stack.orders().find(Filters.eq("_id", 1)).first())
-                        .as("an archived document's point read")
-                        .isInstanceOfSatisfying(
-                                MongoException.class,
-                                e -> assertThat(e.getCode()).isEqualTo(6));
-            } finally {
-                admin.runCommand(Document.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+                var admin = stack.archiveDirect.getDatabase("admin");
+                // every read the archive gets from now on waits 15 s before it runs (the probe's is a stall after 4 s);
+                // hello, ping and writes are answered
+                admin.runCommand(
+                        Document.parse(
+                                "{configureFailPoint: 'failCommand', mode: 'alwaysOn', data: {blockConnection: true,"
+                                        + " blockTimeMS: 15000, failCommands: ['find', 'count', 'aggregate', 'distinct', 'getMore']}}"));
+                try {
+                    awaitOutOfService(proxy, true);
+                    assertThat(orders.find(Filters.eq("_id", 2))
+                                    .first()
+                                    .getString("state")
+                                    .getValue())
+                            .as("a hot read, served by the fast tier")
+                            .isEqualTo("hot");
+                    assertThatThrownBy(orders::countDocuments)
+                            .as("an archive-routed count")
+                            .isInstanceOfSatisfying(MongoException.class, e -> {
+                                assertThat(e.getCode()).isEqualTo(6);
+                                assertThat(e.getMessage()).contains("stalled");
+                            });
+                    assertThatThrownBy(() -> orders.find(Filters.eq("_id", 1)).first())
+                            .as("an archived document's point read")
+                            .isInstanceOfSatisfying(
+                                    MongoException.class,
+                                    e -> assertThat(e.getCode()).isEqualTo(6));
+                } finally {
+                    admin.runCommand(Document.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
+                }
+                awaitOutOfService(proxy, false); // the probe held at the fail point answers once its 15 s are up
+                assertThat(orders.countDocuments())
+                        .as("both tiers, after the stall")
+                        .isEqualTo(2);
+                BsonDocument archived = orders.find(Filters.eq("_id", 1)).first();
+                assertThat(archived).isNotNull();
             }
-            awaitOutOfService(stack, false); // the probe held at the fail point answers once its 40 s are up
-            assertThat(stack.orders().countDocuments())
-                    .as("both tiers, after the stall")
-                    .isEqualTo(2);
-            BsonDocument archived = stack.orders().find(Filters.eq("_id", 1)).first();
-            assertThat(archived).isNotNull();
         }
     }
 
-    private static void awaitOutOfService(TieredStack stack, boolean expected) throws InterruptedException {
+    private static void awaitOutOfService(ProxyServer proxy, boolean expected) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (stack.proxy.archiveOutOfServiceFor().isPresent() != expected) {
+        while (proxy.archiveOutOfServiceFor().isPresent() != expected) {
             assertThat(System.nanoTime())
                     .as("the proxy sees the archive " + (expected ? "stalled" : "serving again"))
                     .isLessThan(deadline);

@@ -123,7 +123,14 @@ final class TieredStack implements AutoCloseable {
 
     /** As {@link #anotherProxy(String)}, re-reading the shared state (and the mode) every {@code follow}: a slow replica. */
     ProxyServer anotherProxy(String instanceId, Duration follow) throws Exception {
-        ProxyServer another = new ProxyServer(settings.withInstanceId(instanceId), layer(instanceId, follow)).start();
+        return anotherProxy(instanceId, follow, s -> s);
+    }
+
+    /** As {@link #anotherProxy(String, Duration)}, its settings changed by {@code tune} (e.g. a short stall confirmation). */
+    ProxyServer anotherProxy(String instanceId, Duration follow, java.util.function.UnaryOperator<ProxySettings> tune)
+            throws Exception {
+        ProxyServer another =
+                new ProxyServer(tune.apply(settings.withInstanceId(instanceId)), layer(instanceId, follow)).start();
         TieredRouting itsRouting = another.tieredRouting().orElseThrow();
         moreProxies.add(another);
         moreRoutings.add(itsRouting);
