@@ -179,11 +179,17 @@ final class StatusReport {
         ThermoclineClusterStatus previous = in.previous();
         TieringSnapshot tiering = in.seen().tiering();
         status.feederLagSeconds = tiering != null ? tiering.feederLagSeconds() : previous.feederLagSeconds;
-        status.documents = tiering != null
-                ? new ThermoclineClusterStatus.DocumentCounts(tiering.fastTierDocuments(), tiering.archiveDocuments())
-                : previous.documents;
+        // an archive outage leaves its count and the index gaps unread (null): the last ones read stand meanwhile
+        boolean archiveRead = tiering != null && tiering.archiveDocuments() != null;
+        status.documents = tiering == null
+                ? previous.documents
+                : new ThermoclineClusterStatus.DocumentCounts(
+                        tiering.fastTierDocuments(),
+                        archiveRead
+                                ? tiering.archiveDocuments()
+                                : previous.documents == null ? null : previous.documents.archive);
         status.warmerJob = in.workflow().ran() ? in.workflow().desired().warmerJobName() : previous.warmerJob;
-        status.warnings = tiering == null ? previous.warnings : warnings(tiering);
+        status.warnings = archiveRead ? warnings(tiering) : previous.warnings;
     }
 
     private static List<String> warnings(TieringSnapshot tiering) {

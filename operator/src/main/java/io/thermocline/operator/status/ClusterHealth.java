@@ -156,7 +156,7 @@ public final class ClusterHealth {
     static final String MISSING_PRIVILEGES = "MissingPrivileges";
     /** The FeederHealthy reasons that come from reading the feeder's progress in the fast tier (not from its Deployment). */
     private static final Set<String> FEEDER_OBSERVATIONS =
-            Set.of("Mirroring", "DeadLetters", "LagTooHigh", "ChangeStreamHistoryLost");
+            Set.of("Mirroring", "DeadLetters", "LagTooHigh", "ChangeStreamHistoryLost", "ArchiveUnavailable");
 
     /**
      * The FeederHealthy last derived from the feeder's progress, to stand while the progress cannot be read (a replica set
@@ -370,6 +370,25 @@ public final class ClusterHealth {
                             + "): the feeder is resyncing the archive from the"
                             + " fast tier, nothing is lost, archive-routed reads wait until it is done; to avoid it, size the fast tier's oplog"
                             + " to outlast the feeder's longest outage (see docs/tiering-workers.md, Lost change-stream history)");
+        }
+        TieringSnapshot.ArchiveOutage outage = t.feederAlerts().archiveUnavailable();
+        if (outage != null) {
+            // the cause of the lag, named: an outage (or a refusal) of the archive, not a fault of the feeder
+            boolean refusing = "refusing_writes".equals(outage.why());
+            return Observed.isFalse(
+                    FeederHealthy,
+                    "ArchiveUnavailable",
+                    (refusing
+                                    ? "the archive refuses the feeder's writes"
+                                    : "archive outage: the archive is " + outage.why())
+                            + " since " + outage.since() + " (" + outage.cause()
+                            + "); the fast tier keeps every write and"
+                            + " the feeder retries until the archive takes them, nothing is lost; "
+                            + (refusing
+                                    ? "free space or make the archive writable"
+                                    : "the proxies serve hot traffic and refuse what needs the archive retryably; check the"
+                                            + " archive's members")
+                            + " (see docs/faults.md)");
         }
         if (t.feederAlerts().deadLetters() > 0) {
             return Observed.isFalse(

@@ -19,11 +19,28 @@ public record TieringSnapshot(
 
     /**
      * What the feeder reports in {@code thermocline.state} document {@code feederHealth}: mirror writes the
-     * archive refused for good (dead letters) and a resync after lost change-stream history in progress.
+     * archive refused for good (dead letters), a resync after lost change-stream history in progress, and an
+     * archive that takes no mirror write at all now ({@code archiveUnavailable}, null while it takes them).
      */
-    public record FeederAlerts(long deadLetters, String oldestDeadLetter, Instant historyLostAt, boolean resyncing) {
+    public record FeederAlerts(
+            long deadLetters,
+            String oldestDeadLetter,
+            Instant historyLostAt,
+            boolean resyncing,
+            ArchiveOutage archiveUnavailable) {
         public static final FeederAlerts NONE = new FeederAlerts(0, null, null, false);
+
+        public FeederAlerts(long deadLetters, String oldestDeadLetter, Instant historyLostAt, boolean resyncing) {
+            this(deadLetters, oldestDeadLetter, historyLostAt, resyncing, null);
+        }
     }
+
+    /**
+     * Why the feeder finds the archive takes no mirror write since {@code since}: {@code unreachable} or {@code stalled}
+     * (an outage), or {@code refusing_writes} (a full disk, a read-only volume, a quota); {@code cause}: the archive's or
+     * the driver's error (docs/faults.md).
+     */
+    public record ArchiveOutage(String why, Instant since, String cause) {}
 
     public TieringSnapshot {
         uniqueIndexes = uniqueIndexes == null ? List.of() : List.copyOf(uniqueIndexes);

@@ -160,6 +160,52 @@ class ClusterHealthTest {
                 .contains("2 mirror write(s)", "_id 7", "11000", "deadLetters.find()", "fix the cause");
     }
 
+    /**
+     * Issue 40: an archive outage the feeder reports (its shared state's {@code archiveUnavailable}) is named as the cause,
+     * with why, since when and the driver's error, before its lag passes the limit; before, FeederHealthy stayed Mirroring
+     * and then said LagTooHigh with "check the archive's write capacity".
+     */
+    @Test
+    void anArchiveOutageTheFeederReportsIsNamedAsTheCause() {
+        java.time.Instant since = java.time.Instant.parse("2026-12-07T21:00:00Z");
+        for (String why : List.of("unreachable", "stalled")) {
+            var alerts = new TieringSnapshot.FeederAlerts(
+                    0,
+                    null,
+                    null,
+                    false,
+                    new TieringSnapshot.ArchiveOutage(why, since, "Timeout while receiving message"));
+            Given given = new Given().wasReady();
+            given.tiering = new TieringSnapshot(4L, false, 3L, null, null, alerts);
+            Observed feeder = condition(given.evaluate(), ConditionType.FeederHealthy);
+            assertThat(feeder.holds()).as(why).isFalse();
+            assertThat(feeder.reason()).as(why).isEqualTo("ArchiveUnavailable");
+            assertThat(feeder.message())
+                    .as(why)
+                    .contains(
+                            "archive outage: the archive is " + why,
+                            since.toString(),
+                            "Timeout while receiving message",
+                            "nothing is lost",
+                            "docs/faults.md");
+        }
+        var refusing = new TieringSnapshot.FeederAlerts(
+                0, null, null, false, new TieringSnapshot.ArchiveOutage("refusing_writes", since, "OutOfDiskSpace"));
+        Given given = new Given().wasReady();
+        given.tiering = new TieringSnapshot(400L, false, 3L, 3L, List.of(), refusing);
+        Observed feeder = condition(given.evaluate(), ConditionType.FeederHealthy);
+        assertThat(feeder.reason()).as("the cause, not the lag it causes").isEqualTo("ArchiveUnavailable");
+        assertThat(feeder.message()).contains("refuses the feeder's writes", "OutOfDiskSpace", "free space");
+        assertThat(ClusterHealth.lastFeederObservation(List.of(new ConditionBuilder()
+                        .withType(ConditionType.FeederHealthy.name())
+                        .withStatus("False")
+                        .withReason("ArchiveUnavailable")
+                        .withMessage("archive outage")
+                        .build())))
+                .as("it stands while the fast tier's metadata cannot be read")
+                .isEqualTo(Observed.isFalse(ConditionType.FeederHealthy, "ArchiveUnavailable", "archive outage"));
+    }
+
     @Test
     void aResyncAfterLostHistoryIsReportedWhileItRuns() {
         var alerts = new TieringSnapshot.FeederAlerts(0, null, java.time.Instant.parse("2026-01-01T00:00:00Z"), true);

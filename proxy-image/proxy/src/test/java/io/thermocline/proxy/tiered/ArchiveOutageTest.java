@@ -38,10 +38,12 @@ import org.junit.jupiter.api.Timeout;
 class ArchiveOutageTest {
 
     static final int ROUNDS = 5;
-    /** Documents only the archive holds: 100 is read, 101 updated, 102 deleted, 103 found and modified. */
+    /** Documents only the archive holds: 100 is read, 101 updated, 102 deleted, 103 found and modified or removed. */
     static final java.util.List<Integer> COLD = java.util.List.of(100, 101, 102, 103);
     /** The first of the hot documents the outage rounds delete, one per round. */
     static final int HOT_DELETED = 10;
+    /** The first of the hot documents the outage rounds remove with findAndModify, one per round. */
+    static final int HOT_REMOVED = 20;
     /** Every command a client or the proxy sends: a member that answers none of them is, to everyone, down. */
     static final String ALL_COMMANDS =
             "['hello', 'isMaster', 'ismaster', 'ping', 'buildInfo', 'find', 'aggregate', 'count', 'distinct',"
@@ -66,7 +68,9 @@ class ArchiveOutageTest {
     void start() throws Exception {
         stack = new TieredStack(Duration.ofSeconds(10), Duration.ofMillis(20));
         stack.startFeeder();
-        proxy = stack.anotherProxy("outage-test", Duration.ofSeconds(2));
+        // a stall confirmed after 4 s, not 10: the paused archive's rounds start sooner and its gaps are shorter
+        proxy = stack.anotherProxy(
+                "outage-test", Duration.ofSeconds(2), s -> s.withStallConfirmed(StalledArchiveTest.STALL_CONFIRMED));
         stack.coverSince(
                 now.minus(Duration.ofMinutes(50)), proxy.tieredRouting().orElseThrow());
         client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?retryWrites=true&retryReads=true");
@@ -79,6 +83,7 @@ class ArchiveOutageTest {
                 round < ROUNDS;
                 round++) { // hot, outside the hot range read's 10 minutes: deleted one a round
             orders.insertOne(TieredProxyTest.order(HOT_DELETED + round, now.minus(Duration.ofMinutes(20)), "hot"));
+            orders.insertOne(TieredProxyTest.order(HOT_REMOVED + round, now.minus(Duration.ofMinutes(20)), "hot"));
         }
         for (int id : COLD) {
             stack.archiveOrders().insertOne(TieredProxyTest.order(id, now.minus(Duration.ofDays(3)), "cold"));
@@ -181,6 +186,14 @@ class ArchiveOutageTest {
                         .isEqualTo(1);
                 deleted.add(hotDeleted);
             });
+            int hotRemoved = HOT_REMOVED + round;
+            // as a delete of a hot document: the fast tier holds its latest version, the archive is not needed
+            served("hot findAndModify remove", () -> {
+                BsonDocument removed = orders.findOneAndDelete(Filters.eq("_id", hotRemoved));
+                assertThat(removed).as("the removed document, returned").isNotNull();
+                assertThat(removed.getInt32("_id").getValue()).isEqualTo(hotRemoved);
+                deleted.add(hotRemoved);
+            });
             refused("cold point read", () -> orders.find(Filters.eq("_id", 100)).first());
             refused("count over both tiers", () -> orders.countDocuments());
             refused(
@@ -199,6 +212,7 @@ class ArchiveOutageTest {
             refused(
                     "cold findAndModify",
                     () -> orders.findOneAndUpdate(Filters.eq("_id", 103), Updates.set("state", state)));
+            refused("cold findAndModify remove", () -> orders.findOneAndDelete(Filters.eq("_id", 103)));
             refused(
                     "update over both tiers (the sync barrier, then the archive)",
                     () -> orders.updateMany(Filters.eq("state", "cold"), Updates.set("state", state)));
@@ -335,7 +349,10 @@ class ArchiveOutageTest {
         tally(kind).served(System.nanoTime() - start);
     }
 
-    private void refused(String kind, Step op) {
+    private void refused(String kind, Step op) throws InterruptedException {
+        // a paused archive's held probe read is answered when its block ends, and the proxy then sees it serving until
+        // the next probe read has waited the stall confirmation: a refusal is asked for while the outage stands
+        awaitOutOfService();
         long start = System.nanoTime();
         try {
             op.run();

@@ -29,40 +29,60 @@ public final class FeederMetrics {
     }
 
     private FeederMetrics(PrometheusRegistry registry) {
-        lagSeconds = Gauge.builder().name("thermocline_feeder_lag_seconds")
+        lagSeconds = Gauge.builder()
+                .name("thermocline_feeder_lag_seconds")
                 .help("Age of the oldest fast-tier write not yet acknowledged by the archive (0 when caught up)")
                 .register(registry);
-        pendingEvents = Gauge.builder().name("thermocline_feeder_pending_events")
+        pendingEvents = Gauge.builder()
+                .name("thermocline_feeder_pending_events")
                 .help("Change events received from the fast tier and not yet mirrored")
                 .register(registry);
-        mirroredThroughSeconds = Gauge.builder().name("thermocline_feeder_mirrored_through_seconds")
+        mirroredThroughSeconds = Gauge.builder()
+                .name("thermocline_feeder_mirrored_through_seconds")
                 .help("Fast-tier cluster time (seconds part) up to which the archive holds every write")
                 .register(registry);
-        events = Counter.builder().withoutExemplars().name("thermocline_feeder_events_total")
-                .help("Change events by outcome: mirrored, coalesced (superseded in a batch), own (Thermocline's writes), ignored")
+        events = Counter.builder()
+                .withoutExemplars()
+                .name("thermocline_feeder_events_total")
+                .help(
+                        "Change events by outcome: mirrored, coalesced (superseded in a batch), own (Thermocline's writes), ignored")
                 .labelNames("outcome")
                 .register(registry);
-        archiveWrites = Counter.builder().withoutExemplars().name("thermocline_feeder_archive_writes_total")
+        archiveWrites = Counter.builder()
+                .withoutExemplars()
+                .name("thermocline_feeder_archive_writes_total")
                 .help("Writes sent to the archive, by kind (upsert, delete)")
                 .labelNames("kind")
                 .register(registry);
-        batches = Counter.builder().withoutExemplars().name("thermocline_feeder_batches_total")
+        batches = Counter.builder()
+                .withoutExemplars()
+                .name("thermocline_feeder_batches_total")
                 .help("Batches mirrored and checkpointed")
                 .register(registry);
-        deadLetters = Gauge.builder().name("thermocline_feeder_dead_letters")
-                .help("Mirror writes the archive refused for good, waiting in thermocline.deadLetters (the fast tier holds those documents; see docs/tiering-workers.md)")
+        deadLetters = Gauge.builder()
+                .name("thermocline_feeder_dead_letters")
+                .help(
+                        "Mirror writes the archive refused for good, waiting in thermocline.deadLetters (the fast tier holds those documents; see docs/tiering-workers.md)")
                 .register(registry);
-        deadLettered = Counter.builder().withoutExemplars().name("thermocline_feeder_dead_lettered_total")
+        deadLettered = Counter.builder()
+                .withoutExemplars()
+                .name("thermocline_feeder_dead_lettered_total")
                 .help("Mirror writes set aside as dead letters")
                 .register(registry);
-        historyLost = Counter.builder().withoutExemplars().name("thermocline_feeder_history_lost_total")
-                .help("Times the fast tier's oplog no longer held the feeder's resume point (code 286), each followed by a resync")
+        historyLost = Counter.builder()
+                .withoutExemplars()
+                .name("thermocline_feeder_history_lost_total")
+                .help(
+                        "Times the fast tier's oplog no longer held the feeder's resume point (code 286), each followed by a resync")
                 .register(registry);
-        resyncing = Gauge.builder().name("thermocline_feeder_resyncing")
+        resyncing = Gauge.builder()
+                .name("thermocline_feeder_resyncing")
                 .help("1 while the feeder resyncs the archive from the fast tier after lost change-stream history")
                 .register(registry);
-        archiveTrouble = Gauge.builder().name("thermocline_feeder_archive_unavailable")
-                .help("1 while the archive takes no mirror write, by why (unreachable, refusing_writes): the fast tier keeps the writes and the feeder retries")
+        archiveTrouble = Gauge.builder()
+                .name("thermocline_feeder_archive_unavailable")
+                .help(
+                        "1 while the archive takes no mirror write, by why (unreachable, stalled, refusing_writes): the fast tier keeps the writes and the feeder retries")
                 .labelNames("why")
                 .register(registry);
         for (ArchiveTrouble.Kind kind : ArchiveTrouble.Kind.values()) {

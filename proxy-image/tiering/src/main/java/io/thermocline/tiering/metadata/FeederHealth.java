@@ -12,7 +12,8 @@ import java.time.Instant;
  * @param historyLost       the last loss of change-stream history (null: never)
  * @param archiveUnavailable why the archive takes no mirror write now (null while it takes them; docs/faults.md)
  */
-public record FeederHealth(long deadLetters, String oldestDeadLetter, HistoryLoss historyLost, ArchiveUnavailable archiveUnavailable) {
+public record FeederHealth(
+        long deadLetters, String oldestDeadLetter, HistoryLoss historyLost, ArchiveUnavailable archiveUnavailable) {
 
     public static final FeederHealth HEALTHY = new FeederHealth(0, null, null, null);
 
@@ -21,12 +22,11 @@ public record FeederHealth(long deadLetters, String oldestDeadLetter, HistoryLos
     }
 
     /**
-     * @param why    {@code unreachable} (an outage) or {@code refusing_writes} (a full disk, a read-only volume, a quota)
+     * @param why    {@code unreachable} or {@code stalled} (an outage) or {@code refusing_writes} (a full disk, a read-only volume, a quota)
      * @param since  when the feeder first found it so
      * @param cause  the archive's (or the driver's) error, one line
      */
-    public record ArchiveUnavailable(String why, Instant since, String cause) {
-    }
+    public record ArchiveUnavailable(String why, Instant since, String cause) {}
 
     public FeederHealth withArchiveUnavailable(ArchiveUnavailable unavailable) {
         return new FeederHealth(deadLetters, oldestDeadLetter, historyLost, unavailable);

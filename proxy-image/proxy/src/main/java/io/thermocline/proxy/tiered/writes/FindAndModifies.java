@@ -112,9 +112,9 @@ final class FindAndModifies {
 
     /**
      * findAndModify with {@code remove}: the target is picked as routed, then removed in one transaction
-     * that claims its fence first (as a delete does): from the fast tier when it holds the document, else
-     * ({@link ColdTarget}) the archive's version (its latest) is copied in and removed there, so the fast
-     * tier's change stream shows the delete and the fast tier applies the projection to the reply.
+     * that claims its fence first (as a delete does): from the fast tier when it holds the document, without
+     * reading the archive, else ({@link ColdTarget}) the archive's version (its latest) is copied in and removed
+     * there, so the fast tier's change stream shows the delete and the fast tier applies the projection to the reply.
      */
     private RawBsonDocument remove(
             WriteRequest x,
@@ -134,12 +134,6 @@ final class FindAndModifies {
             BsonDocument pinned = restricted(query, List.of(target));
             Map<BsonValue, Fence> fencesThen = fences.read(null, namespace, Fences.withDropFence(List.of(target)));
             Fence then = fencesThen.get(target);
-            // read after the fence: an eviction after this read shows as a changed fence below
-            BsonDocument archived = Blocking.single(TierQueries.collection(archive.client("findAndModify"), namespace)
-                            .find(pinned)
-                            .collation(collation)
-                            .first())
-                    .orElse(null);
             FindOneAndDeleteOptions options =
                     new FindOneAndDeleteOptions().projection(fields).collation(collation);
             return session -> {
@@ -152,9 +146,20 @@ final class FindAndModifies {
                     return Outcome.committed(reply(removed));
                 }
                 if (!TierQueries.idsIn(fast, session, namespace, List.of(target))
-                                .isEmpty()
-                        || archived == null) {
+                        .isEmpty()) {
                     return Outcome.committed(reply(null)); // the fast tier's version does not match
+                }
+                // only the archive may hold it: read there now, not before, so a remove of a document the fast tier
+                // holds never needs the archive (served while it is out of service, as a delete is); read after the
+                // fence, so an eviction after this read shows as a changed fence below
+                BsonDocument archived = Blocking.single(
+                                TierQueries.collection(archive.client("findAndModify"), namespace)
+                                        .find(pinned)
+                                        .collation(collation)
+                                        .first())
+                        .orElse(null);
+                if (archived == null) {
+                    return Outcome.committed(reply(null));
                 }
                 Map<BsonValue, Fence> fencesNow =
                         fences.read(session, namespace, Fences.withDropFence(List.of(target)));
