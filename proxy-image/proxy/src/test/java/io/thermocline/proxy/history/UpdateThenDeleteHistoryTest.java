@@ -67,13 +67,23 @@ class UpdateThenDeleteHistoryTest {
     @MethodSource("updateDeleteSeeds")
     @Timeout(600)
     void aReadBetweenAnUpdateAndTheDeleteOfItsKeySeesTheUpdate(long seed) throws Exception {
+        runWithRefusals(seed, TierPair::open, "history.updateDeleteSeeds", "update then delete");
+    }
+
+    /**
+     * Runs the workload on a two-proxy fleet over {@code tierPair}'s tiers, with workers killed between I/O steps and the
+     * archive refusing short runs of writes, then checks the history.
+     */
+    private static void runWithRefusals(
+            long seed, java.util.function.Supplier<TierPair> tierPair, String property, String scenario)
+            throws Exception {
         long started = System.nanoTime();
         History history = new History();
         HistoryClient.Keys keys = new HistoryClient.Keys();
         Random random = new Random(seed);
         Map<String, List<Doc>> finals;
         String disturbed;
-        try (TierPair tiers = TierPair.open();
+        try (TierPair tiers = tierPair.get();
                 TieredFleet fleet = new TieredFleet(tiers, 2, "linearizable")) {
             ConcurrentHistoryTest.adopt(fleet, history, keys, random);
             try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
@@ -98,7 +108,7 @@ class UpdateThenDeleteHistoryTest {
                 .filter(a -> !(a.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
                         && a.message().contains("14031")))
                 .toList();
-        assertNoAnomaly("history.updateDeleteSeeds", seed, "update then delete", ops, anomalies, disturbed, started);
+        assertNoAnomaly(property, seed, scenario, ops, anomalies, disturbed, started);
     }
 
     /** Prints the run's summary line and fails on any anomaly, naming the seed to rerun. */
@@ -141,36 +151,8 @@ class UpdateThenDeleteHistoryTest {
     @MethodSource("lostHistorySeeds")
     @Timeout(600)
     void aReadSeesEveryEarlierWriteWhileTheFeederLosesItsHistoryAndResyncs(long seed) throws Exception {
-        long started = System.nanoTime();
-        History history = new History();
-        HistoryClient.Keys keys = new HistoryClient.Keys();
-        Random random = new Random(seed);
-        Map<String, List<Doc>> finals;
-        String disturbed;
-        try (TierPair tiers = TierPair.embeddedWithFastOplogOf(SHORT_OPLOG);
-                TieredFleet fleet = new TieredFleet(tiers, 2, "linearizable")) {
-            ConcurrentHistoryTest.adopt(fleet, history, keys, random);
-            try (WorkerChaos chaos = new WorkerChaos(fleet, seed).start()) {
-                ArchiveWriteRefusals refusals = new ArchiveWriteRefusals(
-                        tiers.embeddedArchive().orElseThrow().primary().port(), seed);
-                refusals.start();
-                try {
-                    runClients(fleet, history, keys, random, null);
-                } finally {
-                    refusals.stop();
-                }
-                chaos.quiesce();
-                finals = ConcurrentHistoryTest.finalStates(fleet);
-                disturbed = "archive write refusals=" + refusals.spells.get() + ", worker crashes="
-                        + chaos.crashes.get() + " kills=" + chaos.kills.get();
-            }
-        }
-        List<Op> ops = history.ops();
-        List<Anomaly> anomalies = HistoryChecker.check(ops, Mode.LINEARIZABLE, finals).stream()
-                .filter(a -> !(a.type() == HistoryChecker.AnomalyType.UNEXPECTED_ERROR
-                        && a.message().contains("14031")))
-                .toList();
-        assertNoAnomaly("history.lostHistorySeeds", seed, "lost history", ops, anomalies, disturbed, started);
+        runWithRefusals(
+                seed, () -> TierPair.embeddedWithFastOplogOf(SHORT_OPLOG), "history.lostHistorySeeds", "lost history");
     }
 
     /** Oplog entries the lost-history scenario's fast tier keeps (its probes alone write 20 a second). */
