@@ -95,8 +95,11 @@ final class RunningSet {
         coordinator = new ReplicationCoordinator(config.name, states, clock, oplog, progress, term);
         coordinator.lag(config.replicationLag);
         if (storage instanceof Storage.Directory dir) {
-            coordinator.durability(
-                    Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush));
+            Durability durability =
+                    Durability.onDisk(config.name, dir.path().toAbsolutePath().toString(), this::flush);
+            coordinator.durability(durability);
+            opened.forEach(store -> store.onDiskFailure(durability::refuse));
+            oplogStore.onDiskFailure(durability::refuse);
         }
         coordinator.replicaSetTopology().electionTimeout(config.electionTimeout);
         recover(states);

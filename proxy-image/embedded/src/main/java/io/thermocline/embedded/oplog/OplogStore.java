@@ -1,5 +1,6 @@
 package io.thermocline.embedded.oplog;
 
+import io.thermocline.embedded.storage.DiskFailures;
 import io.thermocline.embedded.storage.Storage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -19,6 +20,7 @@ import org.h2.mvstore.MVStoreException;
 public final class OplogStore {
     private static final String TRIMMED_KEY = "trimmedThrough";
     private final MVStore store;
+    private final DiskFailures diskFailures = new DiskFailures();
     private final MVMap<String, byte[]> entries;
     private final MVMap<String, String> meta;
 
@@ -34,10 +36,16 @@ public final class OplogStore {
             // write the disk refuses leaves the store open with H2's panic pending, and H2 2.3's close() then waits
             // for its own close forever (its commit meets the panic and calls closeImmediately, which spins on the
             // store it is itself stopping). A refused foreground commit closes the store at once and throws.
-            store = new MVStore.Builder().fileName(storage.h2Name("oplog.mv")).autoCommitDisabled().open();
+            store = new MVStore.Builder()
+                    .fileName(storage.h2Name("oplog.mv"))
+                    .autoCommitDisabled()
+                    .backgroundExceptionHandler(diskFailures)
+                    .open();
         } catch (MVStoreException e) {
-            throw new IllegalStateException("cannot open the oplog in " + directory + ": " + e.getMessage()
-                + "; another replica set or process may be using this storage directory", e);
+            throw new IllegalStateException(
+                    "cannot open the oplog in " + directory + ": " + e.getMessage()
+                            + "; another replica set or process may be using this storage directory",
+                    e);
         }
         entries = store.openMap("oplog");
         meta = store.openMap("meta");
@@ -62,7 +70,9 @@ public final class OplogStore {
     public void append(List<OplogEntry> batch) {
         for (OplogEntry entry : batch) {
             BsonDocument bson = entry.toBson();
-            ByteBuffer buffer = new RawBsonDocument(bson, new BsonDocumentCodec()).getByteBuffer().asNIO();
+            ByteBuffer buffer = new RawBsonDocument(bson, new BsonDocumentCodec())
+                    .getByteBuffer()
+                    .asNIO();
             byte[] bytes = new byte[buffer.remaining()];
             buffer.get(bytes);
             entries.put(entry.position().key(), bytes);
@@ -85,11 +95,20 @@ public final class OplogStore {
     }
 
     private static OplogPosition parse(String key) {
-        return new OplogPosition(Long.parseUnsignedLong(key.substring(0, 16), 16), (int) Long.parseLong(key.substring(16), 16));
+        return new OplogPosition(
+                Long.parseUnsignedLong(key.substring(0, 16), 16), (int) Long.parseLong(key.substring(16), 16));
     }
 
+    /** Writes the oplog to disk; throws when it cannot (H2 closed the store after a write the disk refused). */
     public void commit() {
+        DiskFailures.requireOpen(store, "the oplog store");
         store.commit();
+        DiskFailures.requireOpen(store, "the oplog store");
+    }
+
+    /** Calls {@code listener} with each write the disk refused, before H2 closes the store. */
+    public void onDiskFailure(java.util.function.Consumer<Throwable> listener) {
+        diskFailures.listen(listener);
     }
 
     /** Writes what is left and closes; on a disk that refuses the write, throws it once closed (none of it was acknowledged). */

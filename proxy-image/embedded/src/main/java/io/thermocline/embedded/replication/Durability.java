@@ -2,6 +2,7 @@ package io.thermocline.embedded.replication;
 
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,6 +17,7 @@ public final class Durability {
 
     /** The server's OutOfDiskSpace. */
     public static final int REFUSED_CODE = 14031;
+
     private static final Logger LOG = LoggerFactory.getLogger(Durability.class);
 
     private final String setName;
@@ -23,7 +25,7 @@ public final class Durability {
     private final Runnable flush;
     private final AtomicLong applied = new AtomicLong();
     private long flushedThrough; // guarded by this
-    private volatile String refusal;
+    private final AtomicReference<String> refusal = new AtomicReference<>();
 
     private Durability(String setName, String directory, Runnable flush) {
         this.setName = setName;
@@ -42,7 +44,7 @@ public final class Durability {
 
     /** Refuses a write before it is applied once the disk refused a flush. */
     public void refuseIfFailed() {
-        String cause = refusal;
+        String cause = refusal.get();
         if (cause != null) {
             throw new ReplicationException(REFUSED_CODE, "OutOfDiskSpace", cause);
         }
@@ -68,22 +70,39 @@ public final class Durability {
 
     /** Flushes now (the periodic flush too); a failure switches writes off and is thrown (once: later calls do nothing). */
     public synchronized void flushNow() {
-        if (flush == null || refusal != null) {
+        if (flush == null || refusal.get() != null) {
             return;
         }
         try {
             flush.run();
         } catch (RuntimeException e) {
-            String cause = describe(e);
-            refusal = cause;
-            LOG.error("event=storage_refuses_writes set={} dir={} cause=\"{}\" action=refusing_writes", setName, directory, cause);
-            throw new ReplicationException(REFUSED_CODE, "OutOfDiskSpace", cause);
+            refuse(e);
+            refuseIfFailed();
+        }
+    }
+
+    /**
+     * Switches writes off with {@code failure}'s cause (the first one stays): a failed flush, or H2 reporting a write
+     * its background writer could not make, which it reports before it closes the store. Not synchronized: H2 calls it
+     * from its own threads, which a flush in progress may be waiting for.
+     */
+    public void refuse(Throwable failure) {
+        if (flush == null) {
+            return;
+        }
+        String cause = describe(failure);
+        if (refusal.compareAndSet(null, cause)) {
+            LOG.error(
+                    "event=storage_refuses_writes set={} dir={} cause=\"{}\" action=refusing_writes",
+                    setName,
+                    directory,
+                    cause);
         }
     }
 
     /** Why writes are refused (null while the disk takes them). */
     public Optional<String> refusal() {
-        return Optional.ofNullable(refusal);
+        return Optional.ofNullable(refusal.get());
     }
 
     private String describe(Throwable e) {
@@ -94,10 +113,13 @@ public final class Durability {
             causes.append(' ').append(t.getMessage());
         }
         String all = causes.toString();
-        String what = all.contains("No space left") || all.contains("Disk quota") ? "disk full"
-                : all.contains("Read-only") || all.contains("read-only") || all.contains("AccessDenied") ? "storage read-only"
-                : "storage refused a write";
-        return what + ": " + setName + " cannot write to " + directory + " (" + root.getClass().getSimpleName() + ": "
-                + root.getMessage() + "); writes are refused until it can write there again and the replica set is restarted";
+        String what = all.contains("No space left") || all.contains("Disk quota")
+                ? "disk full"
+                : all.contains("Read-only") || all.contains("read-only") || all.contains("AccessDenied")
+                        ? "storage read-only"
+                        : "storage refused a write";
+        return what + ": " + setName + " cannot write to " + directory + " ("
+                + root.getClass().getSimpleName() + ": " + root.getMessage()
+                + "); writes are refused until it can write there again and the replica set is restarted";
     }
 }

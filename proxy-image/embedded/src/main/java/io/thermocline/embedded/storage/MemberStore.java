@@ -60,6 +60,7 @@ public final class MemberStore implements AutoCloseable {
             "connectionstatus");
 
     private final MongoBackend backend;
+    private final DiskFailures diskFailures;
     /**
      * Held (shared) by every walk of the store's trees and (exclusive) by {@link #close}: H2's close asserts that no
      * version is still registered ({@code AssertionError: N != N+1} in {@code MVStore.closeStore}, seen under load in
@@ -78,7 +79,12 @@ public final class MemberStore implements AutoCloseable {
     private final IdIndexScan idIndex = new IdIndexScan(locks);
 
     MemberStore(MongoBackend backend) {
+        this(backend, new DiskFailures());
+    }
+
+    MemberStore(MongoBackend backend, DiskFailures diskFailures) {
         this.backend = backend;
+        this.diskFailures = diskFailures;
     }
 
     /** H2's default: the background writer's interval, started once the store's maps are checked. */
@@ -96,6 +102,7 @@ public final class MemberStore implements AutoCloseable {
             }
             Path file = directory.path().resolve(memberName + ".mv");
             MVStore store;
+            DiskFailures failures = new DiskFailures();
             try {
                 // H2's compaction rewrites live pages into new chunks and drops the old chunks at once, while a walk
                 // of a tree as it was (the order check below, a long query) still reads them: that walk then fails with
@@ -105,6 +112,7 @@ public final class MemberStore implements AutoCloseable {
                         .fileName(directory.h2Name(memberName + ".mv"))
                         .autoCommitDisabled()
                         .autoCompactFillRate(0)
+                        .backgroundExceptionHandler(failures)
                         .open();
             } catch (MVStoreException e) {
                 throw new IllegalStateException(
@@ -112,7 +120,7 @@ public final class MemberStore implements AutoCloseable {
                                 + "; another replica set or process may be using this storage directory",
                         e);
             }
-            MemberStore opened = new MemberStore(new OrderedH2Backend(store));
+            MemberStore opened = new MemberStore(new OrderedH2Backend(store), failures);
             store.setAutoCommitDelay(AUTO_COMMIT_DELAY_MS);
             return opened;
         }
@@ -300,11 +308,21 @@ public final class MemberStore implements AutoCloseable {
         backend.handleClose(channel);
     }
 
-    /** Makes acknowledged writes durable (H2 commits its MVStore; memory has nothing to do). */
+    /**
+     * Makes acknowledged writes durable (H2 commits its MVStore; memory has nothing to do); throws when the store can
+     * no longer write (H2 closed it after a write the disk refused).
+     */
     public void commit() {
         if (backend instanceof H2Backend h2) {
+            DiskFailures.requireOpen(h2.getMvStore(), "the member store");
             h2.commit();
+            DiskFailures.requireOpen(h2.getMvStore(), "the member store");
         }
+    }
+
+    /** Calls {@code listener} with each write the disk refused in H2's background, before H2 closes the store. */
+    public void onDiskFailure(java.util.function.Consumer<Throwable> listener) {
+        diskFailures.listen(listener);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.thermocline.embedded.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
@@ -10,6 +11,7 @@ import com.mongodb.client.MongoCollection;
 import io.thermocline.embedded.EmbeddedReplicaSet;
 import io.thermocline.embedded.replication.Durability;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -29,8 +31,13 @@ class FullDiskTest {
         FullDisk disk = new FullDisk();
         List<Integer> acknowledged = new ArrayList<>();
         MongoException refused = null;
-        try (EmbeddedReplicaSet rs = EmbeddedReplicaSet.builder().name("full").members(1).storage(disk.storage(dir)).build().start();
-             MongoClient client = MongoClients.create(rs.connectionString() + "&retryWrites=false")) {
+        try (EmbeddedReplicaSet rs = EmbeddedReplicaSet.builder()
+                        .name("full")
+                        .members(1)
+                        .storage(disk.storage(dir))
+                        .build()
+                        .start();
+                MongoClient client = MongoClients.create(rs.connectionString() + "&retryWrites=false")) {
             MongoCollection<Document> orders = client.getDatabase("shop").getCollection("orders");
             for (int i = 0; i < 200; i++) {
                 if (i == 100) {
@@ -45,21 +52,128 @@ class FullDiskTest {
             }
             assertThat(acknowledged).as("acknowledged before the disk filled").contains(0, 99);
             assertThat(refused).as("a write on the full disk").isNotNull();
-            assertThat(rs.writesRefused()).hasValueSatisfying(cause -> assertThat(cause).contains("disk full", dir.toString()));
+            assertThat(rs.writesRefused())
+                    .hasValueSatisfying(cause -> assertThat(cause).contains("disk full", dir.toString()));
             MongoException later = refused;
-            assertThatThrownBy(() -> orders.insertOne(new Document("_id", 1000))).isInstanceOfSatisfying(MongoException.class, e -> {
-                assertThat(e.getCode()).isEqualTo(Durability.REFUSED_CODE);
-                assertThat(e.getMessage()).contains("disk full");
-            });
+            assertThatThrownBy(() -> orders.insertOne(new Document("_id", 1000)))
+                    .isInstanceOfSatisfying(MongoException.class, e -> {
+                        assertThat(e.getCode()).isEqualTo(Durability.REFUSED_CODE);
+                        assertThat(e.getMessage()).contains("disk full");
+                    });
             assertThat(later.getMessage()).contains("disk full");
         }
         disk.free();
-        try (EmbeddedReplicaSet again = EmbeddedReplicaSet.builder().name("full").members(1).storage(Storage.directory(dir)).build().start();
-             MongoClient client = MongoClients.create(again.connectionString())) {
+        try (EmbeddedReplicaSet again = EmbeddedReplicaSet.builder()
+                        .name("full")
+                        .members(1)
+                        .storage(Storage.directory(dir))
+                        .build()
+                        .start();
+                MongoClient client = MongoClients.create(again.connectionString())) {
             List<Integer> kept = new ArrayList<>();
             client.getDatabase("shop").getCollection("orders").find().forEach(d -> kept.add(d.getInteger("_id")));
             assertThat(kept).as("after a restart with space again").containsAll(acknowledged);
             assertThat(again.writesRefused()).isEmpty();
         }
+    }
+
+    /**
+     * A flush on another thread may meet the full disk while a statement is between two of its documents: H2 closes
+     * the store, and the statement's next document must be refused with the disk's cause, as every write after it,
+     * never fail as an engine error ("This store is closed") that names no cause and that a client cannot act on.
+     */
+    @Test
+    void aStatementRunningWhenAFlushMeetsTheFullDiskIsRefusedWithTheCause() throws Exception {
+        FullDisk disk = new FullDisk();
+        try (EmbeddedReplicaSet rs = EmbeddedReplicaSet.builder()
+                        .name("full")
+                        .members(1)
+                        .storage(disk.storage(dir))
+                        .build()
+                        .start();
+                MongoClient client = MongoClients.create(rs.connectionString() + "&retryWrites=false")) {
+            MongoCollection<Document> orders = client.getDatabase("shop").getCollection("orders");
+            orders.insertOne(new Document("_id", 0));
+            rs.holdWritesAfterDocuments(rs.primary(), 1);
+            java.util.concurrent.CompletableFuture<Void> statement = java.util.concurrent.CompletableFuture.runAsync(
+                    () -> orders.insertMany(List.of(new Document("_id", 1), new Document("_id", 2))));
+            await().atMost(Duration.ofSeconds(30)).until(() -> rs.documentWritesHeld() >= 1);
+            disk.fill();
+            // the first document is in the store and not yet on disk: the set's periodic flush (every second) meets the
+            // full disk while the statement is between its documents, and H2 closes the store under it
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> rs.writesRefused().isPresent());
+            rs.holdWritesAfterDocuments(rs.primary(), -1);
+            assertThatThrownBy(() -> statement.get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(MongoException.class)
+                    .cause()
+                    .satisfies(e -> {
+                        assertThat(((MongoException) e).getCode())
+                                .as(e.getMessage())
+                                .isEqualTo(Durability.REFUSED_CODE);
+                        assertThat(e.getMessage()).contains("disk full");
+                    });
+            assertThatThrownBy(() -> orders.insertOne(new Document("_id", 3)))
+                    .isInstanceOfSatisfying(MongoException.class, e -> {
+                        assertThat(e.getCode()).as(e.getMessage()).isEqualTo(Durability.REFUSED_CODE);
+                        assertThat(e.getMessage()).contains("disk full");
+                    });
+            assertThat(rs.writesRefused())
+                    .hasValueSatisfying(cause -> assertThat(cause).contains("disk full"));
+        }
+        disk.free();
+        try (EmbeddedReplicaSet again = EmbeddedReplicaSet.builder()
+                        .name("full")
+                        .members(1)
+                        .storage(Storage.directory(dir))
+                        .build()
+                        .start();
+                MongoClient client = MongoClients.create(again.connectionString())) {
+            assertThat(client.getDatabase("shop")
+                            .getCollection("orders")
+                            .find(new Document("_id", 0))
+                            .first())
+                    .as("acknowledged before the disk filled")
+                    .isNotNull();
+        }
+    }
+
+    /**
+     * H2's background writer meets the full disk with no command to tell: it reports the failure before the store is
+     * closed (the set refuses writes from then on), and a later flush of the closed store fails instead of returning
+     * as if it had written (H2's commit on a closed store does nothing and says nothing).
+     */
+    @Test
+    void aWriteTheBackgroundWriterCouldNotMakeIsReportedAndTheClosedStoreIsNeverFlushedAsIfDurable() throws Exception {
+        FullDisk disk = new FullDisk();
+        try (MemberStore store = MemberStore.open(disk.storage(dir), "member")) {
+            java.util.concurrent.CompletableFuture<Throwable> reported = new java.util.concurrent.CompletableFuture<>();
+            store.onDiskFailure(reported::complete);
+            insert(store, 1);
+            store.commit();
+            insert(store, 2);
+            disk.fill();
+            assertThat(reported.get(30, TimeUnit.SECONDS))
+                    .as("H2's background writer, every second")
+                    .hasStackTraceContaining("No space left on device");
+            assertThatThrownBy(store::commit).as("the flush after it").isInstanceOf(RuntimeException.class);
+            assertThatThrownBy(store::commit)
+                    .as("a flush of the store H2 closed")
+                    .hasMessageContaining("closed")
+                    .hasStackTraceContaining("No space left on device");
+        } catch (RuntimeException closeOfTheRefusedStore) {
+            assertThat(closeOfTheRefusedStore).hasStackTraceContaining("closed");
+        }
+    }
+
+    private static void insert(MemberStore store, int id) {
+        org.bson.BsonDocument reply = store.command(
+                "shop",
+                new org.bson.BsonDocument("insert", new org.bson.BsonString("orders"))
+                        .append(
+                                "documents",
+                                new org.bson.BsonArray(
+                                        List.of(new org.bson.BsonDocument("_id", new org.bson.BsonInt32(id))))));
+        assertThat(reply.getNumber("ok").intValue()).as(reply.toJson()).isEqualTo(1);
     }
 }
