@@ -8,6 +8,7 @@ import io.thermocline.proxy.topology.TierMonitor;
 import io.thermocline.tiering.state.MirroredThrough;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +22,7 @@ import org.bson.BsonTimestamp;
  * <ul>
  * <li>{@code linearizable}: every write to the read's namespaces the fast tier acknowledged before the
  *     read arrived, whichever client made it. With this proxy's stream of the fast tier's writes
- *     ({@link #watching}): a read of the fast tier's present started after arrival (a shared {@code ping},
+ *     (a {@link Watch}): a read of the fast tier's present started after arrival (a shared {@code ping},
  *     nothing written), the stream read through it, then only the seen writes to the read's namespaces that
  *     mirrored-through does not cover yet are waited for ({@link UnmirroredWrites}); none, and the read
  *     passes at once. When the stream cannot tell, the fast tier's present from a {@link FastTierClock}
@@ -48,10 +49,10 @@ public final class ReadBarrier {
     private final LongAdder quiet = new LongAdder();
     private final LongAdder speculated = new LongAdder();
     private final LongAdder speculationsDropped = new LongAdder();
-    /** Null until {@link #watching}: then linearizable reads first ask the stream. */
-    private volatile Watch watch;
+    /** Null without a stream of the fast tier's writes: linearizable reads then probe the fast tier's present. */
+    private final Watch watch;
     /** How long the archive has been down (empty while it answers): such reads need it, so they do not wait for the feeder. */
-    private volatile Supplier<Optional<Duration>> archiveUnreachableFor = Optional::empty;
+    private final Supplier<Optional<Duration>> archiveUnreachableFor;
 
     /**
      * How reads passed the barrier so far: for metrics and benchmarks. {@code skipped}: point reads
@@ -76,20 +77,25 @@ public final class ReadBarrier {
      */
     public record Watch(FastTierWrites writes, FastTierClock present, java.util.Set<String> tiered, Duration catchUp) {}
 
-    public ReadBarrier(ReadConsistency mode, FastTierClock clock, MirrorProgress progress, Duration timeout) {
+    /**
+     * @param watch                 this proxy's stream of the fast tier's writes, or null: with it, linearizable reads
+     *                              wait only for unmirrored writes to their namespaces ({@link UnmirroredWrites})
+     * @param archiveUnreachableFor how long the archive has been out of service (empty while it answers): while it is,
+     *                              reads that need it fail fast instead of waiting for a feeder that cannot mirror
+     */
+    public ReadBarrier(
+            ReadConsistency mode,
+            FastTierClock clock,
+            MirrorProgress progress,
+            Duration timeout,
+            Watch watch,
+            Supplier<Optional<Duration>> archiveUnreachableFor) {
         this.mode = mode;
         this.clock = clock;
         this.progress = progress;
         this.timeout = timeout;
-    }
-
-    /** From now on, linearizable reads wait only for unmirrored writes to their namespaces ({@link UnmirroredWrites}). */
-    public void watching(Watch watch) {
         this.watch = watch;
-    }
-
-    public void failFastWhile(Supplier<Optional<Duration>> unreachableFor) {
-        this.archiveUnreachableFor = unreachableFor;
+        this.archiveUnreachableFor = Objects.requireNonNull(archiveUnreachableFor, "archiveUnreachableFor");
     }
 
     public ReadConsistency mode() {
@@ -140,7 +146,7 @@ public final class ReadBarrier {
     /**
      * A linearizable read of {@code namespaces} that may run on the archive before this barrier decides, or empty (the
      * read waits at {@link #await} as before). Taken only where that wait would pass at once as far as this proxy can
-     * tell: the quiet path ({@link #watching}), a pure read of known namespaces (one that may write, {@code $out} or
+     * tell: the quiet path (a {@link Watch}), a pure read of known namespaces (one that may write, {@code $out} or
      * {@code $merge}, or read any namespace, is never run twice) and no write to them unmirrored in the stream
      * ({@link UnmirroredWrites#worthSpeculating}). Mirrored-through M is read now, before the caller asks the archive:
      * whatever M covers, the archive's answer reflects.

@@ -145,9 +145,9 @@ public final class ProxyServer implements AutoCloseable {
                 : layer.reaching(
                         TierWiring.gateways(forwarding.forwarder(), backends),
                         forwarding.replies(),
-                        forwarding.errors());
+                        forwarding.errors(),
+                        metrics.registry());
         if (tiered != null) {
-            tiered.countIn(metrics.registry());
             TierWiring.probeArchiveServing(tiered.table(), backends.archive(), settings.stallConfirmed());
         }
         this.fleet = settings.fleet() == null ? null : fleet(settings);

@@ -31,6 +31,7 @@ import io.thermocline.proxy.tiered.writes.WriteRaces;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.StateFollower;
+import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.mode.ModeController;
 import io.thermocline.tiering.mode.ModeStore;
 import io.thermocline.tiering.provenance.CopyUp;
@@ -152,12 +153,13 @@ public final class TieredProxy {
 
     /**
      * The tiered layer built from the config, before it has a way to the tiers: the server builds each tier's gateway
-     * over its own connections (and the replies back to the client), then makes the routing that holds them from its
-     * construction on, so no command can find the layer without them.
+     * over its own connections (and the replies back to the client), then makes the routing that holds them, and counts
+     * in the server's {@code registry}, from its construction on, so no command can find the layer without them.
      */
     @FunctionalInterface
     public interface Layer {
-        TieredRouting reaching(TierGateways gateways, ClientReplies replies, ErrorMapping errors);
+        TieredRouting reaching(
+                TierGateways gateways, ClientReplies replies, ErrorMapping errors, PrometheusRegistry registry);
     }
 
     /** The tiered layer {@code config} asks for: none without a fast tier or without a collection policy. */
@@ -231,24 +233,11 @@ public final class TieredProxy {
                 new MirrorProgress(() -> store.feederCheckpoint().mirroredThrough());
         TieringFollower tiering = new TieringFollower(policies, follower, progress);
         String marker = "proxy/" + instanceId;
-        MirrorBarrier barrier = new MirrorBarrier(fast, store, marker);
         ExecutorService workers = Executors.newCachedThreadPool(daemons("thermocline-tiered"));
-        CopyUp copyUp = new CopyUp(
-                fast,
-                archive,
-                store,
-                new OwnWrites(fast, store, marker),
-                barrier,
-                options.barrierTimeout(),
-                options.fenceRetention(),
-                FaultInjection.NONE);
         Fences fences = new Fences(fast, store);
-        Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
-        RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
-        OwnTransactionLedger ledger = new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2));
         // the read barrier's probes have their own document: they never contend with the write path's barrier probes
         FastTierClock present = new FastTierClock(new MirrorBarrier(fast, store, marker + "/reads")::probe, workers);
-        ReadBarrier readBarrier = new ReadBarrier(readConsistency, present, progress, causalWaitTimeout);
+        ReadBarrier.Watch watch = null;
         FastTierWriteStream writeStream = null;
         if (readConsistency == ReadConsistency.LINEARIZABLE) {
             // reads learn the fast tier's present from a shared ping and what it wrote from this stream: no probe write
@@ -266,9 +255,10 @@ public final class TieredProxy {
                             options.writeStreamReceived())
                     .start();
             FastTierClock pings = FastTierClock.runByCaller(writeStream::present, workers);
-            readBarrier.watching(new ReadBarrier.Watch(seen, pings, tiered, STREAM_CATCH_UP));
+            watch = new ReadBarrier.Watch(seen, pings, tiered, STREAM_CATCH_UP);
         }
         FastTierWriteStream stream = writeStream;
+        ReadBarrier.Watch streamWatch = watch;
         ArchivePresent archivePresent =
                 new ArchivePresent(() -> archiveOperationTime(archive), workers, causalWaitTimeout);
         ModeStore modeStore = new ModeStore(store);
@@ -298,10 +288,31 @@ public final class TieredProxy {
                                 options.modeLease(),
                                 Clock.systemUTC())
                         .start());
-        return (gateways, replies, errors) -> {
+        return (gateways, replies, errors, registry) -> {
+            // the barrier is shared by the write path, promotions and the transaction ledger: one count of their waits
+            MirrorBarrier barrier =
+                    new MirrorBarrier(fast, store, marker).countingIn(BarrierWaits.in(registry, "proxy"));
+            CopyUp copyUp = new CopyUp(
+                    fast,
+                    archive,
+                    store,
+                    new OwnWrites(fast, store, marker),
+                    barrier,
+                    options.barrierTimeout(),
+                    options.fenceRetention(),
+                    FaultInjection.NONE);
+            Promotion promotion = new Promotion(fast, archive, copyUp, fences, workers, Clock.systemUTC());
+            RoutingMetrics metrics = new RoutingMetrics(registry);
             // while the archive is down or stalled, archive-routed reads and the writes that must read it fail fast
             // instead of waiting for a feeder that cannot mirror or an archive that does not answer (docs/faults.md)
-            readBarrier.failFastWhile(gateways.archive()::outOfServiceFor);
+            ReadBarrier readBarrier = new ReadBarrier(
+                    readConsistency,
+                    present,
+                    progress,
+                    causalWaitTimeout,
+                    streamWatch,
+                    gateways.archive()::outOfServiceFor);
+            TieredGauges.register(registry, modes, readBarrier, promotion, archivePresent);
             return new TieredRouting(
                     tiering,
                     new CausalPoints(100_000),
@@ -324,7 +335,7 @@ public final class TieredProxy {
                             options.writeRaces(),
                             gateways.archive()::outOfServiceFor),
                     fences,
-                    ledger,
+                    new OwnTransactionLedger(fast, barrier, Duration.ofSeconds(2)),
                     store,
                     modes,
                     new UpdateLookups(fast, archive, fences, barrier, options.barrierTimeout()),
@@ -339,7 +350,8 @@ public final class TieredProxy {
                     },
                     gateways,
                     replies,
-                    errors);
+                    errors,
+                    metrics);
         };
     }
 

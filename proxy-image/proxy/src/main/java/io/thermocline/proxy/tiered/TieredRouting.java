@@ -1,6 +1,5 @@
 package io.thermocline.proxy.tiered;
 
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.proxy.causal.ArchivePresent;
 import io.thermocline.proxy.causal.CausalPoints;
 import io.thermocline.proxy.causal.CausalWaitTimeout;
@@ -41,7 +40,6 @@ import io.thermocline.proxy.tiered.writes.Promotion;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
 import io.thermocline.proxy.tiered.writes.WriteRequest;
 import io.thermocline.tiering.metadata.MetadataStore;
-import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.provenance.CopyUp;
 import io.thermocline.tiering.provenance.Fences;
 import io.thermocline.wire.OpMsg;
@@ -88,7 +86,7 @@ public final class TieredRouting implements AutoCloseable {
     private final ModePhases phases;
     private final AtomicBoolean metadataStarted = new AtomicBoolean();
     private volatile boolean metadataReady;
-    private volatile RoutingMetrics metrics = new RoutingMetrics(new PrometheusRegistry());
+    private final RoutingMetrics metrics;
     private final ClientReplies replies;
     private final ErrorMapping errors;
 
@@ -108,23 +106,25 @@ public final class TieredRouting implements AutoCloseable {
             AutoCloseable resources,
             TierGateways gateways,
             ClientReplies replies,
-            ErrorMapping errors) {
+            ErrorMapping errors,
+            RoutingMetrics metrics) {
+        this.metrics = metrics;
         TieredCursors cursors = new TieredCursors(100_000);
         this.cursors = cursors;
         this.follower = follower;
         this.barrier = barrier;
         this.tiers = new CausalTiers(causal, barrier, archivePresent, cursors, gateways);
         this.archivePresent = archivePresent;
-        this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, this::metrics);
+        this.reads = new TieredReads(follower, tiers, cursors, promotion, fences, metrics);
         this.promotion = promotion;
-        this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, this::metrics, lookups);
+        this.changeStreams = new ChangeStreamFilter(ledger, tiers, workers, metrics, lookups);
         this.writes = writes;
-        this.ddl = new DdlFanOut(tiers, writes::dropping, this::metrics);
-        this.explain = new TieredExplain(tiers, this::metrics);
+        this.ddl = new DdlFanOut(tiers, writes::dropping, metrics);
+        this.explain = new TieredExplain(tiers, metrics);
         this.transactions = new TransactionRouting(
                 (x, namespace, cls, cold) -> writes.inTransaction(writeRequest(x), namespace, cls, cold),
                 tiers,
-                this::metrics);
+                metrics);
         this.ledger = ledger;
         this.store = store;
         this.modes = modes;
@@ -133,14 +133,6 @@ public final class TieredRouting implements AutoCloseable {
         this.resources = resources;
         this.replies = java.util.Objects.requireNonNull(replies, "replies");
         this.errors = java.util.Objects.requireNonNull(errors, "errors");
-    }
-
-    /** Counts decisions in the proxy's registry (called once by the server that owns this). */
-    public void countIn(PrometheusRegistry registry) {
-        this.metrics = new RoutingMetrics(registry);
-        writes.metrics(metrics);
-        writes.barrierWaitsIn(BarrierWaits.in(registry, "proxy"));
-        TieredGauges.register(registry, modes, barrier, promotion, archivePresent);
     }
 
     /** How promotions passed the sync barrier so far. */

@@ -6,6 +6,7 @@ import io.thermocline.config.ReadConsistency;
 import io.thermocline.tiering.state.MirroredThrough;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -46,11 +47,12 @@ class ReadBarrierSpeculationTest {
                     },
                     executor),
             progress,
-            Duration.ofSeconds(20));
+            Duration.ofSeconds(20),
+            new ReadBarrier.Watch(
+                    writes, FastTierClock.runByCaller(present::get, executor), TIERED, Duration.ofSeconds(5)),
+            Optional::empty);
 
     ReadBarrierSpeculationTest() {
-        barrier.watching(new ReadBarrier.Watch(
-                writes, FastTierClock.runByCaller(present::get, executor), TIERED, Duration.ofSeconds(5)));
         writes.openedAt(t(10));
         writes.readThrough(t(40));
         progress.observed(new MirroredThrough(t(30)));
@@ -148,9 +150,13 @@ class ReadBarrierSpeculationTest {
                 .as("any namespace, or a pipeline that writes")
                 .isEmpty();
         ReadBarrier session = new ReadBarrier(
-                ReadConsistency.SESSION, new FastTierClock(probed::get, executor), progress, Duration.ofSeconds(20));
-        session.watching(new ReadBarrier.Watch(
-                writes, FastTierClock.runByCaller(present::get, executor), TIERED, Duration.ofSeconds(5)));
+                ReadConsistency.SESSION,
+                new FastTierClock(probed::get, executor),
+                progress,
+                Duration.ofSeconds(20),
+                new ReadBarrier.Watch(
+                        writes, FastTierClock.runByCaller(present::get, executor), TIERED, Duration.ofSeconds(5)),
+                Optional::empty);
         assertThat(session.speculation("count", Set.of("shop.carts")))
                 .as("session mode")
                 .isEmpty();

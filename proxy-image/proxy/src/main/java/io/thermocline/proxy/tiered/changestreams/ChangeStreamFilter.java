@@ -17,7 +17,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.function.Supplier;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -38,7 +37,7 @@ public final class ChangeStreamFilter {
     private final OwnTransactionLedger ledger;
     private final CausalTiers tiers;
     private final ExecutorService workers;
-    private final Supplier<RoutingMetrics> metrics;
+    private final RoutingMetrics metrics;
     private final UpdateLookups lookups;
     /** The open application change streams (proxy cursor ids): what each has passed of the transaction under way. */
     private final Map<Long, Stream> open = new ConcurrentHashMap<>();
@@ -50,7 +49,7 @@ public final class ChangeStreamFilter {
             OwnTransactionLedger ledger,
             CausalTiers tiers,
             ExecutorService workers,
-            Supplier<RoutingMetrics> metrics,
+            RoutingMetrics metrics,
             UpdateLookups lookups) {
         this.ledger = ledger;
         this.tiers = tiers;
@@ -62,7 +61,7 @@ public final class ChangeStreamFilter {
     /** Opens the change stream on the fast tier; its first batch comes back without Thermocline's own writes. */
     public RawBsonDocument open(Exchange x, ReadRoute route) throws InterruptedException {
         ledger.start();
-        metrics.get().decided("change_stream", Served.FAST, route.reason());
+        metrics.decided("change_stream", Served.FAST, route.reason());
         RawBsonDocument reply = tiers.fast(x, Replies.forTier(x.msg()));
         Stream stream = new Stream(new CopyEvents(resumed(x.command())), looksUp(x.command()));
         long id = Replies.cursorId(reply);

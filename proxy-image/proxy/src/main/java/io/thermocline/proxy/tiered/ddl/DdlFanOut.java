@@ -10,7 +10,6 @@ import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
 import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 import io.thermocline.proxy.tiered.writes.TieredWrites;
 import java.util.List;
-import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.bson.BsonValue;
@@ -37,9 +36,9 @@ public final class DdlFanOut {
 
     private final CausalTiers tiers;
     private final DropGuard drops;
-    private final Supplier<RoutingMetrics> metrics;
+    private final RoutingMetrics metrics;
 
-    public DdlFanOut(CausalTiers tiers, DropGuard drops, Supplier<RoutingMetrics> metrics) {
+    public DdlFanOut(CausalTiers tiers, DropGuard drops, RoutingMetrics metrics) {
         this.tiers = tiers;
         this.drops = drops;
         this.metrics = metrics;
@@ -50,7 +49,7 @@ public final class DdlFanOut {
      * acknowledged before it: the dropped documents would otherwise come back.
      */
     public RawBsonDocument apply(Exchange x, CommandClass.Ddl ddl) throws InterruptedException {
-        metrics.get().decided("ddl", Served.BOTH, Reason.DDL_ON_TIERED_NAMESPACE);
+        metrics.decided("ddl", Served.BOTH, Reason.DDL_ON_TIERED_NAMESPACE);
         if (ddl.commandName().equalsIgnoreCase("drop") || ddl.commandName().equalsIgnoreCase("dropDatabase")) {
             return drops.dropping(ddl.namespaces(), () -> bothTiers(x, ddl));
         }

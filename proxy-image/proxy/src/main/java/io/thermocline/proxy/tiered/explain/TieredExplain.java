@@ -8,7 +8,6 @@ import io.thermocline.proxy.tiered.exchange.Replies;
 import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
 import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 import io.thermocline.wire.OpMsg;
-import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonDouble;
 import org.bson.BsonString;
@@ -18,9 +17,9 @@ import org.bson.RawBsonDocument;
 public final class TieredExplain {
 
     private final CausalTiers tiers;
-    private final Supplier<RoutingMetrics> metrics;
+    private final RoutingMetrics metrics;
 
-    public TieredExplain(CausalTiers tiers, Supplier<RoutingMetrics> metrics) {
+    public TieredExplain(CausalTiers tiers, RoutingMetrics metrics) {
         this.tiers = tiers;
         this.metrics = metrics;
     }
@@ -31,7 +30,7 @@ public final class TieredExplain {
             case FAST_TIER, FAST_TIER_THEN_ARCHIVE, PROMOTE_THEN_FAST_TIER, RESOLVE_THEN_FAST_TIER -> true;
             default -> false;
         };
-        metrics.get().decided("explain", onFast ? Served.FAST : Served.ARCHIVE, explanation.reason());
+        metrics.decided("explain", onFast ? Served.FAST : Served.ARCHIVE, explanation.reason());
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument reply = onFast ? tiers.fast(x, msg) : tiers.archive(x, msg);
         BsonDocument out = new BsonDocument();

@@ -25,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
@@ -43,7 +42,7 @@ public final class TieredReads {
     private final TieredCursors cursors;
     private final Promotion promotion;
     private final Fences fences;
-    private final Supplier<RoutingMetrics> metrics;
+    private final RoutingMetrics metrics;
 
     public TieredReads(
             TieringFollower follower,
@@ -51,7 +50,7 @@ public final class TieredReads {
             TieredCursors cursors,
             Promotion promotion,
             Fences fences,
-            Supplier<RoutingMetrics> metrics) {
+            RoutingMetrics metrics) {
         this.follower = follower;
         this.tiers = tiers;
         this.cursors = cursors;
@@ -107,13 +106,13 @@ public final class TieredReads {
             return fastRead(x, route, servesFast, secondaries);
         }
         if (route instanceof ReadRoute.Refused refused) {
-            metrics.get().decided("read", Served.REFUSED, refused.reason());
+            metrics.decided("read", Served.REFUSED, refused.reason());
             return MongoError.COMMAND_NOT_SUPPORTED.reply(refused.message(), List.of());
         }
         if (route instanceof ReadRoute.PointReadFastFirst point && !zeroBatch(x.command())) {
             return pointRead(x, command, namespace, point, secondaries);
         }
-        metrics.get().decided("read", Served.ARCHIVE, route.reason());
+        metrics.decided("read", Served.ARCHIVE, route.reason());
         return tiers.archive(x, Replies.forTier(x.msg()), secondaries);
     }
 
@@ -129,10 +128,10 @@ public final class TieredReads {
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument reply = tiers.fast(x, msg);
         if (!follower.stillServes(x.decided(), servesFast)) {
-            metrics.get().decided("read", Served.ARCHIVE, Reason.COVERAGE_CHANGED_DURING_READ);
+            metrics.decided("read", Served.ARCHIVE, Reason.COVERAGE_CHANGED_DURING_READ);
             return tiers.archive(x, msg, secondaries);
         }
-        metrics.get().decided("read", Served.FAST, route.reason());
+        metrics.decided("read", Served.FAST, route.reason());
         cursors.opened(
                 Replies.cursorId(reply),
                 new TieredCursors.FastTier(x.decided(), servesFast),
@@ -161,7 +160,7 @@ public final class TieredReads {
         OpMsg msg = Replies.forTier(x.msg());
         RawBsonDocument fastReply = tiers.fast(x, msg);
         if (!Replies.empty(command, fastReply)) {
-            metrics.get().decided("read", Served.FAST, point.reason());
+            metrics.decided("read", Served.FAST, point.reason());
             return fastReply;
         }
         long fencesRead = System.nanoTime();
@@ -170,10 +169,10 @@ public final class TieredReads {
         Fence fence = fenced.get(point.id());
         if (fence != null && fence.kind() == Fence.Kind.USER_DELETE) {
             // deleted by a user after any archived version: the archive may still hold it until the feeder catches up
-            metrics.get().decided("read", Served.FAST, point.reason());
+            metrics.decided("read", Served.FAST, point.reason());
             return fastReply;
         }
-        metrics.get().decided("read", Served.ARCHIVE, point.reason());
+        metrics.decided("read", Served.ARCHIVE, point.reason());
         // absent from the fast tier after the read arrived and never fenced: the archive already holds every write to
         // it
         boolean skipped = PointReadSkip.allowed(command, x.command(), fence != null);
@@ -237,7 +236,7 @@ public final class TieredReads {
         }
         if (basis instanceof TieredCursors.FastTier fast && !follower.stillServes(fast.decided(), fast.servesFast())) {
             cursors.closed(proxyCursorId);
-            metrics.get().decided("get_more", Served.REFUSED, Reason.COVERAGE_CHANGED_DURING_READ);
+            metrics.decided("get_more", Served.REFUSED, Reason.COVERAGE_CHANGED_DURING_READ);
             return Optional.of(MongoError.QUERY_PLAN_KILLED.reply(
                     "this cursor read the fast tier"
                             + " under a coverage bound that no longer holds (the evictor may have removed documents it would return, or"

@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 
@@ -51,17 +50,17 @@ public final class TransactionRouting {
 
     private final Statements statements;
     private final CausalTiers tiers;
-    private final Supplier<RoutingMetrics> metrics;
+    private final RoutingMetrics metrics;
     private final ExpiringCache<SessionKey, PinnedTransaction> transactions;
 
-    public TransactionRouting(Statements statements, CausalTiers tiers, Supplier<RoutingMetrics> metrics) {
+    public TransactionRouting(Statements statements, CausalTiers tiers, RoutingMetrics metrics) {
         this(statements, tiers, metrics, TransactionPins.DEFAULT_CAPACITY, SessionKey.TIMEOUT, System::nanoTime);
     }
 
     TransactionRouting(
             Statements statements,
             CausalTiers tiers,
-            Supplier<RoutingMetrics> metrics,
+            RoutingMetrics metrics,
             int capacity,
             Duration idle,
             LongSupplier nanoTime) {
@@ -96,7 +95,7 @@ public final class TransactionRouting {
         }
         TransactionRoute route = TransactionRouter.route(cls, x.table(), pinned == null ? null : pinned.tier());
         if (route instanceof TransactionRoute.Refused refused) {
-            metrics.get().decided("transaction", Served.REFUSED, refused.reason());
+            metrics.decided("transaction", Served.REFUSED, refused.reason());
             return Optional.of(refusal(refused.message()));
         }
         TransactionTier tier = route instanceof TransactionRoute.Run r ? r.tier() : TransactionTier.FAST;
@@ -104,8 +103,7 @@ public final class TransactionRouting {
             return Optional.of(CompletableFuture.completedFuture(notStartedHere(x)));
         }
         transactions.put(key, new PinnedTransaction(x.traits().txnNumber(), tier));
-        metrics.get()
-                .decided("transaction", tier == TransactionTier.FAST ? Served.FAST : Served.ARCHIVE, route.reason());
+        metrics.decided("transaction", tier == TransactionTier.FAST ? Served.FAST : Served.ARCHIVE, route.reason());
         if (tier == TransactionTier.ARCHIVE) {
             return Optional.empty();
         }

@@ -5,17 +5,13 @@ import io.thermocline.proxy.routing.WriteRoute;
 import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
 import io.thermocline.proxy.tiered.exchange.RoutingMetrics.Served;
 
-/** Counts each write's routing decision in the proxy's routing metrics (which the proxy may replace once, at start). */
+/** Counts each write's routing decision in the proxy's routing metrics. */
 final class RouteCounter {
 
-    private volatile RoutingMetrics metrics;
+    private final RoutingMetrics metrics;
 
     RouteCounter(RoutingMetrics metrics) {
         this.metrics = metrics;
-    }
-
-    void use(RoutingMetrics m) {
-        this.metrics = m;
     }
 
     void decided(Served served, Reason reason) {

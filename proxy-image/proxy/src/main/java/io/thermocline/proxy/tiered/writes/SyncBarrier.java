@@ -2,7 +2,6 @@ package io.thermocline.proxy.tiered.writes;
 
 import io.thermocline.proxy.tiered.exchange.TierLagging;
 import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.metrics.BarrierWaits;
 import java.time.Duration;
 
 /**
@@ -27,9 +26,5 @@ final class SyncBarrier {
             throw new TierLagging("the feeder did not mirror the fast tier within " + timeout.toMillis()
                     + " ms, so the archive cannot resolve this write yet; retry the operation");
         }
-    }
-
-    void countingIn(BarrierWaits waits) {
-        barrier.countingIn(waits);
     }
 }

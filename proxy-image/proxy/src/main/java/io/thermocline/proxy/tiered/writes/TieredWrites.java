@@ -7,7 +7,6 @@ import io.thermocline.proxy.routing.WriteRouter;
 import io.thermocline.proxy.tiered.exchange.RoutingMetrics;
 import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
-import io.thermocline.tiering.metrics.BarrierWaits;
 import io.thermocline.tiering.provenance.CopyMarks;
 import io.thermocline.tiering.provenance.Fence;
 import io.thermocline.tiering.provenance.Fences;
@@ -87,15 +86,6 @@ public final class TieredWrites {
         this.findAndModifies =
                 new FindAndModifies(fast, archive, fences, transactions, once, copies, sync, routes, uniques);
         this.inTransactions = new TransactionStatements(archive, fences, sync, fenceRetention.dividedBy(2));
-    }
-
-    public void metrics(RoutingMetrics m) {
-        routes.use(m);
-    }
-
-    /** The barrier is shared with promotions and the transaction ledger: this counts all their waits. */
-    public void barrierWaitsIn(BarrierWaits waits) {
-        sync.countingIn(waits);
     }
 
     public RawBsonDocument serve(WriteRequest x, CommandClass.Write write) throws InterruptedException {

@@ -43,7 +43,7 @@ class TransactionRoutingTest {
     private final TransactionRouting routing = new TransactionRouting(
             (x, ns, cls, cold) -> OK,
             null,
-            () -> new RoutingMetrics(new PrometheusRegistry()),
+            new RoutingMetrics(new PrometheusRegistry()),
             2,
             SessionKey.TIMEOUT,
             nanos::get);
@@ -74,7 +74,7 @@ class TransactionRoutingTest {
         TransactionRouting elsewhere = new TransactionRouting(
                 (x, ns, cls, cold) -> OK,
                 null,
-                () -> new RoutingMetrics(new PrometheusRegistry()),
+                new RoutingMetrics(new PrometheusRegistry()),
                 2,
                 SessionKey.TIMEOUT,
                 nanos::get);
