@@ -5,7 +5,6 @@ import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.QueryParameters;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.exception.MongoServerException;
@@ -124,7 +123,7 @@ public final class MemberStore implements AutoCloseable {
             store.setAutoCommitDelay(AUTO_COMMIT_DELAY_MS);
             return opened;
         }
-        return new MemberStore(new MemoryBackend());
+        return new MemberStore(new OrderedMemoryBackend());
     }
 
     /**

@@ -28,6 +28,9 @@ final class OrderedH2Backend extends H2Backend {
     private static final String DOCUMENTS = "databases.";
 
     private static final String INDEX = "._index_";
+    /** A non-unique index's map ({@link SecondaryIndex}): keyed in its own order, not {@link StableKeyOrder}. */
+    static final String SECONDARY_INDEX = "._secondary_";
+
     private static final String META = "meta.";
 
     /** The store of a database being constructed: its constructor opens maps before its own fields are set. */
@@ -187,7 +190,7 @@ final class OrderedH2Backend extends H2Backend {
         public void moveCollection(MongoDatabase oldDatabase, MongoCollection<?> collection, String newCollectionName) {
             String from = collection.getFullName();
             List<String> indexes = store().getMapNames().stream()
-                    .filter(name -> name.startsWith(from + INDEX))
+                    .filter(name -> name.startsWith(from + INDEX) || name.startsWith(from + SECONDARY_INDEX))
                     .toList();
             super.moveCollection(oldDatabase, collection, newCollectionName);
             String to = getFullCollectionNamespace(newCollectionName);
@@ -224,6 +227,41 @@ final class OrderedH2Backend extends H2Backend {
                 String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
             open(store(), getFullCollectionNamespace(collectionName) + INDEX + indexName);
             return super.openOrCreateUniqueIndex(collectionName, indexName, keys, sparse);
+        }
+
+        /**
+         * A non-unique index, as MongoDB builds it. Its map is built here from the collection's documents whenever it is
+         * not recorded as complete: a new index, one whose map is missing (a store written before this existed, where
+         * such indexes were accepted and never built), and one whose build a crash interrupted; the engine then finds
+         * it filled and does not build it again.
+         */
+        @Override
+        protected Index<Object> openOrCreateSecondaryIndex(
+                String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+            String namespace = getFullCollectionNamespace(collectionName);
+            IndexKeyOrder order = SecondaryIndex.orderOf(keys);
+            H2IndexEntries entries = H2IndexEntries.open(store(), namespace + SECONDARY_INDEX + indexName, order);
+            SecondaryIndex<Object> index = new SecondaryIndex<>(indexName, keys, sparse, entries, order);
+            if (!entries.built()) {
+                entries.startBuild();
+                Cursor<Object, Object> documents =
+                        open(store(), DOCUMENTS + namespace).cursor(null);
+                long entered = 0;
+                while (documents.hasNext()) {
+                    Object position = documents.next();
+                    index.add((de.bwaldvogel.mongo.bson.Document) documents.getValue(), position, null);
+                    entered++;
+                }
+                entries.finishBuild();
+                LOG.info(
+                        "event=secondary_index_built namespace={} index={} documents={} entries={} multikey={}",
+                        namespace,
+                        indexName,
+                        entered,
+                        index.getCount(),
+                        index.multikey());
+            }
+            return index;
         }
     }
 }
