@@ -31,6 +31,7 @@ public enum DataPlanePart {
 
     /** Every part's own state. */
     static final String METADATA_ROLE = "readWrite@thermocline";
+
     public static final String USERNAME = "username";
     public static final String PASSWORD = "password";
 
@@ -72,8 +73,12 @@ public enum DataPlanePart {
     public FastTierUser fastTierUser(ClusterLayout layout, List<CollectionSpec> collections, String password) {
         List<String> roles = new ArrayList<>(builtIn);
         roles.add(METADATA_ROLE);
-        List<String> namespaces = actions.isEmpty() ? List.of()
-                : collections.stream().map(c -> c.database + "." + c.collection).sorted().toList();
+        List<String> namespaces = actions.isEmpty()
+                ? List.of()
+                : collections.stream()
+                        .map(c -> c.database + "." + c.collection)
+                        .sorted()
+                        .toList();
         return new FastTierUser(user(), password, secret(layout), roles, actions, namespaces);
     }
 }

@@ -5,18 +5,18 @@ import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
+import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
+import io.thermocline.operator.fasttier.FastTierUser;
+import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
-import io.thermocline.operator.api.v1alpha1.CollectionSpec;
-import io.thermocline.operator.fasttier.FastTierUser;
-import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.function.Function;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The operator's fast-tier users: a root user (to initiate and reconfigure the replica set) and
@@ -67,8 +67,10 @@ public class UsersSecretDependent extends RetainedSecretDependent {
     public static String fastTierUri(ClusterLayout layout, int members, Map<String, String> users) {
         String password = users.get(DATA_PLANE_PASSWORD);
         // the operator's own clients: TLS once every member accepts it (FastTierTrust has its CA then)
-        return password == null ? null : fastTierUri(layout, members, users.get(DATA_PLANE_USERNAME), password)
-                + (FastTierTrust.tls(layout) ? "&tls=true" : "");
+        return password == null
+                ? null
+                : fastTierUri(layout, members, users.get(DATA_PLANE_USERNAME), password)
+                        + (FastTierTrust.tls(layout) ? "&tls=true" : "");
     }
 
     /**
@@ -77,17 +79,28 @@ public class UsersSecretDependent extends RetainedSecretDependent {
      * with, since pods from before the per-part users may still use it while they roll.
      */
     public static FastTierUser operatorUser(ClusterLayout layout, Map<String, String> users) {
-        return new FastTierUser(users.getOrDefault(DATA_PLANE_USERNAME, ClusterLayout.DATA_PLANE_USER), users.get(DATA_PLANE_PASSWORD),
-                layout.usersSecret(), List.of("readWriteAnyDatabase@admin", "clusterMonitor@admin"), List.of(), List.of());
+        return new FastTierUser(
+                users.getOrDefault(DATA_PLANE_USERNAME, ClusterLayout.DATA_PLANE_USER),
+                users.get(DATA_PLANE_PASSWORD),
+                layout.usersSecret(),
+                List.of("readWriteAnyDatabase@admin", "clusterMonitor@admin"),
+                List.of(),
+                List.of());
     }
 
     /** Every user the operator keeps on the fast tier: its own, then one per data-plane part (password null: no Secret yet). */
-    public static List<FastTierUser> fastTierUsers(ClusterLayout layout, List<CollectionSpec> collections, Map<String, String> users,
+    public static List<FastTierUser> fastTierUsers(
+            ClusterLayout layout,
+            List<CollectionSpec> collections,
+            Map<String, String> users,
             Function<String, Secret> secrets) {
         List<FastTierUser> all = new ArrayList<>();
         all.add(operatorUser(layout, users));
         for (DataPlanePart part : DataPlanePart.values()) {
-            all.add(part.fastTierUser(layout, collections, decoded(secrets.apply(part.secret(layout))).get(DataPlanePart.PASSWORD)));
+            all.add(part.fastTierUser(
+                    layout,
+                    collections,
+                    decoded(secrets.apply(part.secret(layout))).get(DataPlanePart.PASSWORD)));
         }
         return all;
     }

@@ -11,8 +11,13 @@ import java.util.List;
  * @param roles      built-in roles, each {@code role@db}
  * @param namespaces {@code db.collection} of every tiered collection, the custom role's resources
  */
-public record FastTierUser(String name, String password, String secret, List<String> roles, List<String> actions,
-                           List<String> namespaces) {
+public record FastTierUser(
+        String name,
+        String password,
+        String secret,
+        List<String> roles,
+        List<String> actions,
+        List<String> namespaces) {
 
     public FastTierUser {
         roles = List.copyOf(roles);
@@ -27,6 +32,7 @@ public record FastTierUser(String name, String password, String secret, List<Str
 
     @Override
     public String toString() {
-        return "FastTierUser[" + name + ", roles=" + roles + ", actions=" + actions + " on " + namespaces + ", password=***]";
+        return "FastTierUser[" + name + ", roles=" + roles + ", actions=" + actions + " on " + namespaces
+                + ", password=***]";
     }
 }

@@ -17,8 +17,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.bson.Document;
 
 /**
@@ -62,9 +62,13 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
                 for (String field : List.of("hosts", "passives", "arbiters")) {
                     hosts.addAll(hello.getList(field, String.class, List.of()));
                 }
-                MemberView.Role role = hello.getString("setName") == null ? MemberView.Role.UNINITIATED
-                        : hello.getBoolean("isWritablePrimary", false) ? MemberView.Role.PRIMARY
-                        : hello.getBoolean("secondary", false) ? MemberView.Role.SECONDARY : MemberView.Role.OTHER;
+                MemberView.Role role = hello.getString("setName") == null
+                        ? MemberView.Role.UNINITIATED
+                        : hello.getBoolean("isWritablePrimary", false)
+                                ? MemberView.Role.PRIMARY
+                                : hello.getBoolean("secondary", false)
+                                        ? MemberView.Role.SECONDARY
+                                        : MemberView.Role.OTHER;
                 return new MemberView(host, role, version, hosts);
             } catch (MongoException e) {
                 return MemberView.unreachable(host);
@@ -75,8 +79,11 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         public void initiate(String host, String replicaSetName) {
             run("replSetInitiate", () -> {
                 try (MongoClient direct = client("mongodb://" + host + "/?directConnection=true", true)) {
-                    return direct.getDatabase("admin").runCommand(new Document("replSetInitiate", new Document("_id", replicaSetName)
-                            .append("members", List.of(new Document("_id", 0).append("host", host)))));
+                    return direct.getDatabase("admin")
+                            .runCommand(new Document(
+                                    "replSetInitiate",
+                                    new Document("_id", replicaSetName)
+                                            .append("members", List.of(new Document("_id", 0).append("host", host)))));
                 }
             });
         }
@@ -85,7 +92,8 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         public ReplicaSetConfig config() {
             Document config = rawConfig();
             List<ReplicaSetConfig.Member> members = config.getList("members", Document.class).stream()
-                    .map(m -> new ReplicaSetConfig.Member(m.getInteger("_id"), m.getString("host"), m.getBoolean("newlyAdded", false)))
+                    .map(m -> new ReplicaSetConfig.Member(
+                            m.getInteger("_id"), m.getString("host"), m.getBoolean("newlyAdded", false)))
                     .toList();
             return new ReplicaSetConfig(config.getInteger("version"), members);
         }
@@ -97,7 +105,8 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
             for (ReplicaSetConfig.Member m : next.members()) {
                 // keep what MongoDB or a person set on an existing member (priority, tags, ...)
                 members.add(current.getList("members", Document.class).stream()
-                        .filter(d -> d.getInteger("_id") == m.id()).findFirst()
+                        .filter(d -> d.getInteger("_id") == m.id())
+                        .findFirst()
                         .orElse(new Document("_id", m.id()).append("host", m.host())));
             }
             members.forEach(d -> d.remove("newlyAdded")); // set by the server only
@@ -122,15 +131,17 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
             } catch (MongoException e) {
                 // the primary closes connections as it steps down: the next step re-reads the state
                 if (!(e instanceof MongoSocketException) && !e.getMessage().contains("not primary")) {
-                    throw new Unavailable("replSetStepDown failed (" + e.getClass().getSimpleName() + ")", e);
+                    throw new Unavailable(
+                            "replSetStepDown failed (" + e.getClass().getSimpleName() + ")", e);
                 }
             }
         }
 
         @Override
         public String featureCompatibilityVersion() {
-            Document answer = run("getParameter", () -> admin().runCommand(
-                    new Document("getParameter", 1).append("featureCompatibilityVersion", 1)));
+            Document answer = run(
+                    "getParameter",
+                    () -> admin().runCommand(new Document("getParameter", 1).append("featureCompatibilityVersion", 1)));
             return answer.get("featureCompatibilityVersion", Document.class).getString("version");
         }
 
@@ -147,21 +158,29 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         public void ensureUser(FastTierUser user) {
             run("createUser", () -> {
                 if (user.hasCustomRole()) {
-                    Document found = admin().runCommand(new Document("rolesInfo", user.name()).append("showPrivileges", true));
+                    Document found =
+                            admin().runCommand(new Document("rolesInfo", user.name()).append("showPrivileges", true));
                     List<Document> existing = found.getList("roles", Document.class);
                     List<Document> wanted = privileges(user);
-                    // only a change is written: every updateRole is a replicated write that invalidates each member's user cache,
-                    // and this runs on every reconcile (each minute); a changed list of tiered collections still applies at once
-                    if (existing.isEmpty() || !samePrivileges(existing.get(0).getList("privileges", Document.class), wanted)) {
+                    // only a change is written: every updateRole is a replicated write that invalidates each member's
+                    // user cache,
+                    // and this runs on every reconcile (each minute); a changed list of tiered collections still
+                    // applies at once
+                    if (existing.isEmpty()
+                            || !samePrivileges(existing.get(0).getList("privileges", Document.class), wanted)) {
                         admin().runCommand(new Document(existing.isEmpty() ? "createRole" : "updateRole", user.name())
-                                .append("privileges", wanted).append("roles", List.of()));
+                                .append("privileges", wanted)
+                                .append("roles", List.of()));
                     }
                 }
                 List<Document> roles = roles(user);
                 Document info = admin().runCommand(new Document("usersInfo", user.name()));
                 if (info.getList("users", Document.class).isEmpty()) {
-                    admin().runCommand(new Document("createUser", user.name()).append("pwd", user.password()).append("roles", roles));
-                } else if (!sameRoles(info.getList("users", Document.class).get(0).getList("roles", Document.class), roles)) {
+                    admin().runCommand(new Document("createUser", user.name())
+                            .append("pwd", user.password())
+                            .append("roles", roles));
+                } else if (!sameRoles(
+                        info.getList("users", Document.class).get(0).getList("roles", Document.class), roles)) {
                     admin().runCommand(new Document("updateUser", user.name()).append("roles", roles));
                 }
                 return info;
@@ -188,13 +207,20 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
         }
 
         private static List<Document> privileges(FastTierUser user) {
-            return user.namespaces().stream().map(ns -> new Document("resource", new Document("db", ns.substring(0, ns.indexOf('.')))
-                    .append("collection", ns.substring(ns.indexOf('.') + 1))).append("actions", user.actions())).toList();
+            return user.namespaces().stream()
+                    .map(ns -> new Document(
+                                    "resource",
+                                    new Document("db", ns.substring(0, ns.indexOf('.')))
+                                            .append("collection", ns.substring(ns.indexOf('.') + 1)))
+                            .append("actions", user.actions()))
+                    .toList();
         }
 
         private static boolean sameRoles(List<Document> actual, List<Document> wanted) {
             Function<Document, String> key = d -> d.getString("role") + "@" + d.getString("db");
-            return actual.stream().map(key).collect(Collectors.toSet())
+            return actual.stream()
+                    .map(key)
+                    .collect(Collectors.toSet())
                     .equals(wanted.stream().map(key).collect(Collectors.toSet()));
         }
 
@@ -205,7 +231,9 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
 
         private MongoDatabase admin() {
             if (set == null) {
-                set = client("mongodb://" + String.join(",", target.podHosts()) + "/?replicaSet=" + target.replicaSetName(), true);
+                set = client(
+                        "mongodb://" + String.join(",", target.podHosts()) + "/?replicaSet=" + target.replicaSetName(),
+                        true);
             }
             return set.getDatabase("admin");
         }
@@ -227,10 +255,12 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
                     .applyToSocketSettings(s -> s.connectTimeout((int) timeout.toMillis(), TimeUnit.MILLISECONDS)
                             .readTimeout((int) timeout.toMillis() * 4, TimeUnit.MILLISECONDS));
             // TLS once every member accepts it: trusting exactly the fast tier's CAs, host names checked
-            FastTierTrust.forHosts(connection.getHosts()).ifPresent(context ->
-                    settings.applyToSslSettings(ssl -> ssl.enabled(true).invalidHostNameAllowed(false).context(context)));
+            FastTierTrust.forHosts(connection.getHosts())
+                    .ifPresent(context -> settings.applyToSslSettings(ssl ->
+                            ssl.enabled(true).invalidHostNameAllowed(false).context(context)));
             if (authenticated) {
-                settings.credential(MongoCredential.createCredential(target.rootUser(), "admin", target.rootPassword().toCharArray()));
+                settings.credential(MongoCredential.createCredential(
+                        target.rootUser(), "admin", target.rootPassword().toCharArray()));
             }
             return MongoClients.create(settings.build());
         }
@@ -239,9 +269,13 @@ public class MongoReplicaSetConnector implements ReplicaSetConnector {
     /** The role's privileges as {@code rolesInfo} shows them equal the wanted ones: the same actions on the same resources. */
     static boolean samePrivileges(List<Document> actual, List<Document> wanted) {
         Function<Document, Map<String, Set<String>>> byResource = d -> Map.of(
-                d.get("resource", Document.class).getString("db") + "." + d.get("resource", Document.class).getString("collection"),
+                d.get("resource", Document.class).getString("db") + "."
+                        + d.get("resource", Document.class).getString("collection"),
                 new java.util.TreeSet<>(d.getList("actions", String.class)));
-        return actual != null && actual.stream().map(byResource).collect(Collectors.toSet())
-                .equals(wanted.stream().map(byResource).collect(Collectors.toSet()));
+        return actual != null
+                && actual.stream()
+                        .map(byResource)
+                        .collect(Collectors.toSet())
+                        .equals(wanted.stream().map(byResource).collect(Collectors.toSet()));
     }
 }

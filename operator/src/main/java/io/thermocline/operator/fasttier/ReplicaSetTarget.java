@@ -14,9 +14,17 @@ import java.util.Set;
  * @param users        the users the operator keeps on it (the operator's own and one per data-plane part)
  * @param featureCompatibilityVersion the FCV to raise it to once every member runs that series or later; null: leave it
  */
-public record ReplicaSetTarget(String replicaSetName, List<String> members, List<String> podHosts, Set<String> outdated,
-                               String version, boolean initiated,
-                               String rootUser, String rootPassword, List<FastTierUser> users, String featureCompatibilityVersion) {
+public record ReplicaSetTarget(
+        String replicaSetName,
+        List<String> members,
+        List<String> podHosts,
+        Set<String> outdated,
+        String version,
+        boolean initiated,
+        String rootUser,
+        String rootPassword,
+        List<FastTierUser> users,
+        String featureCompatibilityVersion) {
 
     public ReplicaSetTarget {
         members = List.copyOf(members);
@@ -26,14 +34,22 @@ public record ReplicaSetTarget(String replicaSetName, List<String> members, List
     }
 
     /** With the featureCompatibilityVersion left where it is. */
-    public ReplicaSetTarget(String replicaSetName, List<String> members, List<String> podHosts, Set<String> outdated, String version,
-            boolean initiated, String rootUser, String rootPassword, List<FastTierUser> users) {
+    public ReplicaSetTarget(
+            String replicaSetName,
+            List<String> members,
+            List<String> podHosts,
+            Set<String> outdated,
+            String version,
+            boolean initiated,
+            String rootUser,
+            String rootPassword,
+            List<FastTierUser> users) {
         this(replicaSetName, members, podHosts, outdated, version, initiated, rootUser, rootPassword, users, null);
     }
 
     @Override
     public String toString() {
-        return "ReplicaSetTarget[" + replicaSetName + ", members=" + members + ", pods=" + podHosts + ", outdated=" + outdated
-                + ", version=" + version + ", initiated=" + initiated + ", credentials=***]";
+        return "ReplicaSetTarget[" + replicaSetName + ", members=" + members + ", pods=" + podHosts + ", outdated="
+                + outdated + ", version=" + version + ", initiated=" + initiated + ", credentials=***]";
     }
 }

@@ -22,55 +22,91 @@ public final class TransitionEvents {
     private static final Logger LOG = Logger.getLogger(TransitionEvents.class);
     private static final int CONFLICT = 409;
 
-    private TransitionEvents() {
-    }
+    private TransitionEvents() {}
 
-    public static void record(KubernetesClient client, ThermoclineCluster cluster, List<Condition> before, List<Condition> after) {
+    public static void record(
+            KubernetesClient client, ThermoclineCluster cluster, List<Condition> before, List<Condition> after) {
         for (Condition now : after) {
-            Condition was = before == null ? null : before.stream().filter(c -> c.getType().equals(now.getType())).findFirst().orElse(null);
+            Condition was = before == null
+                    ? null
+                    : before.stream()
+                            .filter(c -> c.getType().equals(now.getType()))
+                            .findFirst()
+                            .orElse(null);
             if (was != null && was.getStatus().equals(now.getStatus())) {
                 continue;
             }
             boolean good = "True".equals(now.getStatus());
-            send(client, cluster, now.getReason(), now.getType() + " is " + now.getStatus() + ": " + now.getMessage(), good,
+            send(
+                    client,
+                    cluster,
+                    now.getReason(),
+                    now.getType() + " is " + now.getStatus() + ": " + now.getMessage(),
+                    good,
                     now.getType() + "/" + now.getStatus() + "/" + now.getReason() + "/" + now.getLastTransitionTime());
         }
     }
 
     /** An Event sent at most once per resource and reason (e.g. each step of a deletion). */
-    public static void once(KubernetesClient client, ThermoclineCluster cluster, String reason, String message, boolean good) {
+    public static void once(
+            KubernetesClient client, ThermoclineCluster cluster, String reason, String message, boolean good) {
         send(client, cluster, reason, message, good, reason);
     }
 
     /** As {@link #once(KubernetesClient, ThermoclineCluster, String, String, boolean)}, once per {@code identity}. */
-    public static void once(KubernetesClient client, ThermoclineCluster cluster, String reason, String message, boolean good,
+    public static void once(
+            KubernetesClient client,
+            ThermoclineCluster cluster,
+            String reason,
+            String message,
+            boolean good,
             String identity) {
         send(client, cluster, reason, message, good, identity);
     }
 
-    private static void send(KubernetesClient client, ThermoclineCluster cluster, String reason, String message, boolean good,
+    private static void send(
+            KubernetesClient client,
+            ThermoclineCluster cluster,
+            String reason,
+            String message,
+            boolean good,
             String identity) {
         String time = Instant.now().toString();
         try {
-            client.v1().events().inNamespace(cluster.getMetadata().getNamespace()).resource(new EventBuilder()
-                    .withNewMetadata().withName(cluster.getMetadata().getName() + "." + DataPlaneConfig.hash(cluster.getMetadata().getUid()
-                            + "/" + identity)).endMetadata()
-                    .withInvolvedObject(new ObjectReferenceBuilder()
-                            .withApiVersion(cluster.getApiVersion()).withKind(cluster.getKind())
-                            .withName(cluster.getMetadata().getName()).withNamespace(cluster.getMetadata().getNamespace())
-                            .withUid(cluster.getMetadata().getUid()).build())
-                    .withType(good ? "Normal" : "Warning")
-                    .withReason(reason)
-                    .withMessage(message)
-                    .withFirstTimestamp(time)
-                    .withLastTimestamp(time)
-                    .withCount(1)
-                    .withNewSource().withComponent("thermocline-operator").endSource()
-                    .build()).create();
+            client.v1()
+                    .events()
+                    .inNamespace(cluster.getMetadata().getNamespace())
+                    .resource(new EventBuilder()
+                            .withNewMetadata()
+                            .withName(cluster.getMetadata().getName() + "."
+                                    + DataPlaneConfig.hash(cluster.getMetadata().getUid() + "/" + identity))
+                            .endMetadata()
+                            .withInvolvedObject(new ObjectReferenceBuilder()
+                                    .withApiVersion(cluster.getApiVersion())
+                                    .withKind(cluster.getKind())
+                                    .withName(cluster.getMetadata().getName())
+                                    .withNamespace(cluster.getMetadata().getNamespace())
+                                    .withUid(cluster.getMetadata().getUid())
+                                    .build())
+                            .withType(good ? "Normal" : "Warning")
+                            .withReason(reason)
+                            .withMessage(message)
+                            .withFirstTimestamp(time)
+                            .withLastTimestamp(time)
+                            .withCount(1)
+                            .withNewSource()
+                            .withComponent("thermocline-operator")
+                            .endSource()
+                            .build())
+                    .create();
         } catch (KubernetesClientException e) {
             if (e.getCode() != CONFLICT) {
-                LOG.warnf("event=event-not-recorded cluster=%s/%s reason=%s code=%d", cluster.getMetadata().getNamespace(),
-                        cluster.getMetadata().getName(), reason, e.getCode());
+                LOG.warnf(
+                        "event=event-not-recorded cluster=%s/%s reason=%s code=%d",
+                        cluster.getMetadata().getNamespace(),
+                        cluster.getMetadata().getName(),
+                        reason,
+                        e.getCode());
             }
         }
     }

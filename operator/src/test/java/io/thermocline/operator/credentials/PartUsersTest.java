@@ -36,7 +36,8 @@ class PartUsersTest {
             assertThat(secrets).as(part.role()).contains(part.secret(LAYOUT)).doesNotContain(LAYOUT.usersSecret());
             for (DataPlanePart other : DataPlanePart.values()) {
                 if (other != part) {
-                    assertThat(secrets).as(part.role() + " must not see " + other.role() + "'s password")
+                    assertThat(secrets)
+                            .as(part.role() + " must not see " + other.role() + "'s password")
                             .doesNotContain(other.secret(LAYOUT));
                 }
             }
@@ -50,8 +51,11 @@ class PartUsersTest {
         for (DataPlanePart part : DataPlanePart.values()) {
             Container container = pod(desired, part.role()).getContainers().get(0);
             String uri = env(container, DataPlaneConfig.FAST_URI_ENV).getValue();
-            assertThat(uri).as(part.role()).startsWith("mongodb://" + part.user() + ":$(" + DataPlaneContainer.FAST_PASSWORD_ENV + ")@")
-                    .contains(LAYOUT.memberHost(2)).contains("authSource=admin");
+            assertThat(uri)
+                    .as(part.role())
+                    .startsWith("mongodb://" + part.user() + ":$(" + DataPlaneContainer.FAST_PASSWORD_ENV + ")@")
+                    .contains(LAYOUT.memberHost(2))
+                    .contains("authSource=admin");
             EnvVar password = env(container, DataPlaneContainer.FAST_PASSWORD_ENV);
             assertThat(password.getValue()).isNull();
             assertThat(password.getValueFrom().getSecretKeyRef().getName()).isEqualTo(part.secret(LAYOUT));
@@ -75,24 +79,45 @@ class PartUsersTest {
 
         FastTierUser warmer = DataPlanePart.WARMER.fastTierUser(LAYOUT, collections, "x");
         assertThat(warmer.roles()).containsExactly("readWrite@thermocline");
-        assertThat(warmer.actions()).containsExactlyInAnyOrder("find", "insert", "createCollection").doesNotContain("remove");
+        assertThat(warmer.actions())
+                .containsExactlyInAnyOrder("find", "insert", "createCollection")
+                .doesNotContain("remove");
         assertThat(warmer.namespaces()).containsExactly("app.events", "shop.orders");
 
         FastTierUser proxy = DataPlanePart.PROXY.fastTierUser(LAYOUT, collections, "x");
-        assertThat(proxy.roles()).containsExactlyInAnyOrder("readWriteAnyDatabase@admin", "clusterMonitor@admin", "readWrite@thermocline");
+        assertThat(proxy.roles())
+                .containsExactlyInAnyOrder(
+                        "readWriteAnyDatabase@admin", "clusterMonitor@admin", "readWrite@thermocline");
         assertThat(proxy.toString()).doesNotContain("x]").contains("password=***");
     }
 
     @Test
     void theOperatorKeepsItsOwnUserAndOnePerPartWaitingForSecretsNotYetMade() {
-        Map<String, String> operatorSecret = Map.of(UsersSecretDependent.DATA_PLANE_USERNAME, "thermocline",
-                UsersSecretDependent.DATA_PLANE_PASSWORD, "op-pw");
-        List<FastTierUser> users = UsersSecretDependent.fastTierUsers(LAYOUT, spec().collections, operatorSecret,
-                name -> name.equals(DataPlanePart.FEEDER.secret(LAYOUT)) ? new io.fabric8.kubernetes.api.model.SecretBuilder()
-                        .withNewMetadata().withName(name).endMetadata()
-                        .addToData(DataPlanePart.PASSWORD, SecretText.encode("feeder-pw")).build() : null);
-        assertThat(users).extracting(FastTierUser::name).containsExactly("thermocline", "thermocline-proxy", "thermocline-feeder",
-                "thermocline-evictor", "thermocline-warmer");
+        Map<String, String> operatorSecret = Map.of(
+                UsersSecretDependent.DATA_PLANE_USERNAME,
+                "thermocline",
+                UsersSecretDependent.DATA_PLANE_PASSWORD,
+                "op-pw");
+        List<FastTierUser> users = UsersSecretDependent.fastTierUsers(
+                LAYOUT,
+                spec().collections,
+                operatorSecret,
+                name -> name.equals(DataPlanePart.FEEDER.secret(LAYOUT))
+                        ? new io.fabric8.kubernetes.api.model.SecretBuilder()
+                                .withNewMetadata()
+                                .withName(name)
+                                .endMetadata()
+                                .addToData(DataPlanePart.PASSWORD, SecretText.encode("feeder-pw"))
+                                .build()
+                        : null);
+        assertThat(users)
+                .extracting(FastTierUser::name)
+                .containsExactly(
+                        "thermocline",
+                        "thermocline-proxy",
+                        "thermocline-feeder",
+                        "thermocline-evictor",
+                        "thermocline-warmer");
         assertThat(users).extracting(FastTierUser::password).containsExactly("op-pw", null, "feeder-pw", null, null);
         assertThat(users.get(2).secret()).isEqualTo("orders-feeder-fast-user");
     }
@@ -115,18 +140,33 @@ class PartUsersTest {
     }
 
     private static EnvVar env(Container container, String name) {
-        return container.getEnv().stream().filter(e -> e.getName().equals(name)).findFirst().orElseThrow();
+        return container.getEnv().stream()
+                .filter(e -> e.getName().equals(name))
+                .findFirst()
+                .orElseThrow();
     }
 
     private static PodSpec pod(DesiredCluster desired, String role) {
         Container container = DataPlaneContainer.container(desired, role, null).build();
-        return DataPlaneContainer.podSpec(desired, container, null, container.getName()).build();
+        return DataPlaneContainer.podSpec(desired, container, null, container.getName())
+                .build();
     }
 
     private static DesiredCluster desired(ThermoclineClusterSpec spec) {
         String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(LAYOUT, spec, "thermocline:test", "7.0.14", 3, "10Gi", yaml, DataPlaneConfig.hash(yaml),
-                "none", DataPlaneConfig.warmerJobName(spec, LAYOUT), null, false);
+        return new DesiredCluster(
+                LAYOUT,
+                spec,
+                "thermocline:test",
+                "7.0.14",
+                3,
+                "10Gi",
+                yaml,
+                DataPlaneConfig.hash(yaml),
+                "none",
+                DataPlaneConfig.warmerJobName(spec, LAYOUT),
+                null,
+                false);
     }
 
     private static ThermoclineClusterSpec spec() {

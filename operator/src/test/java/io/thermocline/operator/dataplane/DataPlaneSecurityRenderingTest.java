@@ -63,10 +63,21 @@ class DataPlaneSecurityRenderingTest {
     void onlyTheProxyGetsTheUsersFileAndItsCertificateEveryRoleGetsTheTiersCa() {
         DesiredCluster desired = desired(secured());
         PodSpec proxy = pod(desired, "proxy");
-        assertThat(mounts(proxy)).containsOnlyKeys("/etc/thermocline", "/tmp", "/etc/thermocline/auth",
-                "/etc/thermocline/tls", "/etc/thermocline/client-ca", "/etc/thermocline/tier-ca", "/etc/thermocline/peer");
-        assertThat(secretVolumes(proxy)).containsEntry("users", "app-users").containsEntry("certificate", "proxy-tls")
-                .containsEntry("client-ca", "client-cas").containsEntry("tier-ca", "tier-cas").containsEntry("peer", "orders-peer");
+        assertThat(mounts(proxy))
+                .containsOnlyKeys(
+                        "/etc/thermocline",
+                        "/tmp",
+                        "/etc/thermocline/auth",
+                        "/etc/thermocline/tls",
+                        "/etc/thermocline/client-ca",
+                        "/etc/thermocline/tier-ca",
+                        "/etc/thermocline/peer");
+        assertThat(secretVolumes(proxy))
+                .containsEntry("users", "app-users")
+                .containsEntry("certificate", "proxy-tls")
+                .containsEntry("client-ca", "client-cas")
+                .containsEntry("tier-ca", "tier-cas")
+                .containsEntry("peer", "orders-peer");
         for (String worker : List.of("feeder", "evictor", "warmer")) {
             PodSpec pod = pod(desired, worker);
             assertThat(mounts(pod)).as(worker).containsOnlyKeys("/etc/thermocline", "/tmp", "/etc/thermocline/tier-ca");
@@ -79,13 +90,17 @@ class DataPlaneSecurityRenderingTest {
         ThermoclineConfig config = DataPlaneConfig.render(spec(), LAYOUT);
         assertThat(config.fleet().secretFile()).isEqualTo("/etc/thermocline/peer/secret");
         assertThat(config.fleet().peerService()).isEqualTo("orders-proxy-peers.shop.svc");
-        assertThat(config.fleet().hasPeers()).as("linked replicas: cursors forwarded, budgets divided by the live count").isTrue();
+        assertThat(config.fleet().hasPeers())
+                .as("linked replicas: cursors forwarded, budgets divided by the live count")
+                .isTrue();
 
         DesiredCluster desired = desired(spec());
         PodSpec proxy = pod(desired, "proxy");
         assertThat(mounts(proxy)).containsEntry("/etc/thermocline/peer", "peer");
         assertThat(secretVolumes(proxy)).containsEntry("peer", "orders-peer");
-        assertThat(proxy.getVolumes()).filteredOn(v -> v.getName().equals("peer")).singleElement()
+        assertThat(proxy.getVolumes())
+                .filteredOn(v -> v.getName().equals("peer"))
+                .singleElement()
                 .satisfies(v -> assertThat(v.getSecret().getItems()).isNullOrEmpty());
         for (String worker : List.of("feeder", "evictor", "warmer")) {
             PodSpec pod = pod(desired, worker);
@@ -99,25 +114,29 @@ class DataPlaneSecurityRenderingTest {
         ThermoclineClusterSpec spec = secured();
         String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
         // the proxy needs all five files; a worker, with its overrides, only the tiers' CA (none exists in this JVM)
-        assertThat(unreadable(yaml, env(desired(spec), "proxy"))).containsExactlyInAnyOrder(
-                "auth.usersFile", "tls.certificateFile", "tls.keyFile", "tls.clientCaFile", "tls.tierCaFile");
+        assertThat(unreadable(yaml, env(desired(spec), "proxy")))
+                .containsExactlyInAnyOrder(
+                        "auth.usersFile", "tls.certificateFile", "tls.keyFile", "tls.clientCaFile", "tls.tierCaFile");
         for (String worker : List.of("feeder", "evictor", "warmer")) {
             assertThat(unreadable(yaml, env(desired(spec), worker))).as(worker).containsExactly("tls.tierCaFile");
         }
     }
 
     private static List<String> unreadable(String yaml, Map<String, String> env) {
-        InvalidConfigException e = catchThrowableOfType(InvalidConfigException.class, () -> ConfigLoader.parse(yaml, env));
+        InvalidConfigException e =
+                catchThrowableOfType(InvalidConfigException.class, () -> ConfigLoader.parse(yaml, env));
         assertThat(e).isNotNull();
         assertThat(e.problems()).allMatch(p -> p.contains(" cannot be read;"), "only missing files");
         return e.problems().stream().map(p -> p.substring(0, p.indexOf(':'))).toList();
     }
 
     private static Map<String, String> env(DesiredCluster desired, String role) {
-        Map<String, String> env = new HashMap<>(DataPlaneConfig.podEnvironment("mongodb://u:p@a-0:27017/?replicaSet=rs0",
-                "mongodb://u:p@f-0:27017/?replicaSet=x"));
+        Map<String, String> env = new HashMap<>(DataPlaneConfig.podEnvironment(
+                "mongodb://u:p@a-0:27017/?replicaSet=rs0", "mongodb://u:p@f-0:27017/?replicaSet=x"));
         for (EnvVar var : pod(desired, role).getContainers().get(0).getEnv()) {
-            if (var.getValue() != null && var.getName().startsWith("THERMOCLINE_") && !var.getName().endsWith("_URI")) {
+            if (var.getValue() != null
+                    && var.getName().startsWith("THERMOCLINE_")
+                    && !var.getName().endsWith("_URI")) {
                 env.put(var.getName(), var.getValue());
             }
         }
@@ -126,7 +145,8 @@ class DataPlaneSecurityRenderingTest {
 
     private static PodSpec pod(DesiredCluster desired, String role) {
         Container container = DataPlaneContainer.container(desired, role, null).build();
-        return DataPlaneContainer.podSpec(desired, container, null, container.getName()).build();
+        return DataPlaneContainer.podSpec(desired, container, null, container.getName())
+                .build();
     }
 
     private static Map<String, String> mounts(PodSpec pod) {
@@ -135,14 +155,26 @@ class DataPlaneSecurityRenderingTest {
     }
 
     private static Map<String, String> secretVolumes(PodSpec pod) {
-        return pod.getVolumes().stream().filter(v -> v.getSecret() != null)
+        return pod.getVolumes().stream()
+                .filter(v -> v.getSecret() != null)
                 .collect(Collectors.toMap(Volume::getName, v -> v.getSecret().getSecretName()));
     }
 
     private static DesiredCluster desired(ThermoclineClusterSpec spec) {
         String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(LAYOUT, spec, "thermocline:test", "7.0.14", 3, "10Gi", yaml, DataPlaneConfig.hash(yaml),
-                "none", DataPlaneConfig.warmerJobName(spec, LAYOUT), null, false);
+        return new DesiredCluster(
+                LAYOUT,
+                spec,
+                "thermocline:test",
+                "7.0.14",
+                3,
+                "10Gi",
+                yaml,
+                DataPlaneConfig.hash(yaml),
+                "none",
+                DataPlaneConfig.warmerJobName(spec, LAYOUT),
+                null,
+                false);
     }
 
     private static ThermoclineClusterSpec secured() {

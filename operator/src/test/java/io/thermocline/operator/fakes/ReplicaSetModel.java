@@ -95,7 +95,8 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
             return;
         }
         if (config != null && config.contains(host)) {
-            violations.add("the pod of " + host + " went away while " + host + " was still in the replica-set configuration");
+            violations.add(
+                    "the pod of " + host + " went away while " + host + " was still in the replica-set configuration");
         }
         m.pod = false;
         lost(host, "removed");
@@ -162,10 +163,13 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
             return;
         }
         if (config != null && config.contains(host)) {
-            long othersHealthy = config.hosts().stream().filter(h -> !h.equals(host)).filter(this::healthy).count();
+            long othersHealthy = config.hosts().stream()
+                    .filter(h -> !h.equals(host))
+                    .filter(this::healthy)
+                    .count();
             if (othersHealthy < majority()) {
-                violations.add("restarting " + host + " left " + othersHealthy + " of " + config.members().size()
-                        + " members: the majority was lost");
+                violations.add("restarting " + host + " left " + othersHealthy + " of "
+                        + config.members().size() + " members: the majority was lost");
             }
         }
         lost(host, "restarted");
@@ -276,8 +280,13 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 }
                 if (m.syncing > 0) {
                     if (--m.syncing == 0) { // the initial sync ends: the member votes from now on
-                        config = new ReplicaSetConfig(config.version(), config.members().stream()
-                                .map(c -> c.host().equals(host) ? new ReplicaSetConfig.Member(c.id(), c.host(), false) : c).toList());
+                        config = new ReplicaSetConfig(
+                                config.version(),
+                                config.members().stream()
+                                        .map(c -> c.host().equals(host)
+                                                ? new ReplicaSetConfig.Member(c.id(), c.host(), false)
+                                                : c)
+                                        .toList());
                         electIfNeeded();
                     }
                     return new MemberView(host, Role.OTHER, m.version, config.hosts());
@@ -285,7 +294,9 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 if (m.recovering) {
                     return new MemberView(host, Role.OTHER, m.version, config.hosts());
                 }
-                Role role = host.equals(primary) ? Role.PRIMARY : config != null && config.contains(host) ? Role.SECONDARY : Role.OTHER;
+                Role role = host.equals(primary)
+                        ? Role.PRIMARY
+                        : config != null && config.contains(host) ? Role.SECONDARY : Role.OTHER;
                 return new MemberView(host, role, m.version, config == null ? List.of() : config.hosts());
             }
         }
@@ -295,7 +306,8 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
             synchronized (ReplicaSetModel.this) {
                 commands.add("initiate " + host);
                 if (members.values().stream().anyMatch(m -> m.data) || config != null) {
-                    violations.add("replSetInitiate on " + host + " while the replica set exists: a second, empty replica set");
+                    violations.add("replSetInitiate on " + host
+                            + " while the replica set exists: a second, empty replica set");
                 }
                 Member m = members.get(host);
                 m.data = true;
@@ -325,19 +337,26 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 changed.addAll(next.hosts());
                 changed.removeIf(h -> config.contains(h) && next.contains(h));
                 if (changed.size() > 1) {
-                    throw new Unavailable("replSetReconfig: only one voting member may be added or removed at a time", null);
+                    throw new Unavailable(
+                            "replSetReconfig: only one voting member may be added or removed at a time", null);
                 }
                 if (!next.contains(primary)) {
-                    throw new Unavailable("replSetReconfig: the primary cannot remove itself; step it down first", null);
+                    throw new Unavailable(
+                            "replSetReconfig: the primary cannot remove itself; step it down first", null);
                 }
                 // MongoDB's quorum check: a majority of the new configuration's voting members must answer
-                List<String> voters = next.members().stream().filter(m -> !m.newlyAdded())
-                        .map(ReplicaSetConfig.Member::host).toList();
-                long answering = voters.stream().filter(ReplicaSetModel.this::answering).count();
+                List<String> voters = next.members().stream()
+                        .filter(m -> !m.newlyAdded())
+                        .map(ReplicaSetConfig.Member::host)
+                        .toList();
+                long answering =
+                        voters.stream().filter(ReplicaSetModel.this::answering).count();
                 if (answering < voters.size() / 2 + 1) {
-                    violations.add("replSetReconfig to " + next.hosts() + " with " + answering + " of " + voters.size()
-                            + " voting members healthy: MongoDB refuses it (quorum check), and the set could not keep a primary");
-                    throw new Unavailable("replSetReconfig: Quorum check failed because not enough voting nodes responded", null);
+                    violations.add(
+                            "replSetReconfig to " + next.hosts() + " with " + answering + " of " + voters.size()
+                                    + " voting members healthy: MongoDB refuses it (quorum check), and the set could not keep a primary");
+                    throw new Unavailable(
+                            "replSetReconfig: Quorum check failed because not enough voting nodes responded", null);
                 }
                 for (String added : next.hosts()) {
                     if (!config.contains(added)) {
@@ -350,8 +369,12 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                     }
                 }
                 // a member stays newlyAdded (no vote) while it syncs, as MongoDB 4.4+ marks it
-                config = new ReplicaSetConfig(next.version(), next.members().stream()
-                        .map(m -> new ReplicaSetConfig.Member(m.id(), m.host(), members.get(m.host()).syncing > 0)).toList());
+                config = new ReplicaSetConfig(
+                        next.version(),
+                        next.members().stream()
+                                .map(m -> new ReplicaSetConfig.Member(
+                                        m.id(), m.host(), members.get(m.host()).syncing > 0))
+                                .toList());
             }
         }
 
@@ -362,9 +385,17 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                 Map<String, String> states = new HashMap<>();
                 for (String host : config.hosts()) {
                     Member m = members.get(host);
-                    states.put(host, m == null || !m.pod || m.crashed ? "(not reachable/healthy)" : m.starting > 0 ? "STARTUP"
-                            : !m.data || m.syncing > 0 ? "STARTUP2" : m.recovering ? "RECOVERING"
-                            : host.equals(primary) ? "PRIMARY" : "SECONDARY");
+                    states.put(
+                            host,
+                            m == null || !m.pod || m.crashed
+                                    ? "(not reachable/healthy)"
+                                    : m.starting > 0
+                                            ? "STARTUP"
+                                            : !m.data || m.syncing > 0
+                                                    ? "STARTUP2"
+                                                    : m.recovering
+                                                            ? "RECOVERING"
+                                                            : host.equals(primary) ? "PRIMARY" : "SECONDARY");
                 }
                 return states;
             }
@@ -375,8 +406,11 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
             synchronized (ReplicaSetModel.this) {
                 requirePrimary();
                 commands.add("stepDown " + primary);
-                String next = config.hosts().stream().filter(h -> !h.equals(primary)).filter(ReplicaSetModel.this::healthy)
-                        .findFirst().orElseThrow(() -> new Unavailable("replSetStepDown: no electable secondary", null));
+                String next = config.hosts().stream()
+                        .filter(h -> !h.equals(primary))
+                        .filter(ReplicaSetModel.this::healthy)
+                        .findFirst()
+                        .orElseThrow(() -> new Unavailable("replSetStepDown: no electable secondary", null));
                 primary = next;
             }
         }
@@ -398,7 +432,8 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
                     if (!majorMinor.equals(VersionPolicy.series(members.get(host).version))) {
                         violations.add("setFeatureCompatibilityVersion " + majorMinor + " while " + host + " runs "
                                 + members.get(host).version);
-                        throw new Unavailable("setFeatureCompatibilityVersion: not every member runs " + majorMinor, null);
+                        throw new Unavailable(
+                                "setFeatureCompatibilityVersion: not every member runs " + majorMinor, null);
                     }
                 }
                 fcv = majorMinor;
@@ -415,8 +450,7 @@ public final class ReplicaSetModel implements ReplicaSetConnector {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     private void requirePrimary() {

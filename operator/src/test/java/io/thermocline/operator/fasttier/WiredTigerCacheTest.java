@@ -19,14 +19,18 @@ class WiredTigerCacheTest {
     @CsvSource({"512Mi, 0.25", "1Gi, 0.25", "1536Mi, 0.25", "2Gi, 0.5", "4Gi, 1.5", "16Gi, 7.5", "3G, 0.89"})
     void halfOfTheLimitAboveOneGibWithAFloor(String limit, String gb) {
         assertThat(FastTierStatefulSetDependent.cacheSize(new ResourceRequirementsBuilder()
-                .addToLimits("memory", new Quantity(limit)).build())).contains(gb);
+                        .addToLimits("memory", new Quantity(limit))
+                        .build()))
+                .contains(gb);
     }
 
     @ParameterizedTest(name = "no memory limit -> mongod's default")
     @CsvSource({"cpu"})
     void noLimitNoFlag(String resource) {
         assertThat(FastTierStatefulSetDependent.cacheSize(new ResourceRequirementsBuilder()
-                .addToLimits(resource, new Quantity("1")).build())).isEmpty();
+                        .addToLimits(resource, new Quantity("1"))
+                        .build()))
+                .isEmpty();
         assertThat(FastTierStatefulSetDependent.cacheSize(null)).isEmpty();
     }
 
@@ -38,13 +42,34 @@ class WiredTigerCacheTest {
         spec.archive.uriSecretRef = new SecretKeyRef("archive", null);
         spec.collections.add(new CollectionSpec("shop", "orders", "_id", "30d"));
         String yaml = DataPlaneConfig.toYaml(spec, layout);
-        var sts = new FastTierStatefulSetDependent().desired(new DesiredCluster(layout, spec, "thermocline:test", "7.0.14", 3, "10Gi",
-                yaml, DataPlaneConfig.hash(yaml), "none", DataPlaneConfig.warmerJobName(spec, layout), null, false), null);
-        var mongod = sts.getSpec().getTemplate().getSpec().getContainers().stream().filter(c -> "mongod".equals(c.getName()))
-                .findFirst().orElseThrow();
-        assertThat(mongod.getResources().getLimits()).containsEntry("memory", new Quantity("1Gi")).doesNotContainKey("cpu");
-        assertThat(mongod.getResources().getRequests()).containsEntry("memory", new Quantity("1Gi")).containsKey("cpu");
-        assertThat(String.join(" ", mongod.getCommand()) + " " + String.join(" ", mongod.getArgs() == null ? java.util.List.of() : mongod.getArgs()))
+        var sts = new FastTierStatefulSetDependent()
+                .desired(
+                        new DesiredCluster(
+                                layout,
+                                spec,
+                                "thermocline:test",
+                                "7.0.14",
+                                3,
+                                "10Gi",
+                                yaml,
+                                DataPlaneConfig.hash(yaml),
+                                "none",
+                                DataPlaneConfig.warmerJobName(spec, layout),
+                                null,
+                                false),
+                        null);
+        var mongod = sts.getSpec().getTemplate().getSpec().getContainers().stream()
+                .filter(c -> "mongod".equals(c.getName()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(mongod.getResources().getLimits())
+                .containsEntry("memory", new Quantity("1Gi"))
+                .doesNotContainKey("cpu");
+        assertThat(mongod.getResources().getRequests())
+                .containsEntry("memory", new Quantity("1Gi"))
+                .containsKey("cpu");
+        assertThat(String.join(" ", mongod.getCommand()) + " "
+                        + String.join(" ", mongod.getArgs() == null ? java.util.List.of() : mongod.getArgs()))
                 .contains("--wiredTigerCacheSizeGB 0.25");
     }
 }

@@ -26,18 +26,23 @@ class ProxyRollTest {
     /** MongoDB's default electionTimeoutMillis, plus the heartbeat that notices the new primary. */
     private static final int ELECTION_SECONDS = 12;
 
-    private final PodSpec pod = new ProxyDeploymentDependent().desired(desired(), null).getSpec().getTemplate().getSpec();
+    private final PodSpec pod = new ProxyDeploymentDependent()
+            .desired(desired(), null)
+            .getSpec()
+            .getTemplate()
+            .getSpec();
     private final Container proxy = pod.getContainers().get(0);
 
     @Test
     void theEndpointsGoBeforeSigtermAndTheDrainFitsTheGracePeriod() {
         assertThat(proxy.getLifecycle()).as("a preStop hook").isNotNull();
-        assertThat(proxy.getLifecycle().getPreStop().getExec().getCommand()).containsExactly("sleep",
-                Integer.toString(ProxyDeploymentDependent.ENDPOINTS_GONE_SECONDS));
+        assertThat(proxy.getLifecycle().getPreStop().getExec().getCommand())
+                .containsExactly("sleep", Integer.toString(ProxyDeploymentDependent.ENDPOINTS_GONE_SECONDS));
         assertThat(ProxyDeploymentDependent.ENDPOINTS_GONE_SECONDS).isGreaterThanOrEqualTo(3);
         // the grace period runs from the deletion: the hook, then the proxy's own drain of the requests in flight
-        assertThat(pod.getTerminationGracePeriodSeconds()).isGreaterThan(ProxyDeploymentDependent.ENDPOINTS_GONE_SECONDS
-                + DataPlaneConfig.proxyDrainTimeout().toSeconds());
+        assertThat(pod.getTerminationGracePeriodSeconds())
+                .isGreaterThan(ProxyDeploymentDependent.ENDPOINTS_GONE_SECONDS
+                        + DataPlaneConfig.proxyDrainTimeout().toSeconds());
     }
 
     @Test
@@ -46,7 +51,8 @@ class ProxyRollTest {
         assertThat(readiness.getHttpGet().getPath()).isEqualTo("/health/ready");
         int failures = readiness.getFailureThreshold() == null ? 3 : readiness.getFailureThreshold();
         // the first failed check can come right as the election starts: out after (failures - 1) periods at the soonest
-        assertThat((failures - 1) * readiness.getPeriodSeconds()).as("seconds from the first failed check to leaving the Service")
+        assertThat((failures - 1) * readiness.getPeriodSeconds())
+                .as("seconds from the first failed check to leaving the Service")
                 .isGreaterThan(ELECTION_SECONDS);
     }
 
@@ -59,7 +65,18 @@ class ProxyRollTest {
         orders.hotWindow = "30d";
         spec.collections.add(orders);
         String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(LAYOUT, spec, "thermocline:test", "7.0.14", 3, "10Gi", yaml, DataPlaneConfig.hash(yaml),
-                "none", DataPlaneConfig.warmerJobName(spec, LAYOUT), null, false);
+        return new DesiredCluster(
+                LAYOUT,
+                spec,
+                "thermocline:test",
+                "7.0.14",
+                3,
+                "10Gi",
+                yaml,
+                DataPlaneConfig.hash(yaml),
+                "none",
+                DataPlaneConfig.warmerJobName(spec, LAYOUT),
+                null,
+                false);
     }
 }

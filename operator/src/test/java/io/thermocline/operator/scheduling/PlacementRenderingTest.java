@@ -59,7 +59,8 @@ class PlacementRenderingTest {
         spec.proxy.expose.externalTrafficPolicy = "Local";
         Service service = service(desired(spec));
         assertThat(service.getSpec().getType()).isEqualTo("LoadBalancer");
-        assertThat(service.getMetadata().getAnnotations()).containsEntry("service.beta.kubernetes.io/aws-load-balancer-scheme", "internal");
+        assertThat(service.getMetadata().getAnnotations())
+                .containsEntry("service.beta.kubernetes.io/aws-load-balancer-scheme", "internal");
         assertThat(service.getMetadata().getLabels()).containsEntry("app.kubernetes.io/component", "proxy");
         assertThat(service.getSpec().getLoadBalancerSourceRanges()).containsExactly("10.0.0.0/8", "2001:db8::/32");
         assertThat(service.getSpec().getExternalTrafficPolicy()).isEqualTo("Local");
@@ -72,8 +73,7 @@ class PlacementRenderingTest {
 
     @Test
     void exposeRulesRefuseWhatTheApiServerWouldRefuseLater() {
-        record Case(String type, List<String> ranges, String policy, String problem) {
-        }
+        record Case(String type, List<String> ranges, String policy, String problem) {}
         for (Case c : List.of(
                 new Case("ClusterIP", List.of(), null, null),
                 new Case("LoadBalancer", List.of("10.0.0.0/8", "192.168.1.7/32", "fd00::/8"), "Local", null),
@@ -90,7 +90,9 @@ class PlacementRenderingTest {
             if (c.problem() == null) {
                 assertThat(expose.problems()).as(c.toString()).isEmpty();
             } else {
-                assertThat(expose.problems()).as(c.toString()).anySatisfy(p -> assertThat(p).contains(c.problem()));
+                assertThat(expose.problems())
+                        .as(c.toString())
+                        .anySatisfy(p -> assertThat(p).contains(c.problem()));
             }
         }
     }
@@ -107,22 +109,48 @@ class PlacementRenderingTest {
         Map<String, PodSpec> pods = Map.of(
                 "proxy", proxy(desired).getSpec().getTemplate().getSpec(),
                 "feeder", feeder(desired).getSpec().getTemplate().getSpec(),
-                "evictor", evictor(desired).getSpec().getJobTemplate().getSpec().getTemplate().getSpec(),
+                "evictor",
+                        evictor(desired)
+                                .getSpec()
+                                .getJobTemplate()
+                                .getSpec()
+                                .getTemplate()
+                                .getSpec(),
                 "warmer", warmer(desired).getSpec().getTemplate().getSpec(),
                 "fast", fastTier(desired).getSpec().getTemplate().getSpec());
-        Map<String, String> components = Map.of("proxy", "proxy", "feeder", "feeder", "evictor", "evictor", "warmer", "warmer",
-                "fast", "fast-tier");
+        Map<String, String> components = Map.of(
+                "proxy", "proxy", "feeder", "feeder", "evictor", "evictor", "warmer", "warmer", "fast", "fast-tier");
         pods.forEach((name, pod) -> {
             assertThat(pod.getNodeSelector()).as(name).containsExactly(Map.entry("pool", name));
-            assertThat(pod.getTolerations()).as(name).singleElement().satisfies(t -> assertThat(t.getKey()).isEqualTo("dedicated-" + name));
+            assertThat(pod.getTolerations())
+                    .as(name)
+                    .singleElement()
+                    .satisfies(t -> assertThat(t.getKey()).isEqualTo("dedicated-" + name));
             assertThat(pod.getPriorityClassName()).as(name).isEqualTo(name + "-priority");
-            assertThat(pod.getAffinity().getNodeAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()
-                    .getNodeSelectorTerms().get(0).getMatchExpressions().get(0).getValues()).as(name).containsExactly(name + "-zone");
+            assertThat(pod.getAffinity()
+                            .getNodeAffinity()
+                            .getRequiredDuringSchedulingIgnoredDuringExecution()
+                            .getNodeSelectorTerms()
+                            .get(0)
+                            .getMatchExpressions()
+                            .get(0)
+                            .getValues())
+                    .as(name)
+                    .containsExactly(name + "-zone");
             assertThat(pod.getTopologySpreadConstraints()).as(name).hasSize(2);
-            // the constraint that names no pods counts this component's own, not every pod (an empty selector counts none)
-            assertThat(pod.getTopologySpreadConstraints().get(0).getLabelSelector().getMatchLabels()).as(name)
+            // the constraint that names no pods counts this component's own, not every pod (an empty selector counts
+            // none)
+            assertThat(pod.getTopologySpreadConstraints()
+                            .get(0)
+                            .getLabelSelector()
+                            .getMatchLabels())
+                    .as(name)
                     .isEqualTo(LAYOUT.selector(components.get(name)));
-            assertThat(pod.getTopologySpreadConstraints().get(1).getLabelSelector().getMatchLabels()).as(name)
+            assertThat(pod.getTopologySpreadConstraints()
+                            .get(1)
+                            .getLabelSelector()
+                            .getMatchLabels())
+                    .as(name)
                     .containsExactly(Map.entry("team", "db"));
         });
     }
@@ -136,40 +164,90 @@ class PlacementRenderingTest {
                 d -> proxy(d).getSpec().getTemplate(),
                 d -> feeder(d).getSpec().getTemplate())) {
             String json = Serialization.asJson(template.apply(desired));
-            assertThat(json).doesNotContain("priorityClassName").doesNotContain("topologySpreadConstraints")
-                    .doesNotContain("tolerations").doesNotContain("nodeSelector");
+            assertThat(json)
+                    .doesNotContain("priorityClassName")
+                    .doesNotContain("topologySpreadConstraints")
+                    .doesNotContain("tolerations")
+                    .doesNotContain("nodeSelector");
         }
         // the fast tier keeps its own default: one member per node
         PodSpec fast = fastTier(desired).getSpec().getTemplate().getSpec();
-        assertThat(fast.getAffinity().getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()).hasSize(1);
-        assertThat(proxy(desired).getSpec().getTemplate().getSpec().getAffinity()).isNull();
+        assertThat(fast.getAffinity().getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution())
+                .hasSize(1);
+        assertThat(proxy(desired).getSpec().getTemplate().getSpec().getAffinity())
+                .isNull();
     }
 
     @Test
     void mongodOptionsReachMongodAsOneWordEachAndNeverTheShell() {
         ThermoclineClusterSpec spec = spec();
-        spec.fastTier.mongodArgs = List.of("--setParameter", "diagnosticDataCollectionEnabled=false", "--slowms", "200", "it's $(reboot)");
+        spec.fastTier.mongodArgs =
+                List.of("--setParameter", "diagnosticDataCollectionEnabled=false", "--slowms", "200", "it's $(reboot)");
         StatefulSet sts = fastTier(desired(spec));
-        String command = sts.getSpec().getTemplate().getSpec().getContainers().stream().filter(c -> "mongod".equals(c.getName()))
-                .findFirst().orElseThrow().getCommand().get(2);
-        assertThat(command).endsWith(" '--setParameter' 'diagnosticDataCollectionEnabled=false' '--slowms' '200' 'it'\\''s $(reboot)'")
+        String command = sts.getSpec().getTemplate().getSpec().getContainers().stream()
+                .filter(c -> "mongod".equals(c.getName()))
+                .findFirst()
+                .orElseThrow()
+                .getCommand()
+                .get(2);
+        assertThat(command)
+                .endsWith(
+                        " '--setParameter' 'diagnosticDataCollectionEnabled=false' '--slowms' '200' 'it'\\''s $(reboot)'")
                 .contains("--replSet orders-fast");
-        String withoutArgs = fastTier(desired(spec())).getSpec().getTemplate()
-                .getMetadata().getAnnotations().get(FastTierStatefulSetDependent.TEMPLATE_HASH);
-        assertThat(sts.getSpec().getTemplate().getMetadata().getAnnotations().get(FastTierStatefulSetDependent.TEMPLATE_HASH))
-                .as("a change rolls the members").isNotEqualTo(withoutArgs);
+        String withoutArgs = fastTier(desired(spec()))
+                .getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations()
+                .get(FastTierStatefulSetDependent.TEMPLATE_HASH);
+        assertThat(sts.getSpec()
+                        .getTemplate()
+                        .getMetadata()
+                        .getAnnotations()
+                        .get(FastTierStatefulSetDependent.TEMPLATE_HASH))
+                .as("a change rolls the members")
+                .isNotEqualTo(withoutArgs);
     }
 
     @Test
     void mongodOptionsTheOperatorSetsAreRefused() {
-        for (String owned : List.of("--port", "--port=27018", "--replSet", "--bind_ip", "--bind_ip_all", "--keyFile", "--tlsMode",
-                "--tlsCertificateKeyFile=/x", "--sslMode", "--dbpath", "--config", "--fork", "--logpath", "--auth", "--noauth",
-                "--storageEngine", "--wiredTigerCacheSizeGB", "--clusterAuthMode", "--transitionToAuth")) {
-            assertThat(MongodArgs.problems(List.of(owned))).as(owned).singleElement()
+        for (String owned : List.of(
+                "--port",
+                "--port=27018",
+                "--replSet",
+                "--bind_ip",
+                "--bind_ip_all",
+                "--keyFile",
+                "--tlsMode",
+                "--tlsCertificateKeyFile=/x",
+                "--sslMode",
+                "--dbpath",
+                "--config",
+                "--fork",
+                "--logpath",
+                "--auth",
+                "--noauth",
+                "--storageEngine",
+                "--wiredTigerCacheSizeGB",
+                "--clusterAuthMode",
+                "--transitionToAuth")) {
+            assertThat(MongodArgs.problems(List.of(owned)))
+                    .as(owned)
+                    .singleElement()
                     .satisfies(p -> assertThat(p).contains(owned).contains("operator sets itself"));
         }
-        for (String free : List.of("--setParameter", "x=y", "--slowms", "200", "--oplogSize", "--profile", "--quiet",
-                "--wiredTigerCollectionBlockCompressor", "--ipv6", "--maxConns", "--portless")) {
+        for (String free : List.of(
+                "--setParameter",
+                "x=y",
+                "--slowms",
+                "200",
+                "--oplogSize",
+                "--profile",
+                "--quiet",
+                "--wiredTigerCollectionBlockCompressor",
+                "--ipv6",
+                "--maxConns",
+                "--portless")) {
             assertThat(MongodArgs.problems(List.of(free))).as(free).isEmpty();
         }
     }
@@ -177,38 +255,80 @@ class PlacementRenderingTest {
     /** The production sample as a user applies it: exposed through an internal load balancer, spread over zones. */
     @Test
     void theProductionSampleIsExposedAndSpreadAsItsCommentsSay() throws java.io.IOException {
-        ThermoclineCluster sample = Serialization.unmarshal(java.nio.file.Files.readString(
-                java.nio.file.Path.of("..", "examples", "samples", "production.yaml")), ThermoclineCluster.class);
+        ThermoclineCluster sample = Serialization.unmarshal(
+                java.nio.file.Files.readString(java.nio.file.Path.of("..", "examples", "samples", "production.yaml")),
+                ThermoclineCluster.class);
         ThermoclineClusterSpec spec = sample.getSpec();
         assertThat(spec.proxy.expose.problems()).isEmpty();
         assertThat(MongodArgs.problems(spec.fastTier.mongodArgs)).isEmpty();
         ClusterLayout layout = new ClusterLayout(sample.getMetadata().getName(), "shop");
         String yaml = DataPlaneConfig.toYaml(spec, layout);
-        DesiredCluster desired = new DesiredCluster(layout, spec, "thermocline:test", "7.0.14", 3, "200Gi", yaml,
-                DataPlaneConfig.hash(yaml), "none", DataPlaneConfig.warmerJobName(spec, layout), null, false);
+        DesiredCluster desired = new DesiredCluster(
+                layout,
+                spec,
+                "thermocline:test",
+                "7.0.14",
+                3,
+                "200Gi",
+                yaml,
+                DataPlaneConfig.hash(yaml),
+                "none",
+                DataPlaneConfig.warmerJobName(spec, layout),
+                null,
+                false);
         Service service = service(desired);
         assertThat(service.getSpec().getType()).isEqualTo("LoadBalancer");
         assertThat(service.getSpec().getLoadBalancerSourceRanges()).containsExactly("10.20.0.0/16");
-        assertThat(proxy(desired).getSpec().getTemplate().getSpec().getTopologySpreadConstraints()).singleElement()
-                .satisfies(c -> assertThat(c.getLabelSelector().getMatchLabels()).isEqualTo(layout.selector("proxy")));
-        assertThat(fastTier(desired).getSpec().getTemplate().getSpec().getContainers().get(0).getCommand().get(2))
+        assertThat(proxy(desired).getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
+                .singleElement()
+                .satisfies(
+                        c -> assertThat(c.getLabelSelector().getMatchLabels()).isEqualTo(layout.selector("proxy")));
+        assertThat(fastTier(desired)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .get(0)
+                        .getCommand()
+                        .get(2))
                 .endsWith("'--slowms' '200' '--setParameter' 'transactionLifetimeLimitSeconds=120'");
     }
 
     private static void place(PodPlacement placement, String name) {
         placement.nodeSelector = Map.of("pool", name);
-        placement.tolerations = List.of(new TolerationBuilder().withKey("dedicated-" + name).withOperator("Exists")
-                .withEffect("NoSchedule").build());
+        placement.tolerations = List.of(new TolerationBuilder()
+                .withKey("dedicated-" + name)
+                .withOperator("Exists")
+                .withEffect("NoSchedule")
+                .build());
         placement.priorityClassName = name + "-priority";
-        placement.affinity = new AffinityBuilder().withNewNodeAffinity().withNewRequiredDuringSchedulingIgnoredDuringExecution()
-                .addNewNodeSelectorTerm().addNewMatchExpression().withKey("zone").withOperator("In").withValues(name + "-zone")
-                .endMatchExpression().endNodeSelectorTerm().endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().build();
+        placement.affinity = new AffinityBuilder()
+                .withNewNodeAffinity()
+                .withNewRequiredDuringSchedulingIgnoredDuringExecution()
+                .addNewNodeSelectorTerm()
+                .addNewMatchExpression()
+                .withKey("zone")
+                .withOperator("In")
+                .withValues(name + "-zone")
+                .endMatchExpression()
+                .endNodeSelectorTerm()
+                .endRequiredDuringSchedulingIgnoredDuringExecution()
+                .endNodeAffinity()
+                .build();
         placement.topologySpreadConstraints = List.of(
-                new TopologySpreadConstraintBuilder().withMaxSkew(1).withTopologyKey("topology.kubernetes.io/zone")
-                        .withWhenUnsatisfiable("ScheduleAnyway").build(),
-                new TopologySpreadConstraintBuilder().withMaxSkew(1).withTopologyKey("kubernetes.io/hostname")
-                        .withWhenUnsatisfiable("DoNotSchedule").withNewLabelSelector().withMatchLabels(Map.of("team", "db"))
-                        .endLabelSelector().build());
+                new TopologySpreadConstraintBuilder()
+                        .withMaxSkew(1)
+                        .withTopologyKey("topology.kubernetes.io/zone")
+                        .withWhenUnsatisfiable("ScheduleAnyway")
+                        .build(),
+                new TopologySpreadConstraintBuilder()
+                        .withMaxSkew(1)
+                        .withTopologyKey("kubernetes.io/hostname")
+                        .withWhenUnsatisfiable("DoNotSchedule")
+                        .withNewLabelSelector()
+                        .withMatchLabels(Map.of("team", "db"))
+                        .endLabelSelector()
+                        .build());
     }
 
     private static Service service(DesiredCluster d) {
@@ -241,7 +361,9 @@ class PlacementRenderingTest {
         try {
             for (Class<?> c = dependent.getClass(); c != null; c = c.getSuperclass()) {
                 for (Method m : c.getDeclaredMethods()) {
-                    if (m.getName().equals("desired") && m.getParameterCount() == 2 && m.getParameterTypes()[0] == DesiredCluster.class) {
+                    if (m.getName().equals("desired")
+                            && m.getParameterCount() == 2
+                            && m.getParameterTypes()[0] == DesiredCluster.class) {
                         m.setAccessible(true);
                         return (R) m.invoke(dependent, desired, null);
                     }
@@ -262,7 +384,18 @@ class PlacementRenderingTest {
 
     private static DesiredCluster desired(ThermoclineClusterSpec spec) {
         String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(LAYOUT, spec, "thermocline:test", "7.0.14", 3, "10Gi", yaml, DataPlaneConfig.hash(yaml),
-                "none", DataPlaneConfig.warmerJobName(spec, LAYOUT), null, false);
+        return new DesiredCluster(
+                LAYOUT,
+                spec,
+                "thermocline:test",
+                "7.0.14",
+                3,
+                "10Gi",
+                yaml,
+                DataPlaneConfig.hash(yaml),
+                "none",
+                DataPlaneConfig.warmerJobName(spec, LAYOUT),
+                null,
+                false);
     }
 }

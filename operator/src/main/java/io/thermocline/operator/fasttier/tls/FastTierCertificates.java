@@ -57,8 +57,14 @@ public final class FastTierCertificates {
     public static final String TLS_KEY = "tls.key";
 
     /** cert-manager's Certificate, addressed without its CRD being known to the client (or installed, in tests). */
-    public static final ResourceDefinitionContext CERTIFICATES = new ResourceDefinitionContext.Builder().withGroup("cert-manager.io")
-            .withVersion("v1").withKind("Certificate").withPlural("certificates").withNamespaced(true).build();
+    public static final ResourceDefinitionContext CERTIFICATES = new ResourceDefinitionContext.Builder()
+            .withGroup("cert-manager.io")
+            .withVersion("v1")
+            .withKind("Certificate")
+            .withPlural("certificates")
+            .withNamespaced(true)
+            .build();
+
     private static final Logger LOG = Logger.getLogger(FastTierCertificates.class);
 
     /**
@@ -75,11 +81,9 @@ public final class FastTierCertificates {
     }
 
     /** A reason (CamelCase) and a message a person can act on; {@code usable}: TLS still works meanwhile (expiring soon). */
-    public record Problem(String reason, String message, boolean usable) {
-    }
+    public record Problem(String reason, String message, boolean usable) {}
 
-    private FastTierCertificates() {
-    }
+    private FastTierCertificates() {}
 
     /** Every name the certificate carries: each possible member (up to 7), the Service's wildcard, localhost. */
     public static List<String> dnsNames(ClusterLayout layout) {
@@ -101,14 +105,23 @@ public final class FastTierCertificates {
      *
      * @param rolledOut every fast-tier and data-plane pod runs the current template (with the current hash)
      */
-    public static Material ensure(KubernetesClient client, ThermoclineCluster cluster, int members, boolean rolledOut, Instant now) {
+    public static Material ensure(
+            KubernetesClient client, ThermoclineCluster cluster, int members, boolean rolledOut, Instant now) {
         ClusterLayout layout = ClusterLayout.of(cluster);
         IssuerRef issuer = cluster.getSpec().tls == null ? null : cluster.getSpec().tls.issuerRef;
         boolean proxy = cluster.getSpec().tls != null && cluster.getSpec().tls.proxyCertificateGenerated();
         if (issuer != null) {
-            applyCertificate(client, cluster, layout, issuer, layout.fastTierTlsSecret(), layout.fastTier(), dnsNames(layout));
+            applyCertificate(
+                    client, cluster, layout, issuer, layout.fastTierTlsSecret(), layout.fastTier(), dnsNames(layout));
             if (proxy) {
-                applyCertificate(client, cluster, layout, issuer, layout.proxyTlsSecret(), layout.proxy(), proxyDnsNames(layout));
+                applyCertificate(
+                        client,
+                        cluster,
+                        layout,
+                        issuer,
+                        layout.proxyTlsSecret(),
+                        layout.proxy(),
+                        proxyDnsNames(layout));
             }
         } else {
             renew(client, cluster, layout, members, rolledOut, now);
@@ -116,14 +129,25 @@ public final class FastTierCertificates {
                 renewProxy(client, cluster, layout, now);
             }
         }
-        Secret server = client.secrets().inNamespace(layout.namespace()).withName(layout.fastTierTlsSecret()).get();
-        return inspect(server, issuer == null ? null : "cert-manager Certificate " + layout.fastTierTlsSecret(), layout, members, now);
+        Secret server = client.secrets()
+                .inNamespace(layout.namespace())
+                .withName(layout.fastTierTlsSecret())
+                .get();
+        return inspect(
+                server,
+                issuer == null ? null : "cert-manager Certificate " + layout.fastTierTlsSecret(),
+                layout,
+                members,
+                now);
     }
 
     /** The names applications reach the proxy by: its Service, short and long. */
     public static List<String> proxyDnsNames(ClusterLayout layout) {
         String service = layout.proxy();
-        return List.of(service, service + "." + layout.namespace(), service + "." + layout.namespace() + ".svc",
+        return List.of(
+                service,
+                service + "." + layout.namespace(),
+                service + "." + layout.namespace() + ".svc",
                 service + "." + layout.namespace() + ".svc.cluster.local");
     }
 
@@ -133,21 +157,32 @@ public final class FastTierCertificates {
      * during a CA rotation). The proxy re-reads the files when the kubelet updates them: no restart.
      */
     static void renewProxy(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, Instant now) {
-        Map<String, String> ca = decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.fastTierCaSecret()).get());
+        Map<String, String> ca = decoded(client.secrets()
+                .inNamespace(layout.namespace())
+                .withName(layout.fastTierCaSecret())
+                .get());
         CertificateAuthority.Issued current = issued(ca, CA_CRT, CA_KEY);
         if (current == null) {
             return;
         }
         CertificateAuthority.Issued previous = issued(ca, PREVIOUS_CA_CRT, PREVIOUS_CA_KEY);
-        Map<String, String> before = decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.proxyTlsSecret()).get());
+        Map<String, String> before = decoded(client.secrets()
+                .inNamespace(layout.namespace())
+                .withName(layout.proxyTlsSecret())
+                .get());
         Map<String, String> after = new LinkedHashMap<>(before);
         X509Certificate serving = before.containsKey(TLS_CRT) ? firstOrNull(before.get(TLS_CRT)) : null;
-        if (serving == null || !signedBy(serving, current.certificate()) || left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0) {
-            CertificateAuthority.Issued issued = CertificateAuthority.issue(current, layout.proxy(), proxyDnsNames(layout), now,
-                    CERTIFICATE_VALIDITY);
+        if (serving == null
+                || !signedBy(serving, current.certificate())
+                || left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0) {
+            CertificateAuthority.Issued issued = CertificateAuthority.issue(
+                    current, layout.proxy(), proxyDnsNames(layout), now, CERTIFICATE_VALIDITY);
             after.put(TLS_CRT, issued.certificatePem());
             after.put(TLS_KEY, issued.keyPem());
-            LOG.infof("event=proxy-certificate cluster=%s/%s step=issued notAfter=%s", layout.namespace(), layout.cluster(),
+            LOG.infof(
+                    "event=proxy-certificate cluster=%s/%s step=issued notAfter=%s",
+                    layout.namespace(),
+                    layout.cluster(),
                     issued.certificate().getNotAfter().toInstant());
         }
         after.put(CA_CRT, current.certificatePem() + (previous == null ? "" : previous.certificatePem()));
@@ -160,9 +195,17 @@ public final class FastTierCertificates {
         String source = issuedBy == null ? "the operator" : issuedBy;
         Map<String, String> data = decoded(server);
         if (!data.containsKey(TLS_CRT) || !data.containsKey(TLS_KEY)) {
-            return new Material(null, null, new Problem("CertificateMissing", "Secret " + secret + " has no tls.crt/tls.key yet ("
-                    + source + " issues it" + (issuedBy == null ? "" : "; see kubectl describe certificate " + secret)
-                    + "): the fast tier starts with TLS once it exists", false), null);
+            return new Material(
+                    null,
+                    null,
+                    new Problem(
+                            "CertificateMissing",
+                            "Secret " + secret + " has no tls.crt/tls.key yet ("
+                                    + source + " issues it"
+                                    + (issuedBy == null ? "" : "; see kubectl describe certificate " + secret)
+                                    + "): the fast tier starts with TLS once it exists",
+                            false),
+                    null);
         }
         String bundle = data.get(CA_CRT);
         X509Certificate certificate;
@@ -175,37 +218,62 @@ public final class FastTierCertificates {
             return invalid(secret, "tls.crt, tls.key or ca.crt is not PEM (" + e.getMessage() + ")");
         }
         if (cas.isEmpty()) {
-            return invalid(secret, "ca.crt is empty: the issuer must publish its CA in the Secret (a cert-manager CA or Vault"
-                    + " issuer does; an ACME issuer does not)");
+            return invalid(
+                    secret,
+                    "ca.crt is empty: the issuer must publish its CA in the Secret (a cert-manager CA or Vault"
+                            + " issuer does; an ACME issuer does not)");
         }
         if (cas.stream().noneMatch(ca -> signedBy(certificate, ca))) {
-            return invalid(secret, "tls.crt (issuer " + certificate.getIssuerX500Principal().getName() + ") is not signed by any CA in ca.crt");
+            return invalid(
+                    secret,
+                    "tls.crt (issuer " + certificate.getIssuerX500Principal().getName()
+                            + ") is not signed by any CA in ca.crt");
         }
         List<String> missing = missingNames(certificate, layout, members);
         if (!missing.isEmpty()) {
-            return invalid(secret, "tls.crt does not name " + missing + " (subjectAltName): "
-                    + (issuedBy == null ? "the operator re-issues it" : "add them to the Certificate's dnsNames"));
+            return invalid(
+                    secret,
+                    "tls.crt does not name " + missing + " (subjectAltName): "
+                            + (issuedBy == null
+                                    ? "the operator re-issues it"
+                                    : "add them to the Certificate's dnsNames"));
         }
         Instant notAfter = certificate.getNotAfter().toInstant();
         String hash = DataPlaneConfig.hash(data.get(TLS_CRT) + "\n" + bundle);
         if (notAfter.isBefore(now)) {
-            return new Material(bundle, hash, new Problem("CertificateExpired", "tls.crt of Secret " + secret + " expired at "
-                    + notAfter + ": members and clients refuse it; " + renewHint(issuedBy), false), notAfter);
+            return new Material(
+                    bundle,
+                    hash,
+                    new Problem(
+                            "CertificateExpired",
+                            "tls.crt of Secret " + secret + " expired at " + notAfter
+                                    + ": members and clients refuse it; " + renewHint(issuedBy),
+                            false),
+                    notAfter);
         }
         if (Duration.between(now, notAfter).compareTo(EXPIRY_WARNING) < 0) {
-            return new Material(bundle, hash, new Problem("CertificateExpiring", "tls.crt of Secret " + secret + " expires at "
-                    + notAfter + " and was not renewed: " + renewHint(issuedBy), true), notAfter);
+            return new Material(
+                    bundle,
+                    hash,
+                    new Problem(
+                            "CertificateExpiring",
+                            "tls.crt of Secret " + secret + " expires at " + notAfter + " and was not renewed: "
+                                    + renewHint(issuedBy),
+                            true),
+                    notAfter);
         }
         return new Material(bundle, hash, null, notAfter);
     }
 
     private static String renewHint(String issuedBy) {
-        return issuedBy == null ? "check the operator's log for event=fast-tier-certificate (or delete the Secret to re-issue it)"
+        return issuedBy == null
+                ? "check the operator's log for event=fast-tier-certificate (or delete the Secret to re-issue it)"
                 : "check why cert-manager does not renew it (kubectl describe certificate, the issuer's status)";
     }
 
     private static Material invalid(String secret, String why) {
-        return new Material(null, null, new Problem("CertificateInvalid", "Secret " + secret + ": " + why, false), null);
+        return new Material(
+                null, null, new Problem("CertificateInvalid", "Secret " + secret + ": " + why, false), null);
     }
 
     private static List<String> missingNames(X509Certificate certificate, ClusterLayout layout, int members) {
@@ -213,7 +281,9 @@ public final class FastTierCertificates {
         try {
             Collection<List<?>> sans = certificate.getSubjectAlternativeNames();
             if (sans != null) {
-                sans.stream().filter(san -> Integer.valueOf(2).equals(san.get(0))).forEach(san -> names.add((String) san.get(1)));
+                sans.stream()
+                        .filter(san -> Integer.valueOf(2).equals(san.get(0)))
+                        .forEach(san -> names.add((String) san.get(1)));
             }
         } catch (CertificateParsingException e) {
             return List.of("(unreadable subjectAltName)");
@@ -242,10 +312,21 @@ public final class FastTierCertificates {
     }
 
     /** The operator's own CA and certificate: create what is missing, renew what is due (see the class comment). */
-    static void renew(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, int members, boolean rolledOut,
+    static void renew(
+            KubernetesClient client,
+            ThermoclineCluster cluster,
+            ClusterLayout layout,
+            int members,
+            boolean rolledOut,
             Instant now) {
-        Map<String, String> ca = decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.fastTierCaSecret()).get());
-        Map<String, String> server = decoded(client.secrets().inNamespace(layout.namespace()).withName(layout.fastTierTlsSecret()).get());
+        Map<String, String> ca = decoded(client.secrets()
+                .inNamespace(layout.namespace())
+                .withName(layout.fastTierCaSecret())
+                .get());
+        Map<String, String> server = decoded(client.secrets()
+                .inNamespace(layout.namespace())
+                .withName(layout.fastTierTlsSecret())
+                .get());
         Map<String, String> nextCa = new LinkedHashMap<>(ca);
         CertificateAuthority.Issued current = issued(ca, CA_CRT, CA_KEY);
         if (current == null) {
@@ -253,8 +334,10 @@ public final class FastTierCertificates {
             nextCa.clear();
             nextCa.put(CA_CRT, current.certificatePem());
             nextCa.put(CA_KEY, current.keyPem());
-            LOG.infof("event=fast-tier-certificate cluster=%s/%s step=ca-created", layout.namespace(), layout.cluster());
-        } else if (left(current.certificate(), now).compareTo(CA_RENEW_BEFORE) < 0 && !ca.containsKey(PREVIOUS_CA_CRT)) {
+            LOG.infof(
+                    "event=fast-tier-certificate cluster=%s/%s step=ca-created", layout.namespace(), layout.cluster());
+        } else if (left(current.certificate(), now).compareTo(CA_RENEW_BEFORE) < 0
+                && !ca.containsKey(PREVIOUS_CA_CRT)) {
             CertificateAuthority.Issued fresh = CertificateAuthority.newCa(layout.fastTier() + "-ca", now, CA_VALIDITY);
             nextCa.put(PREVIOUS_CA_CRT, current.certificatePem());
             nextCa.put(PREVIOUS_CA_KEY, current.keyPem());
@@ -262,13 +345,16 @@ public final class FastTierCertificates {
             nextCa.put(CA_KEY, fresh.keyPem());
             current = fresh;
             rolledOut = false; // the new bundle is not in any pod yet
-            LOG.infof("event=fast-tier-certificate cluster=%s/%s step=ca-rotated", layout.namespace(), layout.cluster());
+            LOG.infof(
+                    "event=fast-tier-certificate cluster=%s/%s step=ca-rotated", layout.namespace(), layout.cluster());
         }
         CertificateAuthority.Issued previous = issued(nextCa, PREVIOUS_CA_CRT, PREVIOUS_CA_KEY);
         X509Certificate serving = server.containsKey(TLS_CRT) ? firstOrNull(server.get(TLS_CRT)) : null;
         boolean byPrevious = serving != null && previous != null && signedBy(serving, previous.certificate());
         boolean byCurrent = serving != null && signedBy(serving, current.certificate());
-        boolean due = serving == null || (!byCurrent && !byPrevious) || left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0
+        boolean due = serving == null
+                || (!byCurrent && !byPrevious)
+                || left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0
                 || !missingNames(serving, layout, members).isEmpty();
         Map<String, String> nextServer = new LinkedHashMap<>(server);
         if (byPrevious && rolledOut) {
@@ -277,18 +363,23 @@ public final class FastTierCertificates {
         if (due) {
             // while the pods do not all trust the new CA yet, a renewal due meanwhile is signed by the old one
             CertificateAuthority.Issued signer = byPrevious && !rolledOut ? previous : current;
-            CertificateAuthority.Issued issued = CertificateAuthority.issue(signer, layout.fastTier(), dnsNames(layout), now,
-                    CERTIFICATE_VALIDITY);
+            CertificateAuthority.Issued issued =
+                    CertificateAuthority.issue(signer, layout.fastTier(), dnsNames(layout), now, CERTIFICATE_VALIDITY);
             nextServer.put(TLS_CRT, issued.certificatePem());
             nextServer.put(TLS_KEY, issued.keyPem());
             byCurrent = signer == current;
-            LOG.infof("event=fast-tier-certificate cluster=%s/%s step=issued notAfter=%s", layout.namespace(), layout.cluster(),
+            LOG.infof(
+                    "event=fast-tier-certificate cluster=%s/%s step=issued notAfter=%s",
+                    layout.namespace(),
+                    layout.cluster(),
                     issued.certificate().getNotAfter().toInstant());
         } else if (byCurrent && previous != null && rolledOut) {
             nextCa.remove(PREVIOUS_CA_CRT); // step 3: nothing presents a certificate of the old CA any more
             nextCa.remove(PREVIOUS_CA_KEY);
             previous = null;
-            LOG.infof("event=fast-tier-certificate cluster=%s/%s step=old-ca-dropped", layout.namespace(), layout.cluster());
+            LOG.infof(
+                    "event=fast-tier-certificate cluster=%s/%s step=old-ca-dropped",
+                    layout.namespace(), layout.cluster());
         }
         nextServer.put(CA_CRT, current.certificatePem() + (previous == null ? "" : previous.certificatePem()));
         write(client, cluster, layout, layout.fastTierCaSecret(), ca, nextCa);
@@ -296,8 +387,14 @@ public final class FastTierCertificates {
     }
 
     /** The cert-manager Certificate whose Secret the fast tier mounts (cert-manager renews it; its labels let the operator see it). */
-    static void applyCertificate(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, IssuerRef issuer,
-            String name, String commonName, List<String> dnsNames) {
+    static void applyCertificate(
+            KubernetesClient client,
+            ThermoclineCluster cluster,
+            ClusterLayout layout,
+            IssuerRef issuer,
+            String name,
+            String commonName,
+            List<String> dnsNames) {
         Map<String, Object> spec = new LinkedHashMap<>();
         spec.put("secretName", name);
         spec.put("commonName", commonName);
@@ -307,11 +404,19 @@ public final class FastTierCertificates {
         spec.put("renewBefore", CERTIFICATE_RENEW_BEFORE.toHours() + "h");
         spec.put("usages", List.of("digital signature", "key encipherment", "server auth", "client auth"));
         spec.put("privateKey", Map.of("algorithm", "ECDSA", "size", 256, "rotationPolicy", "Always"));
-        spec.put("issuerRef", Map.of("name", issuer.name, "kind", issuer.kind == null ? "Issuer" : issuer.kind,
-                "group", issuer.group == null ? "cert-manager.io" : issuer.group));
+        spec.put(
+                "issuerRef",
+                Map.of(
+                        "name",
+                        issuer.name,
+                        "kind",
+                        issuer.kind == null ? "Issuer" : issuer.kind,
+                        "group",
+                        issuer.group == null ? "cert-manager.io" : issuer.group));
         spec.put("secretTemplate", Map.of("labels", layout.labels("fast-tier")));
         GenericKubernetesResource certificate = new GenericKubernetesResourceBuilder()
-                .withApiVersion("cert-manager.io/v1").withKind("Certificate")
+                .withApiVersion("cert-manager.io/v1")
+                .withKind("Certificate")
                 .withMetadata(metadata(cluster, layout, name))
                 .addToAdditionalProperties("spec", spec)
                 .build();
@@ -329,8 +434,13 @@ public final class FastTierCertificates {
     }
 
     /** Creates or replaces the data of an operator-owned Secret; nothing when it holds {@code after} already. */
-    static void write(KubernetesClient client, ThermoclineCluster cluster, ClusterLayout layout, String name,
-            Map<String, String> before, Map<String, String> after) {
+    static void write(
+            KubernetesClient client,
+            ThermoclineCluster cluster,
+            ClusterLayout layout,
+            String name,
+            Map<String, String> before,
+            Map<String, String> after) {
         if (after.equals(before)) {
             return;
         }
@@ -338,7 +448,11 @@ public final class FastTierCertificates {
         after.forEach((k, v) -> data.put(k, Base64.getEncoder().encodeToString(v.getBytes(StandardCharsets.UTF_8))));
         var secrets = client.secrets().inNamespace(layout.namespace());
         if (before.isEmpty() && secrets.withName(name).get() == null) {
-            secrets.resource(new SecretBuilder().withMetadata(metadata(cluster, layout, name)).withType("Opaque").withData(data).build())
+            secrets.resource(new SecretBuilder()
+                            .withMetadata(metadata(cluster, layout, name))
+                            .withType("Opaque")
+                            .withData(data)
+                            .build())
                     .create();
         } else {
             secrets.withName(name).edit(s -> {
@@ -349,9 +463,16 @@ public final class FastTierCertificates {
     }
 
     private static ObjectMeta metadata(ThermoclineCluster cluster, ClusterLayout layout, String name) {
-        return new ObjectMetaBuilder().withName(name).withNamespace(layout.namespace()).withLabels(layout.labels("fast-tier"))
-                .withOwnerReferences(new OwnerReferenceBuilder().withApiVersion(cluster.getApiVersion()).withKind(cluster.getKind())
-                        .withName(cluster.getMetadata().getName()).withUid(cluster.getMetadata().getUid()).build())
+        return new ObjectMetaBuilder()
+                .withName(name)
+                .withNamespace(layout.namespace())
+                .withLabels(layout.labels("fast-tier"))
+                .withOwnerReferences(new OwnerReferenceBuilder()
+                        .withApiVersion(cluster.getApiVersion())
+                        .withKind(cluster.getKind())
+                        .withName(cluster.getMetadata().getName())
+                        .withUid(cluster.getMetadata().getUid())
+                        .build())
                 .build();
     }
 
@@ -379,7 +500,8 @@ public final class FastTierCertificates {
     public static Map<String, String> decoded(Secret secret) {
         Map<String, String> out = new LinkedHashMap<>();
         if (secret != null && secret.getData() != null) {
-            secret.getData().forEach((k, v) -> out.put(k, new String(Base64.getDecoder().decode(v), StandardCharsets.UTF_8)));
+            secret.getData()
+                    .forEach((k, v) -> out.put(k, new String(Base64.getDecoder().decode(v), StandardCharsets.UTF_8)));
         }
         return out;
     }
