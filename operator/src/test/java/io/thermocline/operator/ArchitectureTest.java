@@ -1,7 +1,6 @@
 package io.thermocline.operator;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
@@ -13,11 +12,6 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.library.dependencies.SliceRule;
-import io.thermocline.operator.credentials.DataPlanePart;
-import io.thermocline.operator.credentials.UsersSecretDependent;
-import io.thermocline.operator.fasttier.FastTierUser;
-import io.thermocline.operator.fasttier.tls.FastTierCertificates;
-import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
 import io.thermocline.operator.reconcile.ThermoclineClusterReconciler;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -36,24 +30,11 @@ class ArchitectureTest {
     private record Frozen(DescribedPredicate<JavaClass> origin, DescribedPredicate<JavaClass> target, String reason) {}
 
     /**
-     * Issue 45: 9 of the 14 packages (archive, credentials, dataplane, fasttier, fasttier.tls, proxy, status, tiering,
-     * workflow) form one tangle; these two entries are the fewest dependencies whose removal untangles it.
+     * None now. Issue 45 untangled 9 of the 14 packages (archive, credentials, dataplane, fasttier, fasttier.tls, proxy,
+     * status, tiering, workflow): the TLS step moved up beside the reconciler, FastTierUser into credentials, and the
+     * content hash every part writes from dataplane into layout.
      */
-    private static final List<Frozen> FROZEN = List.of(
-            new Frozen(
-                    belongToAnyOf(FastTierTlsStep.class, FastTierCertificates.class),
-                    resideInAnyPackage(
-                            "io.thermocline.operator.archive",
-                            "io.thermocline.operator.dataplane",
-                            "io.thermocline.operator.fasttier",
-                            "io.thermocline.operator.status"),
-                    "fasttier.tls holds both the small TLS types every part uses (Pem, FastTierTls, FastTierTrust, TlsMode)"
-                            + " and the step that acts on them, which needs the archive's secrets, the data-plane config, the"
-                            + " StatefulSet and the status: the step moves up beside the reconciler"),
-            new Frozen(
-                    belongToAnyOf(DataPlanePart.class, UsersSecretDependent.class),
-                    belongToAnyOf(FastTierUser.class),
-                    "credentials renders the users' Secret from FastTierUser, which lives in fasttier: it moves to credentials"));
+    private static final List<Frozen> FROZEN = List.of();
 
     @Test
     void packagesFormNoCycleButTheFrozenOnes() {
@@ -96,6 +77,37 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat(resideInAPackage("io.thermocline.operator..")
                         .and(not(resideInAPackage("io.thermocline.operator.api.."))))
+                .check(CLASSES);
+    }
+
+    /** The names of the cluster's objects (and the hash written into them) are below every part of the operator. */
+    @Test
+    void theLayoutKnowsOnlyTheResourceModel() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.operator.layout..")
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline.operator..")
+                        .and(not(resideInAnyPackage(
+                                "io.thermocline.operator.layout..", "io.thermocline.operator.api.."))))
+                .check(CLASSES);
+    }
+
+    /**
+     * The fast tier's TLS types (certificates, trust, the rollout's modes) are used by every part that talks to the fast
+     * tier or renders its pods; the step that acts on them, which needs those parts, is the reconciler's.
+     */
+    @Test
+    void theFastTiersTlsTypesKnowOnlyTheLayoutAndTheResourceModel() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.thermocline.operator.fasttier.tls..")
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.thermocline.operator..")
+                        .and(not(resideInAnyPackage(
+                                "io.thermocline.operator.fasttier.tls..",
+                                "io.thermocline.operator.layout..",
+                                "io.thermocline.operator.api.."))))
                 .check(CLASSES);
     }
 }

@@ -12,9 +12,9 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.thermocline.operator.api.v1alpha1.RestoreStep;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.ClusterDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.Comparator;
@@ -42,13 +42,13 @@ public final class OperationJobs {
 
     /** {@code NAME-backup-HASH}: at most 60 characters for the longest cluster name. */
     public static String backupPointJob(ClusterLayout layout, String request) {
-        return layout.cluster() + "-backup-" + DataPlaneConfig.hash(request).substring(0, 8);
+        return layout.cluster() + "-backup-" + ContentHash.of(request).substring(0, 8);
     }
 
     /** {@code NAME-rs-STEP-HASH}: at most 63 characters (a Job's name is a label value on its pods). */
     public static String restoreJob(ClusterLayout layout, String restore, RestoreStep step) {
         return layout.cluster() + "-rs-" + step.value() + "-"
-                + DataPlaneConfig.hash(restore).substring(0, 8);
+                + ContentHash.of(restore).substring(0, 8);
     }
 
     /**

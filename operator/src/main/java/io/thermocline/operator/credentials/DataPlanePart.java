@@ -1,7 +1,6 @@
 package io.thermocline.operator.credentials;
 
 import io.thermocline.operator.api.v1alpha1.CollectionSpec;
-import io.thermocline.operator.fasttier.FastTierUser;
 import io.thermocline.operator.layout.ClusterLayout;
 import java.util.ArrayList;
 import java.util.List;

@@ -7,7 +7,6 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
 import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.fasttier.FastTierUser;
 import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import io.thermocline.operator.layout.ClusterLayout;
 import io.thermocline.operator.workflow.ClusterDependent;

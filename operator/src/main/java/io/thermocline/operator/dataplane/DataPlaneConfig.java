@@ -20,10 +20,7 @@ import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.api.v1alpha1.TlsSpec;
 import io.thermocline.operator.layout.ClusterLayout;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import io.thermocline.operator.layout.ContentHash;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -130,16 +127,6 @@ public final class DataPlaneConfig {
         return Map.of(ARCHIVE_URI_ENV, archiveUri, FAST_URI_ENV, fastUri, "HOSTNAME", "validation-0");
     }
 
-    /** Short hash of the rendered config: a pod-template annotation, so a config change rolls the pods. */
-    public static String hash(String text) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 8);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     /**
      * The warmer Job's name: the windows' hash, so a changed window (or a new collection)
      * yields a new Job and thus a new warming run, while an unchanged one is left alone.
@@ -156,7 +143,7 @@ public final class DataPlaneConfig {
         String windows =
                 spec.collections.stream().map(DataPlaneConfig::window).sorted().collect(Collectors.joining(";"));
         return layout.warmerPrefix()
-                + hash(windows + (restored == null ? "" : "\nrestored " + restored))
+                + ContentHash.of(windows + (restored == null ? "" : "\nrestored " + restored))
                         .substring(0, 10);
     }
 

@@ -25,9 +25,9 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.credentials.KeyfileSecretDependent;
 import io.thermocline.operator.credentials.SecretEnv;
 import io.thermocline.operator.credentials.UsersSecretDependent;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fasttier.tls.TlsMode;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.scheduling.PodScheduling;
 import io.thermocline.operator.security.RestrictedPods;
 import io.thermocline.operator.workflow.ClusterDependent;
@@ -293,7 +293,7 @@ public class FastTierStatefulSetDependent extends DrainHolderDependent<StatefulS
 
     /** The template annotated with its own hash, so the operator can tell which pods run an older one (OnDelete). */
     private static PodTemplateSpec withHash(PodTemplateSpec template) {
-        String hash = DataPlaneConfig.hash(Serialization.asJson(template));
+        String hash = ContentHash.of(Serialization.asJson(template));
         Map<String, String> annotations = new TreeMap<>(
                 Optional.ofNullable(template.getMetadata().getAnnotations()).orElse(Map.of()));
         annotations.put(TEMPLATE_HASH, hash);

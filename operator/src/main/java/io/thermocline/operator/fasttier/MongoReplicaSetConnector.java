@@ -8,6 +8,7 @@ import com.mongodb.MongoSocketException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
+import io.thermocline.operator.credentials.FastTierUser;
 import io.thermocline.operator.fasttier.tls.FastTierTrust;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;

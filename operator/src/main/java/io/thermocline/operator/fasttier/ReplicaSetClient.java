@@ -1,5 +1,7 @@
 package io.thermocline.operator.fasttier;
 
+import io.thermocline.operator.credentials.FastTierUser;
+
 /**
  * The replica-set commands the operator runs, for one reconcile step (close it after). The
  * MongoDB implementation is {@link MongoReplicaSetConnector}; tests use a member-state model.

@@ -1,6 +1,7 @@
 package io.thermocline.operator.fasttier;
 
 import io.thermocline.operator.archive.VersionPolicy;
+import io.thermocline.operator.credentials.FastTierUser;
 import io.thermocline.operator.fasttier.MemberView.Role;
 import java.util.ArrayList;
 import java.util.Comparator;

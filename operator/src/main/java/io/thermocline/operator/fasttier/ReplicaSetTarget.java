@@ -1,5 +1,6 @@
 package io.thermocline.operator.fasttier;
 
+import io.thermocline.operator.credentials.FastTierUser;
 import java.util.List;
 import java.util.Set;
 

@@ -9,7 +9,6 @@ import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.archive.ArchiveSecretWatch;
 import io.thermocline.operator.archive.ArchiveSecrets;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fasttier.FastTierPods;
 import io.thermocline.operator.fasttier.ReplicaSetConnector;
 import io.thermocline.operator.fasttier.ReplicaSetDependent;
@@ -17,8 +16,8 @@ import io.thermocline.operator.fasttier.ReplicaSetState;
 import io.thermocline.operator.fasttier.ReplicaSetTarget;
 import io.thermocline.operator.fasttier.VolumeExpansion;
 import io.thermocline.operator.fasttier.VolumeRecords;
-import io.thermocline.operator.fasttier.tls.FastTierTlsStep;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.observability.ServiceMonitorDependent;
 import io.thermocline.operator.workflow.DesiredCluster;
 import io.thermocline.operator.workflow.RefusedUpdates;
@@ -99,7 +98,7 @@ final class ClusterWorkflow {
                 plan.fastTier().replicas(),
                 FastTierPods.claimSize(plan.fastTier().current(), spec.fastTier.storage.size),
                 plan.config().yaml(),
-                DataPlaneConfig.hash(plan.config().yaml()),
+                ContentHash.of(plan.config().yaml()),
                 secretHash,
                 plan.warmerJob(),
                 settings.namespace().orElse(null),
@@ -157,7 +156,7 @@ final class ClusterWorkflow {
     /** Hash of the archive's connection string and CA: a rotated Secret changes the pod templates, so the pods restart. */
     private static String archiveSecretHash(ArchiveSecrets.Access access) {
         return access instanceof ArchiveSecrets.Found found
-                ? DataPlaneConfig.hash(
+                ? ContentHash.of(
                         found.connection().uri() + "\n" + found.connection().caPem())
                 : "none";
     }

@@ -6,7 +6,7 @@ import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.layout.ContentHash;
 import java.time.Instant;
 import java.util.List;
 import org.jboss.logging.Logger;
@@ -79,7 +79,7 @@ public final class TransitionEvents {
                     .resource(new EventBuilder()
                             .withNewMetadata()
                             .withName(cluster.getMetadata().getName() + "."
-                                    + DataPlaneConfig.hash(cluster.getMetadata().getUid() + "/" + identity))
+                                    + ContentHash.of(cluster.getMetadata().getUid() + "/" + identity))
                             .endMetadata()
                             .withInvolvedObject(new ObjectReferenceBuilder()
                                     .withApiVersion(cluster.getApiVersion())

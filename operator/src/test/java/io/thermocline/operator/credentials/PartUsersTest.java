@@ -11,8 +11,8 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
-import io.thermocline.operator.fasttier.FastTierUser;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.HashSet;
 import java.util.List;
@@ -162,7 +162,7 @@ class PartUsersTest {
                 3,
                 "10Gi",
                 yaml,
-                DataPlaneConfig.hash(yaml),
+                ContentHash.of(yaml),
                 "none",
                 DataPlaneConfig.warmerJobName(spec, LAYOUT),
                 null,

@@ -16,6 +16,7 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.SecretRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.HashMap;
 import java.util.List;
@@ -170,7 +171,7 @@ class DataPlaneSecurityRenderingTest {
                 3,
                 "10Gi",
                 yaml,
-                DataPlaneConfig.hash(yaml),
+                ContentHash.of(yaml),
                 "none",
                 DataPlaneConfig.warmerJobName(spec, LAYOUT),
                 null,

@@ -1,7 +1,7 @@
 package io.thermocline.operator.fakes;
 
 import io.thermocline.operator.archive.VersionPolicy;
-import io.thermocline.operator.fasttier.FastTierUser;
+import io.thermocline.operator.credentials.FastTierUser;
 import io.thermocline.operator.fasttier.MemberView;
 import io.thermocline.operator.fasttier.MemberView.Role;
 import io.thermocline.operator.fasttier.ReplicaSetClient;

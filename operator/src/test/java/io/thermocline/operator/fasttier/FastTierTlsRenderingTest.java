@@ -21,6 +21,7 @@ import io.thermocline.operator.fasttier.tls.FastTierTls;
 import io.thermocline.operator.fasttier.tls.TlsMode;
 import io.thermocline.operator.fasttier.tls.TlsRollout;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.time.Instant;
 import java.util.HashMap;
@@ -213,7 +214,7 @@ class FastTierTlsRenderingTest {
                 3,
                 "10Gi",
                 yaml,
-                DataPlaneConfig.hash(yaml),
+                ContentHash.of(yaml),
                 "none",
                 DataPlaneConfig.warmerJobName(spec, LAYOUT),
                 null,

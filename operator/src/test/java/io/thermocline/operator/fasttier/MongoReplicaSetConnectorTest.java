@@ -2,6 +2,7 @@ package io.thermocline.operator.fasttier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.thermocline.operator.credentials.FastTierUser;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.credentials.DataPlanePart;
+import io.thermocline.operator.credentials.FastTierUser;
 import io.thermocline.operator.credentials.UsersSecretDependent;
 import io.thermocline.operator.fakes.ReplicaSetModel;
 import io.thermocline.operator.layout.ClusterLayout;

@@ -9,6 +9,7 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -52,7 +53,7 @@ class WiredTigerCacheTest {
                                 3,
                                 "10Gi",
                                 yaml,
-                                DataPlaneConfig.hash(yaml),
+                                ContentHash.of(yaml),
                                 "none",
                                 DataPlaneConfig.warmerJobName(spec, layout),
                                 null,

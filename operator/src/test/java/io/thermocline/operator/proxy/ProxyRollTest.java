@@ -10,6 +10,7 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -73,7 +74,7 @@ class ProxyRollTest {
                 3,
                 "10Gi",
                 yaml,
-                DataPlaneConfig.hash(yaml),
+                ContentHash.of(yaml),
                 "none",
                 DataPlaneConfig.warmerJobName(spec, LAYOUT),
                 null,

@@ -22,6 +22,7 @@ import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.MongodArgs;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.proxy.ProxyServiceDependent;
 import io.thermocline.operator.tiering.EvictorCronJobDependent;
@@ -271,7 +272,7 @@ class PlacementRenderingTest {
                 3,
                 "200Gi",
                 yaml,
-                DataPlaneConfig.hash(yaml),
+                ContentHash.of(yaml),
                 "none",
                 DataPlaneConfig.warmerJobName(spec, layout),
                 null,
@@ -392,7 +393,7 @@ class PlacementRenderingTest {
                 3,
                 "10Gi",
                 yaml,
-                DataPlaneConfig.hash(yaml),
+                ContentHash.of(yaml),
                 "none",
                 DataPlaneConfig.warmerJobName(spec, LAYOUT),
                 null,

@@ -11,8 +11,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.thermocline.operator.api.v1alpha1.IssuerRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertificateParsingException;
@@ -239,7 +239,7 @@ public final class FastTierCertificates {
                                     : "add them to the Certificate's dnsNames"));
         }
         Instant notAfter = certificate.getNotAfter().toInstant();
-        String hash = DataPlaneConfig.hash(data.get(TLS_CRT) + "\n" + bundle);
+        String hash = ContentHash.of(data.get(TLS_CRT) + "\n" + bundle);
         if (notAfter.isBefore(now)) {
             return new Material(
                     bundle,
@@ -434,7 +434,7 @@ public final class FastTierCertificates {
     }
 
     /** Creates or replaces the data of an operator-owned Secret; nothing when it holds {@code after} already. */
-    static void write(
+    public static void write(
             KubernetesClient client,
             ThermoclineCluster cluster,
             ClusterLayout layout,

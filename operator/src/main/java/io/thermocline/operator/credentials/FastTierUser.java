@@ -1,4 +1,4 @@
-package io.thermocline.operator.fasttier;
+package io.thermocline.operator.credentials;
 
 import java.util.List;
 

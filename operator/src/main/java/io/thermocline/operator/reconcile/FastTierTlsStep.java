@@ -1,4 +1,4 @@
-package io.thermocline.operator.fasttier.tls;
+package io.thermocline.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -12,10 +12,15 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.TlsSpec;
 import io.thermocline.operator.archive.ArchiveSecrets;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
+import io.thermocline.operator.fasttier.tls.FastTierCertificates;
+import io.thermocline.operator.fasttier.tls.FastTierTls;
+import io.thermocline.operator.fasttier.tls.FastTierTrust;
+import io.thermocline.operator.fasttier.tls.TlsMode;
+import io.thermocline.operator.fasttier.tls.TlsRollout;
 import io.thermocline.operator.layout.ClusterLayout;
+import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.status.ConditionType;
 import io.thermocline.operator.status.Observed;
 import java.nio.charset.StandardCharsets;
@@ -87,8 +92,7 @@ public final class FastTierTlsStep {
             writeBundle(client, cluster, layout, clientBundle);
         }
         FastTierTrust.record(layout, rollout.clientsTls() ? material.bundle() : null);
-        FastTierTls tls =
-                new FastTierTls(rollout, material, clientBundle == null ? "" : DataPlaneConfig.hash(clientBundle));
+        FastTierTls tls = new FastTierTls(rollout, material, clientBundle == null ? "" : ContentHash.of(clientBundle));
         return new Result(tls, condition(material, rollout, target, modes, members));
     }
 
