@@ -15,7 +15,8 @@ import org.reactivestreams.Subscription;
 
 /**
  * Subscribes to the change stream with bounded demand and hands the feeder thread batches of at
- * most {@code batchSize} mirrorable events, waiting at most {@code maxBatchWait} after the first one.
+ * most {@code batchSize} mirrorable events: a small batch as soon as nothing more is queued, a larger one
+ * waiting at most {@code maxBatchWait} after the first one while a burst goes on.
  * Demand is only renewed for events the feeder took, so a slow archive slows the stream instead of
  * filling memory.
  *
@@ -31,8 +32,8 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
     /** Own events a batch (and the queue) may hold per batch slot. */
     static final int OWN_PER_SLOT = 20;
 
-    private record Queued(ChangeEvent event, boolean own, boolean prepaid) {
-    }
+    /** {@code arrivedNanos}: when the driver handed the event over (the start of the feeder's share of its lag). */
+    private record Queued(ChangeEvent event, boolean own, boolean prepaid, long arrivedNanos) {}
 
     private final LinkedBlockingQueue<Queued> queue = new LinkedBlockingQueue<>();
     private final int capacity;
@@ -41,9 +42,12 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
     private final OwnTransactions own;
     /** Own events queued whose demand was renewed on arrival. */
     private final AtomicInteger prepaidQueued = new AtomicInteger();
+
     private volatile Subscription subscription;
     private volatile Throwable failure;
     private volatile boolean completed;
+    /** When the first event of the last batch handed out arrived (the feeder thread's only). */
+    private long batchArrivedNanos;
 
     /** {@code openOwnTransaction}: the own transaction the stream's resume point is inside, if any. */
     EventQueue(int batchSize, TransactionId openOwnTransaction) {
@@ -62,14 +66,14 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
     public void onNext(ChangeStreamDocument<BsonDocument> document) {
         ChangeEvent event = ChangeEvent.of(document);
         if (!BatchPlanner.isOwn(event, own)) {
-            queue.add(new Queued(event, false, false));
+            queue.add(new Queued(event, false, false, System.nanoTime()));
             return;
         }
         boolean prepaid = prepaidQueued.incrementAndGet() <= ownLimit;
         if (!prepaid) {
             prepaidQueued.decrementAndGet();
         }
-        queue.add(new Queued(event.positionOnly(), true, prepaid));
+        queue.add(new Queued(event.positionOnly(), true, prepaid, System.nanoTime()));
         if (prepaid) {
             subscription.request(1);
         }
@@ -91,15 +95,23 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
 
     /**
      * Events arriving less than this apart belong to one burst (one getMore's events are handed over
-     * one by one): a batch stays open for them, and is sent as soon as the stream pauses this long.
+     * one by one): a large batch stays open for them, and is sent as soon as the stream pauses this long.
      */
     static final long BURST_GAP_NANOS = 1_000_000;
 
     /**
-     * The next batch: waits up to {@code idleWait} for a first event, then takes what has arrived
-     * and keeps the batch open while more arrive in the same burst, for at most {@code maxBatchWait}.
-     * It never holds a batch back to fill it at a steady rate: each event waits for the archive only
-     * (events that arrive meanwhile form the next batch). Empty when nothing arrived. At most
+     * A batch of fewer events is sent as soon as nothing more is queued: it waits for no pause. The driver hands
+     * a getMore's events over in one loop, so by the time the feeder thread wakes for the first, the rest of a
+     * small reply is queued; waiting here only delayed every event of a light stream by
+     * at least the gap (and a wake-up of the feeder thread, slow on a loaded machine).
+     */
+    static final int SMALL_BATCH = 32;
+
+    /**
+     * The next batch: waits up to {@code idleWait} for a first event, then takes what has arrived. A small
+     * batch goes at once; a larger one stays open while more arrive in the same burst, for at most
+     * {@code maxBatchWait}. It never holds a batch back to fill it at a steady rate: each event waits for the
+     * archive only (events that arrive meanwhile form the next batch). Empty when nothing arrived. At most
      * {@code batchSize} events to mirror, besides at most {@link #OWN_PER_SLOT} own events per slot.
      */
     List<ChangeEvent> nextBatch(int batchSize, Duration maxBatchWait, Duration idleWait) throws InterruptedException {
@@ -110,12 +122,13 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
             return batch.events;
         }
         batch.add(first);
+        batchArrivedNanos = first.arrivedNanos();
         long deadline = System.nanoTime() + maxBatchWait.toNanos();
         while (!batch.full()) {
             Queued next = queue.poll();
             if (next == null) {
                 long left = deadline - System.nanoTime();
-                if (left <= 0) {
+                if (batch.events.size() < SMALL_BATCH || left <= 0) {
                     break;
                 }
                 next = queue.poll(Math.min(left, BURST_GAP_NANOS), TimeUnit.NANOSECONDS);
@@ -129,6 +142,11 @@ final class EventQueue implements Subscriber<ChangeStreamDocument<BsonDocument>>
             subscription.request(batch.toRequest);
         }
         return batch.events;
+    }
+
+    /** When the first event of the last batch {@link #nextBatch} handed out reached this queue ({@link System#nanoTime}). */
+    long batchArrivedNanos() {
+        return batchArrivedNanos;
     }
 
     private final class Batch {

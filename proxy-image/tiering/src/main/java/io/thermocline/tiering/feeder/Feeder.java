@@ -288,6 +288,7 @@ public final class Feeder extends Worker<Feeder> {
         }
         boolean deadLettersChanged = false;
         boolean wrote = false;
+        long archiveStart = System.nanoTime();
         for (Map.Entry<Namespace, List<MirrorAction>> entry : plan.actions().entrySet()) {
             if (entry.getValue().isEmpty()) {
                 continue;
@@ -300,7 +301,10 @@ public final class Feeder extends Worker<Feeder> {
         if (deadLettersChanged) {
             deadLetters.recount();
         }
+        long archived = System.nanoTime();
         if (wrote) {
+            metrics.batchPhases.labelValues("queued").observe((archiveStart - stream.batchArrivedNanos()) / 1e9);
+            metrics.batchPhases.labelValues("archive").observe((archived - archiveStart) / 1e9);
             health.archiveTookABatch();
             // a batch of own events, probes and fence expiries only never waits for the archive
             options.faults().reached(FaultPoint.FEEDER_ARCHIVE_WRITTEN);
@@ -324,7 +328,10 @@ public final class Feeder extends Worker<Feeder> {
                 plan.openOwnTransaction(),
                 base.mirroredEvents() + plan.counts().mirrored(),
                 lag,
-                pending);
+                pending,
+                wrote
+                        ? saved -> metrics.batchPhases.labelValues("checkpoint").observe((saved - archived) / 1e9)
+                        : saved -> {});
 
         metrics.batches.inc();
         metrics.events.labelValues("mirrored").inc(plan.counts().mirrored());

@@ -2,6 +2,7 @@ package io.thermocline.tiering.feeder;
 
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -20,6 +21,8 @@ public final class FeederMetrics {
     final Counter historyLost;
     final Gauge resyncing;
     final Gauge archiveTrouble;
+    /** Where a mirrored write's lag goes, per batch that wrote the archive (docs/benchmarks/read-barrier.md). */
+    final Histogram batchPhases;
 
     private static final Map<PrometheusRegistry, FeederMetrics> BY_REGISTRY = new WeakHashMap<>();
 
@@ -84,6 +87,17 @@ public final class FeederMetrics {
                 .help(
                         "1 while the archive takes no mirror write, by why (unreachable, stalled, refusing_writes): the fast tier keeps the writes and the feeder retries")
                 .labelNames("why")
+                .register(registry);
+        batchPhases = Histogram.builder()
+                .withoutExemplars()
+                .name("thermocline_feeder_batch_phase_seconds")
+                .help(
+                        "Per batch written to the archive: queued (its first event's arrival at the feeder to the start of"
+                                + " its archive writes), archive (the writes, acknowledged with majority), checkpoint (the archive's"
+                                + " acknowledgement to its mirrored-through persisted)")
+                .labelNames("phase")
+                .classicOnly()
+                .classicUpperBounds(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
                 .register(registry);
         for (ArchiveTrouble.Kind kind : ArchiveTrouble.Kind.values()) {
             archiveTrouble.labelValues(kind.label).set(0);

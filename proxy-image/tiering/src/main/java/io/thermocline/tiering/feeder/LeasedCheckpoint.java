@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.LongConsumer;
 import org.bson.BsonDocument;
 import org.bson.BsonTimestamp;
 import org.slf4j.Logger;
@@ -103,7 +104,7 @@ final class LeasedCheckpoint {
 
     /**
      * Writes the checkpoint after a batch, on the checkpoint thread, from {@code base} (the settled checkpoint);
-     * {@link #settle} waits for it.
+     * {@link #settle} waits for it. {@code saved} is told when it is persisted ({@link System#nanoTime}).
      */
     void writeBehind(
             FeederCheckpoint base,
@@ -112,14 +113,16 @@ final class LeasedCheckpoint {
             TransactionId openOwn,
             long mirrored,
             double lag,
-            long pending) {
+            long pending,
+            LongConsumer saved) {
         FeederCheckpoint next = leased(base, token, through, openOwn, mirrored, lag, pending);
         long sentAt = System.nanoTime();
         inFlight = checkpointer.submit(() -> {
-            FeederCheckpoint saved = store.saveFeederCheckpoint(base, next);
+            FeederCheckpoint stored = store.saveFeederCheckpoint(base, next);
             leaseValidUntilNanos = sentAt + leaseDuration.toNanos() * 2 / 3;
-            checkpoint = saved;
-            return saved;
+            checkpoint = stored;
+            saved.accept(System.nanoTime());
+            return stored;
         });
     }
 

@@ -105,6 +105,12 @@ final class TieredChangeStream {
         return lean ? LargeEvents.lookUp(fast, events) : events;
     }
 
+    /** When the first event of the last batch reached the feeder ({@link System#nanoTime}; 0 while closed). */
+    long batchArrivedNanos() {
+        EventQueue current = queue;
+        return current == null ? 0 : current.batchArrivedNanos();
+    }
+
     /** Events received and not yet handed out in a batch (0 while closed). */
     int pending() {
         EventQueue current = queue;

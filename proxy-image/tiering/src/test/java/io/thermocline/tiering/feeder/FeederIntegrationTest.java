@@ -87,9 +87,11 @@ class FeederIntegrationTest extends OnTwoTiers {
                 }));
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !crashing.running());
         assertThat(crashing.crash()).isInstanceOf(InjectedCrash.class);
+        // the first batch is the insert, with the update when one getMore brought both (a small batch waits for
+        // nothing)
         assertThat(byId(tiers.archiveOrders(), new BsonInt32(1)))
                 .as("archive written before the crash")
-                .isEqualTo(order(1, NOW, "b"));
+                .isIn(order(1, NOW, "a"), order(1, NOW, "b"));
         assertThat(tiers.store.feederCheckpoint().resumeToken())
                 .as("checkpoint not moved")
                 .isEqualTo(before.resumeToken());
