@@ -57,8 +57,8 @@ final class IndexKeyOrder extends ObjectDataType implements java.util.Comparator
                 return i < descending.length && descending[i] ? -c : c;
             }
         }
-        if (x.size() != y.size()) {
-            return Integer.compare(x.size(), y.size());
+        if (x.size() != y.size() || x.get(0) instanceof Seek) {
+            return Integer.compare(x.size(), y.size()); // a search key of one Seek is compared with another: equal
         }
         return exact.compare(a, b);
     }

@@ -7,7 +7,9 @@ import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.h2.H2Collection;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
+import de.bwaldvogel.mongo.bson.Document;
 import java.util.Iterator;
 import java.util.List;
 import org.h2.mvstore.Cursor;
@@ -174,10 +176,14 @@ final class OrderedH2Backend extends H2Backend {
             return store != null ? store : OPENING.get();
         }
 
+        /** As the H2 backend's own, a collection whose documents an index walk can read by position too. */
         @Override
         protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
-            open(store(), DOCUMENTS + getFullCollectionNamespace(collectionName));
-            return super.openOrCreateCollection(collectionName, options);
+            String namespace = getFullCollectionNamespace(collectionName);
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            MVMap<Object, Document> documents = (MVMap) open(store(), DOCUMENTS + namespace);
+            MVMap<String, Object> meta = store().openMap(META + namespace);
+            return new IndexedCollection(this, collectionName, options, documents, meta, cursorRegistry);
         }
 
         /**
@@ -262,6 +268,24 @@ final class OrderedH2Backend extends H2Backend {
                         index.multikey());
             }
             return index;
+        }
+    }
+
+    /** H2's collection, whose documents an index walk reads by position (the document's key in its map). */
+    private static final class IndexedCollection extends H2Collection implements PositionedDocuments {
+        IndexedCollection(
+                MongoDatabase database,
+                String name,
+                CollectionOptions options,
+                MVMap<Object, Document> documents,
+                MVMap<String, Object> meta,
+                CursorRegistry cursors) {
+            super(database, name, options, documents, meta, cursors);
+        }
+
+        @Override
+        public Document documentAt(Object position) {
+            return getDocument(position);
         }
     }
 }

@@ -34,16 +34,24 @@ final class SnapshotQueries {
         List<RawBsonDocument> find(String database, String collection, BsonDocument filter, int limit);
     }
 
+    /** A find answered by walking a secondary index ({@link SecondaryIndexScan}); empty when the engine answers it. */
+    @FunctionalInterface
+    interface IndexedFind {
+        Optional<List<RawBsonDocument>> find(String database, BsonDocument command);
+    }
+
     private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
 
     private final Engine engine;
     private final IdFind idFind;
+    private final IndexedFind indexedFind;
     private final StoreLocks locks;
     private final SnapshotCursors cursors = new SnapshotCursors();
 
-    SnapshotQueries(Engine engine, IdFind idFind, StoreLocks locks) {
+    SnapshotQueries(Engine engine, IdFind idFind, IndexedFind indexedFind, StoreLocks locks) {
         this.engine = engine;
         this.idFind = idFind;
+        this.indexedFind = indexedFind;
         this.locks = locks;
     }
 
@@ -63,6 +71,15 @@ final class SnapshotQueries {
             List<RawBsonDocument> found = idFind.find(database, plain.collection(), plain.filter(), plain.limit());
             return cursors.first(
                     database + "." + plain.collection(), found, SnapshotCursors.firstBatchSize(requested), singleBatch);
+        }
+        Optional<List<RawBsonDocument>> walked =
+                name.equals("find") ? indexedFind.find(database, command) : Optional.empty();
+        if (walked.isPresent()) {
+            return cursors.first(
+                    database + "." + command.getString("find").getValue(),
+                    walked.get(),
+                    SnapshotCursors.firstBatchSize(requested),
+                    singleBatch);
         }
         List<RawBsonDocument> documents = new ArrayList<>();
         String[] namespace = {
