@@ -4,13 +4,11 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.reactivestreams.client.MongoClient;
-import com.mongodb.reactivestreams.client.MongoCollection;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.ThermoclineConfig;
 import io.thermocline.config.WarmerConfig;
 import io.thermocline.tiering.Namespace;
-import io.thermocline.tiering.metadata.MetadataStore;
 import io.thermocline.tiering.metadata.MirrorBarrier;
 import io.thermocline.tiering.metadata.NamespaceState;
 import io.thermocline.tiering.metadata.StaleStateException;
@@ -24,9 +22,9 @@ import io.thermocline.tiering.reactive.Blocking;
 import io.thermocline.tiering.state.BsonOrder;
 import io.thermocline.tiering.window.Window;
 import io.thermocline.tiering.worker.FaultPoint;
+import io.thermocline.tiering.worker.FencingWorkerOptions;
 import io.thermocline.tiering.worker.RateLimiter;
 import io.thermocline.tiering.worker.Worker;
-import io.thermocline.tiering.worker.FencingWorkerOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -74,7 +72,12 @@ public final class Warmer extends Worker<Warmer> {
     }
 
     /** The result of one batch. */
-    public enum Progress { COPIED_BATCH, COMPLETE, FEEDER_BEHIND, LOST_RACE }
+    public enum Progress {
+        COPIED_BATCH,
+        COMPLETE,
+        FEEDER_BEHIND,
+        LOST_RACE
+    }
 
     private final WarmerConfig config;
     private final Options options;
@@ -84,19 +87,35 @@ public final class Warmer extends Worker<Warmer> {
 
     /** Warms every collection, then re-checks every {@code recheckInterval}, with its own clients. */
     public static Warmer start(ThermoclineConfig config, Options options) {
-        return startOwning(config, "warmer", (fast, archive) -> new Warmer(fast, archive, config.collections(), config.warmer(), options));
+        return startOwning(
+                config,
+                "warmer",
+                (fast, archive) -> new Warmer(fast, archive, config.collections(), config.warmer(), options));
     }
 
     /** A warmer over clients the caller owns; call {@link #warmAll()} or {@link #start()}. */
-    public Warmer(MongoClient fast, MongoClient archive, List<CollectionPolicy> policies, WarmerConfig config, Options options) {
+    public Warmer(
+            MongoClient fast,
+            MongoClient archive,
+            List<CollectionPolicy> policies,
+            WarmerConfig config,
+            Options options) {
         super("warmer", fast, archive, policies, options);
         this.config = config;
         this.options = options;
-        this.copyUp = new CopyUp(fast, archive, store, new OwnWrites(fast, store, marker),
+        this.copyUp = new CopyUp(
+                fast,
+                archive,
+                store,
+                new OwnWrites(fast, store, marker),
                 new MirrorBarrier(fast, store, marker).countingIn(BarrierWaits.in(options.registry(), "warmer")),
-                options.barrierTimeout(), options.fenceRetention(), options.faults());
+                options.barrierTimeout(),
+                options.fenceRetention(),
+                options.faults());
         this.rate = new RateLimiter(config.maxDocumentsPerSecond());
-        this.documents = WorkerCounters.documents(options.registry(), "warmer",
+        this.documents = WorkerCounters.documents(
+                options.registry(),
+                "warmer",
                 "Archive documents the warmer considered, by outcome (COPY, SKIP_FAST_TIER_HAS_IT, SKIP_DELETED_SINCE_READ, ...)");
     }
 
@@ -140,24 +159,37 @@ public final class Warmer extends Worker<Warmer> {
         }
         Bson filter = window.atOrAfter(cutoff);
         if (checkpoint != null && checkpoint.started() && resumable(checkpoint)) {
-            filter = Filters.and(filter, after(policy, checkpoint));
+            filter = Filters.and(filter, after(policy, checkpoint, window, cutoff));
         }
-        List<BsonDocument> keys = Blocking.list(namespace.in(archive).find(filter)
+        List<BsonDocument> keys = Blocking.list(namespace
+                .in(archive)
+                .find(filter)
                 .projection(Projections.include("_id", policy.ageField()))
                 .sort(policy.agedByObjectId() ? Sorts.descending("_id") : Sorts.descending(policy.ageField(), "_id"))
                 .limit(config.batchSize()));
         boolean fromTop = checkpoint == null || checkpoint.started() || !checkpoint.complete();
         if (keys.isEmpty()) {
-            WarmerCheckpoint done = new WarmerCheckpoint(cutoff, checkpoint == null ? null : checkpoint.lastAge(),
-                    checkpoint == null ? null : checkpoint.lastId(), true, checkpoint == null ? 0 : checkpoint.copied(),
+            WarmerCheckpoint done = new WarmerCheckpoint(
+                    cutoff,
+                    checkpoint == null ? null : checkpoint.lastAge(),
+                    checkpoint == null ? null : checkpoint.lastId(),
+                    true,
+                    checkpoint == null ? 0 : checkpoint.copied(),
                     options.clock().instant());
-            return save(state, state.withWarmer(done)
-                    .withCoverage(CoverageLowering.lower(state.oldestCovered(), cutoff, state.evictedBelow(), fromTop)),
+            return save(
+                    state,
+                    state.withWarmer(done)
+                            .withCoverage(CoverageLowering.lower(
+                                    state.oldestCovered(), cutoff, state.evictedBelow(), fromTop)),
                     Progress.COMPLETE);
         }
         rate.acquire(keys.size());
-        CopyUp.Result result = copyUp.copy(policy.namespace(), keys.stream().map(k -> k.get("_id")).toList());
-        result.counts().forEach((decision, n) -> documents.labelValues(policy.namespace(), decision.name()).inc(n));
+        CopyUp.Result result = copyUp.copy(
+                policy.namespace(), keys.stream().map(k -> k.get("_id")).toList());
+        result.counts()
+                .forEach((decision, n) -> documents
+                        .labelValues(policy.namespace(), decision.name())
+                        .inc(n));
         if (result.feederBehind()) {
             // the unfenced documents are copied; the batch is walked again for the fenced ones
             LOG.info("event=warm_batch_deferred namespace={} reason=feeder_behind", namespace);
@@ -169,13 +201,19 @@ public final class Warmer extends Worker<Warmer> {
         options.faults().reached(FaultPoint.WARMER_COPIED);
         BsonDocument last = keys.get(keys.size() - 1);
         BsonValue lastKey = CoverageLowering.walkKey(policy, last);
-        WarmerCheckpoint next = new WarmerCheckpoint(cutoff, lastKey, last.get("_id"), false,
-                (checkpoint == null ? 0 : checkpoint.copied()) + result.copied(), options.clock().instant());
+        WarmerCheckpoint next = new WarmerCheckpoint(
+                cutoff,
+                lastKey,
+                last.get("_id"),
+                false,
+                (checkpoint == null ? 0 : checkpoint.copied()) + result.copied(),
+                options.clock().instant());
         NamespaceState advanced = state.withWarmer(next);
-        Optional<Instant> proven = CoverageLowering.provenBy(policy, lastKey,
-                lastKey.isDateTime() && numberAgedDocumentsInWindow(policy, window, cutoff));
+        Optional<Instant> proven = CoverageLowering.provenBy(
+                policy, lastKey, lastKey.isDateTime() && numberAgedDocumentsInWindow(policy, window, cutoff));
         if (proven.isPresent()) {
-            advanced = advanced.withCoverage(CoverageLowering.lower(state.oldestCovered(), proven.get(), state.evictedBelow(), fromTop));
+            advanced = advanced.withCoverage(
+                    CoverageLowering.lower(state.oldestCovered(), proven.get(), state.evictedBelow(), fromTop));
         }
         return save(state, advanced, Progress.COPIED_BATCH);
     }
@@ -202,8 +240,23 @@ public final class Warmer extends Worker<Warmer> {
      * means no reached value is above K: none greater in K's own type, none of a type ranked above.
      * A plain {@code $lt} would not do: an array matches it when any element is smaller, and an
      * array age at the end of a batch used to make the next batch compare with the array itself.
+     *
+     * <p>That {@code $nor} decides, and a range beside it lets an index on the age field start the walk
+     * at the checkpoint instead of at the newest document ({@link #seekable}): without it, batch n of the
+     * walk read the n x batchSize index entries above the checkpoint again before its own.
      */
-    private static Bson after(CollectionPolicy policy, WarmerCheckpoint checkpoint) {
+    static Bson after(CollectionPolicy policy, WarmerCheckpoint checkpoint, Window window, Instant cutoff) {
+        Bson exact = exactlyAfter(policy, checkpoint);
+        if (policy.agedByObjectId()) {
+            return exact;
+        }
+        return seekable(policy.ageField(), checkpoint.lastAge(), window, cutoff)
+                .map(range -> Filters.and(range, exact))
+                .orElse(exact);
+    }
+
+    /** The documents after the checkpoint, exactly (see {@link #after}). */
+    static Bson exactlyAfter(CollectionPolicy policy, WarmerCheckpoint checkpoint) {
         if (policy.agedByObjectId()) {
             return Filters.lt("_id", checkpoint.lastId());
         }
@@ -214,16 +267,43 @@ public final class Warmer extends Worker<Warmer> {
         sortsAtOrAbove.add(Filters.gt(field, key));
         List<BsonType> typesAbove = BsonOrder.typesRankedAbove(key.getBsonType());
         if (!typesAbove.isEmpty()) {
-            sortsAtOrAbove.add(new BsonDocument(field, new BsonDocument("$type",
-                    new BsonArray(typesAbove.stream().map(t -> (BsonValue) new BsonInt32(t.getValue())).toList()))));
+            sortsAtOrAbove.add(new BsonDocument(
+                    field,
+                    new BsonDocument(
+                            "$type",
+                            new BsonArray(typesAbove.stream()
+                                    .map(t -> (BsonValue) new BsonInt32(t.getValue()))
+                                    .toList()))));
         }
         sortsAtOrAbove.add(Filters.and(Filters.eq(field, key), Filters.gte("_id", checkpoint.lastId())));
         return Filters.nor(sortsAtOrAbove.toArray(Bson[]::new));
     }
 
+    /**
+     * A range on the age field that every window document the {@code $nor} above admits is in, which an
+     * index can seek to: at or below the checkpoint's key in its type ({@code $lte}: an array matches when
+     * any element does, and an admitted array's elements are all at or below it), and, after a date, the
+     * window's numbers, which rank below every date. Only for the window's encodings (dates and numbers); a
+     * range cannot replace the {@code $nor}, which is what excludes an array with an element above the key.
+     */
+    static Optional<Bson> seekable(String field, BsonValue key, Window window, Instant cutoff) {
+        return switch (key.getBsonType()) {
+            case DATE_TIME -> Optional.of(Filters.or(Filters.lte(field, key), window.numbersAtOrAfter(cutoff)));
+            case INT32, INT64, DOUBLE -> Optional.of(Filters.lte(field, key));
+            default -> Optional.empty();
+        };
+    }
+
     /** Whether the archive holds a document with a number age in the window (the walk reaches numbers after every date). */
     private boolean numberAgedDocumentsInWindow(CollectionPolicy policy, Window window, Instant cutoff) {
-        return Blocking.single(Namespace.of(policy).in(archive).find(window.numbersAtOrAfter(cutoff))
-                .projection(Projections.include("_id")).first()).isPresent();
+        // sorted as the walk is, so an index on the age field answers from its first number instead of the
+        // whole collection being read to find there is none
+        return Blocking.single(Namespace.of(policy)
+                        .in(archive)
+                        .find(window.numbersAtOrAfter(cutoff))
+                        .projection(Projections.include("_id"))
+                        .sort(Sorts.descending(policy.ageField(), "_id"))
+                        .first())
+                .isPresent();
     }
 }
