@@ -14,11 +14,13 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.library.dependencies.SliceRule;
+import io.thermocline.proxy.gateway.MemberChoice;
 import io.thermocline.proxy.gateway.TierGateway;
 import io.thermocline.proxy.gateway.TierGateways;
 import io.thermocline.proxy.tiered.TieredProxy;
 import io.thermocline.proxy.tiered.TieredRouting;
 import io.thermocline.proxy.tiered.exchange.CausalTiers;
+import io.thermocline.proxy.topology.MemberSelector;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -145,6 +147,19 @@ class ArchitectureTest {
                 .and(not(resideInAPackage("io.thermocline.proxy.tiered.admin")))
                 .should()
                 .dependOnClassesThat(belongToAnyOf(TierGateway.class, TierGateways.class))
+                .check(CLASSES);
+    }
+
+    /**
+     * Which member serves a command is decided in one place, MemberChoice, waiting choices included: no other class
+     * selects members by read preference (the Forwarder only waits, issue 45).
+     */
+    @Test
+    void onlyTheMemberChoiceSelectsMembers() {
+        noClasses()
+                .that(not(belongToAnyOf(MemberChoice.class, MemberSelector.class)))
+                .should()
+                .dependOnClassesThat(belongToAnyOf(MemberSelector.class))
                 .check(CLASSES);
     }
 

@@ -20,11 +20,9 @@ import io.thermocline.proxy.session.TransactionPins;
 import io.thermocline.proxy.topology.InvalidReadPreference;
 import io.thermocline.proxy.topology.MemberDescription;
 import io.thermocline.proxy.topology.MemberRole;
-import io.thermocline.proxy.topology.MemberSelector;
 import io.thermocline.proxy.topology.OutOfService;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.Tier;
-import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
 import io.thermocline.wire.OpMsg;
 import java.time.Duration;
 import java.util.List;
@@ -186,14 +184,12 @@ public final class Forwarder {
                 if (p.pin()) {
                     pins.pin(session.get(), traits.txnNumber(), tier.tier(), member);
                 }
-                return new MemberChoice.Member(member, MemberChoice.Why.TRANSACTION, false);
+                return p.at(member);
             });
         }
         MemberChoice.NoneEligible none = (MemberChoice.NoneEligible) choice;
-        return primary.thenApply(p -> MemberSelector.select(
-                        tier.monitor().topology(), none.preference(), point, tier::inFlight, spread.getAndIncrement())
-                .map(s -> new MemberChoice.Member(s.member(), MemberChoice.Why.READ_PREFERENCE, s.laggingSkipped()))
-                .orElse(new MemberChoice.Member(p, MemberChoice.Why.READ_PREFERENCE, false)));
+        return primary.thenApply(
+                p -> none.once(p, tier.monitor().topology(), point, tier::inFlight, spread.getAndIncrement()));
     }
 
     /**
@@ -204,23 +200,11 @@ public final class Forwarder {
     private CompletableFuture<MemberChoice.Member> unsatisfiable(
             TierBackend tier, MemberChoice.Unsatisfiable none, BsonTimestamp point) {
         Duration wait = none.mayWait() ? backends.primaryWait() : Duration.ZERO;
-        CompletableFuture<Optional<MemberSelector.Selection>> found = none.mayWait()
-                ? tier.monitor()
-                        .awaitChoice(
-                                t -> MemberSelector.select(
-                                        t, none.preference(), point, tier::inFlight, spread.getAndIncrement()),
-                                wait)
+        CompletableFuture<Optional<MemberChoice.Member>> found = none.mayWait()
+                ? tier.monitor().awaitChoice(t -> none.again(t, point, tier::inFlight, spread.getAndIncrement()), wait)
                 : CompletableFuture.completedFuture(Optional.empty());
-        return found.thenApply(s -> s.map(
-                        m -> new MemberChoice.Member(m.member(), MemberChoice.Why.READ_PREFERENCE, m.laggingSkipped()))
-                .orElseThrow(() -> new UnsatisfiableReadPreference("no member of the "
-                        + tier.tier().label() + " tier"
-                        + (tier.monitor().topology().setName() == null
-                                ? ""
-                                : " (set " + tier.monitor().topology().setName() + ")")
-                        + " matches read preference " + none.preference().describe()
-                        + (none.mayWait() ? " after " + wait.toMillis() + " ms: " : ": ")
-                        + MemberSelector.whyNone(tier.monitor().topology(), none.preference()))));
+        return found.thenApply(
+                m -> m.orElseThrow(() -> none.failure(tier.monitor().topology(), wait)));
     }
 
     /**

@@ -5,6 +5,8 @@ import io.thermocline.proxy.command.CommandTraits;
 import io.thermocline.proxy.topology.MemberSelector;
 import io.thermocline.proxy.topology.ReadPreference;
 import io.thermocline.proxy.topology.TierTopology;
+import io.thermocline.proxy.topology.UnsatisfiableReadPreference;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.function.ToIntFunction;
 import org.bson.BsonTimestamp;
@@ -15,7 +17,10 @@ import org.bson.BsonTimestamp;
  * (a transaction statement without a pin yet, or its commit or abort) the primary, then the read
  * preference narrowed by the read's causal point ({@link MemberSelector}): a secondary serves a read
  * only when the preference allows it and, preferably, its applied optime already covers the point
- * the command carries as {@code afterClusterTime}, which it also waits for.
+ * the command carries as {@code afterClusterTime}, which it also waits for. A choice that must wait (for a
+ * primary, or for a member that fits) is finished here too, from the topology after the wait
+ * ({@link NoneEligible#once}, {@link Unsatisfiable#again}, {@link Unsatisfiable#failure}): the {@link Forwarder}
+ * only waits, so no second class decides which member serves.
  */
 public sealed interface MemberChoice {
 
@@ -26,13 +31,34 @@ public sealed interface MemberChoice {
     record Member(ServerAddress address, Why why, boolean laggingSkipped) implements MemberChoice {}
 
     /** The primary, once one is known; {@code pin} when the transaction's later statements must follow it there. */
-    record Primary(boolean pin) implements MemberChoice {}
+    record Primary(boolean pin) implements MemberChoice {
+
+        /** The member, once the primary is known. */
+        public Member at(ServerAddress primary) {
+            return new Member(primary, Why.TRANSACTION, false);
+        }
+    }
 
     /**
      * No member fits a read preference that accepts the primary ({@code primary}, {@code primaryPreferred},
      * {@code secondaryPreferred}) right now (an election, a restart): wait for a primary, then choose again.
      */
-    record NoneEligible(ReadPreference preference) implements MemberChoice {}
+    record NoneEligible(ReadPreference preference) implements MemberChoice {
+
+        /**
+         * The choice once {@code primary} is known: the member the preference selects in {@code topology} now, or that
+         * primary (arguments as {@link #choose}).
+         */
+        public Member once(
+                ServerAddress primary,
+                TierTopology topology,
+                BsonTimestamp point,
+                ToIntFunction<ServerAddress> load,
+                int spread) {
+            return selected(topology, preference, point, load, spread)
+                    .orElse(new Member(primary, Why.READ_PREFERENCE, false));
+        }
+    }
 
     /**
      * No member fits a mode that never falls back to the primary ({@code secondary}, {@code nearest} with tags):
@@ -41,7 +67,24 @@ public sealed interface MemberChoice {
      * recovering), so the choice is retried as the topology changes until the server-selection timeout, as the
      * server-selection specification's loop and a mongos do; without one (a set with no secondary at all) it fails at once.
      */
-    record Unsatisfiable(ReadPreference preference, String why, boolean mayWait) implements MemberChoice {}
+    record Unsatisfiable(ReadPreference preference, String why, boolean mayWait) implements MemberChoice {
+
+        /** The choice again as {@code topology} changed while the read waited (arguments as {@link #choose}); empty: none yet. */
+        public Optional<Member> again(
+                TierTopology topology, BsonTimestamp point, ToIntFunction<ServerAddress> load, int spread) {
+            return selected(topology, preference, point, load, spread);
+        }
+
+        /** What the client is told when no member fitted, {@code waited} after the choice (zero: at once). */
+        public UnsatisfiableReadPreference failure(TierTopology topology, Duration waited) {
+            return new UnsatisfiableReadPreference("no member of the "
+                    + topology.tier().label() + " tier"
+                    + (topology.setName() == null ? "" : " (set " + topology.setName() + ")")
+                    + " matches read preference " + preference.describe()
+                    + (mayWait ? " after " + waited.toMillis() + " ms: " : ": ")
+                    + MemberSelector.whyNone(topology, preference));
+        }
+    }
 
     /** {@code TRANSACTION}: the primary a transaction's statement or its end goes to, once known. */
     enum Why {
@@ -78,13 +121,24 @@ public sealed interface MemberChoice {
             return new Primary(traits.inTransaction() && traits.session().isPresent());
         }
         ReadPreference preference = ReadPreference.parse(traits.readPreference());
-        return MemberSelector.select(topology, preference, point, load, spread)
-                .<MemberChoice>map(s -> new Member(s.member(), Why.READ_PREFERENCE, s.laggingSkipped()))
+        return selected(topology, preference, point, load, spread)
+                .<MemberChoice>map(m -> m)
                 .orElseGet(() -> preference.mode().acceptsPrimary()
                         ? new NoneEligible(preference)
                         : new Unsatisfiable(
                                 preference,
                                 MemberSelector.whyNone(topology, preference),
                                 MemberSelector.mayBecomeSatisfiable(topology, preference)));
+    }
+
+    /** The member {@code preference} selects among those that applied {@code point}, preferring the least loaded. */
+    private static Optional<Member> selected(
+            TierTopology topology,
+            ReadPreference preference,
+            BsonTimestamp point,
+            ToIntFunction<ServerAddress> load,
+            int spread) {
+        return MemberSelector.select(topology, preference, point, load, spread)
+                .map(s -> new Member(s.member(), Why.READ_PREFERENCE, s.laggingSkipped()));
     }
 }

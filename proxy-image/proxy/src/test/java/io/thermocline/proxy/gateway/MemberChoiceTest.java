@@ -221,4 +221,46 @@ class MemberChoiceTest {
         }
         assertThat(actual.replace(" by READ_PREFERENCE", "")).isEqualTo(expected);
     }
+
+    /**
+     * After the wait the choice asked for: the primary a mode that accepts it waited for (or the member the preference
+     * selects by then), and the failure of a mode that never falls back to the primary, named as a mongos names it.
+     */
+    @ParameterizedTest(name = "{0} | {1} -> {2}")
+    @CsvSource(delimiter = '|', textBlock = """
+            {mode: 'primary'}              | noPrimary, then all            | p
+            {mode: 'primary'}              | noPrimary, s1 elected, unseen  | s1
+            {mode: 'secondary'}            | noSecondaries, still           | fail: no member of the archive tier (set rs0) matches read preference MODE after 2000 ms: no secondary is known
+            {mode: 'secondary'}            | noSecondaries, then all        | s1
+            {mode: 'secondary'}            | primaryOnly, at once           | fail: no member of the archive tier (set rs0) matches read preference MODE: no secondary is known
+            """)
+    void theChoiceAfterWaitingIsTheSameFunctionsAnswer(String preference, String history, String expected) {
+        BsonDocument body = new BsonDocument("find", new BsonString("c"))
+                .append("$readPreference", BsonDocument.parse(preference))
+                .append("$db", new BsonString("app"));
+        CommandTraits traits = CommandTraits.of("find", OpMsg.raw(body));
+        String[] steps = history.split(", ");
+        MemberChoice choice =
+                MemberChoice.choose(Optional.empty(), Optional.empty(), traits, lagging(steps[0]), null, m -> 0, 0);
+        String actual;
+        if (choice instanceof MemberChoice.NoneEligible none) {
+            // the awaited primary: P, or one elected that this topology does not show yet
+            ServerAddress awaited = steps[1].startsWith("s1 elected") ? S1 : P;
+            TierTopology after = lagging(steps[1].equals("then all") ? "all" : "noPrimary");
+            actual = none.once(awaited, after, null, m -> 0, 0).address().getHost();
+        } else {
+            MemberChoice.Unsatisfiable none = (MemberChoice.Unsatisfiable) choice;
+            TierTopology after = lagging(steps[1].equals("then all") ? "all" : steps[0]);
+            Optional<MemberChoice.Member> again = none.again(after, null, m -> 0, 0);
+            actual = again.isPresent()
+                    ? again.get().address().getHost()
+                    : "fail: "
+                            + none.failure(
+                                            after,
+                                            none.mayWait() ? java.time.Duration.ofSeconds(2) : java.time.Duration.ZERO)
+                                    .getMessage()
+                                    .replace(none.preference().describe(), "MODE");
+        }
+        assertThat(actual).isEqualTo(expected);
+    }
 }
