@@ -32,8 +32,10 @@ public final class ClusterHealth {
 
     private ClusterHealth() {}
 
-    /** Replica counts of a workload: desired and ready; {@code null} workload = not created. */
-    /** {@code notReadyCause}: what a not-ready pod itself says is wrong (the proxy's /health/ready), null when unknown. */
+    /**
+     * Replica counts of a workload: desired and ready; {@code null} workload = not created. {@code notReadyCause}: what a
+     * not-ready pod itself says is wrong (the proxy's /health/ready), null when unknown.
+     */
     public record Replicas(int desired, int ready, String notReadyCause) {
         public Replicas(int desired, int ready) {
             this(desired, ready, null);
@@ -68,71 +70,6 @@ public final class ClusterHealth {
 
         public Inputs {
             rejected = rejected == null ? List.of() : List.copyOf(rejected);
-        }
-
-        /** Before the last feeder observation was an input. */
-        public Inputs(
-                boolean paused,
-                String specProblem,
-                ArchiveReport archive,
-                VersionDecision version,
-                Replicas fastTier,
-                ReplicaSetState replicaSet,
-                Replicas proxy,
-                Replicas feeder,
-                TieringSnapshot tiering,
-                int maxLagSeconds,
-                String previousPhase,
-                List<String> rejected,
-                Pausing pausing,
-                Warmer warmer) {
-            this(
-                    paused,
-                    specProblem,
-                    archive,
-                    version,
-                    fastTier,
-                    replicaSet,
-                    proxy,
-                    feeder,
-                    tiering,
-                    maxLagSeconds,
-                    previousPhase,
-                    rejected,
-                    pausing,
-                    warmer,
-                    null);
-        }
-
-        /** Before pausing and the warmer were observed. */
-        public Inputs(
-                boolean paused,
-                String specProblem,
-                ArchiveReport archive,
-                VersionDecision version,
-                Replicas fastTier,
-                ReplicaSetState replicaSet,
-                Replicas proxy,
-                Replicas feeder,
-                TieringSnapshot tiering,
-                int maxLagSeconds,
-                String previousPhase,
-                List<String> rejected) {
-            this(
-                    paused,
-                    specProblem,
-                    archive,
-                    version,
-                    fastTier,
-                    replicaSet,
-                    proxy,
-                    feeder,
-                    tiering,
-                    maxLagSeconds,
-                    previousPhase,
-                    rejected,
-                    null,
-                    null);
         }
 
         /** The feeder runs until a pause has drained it. */

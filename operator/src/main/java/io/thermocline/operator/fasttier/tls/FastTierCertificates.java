@@ -12,16 +12,12 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.thermocline.operator.api.v1alpha1.IssuerRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.layout.ContentHash;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -133,7 +129,7 @@ public final class FastTierCertificates {
                 .inNamespace(layout.namespace())
                 .withName(layout.fastTierTlsSecret())
                 .get();
-        return inspect(
+        return CertificateInspection.inspect(
                 server,
                 issuer == null ? null : "cert-manager Certificate " + layout.fastTierTlsSecret(),
                 layout,
@@ -171,10 +167,11 @@ public final class FastTierCertificates {
                 .withName(layout.proxyTlsSecret())
                 .get());
         Map<String, String> after = new LinkedHashMap<>(before);
-        X509Certificate serving = before.containsKey(TLS_CRT) ? firstOrNull(before.get(TLS_CRT)) : null;
+        X509Certificate serving =
+                before.containsKey(TLS_CRT) ? CertificateInspection.firstOrNull(before.get(TLS_CRT)) : null;
         if (serving == null
-                || !signedBy(serving, current.certificate())
-                || left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0) {
+                || !CertificateInspection.signedBy(serving, current.certificate())
+                || CertificateInspection.left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0) {
             CertificateAuthority.Issued issued = CertificateAuthority.issue(
                     current, layout.proxy(), proxyDnsNames(layout), now, CERTIFICATE_VALIDITY);
             after.put(TLS_CRT, issued.certificatePem());
@@ -187,128 +184,6 @@ public final class FastTierCertificates {
         }
         after.put(CA_CRT, current.certificatePem() + (previous == null ? "" : previous.certificatePem()));
         write(client, cluster, layout, layout.proxyTlsSecret(), before, after);
-    }
-
-    /** Whether the Secret's certificate is present, names every member, chains to its CA bundle and is not about to expire. */
-    public static Material inspect(Secret server, String issuedBy, ClusterLayout layout, int members, Instant now) {
-        String secret = layout.fastTierTlsSecret();
-        String source = issuedBy == null ? "the operator" : issuedBy;
-        Map<String, String> data = decoded(server);
-        if (!data.containsKey(TLS_CRT) || !data.containsKey(TLS_KEY)) {
-            return new Material(
-                    null,
-                    null,
-                    new Problem(
-                            "CertificateMissing",
-                            "Secret " + secret + " has no tls.crt/tls.key yet ("
-                                    + source + " issues it"
-                                    + (issuedBy == null ? "" : "; see kubectl describe certificate " + secret)
-                                    + "): the fast tier starts with TLS once it exists",
-                            false),
-                    null);
-        }
-        String bundle = data.get(CA_CRT);
-        X509Certificate certificate;
-        List<X509Certificate> cas;
-        try {
-            certificate = Pem.certificates(data.get(TLS_CRT)).get(0);
-            cas = Pem.certificates(bundle);
-            Pem.privateKey(data.get(TLS_KEY));
-        } catch (RuntimeException e) {
-            return invalid(secret, "tls.crt, tls.key or ca.crt is not PEM (" + e.getMessage() + ")");
-        }
-        if (cas.isEmpty()) {
-            return invalid(
-                    secret,
-                    "ca.crt is empty: the issuer must publish its CA in the Secret (a cert-manager CA or Vault"
-                            + " issuer does; an ACME issuer does not)");
-        }
-        if (cas.stream().noneMatch(ca -> signedBy(certificate, ca))) {
-            return invalid(
-                    secret,
-                    "tls.crt (issuer " + certificate.getIssuerX500Principal().getName()
-                            + ") is not signed by any CA in ca.crt");
-        }
-        List<String> missing = missingNames(certificate, layout, members);
-        if (!missing.isEmpty()) {
-            return invalid(
-                    secret,
-                    "tls.crt does not name " + missing + " (subjectAltName): "
-                            + (issuedBy == null
-                                    ? "the operator re-issues it"
-                                    : "add them to the Certificate's dnsNames"));
-        }
-        Instant notAfter = certificate.getNotAfter().toInstant();
-        String hash = ContentHash.of(data.get(TLS_CRT) + "\n" + bundle);
-        if (notAfter.isBefore(now)) {
-            return new Material(
-                    bundle,
-                    hash,
-                    new Problem(
-                            "CertificateExpired",
-                            "tls.crt of Secret " + secret + " expired at " + notAfter
-                                    + ": members and clients refuse it; " + renewHint(issuedBy),
-                            false),
-                    notAfter);
-        }
-        if (Duration.between(now, notAfter).compareTo(EXPIRY_WARNING) < 0) {
-            return new Material(
-                    bundle,
-                    hash,
-                    new Problem(
-                            "CertificateExpiring",
-                            "tls.crt of Secret " + secret + " expires at " + notAfter + " and was not renewed: "
-                                    + renewHint(issuedBy),
-                            true),
-                    notAfter);
-        }
-        return new Material(bundle, hash, null, notAfter);
-    }
-
-    private static String renewHint(String issuedBy) {
-        return issuedBy == null
-                ? "check the operator's log for event=fast-tier-certificate (or delete the Secret to re-issue it)"
-                : "check why cert-manager does not renew it (kubectl describe certificate, the issuer's status)";
-    }
-
-    private static Material invalid(String secret, String why) {
-        return new Material(
-                null, null, new Problem("CertificateInvalid", "Secret " + secret + ": " + why, false), null);
-    }
-
-    private static List<String> missingNames(X509Certificate certificate, ClusterLayout layout, int members) {
-        List<String> names = new ArrayList<>();
-        try {
-            Collection<List<?>> sans = certificate.getSubjectAlternativeNames();
-            if (sans != null) {
-                sans.stream()
-                        .filter(san -> Integer.valueOf(2).equals(san.get(0)))
-                        .forEach(san -> names.add((String) san.get(1)));
-            }
-        } catch (CertificateParsingException e) {
-            return List.of("(unreadable subjectAltName)");
-        }
-        List<String> missing = new ArrayList<>();
-        for (String host : layout.memberHosts(members)) {
-            String name = host.substring(0, host.lastIndexOf(':'));
-            String wildcard = "*" + name.substring(name.indexOf('.'));
-            if (!names.contains(name) && !names.contains(wildcard)) {
-                missing.add(name);
-            }
-        }
-        if (!names.contains("localhost")) {
-            missing.add("localhost");
-        }
-        return missing;
-    }
-
-    private static boolean signedBy(X509Certificate certificate, X509Certificate ca) {
-        try {
-            certificate.verify(ca.getPublicKey());
-            return true;
-        } catch (GeneralSecurityException e) {
-            return false;
-        }
     }
 
     /** The operator's own CA and certificate: create what is missing, renew what is due (see the class comment). */
@@ -336,7 +211,7 @@ public final class FastTierCertificates {
             nextCa.put(CA_KEY, current.keyPem());
             LOG.infof(
                     "event=fast-tier-certificate cluster=%s/%s step=ca-created", layout.namespace(), layout.cluster());
-        } else if (left(current.certificate(), now).compareTo(CA_RENEW_BEFORE) < 0
+        } else if (CertificateInspection.left(current.certificate(), now).compareTo(CA_RENEW_BEFORE) < 0
                 && !ca.containsKey(PREVIOUS_CA_CRT)) {
             CertificateAuthority.Issued fresh = CertificateAuthority.newCa(layout.fastTier() + "-ca", now, CA_VALIDITY);
             nextCa.put(PREVIOUS_CA_CRT, current.certificatePem());
@@ -349,13 +224,15 @@ public final class FastTierCertificates {
                     "event=fast-tier-certificate cluster=%s/%s step=ca-rotated", layout.namespace(), layout.cluster());
         }
         CertificateAuthority.Issued previous = issued(nextCa, PREVIOUS_CA_CRT, PREVIOUS_CA_KEY);
-        X509Certificate serving = server.containsKey(TLS_CRT) ? firstOrNull(server.get(TLS_CRT)) : null;
-        boolean byPrevious = serving != null && previous != null && signedBy(serving, previous.certificate());
-        boolean byCurrent = serving != null && signedBy(serving, current.certificate());
+        X509Certificate serving =
+                server.containsKey(TLS_CRT) ? CertificateInspection.firstOrNull(server.get(TLS_CRT)) : null;
+        boolean byPrevious =
+                serving != null && previous != null && CertificateInspection.signedBy(serving, previous.certificate());
+        boolean byCurrent = serving != null && CertificateInspection.signedBy(serving, current.certificate());
         boolean due = serving == null
                 || (!byCurrent && !byPrevious)
-                || left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0
-                || !missingNames(serving, layout, members).isEmpty();
+                || CertificateInspection.left(serving, now).compareTo(CERTIFICATE_RENEW_BEFORE) < 0
+                || !CertificateInspection.missingNames(serving, layout, members).isEmpty();
         Map<String, String> nextServer = new LinkedHashMap<>(server);
         if (byPrevious && rolledOut) {
             due = true; // step 2: every pod trusts the new CA now
@@ -480,21 +357,8 @@ public final class FastTierCertificates {
         if (!data.containsKey(crt) || !data.containsKey(key)) {
             return null;
         }
-        X509Certificate certificate = firstOrNull(data.get(crt));
+        X509Certificate certificate = CertificateInspection.firstOrNull(data.get(crt));
         return certificate == null ? null : new CertificateAuthority.Issued(data.get(crt), data.get(key), certificate);
-    }
-
-    private static X509Certificate firstOrNull(String pem) {
-        try {
-            List<X509Certificate> certificates = Pem.certificates(pem);
-            return certificates.isEmpty() ? null : certificates.get(0);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    private static Duration left(X509Certificate certificate, Instant now) {
-        return Duration.between(now, certificate.getNotAfter().toInstant());
     }
 
     public static Map<String, String> decoded(Secret secret) {
