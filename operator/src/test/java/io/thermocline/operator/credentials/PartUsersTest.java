@@ -11,8 +11,8 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
+import io.thermocline.operator.fakes.RenderedCluster;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.HashSet;
 import java.util.List;
@@ -153,20 +153,7 @@ class PartUsersTest {
     }
 
     private static DesiredCluster desired(ThermoclineClusterSpec spec) {
-        String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(
-                LAYOUT,
-                spec,
-                "thermocline:test",
-                "7.0.14",
-                3,
-                "10Gi",
-                yaml,
-                ContentHash.of(yaml),
-                "none",
-                DataPlaneConfig.warmerJobName(spec, LAYOUT),
-                null,
-                false);
+        return RenderedCluster.desired(LAYOUT, spec);
     }
 
     private static ThermoclineClusterSpec spec() {

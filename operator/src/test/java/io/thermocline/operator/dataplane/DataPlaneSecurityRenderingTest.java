@@ -15,8 +15,8 @@ import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.SecretRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
+import io.thermocline.operator.fakes.RenderedCluster;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.util.HashMap;
 import java.util.List;
@@ -162,20 +162,7 @@ class DataPlaneSecurityRenderingTest {
     }
 
     private static DesiredCluster desired(ThermoclineClusterSpec spec) {
-        String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(
-                LAYOUT,
-                spec,
-                "thermocline:test",
-                "7.0.14",
-                3,
-                "10Gi",
-                yaml,
-                ContentHash.of(yaml),
-                "none",
-                DataPlaneConfig.warmerJobName(spec, LAYOUT),
-                null,
-                false);
+        return RenderedCluster.desired(LAYOUT, spec);
     }
 
     private static ThermoclineClusterSpec secured() {

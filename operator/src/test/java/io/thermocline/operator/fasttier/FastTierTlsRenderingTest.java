@@ -16,12 +16,12 @@ import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
 import io.thermocline.operator.dataplane.DataPlaneContainer;
+import io.thermocline.operator.fakes.RenderedCluster;
 import io.thermocline.operator.fasttier.tls.FastTierCertificates;
 import io.thermocline.operator.fasttier.tls.FastTierTls;
 import io.thermocline.operator.fasttier.tls.TlsMode;
 import io.thermocline.operator.fasttier.tls.TlsRollout;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import java.time.Instant;
 import java.util.HashMap;
@@ -205,20 +205,6 @@ class FastTierTlsRenderingTest {
         spec.collections.add(new CollectionSpec("shop", "orders", "_id", "30d"));
         spec.tls.fastTierMode = "requireTLS";
         spec.tls.tierCaSecretRef = new SecretKeyRef("archive-ca", null);
-        String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(
-                LAYOUT,
-                spec,
-                "thermocline:test",
-                "7.0.14",
-                3,
-                "10Gi",
-                yaml,
-                ContentHash.of(yaml),
-                "none",
-                DataPlaneConfig.warmerJobName(spec, LAYOUT),
-                null,
-                false,
-                tls);
+        return RenderedCluster.desired(LAYOUT, spec, tls);
     }
 }

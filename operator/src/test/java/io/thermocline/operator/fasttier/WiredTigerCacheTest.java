@@ -7,10 +7,8 @@ import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
 import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.fakes.RenderedCluster;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.layout.ContentHash;
-import io.thermocline.operator.workflow.DesiredCluster;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -42,23 +40,7 @@ class WiredTigerCacheTest {
         ThermoclineClusterSpec spec = new ThermoclineClusterSpec();
         spec.archive.uriSecretRef = new SecretKeyRef("archive", null);
         spec.collections.add(new CollectionSpec("shop", "orders", "_id", "30d"));
-        String yaml = DataPlaneConfig.toYaml(spec, layout);
-        var sts = new FastTierStatefulSetDependent()
-                .desired(
-                        new DesiredCluster(
-                                layout,
-                                spec,
-                                "thermocline:test",
-                                "7.0.14",
-                                3,
-                                "10Gi",
-                                yaml,
-                                ContentHash.of(yaml),
-                                "none",
-                                DataPlaneConfig.warmerJobName(spec, layout),
-                                null,
-                                false),
-                        null);
+        var sts = new FastTierStatefulSetDependent().desired(RenderedCluster.desired(layout, spec), null);
         var mongod = sts.getSpec().getTemplate().getSpec().getContainers().stream()
                 .filter(c -> "mongod".equals(c.getName()))
                 .findFirst()

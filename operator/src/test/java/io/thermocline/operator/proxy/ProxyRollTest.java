@@ -9,8 +9,8 @@ import io.thermocline.operator.api.v1alpha1.CollectionSpec;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
 import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.fakes.RenderedCluster;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.workflow.DesiredCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -65,19 +65,6 @@ class ProxyRollTest {
         orders.collection = "orders";
         orders.hotWindow = "30d";
         spec.collections.add(orders);
-        String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(
-                LAYOUT,
-                spec,
-                "thermocline:test",
-                "7.0.14",
-                3,
-                "10Gi",
-                yaml,
-                ContentHash.of(yaml),
-                "none",
-                DataPlaneConfig.warmerJobName(spec, LAYOUT),
-                null,
-                false);
+        return RenderedCluster.desired(LAYOUT, spec);
     }
 }

@@ -18,11 +18,11 @@ import io.thermocline.operator.api.v1alpha1.PodPlacement;
 import io.thermocline.operator.api.v1alpha1.SecretKeyRef;
 import io.thermocline.operator.api.v1alpha1.ThermoclineCluster;
 import io.thermocline.operator.api.v1alpha1.ThermoclineClusterSpec;
-import io.thermocline.operator.dataplane.DataPlaneConfig;
+import io.thermocline.operator.fakes.RenderedCluster;
 import io.thermocline.operator.fasttier.FastTierStatefulSetDependent;
 import io.thermocline.operator.fasttier.MongodArgs;
+import io.thermocline.operator.fasttier.tls.FastTierTls;
 import io.thermocline.operator.layout.ClusterLayout;
-import io.thermocline.operator.layout.ContentHash;
 import io.thermocline.operator.proxy.ProxyDeploymentDependent;
 import io.thermocline.operator.proxy.ProxyServiceDependent;
 import io.thermocline.operator.tiering.EvictorCronJobDependent;
@@ -263,20 +263,7 @@ class PlacementRenderingTest {
         assertThat(spec.proxy.expose.problems()).isEmpty();
         assertThat(MongodArgs.problems(spec.fastTier.mongodArgs)).isEmpty();
         ClusterLayout layout = new ClusterLayout(sample.getMetadata().getName(), "shop");
-        String yaml = DataPlaneConfig.toYaml(spec, layout);
-        DesiredCluster desired = new DesiredCluster(
-                layout,
-                spec,
-                "thermocline:test",
-                "7.0.14",
-                3,
-                "200Gi",
-                yaml,
-                ContentHash.of(yaml),
-                "none",
-                DataPlaneConfig.warmerJobName(spec, layout),
-                null,
-                false);
+        DesiredCluster desired = RenderedCluster.desired(layout, spec, "200Gi", FastTierTls.OFF);
         Service service = service(desired);
         assertThat(service.getSpec().getType()).isEqualTo("LoadBalancer");
         assertThat(service.getSpec().getLoadBalancerSourceRanges()).containsExactly("10.20.0.0/16");
@@ -384,19 +371,6 @@ class PlacementRenderingTest {
     }
 
     private static DesiredCluster desired(ThermoclineClusterSpec spec) {
-        String yaml = DataPlaneConfig.toYaml(spec, LAYOUT);
-        return new DesiredCluster(
-                LAYOUT,
-                spec,
-                "thermocline:test",
-                "7.0.14",
-                3,
-                "10Gi",
-                yaml,
-                ContentHash.of(yaml),
-                "none",
-                DataPlaneConfig.warmerJobName(spec, LAYOUT),
-                null,
-                false);
+        return RenderedCluster.desired(LAYOUT, spec);
     }
 }
