@@ -142,7 +142,8 @@ final class TransactionCommands {
         coordinator.durability().refuseIfFailed();
         Object owner = new Object();
         admission.lock(owner);
-        OplogPosition position;
+        OplogPosition position = null;
+        RuntimeException failed = null;
         try {
             if (t.state() != Transaction.State.IN_PROGRESS || !coordinator.isPrimary(self)) {
                 throw new ReplicationException(
@@ -150,8 +151,14 @@ final class TransactionCommands {
             }
             List<Change> changes = t.changes();
             position = sessions.commit(t, () -> coordinator.commit(self, changes, lsid, txnNumber, true));
+        } catch (RuntimeException e) {
+            failed = e;
         } finally {
             coordinator.writeLock().release(owner);
+        }
+        if (failed != null) {
+            coordinator.durability().refuseIfAFlushFailed(); // the disk's cause, not the store H2 closed under us
+            throw failed;
         }
         coordinator.progress().signalAll();
         BsonDocument reply = MemberStore.okReply();

@@ -56,7 +56,8 @@ final class WriteCommands {
         Object owner = new Object();
         admission.lock(owner);
         OplogPosition[] last = {self.applied()};
-        BsonDocument reply;
+        BsonDocument reply = null;
+        RuntimeException failed = null;
         Optional<SessionCatalog.RecordedWrite> recorded;
         try {
             admission.requirePrimary();
@@ -104,8 +105,14 @@ final class WriteCommands {
             if (retryable && WriteExecutor.isOk(reply)) {
                 sessions.record(lsid, txnNumber, name, reply, last[0]);
             }
+        } catch (RuntimeException e) {
+            failed = e;
         } finally {
             coordinator.writeLock().release(owner);
+        }
+        if (failed != null) {
+            coordinator.durability().refuseIfAFlushFailed(); // the disk's cause, not the store H2 closed under us
+            throw failed;
         }
         BsonDocument mutableReply = BsonBridge.mutable(reply);
         writeConcern.await(command, last[0], mutableReply);

@@ -82,9 +82,23 @@ public final class Durability {
     }
 
     /**
+     * After a write failed inside the storage engine: waits out a flush in progress (a flush the disk refuses closes
+     * H2's stores under the writes running beside it, before it records the refusal), then throws the refusal if there
+     * is one, so the write is refused with the disk's cause rather than with H2's "closed".
+     */
+    public void refuseIfAFlushFailed() {
+        if (flush == null) {
+            return;
+        }
+        synchronized (this) {
+            refuseIfFailed();
+        }
+    }
+
+    /**
      * Switches writes off with {@code failure}'s cause (the first one stays): a failed flush, or H2 reporting a write
-     * its background writer could not make, which it reports before it closes the store. Not synchronized: H2 calls it
-     * from its own threads, which a flush in progress may be waiting for.
+     * it could not make, which it reports before it closes the store. Not synchronized: H2 may call it from its own
+     * threads, which a flush in progress may be waiting for.
      */
     public void refuse(Throwable failure) {
         if (flush == null) {

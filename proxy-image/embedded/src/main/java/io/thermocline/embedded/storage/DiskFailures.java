@@ -6,10 +6,10 @@ import java.util.function.Consumer;
 import org.h2.mvstore.MVStore;
 
 /**
- * Where H2 reports a write to disk that failed, before it closes the store: its background writer meets a full disk
- * with no command to tell, and the store is then closed by whichever operation comes next, which may be a command
- * ("This store is closed", no cause) or a flush (which H2 then skips without a word). The replica set's durability
- * listens, so from that moment every write is refused with the disk's own cause.
+ * Where H2 reports a write to disk that failed, before it closes the store: the replica set's durability listens, so
+ * from that moment every write is refused with the disk's own cause, and a command that meets the closed store
+ * ("This store is closed", no cause) is answered with it too. And the check that a store is still open before it is
+ * flushed: H2's commit of a closed store does nothing and says nothing.
  */
 public final class DiskFailures implements Thread.UncaughtExceptionHandler {
     private final List<Consumer<Throwable>> listeners = new CopyOnWriteArrayList<>();

@@ -88,9 +88,6 @@ public final class MemberStore implements AutoCloseable {
         this.diskFailures = diskFailures;
     }
 
-    /** H2's default: the background writer's interval, started once the store's maps are checked. */
-    private static final int AUTO_COMMIT_DELAY_MS = 1000;
-
     public static MemberStore open(Storage storage, String memberName) {
         if (storage instanceof Storage.Directory directory) {
             try {
@@ -107,8 +104,12 @@ public final class MemberStore implements AutoCloseable {
             try {
                 // H2's compaction rewrites live pages into new chunks and drops the old chunks at once, while a walk
                 // of a tree as it was (the order check below, a long query) still reads them: that walk then fails with
-                // "Chunk N not found". So no background writer until the maps are checked, and no compaction: a
-                // chunk is dropped only once writes replaced all of it (docs/embedded-replica-set.md, "The H2 version")
+                // "Chunk N not found". So no compaction: a chunk is dropped only once writes replaced all of it
+                // (docs/embedded-replica-set.md, "The H2 version"). And no background writer at all: the set's flush
+                // (Durability: after each acknowledged write, and every second) is the only writer, so a disk that
+                // refuses a write refuses it to a flush, which closes the store at once and switches writes off. A
+                // background write the disk refused left the store open with H2's panic pending, and a close then
+                // spun forever (the oplog's case, issue 40)
                 store = new MVStore.Builder()
                         .fileName(directory.h2Name(memberName + ".mv"))
                         .autoCommitDisabled()
@@ -121,9 +122,7 @@ public final class MemberStore implements AutoCloseable {
                                 + "; another replica set or process may be using this storage directory",
                         e);
             }
-            MemberStore opened = new MemberStore(new OrderedH2Backend(store), failures);
-            store.setAutoCommitDelay(AUTO_COMMIT_DELAY_MS);
-            return opened;
+            return new MemberStore(new OrderedH2Backend(store), failures);
         }
         return new MemberStore(new OrderedMemoryBackend());
     }
