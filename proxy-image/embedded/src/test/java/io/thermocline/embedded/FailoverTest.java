@@ -62,13 +62,21 @@ class FailoverTest {
         Member old = rs.primary();
         CompletableFuture<Void> inFlight;
         try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
-            long entered = direct.getDatabase("admin").runCommand(new Document("configureFailPoint", "failCommand")
-                .append("mode", new Document("times", 1))
-                .append("data", new Document("failCommands", List.of("insert")).append("blockConnection", true)
-                    .append("blockTimeMS", 5_000))).get("count", Number.class).longValue();
+            long entered = direct.getDatabase("admin")
+                    .runCommand(new Document("configureFailPoint", "failCommand")
+                            .append("mode", new Document("times", 1))
+                            .append(
+                                    "data",
+                                    new Document("failCommands", List.of("insert"))
+                                            .append("blockConnection", true)
+                                            .append("blockTimeMS", 5_000)))
+                    .get("count", Number.class)
+                    .longValue();
             inFlight = CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "during")));
-            direct.getDatabase("admin").runCommand(new Document("waitForFailPoint", "failCommand")
-                .append("timesEntered", entered + 1).append("maxTimeMS", 30_000));
+            direct.getDatabase("admin")
+                    .runCommand(new Document("waitForFailPoint", "failCommand")
+                            .append("timesEntered", entered + 1)
+                            .append("maxTimeMS", 30_000));
         }
         assertThat(inFlight).as("the insert is held on the primary").isNotDone();
         rs.kill(old);
@@ -79,7 +87,8 @@ class FailoverTest {
         assertThat(old.isPrimary()).isFalse();
         assertThat(rs.awaitReplication(Duration.ofSeconds(10))).isTrue();
         try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
-            assertThat(direct.getDatabase("fo").getCollection("c").countDocuments()).isEqualTo(2);
+            assertThat(direct.getDatabase("fo").getCollection("c").countDocuments())
+                    .isEqualTo(2);
         }
     }
 
@@ -93,12 +102,18 @@ class FailoverTest {
         rs.members().forEach(rs::resumeReplication);
         Member elected = rs.primary();
         assertThat(elected).isNotSameAs(old);
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-            assertThat(coll.find().map(d -> d.getString("_id")).into(new java.util.ArrayList<>())).containsExactly("kept"));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(
+                                coll.find().map(d -> d.getString("_id")).into(new java.util.ArrayList<>()))
+                        .containsExactly("kept"));
         rs.restart(old);
         try (MongoClient direct = MongoClients.create(old.directConnectionString())) {
-            assertThat(direct.getDatabase("fo").getCollection("c").find().map(d -> d.getString("_id"))
-                .into(new java.util.ArrayList<>())).containsExactly("kept");
+            assertThat(direct.getDatabase("fo")
+                            .getCollection("c")
+                            .find()
+                            .map(d -> d.getString("_id"))
+                            .into(new java.util.ArrayList<>()))
+                    .containsExactly("kept");
         }
     }
 
@@ -115,7 +130,10 @@ class FailoverTest {
         }
     }
 
-    private static int nextId(com.mongodb.client.MongoChangeStreamCursor<com.mongodb.client.model.changestream.ChangeStreamDocument<Document>> cursor) {
+    private static int nextId(
+            com.mongodb.client.MongoChangeStreamCursor<
+                            com.mongodb.client.model.changestream.ChangeStreamDocument<Document>>
+                    cursor) {
         long deadline = System.currentTimeMillis() + 20_000;
         while (System.currentTimeMillis() < deadline) {
             var event = cursor.tryNext();
@@ -129,10 +147,19 @@ class FailoverTest {
     @Test
     void aMajorityWriteWaitingWhenItsPrimaryDiesIsRetriedOnTheNewPrimaryOnce() throws Exception {
         rs.secondaries().forEach(rs::pauseReplication);
-        CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "majority")));
-        Thread.sleep(300);
+        CompletableFuture<Void> waiting =
+                CompletableFuture.runAsync(() -> coll.insertOne(new Document("_id", "majority")));
+        Member primary = rs.primary();
+        // the write is applied on the primary and waits there for the majority (a fixed sleep let a loaded machine
+        // kill the primary before the write was even sent, and then no retry ran where the test meant it to)
+        try (MongoClient direct = MongoClients.create(primary.directConnectionString())) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() ->
+                            direct.getDatabase("fo").getCollection("c").countDocuments(Filters.eq("_id", "majority"))
+                                    == 1);
+        }
         assertThat(waiting).isNotDone();
-        rs.kill(rs.primary());
+        rs.kill(primary);
         rs.members().forEach(rs::resumeReplication);
         waiting.get(30, TimeUnit.SECONDS);
         assertThat(coll.countDocuments(Filters.eq("_id", "majority"))).isEqualTo(1);
@@ -140,9 +167,13 @@ class FailoverTest {
 
     @Test
     void duringTheElectionTimeoutThereIsNoPrimaryAndTheDriverWaitsForTheNextOne() {
-        try (EmbeddedReplicaSet slow = EmbeddedReplicaSet.builder().name("slow").members(3)
-                .electionTimeout(Duration.ofSeconds(1)).build().start();
-             MongoClient slowClient = MongoClients.create(slow.connectionString())) {
+        try (EmbeddedReplicaSet slow = EmbeddedReplicaSet.builder()
+                        .name("slow")
+                        .members(3)
+                        .electionTimeout(Duration.ofSeconds(1))
+                        .build()
+                        .start();
+                MongoClient slowClient = MongoClients.create(slow.connectionString())) {
             MongoCollection<Document> c = slowClient.getDatabase("fo").getCollection("slow");
             c.insertOne(new Document("_id", 1));
             Member old = slow.primary();
