@@ -3,7 +3,6 @@ package io.thermocline.benchmarks.tiering;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.thermocline.benchmarks.ycsb.ChildProcess;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,10 +15,11 @@ import java.util.List;
  */
 public final class Archive implements AutoCloseable {
     /** One per benchmark process: two benchmarks on one machine would otherwise share (and remove) one group. */
-    public static final String GROUP = "thermocline-archive-" + ProcessHandle.current().pid();
+    public static final String GROUP =
+            "thermocline-archive-" + ProcessHandle.current().pid();
 
     /** Memory cap in bytes (0: none), read IOPS cap (0: none), JVM options, oplog entries kept. */
-    record Caps(long memoryBytes, int readIops, List<String> jvm, int oplogEntries) {
+    public record Caps(long memoryBytes, int readIops, List<String> jvm, int oplogEntries) {
         Caps uncapped() {
             return new Caps(0, 0, jvm, oplogEntries);
         }
@@ -41,13 +41,15 @@ public final class Archive implements AutoCloseable {
      * archive's native memory grew past the 256 MB cap in a long run and the kernel killed it (run 10),
      * so it runs with two arenas.
      */
-    static Archive start(Path dir, Caps caps, String device, Path log) throws IOException, InterruptedException {
+    public static Archive start(Path dir, Caps caps, String device, Path log) throws IOException, InterruptedException {
         dropCaches();
         ArchiveCgroup group = ArchiveCgroup.create(GROUP, caps.memoryBytes(), caps.readIops(), device);
         int port = ChildProcess.freePort();
         try {
             List<String> java = new ArrayList<>(List.of("env", "MALLOC_ARENA_MAX=2"));
-            java.addAll(ChildProcess.javaCommand(caps.jvm(), ArchiveMain.class.getName(),
+            java.addAll(ChildProcess.javaCommand(
+                    caps.jvm(),
+                    ArchiveMain.class.getName(),
                     List.of(Integer.toString(port), dir.toString(), Integer.toString(caps.oplogEntries()))));
             List<String> command = group.wrap(java);
             return new Archive(ChildProcess.start("archive", command, port, log), group, port);
@@ -57,11 +59,11 @@ public final class Archive implements AutoCloseable {
         }
     }
 
-    String uri() {
+    public String uri() {
         return "mongodb://127.0.0.1:" + port + "/?replicaSet=archive";
     }
 
-    ArchiveCgroup.Reads reads() {
+    public ArchiveCgroup.Reads reads() {
         try {
             return group.reads();
         } catch (IOException e) {

@@ -6,6 +6,8 @@ import com.mongodb.client.model.Indexes;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.thermocline.benchmarks.BenchmarkArgs;
 import io.thermocline.benchmarks.GeneratedSection;
+import io.thermocline.benchmarks.tiering.Archive;
+import io.thermocline.benchmarks.tiering.ArchiveCgroup;
 import io.thermocline.config.CollectionPolicy;
 import io.thermocline.config.FeederConfig;
 import io.thermocline.config.WarmerConfig;
@@ -37,12 +39,14 @@ import org.bson.Document;
  * (issue 39): the real {@link Warmer} ({@code step}: the batch's find of 500 keys newest first after the checkpoint, the
  * check for number-aged documents, the copy-up into the fast tier) over {@code records} documents shaped as the tiering
  * benchmark's (YCSB's ten 100-byte fields, {@code _id} {@code user} + 12 digits, {@code createdAt} over one year), a
- * 40-day window. Loaded once into {@code dir}; each side starts a fresh fast tier and walks from the top. Prints a table
- * and writes it into docs/benchmarks/tiering.md between its markers.
+ * 40-day window. Loaded once into {@code dir}; each side starts a fresh fast tier and walks from the top. With
+ * {@code memory} (MB) and {@code iops} the archive runs in a process of its own in a cgroup capped as the tiering
+ * benchmark's ({@link Archive}), started again with a dropped page cache after the index is made, so both sides start
+ * cold, and its disk reads are counted. Prints a table and writes it into docs/benchmarks/tiering.md between its markers.
  *
  * <pre>
  * mvn -q -Pbench -DskipTests -pl proxy-image/benchmarks -am verify \
- *     -Dbench.main=io.thermocline.benchmarks.warmer.WarmerBatchBenchmark -Dbench.args="records=200000 batches=10"
+ *     -Dbench.main=io.thermocline.benchmarks.warmer.WarmerBatchBenchmark -Dbench.args="records=200000 batches=5 memory=256 iops=1500"
  * </pre>
  */
 public final class WarmerBatchBenchmark {
@@ -60,7 +64,8 @@ public final class WarmerBatchBenchmark {
             List<Double> findMillis,
             int copied,
             TreeSet<String> ids,
-            String load) {}
+            String load,
+            long bytesRead) {}
 
     /** The time the archive took to answer the warmer's find commands (its batch's keys, the number check, the copy-up's reads). */
     static final class ArchiveFinds implements com.mongodb.event.CommandListener {
@@ -115,16 +120,29 @@ public final class WarmerBatchBenchmark {
         Duration window = Duration.ofDays(Long.parseLong(a.getOrDefault("windowDays", "40")));
         Path dir = Path.of(a.getOrDefault("dir", "/var/tmp/thermocline-warmer-batch"));
         Path out = Path.of(a.getOrDefault("out", "docs/benchmarks/tiering.md"));
+        // memory (MB) and iops: the archive in a process of its own, capped as the tiering benchmark's (0: in-process)
+        long memoryMb = Long.parseLong(a.getOrDefault("memory", "0"));
+        int iops = Integer.parseInt(a.getOrDefault("iops", "0"));
+        Archive.Caps caps = memoryMb > 0 || iops > 0
+                ? new Archive.Caps(
+                        memoryMb * 1024 * 1024,
+                        iops,
+                        List.of(a.getOrDefault(
+                                        "archiveJvm",
+                                        "-Xmx128m -XX:MaxDirectMemorySize=32m -XX:+UseSerialGC -Xss512k -XX:ReservedCodeCacheSize=32m -XX:MaxMetaspaceSize=96m")
+                                .split(" ")),
+                        2000)
+                : null;
 
         Instant origin = load(dir, records);
         // the warmer's clock stands at the load's time, so the window holds the same documents however late it runs
         Clock clock = Clock.fixed(origin, ZoneOffset.UTC);
         CollectionPolicy policy = new CollectionPolicy(DATABASE, TABLE, AGE, window);
         List<Side> sides = new ArrayList<>();
-        sides.add(side("no index (engine scan)", dir, policy, clock, batches, batchSize, false));
-        sides.add(side("index {createdAt: 1}", dir, policy, clock, batches, batchSize, true));
+        sides.add(side("no index (engine scan)", dir, caps, policy, clock, batches, batchSize, false));
+        sides.add(side("index {createdAt: 1}", dir, caps, policy, clock, batches, batchSize, true));
         boolean same = sides.get(0).ids().equals(sides.get(1).ids());
-        String table = table(records, batches, batchSize, window, sides, same);
+        String table = table(records, batches, batchSize, window, sides, same, caps);
         System.out.println(table);
         new GeneratedSection("WarmerBatchBenchmark")
                 .write(
@@ -187,37 +205,96 @@ public final class WarmerBatchBenchmark {
         return new String(chars);
     }
 
+    /** The archive as measured: in this process, or a capped process of its own whose disk reads are counted. */
+    private interface ArchiveUnderTest extends AutoCloseable {
+        String uri();
+
+        /** Bytes the archive's cgroup read from disk so far (-1: not counted). */
+        long bytesRead();
+    }
+
+    private static ArchiveUnderTest startArchive(Path dir, Archive.Caps caps) throws Exception {
+        if (caps == null) {
+            EmbeddedReplicaSet set = EmbeddedReplicaSet.builder()
+                    .name("archive")
+                    .storage(Storage.directory(dir))
+                    .build()
+                    .start();
+            return new ArchiveUnderTest() {
+                public String uri() {
+                    return set.connectionString();
+                }
+
+                public long bytesRead() {
+                    return -1;
+                }
+
+                public void close() {
+                    set.close();
+                }
+            };
+        }
+        // the page cache is dropped first (Archive.start), so each side starts from a cold archive
+        Archive archive =
+                Archive.start(dir, caps, ArchiveCgroup.deviceOf(dir), dir.resolveSibling("warmer-batch-archive.log"));
+        return new ArchiveUnderTest() {
+            public String uri() {
+                return archive.uri();
+            }
+
+            public long bytesRead() {
+                return archive.reads().bytes();
+            }
+
+            public void close() throws Exception {
+                archive.close();
+            }
+        };
+    }
+
+    /** Creates the index on the age field (its build's seconds) or drops it, in an archive started for that alone. */
+    private static double prepareIndex(Path dir, Archive.Caps caps, boolean indexed) throws Exception {
+        try (ArchiveUnderTest archive = startArchive(dir, caps);
+                MongoClient client = MongoClients.create(archive.uri())) {
+            var usertable = client.getDatabase(DATABASE).getCollection(TABLE);
+            boolean hasIndex = usertable.listIndexes().into(new ArrayList<>()).stream()
+                    .anyMatch(i -> i.get("key", Document.class).containsKey(AGE));
+            if (indexed && !hasIndex) {
+                long t0 = System.nanoTime();
+                usertable.createIndex(Indexes.ascending(AGE));
+                return (System.nanoTime() - t0) / 1e9;
+            }
+            if (!indexed && hasIndex) {
+                usertable.dropIndex(Indexes.ascending(AGE));
+            }
+            return 0;
+        }
+    }
+
     private static Side side(
-            String name, Path dir, CollectionPolicy policy, Clock clock, int batches, int batchSize, boolean indexed)
+            String name,
+            Path dir,
+            Archive.Caps caps,
+            CollectionPolicy policy,
+            Clock clock,
+            int batches,
+            int batchSize,
+            boolean indexed)
             throws Exception {
+        double build = prepareIndex(dir, caps, indexed);
+        // started again for the batches: a capped archive starts from a dropped page cache, not the build's
         String loadBefore = loadAverage();
-        try (EmbeddedReplicaSet archiveSet = EmbeddedReplicaSet.builder()
-                        .name("archive")
-                        .storage(Storage.directory(dir))
-                        .build()
-                        .start();
+        try (ArchiveUnderTest archiveSet = startArchive(dir, caps);
                 EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder()
                         .name("fast")
                         .storage(Storage.memory())
                         .build()
-                        .start();
-                MongoClient archiveUser = MongoClients.create(archiveSet.connectionString())) {
-            var usertable = archiveUser.getDatabase(DATABASE).getCollection(TABLE);
-            boolean hasIndex = usertable.listIndexes().into(new ArrayList<>()).stream()
-                    .anyMatch(i -> i.get("key", Document.class).containsKey(AGE));
-            double build = 0;
-            if (indexed && !hasIndex) {
-                long t0 = System.nanoTime();
-                usertable.createIndex(Indexes.ascending(AGE));
-                build = (System.nanoTime() - t0) / 1e9;
-            } else if (!indexed && hasIndex) {
-                usertable.dropIndex(Indexes.ascending(AGE));
-            }
+                        .start()) {
             var fast = TierClients.client(fastSet.connectionString(), "bench-warmer");
             ArchiveFinds finds = new ArchiveFinds();
             // the warmer's archive client as TierClients makes it, with the time of each find command recorded
             var archive = com.mongodb.reactivestreams.client.MongoClients.create(
-                    TierClients.settings(archiveSet.connectionString(), io.thermocline.config.TlsConfig.defaults())
+                    TierClients.settings(archiveSet.uri(), io.thermocline.config.TlsConfig.defaults())
                             .applicationName("bench-warmer")
                             .retryWrites(true)
                             .readPreference(com.mongodb.ReadPreference.primary())
@@ -242,6 +319,7 @@ public final class WarmerBatchBenchmark {
                         Warmer.Options.defaults().withClock(clock).withRegistry(new PrometheusRegistry()));
                 List<Double> millis = new ArrayList<>();
                 List<Double> findMillis = new ArrayList<>();
+                long readBefore = archiveSet.bytesRead();
                 for (int i = 0; i < batches; i++) {
                     finds.reset();
                     long t0 = System.nanoTime();
@@ -266,7 +344,9 @@ public final class WarmerBatchBenchmark {
                 warmer.close();
                 fast.close();
                 archive.close();
-                return new Side(name, build, millis, findMillis, ids.size(), ids, loadBefore + " / " + loadAverage());
+                long read = readBefore < 0 ? -1 : archiveSet.bytesRead() - readBefore;
+                return new Side(
+                        name, build, millis, findMillis, ids.size(), ids, loadBefore + " / " + loadAverage(), read);
             }
         }
     }
@@ -290,26 +370,37 @@ public final class WarmerBatchBenchmark {
     }
 
     private static String table(
-            int records, int batches, int batchSize, Duration window, List<Side> sides, boolean same) {
+            int records,
+            int batches,
+            int batchSize,
+            Duration window,
+            List<Side> sides,
+            boolean same,
+            Archive.Caps caps) {
         StringBuilder t = new StringBuilder();
         t.append(String.format(
-                "%d documents, %d-day window, batches of %d, the first %d batches of a walk from the top; run %s UTC%n%n",
+                "%d documents, %d-day window, batches of %d, the first %d batches of a walk from the top; archive %s; run %s UTC%n%n",
                 records,
                 window.toDays(),
                 batchSize,
                 batches,
+                caps == null
+                        ? "in the benchmark's process, uncapped"
+                        : String.format(
+                                "a process of its own capped at %d MB (heap and page cache) and %d reads/s, page cache dropped before each side",
+                                caps.memoryBytes() / (1024 * 1024), caps.readIops()),
                 Instant.now().toString().substring(0, 16).replace('T', ' ')));
         t.append("| archive | index build | batch 1 (ms) | batches 2-n median (ms) | slowest (ms)"
                 + " | archive finds, batch 1 (ms) | archive finds, batches 2-n median (ms) | documents copied"
-                + " | load average (start / end) |\n");
-        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+                + " | archive disk reads, all batches (MB) | load average (start / end) |\n");
+        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (Side s : sides) {
             double max = s.batchMillis().stream()
                     .mapToDouble(Double::doubleValue)
                     .max()
                     .orElse(Double.NaN);
             t.append(String.format(
-                    "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %,d | %s |%n",
+                    "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %,d | %s | %s |%n",
                     s.name(),
                     s.indexBuildSeconds() > 0 ? String.format("%.1f s", s.indexBuildSeconds()) : "-",
                     s.batchMillis().get(0),
@@ -318,6 +409,7 @@ public final class WarmerBatchBenchmark {
                     s.findMillis().get(0),
                     medianAfterFirst(s.findMillis()),
                     s.copied(),
+                    s.bytesRead() < 0 ? "-" : String.format("%,d", s.bytesRead() / (1024 * 1024)),
                     s.load()));
         }
         t.append(String.format("%nBoth sides copied %s documents.%n", same ? "the same" : "DIFFERENT"));
