@@ -1,16 +1,20 @@
 package io.thermocline.tiering.feeder;
 
+import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoSocketException;
 import com.mongodb.MongoSocketReadTimeoutException;
 import com.mongodb.MongoTimeoutException;
+import com.mongodb.MongoWriteConcernException;
+import com.mongodb.bulk.WriteConcernError;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * Why the archive takes no mirror write at all right now, read from the error a batch failed with: it does
  * not answer (an outage: no connection, or connected but the write left unanswered past its deadline, a stalled
- * archive), or it answers and refuses every write (a full disk, a read-only volume, a quota).
+ * archive, or one whose members do not confirm the write on a majority in time), or it answers and refuses every
+ * write (a full disk, a read-only volume, a quota, a write concern it cannot satisfy).
  * Either way the batch is retried from the checkpoint until the archive takes it: nothing is dead-lettered
  * and nothing is lost, the fast tier holds it meanwhile (docs/faults.md). Any other error is not trouble of
  * the whole archive.
@@ -35,7 +39,37 @@ record ArchiveTrouble(Kind kind, String cause) {
     /** MaxTimeMSExpired: the archive took the write and did not finish it within the deadline the driver sent. */
     private static final int MAX_TIME_EXPIRED = 50;
 
+    /** WriteConcernFailed (wtimeout) and MaxTimeMSExpired: applied on the primary, not confirmed by a majority in time. */
+    private static final Set<Integer> UNCONFIRMED = Set.of(64, MAX_TIME_EXPIRED);
+
+    /** UnsatisfiableWriteConcern, UnknownReplWriteConcern: the archive's configuration can never confirm the write. */
+    private static final Set<Integer> UNSATISFIABLE = Set.of(100, 79);
+
     static Optional<ArchiveTrouble> of(Throwable error) {
+        // a write concern error first: the write was applied on the archive's primary, which then could not have it
+        // confirmed (its secondaries down or far behind, or a replica-set configuration that never can); a stepdown's
+        // write concern error is an election, retried like "not primary"
+        for (Throwable e = error; e != null; e = e.getCause()) {
+            WriteConcernError concern = e instanceof MongoBulkWriteException b
+                    ? b.getWriteConcernError()
+                    : e instanceof MongoWriteConcernException w ? w.getWriteConcernError() : null;
+            if (concern != null && UNCONFIRMED.contains(concern.getCode())) {
+                return Optional.of(new ArchiveTrouble(
+                        Kind.STALLED,
+                        "the archive's members did not confirm the write on a"
+                                + " majority in time (writeConcernError " + concern.getCode() + " "
+                                + concern.getCodeName() + ": "
+                                + concern.getMessage() + "); are its secondaries down or far behind?"));
+            }
+            if (concern != null && UNSATISFIABLE.contains(concern.getCode())) {
+                return Optional.of(new ArchiveTrouble(
+                        Kind.REFUSING_WRITES,
+                        "the archive cannot satisfy the feeder's"
+                                + " write concern (writeConcernError " + concern.getCode() + " " + concern.getCodeName()
+                                + ": "
+                                + concern.getMessage() + "); check its replica-set configuration"));
+            }
+        }
         // stalled first: the driver wraps a connected archive's silence (a read timeout) in a MongoTimeoutException too
         for (Throwable e = error; e != null; e = e.getCause()) {
             if (e instanceof MongoSocketReadTimeoutException

@@ -62,4 +62,45 @@ class ArchiveTroubleTest {
                 .as("the driver's deadline, no server selected: not reached at all")
                 .hasValue(ArchiveTrouble.Kind.UNREACHABLE);
     }
+
+    /**
+     * Issue 40: an archive whose primary applies the feeder's write but cannot have it confirmed on a majority is
+     * trouble of the whole archive, named with the cause; a stepdown's write concern error is an election.
+     */
+    @Test
+    void aWriteTheArchiveCannotConfirmOnAMajorityIsTroubleNamedWithItsCause() {
+        ArchiveTrouble unconfirmed = ArchiveTrouble.of(
+                        bulkWithConcernError(64, "WriteConcernFailed", "waiting for replication timed out"))
+                .orElseThrow();
+        assertThat(unconfirmed.kind()).isEqualTo(ArchiveTrouble.Kind.STALLED);
+        assertThat(unconfirmed.cause()).contains("majority", "64", "waiting for replication timed out", "secondaries");
+        assertThat(kind(bulkWithConcernError(50, "MaxTimeMSExpired", "operation exceeded time limit")))
+                .as("the driver's deadline, spent waiting for the majority")
+                .hasValue(ArchiveTrouble.Kind.STALLED);
+        assertThat(kind(new com.mongodb.MongoWriteConcernException(
+                        new com.mongodb.bulk.WriteConcernError(
+                                64, "WriteConcernFailed", "waiting for replication timed out", new BsonDocument()),
+                        null,
+                        new ServerAddress())))
+                .as("a single write's")
+                .hasValue(ArchiveTrouble.Kind.STALLED);
+        ArchiveTrouble unsatisfiable = ArchiveTrouble.of(
+                        bulkWithConcernError(100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes"))
+                .orElseThrow();
+        assertThat(unsatisfiable.kind()).isEqualTo(ArchiveTrouble.Kind.REFUSING_WRITES);
+        assertThat(unsatisfiable.cause()).contains("cannot satisfy", "Not enough data-bearing nodes");
+        assertThat(kind(bulkWithConcernError(
+                        189, "PrimarySteppedDown", "primary stepped down while waiting for replication")))
+                .as("an election: retried, not an outage")
+                .isEmpty();
+    }
+
+    private static com.mongodb.MongoBulkWriteException bulkWithConcernError(int code, String name, String message) {
+        return new com.mongodb.MongoBulkWriteException(
+                com.mongodb.bulk.BulkWriteResult.acknowledged(0, 1, 0, 0, java.util.List.of(), java.util.List.of()),
+                java.util.List.of(),
+                new com.mongodb.bulk.WriteConcernError(code, name, message, new BsonDocument()),
+                new ServerAddress(),
+                java.util.Set.of());
+    }
 }
