@@ -50,14 +50,13 @@ import org.bson.Document;
  * module does not build offline (its YCSB and XChart dependencies); see docs/benchmarks/read-barrier.md.
  *
  * <p>Args ({@code key=value}): {@code seconds} per cell (8), {@code warmup} (2), {@code clients} (1,8),
- * {@code writeRates} (0,100,1000), {@code reads} (count,range), {@code documents} (20000), {@code archive} (disk, or memory), {@code out} (a file
- * for the table).
+ * {@code writeRates} (0,100,1000), {@code reads} (count,range), {@code documents} (20000), {@code archive} (disk, or memory), {@code writers} (8: threads
+ * inserting, each one write at a time), {@code out} (a file for the table).
  */
 public final class ColdReadBenchmark {
 
     static final CollectionPolicy POLICY = new CollectionPolicy("demo", "orders", "createdAt", Duration.ofDays(1));
     static final int CUSTOMERS = 200;
-    static final int WRITERS = 8;
 
     enum Reads {
         COUNT,
@@ -72,6 +71,7 @@ public final class ColdReadBenchmark {
             List<Reads> reads,
             int documents,
             boolean archiveOnDisk,
+            int writers,
             Path out) {
         static Settings parse(String[] args) {
             Map<String, String> a = new java.util.HashMap<>();
@@ -89,6 +89,7 @@ public final class ColdReadBenchmark {
                             .toList(),
                     Integer.parseInt(a.getOrDefault("documents", "20000")),
                     !a.getOrDefault("archive", "disk").equals("memory"),
+                    Integer.parseInt(a.getOrDefault("writers", "8")),
                     a.containsKey("out") ? Path.of(a.get("out")) : null);
         }
 
@@ -106,7 +107,11 @@ public final class ColdReadBenchmark {
             long[] proxy,
             long[] hop,
             ReadBarrier.Counts counts,
-            long[] lag) {}
+            long[] lag,
+            double[] phases) {}
+
+    /** The feeder's batch phases (thermocline_feeder_batch_phase_seconds), in the table's order. */
+    static final List<String> PHASES = List.of("queued", "archive", "checkpoint");
 
     private ColdReadBenchmark() {}
 
@@ -114,6 +119,7 @@ public final class ColdReadBenchmark {
         Settings s = Settings.parse(args);
         Path archiveDir = Files.createTempDirectory("cold-read-archive");
         List<Cell> cells = new ArrayList<>();
+        PrometheusRegistry feederRegistry = new PrometheusRegistry();
         long started = System.nanoTime();
         try (EmbeddedReplicaSet fastSet = EmbeddedReplicaSet.builder()
                         .name("fast")
@@ -135,7 +141,7 @@ public final class ColdReadBenchmark {
                                     archive,
                                     List.of(POLICY),
                                     FeederConfig.defaults(),
-                                    Feeder.Options.defaults().withRegistry(new PrometheusRegistry()))
+                                    Feeder.Options.defaults().withRegistry(feederRegistry))
                             .start();
                     MongoClient fastDirect = MongoClients.create(fastSet.connectionString())) {
                 if (!feeder.awaitStreaming(Duration.ofSeconds(60))) {
@@ -152,12 +158,13 @@ public final class ColdReadBenchmark {
                         MongoClient viaHop =
                                 MongoClients.create("mongodb://127.0.0.1:" + hop.port() + "/?maxPoolSize=64");
                         MongoClient writing =
-                                MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=16")) {
+                                MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/?maxPoolSize=64")) {
                     for (int rate : s.writeRates()) {
                         for (int clients : s.clients()) {
                             for (Reads reads : s.reads()) {
                                 cells.add(cell(
                                         s,
+                                        feederRegistry,
                                         reads,
                                         clients,
                                         rate,
@@ -218,6 +225,7 @@ public final class ColdReadBenchmark {
 
     static Cell cell(
             Settings s,
+            PrometheusRegistry feederRegistry,
             Reads reads,
             int clients,
             int rate,
@@ -245,8 +253,8 @@ public final class ColdReadBenchmark {
         ConcurrentLinkedQueue<long[]> unmirrored = new ConcurrentLinkedQueue<>();
         List<Thread> threads = new ArrayList<>();
         if (rate > 0) {
-            long interval = 1_000_000_000L * WRITERS / rate;
-            for (int w = 0; w < WRITERS; w++) {
+            long interval = 1_000_000_000L * s.writers() / rate;
+            for (int w = 0; w < s.writers(); w++) {
                 int writer = w;
                 threads.add(daemon(() -> {
                     try (ClientSession session = writing.startSession(ClientSessionOptions.builder()
@@ -298,12 +306,19 @@ public final class ColdReadBenchmark {
         }
         Thread.sleep(s.warmup() * 1000L);
         ReadBarrier.Counts before = proxy.tieredRouting().orElseThrow().readBarrierCounts();
+        double[][] phasesBefore = phases(feederRegistry);
         measuring.set(true);
         long start = System.nanoTime();
         Thread.sleep(s.seconds() * 1000L);
         measuring.set(false);
         double elapsed = (System.nanoTime() - start) / 1e9;
         ReadBarrier.Counts after = proxy.tieredRouting().orElseThrow().readBarrierCounts();
+        double[][] phasesAfter = phases(feederRegistry);
+        double[] phaseMeans = new double[PHASES.size()];
+        for (int i = 0; i < phaseMeans.length; i++) {
+            double count = phasesAfter[i][1] - phasesBefore[i][1];
+            phaseMeans[i] = count == 0 ? Double.NaN : 1000 * (phasesAfter[i][0] - phasesBefore[i][0]) / count;
+        }
         Thread.sleep(500); // the last measured writes' checkpoints
         stop.set(true);
         for (Thread t : threads) {
@@ -326,7 +341,8 @@ public final class ColdReadBenchmark {
                         after.quiet() - before.quiet(),
                         after.speculated() - before.speculated(),
                         after.speculationsDropped() - before.speculationsDropped()),
-                sorted(lag));
+                sorted(lag),
+                phaseMeans);
         System.out.println(row(cell));
         return cell;
     }
@@ -382,6 +398,23 @@ public final class ColdReadBenchmark {
         }
     }
 
+    /** Per phase, the feeder's histogram {sum in seconds, count} so far. */
+    private static double[][] phases(PrometheusRegistry registry) {
+        double[][] result = new double[PHASES.size()][2];
+        for (var snapshot : registry.scrape()) {
+            if (snapshot instanceof io.prometheus.metrics.model.snapshots.HistogramSnapshot histogram
+                    && histogram.getMetadata().getPrometheusName().equals("thermocline_feeder_batch_phase_seconds")) {
+                for (var point : histogram.getDataPoints()) {
+                    int i = PHASES.indexOf(point.getLabels().get("phase"));
+                    if (i >= 0) {
+                        result[i] = new double[] {point.getSum(), point.getCount()};
+                    }
+                }
+            }
+        }
+        return result;
+    }
+
     private static long[] sorted(ConcurrentLinkedQueue<Long> values) {
         return values.stream().mapToLong(Long::longValue).sorted().toArray();
     }
@@ -396,15 +429,15 @@ public final class ColdReadBenchmark {
     static String header() {
         return "| reads | clients | writes/s (target) | archive alone p50 / p99 ms | proxy, linearizable p50 / p99 ms | p50 ratio"
                 + " | proxy, no barrier (session) p50 / p99 ms | linearizable reads | speculated | quiet | waited for feeder | probed"
-                + " | speculations dropped | feeder lag p50 / p99 ms |\n"
-                + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+                + " | speculations dropped | feeder lag p50 / p99 ms | feeder batch queued / archive / checkpoint mean ms |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
     }
 
     static String row(Cell c) {
         ReadBarrier.Counts k = c.counts();
         double all = Math.max(1, k.speculated() + k.quiet() + k.waitedForFeeder() + k.probed() + k.immediate());
         return String.format(
-                "| %s | %d | %.0f (%d) | %.1f / %.1f | %.1f / %.1f | %.2f | %.1f / %.1f | %d | %.0f %% | %.0f %% | %.0f %% | %.0f %% | %d | %s |",
+                "| %s | %d | %.0f (%d) | %.1f / %.1f | %.1f / %.1f | %.2f | %.1f / %.1f | %d | %.0f %% | %.0f %% | %.0f %% | %.0f %% | %d | %s | %s |",
                 c.reads().name().toLowerCase(java.util.Locale.ROOT),
                 c.clients(),
                 c.writesPerSecond(),
@@ -422,7 +455,10 @@ public final class ColdReadBenchmark {
                 100 * k.waitedForFeeder() / all,
                 100 * (k.probed() + k.immediate()) / all,
                 k.speculationsDropped(),
-                c.lag().length == 0 ? "-" : String.format("%.1f / %.1f", ms(c.lag(), 50), ms(c.lag(), 99)));
+                c.lag().length == 0 ? "-" : String.format("%.1f / %.1f", ms(c.lag(), 50), ms(c.lag(), 99)),
+                Double.isNaN(c.phases()[0])
+                        ? "-"
+                        : String.format("%.1f / %.1f / %.1f", c.phases()[0], c.phases()[1], c.phases()[2]));
     }
 
     static String table(Settings s, List<Cell> cells, double seconds) {
@@ -431,7 +467,12 @@ public final class ColdReadBenchmark {
                 "%d s per cell after %d s warm-up; %d archived orders (archive %s, fast tier in memory); count: one"
                         + " customer's orders; range: one day of orders 3-300 days old; writes: inserts of recent orders through the proxy"
                         + " (%d writer threads) to the linearizable proxy; each client reads the archive, the linearizable proxy and a session-mode proxy (no barrier for a reader that wrote nothing: the proxy hop alone) in random order; %.0f s in all%n%n",
-                s.seconds(), s.warmup(), s.documents(), s.archiveOnDisk() ? "on disk" : "in memory", WRITERS, seconds));
+                s.seconds(),
+                s.warmup(),
+                s.documents(),
+                s.archiveOnDisk() ? "on disk" : "in memory",
+                s.writers(),
+                seconds));
         b.append(header()).append('\n');
         for (Cell c : cells) {
             b.append(row(c)).append('\n');

@@ -159,6 +159,47 @@ class UnmirroredWritesTest {
                 .isFalse();
     }
 
+    @Test
+    void aReadWaitsForTheLatestWriteAtOrBeforeThePresentNotOneTheStreamReadAfterIt() throws Exception {
+        FastTierWrites writes = new FastTierWrites();
+        writes.openedAt(t(10));
+        writes.wrote(List.of("shop.orders"), t(40));
+        writes.wrote(List.of("shop.orders"), t(55));
+        writes.readThrough(t(60));
+        FastTierWrites.Seen atPresent = writes.awaitThrough(t(50), Duration.ofSeconds(1));
+        assertThat(UnmirroredWrites.decide(atPresent, t(50), new MirroredThrough(t(30)), Set.of("shop.orders"), TIERED))
+                .as("the write after the present was acknowledged after the read arrived")
+                .isEqualTo(new UnmirroredWrites.WaitFor(t(40)));
+        assertThat(UnmirroredWrites.decide(atPresent, t(50), new MirroredThrough(t(40)), Set.of("shop.orders"), TIERED))
+                .isEqualTo(new UnmirroredWrites.Nothing());
+        assertThat(UnmirroredWrites.decide(
+                        writes.seen(), t(50), new MirroredThrough(t(40)), Set.of("shop.orders"), TIERED))
+                .as("the latest write seen, whenever it was")
+                .isEqualTo(new UnmirroredWrites.WaitFor(t(55)));
+    }
+
+    @Test
+    void forgottenWritesOnlyMakeAReadWaitLonger() {
+        FastTierWrites writes = new FastTierWrites();
+        writes.openedAt(t(10));
+        int count = FastTierWrites.RECENT_PER_NAMESPACE + 10;
+        for (int i = 0; i < count; i++) {
+            writes.wrote(List.of("shop.orders"), t(100 + i));
+        }
+        writes.readThrough(t(100 + count));
+        assertThat(writes.seenAtOrBefore(t(105)).latest("shop.orders"))
+                .as("the writes up to 109 were forgotten: the latest of them stands for any at or before 105")
+                .isEqualTo(t(109));
+        assertThat(writes.seenAtOrBefore(t(500)).latest("shop.orders")).isEqualTo(t(500));
+        assertThat(writes.seenAtOrBefore(t(50)).latest("shop.orders"))
+                .as("nothing kept that early: never 'no write'")
+                .isEqualTo(t(109));
+        writes.wrote(List.of("shop.orders"), t(105));
+        assertThat(writes.seenAtOrBefore(t(105)).latest("shop.orders")).isEqualTo(t(109));
+        assertThat(writes.seen().latest("shop.orders")).isEqualTo(t(100 + count - 1));
+        assertThat(writes.seenAtOrBefore(t(500)).latest("shop.carts")).isNull();
+    }
+
     private static BsonTimestamp t(int seconds) {
         return new BsonTimestamp(seconds, 0);
     }
