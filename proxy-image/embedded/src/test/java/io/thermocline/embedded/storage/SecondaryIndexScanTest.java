@@ -245,7 +245,7 @@ class SecondaryIndexScanTest {
         try (MemberStore store = open(engine)) {
             ok(store.command("d", createIndex("orders", new BsonDocument("k", new BsonInt32(1)), "k_1")));
             BsonArray documents = new BsonArray();
-            for (int i = 0; i < 2000; i++) {
+            for (int i = 0; i < 1000; i++) {
                 documents.add(new BsonDocument("_id", new BsonInt32(i)).append("k", new BsonInt32(i)));
             }
             ok(store.command("d", new BsonDocument("insert", new BsonString("orders")).append("documents", documents)));
@@ -255,15 +255,15 @@ class SecondaryIndexScanTest {
                 Random random = new Random(7);
                 while (reading.get()) {
                     // from the low end, where a descending walk ends, to the top, where it started
-                    int id = random.nextInt(2000);
+                    int id = random.nextInt(1000);
                     store.command(
                             "d",
                             BsonDocument.parse("{update: 'orders', updates: [{q: {_id: " + id + "}, u: {$set: {k: "
-                                    + (2000 + moves.incrementAndGet()) + "}}}]}"));
+                                    + (1000 + moves.incrementAndGet()) + "}}}]}"));
                 }
             });
             try {
-                for (int i = 0; i < 150 || moves.get() < 300; i++) {
+                for (int i = 0; i < 80 || moves.get() < 300; i++) {
                     List<BsonDocument> found = all(
                             store,
                             BsonDocument.parse(
@@ -283,7 +283,7 @@ class SecondaryIndexScanTest {
                                     .isLessThan(found.get(j - 1).getInt32("k").getValue());
                         }
                     }
-                    assertThat(found).as("every document but those below 100").hasSizeGreaterThanOrEqualTo(1900);
+                    assertThat(found).as("every document but those below 100").hasSizeGreaterThanOrEqualTo(900);
                 }
             } finally {
                 reading.set(false);
