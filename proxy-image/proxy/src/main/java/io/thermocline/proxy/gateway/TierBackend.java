@@ -139,6 +139,12 @@ public final class TierBackend implements TierMonitor.Listener, AutoCloseable {
         return stalled.isPresent() && stalled.get().compareTo(down.get()) > 0 ? stalled : down;
     }
 
+    /** How many of the serving probe's reads this tier answered only after a stall was confirmed (0: not probed). */
+    public long lateProbeAnswers() {
+        io.thermocline.proxy.topology.ServingProbe probe = serving;
+        return probe == null ? 0 : probe.lateAnswers();
+    }
+
     public ClusterClock clock() {
         return clock;
     }

@@ -343,6 +343,11 @@ public final class ProxyServer implements AutoCloseable {
         return backends.archive().outOfServiceFor();
     }
 
+    /** How many of the archive's serving-probe reads were answered only after a stall was confirmed. */
+    public long archiveLateProbeAnswers() {
+        return backends.archive().lateProbeAnswers();
+    }
+
     /** How many clients' awaitable hellos (streaming monitors) wait for this proxy's topology to change now. */
     public int awaitableHellosWaiting() {
         return hello.waiting();

@@ -21,8 +21,10 @@ import org.slf4j.LoggerFactory;
  * from one that serves. Every {@code interval} the primary is asked a real read ({@code read}: a point lookup that
  * finds nothing) on a logged-in connection of its own, one at a time. A read unanswered for
  * {@code stallConfirmed} ({@link #DEFAULT_STALL_CONFIRMED} unless set) makes the tier stalled since it was sent, until
- * one is answered: requests that
- * need the tier then fail fast and retryably instead of each waiting out its own deadline (docs/faults.md). Any reply
+ * one is answered within {@code stallConfirmed}: requests that need the tier then fail fast and retryably instead of
+ * each waiting out its own deadline (docs/faults.md). An answer that itself took that long does not end the stall:
+ * it shows the command path blocked for as long (a paused primary lets each command through after its pause), and
+ * treating it as serving let every request in the next {@code stallConfirmed} wait out the pause again. Any reply
  * counts as an answer, an error too: the command path answered. A connection that fails gives no verdict (the
  * monitor's {@code hello} tells an unreachable tier).
  */
@@ -38,6 +40,10 @@ public final class ServingProbe implements AutoCloseable {
     private volatile long sentAt;
     /** Whether the tier was reported stalled (for the log line when it serves again). */
     private volatile boolean reportedStalled;
+    /** {@link System#nanoTime} when the stall a late answer showed began (0: none; a prompt answer ends it). */
+    private volatile long stalledSince;
+    /** How many reads were answered only after {@code stallConfirmed}. */
+    private final java.util.concurrent.atomic.AtomicLong lateAnswers = new java.util.concurrent.atomic.AtomicLong();
 
     private volatile boolean closed;
     private final OwnConnection connection;
@@ -82,6 +88,10 @@ public final class ServingProbe implements AutoCloseable {
 
     /** How long the tier's primary has left a read unanswered, once that is {@code stallConfirmed} or more. */
     public Optional<Duration> stalledFor() {
+        long since = stalledSince;
+        if (since != 0) {
+            return Optional.of(Duration.ofNanos(System.nanoTime() - since));
+        }
         long sent = sentAt;
         if (sent == 0) {
             return Optional.empty();
@@ -116,22 +126,42 @@ public final class ServingProbe implements AutoCloseable {
         }
         long sent = System.nanoTime();
         sentAt = sent;
+        long[] asked = {sent};
         connection
                 .to(primary.get())
-                .thenCompose(open -> open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), read), null))
+                .thenCompose(open -> {
+                    asked[0] = System.nanoTime(); // a slow connect or login is not the command path's stall
+                    return open.roundTrip(OpMsg.request(BackendConnection.nextRequestId(), read), null);
+                })
                 .whenComplete((reply, error) -> {
+                    long took = System.nanoTime() - asked[0];
                     if (error != null) {
                         connection.drop();
-                    } else if (reportedStalled) {
-                        reportedStalled = false;
-                        LOG.info(
-                                "event=tier_serving tier={} stalled_ms={}",
-                                monitor.tier().label(),
-                                Duration.ofNanos(System.nanoTime() - sent).toMillis());
+                    } else if (took >= stallConfirmed.toNanos()) {
+                        lateAnswers.incrementAndGet();
+                        if (stalledSince == 0) {
+                            stalledSince = sent; // stalled still: only a prompt answer shows the tier serving
+                        }
+                    } else {
+                        long since = stalledSince;
+                        stalledSince = 0;
+                        if (reportedStalled) {
+                            reportedStalled = false;
+                            LOG.info(
+                                    "event=tier_serving tier={} stalled_ms={}",
+                                    monitor.tier().label(),
+                                    Duration.ofNanos(System.nanoTime() - (since != 0 ? since : sent))
+                                            .toMillis());
+                        }
                     }
                     sentAt = 0;
                 });
         schedule();
+    }
+
+    /** How many of the probe's reads were answered only after {@code stallConfirmed} (a stall that let them through). */
+    public long lateAnswers() {
+        return lateAnswers.get();
     }
 
     @Override

@@ -78,10 +78,28 @@ class StalledArchiveTest {
                             .isInstanceOfSatisfying(
                                     MongoException.class,
                                     e -> assertThat(e.getCode()).isEqualTo(6));
+                    // the probe's read held at the fail point is answered once its 15 s are up: an answer that late
+                    // shows the pause, not a serving archive (before, the proxy took it as serving and the next
+                    // requests waited out the pause again)
+                    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                    while (proxy.archiveLateProbeAnswers() == 0) {
+                        assertThat(System.nanoTime())
+                                .as("the probe's held read answered")
+                                .isLessThan(deadline);
+                        Thread.sleep(20);
+                    }
+                    assertThat(proxy.archiveOutOfServiceFor())
+                            .as("stalled still, after the probe's late answer")
+                            .isPresent();
+                    assertThatThrownBy(orders::countDocuments)
+                            .as("an archive-routed count after the probe's late answer")
+                            .isInstanceOfSatisfying(
+                                    MongoException.class,
+                                    e -> assertThat(e.getCode()).isEqualTo(6));
                 } finally {
                     admin.runCommand(Document.parse("{configureFailPoint: 'failCommand', mode: 'off'}"));
                 }
-                awaitOutOfService(proxy, false); // the probe held at the fail point answers once its 15 s are up
+                awaitOutOfService(proxy, false); // the first probe read answered promptly once the fail point is off
                 assertThat(orders.countDocuments())
                         .as("both tiers, after the stall")
                         .isEqualTo(2);
