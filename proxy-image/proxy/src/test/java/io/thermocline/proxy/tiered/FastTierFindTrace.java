@@ -173,7 +173,7 @@ class FastTierFindTrace {
         }
     }
 
-    private static void record(StackTraceElement[] stack, Map<String, Integer> seen) {
+    static void record(StackTraceElement[] stack, Map<String, Integer> seen) {
         boolean onPath = false;
         for (StackTraceElement f : stack) {
             String c = topLevel(f.getClassName());
@@ -201,7 +201,7 @@ class FastTierFindTrace {
         return nested < 0 ? className : className.substring(0, nested);
     }
 
-    private static Set<String> packages(Set<String> classes) {
+    static Set<String> packages(Set<String> classes) {
         Set<String> out = new TreeSet<>();
         classes.forEach(c -> out.add(c.substring(0, c.lastIndexOf('.'))));
         return out;
