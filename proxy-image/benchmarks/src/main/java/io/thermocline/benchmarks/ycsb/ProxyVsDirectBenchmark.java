@@ -160,7 +160,7 @@ public final class ProxyVsDirectBenchmark {
                         b.add(run(workload, viaRelay, records, threads, slice, cpu));
                     }
                     Row row = new Row(workload, threads, d, p, b);
-                    measuredSomething(row);
+                    measuredSomething(row, logs);
                     rows.add(row);
                     System.out.println(format(row));
                 }
@@ -298,21 +298,39 @@ public final class ProxyVsDirectBenchmark {
     /** Most errors a side may have and still count: YCSB's zipfian updates may fail now and then, never most of them. */
     private static final double MAX_ERROR_SHARE = 0.01;
 
-    /** Fails the run when a side of the cell measured nothing, or mostly errors: its ratio would be meaningless. */
-    static void measuredSomething(Row r) {
+    /**
+     * Fails the run when a side of the cell measured nothing, or mostly errors: its ratio would be meaningless, so its
+     * row is never printed. The message names the side, its first error and where to look.
+     */
+    static void measuredSomething(Row r, Path logs) {
         Map<String, Result> sides = new LinkedHashMap<>();
         sides.put("direct", r.direct);
         sides.put("proxy", r.proxy);
         sides.put("byte relay", r.relay);
         sides.forEach((side, result) -> {
             if (result.operations == 0 || result.errors > MAX_ERROR_SHARE * result.operations) {
-                throw new IllegalStateException(
-                        "workload " + r.workload + " at " + r.threads + " threads: the " + side + " side measured "
-                                + result.operations + " operations with " + result.errors + " errors"
-                                + (result.firstError == null ? "" : " (first: " + result.firstError + ")")
-                                + "; no table is written from a run that compared nothing (its logs are in the run's temporary directory)");
+                throw new IllegalStateException("workload " + r.workload + " at " + r.threads + " threads: the "
+                        + side + " side measured " + result.operations + " operations with " + result.errors
+                        + " errors (first: " + (result.firstError == null ? "none recorded" : result.firstError)
+                        + "); no table is written from a run that compared nothing. " + fix(side, logs));
             }
         });
+    }
+
+    /** What to check for a side that failed: its process's log, and for the proxy the login its config asks for. */
+    private static String fix(String side, Path logs) {
+        String log = logs.resolve(
+                        switch (side) {
+                            case "proxy" -> "proxy.log";
+                            case "byte relay" -> "relay.log";
+                            default -> "server.log";
+                        })
+                .toString();
+        return side.equals("proxy")
+                ? "Read " + log + "; an Unauthorized or authentication error means the proxy asks clients to log in"
+                        + " (auth.mode required, the default) while the benchmark's client has no user: run it with "
+                        + logs.resolve("proxy.yaml") + " (auth.mode: disabled), as main() writes it"
+                : "Read " + log + " and check that the " + side + " process is still up";
     }
 
     private static String format(Row r) {
