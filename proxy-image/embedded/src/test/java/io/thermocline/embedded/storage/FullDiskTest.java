@@ -31,12 +31,7 @@ class FullDiskTest {
         FullDisk disk = new FullDisk();
         List<Integer> acknowledged = new ArrayList<>();
         MongoException refused = null;
-        try (EmbeddedReplicaSet rs = EmbeddedReplicaSet.builder()
-                        .name("full")
-                        .members(1)
-                        .storage(disk.storage(dir))
-                        .build()
-                        .start();
+        try (EmbeddedReplicaSet rs = started(disk.storage(dir));
                 MongoClient client = MongoClients.create(rs.connectionString() + "&retryWrites=false")) {
             MongoCollection<Document> orders = client.getDatabase("shop").getCollection("orders");
             for (int i = 0; i < 200; i++) {
@@ -63,12 +58,7 @@ class FullDiskTest {
             assertThat(later.getMessage()).contains("disk full");
         }
         disk.free();
-        try (EmbeddedReplicaSet again = EmbeddedReplicaSet.builder()
-                        .name("full")
-                        .members(1)
-                        .storage(Storage.directory(dir))
-                        .build()
-                        .start();
+        try (EmbeddedReplicaSet again = started(Storage.directory(dir));
                 MongoClient client = MongoClients.create(again.connectionString())) {
             List<Integer> kept = new ArrayList<>();
             client.getDatabase("shop").getCollection("orders").find().forEach(d -> kept.add(d.getInteger("_id")));
@@ -85,12 +75,7 @@ class FullDiskTest {
     @Test
     void aStatementRunningWhenAFlushMeetsTheFullDiskIsRefusedWithTheCause() throws Exception {
         FullDisk disk = new FullDisk();
-        try (EmbeddedReplicaSet rs = EmbeddedReplicaSet.builder()
-                        .name("full")
-                        .members(1)
-                        .storage(disk.storage(dir))
-                        .build()
-                        .start();
+        try (EmbeddedReplicaSet rs = started(disk.storage(dir));
                 MongoClient client = MongoClients.create(rs.connectionString() + "&retryWrites=false")) {
             MongoCollection<Document> orders = client.getDatabase("shop").getCollection("orders");
             orders.insertOne(new Document("_id", 0));
@@ -107,27 +92,14 @@ class FullDiskTest {
             assertThatThrownBy(() -> statement.get(30, TimeUnit.SECONDS))
                     .hasCauseInstanceOf(MongoException.class)
                     .cause()
-                    .satisfies(e -> {
-                        assertThat(((MongoException) e).getCode())
-                                .as(e.getMessage())
-                                .isEqualTo(Durability.REFUSED_CODE);
-                        assertThat(e.getMessage()).contains("disk full");
-                    });
+                    .satisfies(e -> refusedForTheFullDisk((MongoException) e));
             assertThatThrownBy(() -> orders.insertOne(new Document("_id", 3)))
-                    .isInstanceOfSatisfying(MongoException.class, e -> {
-                        assertThat(e.getCode()).as(e.getMessage()).isEqualTo(Durability.REFUSED_CODE);
-                        assertThat(e.getMessage()).contains("disk full");
-                    });
+                    .isInstanceOfSatisfying(MongoException.class, FullDiskTest::refusedForTheFullDisk);
             assertThat(rs.writesRefused())
                     .hasValueSatisfying(cause -> assertThat(cause).contains("disk full"));
         }
         disk.free();
-        try (EmbeddedReplicaSet again = EmbeddedReplicaSet.builder()
-                        .name("full")
-                        .members(1)
-                        .storage(Storage.directory(dir))
-                        .build()
-                        .start();
+        try (EmbeddedReplicaSet again = started(Storage.directory(dir));
                 MongoClient client = MongoClients.create(again.connectionString())) {
             assertThat(client.getDatabase("shop")
                             .getCollection("orders")
@@ -185,6 +157,22 @@ class FullDiskTest {
                     .as("flushed before the disk filled")
                     .isPresent();
         }
+    }
+
+    /** A one-member set kept in {@code storage}. */
+    private static EmbeddedReplicaSet started(Storage storage) {
+        return EmbeddedReplicaSet.builder()
+                .name("full")
+                .members(1)
+                .storage(storage)
+                .build()
+                .start();
+    }
+
+    /** The refusal a write gets once the disk refused a flush: the server's OutOfDiskSpace, naming the cause. */
+    private static void refusedForTheFullDisk(MongoException e) {
+        assertThat(e.getCode()).as(e.getMessage()).isEqualTo(Durability.REFUSED_CODE);
+        assertThat(e.getMessage()).contains("disk full");
     }
 
     private static void insert(MemberStore store, int id) {
