@@ -83,6 +83,11 @@ public final class ProxyVsDirectBenchmark {
             Histogram latencyMicros,
             Map<String, Long> cpuNanos) {}
 
+    /** The proxy's one user (from its users file); the backend and the byte relay take no login. */
+    private static final String BENCH_USER = "ycsb";
+
+    private static final String BENCH_PASSWORD = "ycsb-bench";
+
     private ProxyVsDirectBenchmark() {}
 
     public static void main(String[] args) throws Exception {
@@ -103,10 +108,16 @@ public final class ProxyVsDirectBenchmark {
         site.ycsb.measurements.Measurements.setProperties(new Properties());
 
         Path logs = Files.createTempDirectory("thermocline-bench");
-        // the backend has no users, as it has no authentication: the proxy must not ask for a login either (with the
-        // default auth.mode required every proxied operation failed and the table compared nothing)
+        // The proxy runs as in production, with auth.mode required (the default): the client logs in with SCRAM and
+        // every command is authorized, which is part of what an operation costs through the proxy. The backend has no
+        // users, so the proxy's user comes from a file (with no login every proxied operation failed).
+        Path users = logs.resolve("users.yaml");
+        Files.writeString(
+                users,
+                "users:\n  - {user: " + BENCH_USER + ", db: admin, password: \"" + BENCH_PASSWORD
+                        + "\", roles: [{role: readWrite, db: ycsb}]}\n");
         Path proxyConfig = logs.resolve("proxy.yaml");
-        Files.writeString(proxyConfig, "auth:\n  mode: disabled\n");
+        Files.writeString(proxyConfig, "auth:\n  mode: required\n  users: [file]\n  usersFile: \"" + users + "\"\n");
         int serverPort = ChildProcess.freePort();
         int proxyPort = ChildProcess.freePort();
         int relayPort = ChildProcess.freePort();
@@ -134,7 +145,8 @@ public final class ProxyVsDirectBenchmark {
                         logs.resolve("proxy.log"));
                 ChildProcess relay = startRelay(opts.getOrDefault("relay", "netty"), relayPort, serverPort, logs)) {
             String direct = "mongodb://127.0.0.1:" + serverPort + "/?maxPoolSize=300";
-            String viaProxy = "mongodb://127.0.0.1:" + proxyPort + "/?maxPoolSize=300";
+            String viaProxy = "mongodb://" + BENCH_USER + ":" + BENCH_PASSWORD + "@127.0.0.1:" + proxyPort
+                    + "/?maxPoolSize=300&authSource=admin";
             String viaRelay = "mongodb://127.0.0.1:" + relayPort + "/?maxPoolSize=300";
             Map<String, Supplier<Duration>> cpu = new LinkedHashMap<>();
             cpu.put("client", CpuShares::thisProcess);
@@ -327,9 +339,10 @@ public final class ProxyVsDirectBenchmark {
                         })
                 .toString();
         return side.equals("proxy")
-                ? "Read " + log + "; an Unauthorized or authentication error means the proxy asks clients to log in"
-                        + " (auth.mode required, the default) while the benchmark's client has no user: run it with "
-                        + logs.resolve("proxy.yaml") + " (auth.mode: disabled), as main() writes it"
+                ? "Read " + log + "; an Unauthorized or authentication error means the proxy's login (auth.mode"
+                        + " required, the default) refused the benchmark's client: its user is in "
+                        + logs.resolve("users.yaml") + ", named by " + logs.resolve("proxy.yaml")
+                        + ", and the proxied URL must carry that user with authSource=admin"
                 : "Read " + log + " and check that the " + side + " process is still up";
     }
 

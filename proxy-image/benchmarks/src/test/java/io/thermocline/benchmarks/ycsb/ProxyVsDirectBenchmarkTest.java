@@ -27,7 +27,7 @@ class ProxyVsDirectBenchmarkTest {
                 .hasMessageContaining("the proxy side measured 0 operations")
                 .hasMessageContaining("Unauthorized")
                 .hasMessageContaining(LOGS.resolve("proxy.log").toString())
-                .hasMessageContaining("auth.mode");
+                .hasMessageContaining(LOGS.resolve("users.yaml").toString());
         assertThatThrownBy(() -> ProxyVsDirectBenchmark.measuredSomething(
                         row(side(5000, 0), side(4000, 0), side(4500, 900)), LOGS))
                 .hasMessageContaining("byte relay")
