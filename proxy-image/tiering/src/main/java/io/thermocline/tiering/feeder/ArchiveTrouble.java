@@ -53,21 +53,22 @@ record ArchiveTrouble(Kind kind, String cause) {
             WriteConcernError concern = e instanceof MongoBulkWriteException b
                     ? b.getWriteConcernError()
                     : e instanceof MongoWriteConcernException w ? w.getWriteConcernError() : null;
-            if (concern != null && UNCONFIRMED.contains(concern.getCode())) {
+            if (concern == null) {
+                continue;
+            }
+            String what = "(writeConcernError " + concern.getCode() + " " + concern.getCodeName() + ": "
+                    + concern.getMessage() + ")";
+            if (UNCONFIRMED.contains(concern.getCode())) {
                 return Optional.of(new ArchiveTrouble(
                         Kind.STALLED,
-                        "the archive's members did not confirm the write on a"
-                                + " majority in time (writeConcernError " + concern.getCode() + " "
-                                + concern.getCodeName() + ": "
-                                + concern.getMessage() + "); are its secondaries down or far behind?"));
+                        "the archive's members did not confirm the write on a majority in time " + what
+                                + "; are its secondaries down or far behind?"));
             }
-            if (concern != null && UNSATISFIABLE.contains(concern.getCode())) {
+            if (UNSATISFIABLE.contains(concern.getCode())) {
                 return Optional.of(new ArchiveTrouble(
                         Kind.REFUSING_WRITES,
-                        "the archive cannot satisfy the feeder's"
-                                + " write concern (writeConcernError " + concern.getCode() + " " + concern.getCodeName()
-                                + ": "
-                                + concern.getMessage() + "); check its replica-set configuration"));
+                        "the archive cannot satisfy the feeder's write concern " + what
+                                + "; check its replica-set configuration"));
             }
         }
         // stalled first: the driver wraps a connected archive's silence (a read timeout) in a MongoTimeoutException too
